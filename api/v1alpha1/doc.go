@@ -1,0 +1,13 @@
+// Package v1alpha1 contains the monitoring.uptime-operator.io/v1alpha1 API:
+// the custom resources through which cluster admins, Helm, GitOps tools and the
+// REST API configure uptime-operator.
+//
+// Configuration lives in these objects; history (checks, incidents, deliveries)
+// lives in the store. Field names follow Kubernetes conventions; the REST layer
+// maps them to the snake_case JSON of the product specification. Every limit the
+// specification states is enforced here with markers and CEL where it fits, and
+// by the admission webhooks in package webhooks otherwise, with the same messages.
+//
+// +kubebuilder:object:generate=true
+// +groupName=monitoring.uptime-operator.io
+package v1alpha1

@@ -1,0 +1,213 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// StatusPageAccessMode says who may view a status page.
+// +kubebuilder:validation:Enum=public;password;sso
+type StatusPageAccessMode string
+
+// Status page access modes.
+const (
+	AccessPublic   StatusPageAccessMode = "public"
+	AccessPassword StatusPageAccessMode = "password"
+	AccessSSO      StatusPageAccessMode = "sso"
+)
+
+// StatusPageSpec is the desired configuration of a public status page.
+type StatusPageSpec struct {
+	// title is the page heading (1-255 characters).
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=255
+	Title string `json:"title"`
+	// description is shown under the title (up to 1000 characters).
+	// +optional
+	// +kubebuilder:validation:MaxLength=1000
+	Description string `json:"description,omitempty"`
+	// slug is the page's path segment (/s/<slug>, /status/<slug>): 3-64
+	// lower-case letters, digits and dashes, unique in the cluster. Defaults to
+	// metadata.name.
+	// +optional
+	// +kubebuilder:validation:MinLength=3
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([a-z0-9-]*[a-z0-9])?$`
+	Slug string `json:"slug,omitempty"`
+	// isPublic publishes the page. An unpublished page answers 404 publicly.
+	// +optional
+	IsPublic bool `json:"isPublic,omitempty"`
+	// logoURL is an https URL of the logo.
+	// +optional
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:Pattern=`^https://[^\s]+$`
+	LogoURL string `json:"logoURL,omitempty"`
+	// faviconURL is an https URL of the favicon; needs a white-label plan.
+	// +optional
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:Pattern=`^https://[^\s]+$`
+	FaviconURL string `json:"faviconURL,omitempty"`
+	// accentColor is a hex colour such as #1f6feb.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^#([0-9a-fA-F]{3}|[0-9a-fA-F]{6})$`
+	AccentColor string `json:"accentColor,omitempty"`
+	// hidePoweredBy removes the "powered by" line; needs a white-label plan.
+	// +optional
+	HidePoweredBy bool `json:"hidePoweredBy,omitempty"`
+	// showResponseTimes shows response-time sparklines.
+	// +optional
+	ShowResponseTimes bool `json:"showResponseTimes,omitempty"`
+	// monitors are shown on the page in order (up to 500).
+	// +optional
+	// +kubebuilder:validation:MaxItems=500
+	// +listType=atomic
+	Monitors []StatusPageMonitor `json:"monitors,omitempty"`
+	// access says who may view the page. Defaults to public.
+	// +optional
+	Access *StatusPageAccess `json:"access,omitempty"`
+	// languages are the page's languages and translations.
+	// +optional
+	Languages *StatusPageLanguages `json:"languages,omitempty"`
+	// customDomain serves the page when the Host header matches (owner only).
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$`
+	CustomDomain string `json:"customDomain,omitempty"`
+}
+
+// StatusPageMonitor is one monitor shown on a page.
+type StatusPageMonitor struct {
+	// monitorRef names a Monitor in the page's namespace.
+	// +required
+	MonitorRef LocalObjectReference `json:"monitorRef"`
+	// section groups monitors under a heading (up to 100 characters).
+	// +optional
+	// +kubebuilder:validation:MaxLength=100
+	Section string `json:"section,omitempty"`
+	// displayName overrides the monitor's name on the page.
+	// +optional
+	// +kubebuilder:validation:MaxLength=255
+	DisplayName string `json:"displayName,omitempty"`
+}
+
+// StatusPageAccess is who may view a page.
+// +kubebuilder:validation:XValidation:rule="self.mode != 'password' || has(self.passwordSecretRef)",message="passwordSecretRef is required for password access",fieldPath=".passwordSecretRef"
+type StatusPageAccess struct {
+	// mode is public, password or sso.
+	// +required
+	Mode StatusPageAccessMode `json:"mode"`
+	// passwordSecretRef holds the page password (password mode).
+	// +optional
+	PasswordSecretRef *SecretKeySelector `json:"passwordSecretRef,omitempty"`
+	// sessionsRevokedAt signs out every visitor session issued before it; the
+	// revoke-sessions endpoint sets it.
+	// +optional
+	SessionsRevokedAt *metav1.Time `json:"sessionsRevokedAt,omitempty"`
+}
+
+// StatusPageLanguages are a page's languages.
+type StatusPageLanguages struct {
+	// default is the BCP 47 tag shown first. Defaults to en.
+	// +optional
+	// +kubebuilder:validation:MaxLength=16
+	Default string `json:"default,omitempty"`
+	// enabled are further BCP 47 tags offered (up to 20).
+	// +optional
+	// +kubebuilder:validation:MaxItems=20
+	// +kubebuilder:validation:items:MaxLength=16
+	// +listType=set
+	Enabled []string `json:"enabled,omitempty"`
+	// translations override page texts per language (up to 20).
+	// +optional
+	// +kubebuilder:validation:MaxItems=20
+	// +listType=map
+	// +listMapKey=language
+	Translations []StatusPageTranslation `json:"translations,omitempty"`
+}
+
+// StatusPageTranslation holds a page's texts in one language.
+type StatusPageTranslation struct {
+	// language is the BCP 47 tag.
+	// +required
+	// +kubebuilder:validation:MinLength=2
+	// +kubebuilder:validation:MaxLength=16
+	Language string `json:"language"`
+	// title in this language.
+	// +optional
+	// +kubebuilder:validation:MaxLength=255
+	Title string `json:"title,omitempty"`
+	// description in this language.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1000
+	Description string `json:"description,omitempty"`
+}
+
+// StatusPage condition reasons.
+const (
+	// ReasonSlugTaken means another page in the cluster has the slug.
+	ReasonSlugTaken = "SlugTaken"
+)
+
+// StatusPageStatus is the observed state of a StatusPage.
+type StatusPageStatus struct {
+	// observedGeneration is the generation this status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// url is the page's public path or URL.
+	// +optional
+	URL string `json:"url,omitempty"`
+	// overallStatus is operational, degraded, partial_outage, major_outage or
+	// maintenance.
+	// +optional
+	OverallStatus string `json:"overallStatus,omitempty"`
+	// monitors is the state of each listed monitor.
+	// +optional
+	// +listType=atomic
+	Monitors []StatusPageMonitorState `json:"monitors,omitempty"`
+	// conditions: Ready.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// StatusPageMonitorState is the state of one monitor of a page.
+type StatusPageMonitorState struct {
+	// name is the Monitor's metadata.name.
+	Name string `json:"name"`
+	// status is the monitor's current status, or missing.
+	Status string `json:"status"`
+}
+
+// StatusPage publishes the state of chosen monitors.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=sp,categories=uptime
+// +kubebuilder:printcolumn:name="Slug",type=string,JSONPath=`.spec.slug`
+// +kubebuilder:printcolumn:name="Public",type=boolean,JSONPath=`.spec.isPublic`
+// +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.overallStatus`
+// +kubebuilder:printcolumn:name="URL",type=string,JSONPath=`.status.url`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type StatusPage struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec is the desired configuration.
+	// +required
+	Spec StatusPageSpec `json:"spec"`
+	// status is the observed state.
+	// +optional
+	Status StatusPageStatus `json:"status,omitempty"`
+}
+
+// StatusPageList is a list of StatusPages.
+// +kubebuilder:object:root=true
+type StatusPageList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []StatusPage `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&StatusPage{}, &StatusPageList{})
+}

@@ -1,0 +1,9 @@
+// Package controllers holds one reconciler per kind. Each follows the same
+// order: get (ignoring not-found), one deferred status patch that is sent only
+// when the status changed, the deletion branch, the finalizer, then ordered
+// reconcile steps. Status is written by the manager's field owner and never
+// triggers another reconcile of the same object (generation predicates).
+package controllers
+
+// FieldOwner is the field manager of every write the controllers make.
+const FieldOwner = "uptime-operator"

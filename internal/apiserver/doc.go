@@ -1,0 +1,6 @@
+// Package apiserver is the one HTTP stack behind both front doors of the REST
+// API: the direct listener (API keys, `Authorization: Bearer sk_…`) and the
+// aggregated API (Kubernetes identity through kube-apiserver). Handlers read
+// configuration from the informer cache, write it as custom resources and read
+// history from the store; errors, codes and limits follow spec/rest-api.md.
+package apiserver

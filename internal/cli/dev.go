@@ -1,0 +1,178 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/wait"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/apikeys"
+	"github.com/uptime-operator/uptime-operator/internal/localcp"
+	"github.com/uptime-operator/uptime-operator/internal/manager"
+)
+
+// runDev starts a local control plane, installs the CRDs and webhooks, runs
+// the manager against it with private targets allowed, and writes dev.env.
+func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("dev", stderr)
+	stateDir := fs.String("state-dir", "./.uptime-dev", "directory for etcd data, certificates, kubeconfig and dev.env; reuse it to keep state")
+	apiListen := fs.String("api-listen", "127.0.0.1:8080", "address of the direct REST API listener")
+	verbose := fs.Bool("v", false, "log the manager's debug output")
+	if ok, err := parse(fs, args); !ok || err != nil {
+		return err
+	}
+	ctrl.SetLogger(zap.New(zap.UseDevMode(*verbose), zap.WriteTo(stderr)))
+	say := func(format string, a ...any) { fmt.Fprintf(stderr, "dev: "+format+"\n", a...) }
+
+	dir, err := filepath.Abs(*stateDir)
+	if err != nil {
+		return err
+	}
+	say("state directory %s", dir)
+	env, err := localcp.New(localcp.Options{StateDir: dir, WebhookHost: "127.0.0.1", Progress: stderr})
+	if err != nil {
+		return err
+	}
+	say("starting etcd and kube-apiserver %s", localcp.KubernetesVersion)
+	cfg, err := env.Start()
+	if err != nil {
+		return fmt.Errorf("start control plane: %w", err)
+	}
+	defer func() {
+		say("stopping the control plane")
+		if err := env.Stop(); err != nil {
+			say("stop: %v", err)
+		}
+	}()
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	if err := writeKubeconfig(env, kubeconfig); err != nil {
+		return err
+	}
+	say("control plane is up at %s", cfg.Host)
+
+	wo := env.WebhookInstallOptions
+	m, err := manager.New(cfg, manager.Options{
+		MetricsAddr:         "0",
+		HealthAddr:          "0",
+		WebhookHost:         wo.LocalServingHost,
+		WebhookPort:         wo.LocalServingPort,
+		WebhookCertDir:      wo.LocalServingCertDir,
+		APIListen:           *apiListen,
+		AllowPrivateTargets: true,
+	})
+	if err != nil {
+		return err
+	}
+	mctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- m.Start(mctx) }()
+	say("starting the manager (webhooks on %s:%d, API on %s)", wo.LocalServingHost, wo.LocalServingPort, *apiListen)
+
+	c, err := client.New(cfg, client.Options{Scheme: manager.Scheme()})
+	if err != nil {
+		return err
+	}
+	if err := waitForWebhooks(ctx, c); err != nil {
+		return err
+	}
+	if err := waitForListener(ctx, *apiListen); err != nil {
+		return err
+	}
+	key, err := devAPIKey(ctx, c, dir)
+	if err != nil {
+		return err
+	}
+	envFile := filepath.Join(dir, "dev.env")
+	apiURL := "http://" + *apiListen
+	content := fmt.Sprintf("KUBECONFIG=%s\nUPTIME_API_URL=%s\nUPTIME_API_KEY=%s\n", kubeconfig, apiURL, key)
+	if err := os.WriteFile(envFile, []byte(content), 0o600); err != nil {
+		return fmt.Errorf("write %s: %w", envFile, err)
+	}
+	say("ready. In another shell:")
+	fmt.Fprintf(stdout, "\n  set -a; . %s; set +a\n  kubectl apply -f config/samples/\n  kubectl get monitors,statuspages,alertchannels,slos\n  curl -H \"Authorization: Bearer $UPTIME_API_KEY\" $UPTIME_API_URL/automation/whoami\n\n", envFile)
+	say("press Ctrl-C to stop")
+
+	select {
+	case <-ctx.Done():
+		say("shutting down")
+		cancel()
+		<-done
+		return nil
+	case err := <-done:
+		return err
+	}
+}
+
+func writeKubeconfig(env *envtest.Environment, path string) error {
+	user, err := env.AddUser(envtest.User{Name: "dev-admin", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		return fmt.Errorf("create admin user: %w", err)
+	}
+	raw, err := user.KubeConfig()
+	if err != nil {
+		return fmt.Errorf("render kubeconfig: %w", err)
+	}
+	return os.WriteFile(path, raw, 0o600)
+}
+
+// waitForWebhooks creates the built-in local ProbeRegion, retrying until the
+// admission webhooks answer: that proves the manager serves them.
+func waitForWebhooks(ctx context.Context, c client.Client) error {
+	region := &monv1.ProbeRegion{}
+	region.Name = "local"
+	region.Spec = monv1.ProbeRegionSpec{
+		DisplayName: "Local (in-process)", City: "localhost",
+		Placement: monv1.ProbePlacement{Mode: monv1.PlacementLocal},
+	}
+	return wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		err := c.Create(ctx, region.DeepCopy())
+		return err == nil || apierrors.IsAlreadyExists(err), nil
+	})
+}
+
+func waitForListener(ctx context.Context, addr string) error {
+	return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		resp, err := http.Get("http://" + addr + "/healthz")
+		if err != nil {
+			var op *net.OpError
+			if errors.As(err, &op) {
+				return false, nil
+			}
+			return false, nil
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, nil
+	})
+}
+
+// devAPIKey reuses the key saved in the state dir while it still works, and
+// otherwise creates an Automation key in namespace default.
+func devAPIKey(ctx context.Context, c client.Client, dir string) (string, error) {
+	path := filepath.Join(dir, "api-key")
+	if raw, err := os.ReadFile(path); err == nil {
+		key := strings.TrimSpace(string(raw))
+		if _, err := apikeys.Authenticate(ctx, c, key); err == nil {
+			return key, nil
+		}
+	}
+	key, _, err := apikeys.Create(ctx, c, "default", "dev", apikeys.Automation)
+	if err != nil {
+		return "", err
+	}
+	return key, os.WriteFile(path, []byte(key+"\n"), 0o600)
+}

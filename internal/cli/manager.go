@@ -1,0 +1,48 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/uptime-operator/uptime-operator/internal/manager"
+)
+
+// managerFlags registers the manager's flags on fs.
+func managerFlags(fs *flag.FlagSet, o *manager.Options) {
+	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", ":8443", "address of the metrics endpoint (0 disables)")
+	fs.StringVar(&o.HealthAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz")
+	fs.IntVar(&o.WebhookPort, "webhook-port", 9443, "port of the admission webhook server")
+	fs.StringVar(&o.WebhookCertDir, "webhook-cert-dir", "/tmp/k8s-webhook-server/serving-certs", "directory with the webhook's tls.crt and tls.key")
+	fs.StringVar(&o.APIListen, "api-listen", ":8080", "address of the direct REST API listener")
+	fs.BoolVar(&o.LeaderElection, "leader-elect", false, "elect a leader so only one replica reconciles")
+	fs.StringVar(&o.DefaultPlan, "default-plan", "", "Plan for namespaces without the uptime-operator.io/plan label (empty: unlimited)")
+	fs.BoolVar(&o.AllowPrivateTargets, "allow-private-targets", false, "allow monitors and webhooks to target private, loopback and link-local addresses")
+}
+
+func runManager(ctx context.Context, args []string, _, stderr io.Writer) error {
+	fs := newFlagSet("manager", stderr)
+	var o manager.Options
+	managerFlags(fs, &o)
+	zo := zap.Options{}
+	zo.BindFlags(fs)
+	if ok, err := parse(fs, args); !ok || err != nil {
+		return err
+	}
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zo)))
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return fmt.Errorf("load kubeconfig: %w", err)
+	}
+	m, err := manager.New(cfg, o)
+	if err != nil {
+		return err
+	}
+	return m.Start(ctx)
+}
+
+func runMCP(_ context.Context, _ []string, _, _ io.Writer) error { return notYet("mcp") }

@@ -1,0 +1,207 @@
+// Package localcp starts a local Kubernetes control plane (etcd and
+// kube-apiserver, the envtest binaries) with uptime-operator's CRDs and
+// admission webhook configuration installed. `uptime-operator dev` runs on it
+// with a persistent state directory; the envtest suites run on it with a
+// temporary one. One function builds both, so tests exercise what users run.
+package localcp
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/uptime-operator/uptime-operator/config"
+)
+
+// KubernetesVersion is the version of the control-plane binaries.
+const KubernetesVersion = "1.37.2"
+
+// Options configure the control plane.
+type Options struct {
+	// StateDir keeps etcd data and certificates across restarts. Empty
+	// means temporary directories removed on Stop.
+	StateDir string
+	// WebhookHost and WebhookPort are where the manager serves admission
+	// webhooks; port 0 picks a free one.
+	WebhookHost string
+	WebhookPort int
+	// Progress receives progress lines (may be nil).
+	Progress io.Writer
+}
+
+// New returns an envtest Environment with the CRDs and webhooks installed
+// on Start.
+func New(opts Options) (*envtest.Environment, error) {
+	assets, err := AssetsDir(opts.Progress)
+	if err != nil {
+		return nil, err
+	}
+	crds, err := CRDs()
+	if err != nil {
+		return nil, err
+	}
+	mutating, validating, err := Webhooks()
+	if err != nil {
+		return nil, err
+	}
+	env := &envtest.Environment{
+		BinaryAssetsDirectory: assets,
+		CRDs:                  crds,
+		ErrorIfCRDPathMissing: false,
+		WebhookInstallOptions: envtest.WebhookInstallOptions{
+			MutatingWebhooks:   mutating,
+			ValidatingWebhooks: validating,
+			LocalServingHost:   opts.WebhookHost,
+			LocalServingPort:   opts.WebhookPort,
+		},
+	}
+	if opts.StateDir != "" {
+		etcdDir := filepath.Join(opts.StateDir, "etcd")
+		certDir := filepath.Join(opts.StateDir, "apiserver")
+		for _, d := range []string{etcdDir, certDir} {
+			if err := os.MkdirAll(d, 0o700); err != nil {
+				return nil, fmt.Errorf("create state dir: %w", err)
+			}
+		}
+		env.ControlPlane.Etcd = &envtest.Etcd{DataDir: etcdDir}
+		env.ControlPlane.APIServer = &envtest.APIServer{CertDir: certDir}
+	}
+	return env, nil
+}
+
+// DefaultAssetsDir is where setup-envtest (and hack/envtest-binaries.sh)
+// install the binaries.
+func DefaultAssetsDir() string {
+	home, _ := os.UserHomeDir()
+	return filepath.Join(home, ".local", "share", "kubebuilder-envtest", "k8s", KubernetesVersion+"-linux-amd64")
+}
+
+// AssetsDir returns the directory holding kube-apiserver, etcd and kubectl:
+// $KUBEBUILDER_ASSETS, else the default install location. When the binaries
+// are missing and hack/envtest-binaries.sh is reachable from the working
+// directory, it builds them first, streaming its progress.
+func AssetsDir(progress io.Writer) (string, error) {
+	dir := os.Getenv("KUBEBUILDER_ASSETS")
+	if dir == "" {
+		dir = DefaultAssetsDir()
+	}
+	if haveBinaries(dir) {
+		return dir, nil
+	}
+	script := filepath.Join("hack", "envtest-binaries.sh")
+	if _, err := os.Stat(script); err != nil {
+		return "", fmt.Errorf("kube-apiserver, etcd and kubectl are not in %s: run hack/envtest-binaries.sh from the source tree (or set KUBEBUILDER_ASSETS)", dir)
+	}
+	if progress == nil {
+		progress = io.Discard
+	}
+	fmt.Fprintf(progress, "building the control-plane binaries with %s (about 10 minutes the first time)\n", script)
+	cmd := exec.Command("bash", script)
+	cmd.Stderr = progress
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("build control-plane binaries: %w", err)
+	}
+	lines := bytes.Split(bytes.TrimSpace(out.Bytes()), []byte("\n"))
+	dir = string(lines[len(lines)-1])
+	if !haveBinaries(dir) {
+		return "", errors.New("control-plane binaries still missing after the build")
+	}
+	return dir, nil
+}
+
+func haveBinaries(dir string) bool {
+	for _, b := range []string{"kube-apiserver", "etcd", "kubectl"} {
+		if st, err := os.Stat(filepath.Join(dir, b)); err != nil || st.IsDir() {
+			return false
+		}
+	}
+	return true
+}
+
+// CRDs decodes the embedded CustomResourceDefinitions.
+func CRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	var out []*apiextensionsv1.CustomResourceDefinition
+	err := fs.WalkDir(config.CRDs, ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		raw, err := config.CRDs.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return decodeAll(raw, func(dec *utilyaml.YAMLOrJSONDecoder) error {
+			crd := &apiextensionsv1.CustomResourceDefinition{}
+			if err := dec.Decode(crd); err != nil {
+				return err
+			}
+			if crd.Name != "" {
+				out = append(out, crd)
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("decode embedded crds: %w", err)
+	}
+	return out, nil
+}
+
+// Webhooks decodes the embedded webhook configurations.
+func Webhooks() ([]*admissionv1.MutatingWebhookConfiguration, []*admissionv1.ValidatingWebhookConfiguration, error) {
+	raw, err := config.Webhooks.ReadFile("webhook/manifests.yaml")
+	if err != nil {
+		return nil, nil, err
+	}
+	var mut []*admissionv1.MutatingWebhookConfiguration
+	var val []*admissionv1.ValidatingWebhookConfiguration
+	docs := bytes.Split(raw, []byte("\n---"))
+	for _, doc := range docs {
+		doc = bytes.TrimSpace(bytes.TrimPrefix(bytes.TrimSpace(doc), []byte("---")))
+		if len(doc) == 0 {
+			continue
+		}
+		var probe struct{ Kind string }
+		if err := utilyaml.Unmarshal(doc, &probe); err != nil {
+			return nil, nil, fmt.Errorf("decode webhook manifests: %w", err)
+		}
+		switch probe.Kind {
+		case "MutatingWebhookConfiguration":
+			m := &admissionv1.MutatingWebhookConfiguration{}
+			if err := utilyaml.Unmarshal(doc, m); err != nil {
+				return nil, nil, err
+			}
+			mut = append(mut, m)
+		case "ValidatingWebhookConfiguration":
+			v := &admissionv1.ValidatingWebhookConfiguration{}
+			if err := utilyaml.Unmarshal(doc, v); err != nil {
+				return nil, nil, err
+			}
+			val = append(val, v)
+		}
+	}
+	return mut, val, nil
+}
+
+func decodeAll(raw []byte, each func(*utilyaml.YAMLOrJSONDecoder) error) error {
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(raw), 4096)
+	for {
+		if err := each(dec); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+	}
+}

@@ -1,0 +1,168 @@
+// Package manager assembles the uptime-operator manager: the controllers, the
+// admission webhooks and the direct API listener, on one controller-runtime
+// manager. `uptime-operator manager` runs it in a cluster and
+// `uptime-operator dev` runs it against a local control plane.
+package manager
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/selection"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/controllers"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver"
+	"github.com/uptime-operator/uptime-operator/internal/apikeys"
+	"github.com/uptime-operator/uptime-operator/internal/plans"
+	"github.com/uptime-operator/uptime-operator/webhooks"
+)
+
+// Options configure the manager.
+type Options struct {
+	// MetricsAddr serves Prometheus metrics ("0" disables).
+	MetricsAddr string
+	// HealthAddr serves /healthz and /readyz ("0" disables).
+	HealthAddr string
+	// WebhookHost, WebhookPort and WebhookCertDir configure the admission
+	// webhook server; the cert dir holds tls.crt and tls.key.
+	WebhookHost    string
+	WebhookPort    int
+	WebhookCertDir string
+	// APIListen is the address of the direct REST listener.
+	APIListen string
+	// LeaderElection makes only one replica reconcile.
+	LeaderElection          bool
+	LeaderElectionNamespace string
+	// DefaultPlan names the Plan of namespaces without the plan label.
+	DefaultPlan string
+	// AllowPrivateTargets lets monitors target private addresses.
+	AllowPrivateTargets bool
+}
+
+// Scheme returns a scheme with the core kinds and ours.
+func Scheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	utilruntimeMust(clientgoscheme.AddToScheme(s))
+	utilruntimeMust(monv1.AddToScheme(s))
+	return s
+}
+
+func utilruntimeMust(err error) {
+	if err != nil {
+		panic(err)
+	}
+}
+
+// Manager is a running uptime-operator manager.
+type Manager struct {
+	ctrl.Manager
+	opts Options
+	api  *apiserver.Server
+}
+
+// New builds the manager with every controller, webhook and listener.
+func New(cfg *rest.Config, opts Options) (*Manager, error) {
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                  Scheme(),
+		Metrics:                 metricsserver.Options{BindAddress: orZero(opts.MetricsAddr)},
+		HealthProbeBindAddress:  orZero(opts.HealthAddr),
+		LeaderElection:          opts.LeaderElection,
+		LeaderElectionID:        "uptime-operator.monitoring.uptime-operator.io",
+		LeaderElectionNamespace: opts.LeaderElectionNamespace,
+		WebhookServer: webhook.NewServer(webhook.Options{
+			Host: opts.WebhookHost, Port: opts.WebhookPort, CertDir: opts.WebhookCertDir,
+		}),
+		Cache: cache.Options{
+			// API keys are the only Secrets read on every request, so only
+			// they are cached; other Secrets are read directly when needed,
+			// which keeps the manager's memory independent of the cluster's
+			// Secret count.
+			ByObject: map[client.Object]cache.ByObject{
+				&corev1.Secret{}: {Label: apiKeySelector()},
+			},
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create manager: %w", err)
+	}
+	resolver := &plans.Resolver{Reader: mgr.GetClient(), DefaultPlan: opts.DefaultPlan}
+
+	if err := (&controllers.MonitorReconciler{Client: mgr.GetClient(), Secrets: mgr.GetAPIReader(), Plans: resolver}).SetupWithManager(mgr); err != nil {
+		return nil, fmt.Errorf("set up monitor controller: %w", err)
+	}
+	if err := webhooks.SetupWithManager(mgr, webhooks.Options{
+		DefaultPlan: opts.DefaultPlan, AllowPrivateTargets: opts.AllowPrivateTargets,
+	}); err != nil {
+		return nil, err
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return nil, err
+	}
+	if err := mgr.AddReadyzCheck("webhooks", mgr.GetWebhookServer().StartedChecker()); err != nil {
+		return nil, err
+	}
+
+	m := &Manager{Manager: mgr, opts: opts}
+	m.api = apiserver.New(apiserver.Options{
+		Client: mgr.GetClient(),
+		Plans:  resolver,
+		Keys:   mgr.GetClient(),
+	})
+	if opts.APIListen != "" {
+		if err := mgr.Add(manager.RunnableFunc(m.serveAPI)); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// serveAPI runs the direct listener until ctx ends. It needs no leader: every
+// replica serves the API.
+func (m *Manager) serveAPI(ctx context.Context) error {
+	ln, err := net.Listen("tcp", m.opts.APIListen)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", m.opts.APIListen, err)
+	}
+	srv := &http.Server{Handler: m.api.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shutdown)
+	}()
+	ctrl.Log.WithName("api").Info("serving the direct API", "address", ln.Addr().String())
+	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serve api: %w", err)
+	}
+	return nil
+}
+
+func apiKeySelector() labels.Selector {
+	req, err := labels.NewRequirement(apikeys.HashLabel, selection.Exists, nil)
+	utilruntimeMust(err)
+	return labels.NewSelector().Add(*req)
+}
+
+func orZero(s string) string {
+	if s == "" {
+		return "0"
+	}
+	return s
+}

@@ -1,0 +1,137 @@
+package webhooks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/netguard"
+	"github.com/uptime-operator/uptime-operator/internal/plans"
+)
+
+// Error codes of the specification that admission refusals carry in their
+// message, so a REST client and a kubectl user read the same reason.
+const (
+	CodeEntitlementLimit  = "ENTITLEMENT_LIMIT_REACHED"
+	CodeFeatureNotAvail   = "FEATURE_NOT_AVAILABLE"
+	CodeWhiteLabel        = "WHITE_LABEL_NOT_ENTITLED"
+	CodeConnectionLimit   = "CONNECTION_LIMIT_REACHED"
+	maxConnectionsPerType = 10
+)
+
+// Deps are what every webhook needs: a reader that bypasses the cache (so two
+// objects created back to back see each other), the plan resolver and the
+// cluster's private-target setting.
+type Deps struct {
+	// Reader reads objects directly from the API server.
+	Reader client.Reader
+	// Plans resolves a namespace's plan.
+	Plans *plans.Resolver
+	// AllowPrivateTargets lets monitors and webhooks target private,
+	// loopback and link-local addresses (in-cluster monitoring, dev mode).
+	AllowPrivateTargets bool
+}
+
+// Guard returns the address guard admission checks hosts with.
+func (d *Deps) Guard() HostChecker {
+	return netguard.Guard{AllowPrivate: d.AllowPrivateTargets}
+}
+
+// Options configure SetupWithManager.
+type Options struct {
+	// DefaultPlan names the Plan of namespaces without the plan label.
+	DefaultPlan string
+	// AllowPrivateTargets: see Deps.
+	AllowPrivateTargets bool
+}
+
+// SetupWithManager registers the defaulting and validating webhooks of every
+// kind with the manager's webhook server.
+func SetupWithManager(mgr ctrl.Manager, opts Options) error {
+	deps := &Deps{
+		Reader:              mgr.GetAPIReader(),
+		Plans:               &plans.Resolver{Reader: mgr.GetAPIReader(), DefaultPlan: opts.DefaultPlan},
+		AllowPrivateTargets: opts.AllowPrivateTargets,
+	}
+	regs := []func() error{
+		func() error {
+			w := MonitorWebhook{deps}
+			return ctrl.NewWebhookManagedBy(mgr, &monv1.Monitor{}).WithDefaulter(w).WithValidator(w).Complete()
+		},
+		func() error {
+			w := MonitorGroupWebhook{deps}
+			return ctrl.NewWebhookManagedBy(mgr, &monv1.MonitorGroup{}).WithDefaulter(w).WithValidator(w).Complete()
+		},
+		func() error {
+			w := StatusPageWebhook{deps}
+			return ctrl.NewWebhookManagedBy(mgr, &monv1.StatusPage{}).WithDefaulter(w).WithValidator(w).Complete()
+		},
+		func() error {
+			w := AlertChannelWebhook{deps}
+			return ctrl.NewWebhookManagedBy(mgr, &monv1.AlertChannel{}).WithDefaulter(w).WithValidator(w).Complete()
+		},
+		func() error {
+			w := SLOWebhook{deps}
+			return ctrl.NewWebhookManagedBy(mgr, &monv1.SLO{}).WithDefaulter(w).WithValidator(w).Complete()
+		},
+		func() error {
+			w := MaintenanceWindowWebhook{deps}
+			return ctrl.NewWebhookManagedBy(mgr, &monv1.MaintenanceWindow{}).WithDefaulter(w).WithValidator(w).Complete()
+		},
+		func() error {
+			w := EscalationPolicyWebhook{deps}
+			return ctrl.NewWebhookManagedBy(mgr, &monv1.EscalationPolicy{}).WithValidator(w).Complete()
+		},
+		func() error {
+			w := ProbeRegionWebhook{deps}
+			return ctrl.NewWebhookManagedBy(mgr, &monv1.ProbeRegion{}).WithDefaulter(w).WithValidator(w).Complete()
+		},
+		func() error {
+			w := PlanWebhook{deps}
+			return ctrl.NewWebhookManagedBy(mgr, &monv1.Plan{}).WithValidator(w).Complete()
+		},
+	}
+	for _, reg := range regs {
+		if err := reg(); err != nil {
+			return fmt.Errorf("register webhook: %w", err)
+		}
+	}
+	return nil
+}
+
+// invalid turns a field error list into the API server's Invalid status
+// error, or nil when the list is empty.
+func invalid(obj client.Object, errs field.ErrorList) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	kind := obj.GetObjectKind().GroupVersionKind().Kind
+	if kind == "" {
+		kind = reflect.TypeOf(obj).Elem().Name()
+	}
+	gk := schema.GroupKind{Group: monv1.GroupVersion.Group, Kind: kind}
+	return apierrors.NewInvalid(gk, obj.GetName(), errs)
+}
+
+// mustExist returns an error when the named object does not exist in ns.
+func (d *Deps) mustExist(ctx context.Context, ns, name string, obj client.Object) error {
+	return d.Reader.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, obj)
+}
+
+func isBlocked(err error) bool {
+	var b *netguard.BlockedError
+	return errors.As(err, &b)
+}
+
+// featureError is the refusal for a feature the plan lacks.
+func featureError(path *field.Path, plan *monv1.Plan, f monv1.Feature) *field.Error {
+	return field.Forbidden(path, fmt.Sprintf("the %s plan does not include %s (%s)", plan.Name, f, CodeFeatureNotAvail))
+}
