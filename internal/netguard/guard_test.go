@@ -1,0 +1,120 @@
+package netguard
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/netip"
+	"testing"
+	"time"
+)
+
+func TestReason(t *testing.T) {
+	cases := []struct {
+		ip      string
+		blocked bool
+	}{
+		{"127.0.0.1", true},
+		{"127.1.2.3", true},
+		{"10.1.2.3", true},
+		{"172.16.0.1", true},
+		{"172.31.255.255", true},
+		{"172.32.0.1", false},
+		{"192.168.1.1", true},
+		{"169.254.169.254", true},
+		{"169.254.1.1", true},
+		{"100.64.0.1", true},
+		{"100.127.255.255", true},
+		{"100.128.0.1", false},
+		{"0.0.0.0", true},
+		{"224.0.0.1", true},
+		{"255.255.255.255", true},
+		{"8.8.8.8", false},
+		{"1.1.1.1", false},
+		{"::1", true},
+		{"::", true},
+		{"fc00::1", true},
+		{"fd12:3456::1", true},
+		{"fe80::1", true},
+		{"ff02::1", true},
+		{"::ffff:127.0.0.1", true},
+		{"::ffff:10.0.0.1", true},
+		{"::ffff:169.254.169.254", true},
+		{"::ffff:8.8.8.8", false},
+		{"2001:4860:4860::8888", false},
+	}
+	for _, c := range cases {
+		t.Run(c.ip, func(t *testing.T) {
+			got := Reason(netip.MustParseAddr(c.ip)) != ""
+			if got != c.blocked {
+				t.Fatalf("Reason(%s) blocked=%v, want %v", c.ip, got, c.blocked)
+			}
+		})
+	}
+	if r := Reason(netip.MustParseAddr("169.254.169.254")); r != "cloud metadata" {
+		t.Fatalf("metadata reason = %q", r)
+	}
+}
+
+func TestControl(t *testing.T) {
+	g := Guard{}
+	err := g.Control("tcp4", "127.0.0.1:80", nil)
+	var be *BlockedError
+	if !errors.As(err, &be) || be.Reason != "loopback" {
+		t.Fatalf("want loopback BlockedError, got %v", err)
+	}
+	if err := g.Control("tcp6", "[::ffff:192.168.0.1]:443", nil); !IsBlocked(err) {
+		t.Fatalf("mapped private not blocked: %v", err)
+	}
+	if err := g.Control("tcp4", "8.8.8.8:53", nil); err != nil {
+		t.Fatalf("public blocked: %v", err)
+	}
+	if err := (Guard{AllowPrivate: true}).Control("tcp4", "127.0.0.1:80", nil); err != nil {
+		t.Fatalf("AllowPrivate still blocks: %v", err)
+	}
+}
+
+func TestDialerBlocksLoopback(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	_, err = Guard{}.Dialer(time.Second).Dial("tcp", ln.Addr().String())
+	if !IsBlocked(err) {
+		t.Fatalf("dial loopback: want blocked, got %v", err)
+	}
+	// "localhost" resolves at dial time; the hook sees the resolved address.
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	_, err = Guard{}.Dialer(time.Second).Dial("tcp", net.JoinHostPort("localhost", port))
+	if !IsBlocked(err) {
+		t.Fatalf("dial localhost: want blocked, got %v", err)
+	}
+	c, err := Guard{AllowPrivate: true}.Dialer(time.Second).Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatalf("allowed dial: %v", err)
+	}
+	c.Close()
+}
+
+func TestCheckHost(t *testing.T) {
+	ctx := context.Background()
+	if err := (Guard{}).CheckHost(ctx, "127.0.0.1"); !IsBlocked(err) {
+		t.Fatalf("want blocked, got %v", err)
+	}
+	if err := (Guard{}).CheckHost(ctx, "localhost"); !IsBlocked(err) {
+		t.Fatalf("localhost: want blocked, got %v", err)
+	}
+	if err := (Guard{}).CheckHost(ctx, "93.184.216.34"); err != nil {
+		t.Fatalf("public: %v", err)
+	}
+}

@@ -1,0 +1,42 @@
+// Package probeapi is the wire contract between the manager and its probe
+// agents. Both sides import it; nothing else defines these shapes.
+//
+// # Transport
+//
+// Agents talk HTTPS (plain HTTP only in dev mode and tests) to the manager and
+// authenticate every request with "Authorization: Bearer <token>", where the
+// token is either the agent's projected ServiceAccount token (validated with a
+// TokenReview) or the region token Secret. The server decides which it
+// accepts; this package only carries the token.
+//
+// # Endpoints
+//
+//	GET  /probe/v1/assignments?region=CODE&revision=R&wait=30s
+//
+// Long poll for the region's monitor assignments. When the server's current
+// revision differs from R (or R is empty) it answers 200 at once with an
+// AssignmentList. Otherwise it holds the request for up to wait (default 30s,
+// at most 60s) and answers 200 as soon as the revision changes, or
+// 304 Not Modified when wait elapses with no change.
+//
+//	POST /probe/v1/results
+//
+// Body: a ResultBatch. Answer 200 with a ResultsResponse giving the number of
+// results accepted. Each Result carries an agent-generated UUID; the server
+// ignores results whose id it has already stored, so a batch that is retried
+// after a lost response is applied once.
+//
+// Errors are JSON bodies {"error": {"code": ..., "message": ...}} with 400 for a
+// malformed request, 401 for a missing or invalid token, 403 when the token
+// may not act for the region, 5xx for server faults. The Client retries
+// network errors, 429 and 5xx with exponential backoff and never retries
+// other 4xx answers.
+//
+// # Types
+//
+// An Assignment is one monitor as one agent must run it: identity, type,
+// interval, effective timeout and a Config whose JSON keys are the
+// snake_case keys of the REST API's monitor config, with secrets already
+// resolved. A Result is one check record, the same fields as a check record
+// in the REST API plus timings, TLS certificate data and type-specific Details.
+package probeapi

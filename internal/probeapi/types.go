@@ -1,0 +1,371 @@
+package probeapi
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// Monitor types. Cron monitors never reach agents: the manager evaluates
+// their heartbeats itself.
+const (
+	TypeHTTP      = "http"
+	TypeAPI       = "api"
+	TypePing      = "ping"
+	TypePort      = "port"
+	TypeUDP       = "udp"
+	TypeCron      = "cron"
+	TypeDNS       = "dns"
+	TypeMultistep = "multistep"
+	TypeMCP       = "mcp"
+)
+
+// Status is the verdict of one check.
+type Status string
+
+// Check statuses as in the REST API's check record.
+const (
+	// StatusUp means the target answered as expected.
+	StatusUp Status = "up"
+	// StatusDown means the target failed the check.
+	StatusDown Status = "down"
+	// StatusDegraded means the target answered, but slowly or partially.
+	StatusDegraded Status = "degraded"
+	// StatusBlocked means the address guard refused the target; the region
+	// abstains from incident quorum.
+	StatusBlocked Status = "blocked"
+	// StatusUnknown means the probe could not reach a verdict (a fault on the
+	// probe side, such as its own resolver failing); the region abstains.
+	StatusUnknown Status = "unknown"
+)
+
+// Error types reported in Result.ErrorType.
+const (
+	ErrorTimeout          = "timeout"
+	ErrorDNS              = "dns"
+	ErrorConnection       = "connection"
+	ErrorRefused          = "connection_refused"
+	ErrorTLS              = "tls"
+	ErrorHTTPStatus       = "http_status"
+	ErrorKeyword          = "keyword"
+	ErrorAssertion        = "assertion"
+	ErrorResponseTime     = "response_time"
+	ErrorBlocked          = "blocked"
+	ErrorProtocol         = "protocol"
+	ErrorInvalidConfig    = "invalid_config"
+	ErrorPacketLoss       = "packet_loss"
+	ErrorDNSAnswer        = "dns_answer"
+	ErrorResponseMismatch = "response_mismatch"
+	ErrorNoResponse       = "no_response"
+	ErrorPortUnreachable  = "port_unreachable"
+	ErrorStep             = "step_failed"
+	ErrorMCP              = "mcp"
+	ErrorInternal         = "internal"
+)
+
+// Assignment is one monitor definition as an agent runs it.
+type Assignment struct {
+	// ID is the monitor's UUID (metadata.uid of the Monitor).
+	ID string `json:"id"`
+	// Namespace is the monitor's workspace.
+	Namespace string `json:"namespace"`
+	// Name is the Monitor object's name.
+	Name string `json:"name"`
+	// Type is one of the Type constants.
+	Type string `json:"type"`
+	// URL is the target for http, api and mcp monitors.
+	URL string `json:"url,omitempty"`
+	// IntervalSeconds is the check interval (15-900).
+	IntervalSeconds int `json:"interval_seconds"`
+	// TimeoutMs is the effective timeout chosen by the manager; when zero the
+	// agent derives it from Config.Timeout (see EffectiveTimeout).
+	TimeoutMs int `json:"timeout_ms,omitempty"`
+	// Regions lists every region the monitor runs in.
+	Regions []string `json:"regions,omitempty"`
+	// Generation is the Monitor's metadata.generation; it changes whenever the
+	// definition changes, and results echo it back.
+	Generation int64 `json:"generation,omitempty"`
+	// Config holds the type-specific settings.
+	Config Config `json:"config"`
+}
+
+// Config is the monitor config. The per-type parts are embedded so that the
+// JSON is the flat object of the REST API's monitor config.
+type Config struct {
+	// Timeout is in milliseconds for http, api, dns, multistep and mcp and in
+	// seconds for ping, port and udp, as in the REST API.
+	Timeout int `json:"timeout,omitempty"`
+	HTTPConfig
+	NetConfig
+	DNSConfig
+	UDPConfig
+	MultistepConfig
+	MCPConfig
+}
+
+// HTTPConfig configures http and api monitors; mcp monitors use its Headers.
+type HTTPConfig struct {
+	// Method is GET (default), HEAD, POST, PUT, PATCH, DELETE or OPTIONS.
+	Method string `json:"method,omitempty"`
+	// Headers are sent with the request; secret references are resolved by
+	// the manager before assignment.
+	Headers map[string]string `json:"headers,omitempty"`
+	// Body is the request body.
+	Body string `json:"body,omitempty"`
+	// ExpectedStatusCodes replaces the default rule (2xx and 3xx up).
+	ExpectedStatusCodes []int `json:"expected_status_codes,omitempty"`
+	// Keyword must appear in the response body.
+	Keyword string `json:"keyword,omitempty"`
+	// KeywordCaseInsensitive compares Keyword ignoring case.
+	KeywordCaseInsensitive bool `json:"keyword_case_insensitive,omitempty"`
+	// MaxRedirects is the number of redirects followed (0-5); nil means 5.
+	MaxRedirects *int `json:"max_redirects,omitempty"`
+	// MaxResponseTimeMs marks slower responses down.
+	MaxResponseTimeMs int `json:"max_response_time_ms,omitempty"`
+	// DegradedResponseTimeMs marks slower responses degraded.
+	DegradedResponseTimeMs int `json:"degraded_response_time_ms,omitempty"`
+	// MaxResponseBytes bounds how much of the body is read (default 1 MiB).
+	MaxResponseBytes int64 `json:"max_response_bytes,omitempty"`
+	// Assertions (api monitors) are evaluated against the response.
+	Assertions []Assertion `json:"assertions,omitempty"`
+}
+
+// NetConfig configures ping, port and udp monitors.
+type NetConfig struct {
+	// Host is a hostname or IP address.
+	Host string `json:"host,omitempty"`
+	// Port is the TCP or UDP port.
+	Port int `json:"port,omitempty"`
+	// PacketCount is the number of ICMP echoes (clamped to 1-10, default 3).
+	PacketCount int `json:"packet_count,omitempty"`
+	// TLS makes a port monitor perform a TLS handshake after connecting.
+	TLS bool `json:"tls,omitempty"`
+}
+
+// DNSConfig configures dns monitors.
+type DNSConfig struct {
+	// RecordType is A (default), AAAA, CNAME, MX, NS, TXT, SOA, CAA or SRV.
+	RecordType string `json:"record_type,omitempty"`
+	// Name is the name queried.
+	Name string `json:"name,omitempty"`
+	// Resolver is "host:port" (port defaults to 53); empty means the probe's
+	// system resolver.
+	Resolver string `json:"resolver,omitempty"`
+	// Protocol is "udp" (default) or "tcp".
+	Protocol string `json:"protocol,omitempty"`
+	// ExpectedValues are compared with the normalized answers.
+	ExpectedValues []string `json:"expected_values,omitempty"`
+	// Match is "any" (default: one expected value is present), "all" (every
+	// expected value is present) or "exact" (the answers are exactly the
+	// expected values).
+	Match string `json:"match,omitempty"`
+}
+
+// UDPConfig configures udp monitors (Host and Port come from NetConfig).
+type UDPConfig struct {
+	// Payload is the datagram sent.
+	Payload string `json:"payload,omitempty"`
+	// PayloadEncoding is "text" (default), "hex" or "base64".
+	PayloadEncoding string `json:"payload_encoding,omitempty"`
+	// ExpectedResponse must match the reply when set.
+	ExpectedResponse string `json:"expected_response,omitempty"`
+	// ExpectedResponseMatch is "contains" (default) or "regex".
+	ExpectedResponseMatch string `json:"expected_response_match,omitempty"`
+	// SilentIsUp treats a missing reply as up (for services that never answer).
+	SilentIsUp bool `json:"silent_is_up,omitempty"`
+}
+
+// MultistepConfig configures multistep monitors.
+type MultistepConfig struct {
+	// Steps run in order and share a cookie jar (at most 10).
+	Steps []Step `json:"steps,omitempty"`
+}
+
+// Step is one HTTP request of a multistep monitor. URL, headers and body may
+// contain {{variable}} references to values extracted by earlier steps.
+type Step struct {
+	Name                string            `json:"name,omitempty"`
+	Method              string            `json:"method,omitempty"`
+	URL                 string            `json:"url"`
+	Headers             map[string]string `json:"headers,omitempty"`
+	Body                string            `json:"body,omitempty"`
+	ExpectedStatusCodes []int             `json:"expected_status_codes,omitempty"`
+	// Extract stores response values into variables for later steps.
+	Extract    []Extract   `json:"extract,omitempty"`
+	Assertions []Assertion `json:"assertions,omitempty"`
+}
+
+// Extract copies a value from a step's response into a variable.
+type Extract struct {
+	// Variable is the name used as {{Variable}}.
+	Variable string `json:"variable"`
+	// Source is "json_body" or "header".
+	Source string `json:"source"`
+	// Property is the JSON path ($.a.b[0]) or the header name.
+	Property string `json:"property"`
+}
+
+// MCPConfig configures mcp monitors (the endpoint is Assignment.URL, request
+// headers come from HTTPConfig.Headers).
+type MCPConfig struct {
+	// ExpectedTools must all be listed by tools/list.
+	ExpectedTools []string `json:"expected_tools,omitempty"`
+	// ProtocolVersion is requested at initialize and must be what the server
+	// negotiates.
+	ProtocolVersion string `json:"protocol_version,omitempty"`
+	// ToolCall, when set, is called once; a tool error makes the check down.
+	ToolCall *ToolCall `json:"tool_call,omitempty"`
+}
+
+// ToolCall is one tools/call request.
+type ToolCall struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+}
+
+// Assertion sources.
+const (
+	SourceStatusCode   = "status_code"
+	SourceHeader       = "header"
+	SourceJSONBody     = "json_body"
+	SourceBody         = "body"
+	SourceResponseTime = "response_time"
+)
+
+// Assertion operators.
+const (
+	OpEquals         = "equals"
+	OpNotEquals      = "not_equals"
+	OpContains       = "contains"
+	OpNotContains    = "not_contains"
+	OpGreaterThan    = "greater_than"
+	OpLessThan       = "less_than"
+	OpGreaterOrEqual = "greater_or_equal"
+	OpLessOrEqual    = "less_or_equal"
+	OpExists         = "exists"
+	OpNotExists      = "not_exists"
+	OpMatches        = "matches"
+)
+
+// Assertion is one check on a response (api and multistep monitors).
+type Assertion struct {
+	// Source is one of the Source constants.
+	Source string `json:"source"`
+	// Property is the header name (header) or JSON path (json_body).
+	Property string `json:"property,omitempty"`
+	// Operator is one of the Op constants.
+	Operator string `json:"operator"`
+	// Target is the value compared against; JSON numbers and booleans are
+	// accepted and kept in their text form.
+	Target Scalar `json:"target,omitempty"`
+}
+
+// Scalar is a string that also decodes from a JSON number, boolean or null.
+type Scalar string
+
+// UnmarshalJSON accepts any JSON scalar.
+func (s *Scalar) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		var v string
+		if err := json.Unmarshal(b, &v); err != nil {
+			return err
+		}
+		*s = Scalar(v)
+		return nil
+	}
+	switch string(b) {
+	case "null":
+		*s = ""
+		return nil
+	case "true", "false":
+		*s = Scalar(b)
+		return nil
+	}
+	if _, err := strconv.ParseFloat(string(b), 64); err != nil {
+		return fmt.Errorf("decode assertion target: want a string, number or boolean")
+	}
+	*s = Scalar(b)
+	return nil
+}
+
+// EffectiveTimeout returns the timeout a check of a runs with: TimeoutMs when
+// set, else Config.Timeout in the type's unit, else the type's default
+// (10 s for ping, port and udp, 30 s otherwise). The manager reports the same
+// value as effective_timeout_ms.
+func EffectiveTimeout(a *Assignment) time.Duration {
+	if a.TimeoutMs > 0 {
+		return time.Duration(a.TimeoutMs) * time.Millisecond
+	}
+	seconds := a.Type == TypePing || a.Type == TypePort || a.Type == TypeUDP
+	if t := a.Config.Timeout; t > 0 {
+		if seconds {
+			return time.Duration(t) * time.Second
+		}
+		return time.Duration(t) * time.Millisecond
+	}
+	if seconds {
+		return 10 * time.Second
+	}
+	return 30 * time.Second
+}
+
+// AssignmentList is every assignment of one region at one revision.
+type AssignmentList struct {
+	Region string `json:"region"`
+	// Revision changes whenever any assignment of the region changes.
+	Revision    string       `json:"revision"`
+	Assignments []Assignment `json:"assignments"`
+}
+
+// Result is one check record produced by an agent.
+type Result struct {
+	// ID is a UUID made by the agent; the server ingests each id once.
+	ID        string `json:"id"`
+	MonitorID string `json:"monitor_id"`
+	// Generation is the Assignment.Generation the check ran with.
+	Generation int64  `json:"generation,omitempty"`
+	Region     string `json:"region"`
+	// CheckedAt is when the check started, UTC, microsecond precision.
+	CheckedAt      time.Time `json:"checked_at"`
+	Status         Status    `json:"status"`
+	StatusCode     *int      `json:"status_code"`
+	ResponseTimeMs int64     `json:"response_time_ms"`
+	ErrorType      string    `json:"error_type,omitempty"`
+	ErrorMessage   string    `json:"error_message,omitempty"`
+	Timings        *Timings  `json:"timings,omitempty"`
+	TLS            *TLSInfo  `json:"tls,omitempty"`
+	// Details holds type-specific data: DNS answers, ping loss and round
+	// trips, multistep step results, MCP tools.
+	Details json.RawMessage `json:"details,omitempty"`
+}
+
+// Timings breaks a check's latency down, in milliseconds.
+type Timings struct {
+	DNSMs       float64 `json:"dns_ms,omitempty"`
+	ConnectMs   float64 `json:"connect_ms,omitempty"`
+	TLSMs       float64 `json:"tls_ms,omitempty"`
+	FirstByteMs float64 `json:"first_byte_ms,omitempty"`
+}
+
+// TLSInfo describes the leaf certificate the target presented.
+type TLSInfo struct {
+	NotAfter time.Time `json:"not_after"`
+	Issuer   string    `json:"issuer"`
+	Subject  string    `json:"subject"`
+}
+
+// ResultBatch is a set of results pushed by one agent.
+type ResultBatch struct {
+	Region  string   `json:"region"`
+	AgentID string   `json:"agent_id"`
+	Results []Result `json:"results"`
+}
+
+// ResultsResponse answers a ResultBatch.
+type ResultsResponse struct {
+	// Accepted counts results stored by this request.
+	Accepted int `json:"accepted"`
+	// Duplicates counts results whose id was already stored.
+	Duplicates int `json:"duplicates"`
+}

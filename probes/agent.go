@@ -1,0 +1,276 @@
+package probes
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/uptime-operator/uptime-operator/internal/netguard"
+	"github.com/uptime-operator/uptime-operator/internal/probeapi"
+)
+
+// AgentOptions configure a probe agent; they mirror the flags of
+// `uptime-operator probe`.
+type AgentOptions struct {
+	// Region is the ProbeRegion code (--region).
+	Region string
+	// ServerURL is the manager's probe API base URL (--server).
+	ServerURL string
+	// TokenFile holds the bearer token, reread per request (--token-file).
+	TokenFile string
+	// AllowPrivate lets checks reach private addresses (--allow-private).
+	AllowPrivate bool
+	// BufferDir enables on-disk buffering of undelivered results (--buffer-dir).
+	BufferDir string
+	// Listen is the address of /healthz, /readyz and /metrics (--listen);
+	// empty disables the listener.
+	Listen string
+	// AgentID names this agent in result batches; defaults to the hostname.
+	AgentID string
+	// HTTPClient talks to the manager (set its TLS roots for a private CA).
+	HTTPClient *http.Client
+	// Concurrency bounds simultaneous checks (default 64).
+	Concurrency int
+	// BatchSize flushes a batch at this many results (default 200).
+	BatchSize int
+	// FlushInterval flushes at least this often (default 2s).
+	FlushInterval time.Duration
+	// MaxBufferedInMemory bounds results held in memory (default 10000).
+	MaxBufferedInMemory int
+	// PollWait is the long-poll wait (default probeapi.DefaultWait).
+	PollWait time.Duration
+	// Log receives agent logs.
+	Log logr.Logger
+	// Clock and IntervalUnit are for tests (see Scheduler).
+	Clock        Clock
+	IntervalUnit time.Duration
+}
+
+// Agent pulls its region's assignments from the manager, runs them on a
+// Scheduler and pushes the results back in batches, buffering them while
+// the manager is unreachable.
+type Agent struct {
+	Region    string
+	AgentID   string
+	Client    *probeapi.Client
+	Scheduler *Scheduler
+	Buffer    *Buffer
+	Env       *Env
+
+	batchSize     int
+	flushInterval time.Duration
+	pollWait      time.Duration
+	log           logr.Logger
+	metrics       *metrics
+	flushNow      chan struct{}
+	ready         atomic.Bool
+}
+
+// NewAgent builds an agent from options.
+func NewAgent(opts AgentOptions) (*Agent, error) {
+	if opts.Region == "" || opts.ServerURL == "" {
+		return nil, errors.New("region and server url are required")
+	}
+	id := opts.AgentID
+	if id == "" {
+		id, _ = os.Hostname()
+	}
+	client := &probeapi.Client{BaseURL: opts.ServerURL, HTTPClient: opts.HTTPClient}
+	if opts.TokenFile != "" {
+		client.Token = probeapi.TokenFile(opts.TokenFile)
+	}
+	a := &Agent{
+		Region:        opts.Region,
+		AgentID:       id,
+		Client:        client,
+		Buffer:        &Buffer{Dir: opts.BufferDir, MemoryLimit: opts.MaxBufferedInMemory},
+		Env:           &Env{Guard: netguard.Guard{AllowPrivate: opts.AllowPrivate}, Region: opts.Region, Log: opts.Log},
+		batchSize:     opts.BatchSize,
+		flushInterval: opts.FlushInterval,
+		pollWait:      opts.PollWait,
+		log:           opts.Log,
+		flushNow:      make(chan struct{}, 1),
+	}
+	if a.batchSize <= 0 {
+		a.batchSize = 200
+	}
+	if a.flushInterval <= 0 {
+		a.flushInterval = 2 * time.Second
+	}
+	if a.pollWait <= 0 {
+		a.pollWait = probeapi.DefaultWait
+	}
+	a.Scheduler = &Scheduler{Concurrency: opts.Concurrency, Clock: opts.Clock, IntervalUnit: opts.IntervalUnit, Run: a.runScheduled}
+	a.metrics = newMetrics(
+		func() float64 { return float64(a.Scheduler.InFlight()) },
+		func() float64 { return float64(a.Buffer.Len()) },
+		func() float64 { return float64(a.Buffer.Dropped()) },
+	)
+	a.Scheduler.ObserveLag = func(d time.Duration) { a.metrics.lag.Observe(d.Seconds()) }
+	a.Scheduler.OnSkip = func(*probeapi.Assignment) { a.metrics.skipped.Inc() }
+	return a, nil
+}
+
+// RunAgent runs a probe agent until ctx ends: main.go's `probe` subcommand
+// calls it with its flags.
+func RunAgent(ctx context.Context, opts AgentOptions) error {
+	a, err := NewAgent(opts)
+	if err != nil {
+		return err
+	}
+	if opts.Listen != "" {
+		srv := &http.Server{Addr: opts.Listen, Handler: a.Handler(), ReadHeaderTimeout: 10 * time.Second}
+		go func() {
+			<-ctx.Done()
+			shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_ = srv.Shutdown(shutdown)
+		}()
+		go func() {
+			if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				a.log.Error(err, "serve agent metrics")
+			}
+		}()
+	}
+	return a.Run(ctx)
+}
+
+// Run pulls assignments, runs checks and delivers results until ctx ends,
+// then makes a last delivery attempt and spills what is left to disk.
+func (a *Agent) Run(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() { a.Scheduler.Start(ctx); close(done) }()
+	go a.pollLoop(ctx)
+	a.pushLoop(ctx)
+	<-done
+	final, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	a.flush(final)
+	if err := a.Buffer.Spill(); err != nil {
+		return fmt.Errorf("spill results at shutdown: %w", err)
+	}
+	return nil
+}
+
+// Handler serves /healthz (the process is alive), /readyz (assignments were
+// received) and /metrics.
+func (a *Agent) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if !a.ready.Load() {
+			http.Error(w, "no assignments yet", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	mux.Handle("GET /metrics", promhttp.HandlerFor(a.metrics.registry, promhttp.HandlerOpts{}))
+	return mux
+}
+
+// pollLoop long-polls the manager and updates the schedule.
+func (a *Agent) pollLoop(ctx context.Context) {
+	revision := ""
+	backoff := time.Second
+	for ctx.Err() == nil {
+		list, err := a.Client.Assignments(ctx, a.Region, revision, a.pollWait)
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			a.log.Error(err, "poll assignments", "region", a.Region)
+			sleep(ctx, backoff)
+			backoff = min(backoff*2, 30*time.Second)
+			continue
+		}
+		backoff = time.Second
+		if list == nil {
+			continue
+		}
+		runnable := make([]probeapi.Assignment, 0, len(list.Assignments))
+		for _, as := range list.Assignments {
+			if Supported(as.Type) {
+				runnable = append(runnable, as)
+			}
+		}
+		a.Scheduler.Update(runnable)
+		revision = list.Revision
+		a.ready.Store(true)
+		a.log.V(1).Info("assignments updated", "region", a.Region, "revision", revision, "monitors", len(runnable))
+	}
+}
+
+// runScheduled runs one scheduled check and queues its result.
+func (a *Agent) runScheduled(ctx context.Context, as *probeapi.Assignment, _ time.Time) {
+	res := Run(ctx, as, a.Env)
+	a.metrics.checks.WithLabelValues(as.Type, string(res.Status)).Inc()
+	a.Buffer.Add(res)
+	if a.Buffer.Len() >= a.batchSize {
+		select {
+		case a.flushNow <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// pushLoop delivers batches every flushInterval or when a batch is full.
+func (a *Agent) pushLoop(ctx context.Context) {
+	t := time.NewTicker(a.flushInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-a.flushNow:
+		}
+		a.flush(ctx)
+	}
+}
+
+// flush pushes buffered results until the buffer is empty or a push fails.
+func (a *Agent) flush(ctx context.Context) {
+	for ctx.Err() == nil {
+		batch, ack := a.Buffer.Peek(a.batchSize)
+		if len(batch) == 0 {
+			return
+		}
+		_, err := a.Client.PushResults(ctx, &probeapi.ResultBatch{Region: a.Region, AgentID: a.AgentID, Results: batch})
+		if err != nil {
+			a.metrics.pushes.WithLabelValues("error").Inc()
+			a.log.Error(err, "push results", "region", a.Region, "buffered", a.Buffer.Len())
+			return
+		}
+		a.metrics.pushes.WithLabelValues("ok").Inc()
+		ack()
+	}
+}
+
+// RunOnce runs one ad-hoc check of a definition, as POST /monitors/test
+// does: nothing is scheduled or stored.
+func RunOnce(ctx context.Context, a *probeapi.Assignment, region string, guard netguard.Guard) probeapi.Result {
+	as := *a
+	if as.ID == "" {
+		as.ID = uuid.NewString()
+	}
+	return Run(ctx, &as, &Env{Guard: guard, Region: region})
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}

@@ -1,0 +1,228 @@
+package probes
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/uptime-operator/uptime-operator/internal/probeapi"
+)
+
+// Buffer holds results until the manager accepts them. It keeps up to
+// MemoryLimit results in memory; beyond that it spills them to JSON-lines
+// segment files in Dir (oldest drained first, so a restarted agent still
+// delivers them) or, without Dir, drops the oldest. Segments beyond
+// MaxSegments are deleted oldest first. Redelivery is safe because the
+// manager ingests each result id once.
+type Buffer struct {
+	// Dir enables on-disk segments; empty keeps results in memory only.
+	Dir string
+	// MemoryLimit bounds results held in memory (default 10000).
+	MemoryLimit int
+	// MaxSegments bounds segment files on disk (default 1000).
+	MaxSegments int
+
+	mu       sync.Mutex
+	mem      []probeapi.Result
+	segments []segment // oldest first
+	seq      int
+	dropped  int64
+	loaded   bool
+}
+
+type segment struct {
+	path  string
+	count int
+}
+
+func (b *Buffer) limits() (int, int) {
+	mem, segs := b.MemoryLimit, b.MaxSegments
+	if mem <= 0 {
+		mem = 10000
+	}
+	if segs <= 0 {
+		segs = 1000
+	}
+	return mem, segs
+}
+
+// load finds segments left by an earlier run.
+func (b *Buffer) load() {
+	if b.loaded || b.Dir == "" {
+		return
+	}
+	b.loaded = true
+	paths, _ := filepath.Glob(filepath.Join(b.Dir, "results-*.jsonl"))
+	sort.Strings(paths)
+	for _, p := range paths {
+		if n, err := countLines(p); err == nil {
+			b.segments = append(b.segments, segment{path: p, count: n})
+		}
+	}
+}
+
+// Add queues a result.
+func (b *Buffer) Add(r probeapi.Result) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.load()
+	memLimit, _ := b.limits()
+	b.mem = append(b.mem, r)
+	if len(b.mem) <= memLimit {
+		return
+	}
+	if b.Dir != "" {
+		if err := b.spillLocked(); err == nil {
+			return
+		}
+	}
+	n := len(b.mem) - memLimit
+	b.dropped += int64(n)
+	b.mem = append(b.mem[:0], b.mem[n:]...)
+}
+
+// Spill writes the in-memory results to a segment (at shutdown).
+func (b *Buffer) Spill() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.Dir == "" || len(b.mem) == 0 {
+		return nil
+	}
+	return b.spillLocked()
+}
+
+func (b *Buffer) spillLocked() error {
+	if err := os.MkdirAll(b.Dir, 0o750); err != nil {
+		return fmt.Errorf("create buffer dir: %w", err)
+	}
+	b.seq++
+	path := filepath.Join(b.Dir, fmt.Sprintf("results-%020d-%06d.jsonl", time.Now().UnixNano(), b.seq))
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return fmt.Errorf("create buffer segment: %w", err)
+	}
+	w := bufio.NewWriter(f)
+	enc := json.NewEncoder(w)
+	for i := range b.mem {
+		if err := enc.Encode(&b.mem[i]); err != nil {
+			f.Close()
+			os.Remove(path)
+			return fmt.Errorf("write buffer segment: %w", err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		os.Remove(path)
+		return fmt.Errorf("write buffer segment: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("close buffer segment: %w", err)
+	}
+	b.segments = append(b.segments, segment{path: path, count: len(b.mem)})
+	b.mem = b.mem[:0]
+	_, maxSegs := b.limits()
+	for len(b.segments) > maxSegs {
+		b.dropped += int64(b.segments[0].count)
+		os.Remove(b.segments[0].path)
+		b.segments = b.segments[1:]
+	}
+	return nil
+}
+
+// Len returns the number of buffered results, in memory and on disk.
+func (b *Buffer) Len() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.load()
+	n := len(b.mem)
+	for _, s := range b.segments {
+		n += s.count
+	}
+	return n
+}
+
+// Dropped returns how many results were discarded because the buffer was full.
+func (b *Buffer) Dropped() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.dropped
+}
+
+// Peek returns up to n of the oldest results and a func that removes them
+// once delivered. Segments on disk go first.
+func (b *Buffer) Peek(n int) ([]probeapi.Result, func()) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.load()
+	for len(b.segments) > 0 {
+		seg := b.segments[0]
+		rs, err := readSegment(seg.path)
+		if err != nil || len(rs) == 0 {
+			os.Remove(seg.path)
+			b.segments = b.segments[1:]
+			continue
+		}
+		// A segment is delivered whole (it holds at most MemoryLimit
+		// results); the manager de-duplicates a partial redelivery.
+		return rs, func() {
+			b.mu.Lock()
+			defer b.mu.Unlock()
+			if len(b.segments) > 0 && b.segments[0].path == seg.path {
+				os.Remove(seg.path)
+				b.segments = b.segments[1:]
+			}
+		}
+	}
+	k := min(n, len(b.mem))
+	out := append([]probeapi.Result(nil), b.mem[:k]...)
+	return out, func() {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		// Only the delivered prefix is removed; Add may have appended
+		// (or dropped from the front) meanwhile.
+		if len(b.mem) >= k && len(out) > 0 && b.mem[0].ID == out[0].ID {
+			b.mem = append(b.mem[:0], b.mem[k:]...)
+		}
+	}
+}
+
+func readSegment(path string) ([]probeapi.Result, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []probeapi.Result
+	dec := json.NewDecoder(f)
+	for {
+		var r probeapi.Result
+		if err := dec.Decode(&r); err != nil {
+			if strings.Contains(err.Error(), "EOF") {
+				return out, nil
+			}
+			return out, err
+		}
+		out = append(out, r)
+	}
+}
+
+func countLines(path string) (int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	n := 0
+	s := bufio.NewScanner(f)
+	s.Buffer(make([]byte, 64<<10), 4<<20)
+	for s.Scan() {
+		n++
+	}
+	return n, s.Err()
+}

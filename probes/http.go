@@ -1,0 +1,279 @@
+package probes
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptrace"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/uptime-operator/uptime-operator/internal/probeapi"
+)
+
+const (
+	// defaultMaxResponseBytes bounds body reads when the monitor sets none.
+	defaultMaxResponseBytes = 1 << 20
+	// maxMaxResponseBytes is the largest max_response_bytes accepted.
+	maxMaxResponseBytes = 10 << 20
+	// defaultMaxRedirects is followed when max_redirects is unset.
+	defaultMaxRedirects = 5
+	// userAgent identifies probe requests to targets.
+	userAgent = "uptime-operator-probe/1"
+)
+
+// ErrorRedirects is the error type of a redirect chain longer than
+// max_redirects.
+const ErrorRedirects = "too_many_redirects"
+
+var errTooManyRedirects = errors.New("too many redirects")
+
+// httpRequest is one request of an http, api or multistep check.
+type httpRequest struct {
+	Method       string
+	URL          string
+	Headers      map[string]string
+	Body         string
+	MaxRedirects int
+	MaxBytes     int64
+}
+
+// httpOutcome is a fetched response with its measurements.
+type httpOutcome struct {
+	response
+	FinalURL  string
+	Redirects int
+	Truncated bool
+	Timings   probeapi.Timings
+	TLS       *probeapi.TLSInfo
+}
+
+// newHTTPClient returns a client for one check: a fresh Transport dialing
+// through the guard (so every redirect hop is checked), without keep-alive
+// or HTTP/2, and an optional cookie jar shared by multistep steps.
+func newHTTPClient(env *Env, timeout time.Duration, maxRedirects int, jar http.CookieJar) *http.Client {
+	tr := &http.Transport{
+		DialContext:            env.dialer(timeout).DialContext,
+		TLSClientConfig:        env.tlsConfig(""),
+		TLSHandshakeTimeout:    timeout,
+		DisableKeepAlives:      true,
+		ForceAttemptHTTP2:      false,
+		TLSNextProto:           map[string]func(string, *tls.Conn) http.RoundTripper{},
+		MaxResponseHeaderBytes: 64 << 10,
+		Proxy:                  nil,
+	}
+	return &http.Client{
+		Transport: tr,
+		Jar:       jar,
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if maxRedirects == 0 {
+				return http.ErrUseLastResponse
+			}
+			if len(via) > maxRedirects {
+				return errTooManyRedirects
+			}
+			return nil
+		},
+	}
+}
+
+// newJar returns an empty cookie jar.
+func newJar() http.CookieJar {
+	jar, _ := cookiejar.New(nil)
+	return jar
+}
+
+// fetch performs req with client and reads at most req.MaxBytes of the body.
+func fetch(ctx context.Context, client *http.Client, req httpRequest) (*httpOutcome, error) {
+	method := strings.ToUpper(req.Method)
+	if method == "" {
+		method = http.MethodGet
+	}
+	var body io.Reader
+	if req.Body != "" {
+		body = strings.NewReader(req.Body)
+	}
+	out := &httpOutcome{}
+	var mu sync.Mutex
+	var dnsStart, connStart, tlsStart time.Time
+	start := time.Now()
+	trace := &httptrace.ClientTrace{
+		DNSStart: func(httptrace.DNSStartInfo) { mu.Lock(); dnsStart = time.Now(); mu.Unlock() },
+		DNSDone: func(httptrace.DNSDoneInfo) {
+			mu.Lock()
+			out.Timings.DNSMs += fms(time.Since(dnsStart))
+			mu.Unlock()
+		},
+		ConnectStart: func(_, _ string) { mu.Lock(); connStart = time.Now(); mu.Unlock() },
+		ConnectDone: func(_, _ string, _ error) {
+			mu.Lock()
+			out.Timings.ConnectMs += fms(time.Since(connStart))
+			mu.Unlock()
+		},
+		TLSHandshakeStart: func() { mu.Lock(); tlsStart = time.Now(); mu.Unlock() },
+		TLSHandshakeDone: func(tls.ConnectionState, error) {
+			mu.Lock()
+			out.Timings.TLSMs += fms(time.Since(tlsStart))
+			mu.Unlock()
+		},
+		GotFirstResponseByte: func() {
+			mu.Lock()
+			out.Timings.FirstByteMs = fms(time.Since(start))
+			mu.Unlock()
+		},
+	}
+	hreq, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), method, req.URL, body)
+	if err != nil {
+		return nil, fmt.Errorf("build request: %w", err)
+	}
+	hreq.Header.Set("User-Agent", userAgent)
+	for k, v := range req.Headers {
+		if strings.EqualFold(k, "Host") {
+			hreq.Host = v
+			continue
+		}
+		hreq.Header.Set(k, v)
+	}
+	resp, err := client.Do(hreq)
+	if err != nil {
+		out.Elapsed = time.Since(start)
+		return out, unwrapURLError(err)
+	}
+	defer resp.Body.Close()
+	limit := req.MaxBytes
+	if limit <= 0 {
+		limit = defaultMaxResponseBytes
+	}
+	limit = min(limit, maxMaxResponseBytes)
+	b, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
+	mu.Lock()
+	defer mu.Unlock()
+	out.Elapsed = time.Since(start)
+	if int64(len(b)) > limit {
+		b, out.Truncated = b[:limit], true
+	}
+	out.StatusCode, out.Header, out.Body = resp.StatusCode, resp.Header, b
+	out.FinalURL = resp.Request.URL.Redacted()
+	for r := resp.Request; r.Response != nil; r = r.Response.Request {
+		out.Redirects++
+	}
+	out.TLS = tlsInfo(resp.TLS)
+	if err != nil {
+		return out, fmt.Errorf("read response body: %w", err)
+	}
+	return out, nil
+}
+
+// unwrapURLError drops the *url.Error wrapper, whose message repeats the
+// method and URL, keeping the cause.
+func unwrapURLError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return fmt.Errorf("%s: %w", strings.ToLower(ue.Op), ue.Err)
+	}
+	return err
+}
+
+// statusOK applies expected_status_codes, or 2xx/3xx when none are set.
+func statusOK(code int, expected []int) bool {
+	if len(expected) > 0 {
+		return slices.Contains(expected, code)
+	}
+	return code >= 200 && code < 400
+}
+
+// maxRedirects returns the configured redirect limit clamped to 0-5.
+func maxRedirects(p *int) int {
+	if p == nil {
+		return defaultMaxRedirects
+	}
+	return max(0, min(*p, defaultMaxRedirects))
+}
+
+// httpDetails is Result.Details of http and api checks.
+type httpDetails struct {
+	FinalURL      string            `json:"final_url,omitempty"`
+	Redirects     int               `json:"redirects"`
+	BodyBytes     int               `json:"body_bytes"`
+	BodyTruncated bool              `json:"body_truncated,omitempty"`
+	Assertions    []assertionResult `json:"assertions,omitempty"`
+}
+
+// checkHTTP runs http and api monitors.
+func checkHTTP(ctx context.Context, a *probeapi.Assignment, env *Env) probeapi.Result {
+	cfg := &a.Config.HTTPConfig
+	if a.URL == "" {
+		return failure(probeapi.StatusUnknown, probeapi.ErrorInvalidConfig, errors.New("url is required"))
+	}
+	timeout := probeapi.EffectiveTimeout(a)
+	client := newHTTPClient(env, timeout, maxRedirects(cfg.MaxRedirects), nil)
+	out, err := fetch(ctx, client, httpRequest{
+		Method: cfg.Method, URL: a.URL, Headers: cfg.Headers, Body: cfg.Body,
+		MaxRedirects: maxRedirects(cfg.MaxRedirects), MaxBytes: cfg.MaxResponseBytes,
+	})
+	return httpVerdict(out, err, cfg.ExpectedStatusCodes, cfg)
+}
+
+// httpVerdict turns a fetched response into a result: status codes,
+// keyword, assertions, then response-time thresholds.
+func httpVerdict(out *httpOutcome, err error, expected []int, cfg *probeapi.HTTPConfig) probeapi.Result {
+	if err != nil {
+		res := fromError(err)
+		if errors.Is(err, errTooManyRedirects) {
+			res = failure(probeapi.StatusDown, ErrorRedirects, err)
+		}
+		if out != nil {
+			res.ResponseTimeMs = ms(out.Elapsed)
+			res.Timings = &out.Timings
+		}
+		return res
+	}
+	code := out.StatusCode
+	res := probeapi.Result{
+		Status: probeapi.StatusUp, StatusCode: &code, ResponseTimeMs: ms(out.Elapsed),
+		Timings: &out.Timings, TLS: out.TLS,
+	}
+	d := httpDetails{FinalURL: out.FinalURL, Redirects: out.Redirects, BodyBytes: len(out.Body), BodyTruncated: out.Truncated}
+	fail := func(typ, msg string) {
+		if res.Status == probeapi.StatusUp {
+			res.Status, res.ErrorType, res.ErrorMessage = probeapi.StatusDown, typ, msg
+		}
+	}
+	if !statusOK(code, expected) {
+		fail(probeapi.ErrorHTTPStatus, fmt.Sprintf("unexpected status code %d", code))
+	}
+	if cfg.Keyword != "" && !containsKeyword(out.Body, cfg.Keyword, cfg.KeywordCaseInsensitive) {
+		fail(probeapi.ErrorKeyword, fmt.Sprintf("keyword %q not found in the first %d bytes", truncateString(cfg.Keyword, 64), len(out.Body)))
+	}
+	if len(cfg.Assertions) > 0 {
+		var msg string
+		d.Assertions, msg = evaluateAssertions(cfg.Assertions, &out.response)
+		if msg != "" {
+			fail(probeapi.ErrorAssertion, msg)
+		}
+	}
+	elapsed := out.Elapsed.Milliseconds()
+	switch {
+	case cfg.MaxResponseTimeMs > 0 && elapsed > int64(cfg.MaxResponseTimeMs):
+		fail(probeapi.ErrorResponseTime, fmt.Sprintf("response took %d ms, more than %d ms", elapsed, cfg.MaxResponseTimeMs))
+	case cfg.DegradedResponseTimeMs > 0 && elapsed > int64(cfg.DegradedResponseTimeMs) && res.Status == probeapi.StatusUp:
+		res.Status, res.ErrorType = probeapi.StatusDegraded, probeapi.ErrorResponseTime
+		res.ErrorMessage = fmt.Sprintf("response took %d ms, more than %d ms", elapsed, cfg.DegradedResponseTimeMs)
+	}
+	res.Details = details(d)
+	return res
+}
+
+func containsKeyword(body []byte, kw string, fold bool) bool {
+	if fold {
+		return strings.Contains(strings.ToLower(string(body)), strings.ToLower(kw))
+	}
+	return strings.Contains(string(body), kw)
+}

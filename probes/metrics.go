@@ -1,0 +1,41 @@
+package probes
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// metrics are an agent's Prometheus metrics, on a registry of its own.
+type metrics struct {
+	registry *prometheus.Registry
+	checks   *prometheus.CounterVec
+	lag      prometheus.Histogram
+	skipped  prometheus.Counter
+	pushes   *prometheus.CounterVec
+}
+
+func newMetrics(inFlight, buffered, dropped func() float64) *metrics {
+	m := &metrics{
+		registry: prometheus.NewRegistry(),
+		checks: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "uptime_probe", Name: "checks_total", Help: "Checks run, by monitor type and status.",
+		}, []string{"type", "status"}),
+		lag: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Namespace: "uptime_probe", Name: "schedule_lag_seconds", Help: "Actual minus planned start of scheduled checks.",
+			Buckets: []float64{.001, .005, .01, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+		}),
+		skipped: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: "uptime_probe", Name: "skipped_runs_total", Help: "Slots skipped because the previous run of the monitor was still going.",
+		}),
+		pushes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "uptime_probe", Name: "result_pushes_total", Help: "Result batch pushes to the manager, by outcome.",
+		}, []string{"outcome"}),
+	}
+	m.registry.MustRegister(m.checks, m.lag, m.skipped, m.pushes,
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "uptime_probe", Name: "in_flight", Help: "Checks running now."}, inFlight),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "uptime_probe", Name: "buffered_results", Help: "Results waiting for delivery to the manager."}, buffered),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Namespace: "uptime_probe", Name: "dropped_results_total", Help: "Results discarded because the buffer was full."}, dropped),
+		prometheus.NewGoCollector(),
+		prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}),
+	)
+	return m
+}

@@ -1,0 +1,155 @@
+package probes
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"regexp"
+	"time"
+
+	"github.com/uptime-operator/uptime-operator/internal/probeapi"
+)
+
+// maxSteps bounds the steps of a multistep monitor.
+const maxSteps = 20
+
+// varRef matches {{ name }} references to extracted variables.
+var varRef = regexp.MustCompile(`\{\{\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*\}\}`)
+
+// stepResult is one step as reported in details.
+type stepResult struct {
+	Name           string            `json:"name"`
+	URL            string            `json:"url"`
+	StatusCode     int               `json:"status_code,omitempty"`
+	ResponseTimeMs int64             `json:"response_time_ms"`
+	Passed         bool              `json:"passed"`
+	Error          string            `json:"error,omitempty"`
+	Assertions     []assertionResult `json:"assertions,omitempty"`
+}
+
+// multistepDetails is Result.Details of multistep checks.
+type multistepDetails struct {
+	Steps []stepResult `json:"steps"`
+	// Extracted lists the names (never the values) of extracted variables.
+	Extracted []string `json:"extracted,omitempty"`
+}
+
+// checkMultistep runs HTTP steps in order with a shared cookie jar. Values
+// extracted from a step's JSON body or headers replace {{variable}} in the
+// URL, headers and body of later steps (verbatim, without escaping). The
+// first failing step ends the run as down; later steps are not run.
+func checkMultistep(ctx context.Context, a *probeapi.Assignment, env *Env) probeapi.Result {
+	steps := a.Config.Steps
+	if len(steps) == 0 || len(steps) > maxSteps {
+		return failure(probeapi.StatusUnknown, probeapi.ErrorInvalidConfig, fmt.Errorf("1-%d steps are required", maxSteps))
+	}
+	client := newHTTPClient(env, probeapi.EffectiveTimeout(a), maxRedirects(a.Config.MaxRedirects), newJar())
+	vars := map[string]string{}
+	var d multistepDetails
+	res := probeapi.Result{Status: probeapi.StatusUp}
+	start := time.Now()
+	for i, st := range steps {
+		name := st.Name
+		if name == "" {
+			name = fmt.Sprintf("step %d", i+1)
+		}
+		sr, out, err := runStep(ctx, client, st, vars, a.Config.MaxResponseBytes)
+		sr.Name = name
+		d.Steps = append(d.Steps, sr)
+		if out != nil {
+			code := out.StatusCode
+			res.StatusCode = &code
+			res.TLS = out.TLS
+		}
+		if err != nil || !sr.Passed {
+			if err != nil {
+				res = fromError(err)
+				if res.Status == probeapi.StatusDown {
+					res.ErrorType = probeapi.ErrorStep
+				}
+			} else {
+				res.Status, res.ErrorType = probeapi.StatusDown, probeapi.ErrorStep
+			}
+			res.ErrorMessage = fmt.Sprintf("step %d (%s): %s", i+1, truncateString(name, 64), sr.Error)
+			break
+		}
+	}
+	for k := range vars {
+		d.Extracted = append(d.Extracted, k)
+	}
+	res.ResponseTimeMs = ms(time.Since(start))
+	res.Details = details(d)
+	return res
+}
+
+// runStep performs one step, evaluates it and extracts its variables.
+func runStep(ctx context.Context, client *http.Client, st probeapi.Step, vars map[string]string, maxBytes int64) (stepResult, *httpOutcome, error) {
+	subst := func(s string) string {
+		return varRef.ReplaceAllStringFunc(s, func(m string) string {
+			if v, ok := vars[varRef.FindStringSubmatch(m)[1]]; ok {
+				return v
+			}
+			return m
+		})
+	}
+	headers := make(map[string]string, len(st.Headers))
+	for k, v := range st.Headers {
+		headers[k] = subst(v)
+	}
+	url := subst(st.URL)
+	sr := stepResult{URL: truncateString(url, 256)}
+	out, err := fetch(ctx, client, httpRequest{Method: st.Method, URL: url, Headers: headers, Body: subst(st.Body), MaxBytes: maxBytes})
+	if out != nil {
+		sr.ResponseTimeMs = ms(out.Elapsed)
+	}
+	if err != nil {
+		if errors.Is(err, errTooManyRedirects) {
+			err = fmt.Errorf("%w", err)
+		}
+		sr.Error = err.Error()
+		return sr, out, err
+	}
+	sr.StatusCode = out.StatusCode
+	if !statusOK(out.StatusCode, st.ExpectedStatusCodes) {
+		sr.Error = fmt.Sprintf("unexpected status code %d", out.StatusCode)
+		return sr, out, nil
+	}
+	var msg string
+	sr.Assertions, msg = evaluateAssertions(st.Assertions, &out.response)
+	if msg != "" {
+		sr.Error = msg
+		return sr, out, nil
+	}
+	for _, ex := range st.Extract {
+		v, ok, err := extract(ex, &out.response)
+		if err != nil || !ok {
+			sr.Error = fmt.Sprintf("extract %s: value not found", truncateString(ex.Variable, 64))
+			return sr, out, nil
+		}
+		vars[ex.Variable] = v
+	}
+	sr.Passed = true
+	return sr, out, nil
+}
+
+// extract reads a variable's value from a response.
+func extract(ex probeapi.Extract, r *response) (string, bool, error) {
+	switch ex.Source {
+	case probeapi.SourceHeader:
+		v := r.Header.Get(ex.Property)
+		return v, v != "", nil
+	case probeapi.SourceJSONBody, "":
+		doc, err := r.json()
+		if err != nil {
+			return "", false, err
+		}
+		v, ok, err := evalJSONPath(doc, ex.Property)
+		if err != nil || !ok {
+			return "", false, err
+		}
+		return jsonText(v), true, nil
+	default:
+		return "", false, fmt.Errorf("unknown extract source %q", truncateString(ex.Source, 32))
+	}
+}

@@ -1,0 +1,65 @@
+package probes
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/uptime-operator/uptime-operator/internal/probeapi"
+)
+
+func TestMultistep(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /login", func(w http.ResponseWriter, r *http.Request) {
+		http.SetCookie(w, &http.Cookie{Name: "sid", Value: "abc"})
+		w.Header().Set("X-Request-Id", "req-9")
+		fmt.Fprint(w, `{"token":"tok-123","user":{"id":7}}`)
+	})
+	mux.HandleFunc("GET /users/{id}", func(w http.ResponseWriter, r *http.Request) {
+		c, err := r.Cookie("sid")
+		if err != nil || c.Value != "abc" || r.Header.Get("Authorization") != "Bearer tok-123" || r.Header.Get("X-Trace") != "req-9" {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		fmt.Fprintf(w, `{"id":%s,"name":"ada"}`, r.PathValue("id"))
+	})
+	ts := httptest.NewServer(mux)
+	defer ts.Close()
+
+	steps := []probeapi.Step{
+		{Name: "login", Method: "POST", URL: ts.URL + "/login", Body: `{"u":"a"}`, Extract: []probeapi.Extract{
+			{Variable: "token", Source: "json_body", Property: "$.token"},
+			{Variable: "uid", Source: "json_body", Property: "$.user.id"},
+			{Variable: "rid", Source: "header", Property: "X-Request-Id"},
+		}},
+		{Name: "profile", URL: ts.URL + "/users/{{uid}}", Headers: map[string]string{"Authorization": "Bearer {{ token }}", "X-Trace": "{{rid}}"},
+			Assertions: []probeapi.Assertion{{Source: "json_body", Property: "$.name", Operator: "equals", Target: "ada"}}},
+	}
+	a := probeapi.Assignment{Type: probeapi.TypeMultistep, TimeoutMs: 5000, Config: probeapi.Config{MultistepConfig: probeapi.MultistepConfig{Steps: steps}}}
+	res := run(t, a, testEnv())
+	wantStatus(t, res, probeapi.StatusUp)
+	var d multistepDetails
+	json.Unmarshal(res.Details, &d)
+	if len(d.Steps) != 2 || !d.Steps[1].Passed {
+		t.Fatalf("details %+v", d)
+	}
+
+	// A failing assertion in step 2 fails the run and names the step.
+	a.Config.Steps[1].Assertions[0].Target = "bob"
+	res = run(t, a, testEnv())
+	wantStatus(t, res, probeapi.StatusDown)
+	if res.ErrorType != probeapi.ErrorStep {
+		t.Fatalf("error type %q", res.ErrorType)
+	}
+
+	// A failing first step stops the run.
+	a.Config.Steps[0].ExpectedStatusCodes = []int{201}
+	res = run(t, a, testEnv())
+	json.Unmarshal(res.Details, &d)
+	wantStatus(t, res, probeapi.StatusDown)
+	if len(d.Steps) != 1 {
+		t.Fatalf("ran %d steps", len(d.Steps))
+	}
+}

@@ -1,0 +1,267 @@
+package probes
+
+import (
+	"encoding/json"
+	"net"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/miekg/dns"
+
+	"github.com/uptime-operator/uptime-operator/internal/netguard"
+	"github.com/uptime-operator/uptime-operator/internal/probeapi"
+)
+
+func hostPort(t *testing.T, addr string) (string, int) {
+	t.Helper()
+	h, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, _ := strconv.Atoi(p)
+	return h, n
+}
+
+func netAssignment(typ, addr string, t *testing.T, cfg probeapi.Config) probeapi.Assignment {
+	cfg.Host, cfg.Port = hostPort(t, addr)
+	return probeapi.Assignment{Type: typ, Config: cfg, TimeoutMs: 2000}
+}
+
+func TestPort(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	open := ln.Addr().String()
+	wantStatus(t, run(t, netAssignment(probeapi.TypePort, open, t, probeapi.Config{}), testEnv()), probeapi.StatusUp)
+	wantStatus(t, run(t, netAssignment(probeapi.TypePort, open, t, probeapi.Config{}), &Env{}), probeapi.StatusBlocked)
+	ln.Close()
+	res := run(t, netAssignment(probeapi.TypePort, open, t, probeapi.Config{}), testEnv())
+	wantStatus(t, res, probeapi.StatusDown)
+	if res.ErrorType != probeapi.ErrorRefused {
+		t.Fatalf("error type %q", res.ErrorType)
+	}
+}
+
+func TestPortTLS(t *testing.T) {
+	ts := httptest.NewTLSServer(testMux())
+	defer ts.Close()
+	a := netAssignment(probeapi.TypePort, ts.Listener.Addr().String(), t, probeapi.Config{NetConfig: probeapi.NetConfig{TLS: true}})
+	res := run(t, a, tlsEnv(ts))
+	wantStatus(t, res, probeapi.StatusUp)
+	if res.TLS == nil || res.TLS.Subject == "" {
+		t.Fatalf("tls info %+v", res.TLS)
+	}
+	res = run(t, a, testEnv()) // untrusted CA
+	wantStatus(t, res, probeapi.StatusDown)
+	if res.ErrorType != probeapi.ErrorTLS {
+		t.Fatalf("error type %q: %s", res.ErrorType, res.ErrorMessage)
+	}
+}
+
+func udpEcho(t *testing.T, reply func([]byte) []byte) string {
+	t.Helper()
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pc.Close() })
+	go func() {
+		buf := make([]byte, 2048)
+		for {
+			n, from, err := pc.ReadFrom(buf)
+			if err != nil {
+				return
+			}
+			if out := reply(buf[:n]); out != nil {
+				pc.WriteTo(out, from)
+			}
+		}
+	}()
+	return pc.LocalAddr().String()
+}
+
+func TestUDP(t *testing.T) {
+	echo := udpEcho(t, func(b []byte) []byte { return append([]byte("PONG "), b...) })
+	silent := udpEcho(t, func([]byte) []byte { return nil })
+	cfg := func(u probeapi.UDPConfig) probeapi.Config { return probeapi.Config{UDPConfig: u} }
+
+	wantStatus(t, run(t, netAssignment(probeapi.TypeUDP, echo, t, cfg(probeapi.UDPConfig{Payload: "ping", ExpectedResponse: "PONG"})), testEnv()), probeapi.StatusUp)
+	wantStatus(t, run(t, netAssignment(probeapi.TypeUDP, echo, t, cfg(probeapi.UDPConfig{Payload: "70696e67", PayloadEncoding: "hex", ExpectedResponse: `^PONG pi.g$`, ExpectedResponseMatch: "regex"})), testEnv()), probeapi.StatusUp)
+	res := run(t, netAssignment(probeapi.TypeUDP, echo, t, cfg(probeapi.UDPConfig{Payload: "ping", ExpectedResponse: "HELLO"})), testEnv())
+	wantStatus(t, res, probeapi.StatusDown)
+	if res.ErrorType != probeapi.ErrorResponseMismatch {
+		t.Fatalf("error type %q", res.ErrorType)
+	}
+
+	a := netAssignment(probeapi.TypeUDP, silent, t, cfg(probeapi.UDPConfig{Payload: "ping"}))
+	a.TimeoutMs = 200
+	res = run(t, a, testEnv())
+	wantStatus(t, res, probeapi.StatusUnknown)
+	if res.ErrorType != probeapi.ErrorNoResponse {
+		t.Fatalf("error type %q", res.ErrorType)
+	}
+	a.Config.SilentIsUp = true
+	wantStatus(t, run(t, a, testEnv()), probeapi.StatusUp)
+
+	// A closed port answers with ICMP port unreachable.
+	pc, _ := net.ListenPacket("udp", "127.0.0.1:0")
+	closed := pc.LocalAddr().String()
+	pc.Close()
+	res = run(t, netAssignment(probeapi.TypeUDP, closed, t, cfg(probeapi.UDPConfig{Payload: "ping"})), testEnv())
+	wantStatus(t, res, probeapi.StatusDown)
+	if res.ErrorType != probeapi.ErrorPortUnreachable {
+		t.Fatalf("error type %q: %s", res.ErrorType, res.ErrorMessage)
+	}
+	wantStatus(t, run(t, netAssignment(probeapi.TypeUDP, echo, t, cfg(probeapi.UDPConfig{Payload: "ping"})), &Env{}), probeapi.StatusBlocked)
+}
+
+// startDNS serves a small zone on 127.0.0.1 over UDP and TCP.
+func startDNS(t *testing.T) string {
+	t.Helper()
+	zone := map[string][]string{
+		"example.test. A":             {"example.test. 60 IN A 192.0.2.10", "example.test. 60 IN A 192.0.2.11"},
+		"example.test. AAAA":          {"example.test. 60 IN AAAA 2001:db8::1"},
+		"example.test. MX":            {"example.test. 60 IN MX 10 Mail.Example.Test."},
+		"example.test. TXT":           {`example.test. 60 IN TXT "v=spf1 " "-all"`},
+		"example.test. NS":            {"example.test. 60 IN NS ns1.example.test."},
+		"example.test. SOA":           {"example.test. 60 IN SOA ns1.example.test. admin.example.test. 2024010101 7200 3600 1209600 300"},
+		"example.test. CAA":           {`example.test. 60 IN CAA 0 issue "letsencrypt.org"`},
+		"www.example.test. CNAME":     {"www.example.test. 60 IN CNAME example.test."},
+		"_sip._tcp.example.test. SRV": {"_sip._tcp.example.test. 60 IN SRV 10 5 5060 sip.example.test."},
+	}
+	h := dns.HandlerFunc(func(w dns.ResponseWriter, r *dns.Msg) {
+		m := new(dns.Msg)
+		m.SetReply(r)
+		q := r.Question[0]
+		if q.Name == "fail.test." {
+			m.Rcode = dns.RcodeServerFailure
+		} else if rrs, ok := zone[q.Name+" "+dns.TypeToString[q.Qtype]]; ok {
+			for _, s := range rrs {
+				rr, err := dns.NewRR(s)
+				if err != nil {
+					panic(err)
+				}
+				m.Answer = append(m.Answer, rr)
+			}
+		} else if !strings.HasSuffix(q.Name, "example.test.") {
+			m.Rcode = dns.RcodeNameError
+		}
+		w.WriteMsg(m)
+	})
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", pc.LocalAddr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	us := &dns.Server{PacketConn: pc, Handler: h}
+	ts := &dns.Server{Listener: ln, Handler: h}
+	go us.ActivateAndServe()
+	go ts.ActivateAndServe()
+	t.Cleanup(func() { us.Shutdown(); ts.Shutdown() })
+	return pc.LocalAddr().String()
+}
+
+func TestDNS(t *testing.T) {
+	server := startDNS(t)
+	type tc struct {
+		name, rt, proto, match string
+		expected               []string
+		want                   probeapi.Status
+		answers                []string
+	}
+	cases := []tc{
+		{"example.test", "A", "udp", "", nil, probeapi.StatusUp, []string{"192.0.2.10", "192.0.2.11"}},
+		{"example.test", "A", "tcp", "any", []string{"192.0.2.11", "203.0.113.1"}, probeapi.StatusUp, nil},
+		{"example.test", "A", "", "all", []string{"192.0.2.11", "203.0.113.1"}, probeapi.StatusDown, nil},
+		{"example.test", "A", "", "all", []string{"192.0.2.11"}, probeapi.StatusUp, nil},
+		{"example.test", "A", "", "exact", []string{"192.0.2.11"}, probeapi.StatusDown, nil},
+		{"example.test", "A", "", "exact", []string{"192.0.2.11", "192.0.2.10"}, probeapi.StatusUp, nil},
+		{"example.test", "AAAA", "", "", []string{"2001:DB8:0::1"}, probeapi.StatusUp, []string{"2001:db8::1"}},
+		{"example.test", "MX", "", "", []string{"10 mail.example.test."}, probeapi.StatusUp, []string{"10 mail.example.test"}},
+		{"example.test", "TXT", "", "", []string{"v=spf1 -all"}, probeapi.StatusUp, nil},
+		{"example.test", "NS", "", "", []string{"ns1.example.test"}, probeapi.StatusUp, nil},
+		{"example.test", "SOA", "", "", nil, probeapi.StatusUp, []string{"ns1.example.test admin.example.test 2024010101 7200 3600 1209600 300"}},
+		{"example.test", "CAA", "", "", []string{`0 issue "letsencrypt.org"`}, probeapi.StatusUp, nil},
+		{"www.example.test", "CNAME", "", "", []string{"example.test"}, probeapi.StatusUp, nil},
+		{"_sip._tcp.example.test", "SRV", "", "", []string{"10 5 5060 sip.example.test"}, probeapi.StatusUp, nil},
+		{"empty.example.test", "A", "", "", nil, probeapi.StatusDown, nil},
+		{"nope.invalid", "A", "", "", nil, probeapi.StatusDown, nil},
+		{"fail.test", "A", "", "", nil, probeapi.StatusDown, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name+"-"+c.rt+"-"+c.match, func(t *testing.T) {
+			a := probeapi.Assignment{Type: probeapi.TypeDNS, TimeoutMs: 2000, Config: probeapi.Config{DNSConfig: probeapi.DNSConfig{
+				Name: c.name, RecordType: c.rt, Resolver: server, Protocol: c.proto, Match: c.match, ExpectedValues: c.expected}}}
+			res := run(t, a, testEnv())
+			wantStatus(t, res, c.want)
+			if c.answers != nil {
+				var d dnsDetails
+				json.Unmarshal(res.Details, &d)
+				if strings.Join(d.Answers, "|") != strings.Join(c.answers, "|") {
+					t.Fatalf("answers %q want %q", d.Answers, c.answers)
+				}
+			}
+		})
+	}
+}
+
+func TestDNSResolverUnreachable(t *testing.T) {
+	pc, _ := net.ListenPacket("udp", "127.0.0.1:0")
+	dead := pc.LocalAddr().String()
+	pc.Close()
+	a := probeapi.Assignment{Type: probeapi.TypeDNS, TimeoutMs: 500, Config: probeapi.Config{DNSConfig: probeapi.DNSConfig{Name: "example.test", Resolver: dead}}}
+	// A resolver chosen by the monitor is the target: down.
+	wantStatus(t, run(t, a, testEnv()), probeapi.StatusDown)
+	// The probe's own resolver failing is inconclusive: unknown.
+	conf := filepath.Join(t.TempDir(), "resolv.conf")
+	h, _ := hostPort(t, dead)
+	os.WriteFile(conf, []byte("nameserver "+h+"\noptions timeout:1\n"), 0o600)
+	a.Config.Resolver = ""
+	env := testEnv()
+	env.SystemResolverConf = conf
+	res := run(t, a, env)
+	wantStatus(t, res, probeapi.StatusUnknown)
+	// A chosen resolver on loopback is blocked without AllowPrivate.
+	a.Config.Resolver = startDNS(t)
+	wantStatus(t, run(t, a, &Env{Guard: netguard.Guard{}}), probeapi.StatusBlocked)
+}
+
+func TestPing(t *testing.T) {
+	c, _, err := listenICMP(true)
+	if err != nil {
+		t.Skipf("kernel refuses both datagram and raw ICMP sockets: %v", err)
+	}
+	c.Close()
+	a := probeapi.Assignment{Type: probeapi.TypePing, TimeoutMs: 3000, Config: probeapi.Config{NetConfig: probeapi.NetConfig{Host: "127.0.0.1", PacketCount: 3}}}
+	res := run(t, a, testEnv())
+	wantStatus(t, res, probeapi.StatusUp)
+	var d pingDetails
+	json.Unmarshal(res.Details, &d)
+	if d.Sent != 3 || d.Received != 3 || d.LossPercent != 0 || d.RTTMaxMs <= 0 {
+		t.Fatalf("details %+v", d)
+	}
+	a.Config.PacketCount = 50 // clamped
+	res = run(t, a, testEnv())
+	json.Unmarshal(res.Details, &d)
+	if d.Sent != maxPacketCount {
+		t.Fatalf("sent %d", d.Sent)
+	}
+	wantStatus(t, run(t, a, &Env{}), probeapi.StatusBlocked)
+}

@@ -1,0 +1,186 @@
+package probes
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/google/uuid"
+
+	"github.com/uptime-operator/uptime-operator/internal/netguard"
+	"github.com/uptime-operator/uptime-operator/internal/probeapi"
+)
+
+// CheckFunc runs one check of a and returns its verdict. It fills Status,
+// StatusCode, ResponseTimeMs, errors, Timings, TLS and Details; Run fills the
+// identity fields. ctx carries the check's timeout.
+type CheckFunc func(ctx context.Context, a *probeapi.Assignment, env *Env) probeapi.Result
+
+// registry maps monitor types to their checks. Cron is absent on purpose:
+// the manager evaluates heartbeats (see doc.go).
+var registry = map[string]CheckFunc{
+	probeapi.TypeHTTP:      checkHTTP,
+	probeapi.TypeAPI:       checkHTTP,
+	probeapi.TypePing:      checkPing,
+	probeapi.TypePort:      checkPort,
+	probeapi.TypeUDP:       checkUDP,
+	probeapi.TypeDNS:       checkDNS,
+	probeapi.TypeMultistep: checkMultistep,
+	probeapi.TypeMCP:       checkMCP,
+}
+
+// Supported reports whether agents can run monitors of type t.
+func Supported(t string) bool {
+	_, ok := registry[t]
+	return ok
+}
+
+// maxErrorBytes bounds Result.ErrorMessage.
+const maxErrorBytes = 512
+
+// Env is what checks need from their surroundings.
+type Env struct {
+	// Guard refuses private targets unless AllowPrivate is set.
+	Guard netguard.Guard
+	// Region is copied into results.
+	Region string
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Log receives debug output; the zero value discards it.
+	Log logr.Logger
+	// RootCAs overrides the system roots for TLS targets (tests).
+	RootCAs *x509.CertPool
+	// SystemResolverConf is the resolv.conf used by dns monitors without a
+	// resolver; empty means /etc/resolv.conf.
+	SystemResolverConf string
+}
+
+func (e *Env) now() time.Time {
+	if e.Now != nil {
+		return e.Now()
+	}
+	return time.Now()
+}
+
+func (e *Env) dialer(timeout time.Duration) *net.Dialer {
+	return e.Guard.Dialer(timeout)
+}
+
+func (e *Env) tlsConfig(serverName string) *tls.Config {
+	return &tls.Config{RootCAs: e.RootCAs, ServerName: serverName, MinVersion: tls.VersionTLS12}
+}
+
+// Run runs a check of a: it applies the effective timeout, recovers panics,
+// and fills id, monitor id, generation, region and checked_at.
+func Run(ctx context.Context, a *probeapi.Assignment, env *Env) (res probeapi.Result) {
+	start := env.now()
+	defer func() {
+		if p := recover(); p != nil {
+			env.Log.Error(fmt.Errorf("%v", p), "check panicked", "monitor", a.ID, "type", a.Type)
+			res = failure(probeapi.StatusUnknown, probeapi.ErrorInternal, fmt.Errorf("probe fault: %v", p))
+		}
+		id, err := uuid.NewV7()
+		if err != nil {
+			id = uuid.New()
+		}
+		res.ID = id.String()
+		res.MonitorID = a.ID
+		res.Generation = a.Generation
+		res.Region = env.Region
+		res.CheckedAt = start.UTC().Truncate(time.Microsecond)
+		if len(res.ErrorMessage) > maxErrorBytes {
+			res.ErrorMessage = res.ErrorMessage[:maxErrorBytes]
+		}
+		if res.Status == "" {
+			res.Status = probeapi.StatusUnknown
+		}
+	}()
+	check, ok := registry[a.Type]
+	if !ok {
+		return failure(probeapi.StatusUnknown, probeapi.ErrorInvalidConfig, fmt.Errorf("monitor type %q is not run by probe agents", a.Type))
+	}
+	ctx, cancel := context.WithTimeout(ctx, probeapi.EffectiveTimeout(a))
+	defer cancel()
+	return check(ctx, a, env)
+}
+
+// failure builds a result with a status, an error type and a message.
+func failure(status probeapi.Status, errType string, err error) probeapi.Result {
+	return probeapi.Result{Status: status, ErrorType: errType, ErrorMessage: err.Error()}
+}
+
+// fromError classifies a dial, resolve or I/O error into a result.
+func fromError(err error) probeapi.Result {
+	status, typ := classify(err)
+	return failure(status, typ, err)
+}
+
+// classify maps an error onto a status and an error type. Guard refusals
+// are blocked; failures of the probe's own resolver or socket resources are
+// unknown; everything the target is responsible for is down.
+func classify(err error) (probeapi.Status, string) {
+	var (
+		dnsErr  *net.DNSError
+		netErr  net.Error
+		certErr *tls.CertificateVerificationError
+		alert   tls.AlertError
+		recErr  tls.RecordHeaderError
+		x509Err x509.UnknownAuthorityError
+		hostErr x509.HostnameError
+		invErr  x509.CertificateInvalidError
+	)
+	switch {
+	case netguard.IsBlocked(err):
+		return probeapi.StatusBlocked, probeapi.ErrorBlocked
+	case errors.As(err, &dnsErr):
+		if dnsErr.IsNotFound {
+			return probeapi.StatusDown, probeapi.ErrorDNS
+		}
+		// SERVFAIL, timeouts or an unreachable local resolver: the probe
+		// cannot tell whether the target is at fault.
+		return probeapi.StatusUnknown, probeapi.ErrorDNS
+	case errors.Is(err, syscall.EMFILE), errors.Is(err, syscall.ENFILE), errors.Is(err, syscall.ENOBUFS):
+		return probeapi.StatusUnknown, probeapi.ErrorInternal
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
+		return probeapi.StatusDown, probeapi.ErrorTimeout
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return probeapi.StatusDown, probeapi.ErrorRefused
+	case errors.As(err, &certErr), errors.As(err, &alert), errors.As(err, &recErr), errors.As(err, &x509Err),
+		errors.As(err, &hostErr), errors.As(err, &invErr):
+		return probeapi.StatusDown, probeapi.ErrorTLS
+	default:
+		return probeapi.StatusDown, probeapi.ErrorConnection
+	}
+}
+
+// ms converts a duration to whole milliseconds for ResponseTimeMs.
+func ms(d time.Duration) int64 { return d.Milliseconds() }
+
+// fms converts a duration to fractional milliseconds for Timings.
+func fms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// details encodes v as Result.Details.
+func details(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// tlsInfo describes the leaf certificate of a TLS connection.
+func tlsInfo(cs *tls.ConnectionState) *probeapi.TLSInfo {
+	if cs == nil || len(cs.PeerCertificates) == 0 {
+		return nil
+	}
+	leaf := cs.PeerCertificates[0]
+	return &probeapi.TLSInfo{NotAfter: leaf.NotAfter.UTC(), Issuer: leaf.Issuer.String(), Subject: leaf.Subject.String()}
+}
