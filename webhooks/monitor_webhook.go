@@ -307,7 +307,8 @@ func ValidateMonitorSpec(ctx context.Context, s *monv1.MonitorSpec, guard HostCh
 		}
 	}
 	if !configs[want] && want != "http" {
-		errs = append(errs, field.Required(path.Child(want), fmt.Sprintf("required for %s monitors", t)))
+		// Without its config the type-specific rules below have nothing to check.
+		return append(errs, field.Required(path.Child(want), fmt.Sprintf("required for %s monitors", t)))
 	}
 
 	switch t {

@@ -1,0 +1,60 @@
+// Package sqlstore implements store.Store on top of a small database
+// abstraction, so the SQLite and PostgreSQL backends share every query and only
+// supply connections, transactions, dialect details and their own ingest path.
+//
+// SQL is written with ? placeholders; a backend rebinds them if it needs to.
+// Timestamps are passed through Dialect.Time and scanned through
+// Dialect.ScanTime, lists and JSON documents are JSON text.
+package sqlstore
+
+import (
+	"context"
+	"time"
+)
+
+// Rows is a result set.
+type Rows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+	Close()
+}
+
+// Row is a single-row result; Scan returns store.ErrNotFound when there is no row.
+type Row interface {
+	Scan(dest ...any) error
+}
+
+// Querier runs statements, inside or outside a transaction.
+type Querier interface {
+	Exec(ctx context.Context, sql string, args ...any) (rowsAffected int64, err error)
+	Query(ctx context.Context, sql string, args ...any) (Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) Row
+}
+
+// Dialect holds what differs between the SQL databases.
+type Dialect struct {
+	// Time encodes a (UTC, microsecond) timestamp parameter.
+	Time func(time.Time) any
+	// ScanTime returns a scan destination that fills t (NOT NULL column).
+	ScanTime func(t *time.Time) any
+	// ScanNullTime returns a scan destination that fills *t, nil for NULL.
+	ScanNullTime func(t **time.Time) any
+	// Contains returns a case-insensitive substring test of column col against
+	// placeholder arg.
+	Contains func(col, arg string) string
+	// LockRows is true when concurrent writers exist and read-modify-write
+	// transactions must lock rows (SELECT ... FOR UPDATE [SKIP LOCKED]); false
+	// for a database with a single writer.
+	LockRows bool
+	// IsUniqueViolation reports whether err is a unique-constraint violation.
+	IsUniqueViolation func(err error) bool
+}
+
+// Backend is what a database provides to Store.
+type Backend interface {
+	// Reader runs read-only statements.
+	Reader() Querier
+	// Write runs fn in one transaction, committed when fn returns nil.
+	Write(ctx context.Context, fn func(q Querier) error) error
+}

@@ -1,0 +1,320 @@
+package postgres
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/uptime-operator/uptime-operator/internal/store"
+	"github.com/uptime-operator/uptime-operator/internal/store/internal/sqlstore"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// migrationLockID is the advisory lock that serialises migrations of replicas
+// starting at the same time.
+const migrationLockID = 0x7570_7469_6d65 // "uptime"
+
+// Options tune a PostgreSQL store.
+type Options struct {
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+	// Schema, when set, is created if missing and used as the search_path, so
+	// several stores (tests, tenants) can share one database.
+	Schema string
+	// MaxConns bounds the pool (pgxpool's default when 0).
+	MaxConns int32
+}
+
+// Store is the PostgreSQL store.
+type Store struct {
+	*sqlstore.Store
+	pool *pgxpool.Pool
+}
+
+var _ store.Store = (*Store)(nil)
+
+// Open connects to dsn and migrates the schema.
+func Open(ctx context.Context, dsn string, o Options) (*Store, error) {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("parse postgres dsn: %w", err)
+	}
+	if o.MaxConns > 0 {
+		cfg.MaxConns = o.MaxConns
+	}
+	if o.Schema != "" {
+		cfg.ConnConfig.RuntimeParams["search_path"] = o.Schema
+	}
+	cfg.AfterConnect = func(_ context.Context, c *pgx.Conn) error {
+		// Read timestamps back in UTC.
+		c.TypeMap().RegisterType(&pgtype.Type{Name: "timestamptz", OID: pgtype.TimestamptzOID,
+			Codec: &pgtype.TimestamptzCodec{ScanLocation: time.UTC}})
+		return nil
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("connect postgres: %w", err)
+	}
+	if err := migrate(ctx, pool, o.Schema); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	s := &Store{pool: pool}
+	s.Store = &sqlstore.Store{B: backend{pool: pool}, D: dialect, Now: o.Now}
+	return s, nil
+}
+
+func migrate(ctx context.Context, pool *pgxpool.Pool, schema string) error {
+	ms, err := store.LoadMigrations(migrations, "migrations")
+	if err != nil {
+		return err
+	}
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck // no-op after commit
+	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", int64(migrationLockID)); err != nil {
+		return fmt.Errorf("migration lock: %w", err)
+	}
+	if schema != "" {
+		if _, err := tx.Exec(ctx, "CREATE SCHEMA IF NOT EXISTS "+pgx.Identifier{schema}.Sanitize()); err != nil {
+			return fmt.Errorf("create schema: %w", err)
+		}
+	}
+	if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+ version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`); err != nil {
+		return fmt.Errorf("create schema_migrations: %w", err)
+	}
+	for _, m := range ms {
+		var n int
+		if err := tx.QueryRow(ctx, "SELECT count(*) FROM schema_migrations WHERE version = $1", m.Version).Scan(&n); err != nil {
+			return fmt.Errorf("migrate: %w", err)
+		}
+		if n > 0 {
+			continue
+		}
+		if _, err := tx.Exec(ctx, m.SQL); err != nil {
+			return fmt.Errorf("apply migration %s: %w", m.Name, err)
+		}
+		if _, err := tx.Exec(ctx, "INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", m.Version, m.Name); err != nil {
+			return fmt.Errorf("record migration %s: %w", m.Name, err)
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("commit migrations: %w", err)
+	}
+	return nil
+}
+
+// Close closes the pool.
+func (s *Store) Close() error {
+	s.pool.Close()
+	return nil
+}
+
+// Pool exposes the connection pool, for per-monitor advisory locks and tests.
+func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+
+var copyCols = []string{"id", "monitor_id", "namespace", "region", "checked_at", "status", "status_code",
+	"response_time_ms", "error_type", "error_message", "details"}
+
+// ingestSQL moves staged checks into checks, skipping known ids, and adds the
+// new ones to their minute, hour and day rollups; it returns how many were new.
+var ingestSQL = `WITH ins AS (
+  INSERT INTO checks (` + strings.Join(copyCols, ", ") + `)
+  SELECT ` + strings.Join(copyCols, ", ") + ` FROM checks_staging
+  ON CONFLICT (id) DO NOTHING
+  RETURNING monitor_id, region, checked_at, status, response_time_ms
+), agg AS (
+  SELECT monitor_id, region, st.step,
+    (floor(extract(epoch FROM checked_at) / st.step) * st.step)::bigint AS bucket,
+    count(*) FILTER (WHERE status = 'up') AS up,
+    count(*) FILTER (WHERE status = 'down') AS down,
+    count(*) FILTER (WHERE status = 'degraded') AS degraded,
+    count(*) FILTER (WHERE status = 'blocked') AS blocked,
+    count(*) FILTER (WHERE status NOT IN ('up', 'down', 'degraded', 'blocked')) AS unknown,
+    coalesce(sum(response_time_ms) FILTER (WHERE status IN ('up', 'degraded')), 0)::bigint AS rt_sum,
+    min(response_time_ms) FILTER (WHERE status IN ('up', 'degraded')) AS rt_min,
+    max(response_time_ms) FILTER (WHERE status IN ('up', 'degraded')) AS rt_max
+  FROM ins CROSS JOIN (VALUES (60::bigint), (3600::bigint), (86400::bigint)) AS st(step)
+  GROUP BY 1, 2, 3, 4
+), roll AS (
+  INSERT INTO rollups (monitor_id, region, step, bucket, up, down, degraded, blocked, unknown, rt_sum, rt_min, rt_max)
+  SELECT monitor_id, region, step, bucket, up, down, degraded, blocked, unknown, rt_sum, rt_min, rt_max
+  FROM agg ORDER BY monitor_id, step, bucket, region` + sqlstore.RollupUpsertConflict + `
+  RETURNING 1
+)
+SELECT count(*) FROM ins`
+
+// InsertChecks streams the batch with COPY into a temporary staging table and
+// merges it in one statement (see ingestSQL).
+func (s *Store) InsertChecks(ctx context.Context, checks []store.Check) (int, error) {
+	batch, err := sqlstore.PrepareChecks(checks)
+	if err != nil {
+		return 0, err
+	}
+	if len(batch) == 0 {
+		return 0, nil
+	}
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("insert checks: %w", err)
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck // no-op after commit
+	if _, err := tx.Exec(ctx, "CREATE TEMP TABLE IF NOT EXISTS checks_staging (LIKE checks) ON COMMIT DELETE ROWS"); err != nil {
+		return 0, fmt.Errorf("create staging table: %w", err)
+	}
+	_, err = tx.CopyFrom(ctx, pgx.Identifier{"checks_staging"}, copyCols, pgx.CopyFromSlice(len(batch), func(i int) ([]any, error) {
+		c := &batch[i]
+		var code, details, errType, errMsg any
+		if c.StatusCode != nil {
+			code = int64(*c.StatusCode)
+		}
+		if len(c.Details) > 0 {
+			details = string(c.Details)
+		}
+		if c.ErrorType != "" {
+			errType = c.ErrorType
+		}
+		if c.ErrorMessage != "" {
+			errMsg = c.ErrorMessage
+		}
+		return []any{c.ID, c.MonitorID, c.Namespace, c.Region, c.CheckedAt, string(c.Status), code,
+			c.ResponseTimeMs, errType, errMsg, details}, nil
+	}))
+	if err != nil {
+		return 0, fmt.Errorf("copy checks: %w", err)
+	}
+	var n int64
+	if err := tx.QueryRow(ctx, ingestSQL).Scan(&n); err != nil {
+		return 0, fmt.Errorf("merge checks: %w", err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return 0, fmt.Errorf("commit checks: %w", err)
+	}
+	return int(n), nil
+}
+
+// backend adapts the pool to sqlstore.Backend.
+type backend struct{ pool *pgxpool.Pool }
+
+func (b backend) Reader() sqlstore.Querier { return querier{b.pool} }
+
+func (b backend) Write(ctx context.Context, fn func(sqlstore.Querier) error) error {
+	return pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error { return fn(querier{tx}) })
+}
+
+type pgxQuerier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+type querier struct{ q pgxQuerier }
+
+func (q querier) Exec(ctx context.Context, sql string, args ...any) (int64, error) {
+	tag, err := q.q.Exec(ctx, rebind(sql), args...)
+	if err != nil {
+		return 0, err
+	}
+	return tag.RowsAffected(), nil
+}
+
+func (q querier) Query(ctx context.Context, sql string, args ...any) (sqlstore.Rows, error) {
+	return q.q.Query(ctx, rebind(sql), args...)
+}
+
+func (q querier) QueryRow(ctx context.Context, sql string, args ...any) sqlstore.Row {
+	return row{q.q.QueryRow(ctx, rebind(sql), args...)}
+}
+
+type row struct{ r pgx.Row }
+
+func (r row) Scan(dest ...any) error {
+	err := r.r.Scan(dest...)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return store.ErrNotFound
+	}
+	return err
+}
+
+var rebound sync.Map // sql with ? → sql with $n
+
+// rebind turns ? placeholders into $1, $2, ... outside string literals.
+func rebind(sql string) string {
+	if v, ok := rebound.Load(sql); ok {
+		return v.(string)
+	}
+	var sb strings.Builder
+	n, inStr := 0, false
+	for i := 0; i < len(sql); i++ {
+		ch := sql[i]
+		switch {
+		case ch == '\'':
+			inStr = !inStr
+			sb.WriteByte(ch)
+		case ch == '?' && !inStr:
+			n++
+			sb.WriteByte('$')
+			sb.WriteString(strconv.Itoa(n))
+		default:
+			sb.WriteByte(ch)
+		}
+	}
+	out := sb.String()
+	rebound.Store(sql, out)
+	return out
+}
+
+var dialect = sqlstore.Dialect{
+	Time:         func(t time.Time) any { return t },
+	ScanTime:     func(t *time.Time) any { return t },
+	ScanNullTime: func(t **time.Time) any { return t },
+	Contains:     func(col, arg string) string { return "strpos(lower(" + col + "), lower(" + arg + ")) > 0" },
+	LockRows:     true,
+	IsUniqueViolation: func(err error) bool {
+		var e *pgconn.PgError
+		return errors.As(err, &e) && e.Code == "23505"
+	},
+}
+
+// LoadRollups adds pre-aggregated rollup buckets (COPY into a staging table,
+// then an upsert), for bulk import of history and for benchmarks.
+func (s *Store) LoadRollups(ctx context.Context, rs []store.Rollup) error {
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "CREATE TEMP TABLE IF NOT EXISTS rollups_staging (LIKE rollups) ON COMMIT DELETE ROWS"); err != nil {
+			return fmt.Errorf("create staging table: %w", err)
+		}
+		cols := []string{"monitor_id", "region", "step", "bucket", "up", "down", "degraded", "blocked", "unknown", "rt_sum", "rt_min", "rt_max"}
+		_, err := tx.CopyFrom(ctx, pgx.Identifier{"rollups_staging"}, cols, pgx.CopyFromSlice(len(rs), func(i int) ([]any, error) {
+			r := &rs[i]
+			return []any{r.MonitorID, r.Region, r.Step, r.Bucket, r.Up, r.Down, r.Degraded, r.Blocked, r.Unknown,
+				r.ResponseSumMs, r.ResponseMinMs, r.ResponseMaxMs}, nil
+		}))
+		if err != nil {
+			return fmt.Errorf("copy rollups: %w", err)
+		}
+		c := strings.Join(cols, ", ")
+		_, err = tx.Exec(ctx, "INSERT INTO rollups ("+c+") SELECT "+c+" FROM rollups_staging ORDER BY monitor_id, step, bucket, region"+sqlstore.RollupUpsertConflict)
+		if err != nil {
+			return fmt.Errorf("merge rollups: %w", err)
+		}
+		return nil
+	})
+}
