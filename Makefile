@@ -26,6 +26,7 @@ manifests: ## Generate CRDs, RBAC and webhook configuration into config/ (and th
 	$(CONTROLLER_GEN) rbac:roleName=uptime-operator-manager crd:allowDangerousTypes=true webhook $(GEN_PATHS) \
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac output:webhook:artifacts:config=config/webhook
 	@mkdir -p charts/uptime-operator/crds && cp config/crd/bases/*.yaml charts/uptime-operator/crds/
+	go run ./hack/gen-crd-docs
 
 .PHONY: generate
 generate: ## Generate deepcopy code.
@@ -47,9 +48,10 @@ lint: vet ## Run the linters (gofmt check and go vet).
 verify: ## Fail when generated code is stale, code is unformatted or vet complains.
 	@echo "verify: regenerating deepcopy, CRDs, RBAC and webhook manifests"
 	@$(MAKE) --no-print-directory generate manifests >/dev/null
-	@if [ -n "$$(git status --porcelain -- api config charts/uptime-operator/crds)" ]; then \
+	@if [ -n "$$(git status --porcelain -- api config charts/uptime-operator/crds docs/crd-reference.md)" ]; then \
 		echo "generated files are stale; run 'make generate manifests' and commit:"; \
-		git status --porcelain -- api config charts/uptime-operator/crds; git --no-pager diff --stat -- api config charts; exit 1; fi
+		git status --porcelain -- api config charts/uptime-operator/crds docs/crd-reference.md; git --no-pager diff --stat -- api config charts docs; exit 1; fi
+	@hack/verify-kustomize.sh
 	@$(MAKE) --no-print-directory lint
 	@echo "verify: ok"
 

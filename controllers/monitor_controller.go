@@ -9,8 +9,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
@@ -68,6 +69,8 @@ type MonitorReconciler struct {
 	Live LiveSource
 	// History deletes store history on deletion; may be nil.
 	History HistoryDeleter
+	// NewHeartbeatToken makes heartbeat tokens for cron monitors; may be nil.
+	NewHeartbeatToken func() string
 	// Updates triggers reconciles when the engine's state of a monitor
 	// changes (throttled by the engine); may be nil.
 	Updates <-chan event.TypedGenericEvent[*monv1.Monitor]
@@ -110,6 +113,17 @@ func (r *MonitorReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ 
 		before = m.DeepCopy()
 	}
 
+	if m.Spec.Type == monv1.MonitorCron && m.Annotations[HeartbeatAnnotation] == "" && r.NewHeartbeatToken != nil {
+		patch := client.MergeFrom(m.DeepCopy())
+		if m.Annotations == nil {
+			m.Annotations = map[string]string{}
+		}
+		m.Annotations[HeartbeatAnnotation] = r.NewHeartbeatToken()
+		if err := r.Patch(ctx, &m, patch, client.FieldOwner(FieldOwner)); err != nil {
+			return ctrl.Result{}, fmt.Errorf("set heartbeat token: %w", err)
+		}
+		before = m.DeepCopy()
+	}
 	if err := r.reconcileEffective(ctx, &m); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -360,6 +374,24 @@ func SecretRefs(s *monv1.MonitorSpec) []monv1.SecretKeySelector {
 	return out
 }
 
+// HeartbeatAnnotation holds a cron monitor's heartbeat token (see package
+// engine, which reads it).
+const HeartbeatAnnotation = "uptime-operator.io/heartbeat-token"
+
+// monitorsInNamespace maps a maintenance window to the monitors of its
+// namespace, whose maintenance state may have changed.
+func (r *MonitorReconciler) monitorsInNamespace(ctx context.Context, o client.Object) []reconcile.Request {
+	var list monv1.MonitorList
+	if err := r.List(ctx, &list, client.InNamespace(o.GetNamespace())); err != nil {
+		return nil
+	}
+	out := make([]reconcile.Request, 0, len(list.Items))
+	for _, m := range list.Items {
+		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&m)})
+	}
+	return out
+}
+
 // SetupWithManager registers the reconciler. It reacts to spec changes
 // (generation), not to its own status writes, and to engine updates.
 func (r *MonitorReconciler) SetupWithManager(mgr ctrl.Manager) error {
@@ -367,6 +399,7 @@ func (r *MonitorReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&monv1.Monitor{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{},
 			predicate.AnnotationChangedPredicate{}))).
+		Watches(&monv1.MaintenanceWindow{}, handler.EnqueueRequestsFromMapFunc(r.monitorsInNamespace)).
 		Named("monitor")
 	if r.Updates != nil {
 		b = b.WatchesRawSource(source.Channel(r.Updates, &handler.TypedEnqueueRequestForObject[*monv1.Monitor]{}))

@@ -43,7 +43,13 @@ type httpRequest struct {
 	Body         string
 	MaxRedirects int
 	MaxBytes     int64
+	// Region is sent as the RegionHeader so targets can tell vantage points
+	// apart (firewall allow-lists, per-region debugging).
+	Region string
 }
+
+// RegionHeader names the probe region in every HTTP request a check sends.
+const RegionHeader = "X-Uptime-Probe-Region"
 
 // httpOutcome is a fetched response with its measurements.
 type httpOutcome struct {
@@ -134,6 +140,9 @@ func fetch(ctx context.Context, client *http.Client, req httpRequest) (*httpOutc
 		return nil, fmt.Errorf("build request: %w", err)
 	}
 	hreq.Header.Set("User-Agent", userAgent)
+	if req.Region != "" {
+		hreq.Header.Set(RegionHeader, req.Region)
+	}
 	for k, v := range req.Headers {
 		if strings.EqualFold(k, "Host") {
 			hreq.Host = v
@@ -216,7 +225,7 @@ func checkHTTP(ctx context.Context, a *probeapi.Assignment, env *Env) probeapi.R
 	client := newHTTPClient(env, timeout, maxRedirects(cfg.MaxRedirects), nil)
 	out, err := fetch(ctx, client, httpRequest{
 		Method: cfg.Method, URL: a.URL, Headers: cfg.Headers, Body: cfg.Body,
-		MaxRedirects: maxRedirects(cfg.MaxRedirects), MaxBytes: cfg.MaxResponseBytes,
+		MaxRedirects: maxRedirects(cfg.MaxRedirects), MaxBytes: cfg.MaxResponseBytes, Region: env.Region,
 	})
 	return httpVerdict(out, err, cfg.ExpectedStatusCodes, cfg)
 }

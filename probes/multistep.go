@@ -54,7 +54,7 @@ func checkMultistep(ctx context.Context, a *probeapi.Assignment, env *Env) probe
 		if name == "" {
 			name = fmt.Sprintf("step %d", i+1)
 		}
-		sr, out, err := runStep(ctx, client, st, vars, a.Config.MaxResponseBytes)
+		sr, out, err := runStep(ctx, client, st, vars, a.Config.MaxResponseBytes, env.Region)
 		sr.Name = name
 		d.Steps = append(d.Steps, sr)
 		if out != nil {
@@ -84,7 +84,7 @@ func checkMultistep(ctx context.Context, a *probeapi.Assignment, env *Env) probe
 }
 
 // runStep performs one step, evaluates it and extracts its variables.
-func runStep(ctx context.Context, client *http.Client, st probeapi.Step, vars map[string]string, maxBytes int64) (stepResult, *httpOutcome, error) {
+func runStep(ctx context.Context, client *http.Client, st probeapi.Step, vars map[string]string, maxBytes int64, region string) (stepResult, *httpOutcome, error) {
 	subst := func(s string) string {
 		return varRef.ReplaceAllStringFunc(s, func(m string) string {
 			if v, ok := vars[varRef.FindStringSubmatch(m)[1]]; ok {
@@ -99,7 +99,7 @@ func runStep(ctx context.Context, client *http.Client, st probeapi.Step, vars ma
 	}
 	url := subst(st.URL)
 	sr := stepResult{URL: truncateString(url, 256)}
-	out, err := fetch(ctx, client, httpRequest{Method: st.Method, URL: url, Headers: headers, Body: subst(st.Body), MaxBytes: maxBytes})
+	out, err := fetch(ctx, client, httpRequest{Method: st.Method, URL: url, Headers: headers, Body: subst(st.Body), MaxBytes: maxBytes, Region: region})
 	if out != nil {
 		sr.ResponseTimeMs = ms(out.Elapsed)
 	}

@@ -12,7 +12,9 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -21,8 +23,10 @@ import (
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/apikeys"
+	"github.com/uptime-operator/uptime-operator/internal/engine"
 	"github.com/uptime-operator/uptime-operator/internal/localcp"
 	"github.com/uptime-operator/uptime-operator/internal/manager"
+	"github.com/uptime-operator/uptime-operator/probes"
 )
 
 // runDev starts a local control plane, installs the CRDs and webhooks, runs
@@ -73,6 +77,10 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		WebhookCertDir:      wo.LocalServingCertDir,
 		APIListen:           *apiListen,
 		AllowPrivateTargets: true,
+		Store:               filepath.Join(dir, "uptime.db"),
+		Retention:           30 * 24 * time.Hour,
+		Namespace:           devNamespace,
+		PublicURL:           "http://" + *apiListen,
 	})
 	if err != nil {
 		return err
@@ -87,7 +95,8 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	if err := waitForWebhooks(ctx, c); err != nil {
+	tokenFile, err := localRegion(ctx, c, dir)
+	if err != nil {
 		return err
 	}
 	if err := waitForListener(ctx, *apiListen); err != nil {
@@ -97,6 +106,17 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
+	say("starting the in-process probe agent of region local")
+	go func() {
+		err := probes.RunAgent(mctx, probes.AgentOptions{
+			Region: "local", ServerURL: "http://" + *apiListen, TokenFile: tokenFile,
+			AllowPrivate: true, BufferDir: filepath.Join(dir, "probe-buffer"),
+			Log: ctrl.Log.WithName("probe").WithValues("region", "local"),
+		})
+		if err != nil && mctx.Err() == nil {
+			say("local probe agent stopped: %v", err)
+		}
+	}()
 	envFile := filepath.Join(dir, "dev.env")
 	apiURL := "http://" + *apiListen
 	content := fmt.Sprintf("KUBECONFIG=%s\nUPTIME_API_URL=%s\nUPTIME_API_KEY=%s\n", kubeconfig, apiURL, key)
@@ -130,19 +150,45 @@ func writeKubeconfig(env *envtest.Environment, path string) error {
 	return os.WriteFile(path, raw, 0o600)
 }
 
-// waitForWebhooks creates the built-in local ProbeRegion, retrying until the
-// admission webhooks answer: that proves the manager serves them.
-func waitForWebhooks(ctx context.Context, c client.Client) error {
+// devNamespace is the manager's namespace in dev mode.
+const devNamespace = "uptime-operator-system"
+
+// localRegion creates the built-in local ProbeRegion with its region token
+// (retrying until the admission webhooks answer, which proves the manager
+// serves them) and writes the token where the in-process agent reads it.
+func localRegion(ctx context.Context, c client.Client, dir string) (string, error) {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: devNamespace}}
+	if err := c.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+		return "", fmt.Errorf("create namespace %s: %w", devNamespace, err)
+	}
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "uptime-probe-local", Namespace: devNamespace}}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(secret), secret); apierrors.IsNotFound(err) {
+		secret.Data = map[string][]byte{engine.RegionTokenKey: []byte(engine.NewHeartbeatToken() + engine.NewHeartbeatToken())}
+		if err := c.Create(ctx, secret); err != nil {
+			return "", fmt.Errorf("create region token: %w", err)
+		}
+	} else if err != nil {
+		return "", fmt.Errorf("read region token: %w", err)
+	}
+	tokenFile := filepath.Join(dir, "probe-token")
+	if err := os.WriteFile(tokenFile, secret.Data[engine.RegionTokenKey], 0o600); err != nil {
+		return "", err
+	}
 	region := &monv1.ProbeRegion{}
 	region.Name = "local"
 	region.Spec = monv1.ProbeRegionSpec{
 		DisplayName: "Local (in-process)", City: "localhost",
-		Placement: monv1.ProbePlacement{Mode: monv1.PlacementLocal},
+		Placement: monv1.ProbePlacement{
+			Mode:           monv1.PlacementLocal,
+			Namespace:      devNamespace,
+			TokenSecretRef: &monv1.SecretKeySelector{Name: secret.Name, Key: engine.RegionTokenKey},
+		},
 	}
-	return wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
 		err := c.Create(ctx, region.DeepCopy())
 		return err == nil || apierrors.IsAlreadyExists(err), nil
 	})
+	return tokenFile, err
 }
 
 func waitForListener(ctx context.Context, addr string) error {

@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -22,6 +24,12 @@ func managerFlags(fs *flag.FlagSet, o *manager.Options) {
 	fs.BoolVar(&o.LeaderElection, "leader-elect", false, "elect a leader so only one replica reconciles")
 	fs.StringVar(&o.DefaultPlan, "default-plan", "", "Plan for namespaces without the uptime-operator.io/plan label (empty: unlimited)")
 	fs.BoolVar(&o.AllowPrivateTargets, "allow-private-targets", false, "allow monitors and webhooks to target private, loopback and link-local addresses")
+	fs.StringVar(&o.Store, "store", "/data/uptime-operator.db", "history store: a SQLite file path (sqlite://PATH) or a postgres:// DSN")
+	fs.DurationVar(&o.Retention, "retention", 30*24*time.Hour, "how long raw check results are kept (rollups are kept longer)")
+	fs.StringVar(&o.Namespace, "namespace", envOr("POD_NAMESPACE", "uptime-operator-system"), "the manager's namespace")
+	fs.StringVar(&o.ProbeImage, "probe-image", "", "image of managed probe Deployments (empty: no Deployments)")
+	fs.StringVar(&o.ProbeServerURL, "probe-server-url", "", "probe API URL as probe pods reach it")
+	fs.StringVar(&o.PublicURL, "public-url", "", "external base URL of the direct listener")
 }
 
 func runManager(ctx context.Context, args []string, _, stderr io.Writer) error {
@@ -43,6 +51,13 @@ func runManager(ctx context.Context, args []string, _, stderr io.Writer) error {
 		return err
 	}
 	return m.Start(ctx)
+}
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
 }
 
 func runMCP(_ context.Context, _ []string, _, _ io.Writer) error { return notYet("mcp") }

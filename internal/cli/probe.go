@@ -2,7 +2,36 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"io"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/uptime-operator/uptime-operator/probes"
 )
 
-func runProbe(_ context.Context, _ []string, _, _ io.Writer) error { return notYet("probe") }
+// runProbe runs a probe agent: it pulls its region's assignments from the
+// manager's probe API, runs the checks and pushes results back.
+func runProbe(ctx context.Context, args []string, _, stderr io.Writer) error {
+	fs := newFlagSet("probe", stderr)
+	var o probes.AgentOptions
+	fs.StringVar(&o.Region, "region", "", "ProbeRegion code this agent checks for (required)")
+	fs.StringVar(&o.ServerURL, "server", "", "the manager's probe API base URL (required)")
+	fs.StringVar(&o.TokenFile, "token-file", "", "file holding the bearer token (ServiceAccount or region token); reread on every request")
+	fs.BoolVar(&o.AllowPrivate, "allow-private", false, "allow checks of private, loopback and link-local addresses")
+	fs.StringVar(&o.BufferDir, "buffer-dir", "", "directory to buffer undelivered results on disk")
+	fs.StringVar(&o.Listen, "listen", ":8081", "address of /healthz, /readyz and /metrics (empty disables)")
+	fs.IntVar(&o.Concurrency, "concurrency", 64, "checks run at the same time")
+	zo := zap.Options{}
+	zo.BindFlags(fs)
+	if ok, err := parse(fs, args); !ok || err != nil {
+		return err
+	}
+	if o.Region == "" || o.ServerURL == "" {
+		return fmt.Errorf("--region and --server are required")
+	}
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zo)))
+	o.Log = ctrl.Log.WithName("probe").WithValues("region", o.Region)
+	return probes.RunAgent(ctx, o)
+}

@@ -3,6 +3,8 @@ package engine
 import (
 	"errors"
 	"time"
+
+	"github.com/uptime-operator/uptime-operator/controllers"
 )
 
 // ErrUnknownToken is returned for a heartbeat token no monitor owns.
@@ -12,7 +14,7 @@ var ErrUnknownToken = errors.New("unknown heartbeat token")
 // /heartbeat/<token> is the credential a job pings. The Monitor controller
 // creates it; rotation replaces it, and the old URL stops working as soon as
 // the cache sees the change.
-const HeartbeatAnnotation = "uptime-operator.io/heartbeat-token"
+const HeartbeatAnnotation = controllers.HeartbeatAnnotation
 
 // HeartbeatTokenIndex is the cache field index of Monitors by heartbeat token.
 const HeartbeatTokenIndex = "heartbeatToken"

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -28,9 +29,14 @@ import (
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/controllers"
-	"github.com/uptime-operator/uptime-operator/internal/apiserver"
 	"github.com/uptime-operator/uptime-operator/internal/apikeys"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver"
+	"github.com/uptime-operator/uptime-operator/internal/engine"
 	"github.com/uptime-operator/uptime-operator/internal/plans"
+	"github.com/uptime-operator/uptime-operator/internal/probeapi"
+	"github.com/uptime-operator/uptime-operator/internal/store"
+	"github.com/uptime-operator/uptime-operator/internal/store/postgres"
+	"github.com/uptime-operator/uptime-operator/internal/store/sqlite"
 	"github.com/uptime-operator/uptime-operator/webhooks"
 )
 
@@ -54,6 +60,22 @@ type Options struct {
 	DefaultPlan string
 	// AllowPrivateTargets lets monitors target private addresses.
 	AllowPrivateTargets bool
+	// Store selects the history store: a file path or sqlite://PATH for the
+	// embedded SQLite store, or a postgres:// DSN.
+	Store string
+	// Retention is how long raw checks are kept (rollups stay).
+	Retention time.Duration
+	// Namespace is the manager's own namespace: probe Deployments, the probe
+	// ServiceAccount and region token Secrets live there.
+	Namespace string
+	// ProbeImage is the image of managed probe Deployments (empty: none are
+	// created, as in dev mode).
+	ProbeImage string
+	// ProbeServerURL is the probe API URL as probe pods reach it.
+	ProbeServerURL string
+	// PublicURL is the external base URL of the direct listener (links in
+	// alerts, heartbeat URLs, status pages).
+	PublicURL string
 }
 
 // Scheme returns a scheme with the core kinds and ours.
@@ -75,7 +97,30 @@ type Manager struct {
 	ctrl.Manager
 	opts Options
 	api  *apiserver.Server
+	// Store is the history store; closed when the manager stops.
+	Store store.Store
+	// Engine is the incident engine.
+	Engine *engine.Engine
+	root   http.Handler
+	// apiBound is closed once the direct listener is bound to apiAddr.
+	apiBound chan struct{}
+	apiAddr  string
 }
+
+// APIAddr returns the address the direct listener bound (useful with port
+// 0), waiting until it is bound.
+func (m *Manager) APIAddr(ctx context.Context) (string, error) {
+	select {
+	case <-m.apiBound:
+		return m.apiAddr, nil
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}
+
+// Handler is the root handler of the direct listener (probe API, REST API
+// and public endpoints).
+func (m *Manager) Handler() http.Handler { return m.root }
 
 // New builds the manager with every controller, webhook and listener.
 func New(cfg *rest.Config, opts Options) (*Manager, error) {
@@ -103,9 +148,36 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 		return nil, fmt.Errorf("create manager: %w", err)
 	}
 	resolver := &plans.Resolver{Reader: mgr.GetClient(), DefaultPlan: opts.DefaultPlan}
-
-	if err := (&controllers.MonitorReconciler{Client: mgr.GetClient(), Secrets: mgr.GetAPIReader(), Plans: resolver}).SetupWithManager(mgr); err != nil {
+	ctx := context.Background()
+	st, err := OpenStore(ctx, opts.Store)
+	if err != nil {
+		return nil, err
+	}
+	eng := engine.New(engine.Options{
+		Store: st, Client: mgr.GetClient(), Secrets: mgr.GetAPIReader(),
+		AllowPrivateTargets: opts.AllowPrivateTargets, ManagerNamespace: opts.Namespace,
+		Log: ctrl.Log.WithName("engine"),
+	})
+	if err := eng.SetupWithManager(ctx, mgr, opts.Retention); err != nil {
+		return nil, err
+	}
+	if err := (&controllers.MonitorReconciler{
+		Client: mgr.GetClient(), Secrets: mgr.GetAPIReader(), Plans: resolver,
+		Live: eng, History: st, Updates: eng.Updates(), NewHeartbeatToken: engine.NewHeartbeatToken,
+	}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("set up monitor controller: %w", err)
+	}
+	if err := (&controllers.ProbeRegionReconciler{
+		Client: mgr.GetClient(), Agents: eng,
+		Probe: controllers.ProbeDeploymentOptions{
+			Namespace: opts.Namespace, Image: opts.ProbeImage, ServerURL: opts.ProbeServerURL,
+			ServiceAccount: engine.ProbeServiceAccount,
+		},
+	}).SetupWithManager(mgr); err != nil {
+		return nil, fmt.Errorf("set up probe region controller: %w", err)
+	}
+	if err := (&controllers.MaintenanceWindowReconciler{Client: mgr.GetClient(), Events: st}).SetupWithManager(mgr); err != nil {
+		return nil, fmt.Errorf("set up maintenance window controller: %w", err)
 	}
 	if err := webhooks.SetupWithManager(mgr, webhooks.Options{
 		DefaultPlan: opts.DefaultPlan, AllowPrivateTargets: opts.AllowPrivateTargets,
@@ -119,12 +191,22 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 		return nil, err
 	}
 
-	m := &Manager{Manager: mgr, opts: opts}
+	m := &Manager{Manager: mgr, opts: opts, Store: st, Engine: eng, apiBound: make(chan struct{})}
 	m.api = apiserver.New(apiserver.Options{
 		Client: mgr.GetClient(),
 		Plans:  resolver,
 		Keys:   mgr.GetClient(),
 	})
+	root := http.NewServeMux()
+	root.Handle("/probe/v1/", probeapi.NewHandler(eng.ProbeServer()))
+	root.Handle("/", m.api.Handler())
+	m.root = root
+	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		<-ctx.Done()
+		return st.Close()
+	})); err != nil {
+		return nil, err
+	}
 	if opts.APIListen != "" {
 		if err := mgr.Add(manager.RunnableFunc(m.serveAPI)); err != nil {
 			return nil, err
@@ -140,7 +222,9 @@ func (m *Manager) serveAPI(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", m.opts.APIListen, err)
 	}
-	srv := &http.Server{Handler: m.api.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	m.apiAddr = ln.Addr().String()
+	close(m.apiBound)
+	srv := &http.Server{Handler: m.root, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		<-ctx.Done()
 		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -158,6 +242,30 @@ func apiKeySelector() labels.Selector {
 	req, err := labels.NewRequirement(apikeys.HashLabel, selection.Exists, nil)
 	utilruntimeMust(err)
 	return labels.NewSelector().Add(*req)
+}
+
+// OpenStore opens the store named by spec: a postgres:// or postgresql://
+// DSN, or a SQLite file path (optionally sqlite://PATH); empty means
+// uptime-operator.db in the working directory.
+func OpenStore(ctx context.Context, spec string) (store.Store, error) {
+	switch {
+	case strings.HasPrefix(spec, "postgres://"), strings.HasPrefix(spec, "postgresql://"):
+		s, err := postgres.Open(ctx, spec, postgres.Options{})
+		if err != nil {
+			return nil, fmt.Errorf("open postgres store: %w", err)
+		}
+		return s, nil
+	default:
+		path := strings.TrimPrefix(spec, "sqlite://")
+		if path == "" {
+			path = "uptime-operator.db"
+		}
+		s, err := sqlite.Open(ctx, path, sqlite.Options{})
+		if err != nil {
+			return nil, fmt.Errorf("open sqlite store %s: %w", path, err)
+		}
+		return s, nil
+	}
 }
 
 func orZero(s string) string {

@@ -1,0 +1,227 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/conditions"
+	"github.com/uptime-operator/uptime-operator/webhooks"
+)
+
+// AgentTracker reports the agents of a region that contacted the manager.
+type AgentTracker interface {
+	AgentsOnline(region string, window time.Duration) (int, time.Time)
+}
+
+// ProbeDeploymentOptions describe the probe Deployments the manager owns.
+type ProbeDeploymentOptions struct {
+	// Namespace of the Deployments (the manager's namespace).
+	Namespace string
+	// Image is the uptime-operator image (the manager's own).
+	Image string
+	// ServerURL is the manager's probe API URL as seen from probe pods.
+	ServerURL string
+	// ServiceAccount the agents run as; its tokens are accepted by the probe
+	// API through TokenReview.
+	ServiceAccount string
+}
+
+// ProbeRegionReconciler runs one probe Deployment per managed region that a
+// monitor uses, scales unused regions to zero, and reports agent contact.
+type ProbeRegionReconciler struct {
+	client.Client
+	Agents AgentTracker
+	Probe  ProbeDeploymentOptions
+	// OnlineWindow is how recent a contact must be to count as online.
+	OnlineWindow time.Duration
+}
+
+// +kubebuilder:rbac:groups=monitoring.uptime-operator.io,resources=proberegions,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=monitoring.uptime-operator.io,resources=proberegions/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
+
+// Reconcile brings one region's Deployment and status up to date.
+func (r *ProbeRegionReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, retErr error) {
+	var pr monv1.ProbeRegion
+	if err := r.Get(ctx, req.NamespacedName, &pr); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	before := pr.DeepCopy()
+	defer func() {
+		if equality.Semantic.DeepEqual(before.Status, pr.Status) {
+			return
+		}
+		if err := r.Status().Patch(ctx, &pr, client.MergeFrom(before), client.FieldOwner(FieldOwner)); err != nil && !apierrors.IsNotFound(err) && retErr == nil {
+			retErr = err
+		}
+	}()
+	if !pr.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil
+	}
+	code := webhooks.RegionCode(&pr)
+	inUse, err := r.monitorsUsing(ctx, code)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	pr.Status.Monitors = int32(inUse)
+	if pr.Spec.Placement.Mode == monv1.PlacementManaged || pr.Spec.Placement.Mode == "" {
+		if err := r.reconcileDeployment(ctx, &pr, inUse > 0); err != nil {
+			conditions.Set(&pr.Status.Conditions, pr.Generation, monv1.ConditionReady, false, monv1.ReasonReconcileError, err.Error())
+			return ctrl.Result{}, err
+		}
+	}
+	window := r.OnlineWindow
+	if window == 0 {
+		window = 90 * time.Second
+	}
+	if r.Agents != nil {
+		n, last := r.Agents.AgentsOnline(code, window)
+		pr.Status.OnlineAgents, pr.Status.Online = int32(n), n > 0
+		if !last.IsZero() {
+			t := metav1.NewTime(last.Truncate(time.Second))
+			pr.Status.LastContact = &t
+		}
+	}
+	ready, reason, msg := RegionReadiness(&pr, inUse)
+	conditions.Set(&pr.Status.Conditions, pr.Generation, monv1.ConditionReady, ready, reason, msg)
+	pr.Status.ObservedGeneration = pr.Generation
+	// Agent contact is not an API event: look again periodically.
+	return ctrl.Result{RequeueAfter: 30 * time.Second}, nil
+}
+
+// RegionReadiness says whether a region is serving its monitors.
+func RegionReadiness(pr *monv1.ProbeRegion, inUse int) (bool, string, string) {
+	switch {
+	case inUse == 0:
+		return true, "Idle", "no monitor uses this region"
+	case pr.Status.Online:
+		return true, "AgentsOnline", fmt.Sprintf("%d agent(s) online", pr.Status.OnlineAgents)
+	case pr.Spec.Placement.Mode == monv1.PlacementRemote:
+		return false, "AwaitingAgents", "no remote agent has connected with the region token yet"
+	}
+	return false, "AwaitingAgents", "no agent has contacted the manager recently"
+}
+
+func (r *ProbeRegionReconciler) monitorsUsing(ctx context.Context, code string) (int, error) {
+	var list monv1.MonitorList
+	if err := r.List(ctx, &list); err != nil {
+		return 0, fmt.Errorf("list monitors: %w", err)
+	}
+	n := 0
+	for _, m := range list.Items {
+		if !m.Spec.Paused && slices.Contains(m.Status.EffectiveRegions, code) {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// probeDeploymentName is the Deployment of a region.
+func probeDeploymentName(code string) string { return "uptime-operator-probe-" + code }
+
+func (r *ProbeRegionReconciler) reconcileDeployment(ctx context.Context, pr *monv1.ProbeRegion, inUse bool) error {
+	if r.Probe.Namespace == "" || r.Probe.Image == "" {
+		return nil // not running in a cluster (dev mode): no Deployments
+	}
+	if err := r.ensureServiceAccount(ctx); err != nil {
+		return err
+	}
+	code := webhooks.RegionCode(pr)
+	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: probeDeploymentName(code), Namespace: r.Probe.Namespace}}
+	_, err := controllerutil.CreateOrPatch(ctx, r.Client, dep, func() error {
+		replicas := max(pr.Spec.Placement.Replicas, 1)
+		if !inUse {
+			replicas = 0
+		}
+		labels := map[string]string{"app.kubernetes.io/name": "uptime-operator-probe", "uptime-operator.io/region": code}
+		dep.Labels = labels
+		dep.Spec.Replicas = ptr.To(replicas)
+		dep.Spec.Selector = &metav1.LabelSelector{MatchLabels: labels}
+		dep.Spec.Template.Labels = labels
+		ps := &dep.Spec.Template.Spec
+		ps.ServiceAccountName = r.Probe.ServiceAccount
+		ps.NodeSelector = pr.Spec.Placement.NodeSelector
+		ps.Tolerations = pr.Spec.Placement.Tolerations
+		ps.SecurityContext = &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true), SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}}
+		c := corev1.Container{
+			Name:  "probe",
+			Image: r.Probe.Image,
+			Args: []string{"probe", "--region", code, "--server", r.Probe.ServerURL,
+				"--token-file", "/var/run/secrets/kubernetes.io/serviceaccount/token", "--listen", ":8081"},
+			Ports: []corev1.ContainerPort{{Name: "metrics", ContainerPort: 8081}},
+			SecurityContext: &corev1.SecurityContext{
+				AllowPrivilegeEscalation: ptr.To(false), ReadOnlyRootFilesystem: ptr.To(true),
+				// Ping needs raw sockets when unprivileged ICMP is not allowed.
+				Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}, Add: []corev1.Capability{"NET_RAW"}},
+			},
+			LivenessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromInt32(8081)}}},
+		}
+		if res := pr.Spec.Placement.Resources; res != nil {
+			c.Resources = *res
+		}
+		ps.Containers = []corev1.Container{c}
+		return controllerutil.SetControllerReference(pr, dep, r.Scheme())
+	})
+	if err != nil {
+		return fmt.Errorf("apply probe deployment: %w", err)
+	}
+	return nil
+}
+
+func (r *ProbeRegionReconciler) ensureServiceAccount(ctx context.Context) error {
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: r.Probe.ServiceAccount, Namespace: r.Probe.Namespace}}
+	if err := r.Create(ctx, sa); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("create probe service account: %w", err)
+	}
+	return nil
+}
+
+// SetupWithManager watches regions, their Deployments, and monitors (whose
+// region use decides whether a Deployment runs).
+func (r *ProbeRegionReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&monv1.ProbeRegion{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Owns(&appsv1.Deployment{}).
+		Watches(&monv1.Monitor{}, handler.EnqueueRequestsFromMapFunc(r.regionsOf)).
+		Named("proberegion").
+		Complete(r)
+}
+
+// regionsOf maps a monitor to the regions it uses.
+func (r *ProbeRegionReconciler) regionsOf(ctx context.Context, o client.Object) []reconcile.Request {
+	m, ok := o.(*monv1.Monitor)
+	if !ok {
+		return nil
+	}
+	var list monv1.ProbeRegionList
+	if err := r.List(ctx, &list); err != nil {
+		return nil
+	}
+	var out []reconcile.Request
+	for _, pr := range list.Items {
+		if slices.Contains(m.Status.EffectiveRegions, webhooks.RegionCode(&pr)) {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKey{Name: pr.Name}})
+		}
+	}
+	return out
+}

@@ -1,0 +1,268 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/netguard"
+	"github.com/uptime-operator/uptime-operator/internal/probeapi"
+	"github.com/uptime-operator/uptime-operator/internal/store"
+	"github.com/uptime-operator/uptime-operator/probes"
+)
+
+// OpenManualIncident opens an incident for m now (POST /incidents);
+// store.ErrIncidentOpen when one is open.
+func (e *Engine) OpenManualIncident(ctx context.Context, m *monv1.Monitor) (store.Incident, error) {
+	st := e.state(string(m.UID))
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if err := e.load(ctx, m, st); err != nil {
+		return store.Incident{}, err
+	}
+	now := e.opts.Now()
+	inc := store.Incident{
+		Namespace: m.Namespace, MonitorID: string(m.UID), MonitorName: m.Spec.Name, MonitorURL: target(m),
+		MonitorType: string(m.Spec.Type), StartedAt: now, RegionsTotal: len(monitorRegions(m)), Cause: "manual",
+	}
+	var events []store.OutboxEvent
+	if e.opts.Alerts != nil {
+		var err error
+		if events, err = e.opts.Alerts.IncidentEvents(ctx, EventMonitorDown, m, inc, Decision{Reason: "Incident opened manually"}); err != nil {
+			return store.Incident{}, err
+		}
+	}
+	opened, err := e.opts.Store.OpenIncident(ctx, inc, events...)
+	if err != nil {
+		return store.Incident{}, err
+	}
+	st.open = &opened
+	e.push(m, st, now)
+	return opened, nil
+}
+
+// ResolveIncident resolves an incident manually and sends incident.resolved.
+func (e *Engine) ResolveIncident(ctx context.Context, id, note, by string) (store.Incident, error) {
+	inc, err := e.opts.Store.GetIncident(ctx, id)
+	if err != nil {
+		return store.Incident{}, err
+	}
+	if inc.ResolvedAt != nil {
+		return inc, store.ErrIncidentResolved
+	}
+	m, err := e.monitorByUID(ctx, inc.MonitorID)
+	if err != nil {
+		return store.Incident{}, err
+	}
+	now := e.opts.Now()
+	var events []store.OutboxEvent
+	if m != nil && e.opts.Alerts != nil && !inc.AlertSuppressed {
+		resolved := inc
+		resolved.ResolvedAt, resolved.ResolvedManually = &now, true
+		if events, err = e.opts.Alerts.IncidentEvents(ctx, EventIncidentResolved, m, resolved, Decision{}); err != nil {
+			return store.Incident{}, err
+		}
+	}
+	out, err := e.opts.Store.ResolveIncident(ctx, id, now, true, note, events...)
+	if err != nil {
+		return out, err
+	}
+	if m != nil {
+		st := e.state(string(m.UID))
+		st.mu.Lock()
+		if st.open != nil && st.open.ID == id {
+			st.open = nil
+		}
+		e.push(m, st, now)
+		st.mu.Unlock()
+	}
+	return out, nil
+}
+
+// AcknowledgeIncident records an acknowledgement, which stops escalation.
+func (e *Engine) AcknowledgeIncident(ctx context.Context, id, by string) (store.Incident, error) {
+	inc, err := e.opts.Store.AcknowledgeIncident(ctx, id, by, e.opts.Now())
+	if errors.Is(err, store.ErrIncidentAcknowledged) {
+		return inc, nil
+	}
+	return inc, err
+}
+
+// RunCheck runs one check of m now, from the manager itself, and returns the
+// result; with save it is also ingested like an agent's result.
+func (e *Engine) RunCheck(ctx context.Context, m *monv1.Monitor, region string, save bool) (probeapi.Result, error) {
+	if m.Spec.Type == monv1.MonitorCron {
+		return probeapi.Result{}, fmt.Errorf("cron monitors are checked by their heartbeats, not by probes")
+	}
+	a, err := ToAssignment(ctx, e.opts.Secrets, m)
+	if err != nil {
+		return probeapi.Result{}, err
+	}
+	if region == "" {
+		region = firstOr(monitorRegions(m), "manager")
+	}
+	if a.ID == "" {
+		a.ID = uuid.NewString()
+	}
+	res := probes.RunOnce(ctx, &a, region, netguard.Guard{AllowPrivate: e.opts.AllowPrivateTargets})
+	if save && m.UID != "" {
+		if _, err := e.Ingest(ctx, []probeapi.Result{res}); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// ExplainMonitor explains a monitor's open incident or its current votes.
+func (e *Engine) ExplainMonitor(ctx context.Context, m *monv1.Monitor) (Explanation, error) {
+	st := e.state(string(m.UID))
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if err := e.load(ctx, m, st); err != nil {
+		return Explanation{}, err
+	}
+	return e.explain(ctx, m, st, st.open)
+}
+
+// ExplainIncident explains one incident from its recorded confirmations and
+// the monitor's current votes.
+func (e *Engine) ExplainIncident(ctx context.Context, inc store.Incident) (Explanation, error) {
+	m, err := e.monitorByUID(ctx, inc.MonitorID)
+	if err != nil {
+		return Explanation{}, err
+	}
+	if m == nil {
+		id := inc.ID
+		return Explanation{MonitorID: inc.MonitorID, IncidentID: &id, State: "monitor deleted", Fault: FaultUnknown,
+			FailureClass: classify(inc.Cause), Summary: "the monitor no longer exists"}, nil
+	}
+	st := e.state(string(m.UID))
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if err := e.load(ctx, m, st); err != nil {
+		return Explanation{}, err
+	}
+	return e.explain(ctx, m, st, &inc)
+}
+
+func (e *Engine) explain(ctx context.Context, m *monv1.Monitor, st *monitorState, inc *store.Incident) (Explanation, error) {
+	isp, err := e.ispRegions(ctx)
+	if err != nil {
+		return Explanation{}, err
+	}
+	now := e.opts.Now()
+	q := Tally(m, st.regions, isp, now)
+	x := Explanation{
+		MonitorID: string(m.UID), QuorumRule: q.Rule(), RequiredFailing: q.Required,
+		Failing: len(q.FailingRegions), Voting: q.Voting, Abstaining: q.Abstaining, Votes: q.Votes,
+	}
+	if x.Abstaining == nil {
+		x.Abstaining = []string{}
+	}
+	cause := q.Cause
+	switch {
+	case inc != nil:
+		id := inc.ID
+		x.IncidentID = &id
+		if inc.ResolvedAt != nil {
+			x.State = "resolved"
+		} else {
+			x.State = "incident_open"
+		}
+		if inc.Cause != "" {
+			cause = inc.Cause
+		}
+		x.Findings = append(x.Findings, fmt.Sprintf("confirmed by %d of %d regions (%v)", inc.Confirmations, inc.RegionsTotal, inc.ConfirmingRegions))
+		switch {
+		case inc.AlertSuppressed:
+			x.AlertDecision = "suppressed: " + inc.SuppressionReason
+		case inc.SnoozedUntil != nil && now.Before(*inc.SnoozedUntil):
+			x.AlertDecision = "snoozed until " + inc.SnoozedUntil.UTC().Format(time.RFC3339)
+		default:
+			x.AlertDecision = "alerted"
+		}
+		if inc.IsFlapping {
+			x.Findings = append(x.Findings, "flapping: several incidents opened within an hour")
+		}
+	case q.LastMileOnly:
+		x.State, x.AlertDecision = "last_mile", "last-mile notice, no incident"
+	case q.Outage:
+		x.State, x.AlertDecision = "confirming", "incident pending"
+	case len(q.FailingRegions) > 0:
+		x.State, x.AlertDecision = "unconfirmed_failure", "no incident: quorum not reached"
+	case q.Voting == 0:
+		x.State, x.AlertDecision = "no_data", "no incident: no region has voted"
+	default:
+		x.State, x.AlertDecision = "up", "no incident"
+	}
+	x.FailureClass = classify(cause)
+	x.Fault = faultVerdict(q, cause)
+	if len(q.Abstaining) > 0 {
+		x.Findings = append(x.Findings, fmt.Sprintf("%d region(s) abstained (blocked, unknown, stale or no data)", len(q.Abstaining)))
+	}
+	x.Summary = summary(x, q)
+	return x, nil
+}
+
+// classify maps a check's error type (probeapi.Error*) to a failure class.
+func classify(cause string) string {
+	switch cause {
+	case "":
+		return "none"
+	case probeapi.ErrorDNS, probeapi.ErrorDNSAnswer:
+		return "dns"
+	case probeapi.ErrorConnection, probeapi.ErrorRefused, probeapi.ErrorPortUnreachable, probeapi.ErrorPacketLoss:
+		return "connection"
+	case probeapi.ErrorTimeout, probeapi.ErrorNoResponse:
+		return "timeout"
+	case probeapi.ErrorTLS:
+		return "tls"
+	case probeapi.ErrorHTTPStatus, probeapi.ErrorKeyword, probeapi.ErrorAssertion, probeapi.ErrorResponseTime,
+		probeapi.ErrorResponseMismatch, probeapi.ErrorStep, probeapi.ErrorProtocol, probeapi.ErrorMCP, "too_many_redirects":
+		return "response"
+	case "manual":
+		return "manual"
+	case "missed_heartbeat", "heartbeat_failed":
+		return "heartbeat"
+	case probeapi.ErrorBlocked, probeapi.ErrorInvalidConfig, probeapi.ErrorInternal:
+		return "checker"
+	}
+	return cause
+}
+
+// faultVerdict guesses whose fault a failure is: the checker's when regions
+// mostly abstain, external when only ISP vantage points fail, yours when
+// data-centre regions agree, unknown otherwise.
+func faultVerdict(q Quorum, cause string) Fault {
+	switch {
+	case len(q.FailingRegions) == 0 && len(q.Abstaining) > 0 && q.Passing == 0:
+		return FaultChecker
+	case q.LastMileOnly:
+		return FaultExternal
+	case q.Outage || cause == "manual":
+		return FaultYours
+	case len(q.FailingRegions) > 0:
+		return FaultUnknown
+	}
+	return FaultUnknown
+}
+
+func summary(x Explanation, q Quorum) string {
+	switch x.State {
+	case "incident_open", "resolved":
+		return fmt.Sprintf("%s failure; %d of %d voting regions failing now (rule: %s)", x.FailureClass, x.Failing, x.Voting, q.Rule())
+	case "unconfirmed_failure":
+		return fmt.Sprintf("%d region(s) failing but the quorum (%s) is not reached", x.Failing, q.Rule())
+	case "last_mile":
+		return "only last-mile vantage points fail while data-centre regions reach the target"
+	case "no_data":
+		return "no region has reported a usable result yet"
+	}
+	return fmt.Sprintf("%d of %d voting regions pass", q.Passing, q.Voting)
+}
+
+func newID() string { return uuid.NewString() }

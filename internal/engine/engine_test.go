@@ -1,0 +1,177 @@
+package engine_test
+
+import (
+	"errors"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/engine"
+	"github.com/uptime-operator/uptime-operator/internal/store"
+)
+
+var _ = Describe("Incidents by region quorum", Ordered, func() {
+	var m *monv1.Monitor
+
+	BeforeAll(func() {
+		target.setDown()
+		m = newMonitor("quorum", nil)
+	})
+
+	It("reports up and fills status from the real agents", func() {
+		Eventually(func(g Gomega) {
+			got := get(m)
+			g.Expect(got.Status.CurrentStatus).To(Equal(monv1.StatusUp))
+			g.Expect(got.Status.Regions).To(HaveLen(3))
+			g.Expect(got.Status.LastCheckedAt).NotTo(BeNil())
+			g.Expect(got.Status.Uptime24h).To(Equal("100.00%"))
+		}, 30*time.Second, 200*time.Millisecond).Should(Succeed())
+	})
+
+	It("opens no incident when a single region fails", func() {
+		target.setDown("r1")
+		Eventually(func(g Gomega) {
+			g.Expect(get(m).Status.Regions).To(ContainElement(HaveField("Status", "down")))
+		}, 20*time.Second, 200*time.Millisecond).Should(Succeed())
+		Consistently(func() []store.Incident { return incidents(m) }, 2*time.Second, 200*time.Millisecond).Should(BeEmpty())
+		Expect(get(m).Status.CurrentStatus).NotTo(Equal(monv1.StatusDown))
+	})
+
+	It("opens one incident confirmed by two of three regions", func() {
+		target.setDown("r1", "r2")
+		Eventually(func(g Gomega) {
+			incs := incidents(m)
+			g.Expect(incs).To(HaveLen(1))
+			g.Expect(incs[0].ResolvedAt).To(BeNil())
+			g.Expect(incs[0].Confirmations).To(Equal(2))
+			g.Expect(incs[0].ConfirmingRegions).To(ConsistOf("r1", "r2"))
+			g.Expect(incs[0].RegionsTotal).To(Equal(3))
+		}, 20*time.Second, 200*time.Millisecond).Should(Succeed())
+		Eventually(func(g Gomega) {
+			got := get(m)
+			g.Expect(got.Status.CurrentStatus).To(Equal(monv1.StatusDown))
+			g.Expect(got.Status.OpenIncident).NotTo(BeNil())
+			g.Expect(got.Status.OpenIncident.ConfirmingRegions).To(ConsistOf("r1", "r2"))
+		}, 10*time.Second, 200*time.Millisecond).Should(Succeed())
+		// More failing checks keep the same incident open.
+		Consistently(func() []store.Incident { return incidents(m) }, 2*time.Second, 200*time.Millisecond).Should(HaveLen(1))
+	})
+
+	It("explains the incident with votes and the quorum rule", func() {
+		x, err := env.Manager.Engine.ExplainMonitor(ctx, get(m))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(x.State).To(Equal("incident_open"))
+		Expect(x.Failing).To(BeNumerically(">=", 2))
+		Expect(x.QuorumRule).To(ContainSubstring("at least 2 failing regions"))
+		Expect(x.FailureClass).To(Equal("response"))
+		Expect(x.Fault).To(Equal(engine.FaultYours))
+	})
+
+	It("resolves the incident with a duration when the regions recover", func() {
+		target.setDown()
+		Eventually(func(g Gomega) {
+			incs := incidents(m)
+			g.Expect(incs).To(HaveLen(1))
+			g.Expect(incs[0].ResolvedAt).NotTo(BeNil())
+			g.Expect(incs[0].ResolvedManually).To(BeFalse())
+			g.Expect(incs[0].DurationSeconds(time.Now())).To(BeNumerically(">=", 0))
+		}, 20*time.Second, 200*time.Millisecond).Should(Succeed())
+		Eventually(func() monv1.MonitorStatusValue { return get(m).Status.CurrentStatus }, 10*time.Second, 200*time.Millisecond).
+			Should(Equal(monv1.StatusUp))
+	})
+})
+
+var _ = Describe("Maintenance", func() {
+	It("suppresses alerts of incidents opened during a window and shows maintenance", func() {
+		m := newMonitor("maint", nil)
+		w := &monv1.MaintenanceWindow{
+			ObjectMeta: metav1.ObjectMeta{Name: "now", Namespace: "default"},
+			Spec: monv1.MaintenanceWindowSpec{
+				Title: "Upgrade", Scope: "monitors", Monitors: []monv1.LocalObjectReference{{Name: m.Name}},
+				StartsAt: metav1.NewTime(time.Now().Add(-time.Minute)), EndsAt: metav1.NewTime(time.Now().Add(time.Hour)),
+			},
+		}
+		Expect(k8s.Create(ctx, w)).To(Succeed())
+		Eventually(func() monv1.MaintenanceState {
+			var got monv1.MaintenanceWindow
+			_ = k8s.Get(ctx, client.ObjectKeyFromObject(w), &got)
+			return got.Status.State
+		}, 10*time.Second, 200*time.Millisecond).Should(Equal(monv1.MaintenanceOngoing))
+		Eventually(func() monv1.MonitorStatusValue { return get(m).Status.CurrentStatus }, 20*time.Second, 200*time.Millisecond).
+			Should(Equal(monv1.StatusMaintenance))
+
+		target.setDown("r1", "r2", "r3")
+		defer target.setDown()
+		Eventually(func(g Gomega) {
+			incs := incidents(m)
+			g.Expect(incs).To(HaveLen(1))
+			g.Expect(incs[0].AlertSuppressed).To(BeTrue())
+			g.Expect(incs[0].SuppressionReason).To(Equal("maintenance"))
+		}, 20*time.Second, 200*time.Millisecond).Should(Succeed())
+	})
+})
+
+var _ = Describe("Cron heartbeats", func() {
+	It("gets a token, records pings, opens an incident on a reported failure and resolves on success", func() {
+		m := &monv1.Monitor{
+			ObjectMeta: metav1.ObjectMeta{Name: "backup", Namespace: "default"},
+			Spec:       monv1.MonitorSpec{Type: monv1.MonitorCron, Cron: &monv1.CronConfig{CronExpression: "@daily", GraceSeconds: 60}},
+		}
+		Expect(k8s.Create(ctx, m)).To(Succeed())
+		var token string
+		Eventually(func(g Gomega) {
+			got := get(m)
+			token = got.Annotations[engine.HeartbeatAnnotation]
+			g.Expect(token).To(HaveLen(32))
+			g.Expect(got.Status.HeartbeatPath).To(Equal("/heartbeat/" + token))
+		}, 10*time.Second, 100*time.Millisecond).Should(Succeed())
+		Eventually(func() error {
+			return env.Manager.Engine.HeartbeatByToken(ctx, token, engine.Ping{OK: true})
+		}, 10*time.Second, 100*time.Millisecond).Should(Succeed())
+		Expect(errors.Is(env.Manager.Engine.HeartbeatByToken(ctx, "nope", engine.Ping{OK: true}), engine.ErrUnknownToken)).To(BeTrue())
+
+		Expect(env.Manager.Engine.HeartbeatByToken(ctx, token, engine.Ping{OK: false})).To(Succeed())
+		Eventually(func() []store.Incident { return incidents(m) }, 5*time.Second, 100*time.Millisecond).Should(HaveLen(1))
+		Expect(env.Manager.Engine.HeartbeatByToken(ctx, token, engine.Ping{OK: true})).To(Succeed())
+		Eventually(func() *time.Time { return incidents(m)[0].ResolvedAt }, 5*time.Second, 100*time.Millisecond).ShouldNot(BeNil())
+		pings, err := env.Manager.Store.ListHeartbeats(ctx, string(get(m).UID), 10)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(pings).To(HaveLen(3))
+	})
+
+	It("opens an incident when a run is missed", func() {
+		m := &monv1.Monitor{
+			ObjectMeta: metav1.ObjectMeta{Name: "every-minute", Namespace: "default"},
+			Spec:       monv1.MonitorSpec{Type: monv1.MonitorCron, Cron: &monv1.CronConfig{CronExpression: "* * * * *"}},
+		}
+		Expect(k8s.Create(ctx, m)).To(Succeed())
+		created := get(m)
+		due, err := engine.NextExpected(created, nil)
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(func(g Gomega) {
+			incs := incidents(created)
+			g.Expect(incs).To(HaveLen(1))
+			g.Expect(incs[0].Cause).To(Equal("missed_heartbeat"))
+		}, time.Until(due)+20*time.Second, 500*time.Millisecond).Should(Succeed())
+	})
+})
+
+var _ = Describe("Manual incidents", func() {
+	It("opens one, refuses a second, and resolves it once", func() {
+		m := newMonitor("manual", func(m *monv1.Monitor) { m.Spec.Paused = true })
+		m = get(m)
+		inc, err := env.Manager.Engine.OpenManualIncident(ctx, m)
+		Expect(err).NotTo(HaveOccurred())
+		_, err = env.Manager.Engine.OpenManualIncident(ctx, m)
+		Expect(errors.Is(err, store.ErrIncidentOpen)).To(BeTrue())
+		resolved, err := env.Manager.Engine.ResolveIncident(ctx, inc.ID, "fixed", "ops")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(resolved.ResolvedManually).To(BeTrue())
+		_, err = env.Manager.Engine.ResolveIncident(ctx, inc.ID, "", "ops")
+		Expect(errors.Is(err, store.ErrIncidentResolved)).To(BeTrue())
+	})
+})

@@ -1,0 +1,163 @@
+package engine
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"math/big"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/robfig/cron/v3"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/store"
+)
+
+// cronParser accepts the expressions the admission webhook accepts.
+var cronParser = cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
+
+// NewHeartbeatToken returns a random 32-character token for heartbeat URLs.
+func NewHeartbeatToken() string {
+	const alphabet = "0123456789abcdefghijklmnopqrstuvwxyz"
+	b := make([]byte, 32)
+	for i := range b {
+		n, err := rand.Int(rand.Reader, big.NewInt(int64(len(alphabet))))
+		if err != nil {
+			panic(err)
+		}
+		b[i] = alphabet[n.Int64()]
+	}
+	return string(b)
+}
+
+// HeartbeatByToken records a ping for the cron monitor owning token.
+func (e *Engine) HeartbeatByToken(ctx context.Context, token string, p Ping) error {
+	if token == "" {
+		return ErrUnknownToken
+	}
+	var list monv1.MonitorList
+	if err := e.opts.Client.List(ctx, &list, client.MatchingFields{HeartbeatTokenIndex: token}); err != nil {
+		return fmt.Errorf("find heartbeat token: %w", err)
+	}
+	if len(list.Items) == 0 {
+		return ErrUnknownToken
+	}
+	return e.Heartbeat(ctx, &list.Items[0], p)
+}
+
+// Heartbeat records a ping of cron monitor m: the ping is stored, and its
+// outcome becomes the monitor's verdict (a success recovers a missed run, a
+// reported failure is a failure at once). Pings of paused monitors are
+// ignored.
+func (e *Engine) Heartbeat(ctx context.Context, m *monv1.Monitor, p Ping) error {
+	if m.Spec.Type != monv1.MonitorCron {
+		return fmt.Errorf("monitor %s is not a cron monitor", m.Name)
+	}
+	if m.Spec.Paused {
+		return nil
+	}
+	if p.At.IsZero() {
+		p.At = e.opts.Now()
+	}
+	p.At = p.At.UTC().Truncate(time.Microsecond)
+	if err := e.opts.Store.RecordHeartbeat(ctx, store.HeartbeatPing{
+		MonitorID: string(m.UID), At: p.At, OK: p.OK, DurationMs: p.DurationMs, StatusCode: p.StatusCode,
+	}); err != nil {
+		return fmt.Errorf("record heartbeat: %w", err)
+	}
+	c := store.Check{ID: uuid.NewString(), MonitorID: string(m.UID), Namespace: m.Namespace, Region: HeartbeatRegion,
+		CheckedAt: p.At, Status: store.StatusUp, StatusCode: p.StatusCode}
+	if p.DurationMs != nil {
+		c.ResponseTimeMs = *p.DurationMs
+	}
+	if !p.OK {
+		c.Status, c.ErrorType, c.ErrorMessage = store.StatusDown, "heartbeat_failed", "the job reported a failure"
+	}
+	if _, err := e.opts.Store.InsertChecks(ctx, []store.Check{c}); err != nil {
+		return fmt.Errorf("store heartbeat check: %w", err)
+	}
+	st := e.state(string(m.UID))
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if err := e.load(ctx, m, st); err != nil {
+		return err
+	}
+	at := p.At
+	st.lastPing = &at
+	v := verdictOf(c)
+	st.regions[HeartbeatRegion], st.last = v, &v
+	return e.evaluate(ctx, m, st)
+}
+
+// NextExpected is when the next ping of a cron monitor is due at the latest:
+// the first scheduled run after the last ping (or after creation) plus grace.
+func NextExpected(m *monv1.Monitor, lastPing *time.Time) (time.Time, error) {
+	cfg := m.Spec.Cron
+	if cfg == nil {
+		return time.Time{}, fmt.Errorf("monitor %s has no cron config", m.Name)
+	}
+	sched, err := cronParser.Parse(cfg.CronExpression)
+	if err != nil {
+		return time.Time{}, err
+	}
+	loc := time.UTC
+	if cfg.TimeZone != "" {
+		if l, err := time.LoadLocation(cfg.TimeZone); err == nil {
+			loc = l
+		}
+	}
+	from := m.CreationTimestamp.Time
+	if lastPing != nil && lastPing.After(from) {
+		from = *lastPing
+	}
+	return sched.Next(from.In(loc)).Add(time.Duration(cfg.GraceSeconds) * time.Second), nil
+}
+
+// CheckHeartbeats turns overdue cron monitors into failures: when no ping
+// arrived by the next scheduled run plus grace, the monitor's verdict becomes
+// down (error type missed_heartbeat) and the quorum of its single voter opens
+// an incident. The manager calls it periodically.
+func (e *Engine) CheckHeartbeats(ctx context.Context) error {
+	var list monv1.MonitorList
+	if err := e.opts.Client.List(ctx, &list); err != nil {
+		return fmt.Errorf("list monitors: %w", err)
+	}
+	now := e.opts.Now()
+	for i := range list.Items {
+		m := &list.Items[i]
+		if m.Spec.Type != monv1.MonitorCron || m.Spec.Paused || !m.DeletionTimestamp.IsZero() {
+			continue
+		}
+		if err := e.checkHeartbeat(ctx, m, now); err != nil {
+			e.opts.Log.Error(err, "check heartbeat", "monitor", m.Name, "namespace", m.Namespace)
+		}
+	}
+	return nil
+}
+
+func (e *Engine) checkHeartbeat(ctx context.Context, m *monv1.Monitor, now time.Time) error {
+	st := e.state(string(m.UID))
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if err := e.load(ctx, m, st); err != nil {
+		return err
+	}
+	due, err := NextExpected(m, st.lastPing)
+	if err != nil || now.Before(due) {
+		return err
+	}
+	if v, ok := st.regions[HeartbeatRegion]; ok && v.ErrType == "missed_heartbeat" && !v.CheckedAt.Before(due) {
+		return nil // this miss is already recorded
+	}
+	c := store.Check{ID: uuid.NewString(), MonitorID: string(m.UID), Namespace: m.Namespace, Region: HeartbeatRegion,
+		CheckedAt: due.UTC().Truncate(time.Microsecond), Status: store.StatusDown, ErrorType: "missed_heartbeat",
+		ErrorMessage: "no heartbeat by " + due.UTC().Format(time.RFC3339)}
+	if _, err := e.opts.Store.InsertChecks(ctx, []store.Check{c}); err != nil {
+		return fmt.Errorf("store missed heartbeat: %w", err)
+	}
+	v := verdictOf(c)
+	st.regions[HeartbeatRegion], st.last = v, &v
+	return e.evaluate(ctx, m, st)
+}

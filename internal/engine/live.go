@@ -1,0 +1,107 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/controllers"
+	"github.com/uptime-operator/uptime-operator/internal/store"
+)
+
+// LiveState implements controllers.LiveSource: the latest check, per-region
+// verdicts, the open and recent incidents, uptime and maintenance.
+func (e *Engine) LiveState(ctx context.Context, m *monv1.Monitor) (*controllers.LiveState, error) {
+	st := e.state(string(m.UID))
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if err := e.load(ctx, m, st); err != nil {
+		return nil, err
+	}
+	now := e.opts.Now()
+	live := &controllers.LiveState{}
+	if m.Spec.Type == monv1.MonitorCron {
+		if tok := m.Annotations[HeartbeatAnnotation]; tok != "" {
+			live.HeartbeatPath = "/heartbeat/" + tok
+		}
+	}
+	if st.last != nil {
+		t := st.last.CheckedAt
+		rt := st.last.RTMs
+		live.LastStatus, live.LastCheckedAt, live.LastResponseTimeMs = st.last.Status, &t, &rt
+		if st.last.Status != "up" {
+			live.LastError = st.last.ErrMsg
+		}
+	}
+	for _, code := range sortedKeys(st.regions) {
+		v := st.regions[code]
+		t := metav1.NewTime(v.CheckedAt)
+		live.Regions = append(live.Regions, monv1.RegionState{Code: code, Status: v.Status, LastCheckedAt: &t, Error: truncate(v.ErrMsg, 200)})
+	}
+	if st.open != nil {
+		live.OpenIncident = incidentRef(*st.open)
+	}
+	recent, err := e.opts.Store.ListIncidents(ctx, store.IncidentQuery{MonitorID: string(m.UID), Page: 1, PageSize: 5})
+	if err != nil {
+		return nil, fmt.Errorf("list recent incidents: %w", err)
+	}
+	for _, inc := range recent.Items {
+		live.RecentIncidents = append(live.RecentIncidents, *incidentRef(inc))
+	}
+	if live.Uptime24h, err = e.opts.Store.Uptime(ctx, string(m.UID), now.Add(-24*time.Hour), now); err != nil {
+		return nil, fmt.Errorf("uptime 24h: %w", err)
+	}
+	if live.Uptime30d, err = e.opts.Store.Uptime(ctx, string(m.UID), now.Add(-30*24*time.Hour), now); err != nil {
+		return nil, fmt.Errorf("uptime 30d: %w", err)
+	}
+	if live.UnderMaintenance, err = e.underMaintenance(ctx, m, now); err != nil {
+		return nil, err
+	}
+	if live.LastStatus == "" && live.OpenIncident == nil && !live.UnderMaintenance && live.HeartbeatPath == "" {
+		return nil, nil // nothing known yet: pending
+	}
+	return live, nil
+}
+
+func incidentRef(inc store.Incident) *monv1.IncidentRef {
+	ref := &monv1.IncidentRef{ID: inc.ID, StartedAt: metav1.NewTime(inc.StartedAt), ConfirmingRegions: inc.ConfirmingRegions}
+	if inc.ResolvedAt != nil {
+		t := metav1.NewTime(*inc.ResolvedAt)
+		ref.ResolvedAt = &t
+	}
+	return ref
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n]
+}
+
+// recordDNS keeps the DNS record history of dns monitors from the answers
+// their checks report.
+func (e *Engine) recordDNS(ctx context.Context, m *monv1.Monitor, checks []store.Check) {
+	if m.Spec.Type != monv1.MonitorDNS {
+		return
+	}
+	for _, c := range checks {
+		var d struct {
+			RecordType string   `json:"record_type"`
+			Answers    []string `json:"answers"`
+		}
+		if len(c.Details) == 0 || json.Unmarshal(c.Details, &d) != nil || d.RecordType == "" {
+			continue
+		}
+		if c.Status == store.StatusUnknown || c.Status == store.StatusBlocked {
+			continue
+		}
+		if _, err := e.opts.Store.RecordDNS(ctx, store.DNSRecord{MonitorID: c.MonitorID, ObservedAt: c.CheckedAt, RecordType: d.RecordType, Answers: d.Answers}); err != nil {
+			e.opts.Log.Error(err, "record dns answer", "monitor", m.Name)
+		}
+	}
+}

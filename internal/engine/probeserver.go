@@ -1,0 +1,207 @@
+package engine
+
+import (
+	"context"
+	"crypto/subtle"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	authv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/probeapi"
+	"github.com/uptime-operator/uptime-operator/webhooks"
+)
+
+// ProbeServiceAccount is the ServiceAccount managed probe Deployments run
+// as; its tokens are accepted (via TokenReview) for every region.
+const ProbeServiceAccount = "uptime-operator-probe"
+
+// RegionTokenKey is the data key of region token Secrets.
+const RegionTokenKey = "token"
+
+// probeState tracks assignment changes (for long polls) and agent contact.
+type probeState struct {
+	mu      sync.Mutex
+	changed chan struct{}
+	// contact[region][agent] is the last time an agent of the region called.
+	contact map[string]map[string]time.Time
+}
+
+func newProbeState() probeState {
+	return probeState{changed: make(chan struct{}), contact: map[string]map[string]time.Time{}}
+}
+
+// AssignmentsChanged wakes every long poll so agents re-read their lists. The
+// manager calls it on any Monitor, ProbeRegion or Secret change.
+func (e *Engine) AssignmentsChanged() {
+	e.probe.mu.Lock()
+	close(e.probe.changed)
+	e.probe.changed = make(chan struct{})
+	e.probe.mu.Unlock()
+}
+
+func (e *Engine) changedCh() <-chan struct{} {
+	e.probe.mu.Lock()
+	defer e.probe.mu.Unlock()
+	return e.probe.changed
+}
+
+func (e *Engine) touchAgent(region, agent string) {
+	e.probe.mu.Lock()
+	defer e.probe.mu.Unlock()
+	if e.probe.contact[region] == nil {
+		e.probe.contact[region] = map[string]time.Time{}
+	}
+	e.probe.contact[region][agent] = e.opts.Now()
+}
+
+// AgentsOnline returns how many agents of region called within window and
+// the last contact.
+func (e *Engine) AgentsOnline(region string, window time.Duration) (int, time.Time) {
+	e.probe.mu.Lock()
+	defer e.probe.mu.Unlock()
+	now := e.opts.Now()
+	n, last := 0, time.Time{}
+	for _, t := range e.probe.contact[region] {
+		if now.Sub(t) <= window {
+			n++
+		}
+		if t.After(last) {
+			last = t
+		}
+	}
+	return n, last
+}
+
+// ProbeServer returns the manager side of the probe API.
+func (e *Engine) ProbeServer() probeapi.Server { return probeServer{e} }
+
+type probeServer struct{ e *Engine }
+
+// Authorize accepts the region's token Secret, or a token of the probe
+// ServiceAccount in the manager's namespace verified by TokenReview.
+func (p probeServer) Authorize(ctx context.Context, token, region string) error {
+	if token == "" {
+		return probeapi.ErrUnauthorized
+	}
+	var regions monv1.ProbeRegionList
+	if err := p.e.opts.Client.List(ctx, &regions); err != nil {
+		return fmt.Errorf("list probe regions: %w", err)
+	}
+	var pr *monv1.ProbeRegion
+	for i := range regions.Items {
+		if webhooks.RegionCode(&regions.Items[i]) == region {
+			pr = &regions.Items[i]
+		}
+	}
+	if pr == nil {
+		return probeapi.ErrForbidden
+	}
+	if ref := pr.Spec.Placement.TokenSecretRef; ref != nil {
+		ns := pr.Spec.Placement.Namespace
+		if ns == "" {
+			ns = p.e.opts.ManagerNamespace
+		}
+		var s corev1.Secret
+		if err := p.e.opts.Secrets.Get(ctx, client.ObjectKey{Namespace: ns, Name: ref.Name}, &s); err == nil {
+			if want := s.Data[ref.Key]; len(want) > 0 && subtle.ConstantTimeCompare(want, []byte(token)) == 1 {
+				return nil
+			}
+		}
+	}
+	tr := &authv1.TokenReview{Spec: authv1.TokenReviewSpec{Token: token}}
+	if err := p.e.opts.Client.Create(ctx, tr); err != nil {
+		return fmt.Errorf("review token: %w", err)
+	}
+	want := "system:serviceaccount:" + p.e.opts.ManagerNamespace + ":" + ProbeServiceAccount
+	if tr.Status.Authenticated && tr.Status.User.Username == want {
+		return nil
+	}
+	return probeapi.ErrUnauthorized
+}
+
+// Assignments long-polls for the region's assignment list.
+func (p probeServer) Assignments(ctx context.Context, region, known string) (*probeapi.AssignmentList, error) {
+	p.e.touchAgent(region, agentFrom(ctx))
+	for {
+		changed := p.e.changedCh()
+		list, err := p.e.AssignmentList(ctx, region)
+		if err != nil {
+			return nil, err
+		}
+		if list.Revision != known {
+			return list, nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return nil, probeapi.ErrNotModified
+		}
+	}
+}
+
+// AssignmentList computes the assignments of a region: every active,
+// non-cron monitor whose effective regions include it. Monitors whose
+// Secrets cannot be read are left out until they can.
+func (e *Engine) AssignmentList(ctx context.Context, region string) (*probeapi.AssignmentList, error) {
+	var monitors monv1.MonitorList
+	if err := e.opts.Client.List(ctx, &monitors); err != nil {
+		return nil, fmt.Errorf("list monitors: %w", err)
+	}
+	list := &probeapi.AssignmentList{Region: region, Assignments: []probeapi.Assignment{}}
+	for i := range monitors.Items {
+		m := &monitors.Items[i]
+		if m.Spec.Paused || m.Spec.Type == monv1.MonitorCron || !m.DeletionTimestamp.IsZero() ||
+			!slices.Contains(monitorRegions(m), region) {
+			continue
+		}
+		a, err := ToAssignment(ctx, e.opts.Secrets, m)
+		if err != nil {
+			e.opts.Log.V(1).Info("monitor not assigned", "monitor", m.Name, "namespace", m.Namespace, "reason", err.Error())
+			continue
+		}
+		list.Assignments = append(list.Assignments, a)
+	}
+	slices.SortFunc(list.Assignments, func(a, b probeapi.Assignment) int {
+		if a.ID < b.ID {
+			return -1
+		}
+		if a.ID > b.ID {
+			return 1
+		}
+		return 0
+	})
+	list.Revision = revision(list.Assignments)
+	return list, nil
+}
+
+// IngestResults stores and evaluates a batch from an agent.
+func (p probeServer) IngestResults(ctx context.Context, batch *probeapi.ResultBatch) (probeapi.ResultsResponse, error) {
+	p.e.touchAgent(batch.Region, batch.AgentID)
+	for i := range batch.Results {
+		if batch.Results[i].Region == "" {
+			batch.Results[i].Region = batch.Region
+		}
+	}
+	return p.e.Ingest(ctx, batch.Results)
+}
+
+type agentKey struct{}
+
+// WithAgent tags a request context with the calling agent's id, for contact
+// tracking of long polls.
+func WithAgent(ctx context.Context, agent string) context.Context {
+	return context.WithValue(ctx, agentKey{}, agent)
+}
+
+func agentFrom(ctx context.Context) string {
+	if a, ok := ctx.Value(agentKey{}).(string); ok && a != "" {
+		return a
+	}
+	return "agent"
+}

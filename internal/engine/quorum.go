@@ -1,0 +1,161 @@
+package engine
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+)
+
+// Quorum is the result of counting a monitor's region votes.
+//
+// The rule: each region's latest verdict votes fail (down), pass (up or
+// degraded) or abstains (blocked, unknown, no verdict yet, or stale: older
+// than three intervals plus the timeout). An outage is confirmed when at least
+// Required regions fail and, unless the monitor turns majority off, the
+// failing regions are more than half of the voting ones. Required defaults to
+// 2 for monitors with two or more regions and 1 otherwise
+// (spec.confirmation.regions overrides it, capped at the region count). The
+// incident resolves when the outage is no longer confirmed and at least one
+// region passes; while every region abstains the state is kept.
+type Quorum struct {
+	Total          int
+	Voting         int
+	Passing        int
+	FailingRegions []string
+	Abstaining     []string
+	Required       int
+	Majority       bool
+	// Outage: the failure is confirmed.
+	Outage bool
+	// Recovered: no confirmed failure and at least one region passes.
+	Recovered bool
+	// LastMileOnly: only ISP vantage points fail while data-centre regions
+	// pass; this raises a last-mile notice, not an incident.
+	LastMileOnly bool
+	FailingISPs  []string
+	// FirstFailure is the earliest check time among failing verdicts.
+	FirstFailure time.Time
+	// Cause is the error type and Reason the message of a failing verdict.
+	Cause, Reason string
+	Votes         []RegionVote
+}
+
+// Rule describes the quorum rule in words.
+func (q Quorum) Rule() string {
+	if q.Majority {
+		return fmt.Sprintf("at least %d failing regions and a majority of the %d voting regions", q.Required, q.Voting)
+	}
+	return fmt.Sprintf("at least %d failing regions", q.Required)
+}
+
+// Summary is a one-line verdict for alerts.
+func (q Quorum) Summary() string {
+	if len(q.FailingRegions) == 0 {
+		return ""
+	}
+	s := fmt.Sprintf("%d of %d voting regions failing (%s)", len(q.FailingRegions), q.Voting, strings.Join(q.FailingRegions, ", "))
+	if q.Cause != "" {
+		s += ": " + q.Cause
+	}
+	return s
+}
+
+// Tally counts votes of the monitor's regions. isp maps last-mile region
+// codes to their ISP.
+func Tally(m *monv1.Monitor, verdicts map[string]verdict, isp map[string]string, now time.Time) Quorum {
+	regions := monitorRegions(m)
+	q := Quorum{Total: len(regions), Majority: true}
+	if c := m.Spec.Confirmation; c != nil && c.Majority != nil {
+		q.Majority = *c.Majority
+	}
+	q.Required = 1
+	if len(regions) >= 2 {
+		q.Required = 2
+	}
+	if c := m.Spec.Confirmation; c != nil && c.Regions > 0 {
+		q.Required = int(c.Regions)
+	}
+	q.Required = max(1, min(q.Required, max(len(regions), 1)))
+	staleAfter := staleness(m)
+
+	dcFailing, dcPassing := 0, 0
+	for _, code := range regions {
+		v, ok := verdicts[code]
+		vote := RegionVote{Region: code, ISP: isp[code]}
+		switch {
+		case !ok:
+			vote.Status, vote.Vote = "pending", "abstain"
+		case now.Sub(v.CheckedAt) > staleAfter:
+			vote.Status, vote.Vote, vote.CheckedAt = v.Status, "abstain", v.CheckedAt
+			vote.Error = "stale: no recent result from this region"
+		default:
+			vote.Status, vote.CheckedAt, vote.ErrorType, vote.Error = v.Status, v.CheckedAt, v.ErrType, v.ErrMsg
+			switch v.Status {
+			case "down":
+				vote.Vote = "fail"
+			case "up", "degraded":
+				vote.Vote = "pass"
+			default:
+				vote.Vote = "abstain"
+			}
+		}
+		q.Votes = append(q.Votes, vote)
+		switch vote.Vote {
+		case "fail":
+			q.Voting++
+			q.FailingRegions = append(q.FailingRegions, code)
+			if q.FirstFailure.IsZero() || v.CheckedAt.Before(q.FirstFailure) {
+				q.FirstFailure = v.CheckedAt
+			}
+			if q.Cause == "" {
+				q.Cause, q.Reason = v.ErrType, v.ErrMsg
+			}
+			if name, ok := isp[code]; ok {
+				if !slices.Contains(q.FailingISPs, name) {
+					q.FailingISPs = append(q.FailingISPs, name)
+				}
+			} else {
+				dcFailing++
+			}
+		case "pass":
+			q.Voting++
+			q.Passing++
+			if _, ok := isp[code]; !ok {
+				dcPassing++
+			}
+		default:
+			q.Abstaining = append(q.Abstaining, code)
+		}
+	}
+	failing := len(q.FailingRegions)
+	q.Outage = failing >= q.Required && (!q.Majority || 2*failing > q.Voting)
+	q.Recovered = !q.Outage && q.Passing > 0
+	q.LastMileOnly = failing > 0 && dcFailing == 0 && dcPassing > 0
+	if q.Reason == "" && q.Cause != "" {
+		q.Reason = q.Cause
+	}
+	return q
+}
+
+// monitorRegions are the regions that vote for m.
+func monitorRegions(m *monv1.Monitor) []string {
+	if m.Spec.Type == monv1.MonitorCron {
+		return []string{HeartbeatRegion}
+	}
+	if len(m.Status.EffectiveRegions) > 0 {
+		return m.Status.EffectiveRegions
+	}
+	return m.Spec.Regions
+}
+
+// staleness is how old a verdict may be before its region abstains.
+func staleness(m *monv1.Monitor) time.Duration {
+	interval := time.Duration(max(m.Spec.IntervalSeconds, m.Status.EffectiveIntervalSeconds, 15)) * time.Second
+	if m.Spec.Type == monv1.MonitorCron {
+		return 366 * 24 * time.Hour // a heartbeat verdict holds until the next ping or miss
+	}
+	return 3*interval + time.Duration(max(m.Status.EffectiveTimeoutMs, 30000))*time.Millisecond
+}

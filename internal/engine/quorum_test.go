@@ -1,0 +1,94 @@
+package engine
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+)
+
+func TestTally(t *testing.T) {
+	now := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
+	fresh := now.Add(-30 * time.Second)
+	mon := func(regions ...string) *monv1.Monitor {
+		m := &monv1.Monitor{}
+		m.Spec.IntervalSeconds = 60
+		m.Status.EffectiveRegions = regions
+		return m
+	}
+	v := func(status string) verdict { return verdict{Status: status, CheckedAt: fresh, ErrType: "timeout"} }
+	noMajority := false
+	lenient := mon("a", "b", "c", "d")
+	lenient.Spec.Confirmation = &monv1.ConfirmationSpec{Regions: 1, Majority: &noMajority}
+
+	for _, tc := range []struct {
+		name                        string
+		m                           *monv1.Monitor
+		votes                       map[string]verdict
+		isp                         map[string]string
+		outage, recovered, lastMile bool
+		required, voting            int
+		wantFailing, wantAbstaining []string
+	}{
+		{name: "one region down", m: mon("a"), votes: map[string]verdict{"a": v("down")},
+			outage: true, required: 1, voting: 1, wantFailing: []string{"a"}},
+		{name: "two of three down", m: mon("a", "b", "c"), votes: map[string]verdict{"a": v("down"), "b": v("down"), "c": v("up")},
+			outage: true, required: 2, voting: 3, wantFailing: []string{"a", "b"}},
+		{name: "one of three down", m: mon("a", "b", "c"), votes: map[string]verdict{"a": v("down"), "b": v("up"), "c": v("up")},
+			recovered: true, required: 2, voting: 3, wantFailing: []string{"a"}},
+		{name: "two of four is no majority", m: mon("a", "b", "c", "d"), votes: map[string]verdict{"a": v("down"), "b": v("down"), "c": v("up"), "d": v("up")},
+			recovered: true, required: 2, voting: 4, wantFailing: []string{"a", "b"}},
+		{name: "blocked and unknown abstain", m: mon("a", "b", "c"), votes: map[string]verdict{"a": v("down"), "b": v("down"), "c": v("blocked")},
+			outage: true, required: 2, voting: 2, wantFailing: []string{"a", "b"}, wantAbstaining: []string{"c"}},
+		{name: "degraded passes", m: mon("a", "b"), votes: map[string]verdict{"a": v("degraded"), "b": v("degraded")},
+			recovered: true, required: 2, voting: 2},
+		{name: "stale verdicts abstain", m: mon("a", "b"), votes: map[string]verdict{"a": {Status: "down", CheckedAt: now.Add(-time.Hour)}, "b": v("down")},
+			required: 2, voting: 1, wantFailing: []string{"b"}, wantAbstaining: []string{"a"}},
+		{name: "all abstain keeps state", m: mon("a", "b"), votes: map[string]verdict{"a": v("unknown")},
+			required: 2, voting: 0, wantAbstaining: []string{"a", "b"}},
+		{name: "lenient rule", m: lenient, votes: map[string]verdict{"a": v("down"), "b": v("up"), "c": v("up"), "d": v("up")},
+			outage: true, required: 1, voting: 4, wantFailing: []string{"a"}},
+		{name: "only an ISP fails", m: mon("dc1", "dc2", "isp1"), isp: map[string]string{"isp1": "Comcast"},
+			votes:     map[string]verdict{"dc1": v("up"), "dc2": v("up"), "isp1": v("down")},
+			recovered: true, lastMile: true, required: 2, voting: 3, wantFailing: []string{"isp1"}},
+		{name: "ISP and data centre fail", m: mon("dc1", "isp1", "isp2"), isp: map[string]string{"isp1": "A", "isp2": "B"},
+			votes:  map[string]verdict{"dc1": v("down"), "isp1": v("down"), "isp2": v("down")},
+			outage: true, required: 2, voting: 3, wantFailing: []string{"dc1", "isp1", "isp2"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			q := Tally(tc.m, tc.votes, tc.isp, now)
+			if q.Outage != tc.outage || q.Recovered != tc.recovered || q.LastMileOnly != tc.lastMile {
+				t.Errorf("outage/recovered/lastMile = %v/%v/%v, want %v/%v/%v", q.Outage, q.Recovered, q.LastMileOnly, tc.outage, tc.recovered, tc.lastMile)
+			}
+			if q.Required != tc.required || q.Voting != tc.voting {
+				t.Errorf("required/voting = %d/%d, want %d/%d", q.Required, q.Voting, tc.required, tc.voting)
+			}
+			if !slices.Equal(q.FailingRegions, tc.wantFailing) {
+				t.Errorf("failing = %v, want %v", q.FailingRegions, tc.wantFailing)
+			}
+			if !slices.Equal(q.Abstaining, tc.wantAbstaining) {
+				t.Errorf("abstaining = %v, want %v", q.Abstaining, tc.wantAbstaining)
+			}
+		})
+	}
+}
+
+func TestNextExpected(t *testing.T) {
+	m := &monv1.Monitor{}
+	m.CreationTimestamp.Time = time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	m.Spec.Cron = &monv1.CronConfig{CronExpression: "30 2 * * *", GraceSeconds: 600, TimeZone: "Europe/Berlin"}
+	got, err := NextExpected(m, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 02:30 Berlin (UTC+1 in winter) plus 10 minutes grace.
+	if want := time.Date(2030, 1, 1, 1, 40, 0, 0, time.UTC); !got.Equal(want) {
+		t.Errorf("NextExpected = %s, want %s", got.UTC(), want)
+	}
+	ping := time.Date(2030, 1, 1, 1, 31, 0, 0, time.UTC)
+	got, _ = NextExpected(m, &ping)
+	if want := time.Date(2030, 1, 2, 1, 40, 0, 0, time.UTC); !got.Equal(want) {
+		t.Errorf("after a ping: NextExpected = %s, want %s", got.UTC(), want)
+	}
+}

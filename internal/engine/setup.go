@@ -1,0 +1,109 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"k8s.io/client-go/tools/cache"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+)
+
+// Housekeeping intervals.
+const (
+	heartbeatEvery = 5 * time.Second
+	retentionEvery = time.Hour
+)
+
+// SetupWithManager registers the engine's cache indexes, wakes long polls on
+// configuration changes, and runs the heartbeat and retention loops (on the
+// leader only, so HA replicas do not judge heartbeats twice).
+func (e *Engine) SetupWithManager(ctx context.Context, mgr ctrl.Manager, retention time.Duration) error {
+	idx := mgr.GetFieldIndexer()
+	if err := idx.IndexField(ctx, &monv1.Monitor{}, UIDIndex, func(o client.Object) []string {
+		return []string{string(o.GetUID())}
+	}); err != nil {
+		return fmt.Errorf("index monitors by uid: %w", err)
+	}
+	if err := idx.IndexField(ctx, &monv1.Monitor{}, HeartbeatTokenIndex, func(o client.Object) []string {
+		if t := o.GetAnnotations()[HeartbeatAnnotation]; t != "" {
+			return []string{t}
+		}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("index monitors by heartbeat token: %w", err)
+	}
+	for _, obj := range []client.Object{&monv1.Monitor{}, &monv1.ProbeRegion{}} {
+		inf, err := mgr.GetCache().GetInformer(ctx, obj)
+		if err != nil {
+			return fmt.Errorf("get informer: %w", err)
+		}
+		wake := func(any) { e.AssignmentsChanged() }
+		if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc:    wake,
+			UpdateFunc: func(_, n any) { e.AssignmentsChanged() },
+			DeleteFunc: func(o any) {
+				if m, ok := o.(*monv1.Monitor); ok {
+					e.Forget(string(m.UID))
+				}
+				e.AssignmentsChanged()
+			},
+		}); err != nil {
+			return fmt.Errorf("watch for assignment changes: %w", err)
+		}
+	}
+	return mgr.Add(&housekeeping{e: e, retention: retention})
+}
+
+// housekeeping runs the periodic work of the leader.
+type housekeeping struct {
+	e         *Engine
+	retention time.Duration
+}
+
+// NeedLeaderElection keeps heartbeat judgement and pruning on one replica.
+func (h *housekeeping) NeedLeaderElection() bool { return true }
+
+// Start runs until ctx ends.
+func (h *housekeeping) Start(ctx context.Context) error {
+	hb := time.NewTicker(heartbeatEvery)
+	defer hb.Stop()
+	prune := time.NewTicker(retentionEvery)
+	defer prune.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-hb.C:
+			_ = h.e.CheckHeartbeats(ctx)
+		case <-prune.C:
+			h.prune(ctx)
+		}
+	}
+}
+
+// prune deletes raw checks older than the retention in chunks; rollups stay,
+// so long-range uptime is unaffected.
+func (h *housekeeping) prune(ctx context.Context) {
+	if h.retention <= 0 {
+		return
+	}
+	cutoff := h.e.opts.Now().Add(-h.retention)
+	n, err := h.e.opts.Store.PruneChecks(ctx, cutoff, 5000)
+	if err != nil {
+		h.e.opts.Log.Error(err, "prune checks")
+		return
+	}
+	if n > 0 {
+		h.e.opts.Log.Info("pruned raw checks", "deleted", n, "olderThan", cutoff)
+	}
+	if _, err := h.e.opts.Store.PruneRollups(ctx, time.Minute, h.e.opts.Now().Add(-h.retention)); err != nil {
+		h.e.opts.Log.Error(err, "prune minute rollups")
+	}
+}
+
+var _ manager.LeaderElectionRunnable = (*housekeeping)(nil)
