@@ -90,3 +90,55 @@ func Covers(s *monv1.MaintenanceWindowSpec, m *monv1.Monitor) bool {
 	}
 	return false
 }
+
+// Occurrences returns the window's occurrences that overlap [from, to),
+// clipped to it, in order.
+func Occurrences(s *monv1.MaintenanceWindowSpec, from, to time.Time) []Occurrence {
+	var out []Occurrence
+	at := from
+	for range maxSteps {
+		occ, ok := Current(s, at)
+		if !ok || !occ.Start.Before(to) {
+			return out
+		}
+		clipped := Occurrence{Start: maxTime(occ.Start, from), End: minTime(occ.End, to)}
+		if clipped.Start.Before(clipped.End) {
+			out = append(out, clipped)
+		}
+		at = occ.End
+	}
+	return out
+}
+
+// Subtract returns [from, to) minus the occurrences (which must be sorted
+// and inside the range), as ordered intervals.
+func Subtract(from, to time.Time, occs []Occurrence) []Occurrence {
+	var out []Occurrence
+	cur := from
+	for _, o := range occs {
+		if o.Start.After(cur) {
+			out = append(out, Occurrence{Start: cur, End: o.Start})
+		}
+		if o.End.After(cur) {
+			cur = o.End
+		}
+	}
+	if cur.Before(to) {
+		out = append(out, Occurrence{Start: cur, End: to})
+	}
+	return out
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}

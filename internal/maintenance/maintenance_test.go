@@ -77,3 +77,26 @@ func TestCovers(t *testing.T) {
 		}
 	}
 }
+
+func TestOccurrencesAndSubtract(t *testing.T) {
+	daily := monv1.MaintenanceWindowSpec{
+		StartsAt: metav1.NewTime(at("2030-01-01T02:00:00Z")), EndsAt: metav1.NewTime(at("2030-01-01T03:00:00Z")),
+		Recurrence: &monv1.Recurrence{Frequency: "daily", Interval: 1},
+	}
+	from, to := at("2030-01-02T02:30:00Z"), at("2030-01-04T02:30:00Z")
+	occs := Occurrences(&daily, from, to)
+	if len(occs) != 3 {
+		t.Fatalf("got %d occurrences, want 3: %v", len(occs), occs)
+	}
+	if !occs[0].Start.Equal(from) || !occs[2].End.Equal(to) {
+		t.Errorf("occurrences not clipped to the range: %v", occs)
+	}
+	rest := Subtract(from, to, occs)
+	var total time.Duration
+	for _, r := range rest {
+		total += r.End.Sub(r.Start)
+	}
+	if want := 48*time.Hour - 2*time.Hour; total != want {
+		t.Errorf("time outside maintenance = %s, want %s", total, want)
+	}
+}

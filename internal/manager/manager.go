@@ -179,6 +179,9 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 	if err := (&controllers.MaintenanceWindowReconciler{Client: mgr.GetClient(), Events: st}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("set up maintenance window controller: %w", err)
 	}
+	if err := (&controllers.SLOReconciler{Client: mgr.GetClient(), Store: st, Events: st}).SetupWithManager(mgr); err != nil {
+		return nil, fmt.Errorf("set up slo controller: %w", err)
+	}
 	if err := webhooks.SetupWithManager(mgr, webhooks.Options{
 		DefaultPlan: opts.DefaultPlan, AllowPrivateTargets: opts.AllowPrivateTargets,
 	}); err != nil {

@@ -492,6 +492,11 @@ type Store interface {
 	// UptimeDaily returns the last days calendar days in loc, oldest first,
 	// today (up to now) included.
 	UptimeDaily(ctx context.Context, monitorID string, days int, loc *time.Location) ([]DailyUptime, error)
+	// LatencyStats counts a monitor's checks over [from, to) that are good for
+	// a latency SLI: up or degraded with a response time at most thresholdMs.
+	// total counts up, degraded and down checks (blocked and unknown are
+	// excluded). It reads raw checks, so from should lie within retention.
+	LatencyStats(ctx context.Context, monitorID string, from, to time.Time, thresholdMs int64) (good, total int64, err error)
 	// ResponseSeries returns per-bucket statistics from the rollups.
 	ResponseSeries(ctx context.Context, q SeriesQuery) ([]SeriesPoint, error)
 	// PruneChecks deletes raw checks older than olderThan in chunks of

@@ -31,6 +31,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"ListChecksTies", testListChecksTies},
 		{"ListChecksFilters", testListChecksFilters},
 		{"LatestChecks", testLatestChecks},
+		{"LatencyStats", testLatencyStats},
 		{"RollupUptimeMatchesRaw", testRollupMatchesRaw},
 		{"UptimeDaily", testUptimeDaily},
 		{"ResponseSeries", testResponseSeries},
@@ -109,6 +110,26 @@ func testInsertIdempotent(t *testing.T, s store.Store) {
 	n, err = s.InsertChecks(c, nil)
 	must(t, err)
 	eq(t, "empty batch", n, 0)
+}
+
+func testLatencyStats(t *testing.T, s store.Store) {
+	c := ctx(t)
+	m := uuid.NewString()
+	_, err := s.InsertChecks(c, []store.Check{
+		check(m, "eu", base, store.StatusUp, 100),                               // good
+		check(m, "eu", base.Add(time.Minute), store.StatusDegraded, 300),        // good: at the threshold
+		check(m, "eu", base.Add(2*time.Minute), store.StatusUp, 301),            // slow
+		check(m, "us", base.Add(3*time.Minute), store.StatusDown, 10),           // failed
+		check(m, "us", base.Add(4*time.Minute), store.StatusBlocked, 10),        // excluded
+		check(m, "us", base.Add(5*time.Minute), store.StatusUnknown, 10),        // excluded
+		check(m, "us", base.Add(time.Hour), store.StatusUp, 10),                 // outside the range
+		check(uuid.NewString(), "us", base.Add(time.Minute), store.StatusUp, 1), // another monitor
+	})
+	must(t, err)
+	good, total, err := s.LatencyStats(c, m, base, base.Add(30*time.Minute), 300)
+	must(t, err)
+	eq(t, "good", good, int64(2))
+	eq(t, "total", total, int64(4))
 }
 
 func testCheckRoundTrip(t *testing.T, s store.Store) {

@@ -560,3 +560,17 @@ func (s *Store) DeleteMonitorHistory(ctx context.Context, monitorID string) erro
 	}
 	return nil
 }
+
+// LatencyStats implements store.Store.
+func (s *Store) LatencyStats(ctx context.Context, monitorID string, from, to time.Time, thresholdMs int64) (int64, int64, error) {
+	var good, total int64
+	err := s.B.Reader().QueryRow(ctx, `SELECT
+ CAST(coalesce(sum(CASE WHEN status IN ('up','degraded') AND response_time_ms <= ? THEN 1 ELSE 0 END),0) AS BIGINT),
+ CAST(count(*) AS BIGINT)
+ FROM checks WHERE monitor_id = ? AND checked_at >= ? AND checked_at < ? AND status IN ('up','degraded','down')`,
+		thresholdMs, monitorID, s.D.Time(from), s.D.Time(to)).Scan(&good, &total)
+	if err != nil {
+		return 0, 0, fmt.Errorf("count latency: %w", err)
+	}
+	return good, total, nil
+}
