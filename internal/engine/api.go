@@ -26,7 +26,7 @@ func (e *Engine) OpenManualIncident(ctx context.Context, m *monv1.Monitor) (stor
 	}
 	now := e.opts.Now()
 	inc := store.Incident{
-		Namespace: m.Namespace, MonitorID: string(m.UID), MonitorName: m.Spec.Name, MonitorURL: target(m),
+		ID: newID(), Namespace: m.Namespace, MonitorID: string(m.UID), MonitorName: m.Spec.Name, MonitorURL: target(m),
 		MonitorType: string(m.Spec.Type), StartedAt: now, RegionsTotal: len(monitorRegions(m)), Cause: "manual",
 	}
 	var events []store.OutboxEvent

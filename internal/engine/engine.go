@@ -321,7 +321,7 @@ func (e *Engine) openIncident(ctx context.Context, m *monv1.Monitor, st *monitor
 		started = now
 	}
 	inc := store.Incident{
-		Namespace: m.Namespace, MonitorID: string(m.UID), MonitorName: m.Spec.Name,
+		ID: newID(), Namespace: m.Namespace, MonitorID: string(m.UID), MonitorName: m.Spec.Name,
 		MonitorURL: target(m), MonitorType: string(m.Spec.Type), StartedAt: started,
 		Confirmations: len(q.FailingRegions), ConfirmingRegions: q.FailingRegions, RegionsTotal: q.Total,
 		Cause: q.Cause,

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
@@ -29,6 +30,7 @@ import (
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/controllers"
+	"github.com/uptime-operator/uptime-operator/internal/alerting"
 	"github.com/uptime-operator/uptime-operator/internal/apikeys"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver"
 	"github.com/uptime-operator/uptime-operator/internal/engine"
@@ -101,6 +103,8 @@ type Manager struct {
 	Store store.Store
 	// Engine is the incident engine.
 	Engine *engine.Engine
+	// Alerts is the delivery worker.
+	Alerts *alerting.Worker
 	root   http.Handler
 	// apiBound is closed once the direct listener is bound to apiAddr.
 	apiBound chan struct{}
@@ -153,8 +157,20 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 	if err != nil {
 		return nil, err
 	}
+	worker := &alerting.Worker{
+		Store: st, Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Owner: replicaID(),
+		AllowPrivateTargets: opts.AllowPrivateTargets, Retention: opts.Retention,
+	}
+	if err := mgr.Add(worker); err != nil {
+		return nil, err
+	}
+	alerts := alerting.EngineAlerts{Router: &alerting.Router{Reader: mgr.GetClient(), BaseURL: opts.PublicURL}, Kick: worker.Kick}
+	if err := (&controllers.AlertChannelReconciler{Client: mgr.GetClient(), Secrets: mgr.GetAPIReader()}).SetupWithManager(mgr); err != nil {
+		return nil, fmt.Errorf("set up alert channel controller: %w", err)
+	}
 	eng := engine.New(engine.Options{
-		Store: st, Client: mgr.GetClient(), Secrets: mgr.GetAPIReader(),
+		Alerts: alerts,
+		Store:  st, Client: mgr.GetClient(), Secrets: mgr.GetAPIReader(),
 		AllowPrivateTargets: opts.AllowPrivateTargets, ManagerNamespace: opts.Namespace,
 		Log: ctrl.Log.WithName("engine"),
 	})
@@ -176,7 +192,7 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 	}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("set up probe region controller: %w", err)
 	}
-	if err := (&controllers.MaintenanceWindowReconciler{Client: mgr.GetClient(), Events: st}).SetupWithManager(mgr); err != nil {
+	if err := (&controllers.MaintenanceWindowReconciler{Client: mgr.GetClient(), Events: st, Alerts: alerts}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("set up maintenance window controller: %w", err)
 	}
 	if err := (&controllers.SLOReconciler{Client: mgr.GetClient(), Store: st, Events: st}).SetupWithManager(mgr); err != nil {
@@ -194,7 +210,7 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 		return nil, err
 	}
 
-	m := &Manager{Manager: mgr, opts: opts, Store: st, Engine: eng, apiBound: make(chan struct{})}
+	m := &Manager{Manager: mgr, opts: opts, Store: st, Engine: eng, Alerts: worker, apiBound: make(chan struct{})}
 	m.api = apiserver.New(apiserver.Options{
 		Client: mgr.GetClient(),
 		Plans:  resolver,
@@ -269,6 +285,15 @@ func OpenStore(ctx context.Context, spec string) (store.Store, error) {
 		}
 		return s, nil
 	}
+}
+
+// replicaID names this replica as the owner of outbox leases.
+func replicaID() string {
+	if name := os.Getenv("POD_NAME"); name != "" {
+		return name
+	}
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%s-%d", host, os.Getpid())
 }
 
 func orZero(s string) string {

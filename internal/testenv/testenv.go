@@ -7,6 +7,8 @@ package testenv
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -46,6 +48,14 @@ func Start(opts manager.Options) (*Env, error) {
 	e := &Env{Config: cfg, env: cp, done: make(chan error, 1)}
 	wo := cp.WebhookInstallOptions
 	opts.WebhookHost, opts.WebhookPort, opts.WebhookCertDir = wo.LocalServingHost, wo.LocalServingPort, wo.LocalServingCertDir
+	if opts.Store == "" {
+		dir, err := os.MkdirTemp("", "uptime-testenv-")
+		if err != nil {
+			_ = cp.Stop()
+			return nil, err
+		}
+		opts.Store = filepath.Join(dir, "uptime.db")
+	}
 	if opts.MetricsAddr == "" {
 		opts.MetricsAddr = "0"
 	}

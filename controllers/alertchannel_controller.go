@@ -1,0 +1,236 @@
+package controllers
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/conditions"
+)
+
+// SigningSecretKey is the data key of the signing secret in the Secret the
+// AlertChannel controller generates.
+const SigningSecretKey = "signing-secret"
+
+// SigningSecretName is the name of the Secret generated for a webhook
+// channel without spec.signingSecretRef.
+func SigningSecretName(channelName string) string { return channelName + "-signing" }
+
+// SigningSecretRef is where a webhook channel's signing secret lives: the
+// spec's reference, else the generated Secret named in status; nil until the
+// controller has generated it.
+func SigningSecretRef(ch *monv1.AlertChannel) *monv1.SecretKeySelector {
+	if ch.Spec.SigningSecretRef != nil {
+		return ch.Spec.SigningSecretRef
+	}
+	if ch.Status.SigningSecretName != "" {
+		return &monv1.SecretKeySelector{Name: ch.Status.SigningSecretName, Key: SigningSecretKey}
+	}
+	return nil
+}
+
+// NewSigningSecret returns a random signing secret: 32 bytes, hex encoded.
+// The hex string itself is the HMAC key receivers use.
+func NewSigningSecret() (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("generate signing secret: %w", err)
+	}
+	return hex.EncodeToString(b), nil
+}
+
+// secretRetryInterval is how soon a channel whose Secret is missing is
+// checked again: Secrets are not watched (the manager caches only API keys).
+const secretRetryInterval = 30 * time.Second
+
+// AlertChannelReconciler keeps AlertChannel status current: the connection
+// id, the webhook signing secret (generated when the spec names none), and
+// the Ready condition. Delivery status and the Failing condition are written
+// by the delivery worker (package alerting).
+type AlertChannelReconciler struct {
+	client.Client
+	// Secrets reads Secrets directly: the manager caches only API keys.
+	Secrets client.Reader
+}
+
+// +kubebuilder:rbac:groups=monitoring.uptime-operator.io,resources=alertchannels,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=monitoring.uptime-operator.io,resources=alertchannels/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;patch;delete
+
+// Reconcile brings one AlertChannel's status up to date.
+func (r *AlertChannelReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, retErr error) {
+	log := ctrl.LoggerFrom(ctx)
+	var ch monv1.AlertChannel
+	if err := r.Get(ctx, req.NamespacedName, &ch); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	before := ch.DeepCopy()
+	defer func() {
+		if equality.Semantic.DeepEqual(before.Status, ch.Status) {
+			return
+		}
+		// The optimistic lock keeps the worker's concurrent delivery status
+		// (a merge patch replaces the whole conditions list) from being lost.
+		patch := client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})
+		if err := r.Status().Patch(ctx, &ch, patch, client.FieldOwner(FieldOwner)); err != nil && !apierrors.IsNotFound(err) {
+			if apierrors.IsConflict(err) {
+				log.V(1).Info("alert channel changed while reconciling; retrying")
+			} else {
+				log.Error(err, "unable to patch alert channel status")
+			}
+			if retErr == nil {
+				retErr = err
+			}
+		}
+	}()
+
+	if !ch.DeletionTimestamp.IsZero() {
+		// The generated Secret is owned by the channel and garbage-collected.
+		return ctrl.Result{}, nil
+	}
+
+	ch.Status.ConnectionID = string(ch.UID)
+	ready, msg, err := r.reconcileSigningSecret(ctx, &ch)
+	if err != nil {
+		conditions.Set(&ch.Status.Conditions, ch.Generation, monv1.ConditionReady, false, monv1.ReasonReconcileError, err.Error())
+		return ctrl.Result{}, err
+	}
+	if ready {
+		ready, msg, err = r.reconcileSecretRefs(ctx, &ch)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	ch.Status.ObservedGeneration = ch.Generation
+	reason, message := ReadyReason(ready, msg, ch.Spec.Disabled)
+	conditions.Set(&ch.Status.Conditions, ch.Generation, monv1.ConditionReady, ready, reason, message)
+	if !ready {
+		return ctrl.Result{RequeueAfter: secretRetryInterval}, nil
+	}
+	return ctrl.Result{}, nil
+}
+
+// ReadyReason computes the Ready condition's reason and message: a missing
+// Secret (msg says which) makes it False; a disabled channel is Ready but
+// says that nothing is sent.
+func ReadyReason(ready bool, msg string, disabled bool) (reason, message string) {
+	switch {
+	case !ready:
+		return monv1.ReasonSecretNotFound, msg
+	case disabled:
+		return monv1.ReasonReconciled, "the connection is disabled; no alerts are sent"
+	}
+	return monv1.ReasonReconciled, "the connection is configured"
+}
+
+// reconcileSigningSecret makes sure a webhook channel has a signing secret:
+// the referenced one must exist, else a generated one is created and owned
+// by the channel. The spec is never written.
+func (r *AlertChannelReconciler) reconcileSigningSecret(ctx context.Context, ch *monv1.AlertChannel) (bool, string, error) {
+	if ch.Spec.Type != monv1.ChannelWebhook {
+		ch.Status.SigningSecretName = ""
+		return true, "", nil
+	}
+	if ref := ch.Spec.SigningSecretRef; ref != nil {
+		ch.Status.SigningSecretName = ref.Name
+		return true, "", nil // checked with the other references
+	}
+	name := SigningSecretName(ch.Name)
+	var s corev1.Secret
+	err := r.Secrets.Get(ctx, client.ObjectKey{Namespace: ch.Namespace, Name: name}, &s)
+	switch {
+	case apierrors.IsNotFound(err):
+		value, err := NewSigningSecret()
+		if err != nil {
+			return false, "", err
+		}
+		s = corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ch.Namespace, Name: name},
+			Type:       corev1.SecretTypeOpaque,
+			Data:       map[string][]byte{SigningSecretKey: []byte(value)},
+		}
+		if err := controllerutil.SetControllerReference(ch, &s, r.Scheme()); err != nil {
+			return false, "", fmt.Errorf("own signing secret %s: %w", name, err)
+		}
+		if err := r.Create(ctx, &s, client.FieldOwner(FieldOwner)); err != nil && !apierrors.IsAlreadyExists(err) {
+			return false, "", fmt.Errorf("create signing secret %s: %w", name, err)
+		}
+	case err != nil:
+		return false, "", fmt.Errorf("get signing secret %s: %w", name, err)
+	case !metav1.IsControlledBy(&s, ch):
+		return false, "", fmt.Errorf("secret %s exists and is not owned by this channel; set spec.signingSecretRef to use it", name)
+	case len(s.Data[SigningSecretKey]) == 0:
+		value, err := NewSigningSecret()
+		if err != nil {
+			return false, "", err
+		}
+		before := s.DeepCopy()
+		if s.Data == nil {
+			s.Data = map[string][]byte{}
+		}
+		s.Data[SigningSecretKey] = []byte(value)
+		if err := r.Patch(ctx, &s, client.MergeFrom(before), client.FieldOwner(FieldOwner)); err != nil {
+			return false, "", fmt.Errorf("restore signing secret %s: %w", name, err)
+		}
+	}
+	ch.Status.SigningSecretName = name
+	return true, "", nil
+}
+
+// reconcileSecretRefs checks that every Secret key the channel reads exists.
+func (r *AlertChannelReconciler) reconcileSecretRefs(ctx context.Context, ch *monv1.AlertChannel) (bool, string, error) {
+	for _, ref := range AlertChannelSecretRefs(&ch.Spec) {
+		var s corev1.Secret
+		err := r.Secrets.Get(ctx, client.ObjectKey{Namespace: ch.Namespace, Name: ref.Name}, &s)
+		if apierrors.IsNotFound(err) {
+			return false, fmt.Sprintf("secret %s not found", ref.Name), nil
+		}
+		if err != nil {
+			return false, "", fmt.Errorf("get secret %s: %w", ref.Name, err)
+		}
+		if _, ok := s.Data[ref.Key]; !ok {
+			return false, fmt.Sprintf("secret %s has no key %s", ref.Name, ref.Key), nil
+		}
+	}
+	return true, "", nil
+}
+
+// AlertChannelSecretRefs lists every Secret key a channel spec reads.
+func AlertChannelSecretRefs(s *monv1.AlertChannelSpec) []monv1.SecretKeySelector {
+	var out []monv1.SecretKeySelector
+	for _, ref := range []*monv1.SecretKeySelector{
+		s.WebhookURLFrom, s.IntegrationKeyFrom, s.APIKeyFrom, s.BotTokenFrom, s.TokenFrom, s.SigningSecretRef,
+	} {
+		if ref != nil {
+			out = append(out, *ref)
+		}
+	}
+	return out
+}
+
+// SetupWithManager registers the reconciler. It reacts to spec changes
+// (generation), not to status writes by itself or the delivery worker.
+// Secrets are not watched (only API keys are cached); a channel waiting for
+// one is checked again every 30 seconds.
+func (r *AlertChannelReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Secrets == nil {
+		r.Secrets = mgr.GetAPIReader()
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&monv1.AlertChannel{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Named("alertchannel").
+		Complete(r)
+}

@@ -1,0 +1,234 @@
+package controllers_test
+
+import (
+	"context"
+	"encoding/hex"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/controllers"
+	"github.com/uptime-operator/uptime-operator/internal/alerting"
+	"github.com/uptime-operator/uptime-operator/internal/manager"
+	"github.com/uptime-operator/uptime-operator/internal/store"
+	"github.com/uptime-operator/uptime-operator/internal/store/sqlite"
+	"github.com/uptime-operator/uptime-operator/internal/testenv"
+)
+
+func TestReadyReason(t *testing.T) {
+	for _, tc := range []struct {
+		ready, disabled bool
+		msg, reason     string
+	}{
+		{true, false, "", monv1.ReasonReconciled},
+		{true, true, "", monv1.ReasonReconciled},
+		{false, false, "secret s not found", monv1.ReasonSecretNotFound},
+	} {
+		reason, msg := controllers.ReadyReason(tc.ready, tc.msg, tc.disabled)
+		if reason != tc.reason || msg == "" || (!tc.ready && msg != tc.msg) {
+			t.Errorf("ReadyReason(%v, %q, %v) = %s, %q", tc.ready, tc.msg, tc.disabled, reason, msg)
+		}
+	}
+}
+
+func TestAlertChannelSecretRefs(t *testing.T) {
+	s := monv1.AlertChannelSpec{
+		WebhookURLFrom:   &monv1.SecretKeySelector{Name: "a", Key: "url"},
+		SigningSecretRef: &monv1.SecretKeySelector{Name: "b", Key: "k"},
+	}
+	if got := controllers.AlertChannelSecretRefs(&s); len(got) != 2 || got[0].Name != "a" || got[1].Name != "b" {
+		t.Errorf("AlertChannelSecretRefs = %v", got)
+	}
+}
+
+// TestAlertChannelController runs the reconciler and the delivery worker
+// against a real API server (envtest).
+func TestAlertChannelController(t *testing.T) {
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		t.Skip("KUBEBUILDER_ASSETS is not set")
+	}
+	g := NewWithT(t)
+	logf.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(true)))
+	env, err := testenv.Start(manager.Options{Store: filepath.Join(t.TempDir(), "manager.db")})
+	g.Expect(err).NotTo(HaveOccurred())
+	t.Cleanup(env.Stop)
+	k8s := env.Client
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+
+	// The reconciler runs in a manager of its own, so the test does not
+	// depend on how the main manager is assembled.
+	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
+		Scheme:                 manager.Scheme(),
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect((&controllers.AlertChannelReconciler{Client: mgr.GetClient(), Secrets: mgr.GetAPIReader()}).SetupWithManager(mgr)).To(Succeed())
+	go func() { _ = mgr.Start(ctx) }()
+
+	g.Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "alerts"}})).To(Succeed())
+	get := func(g Gomega, name string) *monv1.AlertChannel {
+		var ch monv1.AlertChannel
+		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: "alerts", Name: name}, &ch)).To(Succeed())
+		return &ch
+	}
+
+	t.Run("generates the signing secret", func(t *testing.T) {
+		g := NewWithT(t)
+		g.Expect(k8s.Create(ctx, &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "alerts", Name: "hook-url"},
+			StringData: map[string]string{"url": "https://hooks.example.com/x"},
+		})).To(Succeed())
+		ch := &monv1.AlertChannel{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "alerts", Name: "hook"},
+			Spec: monv1.AlertChannelSpec{Type: monv1.ChannelWebhook,
+				WebhookURLFrom: &monv1.SecretKeySelector{Name: "hook-url", Key: "url"}},
+		}
+		g.Expect(k8s.Create(ctx, ch)).To(Succeed())
+		g.Eventually(func(g Gomega) {
+			got := get(g, "hook")
+			g.Expect(got.Status.ConnectionID).To(Equal(string(got.UID)))
+			g.Expect(got.Status.SigningSecretName).To(Equal("hook-signing"))
+			g.Expect(got.Status.ObservedGeneration).To(Equal(got.Generation))
+			g.Expect(meta.IsStatusConditionTrue(got.Status.Conditions, monv1.ConditionReady)).To(BeTrue())
+			g.Expect(got.Spec.SigningSecretRef).To(BeNil(), "the spec is never written")
+		}).WithTimeout(30 * time.Second).Should(Succeed())
+
+		var s corev1.Secret
+		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: "alerts", Name: "hook-signing"}, &s)).To(Succeed())
+		v := s.Data[controllers.SigningSecretKey]
+		g.Expect(v).To(HaveLen(64))
+		_, err := hex.DecodeString(string(v))
+		g.Expect(err).NotTo(HaveOccurred())
+		owner := metav1.GetControllerOf(&s)
+		g.Expect(owner).NotTo(BeNil())
+		g.Expect(owner.UID).To(Equal(get(g, "hook").UID))
+	})
+
+	t.Run("reports a missing secret", func(t *testing.T) {
+		g := NewWithT(t)
+		ch := &monv1.AlertChannel{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "alerts", Name: "pd"},
+			Spec: monv1.AlertChannelSpec{Type: monv1.ChannelPagerDuty,
+				IntegrationKeyFrom: &monv1.SecretKeySelector{Name: "pd-key", Key: "key"}},
+		}
+		g.Expect(k8s.Create(ctx, ch)).To(Succeed())
+		g.Eventually(func(g Gomega) {
+			c := meta.FindStatusCondition(get(g, "pd").Status.Conditions, monv1.ConditionReady)
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(c.Reason).To(Equal(monv1.ReasonSecretNotFound))
+		}).WithTimeout(30 * time.Second).Should(Succeed())
+		g.Expect(get(g, "pd").Status.SigningSecretName).To(BeEmpty())
+
+		g.Expect(k8s.Create(ctx, &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "alerts", Name: "pd-key"},
+			StringData: map[string]string{"key": "k"},
+		})).To(Succeed())
+		// A spec change reconciles at once (otherwise the 30 s recheck does).
+		cur := get(g, "pd")
+		patch := client.MergeFrom(cur.DeepCopy())
+		cur.Spec.Name = "PagerDuty"
+		g.Expect(k8s.Patch(ctx, cur, patch)).To(Succeed())
+		g.Eventually(func(g Gomega) {
+			g.Expect(meta.IsStatusConditionTrue(get(g, "pd").Status.Conditions, monv1.ConditionReady)).To(BeTrue())
+		}).WithTimeout(30 * time.Second).Should(Succeed())
+	})
+
+	t.Run("Failing after 3 failed deliveries, cleared by a success", func(t *testing.T) {
+		g := NewWithT(t)
+		var fail atomic.Bool
+		fail.Store(true)
+		var hits atomic.Int32
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			hits.Add(1)
+			if fail.Load() {
+				w.WriteHeader(http.StatusBadRequest)
+				return
+			}
+			w.WriteHeader(http.StatusOK)
+		}))
+		t.Cleanup(srv.Close)
+		g.Expect(k8s.Create(ctx, &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "alerts", Name: "flaky-url"},
+			StringData: map[string]string{"url": srv.URL},
+		})).To(Succeed())
+		g.Expect(k8s.Create(ctx, &monv1.AlertChannel{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "alerts", Name: "flaky"},
+			Spec: monv1.AlertChannelSpec{Type: monv1.ChannelWebhook,
+				WebhookURLFrom: &monv1.SecretKeySelector{Name: "flaky-url", Key: "url"}},
+		})).To(Succeed())
+		g.Eventually(func(g Gomega) {
+			g.Expect(get(g, "flaky").Status.SigningSecretName).NotTo(BeEmpty())
+		}).WithTimeout(30 * time.Second).Should(Succeed())
+		uid := string(get(g, "flaky").UID)
+
+		st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "store.db"), sqlite.Options{})
+		g.Expect(err).NotTo(HaveOccurred())
+		t.Cleanup(func() { _ = st.Close() })
+		w := &alerting.Worker{Store: st, Client: k8s, Owner: "test", AllowPrivateTargets: true,
+			PollInterval: 20 * time.Millisecond}
+		wctx, stop := context.WithCancel(ctx)
+		t.Cleanup(stop)
+		go func() { _ = w.Run(wctx) }()
+
+		send := func() {
+			ev, err := alerting.TestEvent("alerts", uid, time.Now())
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(st.EnqueueEvents(ctx, ev)).To(Succeed())
+			g.Eventually(func(g Gomega) {
+				ds, err := st.ListDeliveries(ctx, store.DeliveryQuery{EventID: ev.ID})
+				g.Expect(err).NotTo(HaveOccurred())
+				g.Expect(ds).To(HaveLen(1))
+				g.Expect(ds[0].Status).NotTo(Equal(store.DeliveryPending))
+			}).WithTimeout(30 * time.Second).Should(Succeed())
+		}
+		for i := int32(1); i <= 3; i++ {
+			send()
+			g.Eventually(func(g Gomega) {
+				g.Expect(get(g, "flaky").Status.ConsecutiveFailures).To(Equal(i))
+			}).WithTimeout(30 * time.Second).Should(Succeed())
+			g.Expect(meta.IsStatusConditionTrue(get(g, "flaky").Status.Conditions, monv1.AlertChannelConditionFailing)).To(Equal(i == 3))
+		}
+		// The owner notice is recorded right after the status patch.
+		g.Eventually(func(g Gomega) {
+			g.Expect(get(g, "flaky").Annotations).To(HaveKey(alerting.FailingNoticeAnnotation))
+		}).WithTimeout(30 * time.Second).Should(Succeed())
+		got := get(g, "flaky")
+		c := meta.FindStatusCondition(got.Status.Conditions, monv1.AlertChannelConditionFailing)
+		g.Expect(c.Reason).To(Equal(monv1.ReasonDeliveriesFailing))
+		g.Expect(got.Status.LastDeliveryStatus).To(Equal("400"))
+		g.Expect(got.Status.LastDeliveryAt).NotTo(BeNil())
+		g.Expect(meta.IsStatusConditionTrue(got.Status.Conditions, monv1.ConditionReady)).To(BeTrue(), "the controller's condition survives")
+		g.Expect(got.Spec.Disabled).To(BeFalse())
+
+		fail.Store(false)
+		send()
+		g.Eventually(func(g Gomega) {
+			got := get(g, "flaky")
+			g.Expect(got.Status.ConsecutiveFailures).To(BeZero())
+			g.Expect(meta.IsStatusConditionTrue(got.Status.Conditions, monv1.AlertChannelConditionFailing)).To(BeFalse())
+			g.Expect(got.Status.LastDeliveryStatus).To(Equal("200"))
+		}).WithTimeout(30 * time.Second).Should(Succeed())
+		g.Expect(hits.Load()).To(Equal(int32(4)))
+	})
+}

@@ -1,0 +1,95 @@
+package alerting
+
+import (
+	"context"
+	"time"
+
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/engine"
+	"github.com/uptime-operator/uptime-operator/internal/store"
+)
+
+// EngineAlerts adapts a Router to the interfaces the engine and the
+// controllers call: incident, last-mile, maintenance and SLO events.
+type EngineAlerts struct {
+	Router *Router
+	// Kick wakes the delivery worker after events are enqueued; may be nil.
+	Kick func()
+}
+
+// IncidentEvents implements engine.Alerts.
+func (a EngineAlerts) IncidentEvents(ctx context.Context, kind string, m *monv1.Monitor, inc store.Incident, d engine.Decision) ([]store.OutboxEvent, error) {
+	ev, err := a.Router.IncidentEvent(ctx, kind, m, inc, EventOptions{Region: d.Region, Reason: d.Reason, Explanation: d.Explanation})
+	if err != nil {
+		return nil, err
+	}
+	a.kickSoon()
+	return []store.OutboxEvent{ev}, nil
+}
+
+// LastMileEvents implements engine.LastMileAlerts.
+func (a EngineAlerts) LastMileEvents(ctx context.Context, kind string, m *monv1.Monitor, n engine.LastMileNotice) ([]store.OutboxEvent, error) {
+	affected := make([]LastMileAffected, 0, len(n.ISPs))
+	for _, isp := range n.ISPs {
+		affected = append(affected, LastMileAffected{ISP: isp, Name: isp, VantagePoints: len(n.FailingRegions),
+			Failures: len(n.FailingRegions), FailingSince: n.Since.UTC().Format(time.RFC3339), ErrorClasses: []string{}})
+	}
+	p := NewLastMilePayload(kind == engine.EventLastMileDown, string(m.UID), MonitorName(m), n.NoticeID, a.Router.BaseURL, affected)
+	ev, err := a.Router.NoticeEvent(ctx, m.Namespace, kind, p, []*monv1.Monitor{m})
+	if err != nil {
+		return nil, err
+	}
+	a.kickSoon()
+	return []store.OutboxEvent{ev}, nil
+}
+
+// MaintenanceEvents implements controllers.MaintenanceAlerts.
+func (a EngineAlerts) MaintenanceEvents(ctx context.Context, kind string, w *monv1.MaintenanceWindow, start, end time.Time) ([]store.OutboxEvent, error) {
+	f := MaintenanceFacts{ID: string(w.UID), Title: w.Spec.Title, Description: w.Spec.Description,
+		StartsAt: start, EndsAt: end, Impact: w.Spec.Impact, Scope: string(w.Spec.Scope), MonitorIDs: []string{}, GroupIDs: []string{}, URL: a.Router.BaseURL}
+	var affected []*monv1.Monitor
+	var list monv1.MonitorList
+	if err := a.Router.Reader.List(ctx, &list); err == nil {
+		for i := range list.Items {
+			m := &list.Items[i]
+			if m.Namespace != w.Namespace {
+				continue
+			}
+			if w.Spec.Scope == "all" || coversMonitor(w, m) {
+				affected = append(affected, m)
+				if w.Spec.Scope != "all" {
+					f.MonitorIDs = append(f.MonitorIDs, string(m.UID))
+				}
+			}
+		}
+	}
+	ev, err := a.Router.NoticeEvent(ctx, w.Namespace, kind, NewMaintenancePayload(kind == EventMaintenanceStarted, f), affected)
+	if err != nil {
+		return nil, err
+	}
+	a.kickSoon()
+	return []store.OutboxEvent{ev}, nil
+}
+
+func coversMonitor(w *monv1.MaintenanceWindow, m *monv1.Monitor) bool {
+	for _, r := range w.Spec.Monitors {
+		if r.Name == m.Name {
+			return true
+		}
+	}
+	if m.Spec.GroupRef != nil {
+		for _, g := range w.Spec.Groups {
+			if g.Name == m.Spec.GroupRef.Name {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// kickSoon wakes the worker shortly after the caller's transaction commits.
+func (a EngineAlerts) kickSoon() {
+	if a.Kick != nil {
+		time.AfterFunc(50*time.Millisecond, a.Kick)
+	}
+}

@@ -1,0 +1,469 @@
+package alerting
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/controllers"
+)
+
+// Request headers of webhook deliveries (the neutral names of the
+// specification).
+const (
+	HeaderEvent     = "X-Service-Event"
+	HeaderDelivery  = "X-Service-Delivery"
+	HeaderTimestamp = "X-Service-Timestamp"
+	HeaderSignature = "X-Service-Signature"
+	// UserAgent identifies webhook deliveries.
+	UserAgent = "Service-Webhooks/1.0"
+)
+
+// Sign returns the X-Service-Signature value: "sha256=" followed by the hex
+// HMAC-SHA256 of timestamp + "." + body under secret.
+func Sign(secret []byte, timestamp string, body []byte) string {
+	mac := hmac.New(sha256.New, secret)
+	mac.Write([]byte(timestamp))
+	mac.Write([]byte{'.'})
+	mac.Write(body)
+	return "sha256=" + hex.EncodeToString(mac.Sum(nil))
+}
+
+// Endpoints are the provider base URLs of the non-webhook channel types.
+// Zero fields take the public defaults; tests point them at local servers.
+type Endpoints struct {
+	// PagerDuty is the Events API v2 base (https://events.pagerduty.com).
+	PagerDuty string
+	// OpsgenieUS and OpsgenieEU are the alert API bases of the two regions.
+	OpsgenieUS, OpsgenieEU string
+	// Telegram is the Bot API base (https://api.telegram.org).
+	Telegram string
+	// TelegramBotToken is the service's bot, used by channels without
+	// botTokenFrom.
+	TelegramBotToken string
+	// GitHub is the REST API base (https://api.github.com).
+	GitHub string
+	// SMS, Voice, WhatsApp and Email are the relay endpoints of the phone and
+	// email providers: each receives a JSON POST ({to, body} for phones,
+	// {from, to, subject, text} for email). Empty means not configured, and
+	// deliveries to those channels fail permanently.
+	SMS, Voice, WhatsApp, Email string
+	// ProviderToken is sent as a bearer token to the relay endpoints.
+	ProviderToken string
+	// EmailFrom is the sender address of emails.
+	EmailFrom string
+}
+
+func (e Endpoints) withDefaults() Endpoints {
+	def := func(s *string, v string) {
+		if *s == "" {
+			*s = v
+		}
+	}
+	def(&e.PagerDuty, "https://events.pagerduty.com")
+	def(&e.OpsgenieUS, "https://api.opsgenie.com")
+	def(&e.OpsgenieEU, "https://api.eu.opsgenie.com")
+	def(&e.Telegram, "https://api.telegram.org")
+	def(&e.GitHub, "https://api.github.com")
+	def(&e.EmailFrom, "alerts@uptime-operator.local")
+	return e
+}
+
+// outgoing is one request ready to send.
+type outgoing struct {
+	method, url string
+	header      http.Header
+	body        []byte
+	// skip means the channel has nothing to do for this event (a resolve for
+	// a channel that only opens issues); the delivery counts as delivered.
+	skip bool
+}
+
+// configError is a delivery failure no retry can fix (a provider that is not
+// configured, an event the channel cannot represent).
+type configError struct{ msg string }
+
+func (e *configError) Error() string { return e.msg }
+
+func permanent(format string, args ...any) error {
+	return &configError{msg: fmt.Sprintf(format, args...)}
+}
+
+// isPermanent reports whether err cannot be fixed by retrying.
+func isPermanent(err error) bool {
+	var ce *configError
+	return errors.As(err, &ce)
+}
+
+// requestBuilder turns a delivery into the channel's request.
+type requestBuilder struct {
+	reader    client.Reader
+	endpoints Endpoints
+	now       time.Time
+}
+
+// build makes the request of delivery id (kind, payload) for ch.
+func (b *requestBuilder) build(ctx context.Context, ch *monv1.AlertChannel, id, kind string, payload []byte) (*outgoing, error) {
+	sum := summarize(payload)
+	secret := func(sel *monv1.SecretKeySelector, what string) (string, error) {
+		if sel == nil {
+			return "", permanent("%s is not configured", what)
+		}
+		return SecretValue(ctx, b.reader, ch.Namespace, sel)
+	}
+	hookURL := func() (string, error) {
+		if ch.Spec.WebhookURLFrom != nil {
+			return secret(ch.Spec.WebhookURLFrom, "the webhook URL")
+		}
+		if ch.Spec.WebhookURL == "" {
+			return "", permanent("the webhook URL is not configured")
+		}
+		return ch.Spec.WebhookURL, nil
+	}
+	switch ch.Spec.Type {
+	case monv1.ChannelWebhook, monv1.ChannelZapier:
+		u, err := hookURL()
+		if err != nil {
+			return nil, err
+		}
+		out, _ := jsonPost(u, nil)
+		out.body = payload
+		out.header.Set(HeaderEvent, kind)
+		out.header.Set(HeaderDelivery, id)
+		if ch.Spec.Type == monv1.ChannelZapier {
+			return out, nil // automation platform: unsigned, no timestamp
+		}
+		key, err := secret(controllers.SigningSecretRef(ch), "the signing secret")
+		if err != nil {
+			if isPermanent(err) {
+				// The controller has not generated the Secret yet.
+				err = fmt.Errorf("signing secret of channel %s is not ready", ch.Name)
+			}
+			return nil, err
+		}
+		ts := strconv.FormatInt(b.now.Unix(), 10)
+		out.header.Set(HeaderTimestamp, ts)
+		out.header.Set(HeaderSignature, Sign([]byte(key), ts, payload))
+		return out, nil
+
+	case monv1.ChannelSlack, monv1.ChannelMattermost, monv1.ChannelGoogleChat:
+		u, err := hookURL()
+		if err != nil {
+			return nil, err
+		}
+		bold := "*"
+		if ch.Spec.Type == monv1.ChannelMattermost {
+			bold = "**"
+		}
+		return jsonPost(u, map[string]string{"text": sum.markdown(bold)})
+
+	case monv1.ChannelDiscord:
+		u, err := hookURL()
+		if err != nil {
+			return nil, err
+		}
+		return jsonPost(u, map[string]string{"content": truncate(sum.markdown("**"), 2000)})
+
+	case monv1.ChannelTeams:
+		u, err := hookURL()
+		if err != nil {
+			return nil, err
+		}
+		card := map[string]any{
+			"@type": "MessageCard", "@context": "https://schema.org/extensions",
+			"summary": sum.Title, "title": sum.Title, "text": strings.Join(sum.Lines, "\n\n"),
+			"themeColor": sum.color(),
+		}
+		if sum.Link != "" {
+			card["potentialAction"] = []map[string]any{{
+				"@type": "OpenUri", "name": "Open",
+				"targets": []map[string]string{{"os": "default", "uri": sum.Link}},
+			}}
+		}
+		return jsonPost(u, card)
+
+	case monv1.ChannelPagerDuty:
+		key, err := secret(ch.Spec.IntegrationKeyFrom, "the integration key")
+		if err != nil {
+			return nil, err
+		}
+		action := "trigger"
+		if sum.resolves() {
+			action = "resolve"
+		}
+		body := map[string]any{
+			"routing_key": key, "event_action": action, "dedup_key": sum.dedupKey(id),
+			"payload": map[string]any{
+				"summary": truncate(sum.Title, 1024), "source": sum.source(), "severity": "critical",
+				"timestamp": b.now.UTC().Format(time.RFC3339), "custom_details": sum.Fields,
+			},
+		}
+		if sum.Link != "" {
+			body["links"] = []map[string]string{{"href": sum.Link, "text": "Details"}}
+		}
+		return jsonPost(strings.TrimRight(b.endpoints.PagerDuty, "/")+"/v2/enqueue", body)
+
+	case monv1.ChannelOpsgenie:
+		key, err := secret(ch.Spec.APIKeyFrom, "the API key")
+		if err != nil {
+			return nil, err
+		}
+		base := b.endpoints.OpsgenieUS
+		if ch.Spec.Region == "eu" {
+			base = b.endpoints.OpsgenieEU
+		}
+		base = strings.TrimRight(base, "/")
+		var out *outgoing
+		if sum.resolves() {
+			out, _ = jsonPost(base+"/v2/alerts/"+url.PathEscape(sum.dedupKey(id))+"/close?identifierType=alias",
+				map[string]string{"source": "uptime-operator", "note": sum.Title})
+		} else {
+			details := map[string]string{}
+			for k, v := range sum.Fields {
+				if v != nil {
+					details[k] = fmt.Sprint(v)
+				}
+			}
+			out, _ = jsonPost(base+"/v2/alerts", map[string]any{
+				"message": truncate(sum.Title, 130), "alias": sum.dedupKey(id),
+				"description": truncate(strings.Join(sum.Lines, "\n"), 15000), "priority": "P1",
+				"source": "uptime-operator", "details": details,
+			})
+		}
+		out.header.Set("Authorization", "GenieKey "+key)
+		return out, nil
+
+	case monv1.ChannelTelegram:
+		token := b.endpoints.TelegramBotToken
+		if ch.Spec.BotTokenFrom != nil {
+			var err error
+			if token, err = secret(ch.Spec.BotTokenFrom, "the bot token"); err != nil {
+				return nil, err
+			}
+		}
+		if token == "" {
+			return nil, permanent("no Telegram bot token is configured")
+		}
+		return jsonPost(strings.TrimRight(b.endpoints.Telegram, "/")+"/bot"+token+"/sendMessage", map[string]any{
+			"chat_id": ch.Spec.ChatID, "text": truncate(sum.plain(), 4096), "disable_web_page_preview": true,
+		})
+
+	case monv1.ChannelGitHub:
+		if kind != EventMonitorDown && kind != EventTest {
+			return &outgoing{skip: true}, nil
+		}
+		token, err := secret(ch.Spec.TokenFrom, "the access token")
+		if err != nil {
+			return nil, err
+		}
+		out, _ := jsonPost(strings.TrimRight(b.endpoints.GitHub, "/")+"/repos/"+ch.Spec.Repository+"/issues", map[string]any{
+			"title": truncate(sum.Title, 256), "body": sum.markdown("**"), "labels": []string{"incident"},
+		})
+		out.header.Set("Authorization", "Bearer "+token)
+		out.header.Set("Accept", "application/vnd.github+json")
+		out.header.Set("X-GitHub-Api-Version", "2022-11-28")
+		return out, nil
+
+	case monv1.ChannelSMS, monv1.ChannelVoice, monv1.ChannelWhatsApp:
+		relay := map[monv1.AlertChannelType]string{
+			monv1.ChannelSMS: b.endpoints.SMS, monv1.ChannelVoice: b.endpoints.Voice, monv1.ChannelWhatsApp: b.endpoints.WhatsApp,
+		}[ch.Spec.Type]
+		if relay == "" {
+			return nil, permanent("no %s provider is configured", ch.Spec.Type)
+		}
+		text := sum.Title
+		if r, ok := sum.Fields["reason"].(string); ok && r != "" {
+			text += ": " + r
+		}
+		out, _ := jsonPost(relay, map[string]string{"to": ch.Spec.To, "body": truncate(text, 320), "channel": string(ch.Spec.Type)})
+		b.authorizeRelay(out)
+		return out, nil
+
+	case monv1.ChannelEmail:
+		if b.endpoints.Email == "" {
+			return nil, permanent("no email provider is configured")
+		}
+		out, _ := jsonPost(b.endpoints.Email, EmailMessage{
+			From: b.endpoints.EmailFrom, To: ch.Spec.Emails, Subject: sum.Title, Text: sum.plain(),
+		})
+		b.authorizeRelay(out)
+		return out, nil
+	}
+	return nil, permanent("channel type %q is not supported", ch.Spec.Type)
+}
+
+// jsonPost is a JSON POST of body to u.
+func jsonPost(u string, body any) (*outgoing, error) {
+	raw, err := json.Marshal(body)
+	if err != nil {
+		return nil, permanent("encode request: %v", err)
+	}
+	h := http.Header{}
+	h.Set("Content-Type", "application/json")
+	h.Set("User-Agent", UserAgent)
+	return &outgoing{method: http.MethodPost, url: u, header: h, body: raw}, nil
+}
+
+// EmailMessage is the body posted to the email relay.
+type EmailMessage struct {
+	From    string   `json:"from"`
+	To      []string `json:"to"`
+	Subject string   `json:"subject"`
+	Text    string   `json:"text"`
+}
+
+func (b *requestBuilder) authorizeRelay(out *outgoing) {
+	if b.endpoints.ProviderToken != "" {
+		out.header.Set("Authorization", "Bearer "+b.endpoints.ProviderToken)
+	}
+}
+
+// SecretValue reads one key of a Secret of namespace. A missing Secret or key
+// is an error that a later retry may overcome.
+func SecretValue(ctx context.Context, r client.Reader, namespace string, sel *monv1.SecretKeySelector) (string, error) {
+	var s corev1.Secret
+	if err := r.Get(ctx, client.ObjectKey{Namespace: namespace, Name: sel.Name}, &s); err != nil {
+		if apierrors.IsNotFound(err) {
+			return "", fmt.Errorf("secret %s not found", sel.Name)
+		}
+		return "", fmt.Errorf("get secret %s: %w", sel.Name, err)
+	}
+	v, ok := s.Data[sel.Key]
+	if !ok {
+		return "", fmt.Errorf("secret %s has no key %s", sel.Name, sel.Key)
+	}
+	return strings.TrimSpace(string(v)), nil
+}
+
+// summary is the human-readable form of a payload for chat, email and
+// incident-management channels.
+type summary struct {
+	Event, Title, Link string
+	Lines              []string
+	Fields             map[string]any
+}
+
+func summarize(payload []byte) summary {
+	var f map[string]any
+	_ = json.Unmarshal(payload, &f)
+	str := func(k string) string {
+		s, _ := f[k].(string)
+		return s
+	}
+	s := summary{Event: str("event"), Title: str("title"), Fields: f}
+	s.Link = str("incident_url")
+	if s.Link == "" {
+		s.Link = str("url")
+	}
+	add := func(label, v string) {
+		if v != "" {
+			s.Lines = append(s.Lines, label+": "+v)
+		}
+	}
+	add("Monitor", str("monitor_name"))
+	add("Target", str("monitor_url"))
+	add("Reason", str("reason"))
+	add("Region", str("region"))
+	if d, ok := f["duration_seconds"].(float64); ok {
+		add("Downtime", (time.Duration(d) * time.Second).String())
+	}
+	add("Explanation", str("explanation"))
+	add("Started", str("started_at"))
+	add("Expires", str("expires_at"))
+	add("Description", str("description"))
+	add("Detail", str("detail"))
+	return s
+}
+
+func (s summary) markdown(bold string) string {
+	var b strings.Builder
+	b.WriteString(bold + s.Title + bold)
+	for _, l := range s.Lines {
+		b.WriteString("\n" + l)
+	}
+	if s.Link != "" {
+		b.WriteString("\n" + s.Link)
+	}
+	return b.String()
+}
+
+func (s summary) plain() string { return s.markdown("") }
+
+func (s summary) resolves() bool {
+	return s.Event == EventMonitorUp || s.Event == EventIncidentResolved
+}
+
+func (s summary) dedupKey(deliveryID string) string {
+	if id, ok := s.Fields["incident_id"].(string); ok && id != "" {
+		return id
+	}
+	return deliveryID
+}
+
+func (s summary) source() string {
+	if u, ok := s.Fields["monitor_url"].(string); ok && u != "" {
+		return u
+	}
+	return "uptime-operator"
+}
+
+func (s summary) color() string {
+	if s.resolves() {
+		return "2EB67D"
+	}
+	return "E01E5A"
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	s = s[:n]
+	return strings.ToValidUTF8(s, "")
+}
+
+// send performs one request and classifies the answer. It never follows
+// redirects.
+func send(ctx context.Context, hc *http.Client, out *outgoing) attemptResult {
+	start := time.Now()
+	req, err := http.NewRequestWithContext(ctx, out.method, out.url, bytes.NewReader(out.body))
+	if err != nil {
+		return attemptResult{outcome: Permanent, err: permanent("invalid endpoint URL")}
+	}
+	req.Header = out.header.Clone()
+	resp, err := hc.Do(req)
+	res := attemptResult{latency: time.Since(start)}
+	if err != nil {
+		res.err = redact(err)
+		res.outcome = Retryable
+		if isBlockedErr(err) {
+			res.outcome = Permanent
+		}
+		return res
+	}
+	defer resp.Body.Close()
+	buf := make([]byte, excerptLimit)
+	n, _ := readFull(resp.Body, buf)
+	_, _ = drain(resp.Body)
+	res.latency = time.Since(start)
+	res.status = resp.StatusCode
+	res.header = resp.Header
+	res.excerpt = strings.ToValidUTF8(string(buf[:n]), "")
+	res.outcome = Classify(resp.StatusCode)
+	return res
+}

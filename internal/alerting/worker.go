@@ -1,0 +1,411 @@
+package alerting
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/netguard"
+	"github.com/uptime-operator/uptime-operator/internal/store"
+)
+
+// Worker delivers the outbox. Every replica may run one: deliveries are
+// leased to one Owner at a time, so two workers never send the same delivery
+// concurrently, and a delivery whose worker died is picked up again once its
+// lease expires (at least once; receivers de-duplicate on the delivery id).
+type Worker struct {
+	// Store holds the outbox.
+	Store store.Store
+	// Client writes AlertChannel status and annotations.
+	Client client.Client
+	// Reader reads AlertChannels and Secrets; the manager's API reader
+	// (uncached) fits, since Secrets are not cached. Defaults to Client.
+	Reader client.Reader
+	// HTTPClient sends requests. Nil builds one whose dialer goes through
+	// netguard (see NewTransport); a client passed in must do the same.
+	// Redirects are never followed either way.
+	HTTPClient *http.Client
+	// Clock stamps attempts and signatures (the real clock when nil).
+	Clock clock.PassiveClock
+	// Owner identifies this replica in leases (hostname and a random suffix
+	// when empty).
+	Owner string
+	// AllowPrivateTargets lets the default transport dial private, loopback
+	// and link-local addresses.
+	AllowPrivateTargets bool
+	// Endpoints are the provider URLs of the non-webhook channels.
+	Endpoints Endpoints
+	// OwnerEmail receives the daily "connection is failing" email; empty
+	// only logs it.
+	OwnerEmail string
+
+	// BatchSize is the most deliveries leased at once (16).
+	BatchSize int
+	// LeaseFor is how long a leased delivery stays with this worker (2m).
+	LeaseFor time.Duration
+	// PollInterval is how often the outbox is polled when idle (1s).
+	PollInterval time.Duration
+	// AttemptTimeout bounds one attempt (10s, the specification's value).
+	AttemptTimeout time.Duration
+	// Backoff is the wait after failed attempt n (Backoff: 5, 10, 20, 40, 80
+	// seconds). Tests shorten it.
+	Backoff func(n int) time.Duration
+	// Retention, when positive, prunes finished outbox events older than it
+	// once an hour.
+	Retention time.Duration
+
+	init sync.Once
+	hc   *http.Client
+	kick chan struct{}
+}
+
+// NeedLeaderElection is false: every replica delivers, leases coordinate.
+func (w *Worker) NeedLeaderElection() bool { return false }
+
+// Start runs the worker as a manager runnable.
+func (w *Worker) Start(ctx context.Context) error { return w.Run(ctx) }
+
+// Kick wakes the worker to look for due deliveries now (after enqueueing).
+func (w *Worker) Kick() {
+	w.setup()
+	select {
+	case w.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Run delivers due deliveries until ctx ends.
+func (w *Worker) Run(ctx context.Context) error {
+	w.setup()
+	log := ctrl.LoggerFrom(ctx).WithName("alerting").WithValues("owner", w.Owner)
+	ctx = ctrl.LoggerInto(ctx, log)
+	log.Info("delivery worker started")
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	var lastPrune time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-timer.C:
+		case <-w.kick:
+		}
+		if now := w.Clock.Now(); w.Retention > 0 && now.Sub(lastPrune) >= time.Hour {
+			lastPrune = now
+			if n, err := w.Store.PruneOutbox(ctx, now.Add(-w.Retention)); err != nil {
+				log.Error(err, "unable to prune the outbox")
+			} else if n > 0 {
+				log.V(1).Info("pruned the outbox", "events", n)
+			}
+		}
+		n, err := w.ProcessDue(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err != nil {
+			log.Error(err, "unable to process deliveries")
+		}
+		wait := w.PollInterval
+		if err == nil && n == w.BatchSize {
+			wait = 0 // more may be due
+		}
+		if !timer.Stop() {
+			select {
+			case <-timer.C:
+			default:
+			}
+		}
+		timer.Reset(wait)
+	}
+}
+
+func (w *Worker) setup() {
+	w.init.Do(func() {
+		if w.Reader == nil {
+			w.Reader = w.Client
+		}
+		if w.Clock == nil {
+			w.Clock = clock.RealClock{}
+		}
+		if w.Owner == "" {
+			host, _ := os.Hostname()
+			w.Owner = host + "-" + uuid.NewString()[:8]
+		}
+		if w.BatchSize <= 0 {
+			w.BatchSize = 16
+		}
+		if w.LeaseFor <= 0 {
+			w.LeaseFor = 2 * time.Minute
+		}
+		if w.PollInterval <= 0 {
+			w.PollInterval = time.Second
+		}
+		if w.AttemptTimeout <= 0 {
+			w.AttemptTimeout = AttemptTimeout
+		}
+		if w.Backoff == nil {
+			w.Backoff = Backoff
+		}
+		// A lease must outlast an attempt, or nothing is ever sent.
+		w.LeaseFor = max(w.LeaseFor, 2*w.AttemptTimeout)
+		w.Endpoints = w.Endpoints.withDefaults()
+		base := w.HTTPClient
+		if base == nil {
+			base = &http.Client{Transport: NewTransport(netguard.Guard{AllowPrivate: w.AllowPrivateTargets})}
+		}
+		hc := *base
+		hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+		w.hc = &hc
+		w.kick = make(chan struct{}, 1)
+	})
+}
+
+// NewTransport is the HTTP transport of deliveries: every dial is checked by
+// guard after name resolution, and no proxy is used (a proxy would hide the
+// real destination from the guard).
+func NewTransport(guard netguard.Guard) *http.Transport {
+	return &http.Transport{
+		DialContext:           guard.Dialer(AttemptTimeout).DialContext,
+		ForceAttemptHTTP2:     true,
+		TLSHandshakeTimeout:   AttemptTimeout,
+		ResponseHeaderTimeout: AttemptTimeout,
+		MaxIdleConnsPerHost:   2,
+		IdleConnTimeout:       90 * time.Second,
+	}
+}
+
+// ProcessDue leases the due deliveries (up to BatchSize) and sends them:
+// deliveries of one channel in order, channels in parallel. It returns how
+// many were leased.
+func (w *Worker) ProcessDue(ctx context.Context) (int, error) {
+	w.setup()
+	ds, err := w.Store.LeaseDeliveries(ctx, w.Owner, w.BatchSize, w.LeaseFor)
+	if err != nil {
+		return 0, fmt.Errorf("lease deliveries: %w", err)
+	}
+	if len(ds) == 0 {
+		return 0, nil
+	}
+	channels := map[string]*monv1.AlertChannel{} // by uid
+	listed := map[string]error{}
+	var order []string
+	groups := map[string][]store.Delivery{}
+	for _, d := range ds {
+		if _, ok := listed[d.Namespace]; !ok {
+			listed[d.Namespace] = w.listChannels(ctx, d.Namespace, channels)
+		}
+		if _, ok := groups[d.ChannelID]; !ok {
+			order = append(order, d.ChannelID)
+		}
+		groups[d.ChannelID] = append(groups[d.ChannelID], d)
+	}
+	var wg sync.WaitGroup
+	for _, id := range order {
+		wg.Go(func() {
+			for _, d := range groups[id] {
+				if ctx.Err() != nil {
+					return
+				}
+				if d.LeaseUntil != nil && d.LeaseUntil.Sub(w.Clock.Now()) < w.AttemptTimeout*3/2 {
+					return // too little lease left; it expires and is taken again
+				}
+				w.deliver(ctx, d, channels[id], listed[d.Namespace])
+			}
+		})
+	}
+	wg.Wait()
+	return len(ds), nil
+}
+
+func (w *Worker) listChannels(ctx context.Context, namespace string, into map[string]*monv1.AlertChannel) error {
+	var list monv1.AlertChannelList
+	if err := w.Reader.List(ctx, &list, client.InNamespace(namespace)); err != nil {
+		return fmt.Errorf("list alert channels of %s: %w", namespace, err)
+	}
+	for i := range list.Items {
+		into[string(list.Items[i].UID)] = &list.Items[i]
+	}
+	return nil
+}
+
+// attemptResult is how one attempt went.
+type attemptResult struct {
+	outcome Outcome
+	status  int
+	header  http.Header
+	excerpt string
+	err     error
+	latency time.Duration
+}
+
+// deliver makes one attempt of d and records it.
+func (w *Worker) deliver(ctx context.Context, d store.Delivery, ch *monv1.AlertChannel, listErr error) {
+	log := ctrl.LoggerFrom(ctx).WithValues("delivery", d.ID, "event", d.Kind, "channel", d.ChannelID)
+	attempt := d.Attempts + 1
+	var res attemptResult
+	switch {
+	case listErr != nil:
+		res = attemptResult{outcome: Retryable, err: listErr}
+	case ch == nil || !ch.DeletionTimestamp.IsZero():
+		res = attemptResult{outcome: Permanent, err: errors.New("the alert channel no longer exists")}
+	case ch.Spec.Disabled:
+		res = attemptResult{outcome: Permanent, err: errors.New("the alert channel is disabled")}
+	default:
+		res = w.attempt(ctx, ch, d.ID, d.Kind, d.Payload)
+	}
+	if ctx.Err() != nil {
+		// Shutting down: the attempt was cut short by us, not the receiver.
+		// The lease expires and another worker (or the next start) retries.
+		return
+	}
+	now := w.Clock.Now()
+	a := store.DeliveryAttempt{
+		DeliveryID: d.ID, At: now, StatusCode: res.status, Excerpt: res.excerpt,
+		LatencyMs: res.latency.Milliseconds(),
+	}
+	if res.err != nil {
+		a.Error = res.err.Error()
+	}
+	final := true
+	var err error
+	switch {
+	case res.outcome == Delivered:
+		err = w.Store.CompleteDelivery(ctx, w.Owner, a)
+	case res.outcome == Retryable && attempt < MaxAttempts:
+		final = false
+		next := now.Add(NextDelay(w.Backoff(attempt), res.status, res.header, now))
+		err = w.Store.RetryDelivery(ctx, w.Owner, a, next)
+	default:
+		err = w.Store.FailDelivery(ctx, w.Owner, a)
+	}
+	if errors.Is(err, store.ErrLeaseLost) {
+		log.Info("delivery lease lost; another worker owns it now")
+		return
+	}
+	if err != nil {
+		log.Error(err, "unable to record delivery attempt")
+		return
+	}
+	log.V(1).Info("delivery attempt", "attempt", attempt, "outcome", res.outcome.String(), "status", res.status)
+	if ch == nil || ch.Spec.Disabled {
+		return
+	}
+	if err := w.recordOutcome(ctx, ch, now, res.outcome == Delivered, final, resultText(res)); err != nil {
+		log.Error(err, "unable to update alert channel status", "name", ch.Name)
+	}
+}
+
+// attempt builds and sends one request to ch.
+func (w *Worker) attempt(ctx context.Context, ch *monv1.AlertChannel, id, kind string, payload []byte) attemptResult {
+	b := requestBuilder{reader: w.Reader, endpoints: w.Endpoints, now: w.Clock.Now()}
+	out, err := b.build(ctx, ch, id, kind, payload)
+	if err != nil {
+		o := Retryable
+		if isPermanent(err) {
+			o = Permanent
+		}
+		return attemptResult{outcome: o, err: err}
+	}
+	if out.skip {
+		return attemptResult{outcome: Delivered}
+	}
+	actx, cancel := context.WithTimeout(ctx, w.AttemptTimeout)
+	defer cancel()
+	res := send(actx, w.hc, out)
+	if res.err != nil && actx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
+		res.err = fmt.Errorf("timeout after %s", w.AttemptTimeout)
+	}
+	return res
+}
+
+// TestResult is the outcome of SendTest.
+type TestResult struct {
+	// Delivered is true when the endpoint accepted the test event.
+	Delivered bool
+	// StatusCode is the endpoint's status, 0 when no response arrived.
+	StatusCode int
+	// Excerpt is the start of the endpoint's response (up to 256 bytes).
+	Excerpt string
+	// Error says why no response arrived, or why nothing was sent.
+	Error string
+}
+
+// Message is the sentence the REST API and dashboard show.
+func (t TestResult) Message() string {
+	switch {
+	case t.Delivered:
+		return "Test alert delivered"
+	case t.StatusCode != 0 && t.Excerpt != "":
+		return fmt.Sprintf("The endpoint answered %d: %s", t.StatusCode, t.Excerpt)
+	case t.StatusCode != 0:
+		return fmt.Sprintf("The endpoint answered %d", t.StatusCode)
+	}
+	return "The test alert could not be delivered: " + t.Error
+}
+
+// SendTest sends a signed test event to ch now, outside the outbox, and
+// reports what the endpoint answered. It does not change the channel's
+// delivery status.
+func (w *Worker) SendTest(ctx context.Context, ch *monv1.AlertChannel) (TestResult, error) {
+	w.setup()
+	p := NewTestPayload(w.Clock.Now())
+	raw, err := json.Marshal(p)
+	if err != nil {
+		return TestResult{}, err
+	}
+	res := w.attempt(ctx, ch, uuid.NewString(), EventTest, raw)
+	if ctx.Err() != nil {
+		return TestResult{}, ctx.Err()
+	}
+	t := TestResult{Delivered: res.outcome == Delivered, StatusCode: res.status, Excerpt: res.excerpt}
+	if res.err != nil {
+		t.Error = res.err.Error()
+	}
+	return t, nil
+}
+
+// resultText is lastDeliveryStatus: the HTTP status, or the error.
+func resultText(res attemptResult) string {
+	if res.status != 0 {
+		return strconv.Itoa(res.status)
+	}
+	if res.err != nil {
+		return truncate(res.err.Error(), 128)
+	}
+	return "ok"
+}
+
+// redact drops the request URL from transport errors: chat and bot URLs
+// carry tokens.
+func redact(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		if ue.Timeout() {
+			return errors.New("timeout")
+		}
+		return ue.Err
+	}
+	return err
+}
+
+func isBlockedErr(err error) bool { return netguard.IsBlocked(err) }
+
+func readFull(r io.Reader, buf []byte) (int, error) { return io.ReadFull(r, buf) }
+
+// drain reads (a bounded amount of) the rest of a body so the connection can
+// be reused.
+func drain(r io.Reader) (int64, error) { return io.Copy(io.Discard, io.LimitReader(r, 64<<10)) }
