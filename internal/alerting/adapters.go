@@ -2,6 +2,7 @@ package alerting
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
@@ -92,4 +93,20 @@ func (a EngineAlerts) kickSoon() {
 	if a.Kick != nil {
 		time.AfterFunc(50*time.Millisecond, a.Kick)
 	}
+}
+
+// ChannelTester adapts Worker.SendTest to the REST API's test endpoint: a
+// delivered test is nil, anything else an error with the status and excerpt.
+type ChannelTester struct{ Worker *Worker }
+
+// TestChannel sends a signed test event to ch now.
+func (t ChannelTester) TestChannel(ctx context.Context, ch *monv1.AlertChannel) error {
+	res, err := t.Worker.SendTest(ctx, ch)
+	if err != nil {
+		return err
+	}
+	if !res.Delivered {
+		return errors.New(res.Message())
+	}
+	return nil
 }

@@ -3,44 +3,98 @@ package apiserver
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
+	"net/url"
+	"slices"
 	"strings"
 
+	"github.com/go-chi/chi/v5"
+	"github.com/go-logr/logr"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/apikeys"
 	"github.com/uptime-operator/uptime-operator/internal/plans"
+	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
 // Options are the dependencies of the API.
 type Options struct {
 	// Client reads (from the cache) and writes custom resources.
 	Client client.Client
+	// Reader reads directly from the API server. It backs reads that must see
+	// a write made a moment ago (an object missing from the cache, the object
+	// an update starts from) and objects the manager does not cache
+	// (ConfigMaps, Secrets other than API keys). Nil means Client.
+	Reader client.Reader
 	// Plans resolves a workspace's plan.
 	Plans *plans.Resolver
 	// Keys finds API keys; a cached reader of API key Secrets.
 	Keys client.Reader
+	// Store holds history: checks, incidents, notes, deploy events.
+	Store store.Store
+	// Engine changes incident state, records heartbeats and runs checks.
+	Engine Engine
+	// Public serves the public status page endpoints; nil answers 404.
+	Public PublicStatus
+	// ChannelTester sends test alerts; nil answers 503 CHANNEL_UNAVAILABLE.
+	ChannelTester ChannelTester
+	// Clock is the time source (the real clock when nil).
+	Clock clock.PassiveClock
+	// PublicURL is the externally visible base URL of the direct listener
+	// (https://uptime.example.com), used for heartbeat URLs and as the one
+	// browser origin that is allowed.
+	PublicURL string
+	// AllowedOrigins are further browser origins allowed to call the API.
+	AllowedOrigins []string
+	// AllowPrivateTargets lets monitors target private addresses (the same
+	// setting admission uses).
+	AllowPrivateTargets bool
+}
+
+// PublicStatus serves the public status page endpoints. rest is "",
+// "history", "badge.svg" or "feed.xml".
+type PublicStatus interface {
+	ServeStatus(w http.ResponseWriter, r *http.Request, slug, rest string)
+	ServeHTML(w http.ResponseWriter, r *http.Request, slug string)
+}
+
+// ChannelTester sends a test alert through one alert channel.
+type ChannelTester interface {
+	TestChannel(ctx context.Context, ch *monv1.AlertChannel) error
 }
 
 // Server serves the REST API.
 type Server struct {
-	opts Options
-	mux  *http.ServeMux
+	opts    Options
+	router  chi.Router
+	clock   clock.PassiveClock
+	limits  *limits
+	overlay writeOverlay
 }
 
 // New builds the API's routes.
 func New(opts Options) *Server {
-	s := &Server{opts: opts, mux: http.NewServeMux()}
-	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/plain")
-		_, _ = w.Write([]byte("ok"))
-	})
-	s.mux.Handle("GET /automation/whoami", s.authenticated(s.whoami))
+	s := &Server{opts: opts, router: chi.NewRouter(), clock: opts.Clock, limits: newLimits()}
+	if s.clock == nil {
+		s.clock = clock.RealClock{}
+	}
+	if s.opts.Reader == nil {
+		s.opts.Reader = opts.Client
+	}
+	s.routes()
 	return s
 }
 
 // Handler returns the root handler of the direct listener.
-func (s *Server) Handler() http.Handler { return s.mux }
+func (s *Server) Handler() http.Handler { return s.router }
+
+func (s *Server) log(r *http.Request) logr.Logger {
+	return ctrl.LoggerFrom(r.Context()).WithName("api")
+}
 
 // Caller is the authenticated identity of a request.
 type Caller struct {
@@ -50,6 +104,24 @@ type Caller struct {
 	Level apikeys.Level
 	// Key is the API key used, when the caller used one.
 	Key *apikeys.Key
+	// User is the Kubernetes user of the aggregated front door.
+	User string
+}
+
+// Name is how the caller is shown in incident timelines.
+func (c *Caller) Name() string {
+	if c.Key != nil {
+		return "API key " + c.Key.Name
+	}
+	return c.User
+}
+
+// rateKey identifies the caller for the per-key limit.
+func (c *Caller) rateKey() string {
+	if c.Key != nil {
+		return c.Key.ID
+	}
+	return "user:" + c.User
 }
 
 type callerKey struct{}
@@ -60,11 +132,87 @@ func CallerFrom(ctx context.Context) *Caller {
 	return c
 }
 
+// access is who may call a route.
+type access int
+
+const (
+	// anyKey: reads with every key, writes with Standard or Automation.
+	anyKey access = iota
+	// readOnlyWrite: every key, also read-only, whatever the method.
+	readOnlyWrite
+	// automationKey: needs an Automation key.
+	automationKey
+	// ownerOnly: needs the owner's dashboard session; every key gets 403.
+	ownerOnly
+	// sessionOnly: endpoints of the human account; keys get 403.
+	sessionOnly
+)
+
+// route is the configuration of one authenticated endpoint.
+type route struct {
+	access  access
+	feature monv1.Feature
+	limits  []*limiter
+	maxBody int64
+}
+
+type routeOpt func(*route)
+
+func withAccess(a access) routeOpt         { return func(r *route) { r.access = a } }
+func withFeature(f monv1.Feature) routeOpt { return func(r *route) { r.feature = f } }
+func withLimit(ls ...*limiter) routeOpt    { return func(r *route) { r.limits = append(r.limits, ls...) } }
+func withMaxBody(n int64) routeOpt         { return func(r *route) { r.maxBody = n } }
+func (s *Server) handle(method, pattern string, h http.HandlerFunc, opts ...routeOpt) {
+	rt := route{maxBody: 100 << 10}
+	for _, o := range opts {
+		o(&rt)
+	}
+	s.router.Method(method, pattern, s.cors(s.authenticated(s.guard(rt, h))))
+}
+
+// cors refuses browser requests: a request with an Origin header other than
+// the public URL's origin or an allowed origin gets 403 CORS_REJECTED.
+// Requests without Origin (servers, scripts, CI) are always allowed.
+func (s *Server) cors(h http.Handler) http.Handler {
+	allowed := slices.Clone(s.opts.AllowedOrigins)
+	if u, err := url.Parse(s.opts.PublicURL); err == nil && u.Scheme != "" && u.Host != "" {
+		allowed = append(allowed, u.Scheme+"://"+u.Host)
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		origin := r.Header.Get("Origin")
+		if origin != "" && !slices.Contains(allowed, strings.TrimSuffix(origin, "/")) {
+			writeError(w, http.StatusForbidden, CodeCORSRejected, "browser requests from this origin are not allowed")
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
 // authenticated wraps h with API key authentication: no key is 401 `No token
 // provided`, an unknown key 401 `Invalid API key`, a disabled key 401
-// API_KEY_DISABLED, and an X-Workspace-Id naming another workspace 403.
-func (s *Server) authenticated(h http.HandlerFunc) http.Handler {
+// API_KEY_DISABLED, and an X-Workspace-Id naming another workspace 403. An
+// address that sent more than 100 invalid keys in 15 minutes is refused for
+// the rest of the window. Every authenticated request counts against its
+// key's 1200 per minute and carries the RateLimit-* headers.
+func (s *Server) authenticated(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		now := s.clock.Now()
+		if c := CallerFrom(r.Context()); c != nil {
+			// Authenticated by the aggregated front door (InjectIdentity).
+			d := s.limits.perKey.take(c.rateKey(), now)
+			if !d.allowed {
+				writeTooMany(w, s.limits.perKey, d)
+				return
+			}
+			setRateHeaders(w, d)
+			h.ServeHTTP(w, r)
+			return
+		}
+		ip := clientIP(r)
+		if d := s.limits.invalidKey.peek(ip, now); d.remaining == 0 {
+			writeTooMany(w, s.limits.invalidKey, d)
+			return
+		}
 		auth := r.Header.Get("Authorization")
 		token, ok := strings.CutPrefix(auth, "Bearer ")
 		if !ok || strings.TrimSpace(token) == "" {
@@ -77,9 +225,11 @@ func (s *Server) authenticated(h http.HandlerFunc) http.Handler {
 			writeError(w, http.StatusUnauthorized, CodeAPIKeyDisabled, "API key disabled by the plan's key limit")
 			return
 		case errors.Is(err, apikeys.ErrNotFound):
+			s.limits.invalidKey.take(ip, now)
 			writeError(w, http.StatusUnauthorized, "", "Invalid API key")
 			return
 		case err != nil:
+			s.log(r).Error(err, "unable to verify an API key")
 			writeError(w, http.StatusInternalServerError, CodeInternal, "could not verify the API key")
 			return
 		}
@@ -87,7 +237,112 @@ func (s *Server) authenticated(h http.HandlerFunc) http.Handler {
 			writeError(w, http.StatusForbidden, CodeWorkspaceDenied, "this key belongs to another workspace")
 			return
 		}
+		d := s.limits.perKey.take(key.ID, now)
+		if !d.allowed {
+			writeTooMany(w, s.limits.perKey, d)
+			return
+		}
+		setRateHeaders(w, d)
+		if s.opts.Store != nil {
+			if err := s.opts.Store.TouchAPIKey(r.Context(), key.ID, now); err != nil {
+				s.log(r).V(1).Info("unable to record API key use", "error", err.Error())
+			}
+		}
 		c := &Caller{Namespace: key.Namespace, Level: key.Level, Key: key}
-		h(w, r.WithContext(context.WithValue(r.Context(), callerKey{}, c)))
+		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), callerKey{}, c)))
 	})
+}
+
+// isWrite reports whether the method changes something.
+func isWrite(method string) bool {
+	return method != http.MethodGet && method != http.MethodHead && method != http.MethodOptions
+}
+
+// guard applies a route's access level, plan feature, rate limits and body
+// limit, in that order.
+func (s *Server) guard(rt route, h http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c := CallerFrom(r.Context())
+		switch {
+		case rt.access == sessionOnly:
+			writeError(w, http.StatusForbidden, CodeSessionRequired, "this endpoint needs a dashboard session; API keys are not accepted")
+			return
+		case rt.access == ownerOnly:
+			writeError(w, http.StatusForbidden, CodeWorkspaceOwner, "only the workspace owner can do this, from a dashboard session")
+			return
+		case rt.access != readOnlyWrite && isWrite(r.Method) && c.Level == apikeys.ReadOnly:
+			writeError(w, http.StatusForbidden, CodeReadOnly, "this API key is read-only")
+			return
+		case rt.access == automationKey && c.Level != apikeys.Automation:
+			writeError(w, http.StatusForbidden, CodeAutomationRequired, "this action needs an Automation API key")
+			return
+		}
+		if rt.feature != "" {
+			if ae := s.requireFeature(r.Context(), c.Namespace, rt.feature); ae != nil {
+				writeJSON(w, ae.Status, ae.Body)
+				return
+			}
+		}
+		now := s.clock.Now()
+		for _, l := range rt.limits {
+			if d := l.take(limitKey(l, r), now); !d.allowed {
+				writeTooMany(w, l, d)
+				return
+			}
+		}
+		if r.ContentLength > rt.maxBody {
+			writeError(w, http.StatusRequestEntityTooLarge, CodePayloadTooLarge, fmt.Sprintf("request body is larger than %d KB", rt.maxBody>>10))
+			return
+		}
+		if r.Body != nil {
+			r.Body = http.MaxBytesReader(w, r.Body, rt.maxBody)
+		}
+		h(w, r)
+	})
+}
+
+// requireFeature answers 403 FEATURE_NOT_AVAILABLE when the workspace's plan
+// lacks f.
+func (s *Server) requireFeature(ctx context.Context, ns string, f monv1.Feature) *apiError {
+	plan, err := s.opts.Plans.ForNamespace(ctx, ns)
+	if err != nil {
+		return newAPIError(http.StatusInternalServerError, CodeInternal, "could not read the workspace's plan")
+	}
+	if plans.HasFeature(plan, f) {
+		return nil
+	}
+	required := s.cheapestPlanWith(ctx, f)
+	body := ErrorBody{
+		Error:   fmt.Sprintf("The %s plan does not include %s", plan.Name, f),
+		Code:    CodeFeatureNotAvailable,
+		Details: map[string]any{"feature": string(f)},
+		Plan:    plan.Name,
+	}
+	if required != "" {
+		body.RequiredPlan = required
+		body.UpgradePath = fmt.Sprintf("kubectl label namespace %s %s=%s --overwrite", ns, monv1.PlanLabel, required)
+	}
+	return &apiError{Status: http.StatusForbidden, Body: body}
+}
+
+// cheapestPlanWith names the Plan with feature f that grants the fewest
+// features (plans carry no price; the smallest plan is the cheapest), ties
+// broken by name.
+func (s *Server) cheapestPlanWith(ctx context.Context, f monv1.Feature) string {
+	var list monv1.PlanList
+	if err := s.opts.Client.List(ctx, &list); err != nil {
+		return ""
+	}
+	best := ""
+	bestN := 0
+	for _, p := range list.Items {
+		if !plans.HasFeature(&p, f) {
+			continue
+		}
+		n := len(p.Spec.Features)
+		if best == "" || n < bestN || (n == bestN && p.Name < best) {
+			best, bestN = p.Name, n
+		}
+	}
+	return best
 }

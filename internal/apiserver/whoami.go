@@ -43,9 +43,13 @@ func (s *Server) whoami(w http.ResponseWriter, r *http.Request) {
 		}
 		return &v
 	}
+	authType := "api_key"
+	if c.Key == nil {
+		authType = "kubernetes"
+	}
 	writeJSON(w, http.StatusOK, Whoami{
 		WorkspaceID:            c.Namespace,
-		AuthType:               "api_key",
+		AuthType:               authType,
 		APIKeyAccess:           strings.ReplaceAll(string(c.Level), "-", "_"),
 		WorkspaceRole:          "member",
 		ReadOnly:               c.Level == apikeys.ReadOnly,

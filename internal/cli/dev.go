@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -9,15 +10,18 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
@@ -35,6 +39,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs := newFlagSet("dev", stderr)
 	stateDir := fs.String("state-dir", "./.uptime-dev", "directory for etcd data, certificates, kubeconfig and dev.env; reuse it to keep state")
 	apiListen := fs.String("api-listen", "127.0.0.1:8080", "address of the direct REST API listener")
+	aggListen := fs.String("aggregated-listen", "127.0.0.1:8443", "TLS address of the aggregated API that kube-apiserver proxies to")
 	verbose := fs.Bool("v", false, "log the manager's debug output")
 	if ok, err := parse(fs, args); !ok || err != nil {
 		return err
@@ -76,6 +81,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		WebhookPort:         wo.LocalServingPort,
 		WebhookCertDir:      wo.LocalServingCertDir,
 		APIListen:           *apiListen,
+		AggregatedListen:    *aggListen,
 		AllowPrivateTargets: true,
 		Store:               filepath.Join(dir, "uptime.db"),
 		Retention:           30 * 24 * time.Hour,
@@ -106,6 +112,9 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
+	if err := registerAPIService(ctx, c, m); err != nil {
+		return err
+	}
 	say("starting the in-process probe agent of region local")
 	go func() {
 		err := probes.RunAgent(mctx, probes.AgentOptions{
@@ -124,7 +133,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return fmt.Errorf("write %s: %w", envFile, err)
 	}
 	say("ready. In another shell:")
-	fmt.Fprintf(stdout, "\n  set -a; . %s; set +a\n  kubectl apply -f config/samples/\n  kubectl get monitors,statuspages,alertchannels,slos\n  curl -H \"Authorization: Bearer $UPTIME_API_KEY\" $UPTIME_API_URL/automation/whoami\n\n", envFile)
+	fmt.Fprintf(stdout, "\n  set -a; . %s; set +a\n  kubectl apply -f config/samples/\n  kubectl get monitors,statuspages,alertchannels,slos\n  curl -H \"Authorization: Bearer $UPTIME_API_KEY\" $UPTIME_API_URL/automation/whoami\n  kubectl get --raw /apis/api.uptime-operator.io/v1/namespaces/default/monitors\n\n", envFile)
 	say("press Ctrl-C to stop")
 
 	select {
@@ -148,6 +157,47 @@ func writeKubeconfig(env *envtest.Environment, path string) error {
 		return fmt.Errorf("render kubeconfig: %w", err)
 	}
 	return os.WriteFile(path, raw, 0o600)
+}
+
+// registerAPIService points the APIService v1.api.uptime-operator.io at the
+// manager's aggregated listener through an ExternalName Service for
+// localhost (the aggregator accepts ExternalName when it is not told to route
+// to endpoints), with the self-signed CA as caBundle.
+func registerAPIService(ctx context.Context, c client.Client, m *manager.Manager) error {
+	addr, err := m.AggregatedAddr(ctx)
+	if err != nil {
+		return err
+	}
+	_, portStr, err := net.SplitHostPort(addr)
+	if err != nil {
+		return err
+	}
+	port, _ := strconv.Atoi(portStr)
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "uptime-operator-aggregated", Namespace: devNamespace}}
+	if _, err := controllerutil.CreateOrUpdate(ctx, c, svc, func() error {
+		svc.Spec.Type = corev1.ServiceTypeExternalName
+		svc.Spec.ExternalName = "localhost"
+		svc.Spec.Ports = []corev1.ServicePort{{Name: "https", Port: int32(port), Protocol: corev1.ProtocolTCP}}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("apply aggregated service: %w", err)
+	}
+	apisvc := &unstructured.Unstructured{}
+	apisvc.SetAPIVersion("apiregistration.k8s.io/v1")
+	apisvc.SetKind("APIService")
+	apisvc.SetName("v1.api.uptime-operator.io")
+	if _, err := controllerutil.CreateOrUpdate(ctx, c, apisvc, func() error {
+		apisvc.Object["spec"] = map[string]any{
+			"group": "api.uptime-operator.io", "version": "v1",
+			"groupPriorityMinimum": int64(1000), "versionPriority": int64(15),
+			"caBundle": base64.StdEncoding.EncodeToString(m.AggregatedCA()),
+			"service":  map[string]any{"name": svc.Name, "namespace": devNamespace, "port": int64(port)},
+		}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("apply apiservice: %w", err)
+	}
+	return nil
 }
 
 // devNamespace is the manager's namespace in dev mode.

@@ -21,6 +21,8 @@ func managerFlags(fs *flag.FlagSet, o *manager.Options) {
 	fs.IntVar(&o.WebhookPort, "webhook-port", 9443, "port of the admission webhook server")
 	fs.StringVar(&o.WebhookCertDir, "webhook-cert-dir", "/tmp/k8s-webhook-server/serving-certs", "directory with the webhook's tls.crt and tls.key")
 	fs.StringVar(&o.APIListen, "api-listen", ":8080", "address of the direct REST API listener")
+	fs.StringVar(&o.AggregatedListen, "aggregated-listen", "", "TLS address of the aggregated API kube-apiserver proxies to (empty disables)")
+	fs.StringVar(&o.AggregatedCertDir, "aggregated-cert-dir", "", "directory with the aggregated API's tls.crt and tls.key (empty: self-signed)")
 	fs.BoolVar(&o.LeaderElection, "leader-elect", false, "elect a leader so only one replica reconciles")
 	fs.StringVar(&o.DefaultPlan, "default-plan", "", "Plan for namespaces without the uptime-operator.io/plan label (empty: unlimited)")
 	fs.BoolVar(&o.AllowPrivateTargets, "allow-private-targets", false, "allow monitors and webhooks to target private, loopback and link-local addresses")

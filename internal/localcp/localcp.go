@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/uptime-operator/uptime-operator/config"
+	"github.com/uptime-operator/uptime-operator/internal/certs"
 )
 
 // KubernetesVersion is the version of the control-plane binaries.
@@ -73,10 +74,80 @@ func New(opts Options) (*envtest.Environment, error) {
 				return nil, fmt.Errorf("create state dir: %w", err)
 			}
 		}
-		env.ControlPlane.Etcd = &envtest.Etcd{DataDir: etcdDir}
-		env.ControlPlane.APIServer = &envtest.APIServer{CertDir: certDir}
+		// envtest only learns the serving CA when it makes the serving
+		// certificate, so a restart makes a new one (kubeconfig is rewritten
+		// on every start). The data in etcd is what persists.
+		for _, f := range []string{"apiserver.crt", "apiserver.key"} {
+			if err := os.Remove(filepath.Join(certDir, f)); err != nil && !os.IsNotExist(err) {
+				return nil, err
+			}
+		}
+		logs, err := openLogs(opts.StateDir)
+		if err != nil {
+			return nil, err
+		}
+		env.ControlPlane.Etcd = &envtest.Etcd{DataDir: etcdDir, Out: logs["etcd"], Err: logs["etcd"]}
+		env.ControlPlane.APIServer = &envtest.APIServer{CertDir: certDir, Out: logs["kube-apiserver"], Err: logs["kube-apiserver"]}
+	}
+	if err := enableAggregation(env, opts.StateDir); err != nil {
+		return nil, err
 	}
 	return env, nil
+}
+
+// openLogs opens <state>/logs/{etcd,kube-apiserver}.log for appending, so a
+// control plane that fails to start can be diagnosed.
+func openLogs(stateDir string) (map[string]io.Writer, error) {
+	dir := filepath.Join(stateDir, "logs")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	out := map[string]io.Writer{}
+	for _, name := range []string{"etcd", "kube-apiserver"} {
+		f, err := os.OpenFile(filepath.Join(dir, name+".log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+		if err != nil {
+			return nil, err
+		}
+		out[name] = f
+	}
+	return out, nil
+}
+
+// FrontProxyClientName is the common name of kube-apiserver's front-proxy
+// client certificate, the only name the aggregated API accepts.
+const FrontProxyClientName = "front-proxy-client"
+
+// enableAggregation gives kube-apiserver a front-proxy CA and client
+// certificate so it can proxy aggregated APIs with the caller's identity in
+// X-Remote-* headers (the flags a kubeadm cluster sets).
+func enableAggregation(env *envtest.Environment, stateDir string) error {
+	dir := filepath.Join(stateDir, "front-proxy")
+	if stateDir == "" {
+		var err error
+		if dir, err = os.MkdirTemp("", "uptime-front-proxy-"); err != nil {
+			return err
+		}
+	}
+	ca, err := certs.NewCA("front-proxy-ca")
+	if err != nil {
+		return err
+	}
+	certPEM, keyPEM, err := ca.Issue(FrontProxyClientName, nil, nil, true)
+	if err != nil {
+		return err
+	}
+	if err := certs.WriteFiles(dir, map[string][]byte{"ca.crt": ca.CertPEM, "client.crt": certPEM, "client.key": keyPEM}); err != nil {
+		return err
+	}
+	args := env.ControlPlane.GetAPIServer().Configure()
+	args.Set("requestheader-client-ca-file", filepath.Join(dir, "ca.crt"))
+	args.Set("requestheader-allowed-names", FrontProxyClientName)
+	args.Set("requestheader-username-headers", "X-Remote-User")
+	args.Set("requestheader-group-headers", "X-Remote-Group")
+	args.Set("requestheader-extra-headers-prefix", "X-Remote-Extra-")
+	args.Set("proxy-client-cert-file", filepath.Join(dir, "client.crt"))
+	args.Set("proxy-client-key-file", filepath.Join(dir, "client.key"))
+	return nil
 }
 
 // DefaultAssetsDir is where setup-envtest (and hack/envtest-binaries.sh)

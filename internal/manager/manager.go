@@ -6,11 +6,13 @@ package manager
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -30,12 +32,15 @@ import (
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/controllers"
+	"github.com/uptime-operator/uptime-operator/internal/aggregated"
 	"github.com/uptime-operator/uptime-operator/internal/alerting"
 	"github.com/uptime-operator/uptime-operator/internal/apikeys"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver"
+	"github.com/uptime-operator/uptime-operator/internal/certs"
 	"github.com/uptime-operator/uptime-operator/internal/engine"
 	"github.com/uptime-operator/uptime-operator/internal/plans"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
+	"github.com/uptime-operator/uptime-operator/internal/statuspage"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 	"github.com/uptime-operator/uptime-operator/internal/store/postgres"
 	"github.com/uptime-operator/uptime-operator/internal/store/sqlite"
@@ -55,6 +60,15 @@ type Options struct {
 	WebhookCertDir string
 	// APIListen is the address of the direct REST listener.
 	APIListen string
+	// AggregatedListen is the TLS address of the aggregated API that
+	// kube-apiserver proxies to (empty disables it).
+	AggregatedListen string
+	// AggregatedCertDir holds the aggregated API's tls.crt and tls.key; when
+	// empty a self-signed certificate for AggregatedDNSName is made and its
+	// CA is available from AggregatedCA (dev mode).
+	AggregatedCertDir string
+	// AggregatedDNSName is the Service DNS name the aggregator verifies.
+	AggregatedDNSName string
 	// LeaderElection makes only one replica reconcile.
 	LeaderElection          bool
 	LeaderElectionNamespace string
@@ -109,6 +123,26 @@ type Manager struct {
 	// apiBound is closed once the direct listener is bound to apiAddr.
 	apiBound chan struct{}
 	apiAddr  string
+	// aggregated serves the aggregated API; aggCA is its self-signed CA.
+	aggregated *aggregated.Server
+	aggCert    tls.Certificate
+	aggCA      []byte
+	aggBound   chan struct{}
+	aggAddr    string
+}
+
+// AggregatedCA is the PEM CA of a self-signed aggregated API certificate
+// (the APIService caBundle), nil when certificates come from files.
+func (m *Manager) AggregatedCA() []byte { return m.aggCA }
+
+// AggregatedAddr returns the bound address of the aggregated listener.
+func (m *Manager) AggregatedAddr(ctx context.Context) (string, error) {
+	select {
+	case <-m.aggBound:
+		return m.aggAddr, nil
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
 }
 
 // APIAddr returns the address the direct listener bound (useful with port
@@ -210,11 +244,22 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 		return nil, err
 	}
 
-	m := &Manager{Manager: mgr, opts: opts, Store: st, Engine: eng, Alerts: worker, apiBound: make(chan struct{})}
+	m := &Manager{Manager: mgr, opts: opts, Store: st, Engine: eng, Alerts: worker, apiBound: make(chan struct{}), aggBound: make(chan struct{})}
+	if err := (&controllers.StatusPageReconciler{Client: mgr.GetClient(), BaseURL: opts.PublicURL}).SetupWithManager(mgr); err != nil {
+		return nil, fmt.Errorf("set up status page controller: %w", err)
+	}
+	public := &statuspage.Public{Reader: mgr.GetClient(), Secrets: mgr.GetAPIReader(), Store: st, BaseURL: opts.PublicURL}
 	m.api = apiserver.New(apiserver.Options{
-		Client: mgr.GetClient(),
-		Plans:  resolver,
-		Keys:   mgr.GetClient(),
+		Client:              mgr.GetClient(),
+		Reader:              mgr.GetAPIReader(),
+		Plans:               resolver,
+		Keys:                mgr.GetClient(),
+		Store:               st,
+		Engine:              eng,
+		Public:              public,
+		ChannelTester:       alerting.ChannelTester{Worker: worker},
+		PublicURL:           opts.PublicURL,
+		AllowPrivateTargets: opts.AllowPrivateTargets,
 	})
 	root := http.NewServeMux()
 	root.Handle("/probe/v1/", probeapi.NewHandler(eng.ProbeServer()))
@@ -225,6 +270,14 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 		return st.Close()
 	})); err != nil {
 		return nil, err
+	}
+	if opts.AggregatedListen != "" {
+		if err := m.setupAggregated(); err != nil {
+			return nil, err
+		}
+		if err := mgr.Add(manager.RunnableFunc(m.serveAggregated)); err != nil {
+			return nil, err
+		}
 	}
 	if opts.APIListen != "" {
 		if err := mgr.Add(manager.RunnableFunc(m.serveAPI)); err != nil {
@@ -253,6 +306,61 @@ func (m *Manager) serveAPI(ctx context.Context) error {
 	ctrl.Log.WithName("api").Info("serving the direct API", "address", ln.Addr().String())
 	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("serve api: %w", err)
+	}
+	return nil
+}
+
+// setupAggregated loads or makes the aggregated API's serving certificate
+// and builds its handler around the REST API.
+func (m *Manager) setupAggregated() error {
+	if dir := m.opts.AggregatedCertDir; dir != "" {
+		cert, err := tls.LoadX509KeyPair(filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key"))
+		if err != nil {
+			return fmt.Errorf("load aggregated api certificate: %w", err)
+		}
+		m.aggCert = cert
+	} else {
+		ca, err := certs.NewCA("uptime-operator-aggregated-ca")
+		if err != nil {
+			return err
+		}
+		name := m.opts.AggregatedDNSName
+		if name == "" {
+			name = "uptime-operator-aggregated." + m.opts.Namespace + ".svc"
+		}
+		if m.aggCert, err = ca.ServingCert(name, "localhost"); err != nil {
+			return err
+		}
+		m.aggCA = ca.CertPEM
+	}
+	m.aggregated = aggregated.New(aggregated.Options{
+		Client: m.GetClient(), Reader: m.GetAPIReader(), API: m.api.Handler(), Inject: apiserver.InjectIdentity,
+	})
+	return nil
+}
+
+// serveAggregated runs the aggregated API listener until ctx ends.
+func (m *Manager) serveAggregated(ctx context.Context) error {
+	cfg, err := m.aggregated.TLSConfig(ctx, m.aggCert)
+	if err != nil {
+		return err
+	}
+	ln, err := tls.Listen("tcp", m.opts.AggregatedListen, cfg)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", m.opts.AggregatedListen, err)
+	}
+	m.aggAddr = ln.Addr().String()
+	close(m.aggBound)
+	srv := &http.Server{Handler: m.aggregated, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shutdown)
+	}()
+	ctrl.Log.WithName("api").Info("serving the aggregated API", "address", m.aggAddr)
+	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serve aggregated api: %w", err)
 	}
 	return nil
 }

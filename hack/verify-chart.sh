@@ -1,0 +1,789 @@
+#!/usr/bin/env bash
+# Verifies the Helm chart charts/uptime-operator:
+#
+#  always (no helm needed):
+#   1. its crds/ are byte-identical to config/crd/bases (`make manifests` copies them);
+#   2. the manager ClusterRole rules in templates/rbac-manager.yaml equal the
+#      generated config/rbac/role.yaml;
+#   3. every key of values.yaml is declared in values.schema.json (with a type),
+#      every leaf is documented by a "# --" comment, and the values table in
+#      docs/helm.md is the one generated from those comments;
+#  with helm (helm on PATH, $HELM, or built from the Go module proxy into a cache):
+#   4. `helm lint` and `helm template` of the default values and of every
+#      ci/*-values.yaml (postgres+HA, cert-manager, remote mode, everything on);
+#   5. every rendered document parses (Go YAML decoder and `kubectl annotate
+#      --local`), has apiVersion, kind and name, and namespaced kinds carry the
+#      release namespace;
+#   6. the rendered manager ClusterRole, access ClusterRoles, aggregate roles and
+#      webhook configurations match config/rbac and config/webhook/manifests.yaml;
+#   7. values the chart must refuse are refused (replicas > 1 on SQLite, unknown
+#      top-level keys, remote mode without its settings).
+#
+# When no helm binary can be had, steps 4-7 are skipped with the reason printed
+# and the script still exits 0; steps 1-3 always run and fail the script.
+#
+# Usage: hack/verify-chart.sh [--update-docs]
+#   --update-docs  rewrite the values table in docs/helm.md instead of checking it
+# Environment: HELM (helm binary), HELM_VERSION (module version to build,
+#   default v3.19.0), KUBECTL, K8S_VERSION (default 1.37.2).
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+
+CHART=charts/uptime-operator
+NS=uptime-operator-system
+RELEASE=uptime-operator
+K8S_VERSION="${K8S_VERSION:-1.37.2}"
+HELM_VERSION="${HELM_VERSION:-v3.19.0}"
+UPDATE_DOCS=false
+[[ "${1:-}" == "--update-docs" ]] && UPDATE_DOCS=true
+
+failed=0
+fail() { echo "verify-chart: FAIL: $*" >&2; failed=1; }
+ok() { echo "verify-chart: ok: $*"; }
+
+work="$(mktemp -d)"
+# The checker is Go (it imports sigs.k8s.io/yaml from this module), so it is
+# written inside the module; dot-directories are ignored by ./... patterns.
+checker_dir="$(mktemp -d "$PWD/.verify-chart.XXXXXX")"
+trap 'rm -rf "$work" "$checker_dir"' EXIT
+
+cat >"$checker_dir/main.go" <<'GO'
+// Command verify-chart-checker holds the structural checks of
+// hack/verify-chart.sh that need a YAML parser.
+package main
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"reflect"
+	"regexp"
+	"sort"
+	"strings"
+
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/yaml"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		fatalf("usage: checker rules|rendered|values|docs ...")
+	}
+	var errs []string
+	switch os.Args[1] {
+	case "rules":
+		errs = checkTemplateRules(os.Args[2], os.Args[3])
+	case "rendered":
+		errs = checkRendered(os.Args[2], os.Args[3], os.Args[4], os.Args[5:])
+	case "values":
+		errs = checkValues(os.Args[2], os.Args[3])
+	case "docs":
+		fmt.Print(valuesTable(os.Args[2], os.Args[3]))
+		return
+	case "strip":
+		strip(os.Args[2], os.Args[3:])
+		return
+	case "serve":
+		serve(os.Args[2], os.Args[3])
+		return
+	default:
+		fatalf("unknown command %q", os.Args[1])
+	}
+	for _, e := range errs {
+		fmt.Fprintln(os.Stderr, e)
+	}
+	if len(errs) > 0 {
+		os.Exit(1)
+	}
+}
+
+func fatalf(format string, a ...any) {
+	fmt.Fprintf(os.Stderr, format+"\n", a...)
+	os.Exit(2)
+}
+
+func read(path string) []byte {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		fatalf("read %s: %v", path, err)
+	}
+	return b
+}
+
+// docs splits a multi-document YAML stream into decoded objects.
+func docs(path string) []map[string]any {
+	var out []map[string]any
+	for i, d := range regexp.MustCompile(`(?m)^---[ \t]*$`).Split(string(read(path)), -1) {
+		if strings.TrimSpace(stripComments(d)) == "" {
+			continue
+		}
+		var m map[string]any
+		if err := yaml.Unmarshal([]byte(d), &m); err != nil {
+			fatalf("%s: document %d does not parse: %v", path, i, err)
+		}
+		if m != nil {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// strip prints the documents of path whose kind is not in kinds (objects of
+// CRDs the test control plane does not have, such as cert-manager's).
+func strip(path string, kinds []string) {
+	for _, o := range docs(path) {
+		skip := false
+		for _, k := range kinds {
+			skip = skip || o["kind"] == k
+		}
+		if !skip {
+			b, _ := yaml.Marshal(o)
+			fmt.Printf("---\n%s", b)
+		}
+	}
+}
+
+// serve starts a kube-apiserver and etcd (envtest, $KUBEBUILDER_ASSETS) with
+// the CRDs of crdDir, writes an admin kubeconfig and runs until stdin closes.
+func serve(crdDir, kubeconfig string) {
+	env := &envtest.Environment{CRDDirectoryPaths: []string{crdDir}, ErrorIfCRDPathMissing: true}
+	cfg, err := env.Start()
+	if err != nil {
+		fatalf("start envtest: %v", err)
+	}
+	defer func() { _ = env.Stop() }()
+	kc := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters:
+- name: envtest
+  cluster: {server: %q, certificate-authority-data: %q}
+users:
+- name: admin
+  user: {client-certificate-data: %q, client-key-data: %q}
+contexts:
+- name: envtest
+  context: {cluster: envtest, user: admin}
+current-context: envtest
+`, cfg.Host, b64(cfg.CAData), b64(cfg.CertData), b64(cfg.KeyData))
+	if err := os.WriteFile(kubeconfig+".tmp", []byte(kc), 0o600); err != nil {
+		fatalf("write kubeconfig: %v", err)
+	}
+	if err := os.Rename(kubeconfig+".tmp", kubeconfig); err != nil {
+		fatalf("write kubeconfig: %v", err)
+	}
+	_, _ = io.Copy(io.Discard, os.Stdin)
+}
+
+func b64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
+
+func stripComments(s string) string {
+	var b strings.Builder
+	for _, l := range strings.Split(s, "\n") {
+		if !strings.HasPrefix(strings.TrimSpace(l), "#") {
+			b.WriteString(l + "\n")
+		}
+	}
+	return b.String()
+}
+
+func find(objs []map[string]any, kind, name string) map[string]any {
+	for _, o := range objs {
+		if o["kind"] == kind && str(o, "metadata", "name") == name {
+			return o
+		}
+	}
+	return nil
+}
+
+func str(m map[string]any, path ...string) string {
+	var cur any = m
+	for _, p := range path {
+		mm, ok := cur.(map[string]any)
+		if !ok {
+			return ""
+		}
+		cur = mm[p]
+	}
+	s, _ := cur.(string)
+	return s
+}
+
+func canon(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// checkTemplateRules compares the rules between the BEGIN/END markers of the
+// chart's manager ClusterRole template with config/rbac/role.yaml.
+func checkTemplateRules(roleFile, templateFile string) []string {
+	role := docs(roleFile)
+	if len(role) != 1 {
+		return []string{fmt.Sprintf("%s: want one ClusterRole, found %d documents", roleFile, len(role))}
+	}
+	src := string(read(templateFile))
+	begin, end := "# BEGIN rules of config/rbac/role.yaml\n", "# END rules of config/rbac/role.yaml"
+	i, j := strings.Index(src, begin), strings.Index(src, end)
+	if i < 0 || j < i {
+		return []string{templateFile + ": rule markers not found"}
+	}
+	block := src[i+len(begin) : j]
+	if strings.Contains(block, "{{") {
+		return []string{templateFile + ": the copied rules must stay literal YAML (no template actions)"}
+	}
+	var rules []any
+	if err := yaml.Unmarshal([]byte(block), &rules); err != nil {
+		return []string{fmt.Sprintf("%s: copied rules do not parse: %v", templateFile, err)}
+	}
+	if canon(rules) != canon(role[0]["rules"]) {
+		return []string{fmt.Sprintf("%s: the manager ClusterRole rules differ from %s; copy the rules of %s between the markers", templateFile, roleFile, roleFile)}
+	}
+	return nil
+}
+
+var clusterScoped = map[string]bool{
+	"ClusterRole": true, "ClusterRoleBinding": true, "APIService": true,
+	"MutatingWebhookConfiguration": true, "ValidatingWebhookConfiguration": true,
+	"ProbeRegion": true, "Plan": true, "CustomResourceDefinition": true,
+	"Namespace": true, "PriorityClass": true, "StorageClass": true,
+}
+
+// checkRendered checks helm template output: identity fields, namespaces,
+// and (with compare=true, for the manager modes) RBAC and webhooks against
+// config/.
+func checkRendered(path, namespace, fullname string, flags []string) []string {
+	compare := len(flags) > 0 && flags[0] == "compare"
+	objs := docs(path)
+	var errs []string
+	if len(objs) == 0 {
+		return []string{path + ": renders no objects"}
+	}
+	seen := map[string]bool{}
+	for _, o := range objs {
+		kind, name := str(o, "kind"), str(o, "metadata", "name")
+		if str(o, "apiVersion") == "" || kind == "" || name == "" {
+			errs = append(errs, fmt.Sprintf("%s: object without apiVersion, kind or name: %.120s", path, canon(o)))
+			continue
+		}
+		ns := str(o, "metadata", "namespace")
+		switch {
+		case clusterScoped[kind] && ns != "":
+			errs = append(errs, fmt.Sprintf("%s: cluster-scoped %s/%s has namespace %q", path, kind, name, ns))
+		case !clusterScoped[kind] && ns == "":
+			errs = append(errs, fmt.Sprintf("%s: namespaced %s/%s has no namespace", path, kind, name))
+		case !clusterScoped[kind] && ns != namespace && !(kind == "RoleBinding" && ns == "kube-system"):
+			errs = append(errs, fmt.Sprintf("%s: %s/%s is in namespace %q, not the release namespace %q", path, kind, name, ns, namespace))
+		}
+		key := kind + "/" + ns + "/" + name
+		if seen[key] {
+			errs = append(errs, fmt.Sprintf("%s: %s is rendered twice", path, key))
+		}
+		seen[key] = true
+	}
+	if !compare {
+		return errs
+	}
+	// The manager ClusterRole against the generated role.yaml.
+	role := docs("config/rbac/role.yaml")[0]
+	if got := find(objs, "ClusterRole", fullname+"-manager"); got == nil {
+		errs = append(errs, path+": no ClusterRole "+fullname+"-manager")
+	} else if canon(got["rules"]) != canon(role["rules"]) {
+		errs = append(errs, path+": ClusterRole "+fullname+"-manager rules differ from config/rbac/role.yaml")
+	}
+	// Access roles (fixed names) and the view/edit aggregation roles.
+	for _, file := range []string{"config/rbac/access_roles.yaml", "config/rbac/crd_view_edit_roles.yaml"} {
+		for _, want := range docs(file) {
+			name := str(want, "metadata", "name")
+			if strings.HasPrefix(name, "uptime-operator-crd-") {
+				name = fullname + strings.TrimPrefix(name, "uptime-operator")
+			}
+			got := find(objs, "ClusterRole", name)
+			if got == nil {
+				errs = append(errs, fmt.Sprintf("%s: no ClusterRole %s (from %s)", path, name, file))
+				continue
+			}
+			if canon(got["rules"]) != canon(want["rules"]) {
+				errs = append(errs, fmt.Sprintf("%s: ClusterRole %s rules differ from %s", path, name, file))
+			}
+			for k, v := range labels(want) {
+				if k != "app.kubernetes.io/name" && labels(got)[k] != v {
+					errs = append(errs, fmt.Sprintf("%s: ClusterRole %s lacks label %s=%s of %s", path, name, k, v, file))
+				}
+			}
+		}
+	}
+	// Webhooks against config/webhook/manifests.yaml.
+	for _, want := range docs("config/webhook/manifests.yaml") {
+		kind := str(want, "kind")
+		var got map[string]any
+		for _, o := range objs {
+			if o["kind"] == kind {
+				got = o
+			}
+		}
+		if got == nil {
+			errs = append(errs, fmt.Sprintf("%s: no %s", path, kind))
+			continue
+		}
+		if w, g := webhookSummary(want), webhookSummary(got); !reflect.DeepEqual(w, g) {
+			errs = append(errs, fmt.Sprintf("%s: %s differs from config/webhook/manifests.yaml:\n  want %v\n  got  %v", path, kind, w, g))
+		}
+	}
+	return errs
+}
+
+func labels(o map[string]any) map[string]string {
+	out := map[string]string{}
+	md, _ := o["metadata"].(map[string]any)
+	l, _ := md["labels"].(map[string]any)
+	for k, v := range l {
+		out[k] = fmt.Sprint(v)
+	}
+	return out
+}
+
+// webhookSummary is what must agree between the generated and the chart's
+// webhooks: name, path, rules, failure policy, side effects, review versions.
+func webhookSummary(o map[string]any) []string {
+	var out []string
+	hooks, _ := o["webhooks"].([]any)
+	for _, h := range hooks {
+		m := h.(map[string]any)
+		cc, _ := m["clientConfig"].(map[string]any)
+		svc, _ := cc["service"].(map[string]any)
+		out = append(out, fmt.Sprintf("%v path=%v rules=%s failurePolicy=%v sideEffects=%v versions=%s",
+			m["name"], svc["path"], canon(m["rules"]), m["failurePolicy"], m["sideEffects"], canon(m["admissionReviewVersions"])))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// checkValues checks that every key of values.yaml is declared in the schema
+// with a type, and that every leaf is documented by a "# --" comment.
+func checkValues(valuesFile, schemaFile string) []string {
+	var values map[string]any
+	if err := yaml.Unmarshal(read(valuesFile), &values); err != nil {
+		fatalf("%s: %v", valuesFile, err)
+	}
+	var schema map[string]any
+	if err := json.Unmarshal(read(schemaFile), &schema); err != nil {
+		fatalf("%s: %v", schemaFile, err)
+	}
+	var errs []string
+	if schema["additionalProperties"] != false {
+		errs = append(errs, schemaFile+": the top level must set additionalProperties: false")
+	}
+	documented := documentedKeys(valuesFile)
+	var walk func(path string, v any, s map[string]any)
+	walk = func(path string, v any, s map[string]any) {
+		if s == nil {
+			errs = append(errs, fmt.Sprintf("%s: %s is not declared in %s", valuesFile, path, schemaFile))
+			return
+		}
+		if s["type"] == nil && s["anyOf"] == nil && s["enum"] == nil && s["const"] == nil {
+			errs = append(errs, fmt.Sprintf("%s: %s has no type", schemaFile, path))
+		}
+		if path != "" && !coveredByDoc(path, documented) {
+			if _, isMap := v.(map[string]any); !isMap || len(v.(map[string]any)) == 0 {
+				errs = append(errs, fmt.Sprintf("%s: %s has no \"# --\" comment (on it or on a parent)", valuesFile, path))
+			}
+		}
+		m, ok := v.(map[string]any)
+		if !ok {
+			return
+		}
+		props, _ := s["properties"].(map[string]any)
+		if props == nil {
+			// A free-form object (resources, affinity, labels): Kubernetes
+			// validates its content.
+			return
+		}
+		for k, child := range m {
+			ps, _ := props[k].(map[string]any)
+			walk(strings.TrimPrefix(path+"."+k, "."), child, ps)
+		}
+	}
+	walk("", values, schema)
+	// Every declared top-level property should exist in values.yaml, so the
+	// defaults document it.
+	if props, ok := schema["properties"].(map[string]any); ok {
+		for k := range props {
+			if _, ok := values[k]; !ok && k != "global" {
+				errs = append(errs, fmt.Sprintf("%s: top-level %q is declared in the schema but missing from %s", schemaFile, k, valuesFile))
+			}
+		}
+	}
+	sort.Strings(errs)
+	return errs
+}
+
+func coveredByDoc(path string, documented map[string]string) bool {
+	for p := path; p != ""; {
+		if _, ok := documented[p]; ok {
+			return true
+		}
+		i := strings.LastIndex(p, ".")
+		if i < 0 {
+			break
+		}
+		p = p[:i]
+	}
+	return false
+}
+
+var keyLine = regexp.MustCompile(`^(\s*)([A-Za-z0-9_]+):(.*)$`)
+
+// documentedKeys maps the dotted path of each key preceded by a "# --"
+// comment to the comment text.
+func documentedKeys(valuesFile string) map[string]string {
+	type frame struct {
+		indent int
+		key    string
+	}
+	var stack []frame
+	out := map[string]string{}
+	var pending []string
+	inDoc := false
+	for _, line := range strings.Split(string(read(valuesFile)), "\n") {
+		t := strings.TrimSpace(line)
+		switch {
+		case strings.HasPrefix(t, "# --"):
+			pending, inDoc = []string{strings.TrimSpace(strings.TrimPrefix(t, "# --"))}, true
+			continue
+		case strings.HasPrefix(t, "#"):
+			if inDoc {
+				pending = append(pending, strings.TrimSpace(strings.TrimPrefix(t, "#")))
+			}
+			continue
+		case t == "" || strings.HasPrefix(t, "-"):
+			inDoc = false
+			continue
+		}
+		m := keyLine.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		indent := len(m[1])
+		for len(stack) > 0 && stack[len(stack)-1].indent >= indent {
+			stack = stack[:len(stack)-1]
+		}
+		stack = append(stack, frame{indent, m[2]})
+		if inDoc {
+			var keys []string
+			for _, f := range stack {
+				keys = append(keys, f.key)
+			}
+			out[strings.Join(keys, ".")] = strings.Join(pending, " ")
+		}
+		inDoc, pending = false, nil
+	}
+	return out
+}
+
+// valuesTable renders the Markdown table of documented values.
+func valuesTable(valuesFile, schemaFile string) string {
+	var values map[string]any
+	if err := yaml.Unmarshal(read(valuesFile), &values); err != nil {
+		fatalf("%s: %v", valuesFile, err)
+	}
+	var schema map[string]any
+	if err := json.Unmarshal(read(schemaFile), &schema); err != nil {
+		fatalf("%s: %v", schemaFile, err)
+	}
+	doc := documentedKeys(valuesFile)
+	var keys []string
+	for k := range doc {
+		keys = append(keys, k)
+	}
+	// values.yaml order reads best; documentedKeys lost it, so re-derive it.
+	order := map[string]int{}
+	for i, k := range orderedKeys(valuesFile) {
+		order[k] = i
+	}
+	sort.Slice(keys, func(i, j int) bool { return order[keys[i]] < order[keys[j]] })
+	var b bytes.Buffer
+	b.WriteString("| Key | Type | Default | Description |\n|---|---|---|---|\n")
+	for _, k := range keys {
+		def := lookup(values, k)
+		d := "`" + strings.ReplaceAll(canon(def), "|", "\\|") + "`"
+		if len(d) > 62 {
+			d = "see values.yaml"
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", k, schemaType(schema, k), d, strings.ReplaceAll(doc[k], "|", "\\|"))
+	}
+	return b.String()
+}
+
+func orderedKeys(valuesFile string) []string {
+	var out []string
+	seen := map[string]bool{}
+	doc := documentedKeys(valuesFile)
+	// Walk the file again in order, reusing the path logic.
+	type frame struct {
+		indent int
+		key    string
+	}
+	var stack []frame
+	for _, line := range strings.Split(string(read(valuesFile)), "\n") {
+		t := strings.TrimSpace(line)
+		if t == "" || strings.HasPrefix(t, "#") || strings.HasPrefix(t, "-") {
+			continue
+		}
+		m := keyLine.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		indent := len(m[1])
+		for len(stack) > 0 && stack[len(stack)-1].indent >= indent {
+			stack = stack[:len(stack)-1]
+		}
+		stack = append(stack, frame{indent, m[2]})
+		var keys []string
+		for _, f := range stack {
+			keys = append(keys, f.key)
+		}
+		p := strings.Join(keys, ".")
+		if _, ok := doc[p]; ok && !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func lookup(v any, path string) any {
+	for _, k := range strings.Split(path, ".") {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = m[k]
+	}
+	return v
+}
+
+func schemaType(schema map[string]any, path string) string {
+	s := schema
+	for _, k := range strings.Split(path, ".") {
+		props, _ := s["properties"].(map[string]any)
+		next, _ := props[k].(map[string]any)
+		if next == nil {
+			return "?"
+		}
+		s = next
+	}
+	if e, ok := s["enum"].([]any); ok {
+		var vs []string
+		for _, v := range e {
+			vs = append(vs, fmt.Sprint(v))
+		}
+		return "enum: " + strings.Join(vs, ", ")
+	}
+	if t, ok := s["type"].(string); ok {
+		return t
+	}
+	if a, ok := s["anyOf"].([]any); ok {
+		var ts []string
+		for _, x := range a {
+			if t, ok := x.(map[string]any)["type"].(string); ok {
+				ts = append(ts, t)
+			}
+		}
+		return strings.Join(ts, " or ")
+	}
+	return "any"
+}
+GO
+checker() { go run "./$(basename "$checker_dir")" "$@"; }
+
+# 1. CRDs in the chart equal config/crd/bases.
+if diff -r -q config/crd/bases "$CHART/crds" >"$work/crd.diff" 2>&1; then
+  ok "$CHART/crds equals config/crd/bases ($(ls config/crd/bases | wc -l) CRDs)"
+else
+  cat "$work/crd.diff" >&2
+  fail "$CHART/crds differs from config/crd/bases; run 'make manifests'"
+fi
+
+# 2. The manager ClusterRole rules equal config/rbac/role.yaml.
+if checker rules config/rbac/role.yaml "$CHART/templates/rbac-manager.yaml"; then
+  ok "manager ClusterRole rules equal config/rbac/role.yaml"
+else
+  fail "manager ClusterRole rules"
+fi
+
+# 3. values.yaml against values.schema.json, its comments, and docs/helm.md.
+if checker values "$CHART/values.yaml" "$CHART/values.schema.json"; then
+  ok "every key of values.yaml is declared in values.schema.json and documented"
+else
+  fail "values.yaml / values.schema.json coverage"
+fi
+checker docs "$CHART/values.yaml" "$CHART/values.schema.json" >"$work/table.md"
+begin='<!-- BEGIN VALUES TABLE (hack/verify-chart.sh --update-docs) -->'
+end='<!-- END VALUES TABLE -->'
+if [[ ! -f docs/helm.md ]] || ! grep -qF -- "$begin" docs/helm.md; then
+  fail "docs/helm.md lacks the values table markers"
+else
+  awk -v b="$begin" -v e="$end" -v t="$work/table.md" '
+    $0 == b { print; while ((getline l < t) > 0) print l; skip = 1; next }
+    $0 == e { skip = 0 }
+    !skip { print }' docs/helm.md >"$work/helm.md"
+  if $UPDATE_DOCS; then
+    cp "$work/helm.md" docs/helm.md
+    ok "rewrote the values table in docs/helm.md"
+  elif diff -u docs/helm.md "$work/helm.md" >"$work/docs.diff"; then
+    ok "docs/helm.md values table is current"
+  else
+    head -40 "$work/docs.diff" >&2
+    fail "docs/helm.md values table is stale; run hack/verify-chart.sh --update-docs"
+  fi
+fi
+
+# 4-7 need helm.
+find_helm() {
+  if [[ -n "${HELM:-}" && -x "${HELM}" ]]; then echo "$HELM"; return; fi
+  if command -v helm >/dev/null; then command -v helm; return; fi
+  local cache="${XDG_CACHE_HOME:-$HOME/.cache}/uptime-operator/helm-$HELM_VERSION"
+  if [[ -x "$cache/helm" ]]; then echo "$cache/helm"; return; fi
+  echo "verify-chart: building helm $HELM_VERSION from the Go module proxy into $cache (once)" >&2
+  mkdir -p "$cache"
+  if (cd "$work" && GOBIN="$cache" GOFLAGS=-buildvcs=false go install "helm.sh/helm/v3/cmd/helm@$HELM_VERSION") >"$work/helm-build.log" 2>&1; then
+    echo "$cache/helm"
+  else
+    tail -5 "$work/helm-build.log" >&2
+  fi
+}
+HELM_BIN="$(find_helm || true)"
+if [[ -z "$HELM_BIN" ]]; then
+  echo "verify-chart: SKIP helm lint/template and the rendered-manifest checks: no helm binary (not on PATH, \$HELM unset, and 'go install helm.sh/helm/v3/cmd/helm@$HELM_VERSION' failed)"
+  exit "$failed"
+fi
+
+K8S_ASSETS="${KUBEBUILDER_ASSETS_DIR:-$HOME/.local/share/kubebuilder-envtest/k8s/${K8S_VERSION}-linux-amd64}"
+if [[ -z "${KUBECTL:-}" ]]; then
+  if [[ -x "$K8S_ASSETS/kubectl" ]]; then KUBECTL="$K8S_ASSETS/kubectl"
+  elif command -v kubectl >/dev/null; then KUBECTL=kubectl
+  else KUBECTL=""; fi
+fi
+
+helm_args=(--namespace "$NS" --kube-version "$K8S_VERSION")
+if "$HELM_BIN" lint "$CHART" "${helm_args[@]}" --strict >"$work/lint.log" 2>&1; then
+  ok "helm lint (default values)"
+else
+  cat "$work/lint.log" >&2
+  fail "helm lint (default values)"
+fi
+
+for values in "$CHART"/ci/*-values.yaml; do
+  name="$(basename "$values" -values.yaml)"
+  out="$work/$name.yaml"
+  if ! "$HELM_BIN" lint "$CHART" "${helm_args[@]}" --strict -f "$values" >"$work/$name.lint" 2>&1; then
+    cat "$work/$name.lint" >&2
+    fail "helm lint -f $values"
+  fi
+  if ! "$HELM_BIN" template "$RELEASE" "$CHART" "${helm_args[@]}" -f "$values" >"$out" 2>"$work/$name.err"; then
+    cat "$work/$name.err" >&2
+    fail "helm template -f $values"
+    continue
+  fi
+  compare=compare
+  grep -q '^mode: remote' "$values" && compare=""
+  if ! checker rendered "$out" "$NS" "$RELEASE" $compare; then
+    fail "rendered manifests of $values"
+    continue
+  fi
+  if [[ -n "$KUBECTL" ]]; then
+    if ! KUBECONFIG=/dev/null "$KUBECTL" annotate --local -f "$out" uptime-operator.io/verify=true -o name >"$work/$name.objects" 2>"$work/$name.kerr"; then
+      cat "$work/$name.kerr" >&2
+      fail "kubectl cannot parse the manifests of $values"
+      continue
+    fi
+    ok "$values renders $(wc -l <"$work/$name.objects") objects that kubectl parses${compare:+; RBAC and webhooks match config/}"
+  else
+    ok "$values renders $(grep -c '^kind:' "$out") objects${compare:+; RBAC and webhooks match config/} (no kubectl: Go YAML parse only)"
+  fi
+done
+
+# 7. Values the chart must refuse.
+refuse() {
+  local why="$1"; shift
+  if "$HELM_BIN" template "$RELEASE" "$CHART" "${helm_args[@]}" "$@" >/dev/null 2>"$work/refuse.err"; then
+    fail "helm template $* was accepted; it must be refused ($why)"
+  else
+    ok "refused $why: $(grep -m1 -oE '(execution error|values don.t meet).*|at .*' "$work/refuse.err" | head -c 160)"
+  fi
+}
+refuse "HA replicas on SQLite" --set manager.replicas=2
+refuse "an unknown top-level value" --set noSuchValue=1
+refuse "a wrong enum" --set store.type=mysql
+refuse "postgres without a DSN Secret" --set store.type=postgres
+refuse "remote mode without serverURL/region/token" --set mode=remote
+refuse "a remote region without tokenSecretRef" --set 'regions[0].name=x' --set 'regions[0].placement.mode=remote'
+refuse "a default plan missing from plans" --set defaultPlan=gold --set 'plans[0].name=free'
+
+# 8. Against a real kube-apiserver (envtest: kube-apiserver + etcd with the
+#    CRDs, no nodes): server-side dry-run of every rendering, so each object
+#    is checked against the Kubernetes and CRD OpenAPI schemas; then a real
+#    `helm install` and `helm upgrade` of ci/bootstrap-values.yaml, which must
+#    create its ProbeRegions and Plans while no webhook server answers, and
+#    must keep the generated CA across the upgrade (lookup).
+if [[ ! -x "$K8S_ASSETS/kube-apiserver" || ! -x "$K8S_ASSETS/etcd" || -z "$KUBECTL" ]]; then
+  echo "verify-chart: SKIP server-side checks: no kube-apiserver/etcd/kubectl in $K8S_ASSETS (run 'make envtest')"
+  exit "$failed"
+fi
+kubeconfig="$work/kubeconfig"
+mkfifo "$work/serve.in"
+KUBEBUILDER_ASSETS="$K8S_ASSETS" checker serve config/crd/bases "$kubeconfig" <"$work/serve.in" >"$work/serve.log" 2>&1 &
+serve_pid=$!
+exec 9>"$work/serve.in"
+for _ in $(seq 1 120); do [[ -f "$kubeconfig" ]] && break; kill -0 "$serve_pid" 2>/dev/null || break; sleep 1; done
+if [[ ! -f "$kubeconfig" ]]; then
+  cat "$work/serve.log" >&2
+  fail "could not start the envtest control plane"
+  exec 9>&-; wait "$serve_pid" || true
+  exit "$failed"
+fi
+k() { "$KUBECTL" --kubeconfig "$kubeconfig" "$@"; }
+h() { "$HELM_BIN" --kubeconfig "$kubeconfig" "$@"; }
+k create namespace "$NS" >/dev/null
+external_kinds=(Certificate Issuer ServiceMonitor PrometheusRule HTTPRoute)
+for values in "$CHART"/ci/*-values.yaml; do
+  name="$(basename "$values" -values.yaml)"
+  [[ -f "$work/$name.yaml" ]] || continue
+  checker strip "$work/$name.yaml" "${external_kinds[@]}" >"$work/$name.core.yaml"
+  if k apply --dry-run=server --server-side --field-manager=verify-chart -f "$work/$name.core.yaml" >"$work/$name.dry" 2>&1; then
+    ok "$values: kube-apiserver $K8S_VERSION accepts every object (server-side dry-run; ${external_kinds[*]} not installed there)"
+  else
+    grep -v 'serverside-applied\|created\|configured\|unchanged' "$work/$name.dry" >&2 || true
+    fail "$values: server-side dry-run refused objects"
+  fi
+done
+bootstrap="$CHART/ci/bootstrap-values.yaml"
+if h install "$RELEASE" "$CHART" -n "$NS" -f "$bootstrap" >"$work/install.log" 2>&1; then
+  ca1="$(k -n "$NS" get secret "$RELEASE-ca" -o jsonpath='{.data.tls\.crt}')"
+  wh1="$(k -n "$NS" get secret "$RELEASE-webhook-cert" -o jsonpath='{.data.tls\.crt}')"
+  regions="$(k get proberegions -o name | wc -l)"
+  plans="$(k get plans -o name | wc -l)"
+  if h upgrade "$RELEASE" "$CHART" -n "$NS" -f "$bootstrap" >"$work/upgrade.log" 2>&1; then
+    ca2="$(k -n "$NS" get secret "$RELEASE-ca" -o jsonpath='{.data.tls\.crt}')"
+    wh2="$(k -n "$NS" get secret "$RELEASE-webhook-cert" -o jsonpath='{.data.tls\.crt}')"
+    bundle="$(k get apiservice v1.api.uptime-operator.io -o jsonpath='{.spec.caBundle}')"
+    if [[ -n "$ca1" && "$ca1" == "$ca2" && "$wh1" == "$wh2" && "$bundle" == "$ca1" ]]; then
+      ok "helm install + upgrade on envtest: $regions ProbeRegions and $plans Plans created with the webhooks registered; CA and serving certificate kept across the upgrade"
+    else
+      fail "helm upgrade on envtest changed the CA or serving certificate, or the APIService caBundle is not the CA"
+    fi
+  else
+    cat "$work/upgrade.log" >&2
+    fail "helm upgrade on envtest"
+  fi
+else
+  cat "$work/install.log" >&2
+  fail "helm install on envtest"
+fi
+exec 9>&-
+wait "$serve_pid" || true
+
+exit "$failed"

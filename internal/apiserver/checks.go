@@ -1,0 +1,178 @@
+package apiserver
+
+import (
+	"encoding/csv"
+	"net/http"
+	"regexp"
+	"strconv"
+	"time"
+
+	"github.com/uptime-operator/uptime-operator/internal/store"
+)
+
+// checkJSON is a check record of the history endpoints.
+type checkJSON struct {
+	ID             string  `json:"id"`
+	CheckedAt      string  `json:"checked_at"`
+	Region         string  `json:"region"`
+	Status         string  `json:"status"`
+	StatusCode     *int    `json:"status_code"`
+	ResponseTimeMs int64   `json:"response_time_ms"`
+	ErrorType      *string `json:"error_type"`
+	ErrorMessage   *string `json:"error_message"`
+}
+
+func checkRecord(c store.Check) checkJSON {
+	return checkJSON{ID: c.ID, CheckedAt: isoTime(c.CheckedAt), Region: c.Region, Status: string(c.Status),
+		StatusCode: c.StatusCode, ResponseTimeMs: c.ResponseTimeMs, ErrorType: strPtr(c.ErrorType), ErrorMessage: strPtr(c.ErrorMessage)}
+}
+
+func checkRecords(cs []store.Check) []checkJSON {
+	out := make([]checkJSON, 0, len(cs))
+	for _, c := range cs {
+		out = append(out, checkRecord(c))
+	}
+	return out
+}
+
+// cursorRE is the specification's cursor format:
+// YYYY-MM-DDTHH:MM:SS[.ffffff][Z], always UTC.
+var cursorRE = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z?$`)
+
+// parseCursor reads a `before` cursor exactly, without rounding.
+func parseCursor(v string) (time.Time, bool) {
+	if !cursorRE.MatchString(v) {
+		return time.Time{}, false
+	}
+	if v[len(v)-1] != 'Z' {
+		v += "Z"
+	}
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil {
+		return time.Time{}, false
+	}
+	return t.UTC(), true
+}
+
+// parseISO reads an ISO 8601 bound (RFC 3339, or a date).
+func parseISO(v string) (time.Time, bool) {
+	if t, ok := parseCursor(v); ok {
+		return t, true
+	}
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02"} {
+		if t, err := time.Parse(layout, v); err == nil {
+			return t.UTC(), true
+		}
+	}
+	return time.Time{}, false
+}
+
+// checkStatusParam reads the status filter; problem selects every non-up check.
+func checkStatusParam(v string) (store.CheckStatus, bool) {
+	st := store.CheckStatus(v)
+	return st, v == "" || st == store.StatusProblem || st.Valid()
+}
+
+func (s *Server) listChecks(w http.ResponseWriter, r *http.Request) {
+	m := s.pathMonitor(w, r)
+	if m == nil {
+		return
+	}
+	q := store.ChecksQuery{MonitorID: string(m.UID), Region: r.URL.Query().Get("region")}
+	var errs []FieldError
+	limit, fe := intParam(r, "limit", 50, 1, 500)
+	if fe != nil {
+		errs = append(errs, *fe)
+	}
+	q.Limit = limit
+	if v := r.URL.Query().Get("before"); v != "" {
+		t, ok := parseCursor(v)
+		if !ok {
+			errs = append(errs, fieldErr("before", "must be a UTC timestamp YYYY-MM-DDTHH:MM:SS[.ffffff][Z]"))
+		}
+		q.Before = &t
+	}
+	st, ok := checkStatusParam(r.URL.Query().Get("status"))
+	if !ok {
+		errs = append(errs, fieldErr("status", "must be one of up, down, degraded, blocked, unknown, problem"))
+	}
+	q.Status = st
+	if len(errs) > 0 {
+		writeValidation(w, errs...)
+		return
+	}
+	items, next, err := s.opts.Store.ListChecks(r.Context(), q)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"items": checkRecords(items), "next_before": isoTimePtr(next)})
+}
+
+// maxExportRows is the most rows of a CSV export.
+const maxExportRows = 50000
+
+func (s *Server) checksCSV(w http.ResponseWriter, r *http.Request) {
+	m := s.pathMonitor(w, r)
+	if m == nil {
+		return
+	}
+	q := store.ChecksQuery{MonitorID: string(m.UID), Region: r.URL.Query().Get("region"), Limit: maxExportRows}
+	var errs []FieldError
+	for _, p := range []struct {
+		name string
+		dst  **time.Time
+	}{{"from", &q.From}, {"to", &q.To}} {
+		if v := r.URL.Query().Get(p.name); v != "" {
+			t, ok := parseISO(v)
+			if !ok {
+				errs = append(errs, fieldErr(p.name, "must be an ISO 8601 timestamp"))
+				continue
+			}
+			*p.dst = &t
+		}
+	}
+	st, ok := checkStatusParam(r.URL.Query().Get("status"))
+	if !ok {
+		errs = append(errs, fieldErr("status", "must be one of up, down, degraded, blocked, unknown, problem"))
+	}
+	q.Status = st
+	if len(errs) > 0 {
+		writeValidation(w, errs...)
+		return
+	}
+	items, next, err := s.opts.Store.ListChecks(r.Context(), q)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/csv; charset=utf-8")
+	h.Set("Content-Disposition", `attachment; filename="checks-`+string(m.UID)+`.csv"`)
+	if next != nil || len(items) > maxExportRows {
+		h.Set("X-Export-Truncated", "true")
+	}
+	if len(items) > maxExportRows {
+		items = items[:maxExportRows]
+	}
+	w.WriteHeader(http.StatusOK)
+	cw := csv.NewWriter(w)
+	_ = cw.Write([]string{"id", "checked_at", "region", "status", "status_code", "response_time_ms", "error_type", "error_message"})
+	for _, c := range items {
+		code := ""
+		if c.StatusCode != nil {
+			code = strconv.Itoa(*c.StatusCode)
+		}
+		_ = cw.Write([]string{c.ID, isoTime(c.CheckedAt), c.Region, string(c.Status), code,
+			strconv.FormatInt(c.ResponseTimeMs, 10), c.ErrorType, csvSafe(c.ErrorMessage)})
+	}
+	cw.Flush()
+}
+
+// csvSafe defuses values a spreadsheet would run as a formula.
+func csvSafe(v string) string {
+	if v != "" && (v[0] == '=' || v[0] == '+' || v[0] == '-' || v[0] == '@') {
+		return "'" + v
+	}
+	return v
+}

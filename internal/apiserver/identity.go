@@ -1,0 +1,32 @@
+package apiserver
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/uptime-operator/uptime-operator/internal/aggregated"
+	"github.com/uptime-operator/uptime-operator/internal/apikeys"
+)
+
+// Collections are the top-level REST collections, advertised by the
+// aggregated API's discovery document.
+var Collections = []string{
+	"monitors", "monitor-groups", "stats", "incidents", "maintenance", "status", "integrations",
+	"alert-recipients", "settings", "reliability", "automation",
+}
+
+// InjectIdentity attaches the caller of the aggregated front door (a
+// Kubernetes user whose access level RBAC decided) to r, so the REST
+// handler serves it without an API key. The owner level acts as Automation
+// here: owner-only endpoints stay dashboard-only (see docs/rest-api.md).
+func InjectIdentity(r *http.Request, id aggregated.Identity) *http.Request {
+	level := apikeys.ReadOnly
+	switch id.Level {
+	case "standard":
+		level = apikeys.Standard
+	case "automation", "owner":
+		level = apikeys.Automation
+	}
+	c := &Caller{Namespace: id.Namespace, Level: level, User: id.User}
+	return r.WithContext(context.WithValue(r.Context(), callerKey{}, c))
+}

@@ -1,0 +1,1159 @@
+package apiserver
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/big"
+	"net/http"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/controllers"
+	"github.com/uptime-operator/uptime-operator/internal/engine"
+	"github.com/uptime-operator/uptime-operator/internal/netguard"
+	"github.com/uptime-operator/uptime-operator/internal/plans"
+	"github.com/uptime-operator/uptime-operator/internal/probeapi"
+	"github.com/uptime-operator/uptime-operator/internal/store"
+	"github.com/uptime-operator/uptime-operator/webhooks"
+)
+
+// isoTime formats a timestamp the way every response does: UTC with
+// microseconds, never rounded (the store keeps microseconds).
+func isoTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000000Z") }
+
+func isoTimePtr(t *time.Time) *string {
+	if t == nil {
+		return nil
+	}
+	s := isoTime(*t)
+	return &s
+}
+
+func metaTimePtr(t *metav1.Time) *string {
+	if t == nil {
+		return nil
+	}
+	return isoTimePtr(&t.Time)
+}
+
+func strPtr(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// monitorBody is the create and update body of a monitor, and the spec of
+// monitoring as code.
+type monitorBody struct {
+	Name               nullable[string]                     `json:"name"`
+	Type               nullable[string]                     `json:"type"`
+	URL                nullable[string]                     `json:"url"`
+	IntervalSeconds    nullable[int32]                      `json:"interval_seconds"`
+	IsActive           nullable[bool]                       `json:"is_active"`
+	GroupID            nullable[string]                     `json:"group_id"`
+	EscalationPolicyID nullable[string]                     `json:"escalation_policy_id"`
+	Tags               nullable[[]string]                   `json:"tags"`
+	Regions            nullable[[]string]                   `json:"regions"`
+	Config             nullable[map[string]json.RawMessage] `json:"config"`
+	// Monitoring as code only.
+	Key    nullable[string] `json:"key"`
+	Paused nullable[bool]   `json:"paused"`
+}
+
+// bodyMode says which endpoint a monitor body came from.
+type bodyMode int
+
+const (
+	modeCreate bodyMode = iota
+	modeUpdate
+	modeCode // monitoring as code: regions and notification emails managed
+)
+
+// applyMonitorBody writes the sent fields of b onto m. On update only sent
+// fields change; config keys are merged (null removes a key).
+func (s *Server) applyMonitorBody(ctx context.Context, m *monv1.Monitor, b *monitorBody, mode bodyMode) error {
+	var errs []FieldError
+	spec := &m.Spec
+	if b.Type.Set {
+		t := monv1.MonitorType(strings.ToLower(b.Type.value()))
+		switch {
+		case mode == modeUpdate && t != spec.Type:
+			errs = append(errs, fieldErr("type", "cannot change after creation"))
+		case !slices.Contains(monitorTypes, t):
+			errs = append(errs, fieldErr("type", "must be one of http, api, ping, port, udp, cron, dns, multistep, mcp"))
+		default:
+			spec.Type = t
+		}
+	}
+	spec.Type = typeOrDefault(spec.Type)
+	if b.Name.Set {
+		spec.Name = strings.TrimSpace(b.Name.value())
+		if spec.Name == "" {
+			errs = append(errs, fieldErr("name", "must be 1-255 characters"))
+		}
+	} else if mode == modeCreate {
+		errs = append(errs, fieldErr("name", "is required"))
+	}
+	if b.URL.Set {
+		spec.URL = strings.TrimSpace(b.URL.value())
+	}
+	if b.IntervalSeconds.Set {
+		spec.IntervalSeconds = b.IntervalSeconds.value()
+		if b.IntervalSeconds.Null {
+			spec.IntervalSeconds = 0
+		}
+	}
+	if b.IsActive.Set && !b.IsActive.Null {
+		spec.Paused = !b.IsActive.value()
+	}
+	if b.Paused.Set && !b.Paused.Null && mode == modeCode {
+		spec.Paused = b.Paused.value()
+	}
+	if b.Tags.Set {
+		spec.Tags = webhooks.NormalizeTags(b.Tags.value())
+	}
+	if b.Regions.Set {
+		regions := b.Regions.value()
+		switch {
+		case mode == modeUpdate && !slices.Equal(regions, spec.Regions):
+			errs = append(errs, fieldErr("regions", "regions change only via PUT /monitors/:id/regions"))
+		case mode == modeCode && b.Regions.Null:
+			spec.Regions = nil
+		case len(regions) == 0 && !b.Regions.Null:
+			errs = append(errs, fieldErr("regions", "must have 1-50 region codes"))
+		default:
+			spec.Regions = regions
+		}
+	}
+	if b.GroupID.Set {
+		if b.GroupID.Null || b.GroupID.value() == "" {
+			spec.GroupRef = nil
+		} else if obj, err := s.findByUID(ctx, &monv1.MonitorGroupList{}, m.Namespace, b.GroupID.value()); err == nil {
+			spec.GroupRef = &monv1.LocalObjectReference{Name: obj.GetName()}
+		} else if errors.Is(err, errNotFound) {
+			errs = append(errs, fieldErr("group_id", "monitor group not found"))
+		} else {
+			return err
+		}
+	}
+	if b.EscalationPolicyID.Set {
+		if b.EscalationPolicyID.Null || b.EscalationPolicyID.value() == "" {
+			spec.EscalationPolicyRef = nil
+		} else if obj, err := s.findByUID(ctx, &monv1.EscalationPolicyList{}, m.Namespace, b.EscalationPolicyID.value()); err == nil {
+			spec.EscalationPolicyRef = &monv1.LocalObjectReference{Name: obj.GetName()}
+		} else if errors.Is(err, errNotFound) {
+			errs = append(errs, fieldErr("escalation_policy_id", "escalation policy not found"))
+		} else {
+			return err
+		}
+	}
+	if b.Key.Set && mode == modeCode {
+		spec.Key = b.Key.value()
+	}
+	if len(errs) > 0 {
+		return validationError(errs...)
+	}
+	// The config: sent keys are merged over the current ones, unless the
+	// type changed (then the new config stands alone).
+	cur := configOf(spec)
+	delete(cur, configNotificationEmails)
+	if mode == modeCreate {
+		cur = nil
+	}
+	sent := map[string]json.RawMessage{}
+	if b.Config.Set && !b.Config.Null {
+		sent = b.Config.value()
+		if fe := checkConfigLimits(sent); fe != nil {
+			return validationError(fe...)
+		}
+	}
+	if emails, ok := sent[configNotificationEmails]; ok {
+		delete(sent, configNotificationEmails)
+		// Per-monitor alert recipients are owner-only through /monitors: an
+		// API key's value is ignored. Monitoring as code sets them (the
+		// Automation check is the caller's).
+		if mode == modeCode {
+			var list []string
+			if string(emails) != "null" {
+				if err := json.Unmarshal(emails, &list); err != nil {
+					return validationError(fieldErr("config.notification_emails", "must be an array of email addresses"))
+				}
+			}
+			spec.NotificationEmails = list
+		}
+	}
+	merged := mergeConfig(cur, sent)
+	if b.Config.Set && b.Config.Null {
+		merged = map[string]json.RawMessage{}
+	}
+	if fe := checkConfigLimits(merged); fe != nil {
+		return validationError(fe...)
+	}
+	return applyConfig(spec, merged)
+}
+
+var monitorTypes = []monv1.MonitorType{monv1.MonitorHTTP, monv1.MonitorAPI, monv1.MonitorPing, monv1.MonitorPort,
+	monv1.MonitorUDP, monv1.MonitorCron, monv1.MonitorDNS, monv1.MonitorMultistep, monv1.MonitorMCP}
+
+// validateMonitor applies the admission defaults and the pure validation of
+// package webhooks, so the REST API refuses what admission would, with the
+// REST field names.
+func (s *Server) validateMonitor(ctx context.Context, m *monv1.Monitor) error {
+	plan, err := s.opts.Plans.ForNamespace(ctx, m.Namespace)
+	if err != nil {
+		return err
+	}
+	webhooks.DefaultMonitor(m, plan)
+	guard := netguard.Guard{AllowPrivate: s.opts.AllowPrivateTargets}
+	errs := webhooks.ValidateMonitorSpec(ctx, &m.Spec, guard, field.NewPath("spec"))
+	if min := plans.MinIntervalSeconds(plan); m.Spec.IntervalSeconds < min {
+		errs = append(errs, field.Invalid(field.NewPath("spec", "intervalSeconds"), m.Spec.IntervalSeconds,
+			fmt.Sprintf("must not be below the plan's minimum interval of %d seconds", min)))
+	}
+	if len(errs) > 0 {
+		return validationError(fromFieldErrors(errs, monitorFieldPath)...)
+	}
+	return nil
+}
+
+// writeFailed maps an error of a create or update to its answer: admission
+// refusals to the REST error shapes.
+func (s *Server) writeFailed(ctx context.Context, ns string, err error, mapPath fieldPathMap) error {
+	planName := ""
+	if p, perr := s.opts.Plans.ForNamespace(ctx, ns); perr == nil {
+		planName = p.Name
+	}
+	if ae := s.fromAdmission(err, planName, mapPath); ae != nil {
+		return ae
+	}
+	return err
+}
+
+// monitorJSON is the monitor object of responses.
+type monitorJSON struct {
+	ID                 string                     `json:"id"`
+	Name               string                     `json:"name"`
+	Type               string                     `json:"type"`
+	URL                *string                    `json:"url"`
+	IntervalSeconds    int32                      `json:"interval_seconds"`
+	IsActive           bool                       `json:"is_active"`
+	GroupID            *string                    `json:"group_id"`
+	EscalationPolicyID *string                    `json:"escalation_policy_id"`
+	Tags               []string                   `json:"tags"`
+	Regions            []string                   `json:"regions"`
+	Config             map[string]json.RawMessage `json:"config"`
+	Key                *string                    `json:"key"`
+	CreatedAt          string                     `json:"created_at"`
+	CurrentStatus      string                     `json:"current_status"`
+	LastStatus         *string                    `json:"last_status"`
+	LastCheckedAt      *string                    `json:"last_checked_at"`
+	LastResponseTimeMs *int64                     `json:"last_response_time_ms"`
+	LastError          *string                    `json:"last_error"`
+	OpenIncident       *openIncidentJSON          `json:"open_incident"`
+	UnderMaintenance   bool                       `json:"under_maintenance"`
+	Uptime24h          *float64                   `json:"uptime_24h"`
+	Uptime30d          *float64                   `json:"uptime_30d"`
+	HeartbeatURL       *string                    `json:"heartbeat_url"`
+	EffectiveTimeoutMs int32                      `json:"effective_timeout_ms"`
+	EffectiveRegions   []string                   `json:"effective_regions"`
+}
+
+type openIncidentJSON struct {
+	ID        string `json:"id"`
+	StartedAt string `json:"started_at"`
+}
+
+// monitorRefs resolves what monitor objects reference, once per request.
+type monitorRefs struct {
+	s        *Server
+	ns       string
+	groups   *objectUIDs
+	policies *objectUIDs
+	plan     *monv1.Plan
+	regions  []string
+	loaded   bool
+}
+
+func (s *Server) refs(ns string) *monitorRefs { return &monitorRefs{s: s, ns: ns} }
+
+func (x *monitorRefs) load(ctx context.Context) error {
+	if x.loaded {
+		return nil
+	}
+	var err error
+	if x.groups, err = x.s.uidIndex(ctx, &monv1.MonitorGroupList{}, x.ns); err != nil {
+		return err
+	}
+	if x.policies, err = x.s.uidIndex(ctx, &monv1.EscalationPolicyList{}, x.ns); err != nil {
+		return err
+	}
+	if x.plan, err = x.s.opts.Plans.ForNamespace(ctx, x.ns); err != nil {
+		return err
+	}
+	if x.regions, err = webhooks.RegionCodes(ctx, x.s.opts.Client); err != nil {
+		return err
+	}
+	x.loaded = true
+	return nil
+}
+
+// refUID returns the uid of a referenced object, reading the API server when
+// the cache has not seen it yet.
+func (x *monitorRefs) refUID(ctx context.Context, idx *objectUIDs, obj client.Object, ref *monv1.LocalObjectReference) *string {
+	if ref == nil {
+		return nil
+	}
+	if u := idx.uidOf(ref.Name); u != nil {
+		return u
+	}
+	if err := x.s.opts.Reader.Get(ctx, client.ObjectKey{Namespace: x.ns, Name: ref.Name}, obj); err == nil {
+		u := string(obj.GetUID())
+		return &u
+	}
+	return nil
+}
+
+// parsePercent reads a status percentage such as "99.95%".
+func parsePercent(s string) *float64 {
+	if s == "" {
+		return nil
+	}
+	f, err := strconv.ParseFloat(strings.TrimSuffix(s, "%"), 64)
+	if err != nil {
+		return nil
+	}
+	return &f
+}
+
+// monitorObject renders m. With uptime, the 24 h and 30 d uptime are
+// computed from the store rather than read from status.
+func (s *Server) monitorObject(ctx context.Context, m *monv1.Monitor, x *monitorRefs, uptime bool) (*monitorJSON, error) {
+	if err := x.load(ctx); err != nil {
+		return nil, err
+	}
+	st := &m.Status
+	out := &monitorJSON{
+		ID: string(m.UID), Name: m.Spec.Name, Type: string(typeOrDefault(m.Spec.Type)), URL: strPtr(m.Spec.URL),
+		IntervalSeconds: m.Spec.IntervalSeconds, IsActive: !m.Spec.Paused,
+		GroupID:            x.refUID(ctx, x.groups, &monv1.MonitorGroup{}, m.Spec.GroupRef),
+		EscalationPolicyID: x.refUID(ctx, x.policies, &monv1.EscalationPolicy{}, m.Spec.EscalationPolicyRef),
+		Tags:               nonNil(m.Spec.Tags), Regions: nonNil(m.Spec.Regions), Config: configOf(&m.Spec),
+		Key: strPtr(m.Spec.Key), CreatedAt: isoTime(m.CreationTimestamp.Time),
+		CurrentStatus: string(st.CurrentStatus), LastStatus: strPtr(st.LastStatus),
+		LastCheckedAt: metaTimePtr(st.LastCheckedAt), LastResponseTimeMs: st.LastResponseTimeMs,
+		LastError: strPtr(st.LastError), UnderMaintenance: st.UnderMaintenance,
+		Uptime24h: parsePercent(st.Uptime24h), Uptime30d: parsePercent(st.Uptime30d),
+		EffectiveTimeoutMs: st.EffectiveTimeoutMs, EffectiveRegions: st.EffectiveRegions,
+	}
+	switch {
+	case m.Spec.Paused:
+		out.CurrentStatus = string(monv1.StatusPaused)
+	case out.CurrentStatus == "" || out.CurrentStatus == string(monv1.StatusPaused):
+		out.CurrentStatus = string(monv1.StatusPending)
+	}
+	if oi := st.OpenIncident; oi != nil {
+		out.OpenIncident = &openIncidentJSON{ID: oi.ID, StartedAt: isoTime(oi.StartedAt.Time)}
+	}
+	if out.EffectiveTimeoutMs == 0 {
+		out.EffectiveTimeoutMs = controllers.EffectiveTimeoutMs(&m.Spec)
+	}
+	if len(out.EffectiveRegions) == 0 && m.Spec.Type != monv1.MonitorCron {
+		if len(m.Spec.Regions) > 0 {
+			out.EffectiveRegions = m.Spec.Regions
+		} else {
+			out.EffectiveRegions = plans.DefaultRegions(x.plan, x.regions)
+		}
+	}
+	out.EffectiveRegions = nonNil(out.EffectiveRegions)
+	if m.Spec.Type == monv1.MonitorCron {
+		out.HeartbeatURL = s.heartbeatURL(m)
+	}
+	if uptime && s.opts.Store != nil {
+		now := s.clock.Now()
+		var err error
+		if out.Uptime24h, err = s.opts.Store.Uptime(ctx, string(m.UID), now.Add(-24*time.Hour), now); err != nil {
+			return nil, err
+		}
+		if out.Uptime30d, err = s.opts.Store.Uptime(ctx, string(m.UID), now.Add(-30*24*time.Hour), now); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func nonNil[T any](v []T) []T {
+	if v == nil {
+		return []T{}
+	}
+	return v
+}
+
+// heartbeatURL is the public ping URL of a cron monitor, or nil before its
+// token exists.
+func (s *Server) heartbeatURL(m *monv1.Monitor) *string {
+	path := m.Status.HeartbeatPath
+	if tok := m.Annotations[engine.HeartbeatAnnotation]; tok != "" {
+		path = "/heartbeat/" + tok
+	}
+	if path == "" {
+		return nil
+	}
+	u := strings.TrimSuffix(s.opts.PublicURL, "/") + path
+	return &u
+}
+
+// --- handlers ---------------------------------------------------------------
+
+func (s *Server) listMonitors(w http.ResponseWriter, r *http.Request) {
+	c := CallerFrom(r.Context())
+	var list monv1.MonitorList
+	if err := s.list(r.Context(), &list, c.Namespace); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	tag := strings.ToLower(strings.TrimSpace(r.URL.Query().Get("tag")))
+	items := liveMonitors(list.Items)
+	x := s.refs(c.Namespace)
+	out := make([]*monitorJSON, 0, len(items))
+	for i := range items {
+		if tag != "" && !slices.Contains(items[i].Spec.Tags, tag) {
+			continue
+		}
+		o, err := s.monitorObject(r.Context(), &items[i], x, false)
+		if err != nil {
+			s.writeErr(w, r, err)
+			return
+		}
+		out = append(out, o)
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// liveMonitors drops monitors being deleted and sorts newest first.
+func liveMonitors(items []monv1.Monitor) []monv1.Monitor {
+	out := items[:0:0]
+	for _, m := range items {
+		if m.DeletionTimestamp == nil {
+			out = append(out, m)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b monv1.Monitor) int {
+		if c := b.CreationTimestamp.Compare(a.CreationTimestamp.Time); c != 0 {
+			return c
+		}
+		return strings.Compare(b.Name, a.Name)
+	})
+	return out
+}
+
+// monitorSummary counts monitors by status.
+type monitorSummary struct {
+	Total         int            `json:"total"`
+	Counts        map[string]int `json:"counts"`
+	OpenIncidents int            `json:"open_incidents"`
+	Uptime24h     *float64       `json:"uptime_24h"`
+}
+
+func summarize(items []monv1.Monitor) monitorSummary {
+	sum := monitorSummary{Counts: map[string]int{}}
+	for _, st := range []monv1.MonitorStatusValue{monv1.StatusUp, monv1.StatusDown, monv1.StatusDegraded, monv1.StatusBlocked,
+		monv1.StatusUnknown, monv1.StatusPending, monv1.StatusPaused, monv1.StatusMaintenance} {
+		sum.Counts[string(st)] = 0
+	}
+	var total float64
+	n := 0
+	for i := range items {
+		m := &items[i]
+		st := string(m.Status.CurrentStatus)
+		switch {
+		case m.Spec.Paused:
+			st = string(monv1.StatusPaused)
+		case st == "" || st == string(monv1.StatusPaused):
+			st = string(monv1.StatusPending)
+		}
+		sum.Total++
+		sum.Counts[st]++
+		if m.Status.OpenIncident != nil {
+			sum.OpenIncidents++
+		}
+		if p := parsePercent(m.Status.Uptime24h); p != nil {
+			total += *p
+			n++
+		}
+	}
+	if n > 0 {
+		avg := total / float64(n)
+		sum.Uptime24h = &avg
+	}
+	return sum
+}
+
+func (s *Server) monitorsSummary(w http.ResponseWriter, r *http.Request) {
+	c := CallerFrom(r.Context())
+	var list monv1.MonitorList
+	if err := s.list(r.Context(), &list, c.Namespace); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, summarize(liveMonitors(list.Items)))
+}
+
+var slugRE = regexp.MustCompile(`[^a-z0-9]+`)
+
+// objectNamePrefix is a generateName prefix made from a display name.
+func objectNamePrefix(name, fallback string) string {
+	slug := strings.Trim(slugRE.ReplaceAllString(strings.ToLower(name), "-"), "-")
+	if len(slug) > 40 {
+		slug = strings.TrimRight(slug[:40], "-")
+	}
+	if slug == "" || slug[0] < 'a' || slug[0] > 'z' {
+		slug = strings.Trim(fallback+"-"+slug, "-")
+	}
+	return slug + "-"
+}
+
+// newMonitor builds an unsaved Monitor of ns from a create body.
+func (s *Server) newMonitor(ctx context.Context, ns string, b *monitorBody) (*monv1.Monitor, error) {
+	m := &monv1.Monitor{ObjectMeta: metav1.ObjectMeta{Namespace: ns}}
+	if err := s.applyMonitorBody(ctx, m, b, modeCreate); err != nil {
+		return nil, err
+	}
+	m.GenerateName = objectNamePrefix(m.Spec.Name, "monitor")
+	if err := s.validateMonitor(ctx, m); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+func (s *Server) createMonitor(w http.ResponseWriter, r *http.Request) {
+	ctx, c := r.Context(), CallerFrom(r.Context())
+	var b monitorBody
+	if err := decodeJSON(r, &b, false); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	m, err := s.newMonitor(ctx, c.Namespace, &b)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	if err := s.opts.Client.Create(ctx, m); err != nil {
+		s.writeErr(w, r, s.writeFailed(ctx, c.Namespace, err, monitorFieldPath))
+		return
+	}
+	s.wrote(m)
+	if m.Spec.Paused && s.opts.Store != nil {
+		_ = s.opts.Store.PauseMonitor(ctx, string(m.UID), s.clock.Now())
+	}
+	s.writeMonitor(w, r, m, http.StatusCreated, false)
+}
+
+func (s *Server) writeMonitor(w http.ResponseWriter, r *http.Request, m *monv1.Monitor, code int, uptime bool) {
+	o, err := s.monitorObject(r.Context(), m, s.refs(m.Namespace), uptime)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	writeJSON(w, code, o)
+}
+
+// pathMonitor finds the monitor named by the {id} path value; it writes the
+// 404 and returns nil when there is none in the caller's workspace.
+func (s *Server) pathMonitor(w http.ResponseWriter, r *http.Request) *monv1.Monitor {
+	m, err := s.monitorByID(r.Context(), CallerFrom(r.Context()).Namespace, chi.URLParam(r, "id"))
+	if errors.Is(err, errNotFound) {
+		writeNotFound(w, "Monitor")
+		return nil
+	}
+	if err != nil {
+		s.writeErr(w, r, err)
+		return nil
+	}
+	return m
+}
+
+func (s *Server) getMonitor(w http.ResponseWriter, r *http.Request) {
+	if m := s.pathMonitor(w, r); m != nil {
+		s.writeMonitor(w, r, m, http.StatusOK, true)
+	}
+}
+
+func (s *Server) updateMonitor(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	m := s.pathMonitor(w, r)
+	if m == nil {
+		return
+	}
+	var b monitorBody
+	if err := decodeJSON(r, &b, false); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	wasPaused := m.Spec.Paused
+	err := s.mutate(ctx, m, func() error {
+		wasPaused = m.Spec.Paused
+		if err := s.applyMonitorBody(ctx, m, &b, modeUpdate); err != nil {
+			return err
+		}
+		return s.validateMonitor(ctx, m)
+	})
+	if err != nil {
+		s.writeErr(w, r, s.writeFailed(ctx, m.Namespace, err, monitorFieldPath))
+		return
+	}
+	s.recordPause(ctx, m, wasPaused)
+	s.writeMonitor(w, r, m, http.StatusOK, true)
+}
+
+// recordPause opens or closes the store's pause window when paused changed.
+func (s *Server) recordPause(ctx context.Context, m *monv1.Monitor, wasPaused bool) {
+	if s.opts.Store == nil || wasPaused == m.Spec.Paused {
+		return
+	}
+	now := s.clock.Now()
+	var err error
+	if m.Spec.Paused {
+		err = s.opts.Store.PauseMonitor(ctx, string(m.UID), now)
+	} else {
+		err = s.opts.Store.ResumeMonitor(ctx, string(m.UID), now)
+	}
+	if err != nil {
+		ctrlLog(ctx).Error(err, "unable to record a pause window", "monitor", m.Name)
+	}
+}
+
+func (s *Server) deleteMonitor(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	m := s.pathMonitor(w, r)
+	if m == nil {
+		return
+	}
+	if err := s.deleteObject(ctx, m); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	if s.opts.Store != nil {
+		if err := s.opts.Store.DeleteMonitorHistory(ctx, string(m.UID)); err != nil {
+			ctrlLog(ctx).Error(err, "unable to delete monitor history; the finalizer retries", "monitor", m.Name)
+		}
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// setPaused is pause and resume.
+func (s *Server) setPaused(paused bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		ctx := r.Context()
+		m := s.pathMonitor(w, r)
+		if m == nil {
+			return
+		}
+		wasPaused := m.Spec.Paused
+		err := s.mutate(ctx, m, func() error {
+			wasPaused = m.Spec.Paused
+			m.Spec.Paused = paused
+			return nil
+		})
+		if err != nil {
+			s.writeErr(w, r, s.writeFailed(ctx, m.Namespace, err, monitorFieldPath))
+			return
+		}
+		s.recordPause(ctx, m, wasPaused)
+		s.writeMonitor(w, r, m, http.StatusOK, false)
+	}
+}
+
+func (s *Server) resetStats(w http.ResponseWriter, r *http.Request) {
+	m := s.pathMonitor(w, r)
+	if m == nil {
+		return
+	}
+	if err := s.opts.Store.ResetStats(r.Context(), string(m.UID)); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"success": true, "message": "Statistics reset"})
+}
+
+// bulkBody is the body of POST /monitors/bulk.
+type bulkBody struct {
+	Action  string           `json:"action"`
+	IDs     []string         `json:"ids"`
+	Tags    []string         `json:"tags"`
+	GroupID nullable[string] `json:"group_id"`
+}
+
+type bulkFailure struct {
+	ID    string `json:"id"`
+	Error string `json:"error"`
+}
+
+func (s *Server) bulkMonitors(w http.ResponseWriter, r *http.Request) {
+	ctx, c := r.Context(), CallerFrom(r.Context())
+	var b bulkBody
+	if err := decodeJSON(r, &b, false); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	var errs []FieldError
+	actions := []string{"pause", "resume", "delete", "add_tags", "remove_tags", "move_group"}
+	if !slices.Contains(actions, b.Action) {
+		errs = append(errs, fieldErr("action", "must be one of %s", strings.Join(actions, ", ")))
+	}
+	if len(b.IDs) < 1 || len(b.IDs) > 500 {
+		errs = append(errs, fieldErr("ids", "must have 1-500 monitor ids"))
+	}
+	tags := webhooks.NormalizeTags(b.Tags)
+	if (b.Action == "add_tags" || b.Action == "remove_tags") && len(tags) == 0 {
+		errs = append(errs, fieldErr("tags", "is required for %s", b.Action))
+	}
+	for i, t := range tags {
+		if len(t) < 1 || len(t) > 32 {
+			errs = append(errs, fieldErr(fmt.Sprintf("tags[%d]", i), "must be 1-32 characters"))
+		}
+	}
+	var group *monv1.LocalObjectReference
+	if b.Action == "move_group" {
+		switch {
+		case !b.GroupID.Set:
+			errs = append(errs, fieldErr("group_id", "is required for move_group (null removes from the group)"))
+		case !b.GroupID.Null && b.GroupID.value() != "":
+			g, err := s.findByUID(ctx, &monv1.MonitorGroupList{}, c.Namespace, b.GroupID.value())
+			if err != nil {
+				errs = append(errs, fieldErr("group_id", "monitor group not found"))
+			} else {
+				group = &monv1.LocalObjectReference{Name: g.GetName()}
+			}
+		}
+	}
+	if len(errs) > 0 {
+		writeValidation(w, errs...)
+		return
+	}
+	updated := 0
+	failed := []bulkFailure{}
+	for _, id := range slices.Compact(slices.Clone(b.IDs)) {
+		if err := s.bulkOne(ctx, c.Namespace, id, b.Action, tags, group); err != nil {
+			msg := "Monitor not found"
+			var ae *apiError
+			switch {
+			case errors.As(err, &ae):
+				msg = ae.Body.Error
+				if len(ae.Body.Errors) > 0 {
+					msg = ae.Body.Errors[0].Field + ": " + ae.Body.Errors[0].Message
+				}
+			case !errors.Is(err, errNotFound):
+				msg = "could not update the monitor"
+				ctrlLog(ctx).Error(err, "bulk action failed", "monitor", id, "action", b.Action)
+			}
+			failed = append(failed, bulkFailure{ID: id, Error: msg})
+			continue
+		}
+		updated++
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"updated": updated, "failed": failed})
+}
+
+func (s *Server) bulkOne(ctx context.Context, ns, id, action string, tags []string, group *monv1.LocalObjectReference) error {
+	m, err := s.monitorByID(ctx, ns, id)
+	if err != nil {
+		return err
+	}
+	if action == "delete" {
+		if err := s.deleteObject(ctx, m); err != nil {
+			return err
+		}
+		if s.opts.Store != nil {
+			_ = s.opts.Store.DeleteMonitorHistory(ctx, string(m.UID))
+		}
+		return nil
+	}
+	wasPaused := m.Spec.Paused
+	err = s.mutate(ctx, m, func() error {
+		wasPaused = m.Spec.Paused
+		switch action {
+		case "pause":
+			m.Spec.Paused = true
+		case "resume":
+			m.Spec.Paused = false
+		case "add_tags":
+			m.Spec.Tags = webhooks.NormalizeTags(append(slices.Clone(m.Spec.Tags), tags...))
+			if len(m.Spec.Tags) > 20 {
+				return validationError(fieldErr("tags", "a monitor has at most 20 tags"))
+			}
+		case "remove_tags":
+			m.Spec.Tags = slices.DeleteFunc(slices.Clone(m.Spec.Tags), func(t string) bool { return slices.Contains(tags, t) })
+		case "move_group":
+			m.Spec.GroupRef = group
+		}
+		return nil
+	})
+	if err != nil {
+		return s.writeFailed(ctx, ns, err, monitorFieldPath)
+	}
+	s.recordPause(ctx, m, wasPaused)
+	return nil
+}
+
+// checkResultJSON is the answer of a one-off check.
+type checkResultJSON struct {
+	checkJSON
+	Timings *probeapi.Timings `json:"timings,omitempty"`
+	TLS     *probeapi.TLSInfo `json:"tls,omitempty"`
+	Details json.RawMessage   `json:"details,omitempty"`
+}
+
+func resultJSON(res probeapi.Result) checkResultJSON {
+	return checkResultJSON{
+		checkJSON: checkJSON{ID: res.ID, CheckedAt: isoTime(store.UTC(res.CheckedAt)), Region: res.Region, Status: string(res.Status),
+			StatusCode: res.StatusCode, ResponseTimeMs: res.ResponseTimeMs, ErrorType: strPtr(res.ErrorType), ErrorMessage: strPtr(res.ErrorMessage)},
+		Timings: res.Timings, TLS: res.TLS, Details: res.Details,
+	}
+}
+
+func (s *Server) testMonitor(w http.ResponseWriter, r *http.Request) {
+	ctx, c := r.Context(), CallerFrom(r.Context())
+	var b monitorBody
+	if err := decodeJSON(r, &b, false); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	m, err := s.newMonitor(ctx, c.Namespace, &b)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	m.Name = strings.TrimSuffix(m.GenerateName, "-")
+	s.runCheck(w, r, m, r.URL.Query().Get("region"), false)
+}
+
+func (s *Server) runCheckSaved(w http.ResponseWriter, r *http.Request) {
+	m := s.pathMonitor(w, r)
+	if m == nil {
+		return
+	}
+	var b struct {
+		Region string `json:"region"`
+	}
+	if err := decodeJSON(r, &b, false); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	if b.Region == "" {
+		b.Region = r.URL.Query().Get("region")
+	}
+	s.runCheck(w, r, m, b.Region, true)
+}
+
+func (s *Server) runCheck(w http.ResponseWriter, r *http.Request, m *monv1.Monitor, region string, save bool) {
+	if s.opts.Engine == nil {
+		writeError(w, http.StatusServiceUnavailable, CodeInternal, "checks cannot run right now")
+		return
+	}
+	if m.Spec.Type == monv1.MonitorCron {
+		writeValidation(w, fieldErr("type", "cron monitors are checked by their heartbeats, not run on demand"))
+		return
+	}
+	res, err := s.opts.Engine.RunCheck(r.Context(), m, region, save)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, resultJSON(res))
+}
+
+// regionsJSON is the answer of the regions endpoints.
+type regionsJSON struct {
+	Regions          []string `json:"regions"`
+	EffectiveRegions []string `json:"effective_regions"`
+}
+
+func (s *Server) getRegions(w http.ResponseWriter, r *http.Request) {
+	m := s.pathMonitor(w, r)
+	if m == nil {
+		return
+	}
+	o, err := s.monitorObject(r.Context(), m, s.refs(m.Namespace), false)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, regionsJSON{Regions: o.Regions, EffectiveRegions: o.EffectiveRegions})
+}
+
+func (s *Server) putRegions(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	m := s.pathMonitor(w, r)
+	if m == nil {
+		return
+	}
+	var b struct {
+		Regions []string `json:"regions"`
+	}
+	if err := decodeJSON(r, &b, false); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	codes := slices.Compact(slices.Clone(b.Regions))
+	if len(codes) < 1 || len(codes) > 50 {
+		writeValidation(w, fieldErr("regions", "must have 1-50 region codes"))
+		return
+	}
+	if err := s.mutate(ctx, m, func() error { m.Spec.Regions = codes; return nil }); err != nil {
+		s.writeErr(w, r, s.writeFailed(ctx, m.Namespace, err, monitorFieldPath))
+		return
+	}
+	writeJSON(w, http.StatusOK, regionsJSON{Regions: codes, EffectiveRegions: codes})
+}
+
+func (s *Server) monitorExplanation(w http.ResponseWriter, r *http.Request) {
+	m := s.pathMonitor(w, r)
+	if m == nil {
+		return
+	}
+	if s.opts.Engine == nil {
+		writeError(w, http.StatusServiceUnavailable, CodeInternal, "the engine is not available")
+		return
+	}
+	ex, err := s.opts.Engine.ExplainMonitor(r.Context(), m)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, ex)
+}
+
+const tokenAlphabet = "0123456789abcdefghijklmnopqrstuvwxyz"
+
+// newToken returns a random 32-character heartbeat token.
+func newToken() (string, error) {
+	b := make([]byte, 32)
+	for i := range b {
+		n, err := rand.Int(rand.Reader, big.NewInt(int64(len(tokenAlphabet))))
+		if err != nil {
+			return "", fmt.Errorf("generate token: %w", err)
+		}
+		b[i] = tokenAlphabet[n.Int64()]
+	}
+	return string(b), nil
+}
+
+func (s *Server) rotateHeartbeat(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	m := s.pathMonitor(w, r)
+	if m == nil {
+		return
+	}
+	if m.Spec.Type != monv1.MonitorCron {
+		writeValidation(w, fieldErr("type", "only cron monitors have a heartbeat URL"))
+		return
+	}
+	tok, err := newToken()
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	err = s.mutate(ctx, m, func() error {
+		if m.Annotations == nil {
+			m.Annotations = map[string]string{}
+		}
+		m.Annotations[engine.HeartbeatAnnotation] = tok
+		return nil
+	})
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"heartbeat_url": s.heartbeatURL(m)})
+}
+
+// cronHeartbeatBody is the body of POST /monitors/:id/cron-heartbeat.
+type cronHeartbeatBody struct {
+	Status          *string `json:"status"`
+	ExecutionTimeMs *int64  `json:"execution_time_ms"`
+	ExecutionCount  *int64  `json:"execution_count"`
+	StatusCode      *int    `json:"status_code"`
+}
+
+const maxJobDurationMs = 7 * 24 * 3600 * 1000
+
+func (s *Server) cronHeartbeat(w http.ResponseWriter, r *http.Request) {
+	m := s.pathMonitor(w, r)
+	if m == nil {
+		return
+	}
+	var b cronHeartbeatBody
+	if err := decodeJSON(r, &b, false); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	var errs []FieldError
+	p := engine.Ping{OK: true, At: s.clock.Now(), DurationMs: b.ExecutionTimeMs, StatusCode: b.StatusCode, ExecutionCount: b.ExecutionCount}
+	if b.Status != nil {
+		switch strings.ToLower(*b.Status) {
+		case "success", "ok", "up":
+		case "fail", "failure", "down", "error":
+			p.OK = false
+		default:
+			errs = append(errs, fieldErr("status", "must be one of success, ok, up, fail, failure, down, error"))
+		}
+	}
+	if b.ExecutionTimeMs != nil && (*b.ExecutionTimeMs < 0 || *b.ExecutionTimeMs > maxJobDurationMs) {
+		errs = append(errs, fieldErr("execution_time_ms", "must be between 0 and %d (7 days)", maxJobDurationMs))
+	}
+	if b.StatusCode != nil && (*b.StatusCode < 0 || *b.StatusCode > 999) {
+		errs = append(errs, fieldErr("status_code", "must be between 0 and 999"))
+	}
+	if m.Spec.Type != monv1.MonitorCron {
+		errs = append(errs, fieldErr("type", "only cron monitors accept heartbeats"))
+	}
+	if len(errs) > 0 {
+		writeValidation(w, errs...)
+		return
+	}
+	if s.opts.Engine == nil {
+		writeError(w, http.StatusServiceUnavailable, CodeInternal, "the engine is not available")
+		return
+	}
+	if err := s.opts.Engine.Heartbeat(r.Context(), m, p); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"success": true, "paused": m.Spec.Paused})
+}
+
+type dnsRecordJSON struct {
+	ObservedAt string   `json:"observed_at"`
+	RecordType string   `json:"record_type"`
+	Answers    []string `json:"answers"`
+	Changed    bool     `json:"changed"`
+}
+
+func dnsRecords(rs []store.DNSRecord) []dnsRecordJSON {
+	out := make([]dnsRecordJSON, 0, len(rs))
+	for _, r := range rs {
+		out = append(out, dnsRecordJSON{ObservedAt: isoTime(r.ObservedAt), RecordType: r.RecordType, Answers: nonNil(r.Answers), Changed: r.Changed})
+	}
+	return out
+}
+
+func (s *Server) dnsRecords(w http.ResponseWriter, r *http.Request) {
+	m := s.pathMonitor(w, r)
+	if m == nil {
+		return
+	}
+	limit, fe := intParam(r, "limit", 50, 1, 1000)
+	if fe != nil {
+		writeValidation(w, *fe)
+		return
+	}
+	if m.Spec.Type != monv1.MonitorDNS {
+		writeValidation(w, fieldErr("type", "only dns monitors have DNS records"))
+		return
+	}
+	ctx := r.Context()
+	recs, err := s.opts.Store.ListDNSRecords(ctx, string(m.UID), false, limit)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	changes, err := s.opts.Store.ListDNSRecords(ctx, string(m.UID), true, limit)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	var expected []string
+	if m.Spec.DNS != nil {
+		expected = m.Spec.DNS.ExpectedValues
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"records": dnsRecords(recs), "changes": dnsRecords(changes), "expected_values": nonNil(expected),
+	})
+}
+
+type recipientJSON struct {
+	Email  string `json:"email"`
+	Source string `json:"source"`
+}
+
+func (s *Server) notificationRecipients(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	m := s.pathMonitor(w, r)
+	if m == nil {
+		return
+	}
+	out := []recipientJSON{}
+	seen := map[string]bool{}
+	add := func(email, source string) {
+		if !seen[strings.ToLower(email)] {
+			seen[strings.ToLower(email)] = true
+			out = append(out, recipientJSON{Email: email, Source: source})
+		}
+	}
+	for _, e := range m.Spec.NotificationEmails {
+		add(e, "monitor")
+	}
+	if ref := m.Spec.GroupRef; ref != nil {
+		var g monv1.MonitorGroup
+		if err := s.opts.Client.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: ref.Name}, &g); err == nil {
+			for _, e := range g.Spec.NotificationEmails {
+				add(e, "group")
+			}
+		}
+	}
+	var channels monv1.AlertChannelList
+	if err := s.list(ctx, &channels, m.Namespace); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	for _, ch := range channels.Items {
+		if ch.Spec.Type == monv1.ChannelEmail && !ch.Spec.Disabled && routes(&ch, m) {
+			for _, e := range ch.Spec.Emails {
+				add(e, "alert_channel")
+			}
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"recipients": out})
+}
+
+// routes reports whether ch's routing selects m.
+func routes(ch *monv1.AlertChannel, m *monv1.Monitor) bool {
+	rt := ch.Spec.Routing
+	if rt == nil {
+		return true
+	}
+	switch rt.Scope {
+	case "groups":
+		return m.Spec.GroupRef != nil && slices.ContainsFunc(rt.Groups, func(g monv1.LocalObjectReference) bool { return g.Name == m.Spec.GroupRef.Name })
+	case "monitors":
+		return slices.ContainsFunc(rt.Monitors, func(x monv1.LocalObjectReference) bool { return x.Name == m.Name })
+	}
+	return true
+}
+
+// intParam reads an integer query parameter within [lo, hi].
+func intParam(r *http.Request, name string, def, lo, hi int) (int, *FieldError) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lo || n > hi {
+		fe := fieldErr(name, "must be an integer between %d and %d", lo, hi)
+		return 0, &fe
+	}
+	return n, nil
+}

@@ -1,0 +1,119 @@
+package apiserver
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// overlayTTL bounds how long a write of this replica overrides the cache;
+// the informer normally catches up within milliseconds.
+const overlayTTL = 10 * time.Second
+
+// writeOverlay gives the API read-your-writes on top of the informer cache:
+// objects this replica created, updated or deleted in the last seconds are
+// laid over cached lists until the cache shows the same resourceVersion. A
+// client that creates a monitor and lists monitors at once sees it, and one
+// that deletes it twice gets 404 the second time.
+type writeOverlay struct {
+	mu      sync.Mutex
+	entries map[types.UID]*overlayEntry
+}
+
+type overlayEntry struct {
+	obj     client.Object // the object as written; nil when deleted
+	typ     reflect.Type
+	ns      string
+	rv      string
+	at      time.Time
+	deleted bool
+}
+
+// record notes a write of obj at now.
+func (o *writeOverlay) record(obj client.Object, deleted bool, now time.Time) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.entries == nil {
+		o.entries = map[types.UID]*overlayEntry{}
+	}
+	for uid, e := range o.entries {
+		if now.Sub(e.at) > overlayTTL {
+			delete(o.entries, uid)
+		}
+	}
+	e := &overlayEntry{typ: reflect.TypeOf(obj), ns: obj.GetNamespace(), rv: obj.GetResourceVersion(), at: now, deleted: deleted}
+	if !deleted {
+		e.obj = obj.DeepCopyObject().(client.Object)
+	}
+	o.entries[obj.GetUID()] = e
+}
+
+// apply lays the recent writes of namespace ns over a cached list.
+func (o *writeOverlay) apply(list client.ObjectList, ns string, now time.Time) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if len(o.entries) == 0 {
+		return nil
+	}
+	items, err := meta.ExtractList(list)
+	if err != nil {
+		return err
+	}
+	itemsField := reflect.ValueOf(list).Elem().FieldByName("Items")
+	if !itemsField.IsValid() {
+		return fmt.Errorf("list %T has no Items", list)
+	}
+	typ := reflect.PointerTo(itemsField.Type().Elem())
+	seen := map[types.UID]bool{}
+	out := make([]runtime.Object, 0, len(items))
+	changed := false
+	for _, it := range items {
+		obj := it.(client.Object)
+		e := o.entries[obj.GetUID()]
+		if e == nil || now.Sub(e.at) > overlayTTL {
+			out = append(out, it)
+			continue
+		}
+		seen[obj.GetUID()] = true
+		switch {
+		case e.deleted:
+			changed = true
+		case e.rv == obj.GetResourceVersion():
+			delete(o.entries, obj.GetUID()) // the cache caught up
+			out = append(out, it)
+		default:
+			changed = true
+			out = append(out, e.obj.DeepCopyObject())
+		}
+	}
+	for uid, e := range o.entries {
+		if seen[uid] || e.deleted || e.typ != typ || e.ns != ns || now.Sub(e.at) > overlayTTL {
+			continue
+		}
+		changed = true
+		out = append(out, e.obj.DeepCopyObject())
+	}
+	if !changed {
+		return nil
+	}
+	return meta.SetList(list, out)
+}
+
+// list lists objects of ns from the cache with this replica's recent writes
+// laid over it.
+func (s *Server) list(ctx context.Context, list client.ObjectList, ns string) error {
+	if err := s.opts.Client.List(ctx, list, client.InNamespace(ns)); err != nil {
+		return fmt.Errorf("list %T: %w", list, err)
+	}
+	return s.overlay.apply(list, ns, s.clock.Now())
+}
+
+// wrote records a successful create or update of obj.
+func (s *Server) wrote(obj client.Object) { s.overlay.record(obj, false, s.clock.Now()) }

@@ -1,0 +1,123 @@
+package apiserver
+
+import (
+	"errors"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/uptime-operator/uptime-operator/internal/engine"
+)
+
+// Public endpoints: the token in a heartbeat URL is its credential, and
+// status pages need none. They are not subject to the CORS rule of the
+// authenticated API (status pages are read by browsers).
+
+// heartbeatFailure lists the status values that report a failed run.
+var heartbeatFailure = map[string]bool{"fail": true, "failure": true, "failed": true, "down": true, "error": true, "err": true}
+
+// heartbeatSuccess lists the status values that report a successful run.
+var heartbeatSuccess = map[string]bool{"": true, "ok": true, "success": true, "succeeded": true, "successful": true,
+	"up": true, "pass": true, "passed": true, "done": true, "complete": true, "completed": true}
+
+// heartbeat answers GET, POST and HEAD /heartbeat/{token}: 200 `OK` (also for
+// paused monitors, whose pings are ignored), 404 for an unknown token, 400
+// for a bad parameter. Request bodies are ignored.
+func (s *Server) heartbeat(w http.ResponseWriter, r *http.Request) {
+	now := s.clock.Now()
+	ip := clientIP(r)
+	if d := s.limits.heartbeatFail.peek(ip, now); d.remaining == 0 {
+		writeTooMany(w, s.limits.heartbeatFail, d)
+		return
+	}
+	if d := s.limits.heartbeatToken.take(r.URL.Path, now); !d.allowed {
+		writeTooMany(w, s.limits.heartbeatToken, d)
+		return
+	}
+	fail := func(status int, code, msg string) {
+		s.limits.heartbeatFail.take(ip, now)
+		writeError(w, status, code, msg)
+	}
+	q := r.URL.Query()
+	p := engine.Ping{OK: true, At: now}
+	status := strings.ToLower(strings.TrimSpace(q.Get("status")))
+	switch {
+	case heartbeatFailure[status]:
+		p.OK = false
+	case !heartbeatSuccess[status]:
+		fail(http.StatusBadRequest, CodeValidation, "status must be ok or one of fail, failure, failed, down, error, err")
+		return
+	}
+	if v := q.Get("duration_ms"); v != "" {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || math.IsNaN(f) || f < 0 || f > maxJobDurationMs {
+			fail(http.StatusBadRequest, CodeValidation, "duration_ms must be a number of milliseconds between 0 and 604800000 (7 days)")
+			return
+		}
+		ms := int64(math.Round(f))
+		p.DurationMs = &ms
+	}
+	if s.opts.Engine == nil {
+		writeError(w, http.StatusServiceUnavailable, CodeInternal, "heartbeats cannot be recorded right now")
+		return
+	}
+	err := s.opts.Engine.HeartbeatByToken(r.Context(), chi.URLParam(r, "token"), p)
+	switch {
+	case errors.Is(err, engine.ErrUnknownToken):
+		fail(http.StatusNotFound, CodeNotFound, "unknown heartbeat URL")
+		return
+	case err != nil:
+		s.writeErr(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	if r.Method != http.MethodHead {
+		_, _ = w.Write([]byte("OK"))
+	}
+}
+
+// publicStatus serves /status/{slug} and /status/{slug}/{rest}.
+func (s *Server) publicStatus(w http.ResponseWriter, r *http.Request) {
+	slug, rest := chi.URLParam(r, "slug"), chi.URLParam(r, "rest")
+	switch rest {
+	case "", "history", "badge.svg", "feed.xml":
+	default:
+		writeNotFound(w, "Page")
+		return
+	}
+	if slug == "pages" || s.opts.Public == nil || !s.publicAllowed(w, r) {
+		if slug == "pages" || s.opts.Public == nil {
+			writeNotFound(w, "Status page")
+		}
+		return
+	}
+	s.opts.Public.ServeStatus(w, r, slug, rest)
+}
+
+// publicHTML serves /s/{slug}.
+func (s *Server) publicHTML(w http.ResponseWriter, r *http.Request) {
+	if s.opts.Public == nil {
+		writeNotFound(w, "Status page")
+		return
+	}
+	if s.publicAllowed(w, r) {
+		s.opts.Public.ServeHTML(w, r, chi.URLParam(r, "slug"))
+	}
+}
+
+// publicAllowed counts a public status request against its address's 60 per
+// minute; it writes the 429 and returns false when over.
+func (s *Server) publicAllowed(w http.ResponseWriter, r *http.Request) bool {
+	d := s.limits.public.take(clientIP(r), s.clock.Now())
+	if !d.allowed {
+		writeTooMany(w, s.limits.public, d)
+		return false
+	}
+	setRateHeaders(w, d)
+	return true
+}

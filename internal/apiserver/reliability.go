@@ -1,0 +1,306 @@
+package apiserver
+
+import (
+	"errors"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/webhooks"
+)
+
+// SLO targets map onto SLO CRs, one per monitor (create-or-replace).
+
+type sloJSON struct {
+	ID                          string   `json:"id"`
+	MonitorID                   *string  `json:"monitor_id"`
+	MonitorName                 string   `json:"monitor_name"`
+	TargetPercentage            float64  `json:"target_percentage"`
+	SLIType                     string   `json:"sli_type"`
+	WindowMinutes               int32    `json:"window_minutes"`
+	BurnRateFastThreshold       float64  `json:"burn_rate_fast_threshold"`
+	BurnRateSlowThreshold       float64  `json:"burn_rate_slow_threshold"`
+	IsEnabled                   bool     `json:"is_enabled"`
+	CurrentSLI                  *float64 `json:"current_sli"`
+	ErrorBudgetRemainingPercent *float64 `json:"error_budget_remaining_percent"`
+	ErrorBudgetRemainingMinutes *float64 `json:"error_budget_remaining_minutes"`
+	CreatedAt                   string   `json:"created_at"`
+}
+
+func sloObject(o *monv1.SLO, monitors *objectUIDs) sloJSON {
+	out := sloJSON{ID: string(o.UID), MonitorID: monitors.uidOf(o.Spec.MonitorRef.Name), MonitorName: o.Spec.MonitorRef.Name,
+		TargetPercentage: o.Spec.TargetPercentage, SLIType: string(o.Spec.SLIType), WindowMinutes: o.Spec.WindowMinutes,
+		BurnRateFastThreshold: o.Spec.BurnRateFastThreshold, BurnRateSlowThreshold: o.Spec.BurnRateSlowThreshold,
+		IsEnabled: o.Spec.Enabled == nil || *o.Spec.Enabled, CurrentSLI: o.Status.CurrentSLI,
+		ErrorBudgetRemainingPercent: o.Status.ErrorBudgetRemainingPercent, ErrorBudgetRemainingMinutes: o.Status.ErrorBudgetRemainingMinutes,
+		CreatedAt: isoTime(o.CreationTimestamp.Time)}
+	return out
+}
+
+type sloBody struct {
+	MonitorID             nullable[string]  `json:"monitor_id"`
+	TargetPercentage      nullable[float64] `json:"target_percentage"`
+	SLIType               nullable[string]  `json:"sli_type"`
+	WindowMinutes         nullable[int32]   `json:"window_minutes"`
+	BurnRateFastThreshold nullable[float64] `json:"burn_rate_fast_threshold"`
+	BurnRateSlowThreshold nullable[float64] `json:"burn_rate_slow_threshold"`
+	IsEnabled             nullable[bool]    `json:"is_enabled"`
+}
+
+// apply writes the sent fields onto spec and validates the result.
+func (b *sloBody) apply(spec *monv1.SLOSpec) []FieldError {
+	var errs []FieldError
+	if b.TargetPercentage.Set {
+		spec.TargetPercentage = b.TargetPercentage.value()
+	}
+	if b.SLIType.Set {
+		spec.SLIType = monv1.SLIType(b.SLIType.value())
+	}
+	if b.WindowMinutes.Set {
+		spec.WindowMinutes = b.WindowMinutes.value()
+	}
+	if b.BurnRateFastThreshold.Set {
+		spec.BurnRateFastThreshold = b.BurnRateFastThreshold.value()
+	}
+	if b.BurnRateSlowThreshold.Set {
+		spec.BurnRateSlowThreshold = b.BurnRateSlowThreshold.value()
+	}
+	if b.IsEnabled.Set && !b.IsEnabled.Null {
+		spec.Enabled = ptrTo(b.IsEnabled.value())
+	}
+	webhooks.DefaultSLO(spec)
+	if spec.TargetPercentage < 90 || spec.TargetPercentage > 99.999 {
+		errs = append(errs, fieldErr("target_percentage", "must be between 90 and 99.999"))
+	}
+	if spec.SLIType != monv1.SLIAvailability && spec.SLIType != monv1.SLILatency {
+		errs = append(errs, fieldErr("sli_type", "must be availability or latency"))
+	}
+	if spec.WindowMinutes < 60 || spec.WindowMinutes > 43200 {
+		errs = append(errs, fieldErr("window_minutes", "must be between 60 and 43200"))
+	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"burn_rate_fast_threshold", spec.BurnRateFastThreshold}, {"burn_rate_slow_threshold", spec.BurnRateSlowThreshold}} {
+		if f.v < 0.1 || f.v > 100 {
+			errs = append(errs, fieldErr(f.name, "must be between 0.1 and 100"))
+		}
+	}
+	return errs
+}
+
+func (s *Server) listSLOs(w http.ResponseWriter, r *http.Request) {
+	ctx, c := r.Context(), CallerFrom(r.Context())
+	var list monv1.SLOList
+	if err := s.list(ctx, &list, c.Namespace); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	monitors, err := s.uidIndex(ctx, &monv1.MonitorList{}, c.Namespace)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	out := []sloJSON{}
+	for i := range list.Items {
+		if list.Items[i].DeletionTimestamp == nil {
+			out = append(out, sloObject(&list.Items[i], monitors))
+		}
+	}
+	slices.SortFunc(out, func(a, b sloJSON) int { return strings.Compare(a.CreatedAt, b.CreatedAt) })
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) writeSLO(w http.ResponseWriter, r *http.Request, o *monv1.SLO, code int, monitorID string) {
+	monitors, err := s.uidIndex(r.Context(), &monv1.MonitorList{}, o.Namespace)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	out := sloObject(o, monitors)
+	if out.MonitorID == nil {
+		out.MonitorID = strPtr(monitorID)
+	}
+	writeJSON(w, code, out)
+}
+
+// upsertSLO creates the monitor's SLO target or replaces the existing one.
+func (s *Server) upsertSLO(w http.ResponseWriter, r *http.Request) {
+	ctx, c := r.Context(), CallerFrom(r.Context())
+	var b sloBody
+	if err := decodeJSON(r, &b, false); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	var errs []FieldError
+	if !b.MonitorID.Set || b.MonitorID.value() == "" {
+		errs = append(errs, fieldErr("monitor_id", "is required"))
+	}
+	if !b.TargetPercentage.Set {
+		errs = append(errs, fieldErr("target_percentage", "is required"))
+	}
+	if len(errs) > 0 {
+		writeValidation(w, errs...)
+		return
+	}
+	m, err := s.monitorByID(ctx, c.Namespace, b.MonitorID.value())
+	if err != nil {
+		writeValidation(w, fieldErr("monitor_id", "monitor not found"))
+		return
+	}
+	var list monv1.SLOList
+	if err := s.opts.Reader.List(ctx, &list, client.InNamespace(c.Namespace)); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	idx := slices.IndexFunc(list.Items, func(o monv1.SLO) bool { return o.Spec.MonitorRef.Name == m.Name && o.DeletionTimestamp == nil })
+	if idx < 0 {
+		o := &monv1.SLO{ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace, GenerateName: m.Name + "-slo-"},
+			Spec: monv1.SLOSpec{MonitorRef: monv1.LocalObjectReference{Name: m.Name}}}
+		if errs := b.apply(&o.Spec); len(errs) > 0 {
+			writeValidation(w, errs...)
+			return
+		}
+		if err := s.opts.Client.Create(ctx, o); err != nil {
+			s.writeErr(w, r, s.writeFailed(ctx, c.Namespace, err, snakePath))
+			return
+		}
+		s.wrote(o)
+		s.writeSLO(w, r, o, http.StatusCreated, string(m.UID))
+		return
+	}
+	o := &list.Items[idx]
+	// Replace: unsent fields go back to their defaults.
+	err = s.mutate(ctx, o, func() error {
+		o.Spec = monv1.SLOSpec{MonitorRef: o.Spec.MonitorRef}
+		if errs := b.apply(&o.Spec); len(errs) > 0 {
+			return validationError(errs...)
+		}
+		return nil
+	})
+	if err != nil {
+		s.writeErr(w, r, s.writeFailed(ctx, c.Namespace, err, snakePath))
+		return
+	}
+	s.writeSLO(w, r, o, http.StatusOK, string(m.UID))
+}
+
+func (s *Server) pathSLO(w http.ResponseWriter, r *http.Request) *monv1.SLO {
+	obj, err := s.findByUID(r.Context(), &monv1.SLOList{}, CallerFrom(r.Context()).Namespace, chi.URLParam(r, "id"))
+	if errors.Is(err, errNotFound) {
+		writeNotFound(w, "SLO target")
+		return nil
+	}
+	if err != nil {
+		s.writeErr(w, r, err)
+		return nil
+	}
+	return obj.(*monv1.SLO)
+}
+
+func (s *Server) updateSLO(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	o := s.pathSLO(w, r)
+	if o == nil {
+		return
+	}
+	var b sloBody
+	if err := decodeJSON(r, &b, false); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	if b.MonitorID.Set {
+		writeValidation(w, fieldErr("monitor_id", "cannot change; create a target for the other monitor"))
+		return
+	}
+	err := s.mutate(ctx, o, func() error {
+		if errs := b.apply(&o.Spec); len(errs) > 0 {
+			return validationError(errs...)
+		}
+		return nil
+	})
+	if err != nil {
+		s.writeErr(w, r, s.writeFailed(ctx, o.Namespace, err, snakePath))
+		return
+	}
+	s.writeSLO(w, r, o, http.StatusOK, "")
+}
+
+func (s *Server) deleteSLO(w http.ResponseWriter, r *http.Request) {
+	o := s.pathSLO(w, r)
+	if o == nil {
+		return
+	}
+	if err := s.deleteObject(r.Context(), o); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// listDependencies answers the dependency list. Monitor dependencies are not
+// modelled yet: the list is empty and changing it is owner-only anyway.
+func (s *Server) listDependencies(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, []any{})
+}
+
+// reliabilityOverview summarises uptime and SLOs of the workspace.
+func (s *Server) reliabilityOverview(w http.ResponseWriter, r *http.Request) {
+	monitors, err := s.namespaceMonitors(r)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	var slos monv1.SLOList
+	if err := s.list(r.Context(), &slos, CallerFrom(r.Context()).Namespace); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	sum := summarize(monitors)
+	breaching := 0
+	for _, o := range slos.Items {
+		if o.Status.CurrentSLI != nil && *o.Status.CurrentSLI < o.Spec.TargetPercentage {
+			breaching++
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"monitors": sum.Total, "open_incidents": sum.OpenIncidents,
+		"uptime_24h": sum.Uptime24h, "slo_targets": len(slos.Items), "slo_targets_breaching": breaching})
+}
+
+// reliabilityMonitor reports a monitor's uptime and its SLO target.
+func (s *Server) reliabilityMonitor(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	m, err := s.monitorByID(ctx, CallerFrom(ctx).Namespace, chi.URLParam(r, "monitorId"))
+	if errors.Is(err, errNotFound) {
+		writeNotFound(w, "Monitor")
+		return
+	}
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	o, err := s.monitorObject(ctx, m, s.refs(m.Namespace), true)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	var slos monv1.SLOList
+	if err := s.list(ctx, &slos, m.Namespace); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	var target any
+	monitors := &objectUIDs{byName: map[string]string{m.Name: string(m.UID)}}
+	for i := range slos.Items {
+		if slos.Items[i].Spec.MonitorRef.Name == m.Name {
+			target = sloObject(&slos.Items[i], monitors)
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"monitor_id": o.ID, "uptime_24h": o.Uptime24h, "uptime_30d": o.Uptime30d,
+		"current_status": o.CurrentStatus, "slo_target": target})
+}

@@ -1,0 +1,112 @@
+package apiserver
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+)
+
+// Maintenance windows and alerting settings: readable with every key;
+// changing them is owner-only (see routes).
+
+type maintenanceJSON struct {
+	ID           string   `json:"id"`
+	Title        string   `json:"title"`
+	Description  *string  `json:"description"`
+	StartsAt     string   `json:"starts_at"`
+	EndsAt       string   `json:"ends_at"`
+	TimeZone     string   `json:"time_zone"`
+	Recurrence   *string  `json:"recurrence"`
+	Scope        string   `json:"scope"`
+	MonitorIDs   []string `json:"monitor_ids"`
+	GroupIDs     []string `json:"group_ids"`
+	Impact       string   `json:"impact"`
+	State        string   `json:"state"`
+	CurrentStart *string  `json:"current_start"`
+	CurrentEnd   *string  `json:"current_end"`
+}
+
+func (s *Server) listMaintenance(w http.ResponseWriter, r *http.Request) {
+	ctx, c := r.Context(), CallerFrom(r.Context())
+	var list monv1.MaintenanceWindowList
+	if err := s.list(ctx, &list, c.Namespace); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	monitors, err := s.uidIndex(ctx, &monv1.MonitorList{}, c.Namespace)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	groups, err := s.uidIndex(ctx, &monv1.MonitorGroupList{}, c.Namespace)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	ids := func(refs []monv1.LocalObjectReference, idx *objectUIDs) []string {
+		out := []string{}
+		for _, ref := range refs {
+			if u := idx.uidOf(ref.Name); u != nil {
+				out = append(out, *u)
+			}
+		}
+		return out
+	}
+	out := []maintenanceJSON{}
+	for _, mw := range list.Items {
+		sp := mw.Spec
+		state := string(mw.Status.State)
+		if state == "" {
+			state = string(monv1.MaintenanceScheduled)
+		}
+		if sp.Cancelled {
+			state = string(monv1.MaintenanceCancelled)
+		}
+		var rec *string
+		if sp.Recurrence != nil {
+			rec = strPtr(string(sp.Recurrence.Frequency))
+		}
+		tz := sp.TimeZone
+		if tz == "" {
+			tz = "UTC"
+		}
+		impact := sp.Impact
+		if impact == "" {
+			impact = "medium"
+		}
+		out = append(out, maintenanceJSON{ID: string(mw.UID), Title: sp.Title, Description: strPtr(sp.Description),
+			StartsAt: isoTime(sp.StartsAt.Time), EndsAt: isoTime(sp.EndsAt.Time), TimeZone: tz, Recurrence: rec,
+			Scope: string(sp.Scope), MonitorIDs: ids(sp.Monitors, monitors), GroupIDs: ids(sp.Groups, groups), Impact: impact,
+			State: state, CurrentStart: metaTimePtr(mw.Status.CurrentStart), CurrentEnd: metaTimePtr(mw.Status.CurrentEnd)})
+	}
+	slices.SortFunc(out, func(a, b maintenanceJSON) int { return strings.Compare(b.StartsAt, a.StartsAt) })
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) listEscalationPolicies(w http.ResponseWriter, r *http.Request) {
+	var list monv1.EscalationPolicyList
+	if err := s.list(r.Context(), &list, CallerFrom(r.Context()).Namespace); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	out := []map[string]any{}
+	for _, p := range list.Items {
+		steps := []map[string]any{}
+		for _, st := range p.Spec.Steps {
+			var channels []string
+			for _, ch := range st.Channels {
+				channels = append(channels, ch.Name)
+			}
+			steps = append(steps, map[string]any{"delay_minutes": st.DelayMinutes, "channels": nonNil(channels), "emails": nonNil(st.Emails)})
+		}
+		out = append(out, map[string]any{"id": string(p.UID), "name": p.Name, "description": strPtr(p.Spec.Description),
+			"repeat": p.Spec.Repeat, "steps": steps, "created_at": isoTime(p.CreationTimestamp.Time)})
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// emptyList answers settings the operator does not model (on-call schedules,
+// suppression windows beyond maintenance) with an empty list.
+func emptyList(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, []any{}) }

@@ -1,0 +1,572 @@
+package apiserver
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/rand"
+
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/plans"
+)
+
+// Status page REST endpoints (/status/pages/...) map onto StatusPage CRs.
+
+type pageMonitorJSON struct {
+	MonitorID     string  `json:"monitor_id"`
+	Name          string  `json:"name"`
+	Section       *string `json:"section"`
+	CurrentStatus string  `json:"current_status"`
+}
+
+type statusPageJSON struct {
+	ID                string            `json:"id"`
+	Title             string            `json:"title"`
+	Description       *string           `json:"description"`
+	Slug              string            `json:"slug"`
+	IsPublic          bool              `json:"is_public"`
+	LogoURL           *string           `json:"logo_url"`
+	FaviconURL        *string           `json:"favicon_url"`
+	AccentColor       *string           `json:"accent_color"`
+	HidePoweredBy     bool              `json:"hide_powered_by"`
+	ShowResponseTimes bool              `json:"show_response_times"`
+	URL               string            `json:"url"`
+	OverallStatus     *string           `json:"overall_status"`
+	Monitors          []pageMonitorJSON `json:"monitors"`
+	CreatedAt         string            `json:"created_at"`
+}
+
+func (s *Server) pageObject(p *monv1.StatusPage, monitors []monv1.Monitor) statusPageJSON {
+	out := statusPageJSON{ID: string(p.UID), Title: p.Spec.Title, Description: strPtr(p.Spec.Description), Slug: p.Spec.Slug,
+		IsPublic: p.Spec.IsPublic, LogoURL: strPtr(p.Spec.LogoURL), FaviconURL: strPtr(p.Spec.FaviconURL), AccentColor: strPtr(p.Spec.AccentColor),
+		HidePoweredBy: p.Spec.HidePoweredBy, ShowResponseTimes: p.Spec.ShowResponseTimes,
+		URL: strings.TrimSuffix(s.opts.PublicURL, "/") + "/s/" + p.Spec.Slug, OverallStatus: strPtr(p.Status.OverallStatus),
+		Monitors: []pageMonitorJSON{}, CreatedAt: isoTime(p.CreationTimestamp.Time)}
+	if out.Slug == "" {
+		out.Slug = p.Name
+	}
+	byName := map[string]*monv1.Monitor{}
+	for i := range monitors {
+		byName[monitors[i].Name] = &monitors[i]
+	}
+	for _, pm := range p.Spec.Monitors {
+		m := byName[pm.MonitorRef.Name]
+		if m == nil {
+			continue
+		}
+		st := string(m.Status.CurrentStatus)
+		if m.Spec.Paused {
+			st = string(monv1.StatusPaused)
+		} else if st == "" {
+			st = string(monv1.StatusPending)
+		}
+		name := m.Spec.Name
+		if pm.DisplayName != "" {
+			name = pm.DisplayName
+		}
+		out.Monitors = append(out.Monitors, pageMonitorJSON{MonitorID: string(m.UID), Name: name, Section: strPtr(pm.Section), CurrentStatus: st})
+	}
+	return out
+}
+
+func (s *Server) listPages(w http.ResponseWriter, r *http.Request) {
+	var list monv1.StatusPageList
+	if err := s.list(r.Context(), &list, CallerFrom(r.Context()).Namespace); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	monitors, err := s.namespaceMonitors(r)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	monitorID := chi.URLParam(r, "monitorId")
+	out := []statusPageJSON{}
+	for i := range list.Items {
+		p := &list.Items[i]
+		if p.DeletionTimestamp != nil {
+			continue
+		}
+		o := s.pageObject(p, monitors)
+		if monitorID != "" && !slices.ContainsFunc(o.Monitors, func(m pageMonitorJSON) bool { return m.MonitorID == monitorID }) {
+			continue
+		}
+		out = append(out, o)
+	}
+	slices.SortFunc(out, func(a, b statusPageJSON) int { return strings.Compare(a.CreatedAt, b.CreatedAt) })
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) pathPage(w http.ResponseWriter, r *http.Request) *monv1.StatusPage {
+	obj, err := s.findByUID(r.Context(), &monv1.StatusPageList{}, CallerFrom(r.Context()).Namespace, chi.URLParam(r, "id"))
+	if errors.Is(err, errNotFound) {
+		writeNotFound(w, "Status page")
+		return nil
+	}
+	if err != nil {
+		s.writeErr(w, r, err)
+		return nil
+	}
+	return obj.(*monv1.StatusPage)
+}
+
+func (s *Server) writePage(w http.ResponseWriter, r *http.Request, p *monv1.StatusPage, code int) {
+	monitors, err := s.namespaceMonitors(r)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	writeJSON(w, code, s.pageObject(p, monitors))
+}
+
+func (s *Server) getPage(w http.ResponseWriter, r *http.Request) {
+	if p := s.pathPage(w, r); p != nil {
+		s.writePage(w, r, p, http.StatusOK)
+	}
+}
+
+// pageBody is the create and update body of a status page. Update refuses
+// unknown fields.
+type pageBody struct {
+	Title             nullable[string] `json:"title"`
+	Description       nullable[string] `json:"description"`
+	Slug              nullable[string] `json:"slug"`
+	IsPublic          nullable[bool]   `json:"is_public"`
+	LogoURL           nullable[string] `json:"logo_url"`
+	FaviconURL        nullable[string] `json:"favicon_url"`
+	AccentColor       nullable[string] `json:"accent_color"`
+	HidePoweredBy     nullable[bool]   `json:"hide_powered_by"`
+	ShowResponseTimes nullable[bool]   `json:"show_response_times"`
+}
+
+// applyPageBody writes b onto p, refusing white-label settings the plan
+// lacks with 403 WHITE_LABEL_NOT_ENTITLED.
+func applyPageBody(p *monv1.StatusPage, b *pageBody, plan *monv1.Plan) error {
+	var errs []FieldError
+	sp := &p.Spec
+	if b.Title.Set {
+		sp.Title = strings.TrimSpace(b.Title.value())
+		if len(sp.Title) < 1 || len(sp.Title) > 255 {
+			errs = append(errs, fieldErr("title", "must be 1-255 characters"))
+		}
+	}
+	if b.Description.Set {
+		sp.Description = b.Description.value()
+		if len(sp.Description) > 1000 {
+			errs = append(errs, fieldErr("description", "must be at most 1000 characters"))
+		}
+	}
+	if b.Slug.Set {
+		sp.Slug = strings.ToLower(strings.TrimSpace(b.Slug.value()))
+		if n := len(sp.Slug); n < 3 || n > 64 || !slugPattern(sp.Slug) {
+			errs = append(errs, fieldErr("slug", "must be 3-64 lower-case letters, digits and dashes"))
+		}
+	}
+	if b.IsPublic.Set {
+		sp.IsPublic = b.IsPublic.value()
+	}
+	if b.ShowResponseTimes.Set {
+		sp.ShowResponseTimes = b.ShowResponseTimes.value()
+	}
+	for _, f := range []struct {
+		name string
+		v    nullable[string]
+		dst  *string
+	}{{"logo_url", b.LogoURL, &sp.LogoURL}, {"favicon_url", b.FaviconURL, &sp.FaviconURL}} {
+		if !f.v.Set {
+			continue
+		}
+		*f.dst = strings.TrimSpace(f.v.value())
+		if *f.dst != "" && !strings.HasPrefix(*f.dst, "https://") {
+			errs = append(errs, fieldErr(f.name, "must be an https URL, or empty to clear"))
+		}
+	}
+	if b.AccentColor.Set {
+		sp.AccentColor = b.AccentColor.value()
+		if sp.AccentColor != "" && !hexColor(sp.AccentColor) {
+			errs = append(errs, fieldErr("accent_color", "must be a hex colour such as #1f6feb, or empty to clear"))
+		}
+	}
+	if b.HidePoweredBy.Set {
+		sp.HidePoweredBy = b.HidePoweredBy.value()
+	}
+	if len(errs) > 0 {
+		return validationError(errs...)
+	}
+	if !plans.HasFeature(plan, monv1.FeatureWhiteLabel) {
+		if b.HidePoweredBy.Set && sp.HidePoweredBy {
+			return newAPIError(http.StatusForbidden, CodeWhiteLabel, "hide_powered_by needs a plan with white-label")
+		}
+		if b.FaviconURL.Set && sp.FaviconURL != "" {
+			return newAPIError(http.StatusForbidden, CodeWhiteLabel, "favicon_url needs a plan with white-label")
+		}
+	}
+	return nil
+}
+
+func slugPattern(s string) bool {
+	for i, r := range s {
+		ok := (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') || (r == '-' && i > 0 && i < len(s)-1)
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+func hexColor(s string) bool {
+	if len(s) != 4 && len(s) != 7 || s[0] != '#' {
+		return false
+	}
+	for _, r := range s[1:] {
+		if !strings.ContainsRune("0123456789abcdefABCDEF", r) {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *Server) createPage(w http.ResponseWriter, r *http.Request) {
+	ctx, c := r.Context(), CallerFrom(r.Context())
+	var b pageBody
+	if err := decodeJSON(r, &b, false); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	if !b.Title.Set {
+		writeValidation(w, fieldErr("title", "is required"))
+		return
+	}
+	plan, err := s.opts.Plans.ForNamespace(ctx, c.Namespace)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	p := &monv1.StatusPage{ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace}}
+	if err := applyPageBody(p, &b, plan); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	// The slug is cluster-wide; a random suffix keeps titles reusable.
+	base := strings.TrimSuffix(objectNamePrefix(p.Spec.Title, "page"), "-")
+	userSlug := p.Spec.Slug
+	for attempt := 0; ; attempt++ {
+		p.Name = base + "-" + rand.String(5)
+		if userSlug == "" {
+			p.Spec.Slug = p.Name
+		}
+		err = s.opts.Client.Create(ctx, p)
+		if err == nil || attempt == 3 || (!apierrors.IsAlreadyExists(err) && !(userSlug == "" && isDuplicateSlug(err))) {
+			break
+		}
+	}
+	if err != nil {
+		s.writeErr(w, r, s.writeFailed(ctx, c.Namespace, err, pageFieldPath))
+		return
+	}
+	s.wrote(p)
+	s.writePage(w, r, p, http.StatusCreated)
+}
+
+func isDuplicateSlug(err error) bool {
+	return apierrors.IsInvalid(err) && strings.Contains(err.Error(), "spec.slug") && strings.Contains(err.Error(), "Duplicate")
+}
+
+// pageFieldPath maps StatusPage field paths to the REST names.
+func pageFieldPath(p string) string {
+	switch p = snakePath(p); p {
+	case "logo_u_r_l", "logo_url":
+		return "logo_url"
+	case "favicon_u_r_l", "favicon_url":
+		return "favicon_url"
+	}
+	if strings.HasPrefix(p, "monitors") {
+		return "monitors"
+	}
+	return p
+}
+
+func (s *Server) updatePage(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	p := s.pathPage(w, r)
+	if p == nil {
+		return
+	}
+	var b pageBody
+	if err := decodeJSON(r, &b, true); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	plan, err := s.opts.Plans.ForNamespace(ctx, p.Namespace)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	if err := s.mutate(ctx, p, func() error { return applyPageBody(p, &b, plan) }); err != nil {
+		s.writeErr(w, r, s.writeFailed(ctx, p.Namespace, err, pageFieldPath))
+		return
+	}
+	s.writePage(w, r, p, http.StatusOK)
+}
+
+func (s *Server) deletePage(w http.ResponseWriter, r *http.Request) {
+	p := s.pathPage(w, r)
+	if p == nil {
+		return
+	}
+	if err := s.deleteObject(r.Context(), p); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+type pageMonitorBody struct {
+	MonitorID  string  `json:"monitor_id"`
+	MonitorID2 string  `json:"monitorId"`
+	Section    *string `json:"section"`
+}
+
+func (b pageMonitorBody) id() string {
+	if b.MonitorID != "" {
+		return b.MonitorID
+	}
+	return b.MonitorID2
+}
+
+// pageEntries resolves monitor ids to page entries.
+func (s *Server) pageEntries(ctx context.Context, ns string, in []pageMonitorBody) ([]monv1.StatusPageMonitor, error) {
+	var errs []FieldError
+	var out []monv1.StatusPageMonitor
+	seen := map[string]bool{}
+	for i, e := range in {
+		f := "monitors[" + strconv.Itoa(i) + "]"
+		if e.Section != nil && len(*e.Section) > 100 {
+			errs = append(errs, fieldErr(f+".section", "must be at most 100 characters"))
+		}
+		m, err := s.monitorByID(ctx, ns, e.id())
+		if errors.Is(err, errNotFound) {
+			errs = append(errs, fieldErr(f+".monitor_id", "monitor not found"))
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if seen[m.Name] {
+			errs = append(errs, fieldErr(f+".monitor_id", "is listed twice"))
+			continue
+		}
+		seen[m.Name] = true
+		entry := monv1.StatusPageMonitor{MonitorRef: monv1.LocalObjectReference{Name: m.Name}}
+		if e.Section != nil {
+			entry.Section = *e.Section
+		}
+		out = append(out, entry)
+	}
+	if len(errs) > 0 {
+		return nil, validationError(errs...)
+	}
+	return out, nil
+}
+
+func (s *Server) putPageMonitors(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	p := s.pathPage(w, r)
+	if p == nil {
+		return
+	}
+	var b struct {
+		Monitors []pageMonitorBody `json:"monitors"`
+	}
+	if err := decodeJSON(r, &b, false); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	if len(b.Monitors) > 500 {
+		writeValidation(w, fieldErr("monitors", "a status page shows at most 500 monitors"))
+		return
+	}
+	entries, err := s.pageEntries(ctx, p.Namespace, b.Monitors)
+	if err == nil {
+		err = s.mutate(ctx, p, func() error { p.Spec.Monitors = entries; return nil })
+	}
+	if err != nil {
+		s.writeErr(w, r, s.writeFailed(ctx, p.Namespace, err, pageFieldPath))
+		return
+	}
+	s.writePage(w, r, p, http.StatusOK)
+}
+
+func (s *Server) addPageMonitor(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	p := s.pathPage(w, r)
+	if p == nil {
+		return
+	}
+	var b pageMonitorBody
+	if err := decodeJSON(r, &b, false); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	if b.id() == "" {
+		writeValidation(w, fieldErr("monitorId", "is required"))
+		return
+	}
+	entries, err := s.pageEntries(ctx, p.Namespace, []pageMonitorBody{b})
+	if err == nil {
+		err = s.mutate(ctx, p, func() error {
+			i := slices.IndexFunc(p.Spec.Monitors, func(e monv1.StatusPageMonitor) bool { return e.MonitorRef.Name == entries[0].MonitorRef.Name })
+			if i >= 0 {
+				p.Spec.Monitors[i].Section = entries[0].Section
+				return nil
+			}
+			if len(p.Spec.Monitors) >= 500 {
+				return validationError(fieldErr("monitors", "a status page shows at most 500 monitors"))
+			}
+			p.Spec.Monitors = append(p.Spec.Monitors, entries[0])
+			return nil
+		})
+	}
+	if err != nil {
+		s.writeErr(w, r, s.writeFailed(ctx, p.Namespace, err, pageFieldPath))
+		return
+	}
+	s.writePage(w, r, p, http.StatusOK)
+}
+
+func (s *Server) removePageMonitor(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	p := s.pathPage(w, r)
+	if p == nil {
+		return
+	}
+	m, err := s.monitorByID(ctx, p.Namespace, chi.URLParam(r, "monitorId"))
+	if err != nil {
+		writeNotFound(w, "Monitor")
+		return
+	}
+	found := false
+	err = s.mutate(ctx, p, func() error {
+		n := len(p.Spec.Monitors)
+		p.Spec.Monitors = slices.DeleteFunc(p.Spec.Monitors, func(e monv1.StatusPageMonitor) bool { return e.MonitorRef.Name == m.Name })
+		if found = n != len(p.Spec.Monitors); !found {
+			return errNotFound
+		}
+		return nil
+	})
+	if errors.Is(err, errNotFound) {
+		writeNotFound(w, "Monitor on this page")
+		return
+	}
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) getPageAccess(w http.ResponseWriter, r *http.Request) {
+	p := s.pathPage(w, r)
+	if p == nil {
+		return
+	}
+	mode, hasPassword := monv1.AccessPublic, false
+	var revoked *string
+	if a := p.Spec.Access; a != nil {
+		mode, hasPassword, revoked = a.Mode, a.PasswordSecretRef != nil, metaTimePtr(a.SessionsRevokedAt)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"mode": mode, "is_public": p.Spec.IsPublic, "has_password": hasPassword, "sessions_revoked_at": revoked})
+}
+
+func (s *Server) pageSubscribers(w http.ResponseWriter, r *http.Request) {
+	if p := s.pathPage(w, r); p != nil {
+		writeJSON(w, http.StatusOK, map[string]any{"email": []any{}, "chat": []any{}, "webhook": []any{}, "total": 0})
+	}
+}
+
+type translationJSON struct {
+	Language    string `json:"language"`
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
+}
+
+type languagesJSON struct {
+	Default      string            `json:"default"`
+	Enabled      []string          `json:"enabled"`
+	Translations []translationJSON `json:"translations"`
+}
+
+func languagesOf(p *monv1.StatusPage) languagesJSON {
+	out := languagesJSON{Default: "en", Enabled: []string{}, Translations: []translationJSON{}}
+	if l := p.Spec.Languages; l != nil {
+		if l.Default != "" {
+			out.Default = l.Default
+		}
+		out.Enabled = nonNil(l.Enabled)
+		for _, t := range l.Translations {
+			out.Translations = append(out.Translations, translationJSON{Language: t.Language, Title: t.Title, Description: t.Description})
+		}
+	}
+	return out
+}
+
+func (s *Server) getPageLanguages(w http.ResponseWriter, r *http.Request) {
+	if p := s.pathPage(w, r); p != nil {
+		writeJSON(w, http.StatusOK, languagesOf(p))
+	}
+}
+
+func (s *Server) putPageLanguages(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	p := s.pathPage(w, r)
+	if p == nil {
+		return
+	}
+	var b languagesJSON
+	if err := decodeJSON(r, &b, true); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	var errs []FieldError
+	if len(b.Default) > 16 {
+		errs = append(errs, fieldErr("default", "must be a BCP 47 tag"))
+	}
+	if len(b.Enabled) > 20 {
+		errs = append(errs, fieldErr("enabled", "at most 20 languages"))
+	}
+	if len(b.Translations) > 20 {
+		errs = append(errs, fieldErr("translations", "at most 20 translations"))
+	}
+	for i, t := range b.Translations {
+		if len(t.Language) < 2 || len(t.Language) > 16 {
+			errs = append(errs, fieldErr("translations["+strconv.Itoa(i)+"].language", "must be a BCP 47 tag"))
+		}
+		if len(t.Title) > 255 || len(t.Description) > 1000 {
+			errs = append(errs, fieldErr("translations["+strconv.Itoa(i)+"]", "title up to 255 and description up to 1000 characters"))
+		}
+	}
+	if len(errs) > 0 {
+		writeValidation(w, errs...)
+		return
+	}
+	langs := &monv1.StatusPageLanguages{Default: b.Default, Enabled: b.Enabled}
+	for _, t := range b.Translations {
+		langs.Translations = append(langs.Translations, monv1.StatusPageTranslation{Language: t.Language, Title: t.Title, Description: t.Description})
+	}
+	if err := s.mutate(ctx, p, func() error { p.Spec.Languages = langs; return nil }); err != nil {
+		s.writeErr(w, r, s.writeFailed(ctx, p.Namespace, err, snakePath))
+		return
+	}
+	writeJSON(w, http.StatusOK, languagesOf(p))
+}
+
+func (s *Server) pagesOverview(w http.ResponseWriter, r *http.Request) {
+	s.listPages(w, r)
+}

@@ -1,0 +1,104 @@
+// Package certs makes the small certificate authorities uptime-operator
+// needs when no cert-manager or chart provides them: the aggregated API's
+// serving certificate in dev mode and kube-apiserver's front-proxy client
+// certificate for the local control plane.
+package certs
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// CA is a certificate authority held in memory.
+type CA struct {
+	Cert    *x509.Certificate
+	Key     *ecdsa.PrivateKey
+	CertPEM []byte
+}
+
+// NewCA creates a self-signed CA valid for ten years.
+func NewCA(name string) (*CA, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, fmt.Errorf("generate ca key: %w", err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: serial(), Subject: pkix.Name{CommonName: name},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().AddDate(10, 0, 0),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return nil, fmt.Errorf("create ca certificate: %w", err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		return nil, err
+	}
+	return &CA{Cert: cert, Key: key, CertPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}, nil
+}
+
+// Issue signs a leaf certificate for a server (dnsNames/IPs) or, with
+// client, for client authentication. It returns PEM cert and key.
+func (ca *CA) Issue(cn string, dnsNames []string, ips []net.IP, client bool) (certPEM, keyPEM []byte, err error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, fmt.Errorf("generate key: %w", err)
+	}
+	usage := x509.ExtKeyUsageServerAuth
+	if client {
+		usage = x509.ExtKeyUsageClientAuth
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: serial(), Subject: pkix.Name{CommonName: cn}, DNSNames: dnsNames, IPAddresses: ips,
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().AddDate(1, 0, 0),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{usage},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.Cert, &key.PublicKey, ca.Key)
+	if err != nil {
+		return nil, nil, fmt.Errorf("sign certificate: %w", err)
+	}
+	kder, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		return nil, nil, err
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), nil
+}
+
+// ServingCert issues a TLS serving certificate for dnsNames (and loopback).
+func (ca *CA) ServingCert(dnsNames ...string) (tls.Certificate, error) {
+	certPEM, keyPEM, err := ca.Issue(dnsNames[0], dnsNames, []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback}, false)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	return tls.X509KeyPair(certPEM, keyPEM)
+}
+
+// WriteFiles writes PEM files into dir with 0600 permissions.
+func WriteFiles(dir string, files map[string][]byte) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+			return fmt.Errorf("write %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+func serial() *big.Int {
+	n, _ := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 120))
+	return n
+}

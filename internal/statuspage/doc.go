@@ -1,0 +1,10 @@
+// Package statuspage serves published StatusPages to the public: the JSON
+// document, the daily history, the badge, the Atom feed and the server-rendered
+// HTML page, with the per-IP rate limit, the password sessions of private
+// pages and custom-domain routing.
+//
+// Configuration comes from the StatusPage, Monitor and MaintenanceWindow custom
+// resources (read through the manager's cache); history comes from the store.
+// Nothing a page serves names a monitor's target, host, region or error: a
+// status page is public.
+package statuspage

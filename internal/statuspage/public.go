@@ -1,0 +1,271 @@
+package statuspage
+
+import (
+	"encoding/json"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/store"
+)
+
+// Error codes of the specification used by the public endpoints.
+const (
+	CodeNotFound     = "NOT_FOUND"
+	CodeUnauthorized = "UNAUTHORIZED"
+	CodeValidation   = "VALIDATION_ERROR"
+	CodeBadRequest   = "BAD_REQUEST"
+	CodeRateLimited  = "RATE_LIMITED"
+	CodeInternal     = "INTERNAL_ERROR"
+)
+
+// DefaultCacheTTL is how long the data of a page is reused between requests.
+const DefaultCacheTTL = 5 * time.Second
+
+// Public serves published status pages. The zero value is not usable: set at
+// least Reader. A Public is safe for concurrent use and must not be copied
+// after first use.
+type Public struct {
+	// Reader reads StatusPages, Monitors and MaintenanceWindows; the
+	// manager's cached client. With the indexes of RegisterIndexes the slug
+	// and custom-domain lookups use them.
+	Reader client.Reader
+	// Secrets reads the password Secrets of private pages; an uncached reader
+	// (the manager caches only API keys). Reader is used when nil.
+	Secrets client.Reader
+	// Store holds check history and incidents. When nil, pages show live
+	// state only (no uptime, bars, incidents or feed entries).
+	Store store.Store
+	// Clock is the time source; the real clock when nil.
+	Clock clock.PassiveClock
+	// BaseURL is the externally visible base URL (https://status.example.com);
+	// it makes feed links absolute and marks session cookies Secure.
+	BaseURL string
+	// SessionKey signs the session cookies of private pages. When empty a
+	// random key is made at first use: sessions then end with the process and
+	// are valid on this replica only. HA deployments set the same key on
+	// every replica (from a shared Secret).
+	SessionKey []byte
+	// ClientIP returns the client address used for rate limiting; the
+	// RemoteAddr host when nil. Set it when the listener is behind a trusted
+	// proxy that forwards the client address.
+	ClientIP func(*http.Request) string
+	// CacheTTL is how long a page's data is reused; DefaultCacheTTL when 0.
+	CacheTTL time.Duration
+
+	once    sync.Once
+	keyOnce sync.Once
+	key     []byte
+	limiter limiter
+	cache   *ttlCache
+}
+
+func (p *Public) init() {
+	p.once.Do(func() {
+		ttl := p.CacheTTL
+		if ttl <= 0 {
+			ttl = DefaultCacheTTL
+		}
+		p.cache = &ttlCache{ttl: ttl, entries: map[string]cacheEntry{}}
+	})
+}
+
+func (p *Public) now() time.Time {
+	if p.Clock == nil {
+		return time.Now()
+	}
+	return p.Clock.Now()
+}
+
+func (p *Public) secrets() client.Reader {
+	if p.Secrets != nil {
+		return p.Secrets
+	}
+	return p.Reader
+}
+
+// ServeStatus serves the public JSON endpoints of a page: rest is "" for
+// GET /status/:slug, "history", "badge.svg" or "feed.xml".
+func (p *Public) ServeStatus(w http.ResponseWriter, r *http.Request, slug, rest string) {
+	p.init()
+	if !p.allow(w, r) {
+		return
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		writeError(w, http.StatusMethodNotAllowed, "", "Method not allowed")
+		return
+	}
+	page, ok := p.lookup(w, r, slug)
+	if !ok {
+		return
+	}
+	private := accessMode(page) != monv1.AccessPublic
+	if rest == "feed.xml" && private {
+		// Feed readers cannot sign in: private pages have no feed.
+		writeError(w, http.StatusNotFound, CodeNotFound, "Status page not found")
+		return
+	}
+	if !p.authorized(r, page) {
+		writeError(w, http.StatusUnauthorized, CodeUnauthorized,
+			"This status page is private: sign in at /s/"+Slug(page))
+		return
+	}
+	if private {
+		w.Header().Set("Cache-Control", "private, no-cache")
+		w.Header().Add("Vary", "Cookie")
+	} else {
+		w.Header().Set("Access-Control-Allow-Origin", "*")
+	}
+	switch rest {
+	case "":
+		p.serveDocument(w, r, page)
+	case "history":
+		p.serveHistory(w, r, page)
+	case "badge.svg":
+		p.serveBadge(w, r, page, private)
+	case "feed.xml":
+		p.serveFeed(w, r, page)
+	default:
+		writeError(w, http.StatusNotFound, CodeNotFound, "Not found")
+	}
+}
+
+// lookup finds the published page with the slug, answering 404 when there is
+// none (unpublished pages included).
+func (p *Public) lookup(w http.ResponseWriter, r *http.Request, slug string) (*monv1.StatusPage, bool) {
+	pages, err := ListBy(r.Context(), p.Reader, IndexSlug, slug)
+	if err != nil {
+		p.internalError(w, r, err)
+		return nil, false
+	}
+	page := Owner(pages)
+	if page == nil || !page.Spec.IsPublic {
+		writeError(w, http.StatusNotFound, CodeNotFound, "Status page not found")
+		return nil, false
+	}
+	return page, true
+}
+
+// ServeCustomDomain serves a page on its spec.customDomain: when r.Host names
+// a published page's domain it serves "/" (the HTML page) and the page's own
+// paths (/s/:slug, /s/:slug/login, /status/:slug[/…]) and returns true. It
+// returns false, writing nothing, when the host is no page's domain or the
+// path is not one of those.
+func (p *Public) ServeCustomDomain(w http.ResponseWriter, r *http.Request) bool {
+	host := hostOnly(r.Host)
+	if host == "" {
+		return false
+	}
+	pages, err := ListBy(r.Context(), p.Reader, IndexCustomDomain, host)
+	if err != nil {
+		ctrl.LoggerFrom(r.Context()).Error(err, "unable to look up custom domain", "host", host)
+		return false
+	}
+	page := Owner(pages)
+	if page == nil || !page.Spec.IsPublic {
+		return false
+	}
+	slug := Slug(page)
+	path := r.URL.Path
+	switch {
+	case path == "/" || path == "" || path == "/s/"+slug:
+		p.ServeHTML(w, r, slug)
+	case path == "/s/"+slug+"/login":
+		p.ServeLogin(w, r, slug)
+	case path == "/status/"+slug:
+		p.ServeStatus(w, r, slug, "")
+	case strings.HasPrefix(path, "/status/"+slug+"/"):
+		p.ServeStatus(w, r, slug, strings.TrimPrefix(path, "/status/"+slug+"/"))
+	default:
+		return false
+	}
+	return true
+}
+
+// hostOnly lower-cases a Host header and drops the port and a trailing dot.
+func hostOnly(h string) string {
+	if host, _, err := net.SplitHostPort(h); err == nil {
+		h = host
+	}
+	return strings.TrimSuffix(strings.ToLower(h), ".")
+}
+
+// errorBody is the specification's JSON error shape.
+type errorBody struct {
+	Error  string       `json:"error"`
+	Code   string       `json:"code,omitempty"`
+	Errors []fieldError `json:"errors,omitempty"`
+}
+
+type fieldError struct {
+	Field   string `json:"field"`
+	Message string `json:"message"`
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func writeError(w http.ResponseWriter, status int, code, msg string) {
+	writeJSON(w, status, errorBody{Error: msg, Code: code})
+}
+
+func (p *Public) internalError(w http.ResponseWriter, r *http.Request, err error) {
+	ctrl.LoggerFrom(r.Context()).Error(err, "unable to serve status page", "path", r.URL.Path)
+	writeError(w, http.StatusInternalServerError, CodeInternal, "Internal error")
+}
+
+// serveDocument writes GET /status/:slug.
+func (p *Public) serveDocument(w http.ResponseWriter, r *http.Request, page *monv1.StatusPage) {
+	snap, err := p.snapshot(r.Context(), page)
+	if err != nil {
+		p.internalError(w, r, err)
+		return
+	}
+	doc := snap.doc.localized(page, pickLanguage(r, page))
+	if w.Header().Get("Cache-Control") == "" {
+		w.Header().Set("Cache-Control", "public, max-age=10")
+	}
+	w.Header().Add("Vary", "Accept-Language")
+	writeJSON(w, http.StatusOK, doc)
+}
+
+// MaxHistoryDays is the largest days value of /history.
+const MaxHistoryDays = 90
+
+// serveHistory writes GET /status/:slug/history?days=N.
+func (p *Public) serveHistory(w http.ResponseWriter, r *http.Request, page *monv1.StatusPage) {
+	days := MaxHistoryDays
+	if v := r.URL.Query().Get("days"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > MaxHistoryDays {
+			writeJSON(w, http.StatusBadRequest, errorBody{
+				Error: "Validation failed", Code: CodeValidation,
+				Errors: []fieldError{{Field: "days", Message: "must be an integer from 1 to 90"}},
+			})
+			return
+		}
+		days = n
+	}
+	snap, err := p.snapshot(r.Context(), page)
+	if err != nil {
+		p.internalError(w, r, err)
+		return
+	}
+	if w.Header().Get("Cache-Control") == "" {
+		w.Header().Set("Cache-Control", "public, max-age=60")
+	}
+	writeJSON(w, http.StatusOK, snap.history(days))
+}
