@@ -150,10 +150,14 @@ var _ = Describe("Monitor admission", func() {
 			Spec:       monv1.MonitorSpec{URL: "https://example.com/"},
 		}
 		Expect(k8s.Create(ctx, m)).To(Succeed())
-		m.Spec.Type = monv1.MonitorAPI
-		err := k8s.Update(ctx, m)
-		Expect(err).To(HaveOccurred())
-		Expect(err.Error()).To(ContainSubstring("type cannot change after creation"))
+		Eventually(func(g Gomega) {
+			var fresh monv1.Monitor
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(m), &fresh)).To(Succeed())
+			fresh.Spec.Type = monv1.MonitorAPI
+			err := k8s.Update(ctx, &fresh)
+			g.Expect(err).To(HaveOccurred())
+			g.Expect(err.Error()).To(ContainSubstring("type cannot change after creation"))
+		}).Should(Succeed())
 	})
 
 	It("refuses a duplicate key in the namespace but not in another", func() {
@@ -322,9 +326,15 @@ var _ = Describe("Other kinds", func() {
 		Expect(k8s.Create(ctx, r)).To(Succeed())
 		Expect(r.Spec.Code).To(Equal("ap-1"))
 		Expect(r.Spec.Placement.Mode).To(Equal(monv1.PlacementManaged))
-		r.Spec.Code = "ap-2"
-		err := k8s.Update(ctx, r)
-		Expect(err).To(HaveOccurred())
-		Expect(err.Error()).To(ContainSubstring("code cannot change"))
+		// The ProbeRegion controller writes status meanwhile: retry on
+		// conflicts until the webhook itself answers.
+		Eventually(func(g Gomega) {
+			var fresh monv1.ProbeRegion
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(r), &fresh)).To(Succeed())
+			fresh.Spec.Code = "ap-2"
+			err := k8s.Update(ctx, &fresh)
+			g.Expect(err).To(HaveOccurred())
+			g.Expect(err.Error()).To(ContainSubstring("code cannot change"))
+		}).Should(Succeed())
 	})
 })

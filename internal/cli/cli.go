@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"sort"
-	"strings"
 )
 
 // Version is set at build time with -ldflags "-X .../internal/cli.Version=…".
@@ -23,7 +22,7 @@ func commands() map[string]command {
 	return map[string]command{
 		"manager": {"run the controllers, admission webhooks and the API server", runManager},
 		"probe":   {"run a probe agent for one region", runProbe},
-		"mcp":     {"run the MCP tool server (stdio, or HTTP with --http)", runMCP},
+		"mcp":     {"run the MCP tool server (stdio, or HTTP with --http)", runMCPServer},
 		"dev":     {"start a local control plane with the operator, a local region and the API", runDev},
 		"keys":    {"create, list and delete API keys (create|list|delete)", runKeys},
 		"version": {"print the version", func(_ context.Context, _ []string, out, _ io.Writer) error {
@@ -81,8 +80,4 @@ func parse(fs *flag.FlagSet, args []string) (bool, error) {
 		return false, err
 	}
 	return true, nil
-}
-
-func notYet(name string) error {
-	return fmt.Errorf("%s is not available in this build yet", strings.TrimSpace(name))
 }

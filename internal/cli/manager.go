@@ -48,6 +48,7 @@ func runManager(ctx context.Context, args []string, _, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("load kubeconfig: %w", err)
 	}
+	manager.Version = Version
 	m, err := manager.New(cfg, o)
 	if err != nil {
 		return err
@@ -62,4 +63,3 @@ func envOr(name, def string) string {
 	return def
 }
 
-func runMCP(_ context.Context, _ []string, _, _ io.Writer) error { return notYet("mcp") }

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -38,6 +39,7 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/apiserver"
 	"github.com/uptime-operator/uptime-operator/internal/certs"
 	"github.com/uptime-operator/uptime-operator/internal/engine"
+	"github.com/uptime-operator/uptime-operator/internal/mcpserver"
 	"github.com/uptime-operator/uptime-operator/internal/plans"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 	"github.com/uptime-operator/uptime-operator/internal/statuspage"
@@ -263,6 +265,7 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 	})
 	root := http.NewServeMux()
 	root.Handle("/probe/v1/", probeapi.NewHandler(eng.ProbeServer()))
+	root.Handle("/mcp", m.hostedMCP())
 	root.Handle("/", m.api.Handler())
 	m.root = root
 	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
@@ -309,6 +312,25 @@ func (m *Manager) serveAPI(ctx context.Context) error {
 	}
 	return nil
 }
+
+// hostedMCP is the MCP tool server hosted on the direct listener. Its tools
+// call this listener's REST API with the caller's own credential, so it can
+// do exactly what the key can. The listener's address is only known once
+// bound, hence the lazy construction.
+func (m *Manager) hostedMCP() http.Handler {
+	var once sync.Once
+	var h http.Handler
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		once.Do(func() {
+			addr, _ := m.APIAddr(r.Context())
+			h = mcpserver.Handler(mcpserver.Options{APIURL: mcpserver.LoopbackURL(addr), Version: Version})
+		})
+		h.ServeHTTP(w, r)
+	})
+}
+
+// Version is the running build's version, set by the CLI.
+var Version = "dev"
 
 // setupAggregated loads or makes the aggregated API's serving certificate
 // and builds its handler around the REST API.

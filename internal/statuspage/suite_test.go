@@ -54,7 +54,7 @@ var _ = BeforeSuite(func() {
 	// The manager's SQLite store is the one its engine and Monitor
 	// controller read: specs write history there and let the real pipeline
 	// derive Monitor status from it.
-	env, err = testenv.Start(manager.Options{AllowPrivateTargets: true,
+	env, err = testenv.Start(manager.Options{AllowPrivateTargets: true, PublicURL: baseURL,
 		Store: filepath.Join(GinkgoT().TempDir(), "uptime.db")})
 	Expect(err).NotTo(HaveOccurred())
 	k8s = env.Client

@@ -1,0 +1,340 @@
+package mcpserver_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/uptime-operator/uptime-operator/internal/apikeys"
+	"github.com/uptime-operator/uptime-operator/internal/manager"
+	"github.com/uptime-operator/uptime-operator/internal/mcpserver"
+	"github.com/uptime-operator/uptime-operator/internal/testenv"
+)
+
+// The integration suite runs the real manager (envtest + SQLite), the MCP
+// HTTP server against its REST listener, and drives it with the go-sdk
+// client.
+
+var (
+	ctx       = context.Background()
+	env       *testenv.Env
+	apiURL    string
+	mcpURL    string
+	stdKey    string
+	roKey     string
+	target    *httptest.Server
+	mcpServer *httptest.Server
+)
+
+func TestIntegration(t *testing.T) {
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		home, _ := os.UserHomeDir()
+		dir := filepath.Join(home, ".local/share/kubebuilder-envtest/k8s/1.37.2-linux-amd64")
+		if _, err := os.Stat(filepath.Join(dir, "kube-apiserver")); err != nil {
+			t.Skip("KUBEBUILDER_ASSETS is not set and no envtest binaries are installed")
+		}
+		t.Setenv("KUBEBUILDER_ASSETS", dir)
+	}
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "MCP server against the real manager (envtest + SQLite)")
+}
+
+var _ = BeforeSuite(func() {
+	logf.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
+	var err error
+	env, err = testenv.Start(manager.Options{APIListen: "127.0.0.1:0", Store: filepath.Join(GinkgoT().TempDir(), "mcp.db"), AllowPrivateTargets: true})
+	Expect(err).NotTo(HaveOccurred())
+	addr, err := env.Manager.APIAddr(ctx)
+	Expect(err).NotTo(HaveOccurred())
+	apiURL = "http://" + addr
+	stdKey, _, err = apikeys.Create(ctx, env.Client, "default", "t", apikeys.Standard)
+	Expect(err).NotTo(HaveOccurred())
+	roKey, _, err = apikeys.Create(ctx, env.Client, "default", "ro", apikeys.ReadOnly)
+	Expect(err).NotTo(HaveOccurred())
+
+	target = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) }))
+	srv, err := mcpserver.New(mcpserver.Options{APIURL: apiURL, AllowDestructiveHeader: true, Version: "test"})
+	Expect(err).NotTo(HaveOccurred())
+	mcpServer = httptest.NewServer(srv.HTTPHandler())
+	mcpURL = mcpServer.URL + "/mcp"
+	// The API key cache of the manager may take a moment to see new keys.
+	Eventually(func() int {
+		req, _ := http.NewRequest(http.MethodGet, apiURL+"/automation/whoami", nil)
+		req.Header.Set("Authorization", "Bearer "+stdKey)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return 0
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}, 30*time.Second, 200*time.Millisecond).Should(Equal(http.StatusOK))
+})
+
+var _ = AfterSuite(func() {
+	if mcpServer != nil {
+		mcpServer.Close()
+	}
+	if target != nil {
+		target.Close()
+	}
+	if env != nil {
+		env.Stop()
+	}
+})
+
+type headers http.Header
+
+func (h headers) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, vs := range h {
+		r.Header[k] = vs
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+func session(key string, kv ...string) *mcp.ClientSession {
+	h := http.Header{"Authorization": {"Bearer " + key}}
+	for i := 0; i < len(kv); i += 2 {
+		h.Set(kv[i], kv[i+1])
+	}
+	tr := &mcp.StreamableClientTransport{Endpoint: mcpURL, DisableStandaloneSSE: true, HTTPClient: &http.Client{Transport: headers(h)}}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "integration", Version: "1"}, nil).Connect(ctx, tr, nil)
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(cs.Close)
+	return cs
+}
+
+func call(cs *mcp.ClientSession, name string, args map[string]any) (string, bool) {
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	Expect(err).NotTo(HaveOccurred())
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String(), res.IsError
+}
+
+// callJSON calls a tool with response_format json and decodes the answer.
+func callJSON(cs *mcp.ClientSession, name string, args map[string]any, out any) {
+	if args == nil {
+		args = map[string]any{}
+	}
+	args["response_format"] = "json"
+	text, isErr := call(cs, name, args)
+	Expect(isErr).To(BeFalse(), text)
+	Expect(json.Unmarshal([]byte(text), out)).To(Succeed(), text)
+}
+
+func toolCount(cs *mcp.ClientSession) int {
+	res, err := cs.ListTools(ctx, nil)
+	Expect(err).NotTo(HaveOccurred())
+	return len(res.Tools)
+}
+
+type monitorJSON struct {
+	ID            string         `json:"id"`
+	Name          string         `json:"name"`
+	IsActive      bool           `json:"is_active"`
+	CurrentStatus string         `json:"current_status"`
+	Config        map[string]any `json:"config"`
+}
+
+func monitorNamed(cs *mcp.ClientSession, name string) monitorJSON {
+	var page struct {
+		Items []monitorJSON `json:"items"`
+	}
+	callJSON(cs, "service_list_monitors", map[string]any{"search": name}, &page)
+	i := slices.IndexFunc(page.Items, func(m monitorJSON) bool { return m.Name == name })
+	Expect(i).To(BeNumerically(">=", 0), "monitor %q not listed", name)
+	return page.Items[i]
+}
+
+var _ = Describe("MCP tools over the real REST API", Ordered, func() {
+	It("offers the tools of each mode", func() {
+		Expect(toolCount(session(stdKey))).To(Equal(23))
+		Expect(toolCount(session(stdKey, mcpserver.HeaderReadOnly, "true"))).To(Equal(13))
+		Expect(toolCount(session(stdKey, mcpserver.HeaderAllowDestructive, "true"))).To(Equal(26))
+	})
+
+	It("refuses requests without a valid key", func() {
+		req, _ := http.NewRequest(http.MethodPost, mcpURL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer sk_not_a_key")
+		resp, err := http.DefaultClient.Do(req)
+		Expect(err).NotTo(HaveOccurred())
+		resp.Body.Close()
+		Expect(resp.StatusCode).To(Equal(http.StatusUnauthorized))
+		Expect(resp.Header.Get("WWW-Authenticate")).To(HavePrefix("Bearer"))
+	})
+
+	It("reports the workspace and key", func() {
+		var who map[string]any
+		callJSON(session(stdKey), "service_whoami", nil, &who)
+		Expect(who).To(HaveKeyWithValue("workspace_id", "default"))
+		Expect(who).To(HaveKeyWithValue("api_key_access", "standard"))
+		Expect(who).To(HaveKeyWithValue("read_only", false))
+		text, isErr := call(session(stdKey), "service_whoami", nil)
+		Expect(isErr).To(BeFalse())
+		Expect(text).To(ContainSubstring("standard"))
+	})
+
+	It("creates, lists, gets, pauses and resumes a monitor with redacted config", func() {
+		cs := session(stdKey)
+		text, isErr := call(cs, "service_create_monitor", map[string]any{
+			"name": "MCP shop", "url": target.URL + "/health", "interval_seconds": 60, "tags": []any{"Shop"},
+			"config": map[string]any{"method": "GET", "headers": map[string]any{"Authorization": "Bearer topsecret"}},
+		})
+		Expect(isErr).To(BeFalse(), text)
+		Expect(text).NotTo(ContainSubstring("topsecret"))
+
+		m := monitorNamed(cs, "MCP shop")
+		var got map[string]any
+		callJSON(cs, "service_get_monitor", map[string]any{"monitor_id": m.ID}, &got)
+		raw, _ := json.Marshal(got)
+		Expect(string(raw)).NotTo(ContainSubstring("topsecret"))
+		Expect(got["config"].(map[string]any)["headers"]).To(HaveKeyWithValue("Authorization", mcpserver.Redacted))
+
+		// [REDACTED] sent back keeps the stored value.
+		text, isErr = call(cs, "service_update_monitor", map[string]any{"monitor_id": m.ID,
+			"config": map[string]any{"method": "HEAD", "headers": map[string]any{"Authorization": mcpserver.Redacted}}})
+		Expect(isErr).To(BeFalse(), text)
+		req, _ := http.NewRequest(http.MethodGet, apiURL+"/monitors/"+m.ID, nil)
+		req.Header.Set("Authorization", "Bearer "+stdKey)
+		resp, err := http.DefaultClient.Do(req)
+		Expect(err).NotTo(HaveOccurred())
+		var stored monitorJSON
+		Expect(json.NewDecoder(resp.Body).Decode(&stored)).To(Succeed())
+		resp.Body.Close()
+		Expect(stored.Config).To(HaveKeyWithValue("method", "HEAD"))
+		Expect(stored.Config["headers"]).To(HaveKeyWithValue("Authorization", "Bearer topsecret"))
+
+		text, isErr = call(cs, "service_pause_monitor", map[string]any{"monitor_id": m.ID})
+		Expect(isErr).To(BeFalse(), text)
+		Expect(monitorNamed(cs, "MCP shop").CurrentStatus).To(Equal("paused"))
+		text, isErr = call(cs, "service_run_check", map[string]any{"monitor_id": m.ID})
+		Expect(isErr).To(BeTrue())
+		Expect(text).To(ContainSubstring("paused"))
+		text, isErr = call(cs, "service_resume_monitor", map[string]any{"monitor_id": m.ID})
+		Expect(isErr).To(BeFalse(), text)
+		Expect(monitorNamed(cs, "MCP shop").IsActive).To(BeTrue())
+	})
+
+	It("explains a monitor, and lists candidates when several match", func() {
+		cs := session(stdKey)
+		var res mcpserver.Explained
+		callJSON(cs, "service_explain_incident", map[string]any{"monitor": "MCP shop"}, &res)
+		Expect(res.Outcome).To(BeElementOf(mcpserver.OutcomeNoData, mcpserver.OutcomeHealthy, mcpserver.OutcomeFailingUnconfirmed))
+		Expect(res.IncidentsTotal).To(Equal(0))
+		Expect(res.Monitor).NotTo(BeNil())
+
+		text, isErr := call(cs, "service_create_monitor", map[string]any{"name": "MCP shop two", "url": target.URL + "/two"})
+		Expect(isErr).To(BeFalse(), text)
+		callJSON(cs, "service_explain_incident", map[string]any{"monitor": "mcp sho"}, &res)
+		Expect(res.Outcome).To(Equal(mcpserver.OutcomeAmbiguous))
+		Expect(res.Candidates).To(HaveLen(2))
+
+		m := monitorNamed(cs, "MCP shop two")
+		_, isErr = call(cs, "service_pause_monitor", map[string]any{"monitor_id": m.ID})
+		Expect(isErr).To(BeFalse())
+		callJSON(cs, "service_explain_incident", map[string]any{"monitor_id": m.ID}, &res)
+		Expect(res.Outcome).To(Equal(mcpserver.OutcomePaused))
+	})
+
+	It("lists incidents and builds an uptime report", func() {
+		cs := session(stdKey)
+		var page struct {
+			Items []any `json:"items"`
+			Total int   `json:"total"`
+		}
+		callJSON(cs, "service_list_incidents", map[string]any{"status": "all"}, &page)
+		Expect(page.Items).NotTo(BeNil())
+		text, isErr := call(cs, "service_list_incidents", nil)
+		Expect(isErr).To(BeFalse(), text)
+		text, isErr = call(cs, "service_uptime_report", map[string]any{"days": 7})
+		Expect(isErr).To(BeFalse(), text)
+		Expect(text).To(ContainSubstring("MCP shop"))
+	})
+
+	It("explains, acknowledges and resolves an incident", func() {
+		cs := session(stdKey)
+		m := monitorNamed(cs, "MCP shop")
+		body := strings.NewReader(`{"monitor_id":"` + m.ID + `"}`)
+		req, _ := http.NewRequest(http.MethodPost, apiURL+"/incidents", body)
+		req.Header.Set("Authorization", "Bearer "+stdKey)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		Expect(err).NotTo(HaveOccurred())
+		var created struct {
+			ID string `json:"id"`
+		}
+		Expect(json.NewDecoder(resp.Body).Decode(&created)).To(Succeed())
+		resp.Body.Close()
+		Expect(resp.StatusCode).To(Equal(http.StatusCreated))
+
+		var res mcpserver.Explained
+		callJSON(cs, "service_explain_incident", map[string]any{"incident_id": created.ID}, &res)
+		Expect(res.Outcome).To(Equal(mcpserver.OutcomeOngoing))
+		Expect(res.IncidentsTotal).To(Equal(1))
+		Expect(res.Fault).To(BeElementOf("yours", "external", "checker", "unknown"))
+		Expect(res.AbstainingRegions).NotTo(BeNil())
+
+		var page struct {
+			Items []struct {
+				ID string `json:"id"`
+			} `json:"items"`
+		}
+		callJSON(cs, "service_list_incidents", map[string]any{"status": "ongoing", "monitor_id": m.ID}, &page)
+		Expect(page.Items).To(HaveLen(1))
+		Expect(page.Items[0].ID).To(Equal(created.ID))
+
+		text, isErr := call(cs, "service_acknowledge_incident", map[string]any{"incident_id": created.ID})
+		Expect(isErr).To(BeFalse(), text)
+		text, isErr = call(cs, "service_resolve_incident", map[string]any{"incident_id": created.ID, "note": "fixed by hand"})
+		Expect(isErr).To(BeFalse(), text)
+		callJSON(cs, "service_explain_incident", map[string]any{"incident_id": created.ID}, &res)
+		Expect(res.Outcome).To(Equal(mcpserver.OutcomeResolved))
+
+		// Without an open incident the monitor's state is explained, with its
+		// latest incident.
+		callJSON(cs, "service_explain_incident", map[string]any{"monitor_id": m.ID}, &res)
+		Expect(res.Outcome).To(BeElementOf(mcpserver.OutcomeNoData, mcpserver.OutcomeHealthy, mcpserver.OutcomeFailingUnconfirmed))
+		Expect(res.IncidentsTotal).To(Equal(1))
+		Expect(res.LastIncident).NotTo(BeNil())
+		Expect(res.LastIncident.Incident.ID).To(Equal(created.ID))
+		var noLast mcpserver.Explained
+		callJSON(cs, "service_explain_incident", map[string]any{"monitor_id": m.ID, "include_last_incident": false}, &noLast)
+		Expect(noLast.LastIncident).To(BeNil())
+		Expect(noLast.IncidentsTotal).To(Equal(1))
+	})
+
+	It("passes the API's refusal of a read-only key through", func() {
+		text, isErr := call(session(roKey), "service_create_monitor", map[string]any{"name": "nope", "url": target.URL})
+		Expect(isErr).To(BeTrue())
+		Expect(text).To(ContainSubstring("READ_ONLY_ACCESS"))
+	})
+
+	It("deletes a monitor only in destructive mode", func() {
+		cs := session(stdKey, mcpserver.HeaderAllowDestructive, "true")
+		m := monitorNamed(cs, "MCP shop two")
+		text, isErr := call(cs, "service_delete_monitor", map[string]any{"monitor_id": m.ID})
+		Expect(isErr).To(BeFalse(), text)
+		_, err := session(stdKey).CallTool(ctx, &mcp.CallToolParams{Name: "service_delete_monitor", Arguments: map[string]any{"monitor_id": m.ID}})
+		Expect(err).To(HaveOccurred(), "a hidden tool cannot be called")
+	})
+})
