@@ -42,6 +42,9 @@ const (
 	CodeRateLimited         = "RATE_LIMITED"
 	CodeChannelUnavailable  = "CHANNEL_UNAVAILABLE"
 	CodeInternal            = "INTERNAL_ERROR"
+	// CodeNotImplemented answers an owner's call of an owner-only endpoint
+	// that is not modelled yet (not a code of the specification).
+	CodeNotImplemented = "NOT_IMPLEMENTED"
 )
 
 // plainTooMany is the plain-text 429 body some limits answer with.

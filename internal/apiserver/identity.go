@@ -18,7 +18,7 @@ var Collections = []string{
 // InjectIdentity attaches the caller of the aggregated front door (a
 // Kubernetes user whose access level RBAC decided) to r, so the REST
 // handler serves it without an API key. The owner level acts as Automation
-// here: owner-only endpoints stay dashboard-only (see docs/rest-api.md).
+// for every level check and, in addition, may call the owner-only endpoints.
 func InjectIdentity(r *http.Request, id aggregated.Identity) *http.Request {
 	level := apikeys.ReadOnly
 	switch id.Level {
@@ -27,6 +27,6 @@ func InjectIdentity(r *http.Request, id aggregated.Identity) *http.Request {
 	case "automation", "owner":
 		level = apikeys.Automation
 	}
-	c := &Caller{Namespace: id.Namespace, Level: level, User: id.User}
+	c := &Caller{Namespace: id.Namespace, Level: level, User: id.User, Owner: id.Level == "owner"}
 	return r.WithContext(context.WithValue(r.Context(), callerKey{}, c))
 }

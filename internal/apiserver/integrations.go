@@ -13,7 +13,6 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -250,24 +249,7 @@ func applyConnection(ch *monv1.AlertChannel, b *connectionBody, create bool) (ma
 
 // putSecret creates or updates a Secret owned by ch.
 func (s *Server) putSecret(ctx context.Context, ch *monv1.AlertChannel, name string, data map[string]string) error {
-	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ch.Namespace, Name: name}}
-	err := s.opts.Reader.Get(ctx, client.ObjectKeyFromObject(sec), sec)
-	if apierrors.IsNotFound(err) {
-		sec.OwnerReferences = []metav1.OwnerReference{{APIVersion: monv1.GroupVersion.String(), Kind: "AlertChannel", Name: ch.Name, UID: ch.UID}}
-		sec.Type = corev1.SecretTypeOpaque
-		sec.StringData = data
-		return s.opts.Client.Create(ctx, sec)
-	}
-	if err != nil {
-		return err
-	}
-	if sec.Data == nil {
-		sec.Data = map[string][]byte{}
-	}
-	for k, v := range data {
-		sec.Data[k] = []byte(v)
-	}
-	return s.opts.Client.Update(ctx, sec)
+	return s.putOwnedSecret(ctx, ch, "AlertChannel", name, data)
 }
 
 func newSigningSecret() (string, error) {

@@ -98,7 +98,7 @@ func (s *Server) routes() {
 	s.handle(get, "/incidents/{id}/replay-timeline", s.replayTimeline)
 	s.handle(post, "/incidents/{id}/acknowledge", s.acknowledgeIncident)
 	s.handle(post, "/incidents/{id}/resolve", s.resolveIncident)
-	s.handle(post, "/incidents/{id}/snooze", nil, withAccess(ownerOnly))
+	s.handle(post, "/incidents/{id}/snooze", s.snoozeIncident, withAccess(ownerOnly))
 	s.handle(del, "/incidents/{id}/snooze", s.unsnoozeIncident)
 	s.handle(get, "/incidents/{id}/escalation", s.escalation)
 	s.handle(post, "/incidents/{id}/escalation/acknowledge", s.acknowledgeIncident)
@@ -111,10 +111,11 @@ func (s *Server) routes() {
 
 	// Maintenance windows: readable, changes owner-only.
 	s.handle(get, "/maintenance", s.listMaintenance)
-	s.handle(post, "/maintenance", nil, withAccess(ownerOnly))
-	for _, m := range []string{put, patch, del} {
-		s.handle(m, "/maintenance/{id}", nil, withAccess(ownerOnly))
-	}
+	owner := withAccess(ownerOnly)
+	s.handle(post, "/maintenance", s.createMaintenance, owner)
+	s.handle(put, "/maintenance/{id}", s.updateMaintenance, owner)
+	s.handle(patch, "/maintenance/{id}", s.updateMaintenance, owner)
+	s.handle(del, "/maintenance/{id}", s.deleteMaintenance, owner)
 
 	// Status pages (REST; /status/{slug} is public, above).
 	pages := withFeature(monv1.FeatureStatusPages)
@@ -129,9 +130,9 @@ func (s *Server) routes() {
 	s.handle(post, "/status/pages/{id}/monitors", s.addPageMonitor, pages)
 	s.handle(del, "/status/pages/{id}/monitors/{monitorId}", s.removePageMonitor)
 	s.handle(get, "/status/pages/{id}/access", s.getPageAccess)
-	s.handle(put, "/status/pages/{id}/access", nil, withAccess(ownerOnly))
-	s.handle(post, "/status/pages/{id}/access/revoke-sessions", nil, withAccess(ownerOnly))
-	s.handle(put, "/status/pages/{id}/domain", nil, withAccess(ownerOnly))
+	s.handle(put, "/status/pages/{id}/access", s.putPageAccess, owner)
+	s.handle(post, "/status/pages/{id}/access/revoke-sessions", s.revokePageSessions, owner)
+	s.handle(put, "/status/pages/{id}/domain", s.putPageDomain, owner)
 	s.handle(get, "/status/pages/{id}/subscribers", s.pageSubscribers)
 	s.handle(get, "/status/pages/{id}/languages", s.getPageLanguages)
 	s.handle(put, "/status/pages/{id}/languages", s.putPageLanguages, pages)
@@ -145,12 +146,12 @@ func (s *Server) routes() {
 	s.handle(del, "/integrations/connections/{connectionId}", s.deleteConnection, automation)
 	s.handle(put, "/integrations/connections/{connectionId}/routing", s.putRouting, automation)
 	s.handle(post, "/integrations/connections/{connectionId}/test", s.testConnection, withLimit(l.channelTestWS, l.channelTestIP))
-	s.handle(post, "/integrations/connections/{connectionId}/rotate-secret", nil, withAccess(ownerOnly))
+	s.handle(post, "/integrations/connections/{connectionId}/rotate-secret", s.rotateSigningSecret, owner)
 
 	// Alert recipients and settings (read only for keys).
 	s.handle(get, "/alert-recipients", s.alertContacts)
-	s.handle(post, "/alert-recipients", nil, withAccess(ownerOnly))
-	s.handle(del, "/alert-recipients/{id}", nil, withAccess(ownerOnly))
+	s.handle(post, "/alert-recipients", nil, owner)
+	s.handle(del, "/alert-recipients/{id}", nil, owner)
 	s.handle(get, "/settings/escalation-policies", s.listEscalationPolicies)
 	s.handle(get, "/settings/on-call-schedules", emptyList)
 	s.handle(get, "/settings/suppression-windows", emptyList)
@@ -161,8 +162,8 @@ func (s *Server) routes() {
 	s.handle(get, "/reliability/overview", s.reliabilityOverview)
 	s.handle(get, "/reliability/monitor/{monitorId}", s.reliabilityMonitor)
 	s.handle(get, "/reliability/dependencies", s.listDependencies, deps)
-	s.handle(post, "/reliability/dependencies", nil, withAccess(ownerOnly))
-	s.handle(del, "/reliability/dependencies/{id}", nil, withAccess(ownerOnly))
+	s.handle(post, "/reliability/dependencies", nil, owner)
+	s.handle(del, "/reliability/dependencies/{id}", nil, owner)
 	s.handle(get, "/reliability/slo-targets", s.listSLOs, slo)
 	s.handle(post, "/reliability/slo-targets", s.upsertSLO, slo)
 	s.handle(put, "/reliability/slo-targets/{id}", s.updateSLO, slo)

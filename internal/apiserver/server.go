@@ -106,6 +106,10 @@ type Caller struct {
 	Key *apikeys.Key
 	// User is the Kubernetes user of the aggregated front door.
 	User string
+	// Owner is true for a Kubernetes user whom RBAC grants the owner level
+	// through the aggregated front door. Owners may call the owner-only
+	// endpoints; API keys are never owners.
+	Owner bool
 }
 
 // Name is how the caller is shown in incident timelines.
@@ -142,7 +146,8 @@ const (
 	readOnlyWrite
 	// automationKey: needs an Automation key.
 	automationKey
-	// ownerOnly: needs the owner's dashboard session; every key gets 403.
+	// ownerOnly: needs the workspace owner (an owner-level Kubernetes user
+	// of the aggregated front door); every API key gets 403.
 	ownerOnly
 	// sessionOnly: endpoints of the human account; keys get 403.
 	sessionOnly
@@ -267,8 +272,11 @@ func (s *Server) guard(rt route, h http.HandlerFunc) http.Handler {
 		case rt.access == sessionOnly:
 			writeError(w, http.StatusForbidden, CodeSessionRequired, "this endpoint needs a dashboard session; API keys are not accepted")
 			return
-		case rt.access == ownerOnly:
+		case rt.access == ownerOnly && !c.Owner:
 			writeError(w, http.StatusForbidden, CodeWorkspaceOwner, "only the workspace owner can do this, from a dashboard session")
+			return
+		case h == nil:
+			writeError(w, http.StatusNotImplemented, CodeNotImplemented, "this endpoint is not implemented yet")
 			return
 		case rt.access != readOnlyWrite && isWrite(r.Method) && c.Level == apikeys.ReadOnly:
 			writeError(w, http.StatusForbidden, CodeReadOnly, "this API key is read-only")

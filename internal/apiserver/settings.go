@@ -26,6 +26,45 @@ type maintenanceJSON struct {
 	State        string   `json:"state"`
 	CurrentStart *string  `json:"current_start"`
 	CurrentEnd   *string  `json:"current_end"`
+	Cancelled    bool     `json:"cancelled"`
+}
+
+// maintenanceObject renders a window; references are shown as ids.
+func maintenanceObject(mw *monv1.MaintenanceWindow, monitors, groups *objectUIDs) maintenanceJSON {
+	ids := func(refs []monv1.LocalObjectReference, idx *objectUIDs) []string {
+		out := []string{}
+		for _, ref := range refs {
+			if u := idx.uidOf(ref.Name); u != nil {
+				out = append(out, *u)
+			}
+		}
+		return out
+	}
+	sp := mw.Spec
+	state := string(mw.Status.State)
+	if state == "" {
+		state = string(monv1.MaintenanceScheduled)
+	}
+	if sp.Cancelled {
+		state = string(monv1.MaintenanceCancelled)
+	}
+	var rec *string
+	if sp.Recurrence != nil {
+		rec = strPtr(string(sp.Recurrence.Frequency))
+	}
+	tz := sp.TimeZone
+	if tz == "" {
+		tz = "UTC"
+	}
+	impact := sp.Impact
+	if impact == "" {
+		impact = "medium"
+	}
+	return maintenanceJSON{ID: string(mw.UID), Title: sp.Title, Description: strPtr(sp.Description),
+		StartsAt: isoTime(sp.StartsAt.Time), EndsAt: isoTime(sp.EndsAt.Time), TimeZone: tz, Recurrence: rec,
+		Scope: string(sp.Scope), MonitorIDs: ids(sp.Monitors, monitors), GroupIDs: ids(sp.Groups, groups), Impact: impact,
+		State: state, CurrentStart: metaTimePtr(mw.Status.CurrentStart), CurrentEnd: metaTimePtr(mw.Status.CurrentEnd),
+		Cancelled: sp.Cancelled}
 }
 
 func (s *Server) listMaintenance(w http.ResponseWriter, r *http.Request) {
@@ -45,41 +84,11 @@ func (s *Server) listMaintenance(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	ids := func(refs []monv1.LocalObjectReference, idx *objectUIDs) []string {
-		out := []string{}
-		for _, ref := range refs {
-			if u := idx.uidOf(ref.Name); u != nil {
-				out = append(out, *u)
-			}
-		}
-		return out
-	}
 	out := []maintenanceJSON{}
-	for _, mw := range list.Items {
-		sp := mw.Spec
-		state := string(mw.Status.State)
-		if state == "" {
-			state = string(monv1.MaintenanceScheduled)
+	for i := range list.Items {
+		if list.Items[i].DeletionTimestamp == nil {
+			out = append(out, maintenanceObject(&list.Items[i], monitors, groups))
 		}
-		if sp.Cancelled {
-			state = string(monv1.MaintenanceCancelled)
-		}
-		var rec *string
-		if sp.Recurrence != nil {
-			rec = strPtr(string(sp.Recurrence.Frequency))
-		}
-		tz := sp.TimeZone
-		if tz == "" {
-			tz = "UTC"
-		}
-		impact := sp.Impact
-		if impact == "" {
-			impact = "medium"
-		}
-		out = append(out, maintenanceJSON{ID: string(mw.UID), Title: sp.Title, Description: strPtr(sp.Description),
-			StartsAt: isoTime(sp.StartsAt.Time), EndsAt: isoTime(sp.EndsAt.Time), TimeZone: tz, Recurrence: rec,
-			Scope: string(sp.Scope), MonitorIDs: ids(sp.Monitors, monitors), GroupIDs: ids(sp.Groups, groups), Impact: impact,
-			State: state, CurrentStart: metaTimePtr(mw.Status.CurrentStart), CurrentEnd: metaTimePtr(mw.Status.CurrentEnd)})
 	}
 	slices.SortFunc(out, func(a, b maintenanceJSON) int { return strings.Compare(b.StartsAt, a.StartsAt) })
 	writeJSON(w, http.StatusOK, out)

@@ -477,12 +477,7 @@ func (s *Server) getPageAccess(w http.ResponseWriter, r *http.Request) {
 	if p == nil {
 		return
 	}
-	mode, hasPassword := monv1.AccessPublic, false
-	var revoked *string
-	if a := p.Spec.Access; a != nil {
-		mode, hasPassword, revoked = a.Mode, a.PasswordSecretRef != nil, metaTimePtr(a.SessionsRevokedAt)
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"mode": mode, "is_public": p.Spec.IsPublic, "has_password": hasPassword, "sessions_revoked_at": revoked})
+	writeJSON(w, http.StatusOK, pageAccessObject(p))
 }
 
 func (s *Server) pageSubscribers(w http.ResponseWriter, r *http.Request) {

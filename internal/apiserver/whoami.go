@@ -43,6 +43,10 @@ func (s *Server) whoami(w http.ResponseWriter, r *http.Request) {
 		}
 		return &v
 	}
+	role := "member"
+	if c.Owner {
+		role = "owner"
+	}
 	authType := "api_key"
 	if c.Key == nil {
 		authType = "kubernetes"
@@ -51,7 +55,7 @@ func (s *Server) whoami(w http.ResponseWriter, r *http.Request) {
 		WorkspaceID:            c.Namespace,
 		AuthType:               authType,
 		APIKeyAccess:           strings.ReplaceAll(string(c.Level), "-", "_"),
-		WorkspaceRole:          "member",
+		WorkspaceRole:          role,
 		ReadOnly:               c.Level == apikeys.ReadOnly,
 		CanManageAlertChannels: c.Level == apikeys.Automation,
 		Plan:                   plan.Name,

@@ -62,4 +62,3 @@ func envOr(name, def string) string {
 	}
 	return def
 }
-
