@@ -15,6 +15,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -400,7 +401,8 @@ func (r *MonitorReconciler) SetupWithManager(mgr ctrl.Manager) error {
 			predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{},
 			predicate.AnnotationChangedPredicate{}))).
 		Watches(&monv1.MaintenanceWindow{}, handler.EnqueueRequestsFromMapFunc(r.monitorsInNamespace)).
-		Named("monitor")
+		Named("monitor").
+		WithOptions(controller.Options{MaxConcurrentReconciles: 8})
 	if r.Updates != nil {
 		b = b.WatchesRawSource(source.Channel(r.Updates, &handler.TypedEnqueueRequestForObject[*monv1.Monitor]{}))
 	}

@@ -26,6 +26,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -91,6 +92,9 @@ type Options struct {
 	ProbeImage string
 	// ProbeServerURL is the probe API URL as probe pods reach it.
 	ProbeServerURL string
+	// SkipNameValidation allows a second manager in one process (tests that
+	// restart the manager).
+	SkipNameValidation bool
 	// PublicURL is the external base URL of the direct listener (links in
 	// alerts, heartbeat URLs, status pages).
 	PublicURL string
@@ -168,6 +172,7 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 		Scheme:                  Scheme(),
 		Metrics:                 metricsserver.Options{BindAddress: orZero(opts.MetricsAddr)},
 		HealthProbeBindAddress:  orZero(opts.HealthAddr),
+		Controller:              ctrlconfig.Controller{SkipNameValidation: &opts.SkipNameValidation},
 		LeaderElection:          opts.LeaderElection,
 		LeaderElectionID:        "uptime-operator.monitoring.uptime-operator.io",
 		LeaderElectionNamespace: opts.LeaderElectionNamespace,

@@ -94,6 +94,40 @@ func (e *Env) waitForWebhooks(ctx context.Context) error {
 	return client.IgnoreNotFound(e.Client.Delete(ctx, probe))
 }
 
+// StopManager stops the manager, leaving the control plane running.
+func (e *Env) StopManager() {
+	if e.cancel != nil {
+		e.cancel()
+		select {
+		case <-e.done:
+		case <-time.After(30 * time.Second):
+		}
+		e.cancel = nil
+	}
+}
+
+// StartManager starts a new manager against the running control plane, as a
+// restarted or newly elected replica would (webhook settings are reused).
+func (e *Env) StartManager(opts manager.Options) error {
+	wo := e.env.WebhookInstallOptions
+	opts.WebhookHost, opts.WebhookPort, opts.WebhookCertDir = wo.LocalServingHost, wo.LocalServingPort, wo.LocalServingCertDir
+	if opts.MetricsAddr == "" {
+		opts.MetricsAddr = "0"
+	}
+	if opts.HealthAddr == "" {
+		opts.HealthAddr = "0"
+	}
+	m, err := manager.New(e.Config, opts)
+	if err != nil {
+		return err
+	}
+	e.Manager, e.done = m, make(chan error, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	e.cancel = cancel
+	go func() { e.done <- m.Start(ctx) }()
+	return nil
+}
+
 // Stop stops the manager and the control plane.
 func (e *Env) Stop() {
 	if e.cancel != nil {
