@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -10,18 +9,15 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
@@ -159,45 +155,14 @@ func writeKubeconfig(env *envtest.Environment, path string) error {
 	return os.WriteFile(path, raw, 0o600)
 }
 
-// registerAPIService points the APIService v1.api.uptime-operator.io at the
-// manager's aggregated listener through an ExternalName Service for
-// localhost (the aggregator accepts ExternalName when it is not told to route
-// to endpoints), with the self-signed CA as caBundle.
+// registerAPIService points the APIService at the manager's aggregated
+// listener.
 func registerAPIService(ctx context.Context, c client.Client, m *manager.Manager) error {
 	addr, err := m.AggregatedAddr(ctx)
 	if err != nil {
 		return err
 	}
-	_, portStr, err := net.SplitHostPort(addr)
-	if err != nil {
-		return err
-	}
-	port, _ := strconv.Atoi(portStr)
-	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "uptime-operator-aggregated", Namespace: devNamespace}}
-	if _, err := controllerutil.CreateOrUpdate(ctx, c, svc, func() error {
-		svc.Spec.Type = corev1.ServiceTypeExternalName
-		svc.Spec.ExternalName = "localhost"
-		svc.Spec.Ports = []corev1.ServicePort{{Name: "https", Port: int32(port), Protocol: corev1.ProtocolTCP}}
-		return nil
-	}); err != nil {
-		return fmt.Errorf("apply aggregated service: %w", err)
-	}
-	apisvc := &unstructured.Unstructured{}
-	apisvc.SetAPIVersion("apiregistration.k8s.io/v1")
-	apisvc.SetKind("APIService")
-	apisvc.SetName("v1.api.uptime-operator.io")
-	if _, err := controllerutil.CreateOrUpdate(ctx, c, apisvc, func() error {
-		apisvc.Object["spec"] = map[string]any{
-			"group": "api.uptime-operator.io", "version": "v1",
-			"groupPriorityMinimum": int64(1000), "versionPriority": int64(15),
-			"caBundle": base64.StdEncoding.EncodeToString(m.AggregatedCA()),
-			"service":  map[string]any{"name": svc.Name, "namespace": devNamespace, "port": int64(port)},
-		}
-		return nil
-	}); err != nil {
-		return fmt.Errorf("apply apiservice: %w", err)
-	}
-	return nil
+	return localcp.RegisterAPIService(ctx, c, devNamespace, addr, m.AggregatedCA())
 }
 
 // devNamespace is the manager's namespace in dev mode.

@@ -7,17 +7,26 @@ package localcp
 
 import (
 	"bytes"
+	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/uptime-operator/uptime-operator/config"
@@ -276,3 +285,48 @@ func decodeAll(raw []byte, each func(*utilyaml.YAMLOrJSONDecoder) error) error {
 		}
 	}
 }
+
+// RegisterAPIService points the APIService v1.api.uptime-operator.io at an
+// aggregated API listening on addr (host:port on this machine) through an
+// ExternalName Service for localhost in namespace ns, with caPEM as the
+// caBundle. The aggregator accepts ExternalName Services when it is not told
+// to route to endpoints, and verifies the serving certificate against the
+// name <service>.<ns>.svc.
+func RegisterAPIService(ctx context.Context, c client.Client, ns, addr string, caPEM []byte) error {
+	_, portStr, err := net.SplitHostPort(addr)
+	if err != nil {
+		return err
+	}
+	port, err := strconv.Atoi(portStr)
+	if err != nil {
+		return err
+	}
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: AggregatedServiceName, Namespace: ns}}
+	if _, err := controllerutil.CreateOrUpdate(ctx, c, svc, func() error {
+		svc.Spec.Type = corev1.ServiceTypeExternalName
+		svc.Spec.ExternalName = "localhost"
+		svc.Spec.Ports = []corev1.ServicePort{{Name: "https", Port: int32(port), Protocol: corev1.ProtocolTCP}}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("apply aggregated service: %w", err)
+	}
+	apisvc := &unstructured.Unstructured{}
+	apisvc.SetAPIVersion("apiregistration.k8s.io/v1")
+	apisvc.SetKind("APIService")
+	apisvc.SetName("v1.api.uptime-operator.io")
+	if _, err := controllerutil.CreateOrUpdate(ctx, c, apisvc, func() error {
+		apisvc.Object["spec"] = map[string]any{
+			"group": "api.uptime-operator.io", "version": "v1",
+			"groupPriorityMinimum": int64(1000), "versionPriority": int64(15),
+			"caBundle": base64.StdEncoding.EncodeToString(caPEM),
+			"service":  map[string]any{"name": svc.Name, "namespace": ns, "port": int64(port)},
+		}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("apply apiservice: %w", err)
+	}
+	return nil
+}
+
+// AggregatedServiceName is the Service of the aggregated API.
+const AggregatedServiceName = "uptime-operator-aggregated"
