@@ -52,6 +52,7 @@ verify: ## Fail when generated code is stale, code is unformatted or vet complai
 		echo "generated files are stale; run 'make generate manifests' and commit:"; \
 		git status --porcelain -- api config charts/uptime-operator/crds docs/crd-reference.md; git --no-pager diff --stat -- api config charts docs; exit 1; fi
 	@hack/verify-kustomize.sh
+	@hack/verify-chart.sh
 	@$(MAKE) --no-print-directory lint
 	@echo "verify: ok"
 
