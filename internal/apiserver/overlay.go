@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"strconv"
 	"sync"
 	"time"
 
@@ -85,8 +86,10 @@ func (o *writeOverlay) apply(list client.ObjectList, ns string, now time.Time) e
 		switch {
 		case e.deleted:
 			changed = true
-		case e.rv == obj.GetResourceVersion():
-			delete(o.entries, obj.GetUID()) // the cache caught up
+		case e.rv == obj.GetResourceVersion() || newerRV(obj.GetResourceVersion(), e.rv):
+			// The cache caught up with the write, or holds a later version
+			// written by someone else (kubectl apply): the cache wins.
+			delete(o.entries, obj.GetUID())
 			out = append(out, it)
 		default:
 			changed = true
@@ -104,6 +107,16 @@ func (o *writeOverlay) apply(list client.ObjectList, ns string, now time.Time) e
 		return nil
 	}
 	return meta.SetList(list, out)
+}
+
+// newerRV reports whether resourceVersion a is known to be later than b.
+// Resource versions are opaque; the API server (etcd) issues them as
+// increasing integers, and anything else is treated as not newer, so the
+// overlay then keeps its write until the TTL.
+func newerRV(a, b string) bool {
+	x, err1 := strconv.ParseUint(a, 10, 64)
+	y, err2 := strconv.ParseUint(b, 10, 64)
+	return err1 == nil && err2 == nil && x > y
 }
 
 // list lists objects of ns from the cache with this replica's recent writes

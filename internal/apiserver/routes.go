@@ -39,6 +39,16 @@ func (s *Server) routes() {
 
 	s.handle(get, "/automation/whoami", s.whoami)
 
+	// Monitoring as code (keys may contain "/": the key is the rest of the path).
+	keyed := withLimit(l.keyedWrite)
+	codeBody := withMaxBody(maxCodeBody)
+	s.handle(post, "/automation/monitors/plan", s.planMonitors, withAccess(readOnlyWrite), withLimit(l.plan), codeBody)
+	s.handle(post, "/automation/monitors/apply", s.applyMonitors, withLimit(l.apply), codeBody)
+	s.handle(put, "/automation/monitors/by-id/{id}/key", s.putMonitorKey, keyed)
+	s.handle(get, "/automation/monitors/*", s.getKeyedMonitor)
+	s.handle(put, "/automation/monitors/*", s.putKeyedMonitor, keyed)
+	s.handle(del, "/automation/monitors/*", s.deleteKeyedMonitor, keyed)
+
 	// Monitors.
 	s.handle(get, "/monitors", s.listMonitors)
 	s.handle(get, "/monitors/summary", s.monitorsSummary)
@@ -57,6 +67,7 @@ func (s *Server) routes() {
 	s.handle(get, "/monitors/{id}/regions", s.getRegions)
 	s.handle(put, "/monitors/{id}/regions", s.putRegions, monitorWrite)
 	s.handle(get, "/monitors/{id}/explanation", s.monitorExplanation)
+	s.handle(get, "/monitors/{id}/flakiness", s.monitorFlakiness)
 	s.handle(post, "/monitors/{id}/heartbeat/rotate", s.rotateHeartbeat, monitorWrite)
 	s.handle(post, "/monitors/{id}/cron-heartbeat", s.cronHeartbeat)
 	s.handle(get, "/monitors/{id}/dns-records", s.dnsRecords)

@@ -1,0 +1,176 @@
+package apiserver_test
+
+import (
+	"net/http"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+)
+
+var _ = Describe("Owner-only endpoints", Ordered, func() {
+	const ns = "owner-ws"
+	owner := asUser(ns, "owner")
+	BeforeAll(func() { newWorkspace(ns, "pro") })
+
+	DescribeTable("refuse every API key and non-owner users with 403 WORKSPACE_OWNER_REQUIRED",
+		func(method, path string) {
+			for _, level := range []string{"standard", "automation"} {
+				rec := do(method, path, key(ns, level), map[string]any{})
+				Expect(rec.Code).To(Equal(http.StatusForbidden), rec.Body.String())
+				Expect(obj(rec)["code"]).To(Equal("WORKSPACE_OWNER_REQUIRED"))
+			}
+			rec := do(method, path, "", map[string]any{}, asUser(ns, "automation"))
+			Expect(rec.Code).To(Equal(http.StatusForbidden))
+			Expect(obj(rec)["code"]).To(Equal("WORKSPACE_OWNER_REQUIRED"))
+		},
+		Entry("snooze", "POST", "/incidents/x/snooze"),
+		Entry("maintenance create", "POST", "/maintenance"),
+		Entry("maintenance update", "PATCH", "/maintenance/x"),
+		Entry("maintenance delete", "DELETE", "/maintenance/x"),
+		Entry("page access", "PUT", "/status/pages/x/access"),
+		Entry("revoke sessions", "POST", "/status/pages/x/access/revoke-sessions"),
+		Entry("rotate signing secret", "POST", "/integrations/connections/x/rotate-secret"),
+	)
+
+	It("reports the owner role in whoami and answers unmodelled owner endpoints with 501", func() {
+		Expect(obj(do("GET", "/automation/whoami", "", nil, owner))["workspace_role"]).To(Equal("owner"))
+		Expect(do("POST", "/reliability/dependencies", "", map[string]any{}, owner).Code).To(Equal(http.StatusNotImplemented))
+		Expect(do("GET", "/account/profile", "", nil, owner).Code).To(Equal(http.StatusForbidden))
+	})
+
+	It("snoozes an incident until a time or for minutes", func() {
+		_, inc := openIncident(ns, "snoozed")
+		id := inc["id"].(string)
+		rec := do("POST", "/incidents/"+id+"/snooze", "", map[string]any{"minutes": 30}, owner)
+		Expect(rec.Code).To(Equal(http.StatusOK), rec.Body.String())
+		Expect(obj(rec)["snoozed_until"]).NotTo(BeNil())
+		until := clk.Now().Add(2 * time.Hour).UTC().Format(time.RFC3339)
+		rec = do("POST", "/incidents/"+id+"/snooze", "", map[string]any{"until": until}, owner)
+		Expect(rec.Code).To(Equal(http.StatusOK), rec.Body.String())
+		Expect(obj(rec)["snoozed_until"]).To(HavePrefix(until[:19]))
+
+		rec = do("POST", "/incidents/"+id+"/snooze", "", map[string]any{}, owner)
+		Expect(validationFields(obj(rec))).To(ConsistOf("until"))
+		rec = do("POST", "/incidents/"+id+"/snooze", "", map[string]any{"minutes": 0}, owner)
+		Expect(validationFields(obj(rec))).To(ConsistOf("minutes"))
+		rec = do("POST", "/incidents/"+id+"/snooze", "", map[string]any{"until": "2001-01-01T00:00:00Z"}, owner)
+		Expect(validationFields(obj(rec))).To(ConsistOf("until"))
+		// Unsnoozing is allowed to keys.
+		Expect(do("DELETE", "/incidents/"+id+"/snooze", key(ns, "standard"), nil).Code).To(Equal(http.StatusOK))
+		Expect(do("POST", "/incidents/"+id+"/resolve", key(ns, "standard"), nil).Code).To(Equal(http.StatusOK))
+		rec = do("POST", "/incidents/"+id+"/snooze", "", map[string]any{"minutes": 5}, owner)
+		Expect(rec.Code).To(Equal(http.StatusConflict))
+		Expect(obj(rec)["code"]).To(Equal("INCIDENT_RESOLVED"))
+	})
+
+	It("creates, updates and deletes maintenance windows as MaintenanceWindow CRs", func() {
+		mid := createMonitor(ns, map[string]any{"name": "maint-target", "url": "https://example.com"})["id"].(string)
+		start := clk.Now().Add(time.Hour).UTC().Truncate(time.Second)
+		rec := do("POST", "/maintenance", "", map[string]any{"title": "DB upgrade", "description": "minor version",
+			"starts_at": start.Format(time.RFC3339), "ends_at": start.Add(time.Hour).Format(time.RFC3339),
+			"time_zone": "Europe/Berlin", "recurrence": "weekly", "monitor_ids": []string{mid}, "impact": "high"}, owner)
+		Expect(rec.Code).To(Equal(http.StatusCreated), rec.Body.String())
+		mw := obj(rec)
+		Expect(mw["scope"]).To(Equal("monitors"))
+		Expect(mw["monitor_ids"]).To(Equal([]any{mid}))
+		Expect(mw["recurrence"]).To(Equal("weekly"))
+		id := mw["id"].(string)
+
+		var list monv1.MaintenanceWindowList
+		Expect(k8s.List(ctx, &list, client.InNamespace(ns))).To(Succeed())
+		Expect(list.Items).To(HaveLen(1))
+		cr := list.Items[0]
+		Expect(string(cr.UID)).To(Equal(id))
+		Expect(cr.Spec.Monitors).To(HaveLen(1))
+		Expect(cr.Spec.TimeZone).To(Equal("Europe/Berlin"))
+		Expect(cr.Spec.StartsAt.Time.Equal(start)).To(BeTrue())
+
+		rec = do("POST", "/maintenance", "", map[string]any{"title": "", "starts_at": "soon", "ends_at": start.Format(time.RFC3339),
+			"scope": "monitors", "monitor_ids": []string{"nope"}, "time_zone": "Mars/Olympus"}, owner)
+		Expect(rec.Code).To(Equal(http.StatusBadRequest))
+		Expect(validationFields(obj(rec))).To(ContainElements("title", "starts_at", "monitor_ids[0]", "time_zone"))
+
+		rec = do("PATCH", "/maintenance/"+id, "", map[string]any{"scope": "all", "cancelled": true}, owner)
+		Expect(rec.Code).To(Equal(http.StatusOK), rec.Body.String())
+		Expect(obj(rec)["state"]).To(Equal("cancelled"))
+		Expect(obj(rec)["title"]).To(Equal("DB upgrade"))
+		rec = do("PUT", "/maintenance/"+id, "", map[string]any{"ends_at": start.Add(-time.Hour).Format(time.RFC3339)}, owner)
+		Expect(validationFields(obj(rec))).To(ConsistOf("ends_at"))
+
+		Eventually(func() []any { return arr(do("GET", "/maintenance", key(ns, "read-only"), nil)) }).Should(HaveLen(1))
+		Expect(do("DELETE", "/maintenance/"+id, "", nil, owner).Code).To(Equal(http.StatusNoContent))
+		Expect(do("DELETE", "/maintenance/"+id, "", nil, owner).Code).To(Equal(http.StatusNotFound))
+	})
+
+	It("sets status page access with a password Secret and revokes sessions", func() {
+		rec := do("POST", "/status/pages", key(ns, "standard"), map[string]any{"title": "Owner page"})
+		Expect(rec.Code).To(Equal(http.StatusCreated), rec.Body.String())
+		id := obj(rec)["id"].(string)
+		path := "/status/pages/" + id + "/access"
+
+		rec = do("PUT", path, "", map[string]any{"mode": "password"}, owner)
+		Expect(validationFields(obj(rec))).To(ConsistOf("password"))
+		rec = do("PUT", path, "", map[string]any{"mode": "password", "password": "correct horse"}, owner)
+		Expect(rec.Code).To(Equal(http.StatusOK), rec.Body.String())
+		Expect(obj(rec)).To(HaveKeyWithValue("has_password", true))
+		Expect(obj(rec)["sessions_revoked_at"]).NotTo(BeNil())
+
+		var pages monv1.StatusPageList
+		Expect(k8s.List(ctx, &pages, client.InNamespace(ns))).To(Succeed())
+		var page monv1.StatusPage
+		for _, p := range pages.Items {
+			if string(p.UID) == id {
+				page = p
+			}
+		}
+		Expect(page.Spec.Access.Mode).To(Equal(monv1.AccessPassword))
+		var sec corev1.Secret
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: page.Spec.Access.PasswordSecretRef.Name}, &sec)).To(Succeed())
+		Expect(string(sec.Data["password"])).To(Equal("correct horse"))
+
+		clk.SetTime(clk.Now().Add(time.Minute))
+		rec = do("POST", path+"/revoke-sessions", "", nil, owner)
+		Expect(rec.Code).To(Equal(http.StatusOK), rec.Body.String())
+		Expect(obj(do("GET", path, key(ns, "read-only"), nil))["sessions_revoked_at"]).To(Equal(obj(rec)["sessions_revoked_at"]))
+
+		rec = do("PUT", path, "", map[string]any{"mode": "public"}, owner)
+		Expect(rec.Code).To(Equal(http.StatusOK), rec.Body.String())
+		Expect(obj(rec)).To(HaveKeyWithValue("has_password", false))
+		Expect(do("PUT", path, "", map[string]any{"mode": "public", "extra": 1}, owner).Code).To(Equal(http.StatusBadRequest))
+	})
+
+	It("rotates a webhook's signing secret: the new one is returned once and replaces the old", func() {
+		rec := do("POST", "/integrations/webhook/connections", key(ns, "automation"), map[string]any{"webhook_url": "https://93.184.216.34/hook"})
+		Expect(rec.Code).To(Equal(http.StatusCreated), rec.Body.String())
+		old := obj(rec)["signing_secret"].(string)
+		id := obj(rec)["connection_id"].(string)
+
+		rec = do("POST", "/integrations/connections/"+id+"/rotate-secret", "", nil, owner)
+		Expect(rec.Code).To(Equal(http.StatusOK), rec.Body.String())
+		fresh := obj(rec)["signing_secret"].(string)
+		Expect(fresh).To(HavePrefix("whsec_"))
+		Expect(fresh).NotTo(Equal(old))
+
+		var chans monv1.AlertChannelList
+		Expect(k8s.List(ctx, &chans, client.InNamespace(ns))).To(Succeed())
+		var name string
+		for _, ch := range chans.Items {
+			if string(ch.UID) == id {
+				name = ch.Name
+			}
+		}
+		var sec corev1.Secret
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name + "-signing"}, &sec)).To(Succeed())
+		Expect(string(sec.Data["secret"])).To(Equal(fresh))
+
+		rec = do("POST", "/integrations/pagerduty/connections", key(ns, "automation"), map[string]any{"integration_key": "pd"})
+		Expect(rec.Code).To(Equal(http.StatusCreated), rec.Body.String())
+		Expect(do("POST", "/integrations/connections/"+obj(rec)["connection_id"].(string)+"/rotate-secret", "", nil, owner).Code).
+			To(Equal(http.StatusBadRequest))
+	})
+})
