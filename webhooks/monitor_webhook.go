@@ -176,6 +176,19 @@ func (w MonitorWebhook) validateMonitorRefs(ctx context.Context, old, m *monv1.M
 			errs = append(errs, field.NotFound(spec.Child("escalationPolicyRef", "name"), ref.Name))
 		}
 	}
+	if len(m.Spec.DependsOn) > 0 && !plans.HasFeature(plan, monv1.FeatureDependencies) {
+		errs = append(errs, featureError(spec.Child("dependsOn"), plan, monv1.FeatureDependencies))
+	}
+	for i, ref := range m.Spec.DependsOn {
+		p := spec.Child("dependsOn").Index(i).Child("name")
+		if ref.Name == m.Name {
+			errs = append(errs, field.Invalid(p, ref.Name, "a monitor cannot depend on itself"))
+			continue
+		}
+		if err := w.mustExist(ctx, m.Namespace, ref.Name, &monv1.Monitor{}); err != nil {
+			errs = append(errs, field.NotFound(p, ref.Name))
+		}
+	}
 	regionErrs, err := w.validateRegions(ctx, m.Spec.Regions, plan, spec.Child("regions"))
 	if err != nil {
 		return nil, err

@@ -103,6 +103,15 @@ type MonitorSpec struct {
 	// +listType=set
 	NotificationEmails []string `json:"notificationEmails,omitempty"`
 
+	// dependsOn names parent Monitors of the same namespace (up to 20). While a
+	// parent has an open incident, incidents of this monitor are recorded with
+	// their alerts suppressed (suppression mode suppress_child_if_parent_down).
+	// Needs a plan with dependencies.
+	// +optional
+	// +kubebuilder:validation:MaxItems=20
+	// +listType=atomic
+	DependsOn []LocalObjectReference `json:"dependsOn,omitempty"`
+
 	// confirmation tunes when region failures open an incident.
 	// +optional
 	Confirmation *ConfirmationSpec `json:"confirmation,omitempty"`

@@ -882,6 +882,11 @@ func (in *MonitorSpec) DeepCopyInto(out *MonitorSpec) {
 		*out = make([]string, len(*in))
 		copy(*out, *in)
 	}
+	if in.DependsOn != nil {
+		in, out := &in.DependsOn, &out.DependsOn
+		*out = make([]LocalObjectReference, len(*in))
+		copy(*out, *in)
+	}
 	if in.Confirmation != nil {
 		in, out := &in.Confirmation, &out.Confirmation
 		*out = new(ConfirmationSpec)

@@ -37,10 +37,35 @@ var _ = Describe("Owner-only endpoints", Ordered, func() {
 		Entry("rotate signing secret", "POST", "/integrations/connections/x/rotate-secret"),
 	)
 
-	It("reports the owner role in whoami and answers unmodelled owner endpoints with 501", func() {
+	It("reports the owner role in whoami", func() {
 		Expect(obj(do("GET", "/automation/whoami", "", nil, owner))["workspace_role"]).To(Equal("owner"))
-		Expect(do("POST", "/reliability/dependencies", "", map[string]any{}, owner).Code).To(Equal(http.StatusNotImplemented))
 		Expect(do("GET", "/account/profile", "", nil, owner).Code).To(Equal(http.StatusForbidden))
+	})
+
+	It("manages monitor dependencies as the child's spec.dependsOn", func() {
+		parent := createMonitor(ns, map[string]any{"name": "dep-parent", "url": "https://example.com/db"})["id"].(string)
+		child := createMonitor(ns, map[string]any{"name": "dep-child", "url": "https://example.com/app"})["id"].(string)
+		rec := do("POST", "/reliability/dependencies", "", map[string]any{"parent_monitor_id": parent, "child_monitor_id": child,
+			"suppression_mode": "suppress_child_if_parent_down"}, owner)
+		Expect(rec.Code).To(Equal(http.StatusCreated), rec.Body.String())
+		id := obj(rec)["id"].(string)
+		Eventually(func() string {
+			var list monv1.MonitorList
+			_ = k8s.List(ctx, &list, client.InNamespace(ns))
+			for _, m := range list.Items {
+				if string(m.UID) == child && len(m.Spec.DependsOn) == 1 {
+					return m.Spec.DependsOn[0].Name
+				}
+			}
+			return ""
+		}).ShouldNot(BeEmpty())
+		Eventually(func() string { return do("GET", "/reliability/dependencies", key(ns, "standard"), nil).Body.String() }).Should(ContainSubstring(id))
+		rec = do("POST", "/reliability/dependencies", "", map[string]any{"parent_monitor_id": parent, "child_monitor_id": parent}, owner)
+		Expect(validationFields(obj(rec))).To(ConsistOf("child_monitor_id"))
+		Expect(do("POST", "/reliability/dependencies", key(ns, "automation"), map[string]any{"parent_monitor_id": parent, "child_monitor_id": child}).Code).
+			To(Equal(http.StatusForbidden))
+		Expect(do("DELETE", "/reliability/dependencies/"+id, "", nil, owner).Code).To(Equal(http.StatusNoContent))
+		Eventually(func() int { return do("DELETE", "/reliability/dependencies/"+id, "", nil, owner).Code }).Should(Equal(http.StatusNotFound))
 	})
 
 	It("snoozes an incident until a time or for minutes", func() {

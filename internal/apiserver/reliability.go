@@ -1,12 +1,14 @@
 package apiserver
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"slices"
 	"strings"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/google/uuid"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -243,8 +245,161 @@ func (s *Server) deleteSLO(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// listDependencies answers the dependency list. Monitor dependencies are not
-// modelled yet: the list is empty and changing it is owner-only anyway.
-func (s *Server) listDependencies(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, []any{})
+// Dependency is one parent → child edge of the reliability API. It is
+// stored as the child Monitor's spec.dependsOn entry; its id is derived from
+// the two monitor ids, so it is stable without a store of its own.
+type Dependency struct {
+	ID              string `json:"id"`
+	ParentMonitorID string `json:"parent_monitor_id"`
+	ChildMonitorID  string `json:"child_monitor_id"`
+	SuppressionMode string `json:"suppression_mode"`
+	ParentName      string `json:"parent_monitor_name"`
+	ChildName       string `json:"child_monitor_name"`
+}
+
+const suppressChildIfParentDown = "suppress_child_if_parent_down"
+
+func dependencyID(child, parent string) string {
+	return uuid.NewSHA1(uuid.NameSpaceOID, []byte(child+"/"+parent)).String()
+}
+
+// dependencies lists every edge of the caller's workspace.
+func (s *Server) dependencies(ctx context.Context, ns string) ([]Dependency, error) {
+	var list monv1.MonitorList
+	if err := s.opts.Client.List(ctx, &list, client.InNamespace(ns)); err != nil {
+		return nil, err
+	}
+	byName := map[string]*monv1.Monitor{}
+	for i := range list.Items {
+		byName[list.Items[i].Name] = &list.Items[i]
+	}
+	out := []Dependency{}
+	for i := range list.Items {
+		child := &list.Items[i]
+		for _, ref := range child.Spec.DependsOn {
+			parent, ok := byName[ref.Name]
+			if !ok {
+				continue
+			}
+			out = append(out, Dependency{
+				ID: dependencyID(string(child.UID), string(parent.UID)), ParentMonitorID: string(parent.UID),
+				ChildMonitorID: string(child.UID), SuppressionMode: suppressChildIfParentDown,
+				ParentName: parent.Spec.Name, ChildName: child.Spec.Name,
+			})
+		}
+	}
+	return out, nil
+}
+
+// listDependencies answers GET /reliability/dependencies.
+func (s *Server) listDependencies(w http.ResponseWriter, r *http.Request) {
+	deps, err := s.dependencies(r.Context(), CallerFrom(r.Context()).Namespace)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, deps)
+}
+
+// createDependency answers POST /reliability/dependencies (owner only): the
+// child monitor gains the parent in spec.dependsOn.
+func (s *Server) createDependency(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		ParentMonitorID string  `json:"parent_monitor_id"`
+		ChildMonitorID  string  `json:"child_monitor_id"`
+		SuppressionMode *string `json:"suppression_mode"`
+	}
+	if err := decodeJSON(r, &body, true); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	var errs []FieldError
+	if body.ParentMonitorID == "" {
+		errs = append(errs, FieldError{Field: "parent_monitor_id", Message: "is required"})
+	}
+	if body.ChildMonitorID == "" {
+		errs = append(errs, FieldError{Field: "child_monitor_id", Message: "is required"})
+	}
+	if body.ParentMonitorID != "" && body.ParentMonitorID == body.ChildMonitorID {
+		errs = append(errs, FieldError{Field: "child_monitor_id", Message: "a monitor cannot depend on itself"})
+	}
+	if body.SuppressionMode != nil && *body.SuppressionMode != suppressChildIfParentDown {
+		errs = append(errs, FieldError{Field: "suppression_mode", Message: "must be " + suppressChildIfParentDown})
+	}
+	if len(errs) > 0 {
+		writeValidation(w, errs...)
+		return
+	}
+	ctx := r.Context()
+	ns := CallerFrom(ctx).Namespace
+	parent, err := s.monitorByID(ctx, ns, body.ParentMonitorID)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	child, err := s.monitorByID(ctx, ns, body.ChildMonitorID)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	err = s.mutate(ctx, child, func() error {
+		for _, ref := range child.Spec.DependsOn {
+			if ref.Name == parent.Name {
+				return nil
+			}
+		}
+		child.Spec.DependsOn = append(child.Spec.DependsOn, monv1.LocalObjectReference{Name: parent.Name})
+		return nil
+	})
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, Dependency{
+		ID: dependencyID(string(child.UID), string(parent.UID)), ParentMonitorID: string(parent.UID), ChildMonitorID: string(child.UID),
+		SuppressionMode: suppressChildIfParentDown, ParentName: parent.Spec.Name, ChildName: child.Spec.Name,
+	})
+}
+
+// deleteDependency answers DELETE /reliability/dependencies/{id} (owner only).
+func (s *Server) deleteDependency(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	ns := CallerFrom(ctx).Namespace
+	deps, err := s.dependencies(ctx, ns)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	for _, d := range deps {
+		if d.ID != chi.URLParam(r, "id") {
+			continue
+		}
+		child, err := s.monitorByID(ctx, ns, d.ChildMonitorID)
+		if err != nil {
+			s.writeErr(w, r, err)
+			return
+		}
+		parent, err := s.monitorByID(ctx, ns, d.ParentMonitorID)
+		if err != nil {
+			s.writeErr(w, r, err)
+			return
+		}
+		err = s.mutate(ctx, child, func() error {
+			kept := child.Spec.DependsOn[:0]
+			for _, ref := range child.Spec.DependsOn {
+				if ref.Name != parent.Name {
+					kept = append(kept, ref)
+				}
+			}
+			child.Spec.DependsOn = kept
+			return nil
+		})
+		if err != nil {
+			s.writeErr(w, r, err)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	s.writeErr(w, r, errNotFound)
 }

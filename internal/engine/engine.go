@@ -393,6 +393,17 @@ func (e *Engine) suppressed(ctx context.Context, m *monv1.Monitor, now time.Time
 	if in {
 		return "maintenance", true, nil
 	}
+	for _, ref := range m.Spec.DependsOn {
+		var parent monv1.Monitor
+		if err := e.opts.Client.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: ref.Name}, &parent); err != nil {
+			continue // a deleted parent suppresses nothing
+		}
+		if _, err := e.opts.Store.GetOpenIncident(ctx, string(parent.UID)); err == nil {
+			return "parent dependency down: " + ref.Name, true, nil
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return "", false, fmt.Errorf("read parent incident: %w", err)
+		}
+	}
 	return "", false, nil
 }
 

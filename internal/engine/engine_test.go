@@ -2,6 +2,8 @@ package engine_test
 
 import (
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -173,5 +175,32 @@ var _ = Describe("Manual incidents", func() {
 		Expect(resolved.ResolvedManually).To(BeTrue())
 		_, err = env.Manager.Engine.ResolveIncident(ctx, inc.ID, "", "ops")
 		Expect(errors.Is(err, store.ErrIncidentResolved)).To(BeTrue())
+	})
+})
+
+var _ = Describe("Dependencies", func() {
+	It("suppresses a child's alerts while its parent has an open incident", func() {
+		parentSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusInternalServerError) }))
+		defer parentSrv.Close()
+		parent := &monv1.Monitor{
+			ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: "default"},
+			Spec:       monv1.MonitorSpec{URL: parentSrv.URL, IntervalSeconds: 15, Regions: regions, HTTP: &monv1.HTTPConfig{TimeoutMs: 2000}},
+		}
+		Expect(k8s.Create(ctx, parent)).To(Succeed())
+		Eventually(func() []store.Incident { return incidents(parent) }, 20*time.Second, 200*time.Millisecond).Should(HaveLen(1))
+
+		child := &monv1.Monitor{
+			ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: "default"},
+			Spec: monv1.MonitorSpec{URL: parentSrv.URL + "/app", IntervalSeconds: 15, Regions: regions,
+				DependsOn: []monv1.LocalObjectReference{{Name: "db"}}, HTTP: &monv1.HTTPConfig{TimeoutMs: 2000}},
+		}
+		Expect(k8s.Create(ctx, child)).To(Succeed())
+		Eventually(func(g Gomega) {
+			incs := incidents(child)
+			g.Expect(incs).To(HaveLen(1))
+			g.Expect(incs[0].AlertSuppressed).To(BeTrue())
+			g.Expect(incs[0].SuppressionReason).To(Equal("parent dependency down: db"))
+		}, 20*time.Second, 200*time.Millisecond).Should(Succeed())
+		Expect(incidents(parent)[0].AlertSuppressed).To(BeFalse())
 	})
 })
