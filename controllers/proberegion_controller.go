@@ -23,6 +23,7 @@ import (
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/conditions"
+	"github.com/uptime-operator/uptime-operator/internal/metrics"
 	"github.com/uptime-operator/uptime-operator/webhooks"
 )
 
@@ -97,6 +98,12 @@ func (r *ProbeRegionReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	if r.Agents != nil {
 		n, last := r.Agents.AgentsOnline(code, window)
 		pr.Status.OnlineAgents, pr.Status.Online = int32(n), n > 0
+		metrics.RegionAgents.WithLabelValues(code).Set(float64(n))
+		online := 0.0
+		if n > 0 {
+			online = 1
+		}
+		metrics.RegionOnline.WithLabelValues(code).Set(online)
 		if !last.IsZero() {
 			t := metav1.NewTime(last.Truncate(time.Second))
 			pr.Status.LastContact = &t

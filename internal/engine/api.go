@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/metrics"
 	"github.com/uptime-operator/uptime-operator/internal/netguard"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 	"github.com/uptime-operator/uptime-operator/internal/store"
@@ -40,6 +41,7 @@ func (e *Engine) OpenManualIncident(ctx context.Context, m *monv1.Monitor) (stor
 	if err != nil {
 		return store.Incident{}, err
 	}
+	metrics.IncidentsOpened.WithLabelValues("false").Inc()
 	st.open = &opened
 	e.push(m, st, now)
 	return opened, nil
@@ -71,6 +73,7 @@ func (e *Engine) ResolveIncident(ctx context.Context, id, note, by string) (stor
 	if err != nil {
 		return out, err
 	}
+	metrics.IncidentsResolved.WithLabelValues("manual").Inc()
 	if m != nil {
 		st := e.state(string(m.UID))
 		st.mu.Lock()

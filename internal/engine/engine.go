@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"sync"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/maintenance"
+	"github.com/uptime-operator/uptime-operator/internal/metrics"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 	"github.com/uptime-operator/uptime-operator/webhooks"
@@ -234,6 +236,10 @@ func (e *Engine) Ingest(ctx context.Context, results []probeapi.Result) (probeap
 	if err != nil {
 		return probeapi.ResultsResponse{}, fmt.Errorf("insert checks: %w", err)
 	}
+	for _, c := range checks {
+		metrics.CheckResults.WithLabelValues(string(c.Status)).Inc()
+	}
+	metrics.DuplicateResults.Add(float64(len(checks) - inserted))
 	sort.Slice(checks, func(i, j int) bool { return checks[i].CheckedAt.Before(checks[j].CheckedAt) })
 	byMonitor := map[string][]store.Check{}
 	for _, c := range checks {
@@ -357,6 +363,7 @@ func (e *Engine) openIncident(ctx context.Context, m *monv1.Monitor, st *monitor
 		return fmt.Errorf("open incident: %w", err)
 	}
 	st.open = &opened
+	metrics.IncidentsOpened.WithLabelValues(strconv.FormatBool(inc.AlertSuppressed)).Inc()
 	e.opts.Log.Info("incident opened", "monitor", m.Name, "namespace", m.Namespace, "incident", opened.ID,
 		"regions", q.FailingRegions, "suppressed", inc.AlertSuppressed)
 	e.push(m, st, now)
@@ -378,6 +385,7 @@ func (e *Engine) resolveIncident(ctx context.Context, m *monv1.Monitor, st *moni
 	if err != nil && !errors.Is(err, store.ErrIncidentResolved) {
 		return fmt.Errorf("resolve incident: %w", err)
 	}
+	metrics.IncidentsResolved.WithLabelValues("recovered").Inc()
 	e.opts.Log.Info("incident resolved", "monitor", m.Name, "namespace", m.Namespace, "incident", inc.ID)
 	st.open = nil
 	e.push(m, st, now)
