@@ -33,7 +33,15 @@ type MaintenanceWindowReconciler struct {
 	client.Client
 	Alerts MaintenanceAlerts
 	Events EventQueue
-	Now    func() time.Time
+	// Subscribers hears of starts and ends for status page subscribers; may
+	// be nil.
+	Subscribers MaintenanceSubscribers
+	Now         func() time.Time
+}
+
+// MaintenanceSubscribers notifies status page subscribers of maintenance.
+type MaintenanceSubscribers interface {
+	Maintenance(ctx context.Context, w *monv1.MaintenanceWindow, started bool) error
 }
 
 // +kubebuilder:rbac:groups=monitoring.uptime-operator.io,resources=maintenancewindows,verbs=get;list;watch
@@ -97,6 +105,11 @@ func (r *MaintenanceWindowReconciler) Reconcile(ctx context.Context, req ctrl.Re
 
 func (r *MaintenanceWindowReconciler) announce(ctx context.Context, kind string, w *monv1.MaintenanceWindow, start, end time.Time) error {
 	ctrl.LoggerFrom(ctx).Info("maintenance window transition", "event", kind)
+	if r.Subscribers != nil {
+		if err := r.Subscribers.Maintenance(ctx, w, kind == "maintenance.started"); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "notify status page subscribers")
+		}
+	}
 	if r.Alerts == nil || r.Events == nil {
 		return nil
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -58,6 +59,10 @@ type AgentOptions struct {
 // Scheduler and pushes the results back in batches, buffering them while
 // the manager is unreachable.
 type Agent struct {
+	// adhocSeen remembers ad-hoc requests already run.
+	adhocMu   sync.Mutex
+	adhocSeen map[string]time.Time
+
 	Region    string
 	AgentID   string
 	Client    *probeapi.Client
@@ -204,10 +209,44 @@ func (a *Agent) pollLoop(ctx context.Context) {
 			}
 		}
 		a.Scheduler.Update(runnable)
+		for _, adhoc := range list.AdHoc {
+			a.runAdHoc(ctx, adhoc)
+		}
 		revision = list.Revision
 		a.ready.Store(true)
 		a.log.V(1).Info("assignments updated", "region", a.Region, "revision", revision, "monitors", len(runnable))
 	}
+}
+
+// runAdHoc runs a one-off check once (lists repeat it until its result
+// arrives) and pushes its result at once, with the request id as result id.
+func (a *Agent) runAdHoc(ctx context.Context, c probeapi.AdHocCheck) {
+	a.adhocMu.Lock()
+	if a.adhocSeen == nil {
+		a.adhocSeen = map[string]time.Time{}
+	}
+	for id, at := range a.adhocSeen {
+		if time.Since(at) > 10*time.Minute {
+			delete(a.adhocSeen, id)
+		}
+	}
+	if _, seen := a.adhocSeen[c.RequestID]; seen || !Supported(c.Assignment.Type) {
+		a.adhocMu.Unlock()
+		return
+	}
+	a.adhocSeen[c.RequestID] = time.Now()
+	a.adhocMu.Unlock()
+	go func() {
+		as := c.Assignment
+		res := Run(ctx, &as, a.Env)
+		res.ID = c.RequestID
+		a.metrics.checks.WithLabelValues(as.Type, string(res.Status)).Inc()
+		a.Buffer.Add(res)
+		select {
+		case a.flushNow <- struct{}{}:
+		default:
+		}
+	}()
 }
 
 // runScheduled runs one scheduled check and queues its result.

@@ -494,6 +494,11 @@ func (s *Server) addNote(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
+	if b.Public && s.opts.Subscribers != nil {
+		if err := s.opts.Subscribers.PublicUpdate(r.Context(), inc.Namespace, inc.MonitorID, inc.ID, n.Body); err != nil {
+			s.log(r).Error(err, "notify status page subscribers")
+		}
+	}
 	writeJSON(w, http.StatusCreated, noteObject(n))
 }
 

@@ -121,3 +121,17 @@ func (s *Server) publicAllowed(w http.ResponseWriter, r *http.Request) bool {
 	setRateHeaders(w, d)
 	return true
 }
+
+// publicForm serves one of a status page's forms (sign-in, subscriptions)
+// under the public rate limit.
+func (s *Server) publicForm(serve func(PublicStatus, http.ResponseWriter, *http.Request, string)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if s.opts.Public == nil {
+			writeNotFound(w, "Status page")
+			return
+		}
+		if s.publicAllowed(w, r) {
+			serve(s.opts.Public, w, r, chi.URLParam(r, "slug"))
+		}
+	}
+}

@@ -32,6 +32,11 @@ func (s *Server) routes() {
 	rt.Get("/status/{slug}", s.publicStatus)
 	rt.Get("/status/{slug}/{rest}", s.publicStatus)
 	rt.Get("/s/{slug}", s.publicHTML)
+	rt.Post("/s/{slug}/login", s.publicForm(PublicStatus.ServeLogin))
+	rt.Post("/s/{slug}/subscribe", s.publicForm(PublicStatus.ServeSubscribe))
+	rt.Get("/s/{slug}/confirm", s.publicForm(PublicStatus.ServeConfirm))
+	rt.Get("/s/{slug}/unsubscribe", s.publicForm(PublicStatus.ServeUnsubscribe))
+	rt.Post("/s/{slug}/unsubscribe", s.publicForm(PublicStatus.ServeUnsubscribe))
 
 	l := s.limits
 	get, post, put, patch, del := http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete
@@ -179,6 +184,10 @@ func (s *Server) routes() {
 	s.handle(post, "/reliability/slo-targets", s.upsertSLO, slo)
 	s.handle(put, "/reliability/slo-targets/{id}", s.updateSLO, slo)
 	s.handle(del, "/reliability/slo-targets/{id}", s.deleteSLO, slo)
+
+	// Domain/SSL expiry, DNS acceptance and AI incident assist.
+	s.registerExpiryRoutes(s.opts.Expiry)
+	s.registerAssistRoutes(s.opts.Assist)
 
 	// Endpoints of the human account never accept API keys.
 	for _, p := range []string{"/account", "/account/*", "/team/*", "/billing/*", "/api-keys", "/api-keys/*",

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/uptime-operator/uptime-operator/internal/assist"
+	"github.com/uptime-operator/uptime-operator/internal/expiry"
 	"net/http"
 	"net/url"
 	"slices"
@@ -40,6 +42,13 @@ type Options struct {
 	Engine Engine
 	// Public serves the public status page endpoints; nil answers 404.
 	Public PublicStatus
+	// Subscribers lists page subscribers and notifies them of public notes;
+	// nil answers empty lists.
+	Subscribers Subscribers
+	// Expiry reads and refreshes certificate and domain expiry; nil answers 503.
+	Expiry *expiry.Checker
+	// Assist is the AI incident assist; nil reports the features unavailable.
+	Assist *assist.Service
 	// ChannelTester sends test alerts; nil answers 503 CHANNEL_UNAVAILABLE.
 	ChannelTester ChannelTester
 	// Clock is the time source (the real clock when nil).
@@ -60,6 +69,18 @@ type Options struct {
 type PublicStatus interface {
 	ServeStatus(w http.ResponseWriter, r *http.Request, slug, rest string)
 	ServeHTML(w http.ResponseWriter, r *http.Request, slug string)
+	// The page's forms: password sign-in and subscriptions.
+	ServeLogin(w http.ResponseWriter, r *http.Request, slug string)
+	ServeSubscribe(w http.ResponseWriter, r *http.Request, slug string)
+	ServeConfirm(w http.ResponseWriter, r *http.Request, slug string)
+	ServeUnsubscribe(w http.ResponseWriter, r *http.Request, slug string)
+}
+
+// Subscribers lists a status page's subscribers; PublicUpdates hears about
+// public incident notes. The status page notifier implements both.
+type Subscribers interface {
+	SubscriberList(ctx context.Context, pageUID string) (any, error)
+	PublicUpdate(ctx context.Context, ns, monitorUID, incidentID, text string) error
 }
 
 // ChannelTester sends a test alert through one alert channel.

@@ -481,9 +481,20 @@ func (s *Server) getPageAccess(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) pageSubscribers(w http.ResponseWriter, r *http.Request) {
-	if p := s.pathPage(w, r); p != nil {
-		writeJSON(w, http.StatusOK, map[string]any{"email": []any{}, "chat": []any{}, "webhook": []any{}, "total": 0})
+	p := s.pathPage(w, r)
+	if p == nil {
+		return
 	}
+	if s.opts.Subscribers == nil {
+		writeJSON(w, http.StatusOK, map[string]any{"email": []any{}, "chat": []any{}, "webhook": []any{}, "total": 0})
+		return
+	}
+	list, err := s.opts.Subscribers.SubscriberList(r.Context(), string(p.UID))
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, list)
 }
 
 type translationJSON struct {

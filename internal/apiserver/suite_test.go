@@ -296,6 +296,28 @@ func (p *fakePublic) ServeStatus(w http.ResponseWriter, _ *http.Request, slug, r
 	w.WriteHeader(http.StatusOK)
 }
 
+func (p *fakePublic) form(name string) func(http.ResponseWriter, *http.Request, string) {
+	return func(w http.ResponseWriter, _ *http.Request, slug string) {
+		p.mu.Lock()
+		p.last = name + "|" + slug
+		p.mu.Unlock()
+		w.WriteHeader(http.StatusOK)
+	}
+}
+
+func (p *fakePublic) ServeLogin(w http.ResponseWriter, r *http.Request, slug string) {
+	p.form("login")(w, r, slug)
+}
+func (p *fakePublic) ServeSubscribe(w http.ResponseWriter, r *http.Request, slug string) {
+	p.form("subscribe")(w, r, slug)
+}
+func (p *fakePublic) ServeConfirm(w http.ResponseWriter, r *http.Request, slug string) {
+	p.form("confirm")(w, r, slug)
+}
+func (p *fakePublic) ServeUnsubscribe(w http.ResponseWriter, r *http.Request, slug string) {
+	p.form("unsubscribe")(w, r, slug)
+}
+
 func (p *fakePublic) ServeHTML(w http.ResponseWriter, _ *http.Request, slug string) {
 	p.mu.Lock()
 	p.last = "html|" + slug

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -15,7 +16,7 @@ import (
 )
 
 // managerFlags registers the manager's flags on fs.
-func managerFlags(fs *flag.FlagSet, o *manager.Options) {
+func managerFlags(fs *flag.FlagSet, o *manager.Options) (finish func() error) {
 	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", ":8443", "address of the metrics endpoint (0 disables)")
 	fs.StringVar(&o.HealthAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz")
 	fs.IntVar(&o.WebhookPort, "webhook-port", 9443, "port of the admission webhook server")
@@ -32,12 +33,28 @@ func managerFlags(fs *flag.FlagSet, o *manager.Options) {
 	fs.StringVar(&o.ProbeImage, "probe-image", "", "image of managed probe Deployments (empty: no Deployments)")
 	fs.StringVar(&o.ProbeServerURL, "probe-server-url", "", "probe API URL as probe pods reach it")
 	fs.StringVar(&o.PublicURL, "public-url", "", "external base URL of the direct listener")
+	fs.StringVar(&o.RDAPURL, "rdap-url", "https://rdap.org", "RDAP service used for domain expiry")
+	fs.StringVar(&o.AI.URL, "ai-url", "", "OpenAI-compatible chat-completions URL for AI incident assist")
+	fs.StringVar(&o.AI.Model, "ai-model", "", "model for AI incident assist (empty: the features report unavailable)")
+	fs.IntVar(&o.AI.MonthlyAllowance, "ai-monthly-allowance", 100, "AI generations per workspace and month")
+	aiKeyFile := fs.String("ai-api-key-file", "", "file holding the AI endpoint's API key (mount it from a Secret)")
+	return func() error {
+		if *aiKeyFile == "" {
+			return nil
+		}
+		raw, err := os.ReadFile(*aiKeyFile)
+		if err != nil {
+			return fmt.Errorf("read --ai-api-key-file: %w", err)
+		}
+		o.AI.APIKey = strings.TrimSpace(string(raw))
+		return nil
+	}
 }
 
 func runManager(ctx context.Context, args []string, _, stderr io.Writer) error {
 	fs := newFlagSet("manager", stderr)
 	var o manager.Options
-	managerFlags(fs, &o)
+	finish := managerFlags(fs, &o)
 	zo := zap.Options{}
 	zo.BindFlags(fs)
 	if ok, err := parse(fs, args); !ok || err != nil {
@@ -47,6 +64,9 @@ func runManager(ctx context.Context, args []string, _, stderr io.Writer) error {
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
 		return fmt.Errorf("load kubeconfig: %w", err)
+	}
+	if err := finish(); err != nil {
+		return err
 	}
 	manager.Version = Version
 	m, err := manager.New(cfg, o)

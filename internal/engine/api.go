@@ -74,6 +74,11 @@ func (e *Engine) ResolveIncident(ctx context.Context, id, note, by string) (stor
 		return out, err
 	}
 	metrics.IncidentsResolved.WithLabelValues("manual").Inc()
+	if e.opts.Subscribers != nil && !inc.AlertSuppressed {
+		if err := e.opts.Subscribers.IncidentResolved(ctx, inc.Namespace, inc.MonitorID, inc.ID); err != nil {
+			e.opts.Log.Error(err, "notify status page subscribers")
+		}
+	}
 	if m != nil {
 		st := e.state(string(m.UID))
 		st.mu.Lock()
@@ -105,12 +110,29 @@ func (e *Engine) RunCheck(ctx context.Context, m *monv1.Monitor, region string, 
 	if err != nil {
 		return probeapi.Result{}, err
 	}
-	if region == "" {
-		region = firstOr(monitorRegions(m), "manager")
-	}
 	if a.ID == "" {
-		a.ID = uuid.NewString()
+		a.ID = uuid.NewString() // an unsaved definition: results need a monitor id
 	}
+	if region == "" {
+		// Prefer a region of the monitor whose agents are online.
+		for _, code := range monitorRegions(m) {
+			if n, _ := e.AgentsOnline(code, agentOnlineWindow); n > 0 {
+				region = code
+				break
+			}
+		}
+	}
+	if region != "" {
+		if n, _ := e.AgentsOnline(region, agentOnlineWindow); n > 0 {
+			// The check runs from the region's own vantage point.
+			wait, cancel := context.WithTimeout(ctx, probeapi.EffectiveTimeout(&a)+15*time.Second)
+			defer cancel()
+			return e.runOnAgent(wait, region, a, save && m.UID != "")
+		}
+	}
+	// No agent of the region is reachable: check from the manager itself,
+	// labelled as such.
+	region = "manager"
 	res := probes.RunOnce(ctx, &a, region, netguard.Guard{AllowPrivate: e.opts.AllowPrivateTargets})
 	if save && m.UID != "" {
 		if _, err := e.Ingest(ctx, []probeapi.Result{res}); err != nil {
@@ -269,3 +291,7 @@ func summary(x Explanation, q Quorum) string {
 }
 
 func newID() string { return uuid.NewString() }
+
+// agentOnlineWindow is how recent an agent's contact must be for ad-hoc
+// checks to be sent to it.
+const agentOnlineWindow = 90 * time.Second

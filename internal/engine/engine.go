@@ -75,6 +75,22 @@ type Options struct {
 	ManagerNamespace string
 	// Log receives engine logs.
 	Log logr.Logger
+	// TLS records certificates seen by checks (expiry notices); may be nil.
+	TLS TLSObserver
+	// Subscribers hears about incidents of monitors on status pages; may be nil.
+	Subscribers IncidentSubscribers
+}
+
+// TLSObserver records the certificate a check saw.
+type TLSObserver interface {
+	ObserveTLS(ctx context.Context, monitorID, region string, at time.Time, info probeapi.TLSInfo) error
+}
+
+// IncidentSubscribers notifies status page subscribers of incidents that
+// alert (suppressed incidents stay quiet there too).
+type IncidentSubscribers interface {
+	IncidentOpened(ctx context.Context, ns, monitorUID, incidentID string) error
+	IncidentResolved(ctx context.Context, ns, monitorUID, incidentID string) error
 }
 
 // Engine is the incident engine. It is safe for concurrent use.
@@ -213,7 +229,11 @@ func verdictOf(c store.Check) verdict {
 func (e *Engine) Ingest(ctx context.Context, results []probeapi.Result) (probeapi.ResultsResponse, error) {
 	monitors := map[string]*monv1.Monitor{}
 	checks := make([]store.Check, 0, len(results))
+	skip := e.claimAdHoc(results)
 	for _, r := range results {
+		if skip[r.ID] {
+			continue
+		}
 		m, ok := monitors[r.MonitorID]
 		if !ok {
 			var err error
@@ -238,6 +258,16 @@ func (e *Engine) Ingest(ctx context.Context, results []probeapi.Result) (probeap
 	}
 	for _, c := range checks {
 		metrics.CheckResults.WithLabelValues(string(c.Status)).Inc()
+	}
+	if e.opts.TLS != nil {
+		for _, r := range results {
+			if r.TLS == nil || monitors[r.MonitorID] == nil || skip[r.ID] {
+				continue
+			}
+			if err := e.opts.TLS.ObserveTLS(ctx, r.MonitorID, r.Region, r.CheckedAt.UTC(), *r.TLS); err != nil {
+				e.opts.Log.Error(err, "record certificate", "monitor", r.MonitorID)
+			}
+		}
 	}
 	metrics.DuplicateResults.Add(float64(len(checks) - inserted))
 	sort.Slice(checks, func(i, j int) bool { return checks[i].CheckedAt.Before(checks[j].CheckedAt) })
@@ -364,6 +394,11 @@ func (e *Engine) openIncident(ctx context.Context, m *monv1.Monitor, st *monitor
 	}
 	st.open = &opened
 	metrics.IncidentsOpened.WithLabelValues(strconv.FormatBool(inc.AlertSuppressed)).Inc()
+	if e.opts.Subscribers != nil && !inc.AlertSuppressed {
+		if err := e.opts.Subscribers.IncidentOpened(ctx, m.Namespace, string(m.UID), opened.ID); err != nil {
+			e.opts.Log.Error(err, "notify status page subscribers")
+		}
+	}
 	e.opts.Log.Info("incident opened", "monitor", m.Name, "namespace", m.Namespace, "incident", opened.ID,
 		"regions", q.FailingRegions, "suppressed", inc.AlertSuppressed)
 	e.push(m, st, now)
@@ -386,6 +421,11 @@ func (e *Engine) resolveIncident(ctx context.Context, m *monv1.Monitor, st *moni
 		return fmt.Errorf("resolve incident: %w", err)
 	}
 	metrics.IncidentsResolved.WithLabelValues("recovered").Inc()
+	if e.opts.Subscribers != nil && !inc.AlertSuppressed {
+		if err := e.opts.Subscribers.IncidentResolved(ctx, m.Namespace, string(m.UID), inc.ID); err != nil {
+			e.opts.Log.Error(err, "notify status page subscribers")
+		}
+	}
 	e.opts.Log.Info("incident resolved", "monitor", m.Name, "namespace", m.Namespace, "incident", inc.ID)
 	st.open = nil
 	e.push(m, st, now)

@@ -204,3 +204,36 @@ var _ = Describe("Dependencies", func() {
 		Expect(incidents(parent)[0].AlertSuppressed).To(BeFalse())
 	})
 })
+
+var _ = Describe("Ad-hoc checks", func() {
+	It("run from the chosen region's agent, saved or not", func() {
+		target.setDown("r2")
+		defer target.setDown()
+		m := get(newMonitor("adhoc", nil))
+		Eventually(func() int { n, _ := env.Manager.Engine.AgentsOnline("r2", time.Minute); return n }, 10*time.Second).Should(BeNumerically(">", 0))
+		res, err := env.Manager.Engine.RunCheck(ctx, m, "r2", true)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.Region).To(Equal("r2"))
+		Expect(string(res.Status)).To(Equal("down"))
+		Eventually(func() bool {
+			items, _, _ := env.Manager.Store.ListChecks(ctx, store.ChecksQuery{MonitorID: string(m.UID), Region: "r2", Limit: 500})
+			for _, c := range items {
+				if c.ID == res.ID {
+					return true
+				}
+			}
+			return false
+		}, 5*time.Second, 100*time.Millisecond).Should(BeTrue(), "a saved run-check is recorded like a scheduled check")
+
+		res, err = env.Manager.Engine.RunCheck(ctx, m, "r1", false)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.Region).To(Equal("r1"))
+		Expect(string(res.Status)).To(Equal("up"))
+
+		unsaved := &monv1.Monitor{Spec: monv1.MonitorSpec{Name: "draft", Type: monv1.MonitorHTTP, URL: target.URL + "/draft", Regions: []string{"r3"}}}
+		res, err = env.Manager.Engine.RunCheck(ctx, unsaved, "r3", false)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.Region).To(Equal("r3"))
+		Expect(string(res.Status)).To(Equal("up"))
+	})
+})

@@ -5,6 +5,7 @@ import (
 	"crypto/subtle"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -24,16 +25,19 @@ const ProbeServiceAccount = "uptime-operator-probe"
 // RegionTokenKey is the data key of region token Secrets.
 const RegionTokenKey = "token"
 
-// probeState tracks assignment changes (for long polls) and agent contact.
+// probeState tracks assignment changes (for long polls), agent contact and
+// ad-hoc checks waiting for an agent.
 type probeState struct {
 	mu      sync.Mutex
 	changed chan struct{}
+	// adhoc are one-off checks by request id.
+	adhoc map[string]*adhocRequest
 	// contact[region][agent] is the last time an agent of the region called.
 	contact map[string]map[string]time.Time
 }
 
 func newProbeState() probeState {
-	return probeState{changed: make(chan struct{}), contact: map[string]map[string]time.Time{}}
+	return probeState{changed: make(chan struct{}), contact: map[string]map[string]time.Time{}, adhoc: map[string]*adhocRequest{}}
 }
 
 // AssignmentsChanged wakes every long poll so agents re-read their lists. The
@@ -177,7 +181,78 @@ func (e *Engine) AssignmentList(ctx context.Context, region string) (*probeapi.A
 		return 0
 	})
 	list.Revision = revision(list.Assignments)
+	e.probe.mu.Lock()
+	for _, req := range e.probe.adhoc {
+		if req.region == region {
+			list.AdHoc = append(list.AdHoc, req.check)
+		}
+	}
+	e.probe.mu.Unlock()
+	if len(list.AdHoc) > 0 {
+		slices.SortFunc(list.AdHoc, func(a, b probeapi.AdHocCheck) int { return strings.Compare(a.RequestID, b.RequestID) })
+		ids := make([]string, len(list.AdHoc))
+		for i, c := range list.AdHoc {
+			ids[i] = c.RequestID
+		}
+		list.Revision += "+" + strings.Join(ids, ",")
+	}
 	return list, nil
+}
+
+// adhocRequest is a one-off check waiting for its region's agent.
+type adhocRequest struct {
+	region string
+	check  probeapi.AdHocCheck
+	save   bool
+	done   chan probeapi.Result
+}
+
+// runOnAgent queues a one-off check for region's agents and waits for the
+// result (or ctx). The agent runs it from its own vantage point.
+func (e *Engine) runOnAgent(ctx context.Context, region string, a probeapi.Assignment, save bool) (probeapi.Result, error) {
+	req := &adhocRequest{region: region, save: save, done: make(chan probeapi.Result, 1),
+		check: probeapi.AdHocCheck{RequestID: newID(), Assignment: a}}
+	e.probe.mu.Lock()
+	e.probe.adhoc[req.check.RequestID] = req
+	e.probe.mu.Unlock()
+	defer func() {
+		e.probe.mu.Lock()
+		delete(e.probe.adhoc, req.check.RequestID)
+		e.probe.mu.Unlock()
+	}()
+	e.AssignmentsChanged()
+	select {
+	case res := <-req.done:
+		return res, nil
+	case <-ctx.Done():
+		return probeapi.Result{}, fmt.Errorf("no result from region %s: %w", region, ctx.Err())
+	}
+}
+
+// claimAdHoc hands results of one-off checks to their waiters and reports
+// which of them must not be stored.
+func (e *Engine) claimAdHoc(results []probeapi.Result) map[string]bool {
+	e.probe.mu.Lock()
+	defer e.probe.mu.Unlock()
+	var skip map[string]bool
+	for _, r := range results {
+		req, ok := e.probe.adhoc[r.ID]
+		if !ok {
+			continue
+		}
+		select {
+		case req.done <- r:
+		default:
+		}
+		delete(e.probe.adhoc, r.ID)
+		if !req.save {
+			if skip == nil {
+				skip = map[string]bool{}
+			}
+			skip[r.ID] = true
+		}
+	}
+	return skip
 }
 
 // IngestResults stores and evaluates a batch from an agent.

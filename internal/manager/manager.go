@@ -38,8 +38,10 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/alerting"
 	"github.com/uptime-operator/uptime-operator/internal/apikeys"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver"
+	"github.com/uptime-operator/uptime-operator/internal/assist"
 	"github.com/uptime-operator/uptime-operator/internal/certs"
 	"github.com/uptime-operator/uptime-operator/internal/engine"
+	"github.com/uptime-operator/uptime-operator/internal/expiry"
 	"github.com/uptime-operator/uptime-operator/internal/mcpserver"
 	"github.com/uptime-operator/uptime-operator/internal/plans"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
@@ -95,6 +97,11 @@ type Options struct {
 	// SkipNameValidation allows a second manager in one process (tests that
 	// restart the manager).
 	SkipNameValidation bool
+	// RDAPURL is the RDAP service for domain expiry (default https://rdap.org).
+	RDAPURL string
+	// AI configures AI incident assist (an OpenAI-compatible endpoint); an
+	// empty model reports the features unavailable.
+	AI assist.Config
 	// PublicURL is the external base URL of the direct listener (links in
 	// alerts, heartbeat URLs, status pages).
 	PublicURL string
@@ -209,7 +216,22 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 	if err := (&controllers.AlertChannelReconciler{Client: mgr.GetClient(), Secrets: mgr.GetAPIReader()}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("set up alert channel controller: %w", err)
 	}
+	notifier := &statuspage.Notifier{
+		Reader: mgr.GetClient(), Store: st, Sign: alerting.Sign, BaseURL: opts.PublicURL,
+		AllowPrivateTargets: opts.AllowPrivateTargets,
+	}
+	if err := mgr.Add(notifier); err != nil {
+		return nil, err
+	}
+	expiryChecker := &expiry.Checker{
+		Store: st, Reader: mgr.GetClient(), Router: alerts.Router, Kick: worker.Kick, RDAPBaseURL: opts.RDAPURL,
+		AllowPrivateTargets: opts.AllowPrivateTargets, Log: ctrl.Log.WithName("expiry"),
+	}
+	if err := mgr.Add(expiryChecker); err != nil {
+		return nil, err
+	}
 	eng := engine.New(engine.Options{
+		TLS: expiryChecker, Subscribers: notifier,
 		Alerts: alerts,
 		Store:  st, Client: mgr.GetClient(), Secrets: mgr.GetAPIReader(),
 		AllowPrivateTargets: opts.AllowPrivateTargets, ManagerNamespace: opts.Namespace,
@@ -233,7 +255,7 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 	}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("set up probe region controller: %w", err)
 	}
-	if err := (&controllers.MaintenanceWindowReconciler{Client: mgr.GetClient(), Events: st, Alerts: alerts}).SetupWithManager(mgr); err != nil {
+	if err := (&controllers.MaintenanceWindowReconciler{Client: mgr.GetClient(), Events: st, Alerts: alerts, Subscribers: notifier}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("set up maintenance window controller: %w", err)
 	}
 	if err := (&controllers.SLOReconciler{Client: mgr.GetClient(), Store: st, Events: st}).SetupWithManager(mgr); err != nil {
@@ -255,7 +277,7 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 	if err := (&controllers.StatusPageReconciler{Client: mgr.GetClient(), BaseURL: opts.PublicURL}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("set up status page controller: %w", err)
 	}
-	public := &statuspage.Public{Reader: mgr.GetClient(), Secrets: mgr.GetAPIReader(), Store: st, BaseURL: opts.PublicURL}
+	public := &statuspage.Public{Reader: mgr.GetClient(), Secrets: mgr.GetAPIReader(), Store: st, BaseURL: opts.PublicURL, Notifier: notifier}
 	m.api = apiserver.New(apiserver.Options{
 		Client:              mgr.GetClient(),
 		Reader:              mgr.GetAPIReader(),
@@ -265,6 +287,9 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 		Engine:              eng,
 		Public:              public,
 		ChannelTester:       alerting.ChannelTester{Worker: worker},
+		Subscribers:         subscriberAdapter{notifier},
+		Expiry:              expiryChecker,
+		Assist:              &assist.Service{Config: opts.AI, Store: st},
 		PublicURL:           opts.PublicURL,
 		AllowPrivateTargets: opts.AllowPrivateTargets,
 	})
@@ -420,6 +445,14 @@ func OpenStore(ctx context.Context, spec string) (store.Store, error) {
 		}
 		return s, nil
 	}
+}
+
+// subscriberAdapter exposes the status page notifier to the REST API.
+type subscriberAdapter struct{ *statuspage.Notifier }
+
+// SubscriberList lists a page's subscribers by channel.
+func (a subscriberAdapter) SubscriberList(ctx context.Context, pageUID string) (any, error) {
+	return a.Subscribers(ctx, pageUID)
 }
 
 // replicaID names this replica as the owner of outbox leases.

@@ -313,9 +313,21 @@ func EffectiveTimeout(a *Assignment) time.Duration {
 // AssignmentList is every assignment of one region at one revision.
 type AssignmentList struct {
 	Region string `json:"region"`
-	// Revision changes whenever any assignment of the region changes.
+	// Revision changes whenever any assignment of the region changes, and
+	// whenever an ad-hoc check is queued.
 	Revision    string       `json:"revision"`
 	Assignments []Assignment `json:"assignments"`
+	// AdHoc are checks to run once, now (run-check and test requests aimed
+	// at this region). The agent runs each once and pushes its result with
+	// Result.ID = RequestID.
+	AdHoc []AdHocCheck `json:"ad_hoc,omitempty"`
+}
+
+// AdHocCheck is a one-off check requested through the API.
+type AdHocCheck struct {
+	// RequestID becomes the result's id.
+	RequestID  string     `json:"request_id"`
+	Assignment Assignment `json:"assignment"`
 }
 
 // Result is one check record produced by an agent.

@@ -2,8 +2,6 @@ package statuspage
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"html/template"
 	"net/http"
@@ -86,9 +84,7 @@ func (p *Public) serveBadge(w http.ResponseWriter, r *http.Request, page *monv1.
 		p.internalError(w, r, err)
 		return
 	}
-	svg := Badge("status", snap.doc.Status, meanUptime30d(&snap.doc))
-	sum := sha256.Sum256(svg)
-	etag := `"` + hex.EncodeToString(sum[:12]) + `"`
+	svg, etag := snap.badge, snap.badgeETag
 	h := w.Header()
 	if private {
 		h.Set("Cache-Control", "private, max-age=60")

@@ -1,7 +1,9 @@
 // Package statuspage serves published StatusPages to the public: the JSON
 // document, the daily history, the badge, the Atom feed and the server-rendered
 // HTML page, with the per-IP rate limit, the password sessions of private
-// pages and custom-domain routing.
+// pages and custom-domain routing; and the pages' subscribers (Notifier): the
+// subscribe, confirm and unsubscribe endpoints and the notifications of public
+// incident updates and maintenance sent to them.
 //
 // Configuration comes from the StatusPage, Monitor and MaintenanceWindow custom
 // resources (read through the manager's cache); history comes from the store.

@@ -82,6 +82,7 @@ type htmlPage struct {
 	FaviconURL   string
 	JSONURL      string
 	FeedURL      string
+	SubscribeURL string
 	Private      bool
 	Sections     []htmlSection
 	IncidentIDs  string
@@ -167,6 +168,9 @@ func (p *Public) htmlData(page *monv1.StatusPage, snap *snapshot, doc Document) 
 	}
 	if doc.AccentColor != nil && hexColor.MatchString(*doc.AccentColor) {
 		d.Accent = template.CSS(*doc.AccentColor)
+	}
+	if p.Notifier != nil && p.Notifier.Mailer != nil {
+		d.SubscribeURL = "/s/" + slug + "/subscribe"
 	}
 	if doc.FaviconURL != nil {
 		d.FaviconURL = *doc.FaviconURL
@@ -302,6 +306,8 @@ func (p *Public) render(w http.ResponseWriter, r *http.Request, name string, cod
 	case *htmlPage:
 		d.Nonce = nonce
 	case *loginPage:
+		d.Nonce = nonce
+	case *messagePage:
 		d.Nonce = nonce
 	}
 	var buf bytes.Buffer

@@ -60,6 +60,9 @@ type Public struct {
 	ClientIP func(*http.Request) string
 	// CacheTTL is how long a page's data is reused; DefaultCacheTTL when 0.
 	CacheTTL time.Duration
+	// Notifier keeps the pages' subscribers and sends their confirmations;
+	// the subscribe, confirm and unsubscribe endpoints answer 404 when nil.
+	Notifier *Notifier
 
 	once    sync.Once
 	keyOnce sync.Once
@@ -74,7 +77,7 @@ func (p *Public) init() {
 		if ttl <= 0 {
 			ttl = DefaultCacheTTL
 		}
-		p.cache = &ttlCache{ttl: ttl, entries: map[string]cacheEntry{}}
+		p.cache = &ttlCache{ttl: ttl, entries: map[string]*cacheEntry{}}
 	})
 }
 
@@ -140,9 +143,11 @@ func (p *Public) ServeStatus(w http.ResponseWriter, r *http.Request, slug, rest 
 }
 
 // lookup finds the published page with the slug, answering 404 when there is
-// none (unpublished pages included).
+// none (unpublished pages included). The page is the cache's own object (not
+// a copy: a 500-monitor page is costly to copy on every request) and must
+// not be modified.
 func (p *Public) lookup(w http.ResponseWriter, r *http.Request, slug string) (*monv1.StatusPage, bool) {
-	pages, err := ListBy(r.Context(), p.Reader, IndexSlug, slug)
+	pages, err := ListBy(r.Context(), p.Reader, IndexSlug, slug, client.UnsafeDisableDeepCopy)
 	if err != nil {
 		p.internalError(w, r, err)
 		return nil, false
@@ -157,7 +162,8 @@ func (p *Public) lookup(w http.ResponseWriter, r *http.Request, slug string) (*m
 
 // ServeCustomDomain serves a page on its spec.customDomain: when r.Host names
 // a published page's domain it serves "/" (the HTML page) and the page's own
-// paths (/s/:slug, /s/:slug/login, /status/:slug[/…]) and returns true. It
+// paths (/s/:slug, /s/:slug/login, /s/:slug/subscribe, /s/:slug/confirm,
+// /s/:slug/unsubscribe, /status/:slug[/…]) and returns true. It
 // returns false, writing nothing, when the host is no page's domain or the
 // path is not one of those.
 func (p *Public) ServeCustomDomain(w http.ResponseWriter, r *http.Request) bool {
@@ -181,6 +187,12 @@ func (p *Public) ServeCustomDomain(w http.ResponseWriter, r *http.Request) bool 
 		p.ServeHTML(w, r, slug)
 	case path == "/s/"+slug+"/login":
 		p.ServeLogin(w, r, slug)
+	case path == "/s/"+slug+"/subscribe":
+		p.ServeSubscribe(w, r, slug)
+	case path == "/s/"+slug+"/confirm":
+		p.ServeConfirm(w, r, slug)
+	case path == "/s/"+slug+"/unsubscribe":
+		p.ServeUnsubscribe(w, r, slug)
 	case path == "/status/"+slug:
 		p.ServeStatus(w, r, slug, "")
 	case strings.HasPrefix(path, "/status/"+slug+"/"):
@@ -234,12 +246,46 @@ func (p *Public) serveDocument(w http.ResponseWriter, r *http.Request, page *mon
 		p.internalError(w, r, err)
 		return
 	}
-	doc := snap.doc.localized(page, pickLanguage(r, page))
-	if w.Header().Get("Cache-Control") == "" {
-		w.Header().Set("Cache-Control", "public, max-age=10")
+	enc, err := snap.documentJSON(page, pickLanguage(r, page))
+	if err != nil {
+		p.internalError(w, r, err)
+		return
 	}
-	w.Header().Add("Vary", "Accept-Language")
-	writeJSON(w, http.StatusOK, doc)
+	h := w.Header()
+	if h.Get("Cache-Control") == "" {
+		h.Set("Cache-Control", "public, max-age=10")
+	}
+	h.Add("Vary", "Accept-Language, Accept-Encoding")
+	h.Set("ETag", enc.etag)
+	if match := r.Header.Get("If-None-Match"); match != "" && etagMatch(match, enc.etag) {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	h.Set("Content-Type", "application/json; charset=utf-8")
+	h.Set("X-Content-Type-Options", "nosniff")
+	body := enc.plain
+	if acceptsGzip(r) {
+		h.Set("Content-Encoding", "gzip")
+		body = enc.gz
+	}
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(http.StatusOK)
+	if r.Method != http.MethodHead {
+		_, _ = w.Write(body)
+	}
+}
+
+// acceptsGzip reports whether the request's Accept-Encoding allows gzip.
+func acceptsGzip(r *http.Request) bool {
+	for _, part := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
+		coding, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		if !strings.EqualFold(strings.TrimSpace(coding), "gzip") {
+			continue
+		}
+		q := strings.ReplaceAll(params, " ", "")
+		return q != "q=0" && q != "q=0.0" && q != "q=0.00" && q != "q=0.000"
+	}
+	return false
 }
 
 // MaxHistoryDays is the largest days value of /history.

@@ -1,6 +1,7 @@
 package statuspage_test
 
 import (
+	"context"
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mmcdole/gofeed"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -368,6 +370,7 @@ var _ = Describe("Public status pages", Ordered, func() {
 			}
 			Expect(xml.Unmarshal([]byte(svg), &root)).To(Succeed())
 			Expect(root.XMLName.Local).To(Equal("svg"))
+			Expect(root.XMLName.Space).To(Equal("http://www.w3.org/2000/svg"))
 			Expect(root.Role).To(Equal("img"))
 			Expect(root.Label).To(ContainSubstring("partial outage"))
 			Expect(root.Label).To(MatchRegexp(`\d+\.\d\d%`))
@@ -404,6 +407,21 @@ var _ = Describe("Public status pages", Ordered, func() {
 			Expect(titles).To(HaveKey("Resolved: Storefront outage"))
 			Expect(titles["Resolved: Storefront outage"].Content.Body).To(ContainSubstring("A CDN node failed."))
 			Expect(titles).To(HaveKey("Maintenance (scheduled): Database upgrade"))
+
+			// A real feed parser reads it as Atom with the same entries.
+			parsed, err := gofeed.NewParser().ParseString(w.Body.String())
+			Expect(err).NotTo(HaveOccurred())
+			Expect(parsed.FeedType).To(Equal("atom"))
+			Expect(parsed.FeedVersion).To(Equal("1.0"))
+			Expect(parsed.Title).To(Equal(feed.Title))
+			Expect(parsed.UpdatedParsed).NotTo(BeNil())
+			Expect(parsed.Items).To(HaveLen(len(feed.Entries)))
+			for _, it := range parsed.Items {
+				Expect(it.GUID).To(HavePrefix("urn:uuid:"))
+				Expect(it.UpdatedParsed).NotTo(BeNil(), it.Title)
+				Expect(it.Link).To(Equal(baseURL + "/s/shop"))
+			}
+			Expect(parsed.Items[0].Title).To(Equal(feed.Entries[0].Title))
 		})
 	})
 
@@ -549,10 +567,11 @@ var _ = Describe("Public status pages", Ordered, func() {
 			Expect(html).To(ContainSubstring("setInterval(refresh, 60000)"))
 		})
 
-		It("renders in a real browser at desktop and phone widths (screenshot)", func() {
-			chromium, err := exec.LookPath("chromium")
-			if err != nil {
-				Skip("screenshot check skipped: `chromium` is not on PATH (CI installs the Debian chromium package)")
+		It("renders an up and a down monitor in headless Chromium (DOM and screenshot)", func() {
+			chromium, reason := ensureChromium()
+			if chromium == "" {
+				fmt.Fprintln(GinkgoWriter, "skipping the browser test:", reason)
+				Skip(reason)
 			}
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				if strings.HasPrefix(r.URL.Path, "/status/shop") {
@@ -562,18 +581,37 @@ var _ = Describe("Public status pages", Ordered, func() {
 				public.ServeHTML(w, r, "shop")
 			}))
 			defer srv.Close()
-			dir := GinkgoT().TempDir()
-			for _, size := range []string{"1280,1600", "390,1600"} {
-				shot := filepath.Join(dir, "page-"+strings.Replace(size, ",", "x", 1)+".png")
-				cmd := exec.CommandContext(ctx, chromium, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-					"--window-size="+size, "--screenshot="+shot, srv.URL+"/s/shop")
-				out, err := cmd.CombinedOutput()
-				Expect(err).NotTo(HaveOccurred(), string(out))
-				info, err := os.Stat(shot)
-				Expect(err).NotTo(HaveOccurred())
-				Expect(info.Size()).To(BeNumerically(">", 10_000), "the screenshot looks blank")
-				fmt.Fprintln(GinkgoWriter, "screenshot:", shot)
+			bctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+			defer cancel()
+			run := func(action ...string) []byte {
+				args := append([]string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+					"--disable-background-networking", "--disable-component-update", "--disable-sync",
+					"--user-data-dir=" + GinkgoT().TempDir(), "--window-size=1280,900"}, action...)
+				cmd := exec.CommandContext(bctx, chromium, append(args, srv.URL+"/s/shop")...)
+				var stderr strings.Builder
+				cmd.Stderr = &stderr
+				out, err := cmd.Output()
+				Expect(err).NotTo(HaveOccurred(), stderr.String())
+				return out
 			}
+
+			dom := string(run("--dump-dom"))
+			state := func(name, st, label string) string {
+				return `<span class="name">` + name + `</span>\s*<span class="pill state s-` + st + `" data-state="` + st + `">` + label + `</span>`
+			}
+			Expect(dom).To(MatchRegexp(state("API", "down", "Outage")), "the down monitor")
+			Expect(dom).To(MatchRegexp(state("Storefront", "up", "Operational")), "the up monitor")
+			Expect(dom).To(ContainSubstring("Partial outage"))
+			Expect(dom).To(ContainSubstring("We are investigating elevated errors."))
+
+			shot := filepath.Join(suiteT.ArtifactDir(), "statuspage.png")
+			run("--screenshot=" + shot)
+			png, err := os.ReadFile(shot)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(png).To(HavePrefix("\x89PNG\r\n\x1a\n"))
+			Expect(len(png)).To(BeNumerically(">", 20_000), "the screenshot looks blank")
+			fmt.Fprintln(GinkgoWriter, "screenshot:", shot)
+			AddReportEntry("screenshot", shot)
 		})
 
 		It("is translated by ?lang=", func() {
@@ -655,3 +693,46 @@ var _ = Describe("Public status pages", Ordered, func() {
 		})
 	})
 })
+
+// ensureChromium returns the path of the Debian chromium browser, installing
+// the package when it is missing and the run is allowed to (root, and CI=true
+// or UPTIME_INSTALL_CHROMIUM=1). Otherwise it returns why the browser test is
+// skipped.
+func ensureChromium() (path, skipReason string) {
+	if p, err := exec.LookPath("chromium"); err == nil {
+		return p, ""
+	}
+	if os.Geteuid() != 0 || (os.Getenv("CI") != "true" && os.Getenv("UPTIME_INSTALL_CHROMIUM") != "1") {
+		return "", "chromium is not installed; run as root with CI=true or UPTIME_INSTALL_CHROMIUM=1 to install the Debian package"
+	}
+	ictx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	install := func(args ...string) error {
+		cmd := exec.CommandContext(ictx, "apt-get", args...)
+		cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("apt-get %s: %w: %s", strings.Join(args, " "), err, lastLines(string(out), 5))
+		}
+		return nil
+	}
+	if err := install("install", "-y", "--no-install-recommends", "chromium"); err != nil {
+		// A fresh machine has no package lists yet.
+		if err := install("update"); err != nil {
+			return "", "chromium could not be installed: " + err.Error()
+		}
+		if err := install("install", "-y", "--no-install-recommends", "chromium"); err != nil {
+			return "", "chromium could not be installed: " + err.Error()
+		}
+	}
+	p, err := exec.LookPath("chromium")
+	if err != nil {
+		return "", "chromium is not on PATH after installing it"
+	}
+	return p, ""
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}

@@ -86,8 +86,10 @@ func (l *limiter) sweep(now time.Time) {
 			delete(l.buckets, k)
 		}
 	}
-	for k := range l.buckets { // still over the bound: forget arbitrary ones
-		if len(l.buckets) < maxBuckets {
+	// Still over the bound: forget arbitrary ones, down to 90% so that the
+	// next requests from new addresses do not sweep the whole map again.
+	for k := range l.buckets {
+		if len(l.buckets) < maxBuckets*9/10 {
 			break
 		}
 		delete(l.buckets, k)

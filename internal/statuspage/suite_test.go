@@ -41,9 +41,12 @@ var (
 	ctx    = context.Background()
 	cancel context.CancelFunc
 	ipSeq  atomic.Int64
+	// suiteT is the suite's test, for its ArtifactDir (kept with -artifacts).
+	suiteT *testing.T
 )
 
 func TestStatusPages(t *testing.T) {
+	suiteT = t
 	RegisterFailHandler(Fail)
 	RunSpecs(t, "Status pages (envtest + SQLite)")
 }

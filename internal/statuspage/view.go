@@ -1,15 +1,19 @@
 package statuspage
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -131,6 +135,42 @@ type snapshot struct {
 	// monitors maps a store monitor id (UID) to its display name; feed.go
 	// uses it.
 	monitors map[string]string
+	// badge and badgeETag are the page's SVG badge.
+	badge     []byte
+	badgeETag string
+	// encoded holds the JSON document per language, encoded at first use:
+	// requests served from the cache only copy bytes.
+	encoded sync.Map
+}
+
+// encodedDoc is the document in one language, as JSON and gzipped JSON.
+type encodedDoc struct {
+	plain, gz []byte
+	etag      string
+}
+
+// documentJSON returns the document in language lang, encoded (once per
+// snapshot and language).
+func (s *snapshot) documentJSON(page *monv1.StatusPage, lang string) (*encodedDoc, error) {
+	if v, ok := s.encoded.Load(lang); ok {
+		return v.(*encodedDoc), nil
+	}
+	b, err := json.Marshal(s.doc.localized(page, lang))
+	if err != nil {
+		return nil, fmt.Errorf("encode status page: %w", err)
+	}
+	e := &encodedDoc{plain: append(b, '\n')}
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	_, _ = zw.Write(e.plain)
+	if err := zw.Close(); err != nil {
+		return nil, fmt.Errorf("compress status page: %w", err)
+	}
+	e.gz = buf.Bytes()
+	sum := sha256.Sum256(e.plain)
+	e.etag = `"` + hex.EncodeToString(sum[:12]) + `"`
+	v, _ := s.encoded.LoadOrStore(lang, e)
+	return v.(*encodedDoc), nil
 }
 
 // history cuts the last days days out of the snapshot.
@@ -217,17 +257,8 @@ func (p *Public) build(ctx context.Context, page *monv1.StatusPage) (*snapshot, 
 	}
 
 	snap := &snapshot{builtAt: now, daily: map[string][]DayUptime{}, monitors: map[string]string{}}
-	daily := make([][]DayUptime, len(entries))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(4)
-	for i, e := range entries {
-		g.Go(func() error {
-			d, err := p.monitorHistory(gctx, page, e, now)
-			daily[i] = d
-			return err
-		})
-	}
-	if err := g.Wait(); err != nil {
+	daily, err := p.history(ctx, page, entries, now)
+	if err != nil {
 		return nil, err
 	}
 
@@ -277,61 +308,104 @@ func (p *Public) build(ctx context.Context, page *monv1.StatusPage) (*snapshot, 
 		return nil, err
 	}
 	snap.doc = doc
+	snap.badge = Badge("status", doc.Status, meanUptime30d(&doc))
+	sum := sha256.Sum256(snap.badge)
+	snap.badgeETag = `"` + hex.EncodeToString(sum[:12]) + `"`
 	return snap, nil
 }
 
-// monitorHistory fills a monitor's uptime and response times and returns its
-// daily uptime for MaxHistoryDays days.
-func (p *Public) monitorHistory(ctx context.Context, page *monv1.StatusPage, e *pageMonitor, now time.Time) ([]DayUptime, error) {
+// history fills the uptime and response times of the page's monitors and
+// returns their daily uptime for MaxHistoryDays days, in entries' order. Uptime
+// and daily uptime are read for all monitors at once; response times (when
+// shown) per monitor, a few at a time.
+func (p *Public) history(ctx context.Context, page *monv1.StatusPage, entries []*pageMonitor, now time.Time) ([][]DayUptime, error) {
+	out := make([][]DayUptime, len(entries))
 	if p.Store == nil {
-		e.pub.Uptime24h = parsePercent(e.mon.Status.Uptime24h)
-		e.pub.Uptime30d = parsePercent(e.mon.Status.Uptime30d)
-		days := make([]DayUptime, 0, MaxHistoryDays)
-		for _, d := range store.DailyRanges(now, MaxHistoryDays, time.UTC) {
-			days = append(days, DayUptime{Date: d.Date})
-		}
-		return days, nil
-	}
-	id := string(e.mon.UID)
-	for _, u := range []struct {
-		dst *(*float64)
-		d   time.Duration
-	}{{&e.pub.Uptime24h, 24 * time.Hour}, {&e.pub.Uptime30d, 30 * 24 * time.Hour}, {&e.pub.Uptime90d, 90 * 24 * time.Hour}} {
-		v, err := p.Store.Uptime(ctx, id, now.Add(-u.d), now)
-		if err != nil {
-			return nil, fmt.Errorf("read uptime of monitor %s: %w", e.mon.Name, err)
-		}
-		*u.dst = round(v, 3)
-	}
-	rows, err := p.Store.UptimeDaily(ctx, id, MaxHistoryDays, time.UTC)
-	if err != nil {
-		return nil, fmt.Errorf("read daily uptime of monitor %s: %w", e.mon.Name, err)
-	}
-	days := make([]DayUptime, 0, len(rows))
-	for _, r := range rows {
-		days = append(days, DayUptime{Date: r.Date, UptimePercentage: round(r.UptimePercent, 3)})
-	}
-	if page.Spec.ShowResponseTimes {
-		from := now.Add(-24 * time.Hour).Truncate(time.Hour).Add(time.Hour)
-		pts, err := p.Store.ResponseSeries(ctx, store.SeriesQuery{MonitorID: id, From: from, To: now, Step: time.Hour})
-		if err != nil {
-			return nil, fmt.Errorf("read response times of monitor %s: %w", e.mon.Name, err)
-		}
-		var total store.Stats
-		e.pub.ResponseTimes = []ResponsePoint{}
-		for _, pt := range pts {
-			if pt.Stats.Successful() == 0 {
-				continue
+		for i, e := range entries {
+			e.pub.Uptime24h = parsePercent(e.mon.Status.Uptime24h)
+			e.pub.Uptime30d = parsePercent(e.mon.Status.Uptime30d)
+			days := make([]DayUptime, 0, MaxHistoryDays)
+			for _, d := range store.DailyRanges(now, MaxHistoryDays, time.UTC) {
+				days = append(days, DayUptime{Date: d.Date})
 			}
-			total.Add(pt.Stats)
-			e.pub.ResponseTimes = append(e.pub.ResponseTimes, ResponsePoint{At: pt.At.UTC(), AvgMs: math.Round(pt.Stats.AvgResponseMs())})
+			out[i] = days
 		}
-		if total.Successful() > 0 {
-			avg := math.Round(total.AvgResponseMs())
-			e.pub.AvgResponseTimeMs24h = &avg
+		return out, nil
+	}
+	if len(entries) == 0 {
+		return out, nil
+	}
+	ids := make([]string, len(entries))
+	for i, e := range entries {
+		ids[i] = string(e.mon.UID)
+	}
+	for _, u := range []struct {
+		dst func(*pageMonitor) **float64
+		d   time.Duration
+	}{
+		{func(e *pageMonitor) **float64 { return &e.pub.Uptime24h }, 24 * time.Hour},
+		{func(e *pageMonitor) **float64 { return &e.pub.Uptime30d }, 30 * 24 * time.Hour},
+		{func(e *pageMonitor) **float64 { return &e.pub.Uptime90d }, 90 * 24 * time.Hour},
+	} {
+		stats, err := p.Store.StatsMany(ctx, ids, now.Add(-u.d), now)
+		if err != nil {
+			return nil, fmt.Errorf("read uptime of %d monitors: %w", len(ids), err)
+		}
+		for _, e := range entries {
+			st := stats[string(e.mon.UID)]
+			*u.dst(e) = round(st.UptimePercent(), 3)
 		}
 	}
-	return days, nil
+	daily, err := p.Store.UptimeDailyMany(ctx, ids, MaxHistoryDays, time.UTC)
+	if err != nil {
+		return nil, fmt.Errorf("read daily uptime of %d monitors: %w", len(ids), err)
+	}
+	for i, e := range entries {
+		rows := daily[string(e.mon.UID)]
+		days := make([]DayUptime, 0, len(rows))
+		for _, r := range rows {
+			days = append(days, DayUptime{Date: r.Date, UptimePercentage: round(r.UptimePercent, 3)})
+		}
+		out[i] = days
+	}
+	if !page.Spec.ShowResponseTimes {
+		return out, nil
+	}
+	// Two at a time: a rebuild runs while the page is served, and must
+	// leave CPU to the requests.
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(2)
+	for _, e := range entries {
+		g.Go(func() error { return p.responseTimes(gctx, e, now) })
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// responseTimes fills a monitor's hourly response times of the last 24 hours
+// and their mean.
+func (p *Public) responseTimes(ctx context.Context, e *pageMonitor, now time.Time) error {
+	from := now.Add(-24 * time.Hour).Truncate(time.Hour).Add(time.Hour)
+	pts, err := p.Store.ResponseSeries(ctx, store.SeriesQuery{MonitorID: string(e.mon.UID), From: from, To: now, Step: time.Hour})
+	if err != nil {
+		return fmt.Errorf("read response times of monitor %s: %w", e.mon.Name, err)
+	}
+	var total store.Stats
+	e.pub.ResponseTimes = []ResponsePoint{}
+	for _, pt := range pts {
+		if pt.Stats.Successful() == 0 {
+			continue
+		}
+		total.Add(pt.Stats)
+		e.pub.ResponseTimes = append(e.pub.ResponseTimes, ResponsePoint{At: pt.At.UTC(), AvgMs: math.Round(pt.Stats.AvgResponseMs())})
+	}
+	if total.Successful() > 0 {
+		avg := math.Round(total.AvgResponseMs())
+		e.pub.AvgResponseTimeMs24h = &avg
+	}
+	return nil
 }
 
 // activeIncidents returns the open incidents of the page's monitors with their

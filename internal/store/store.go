@@ -23,6 +23,9 @@ var (
 	ErrLeaseLost = errors.New("store: delivery lease lost")
 	// ErrInvalid means the arguments were rejected before touching the database.
 	ErrInvalid = errors.New("store: invalid argument")
+	// ErrSubscriberExists means the status page already has a subscriber with
+	// the same channel and address; the method returns that subscriber.
+	ErrSubscriberExists = errors.New("store: subscriber already exists")
 )
 
 // CheckStatus is the verdict of one check.
@@ -469,6 +472,38 @@ type HeartbeatPing struct {
 	StatusCode *int      `json:"status_code,omitempty"`
 }
 
+// SubscriberChannel is how a status page subscriber is notified.
+type SubscriberChannel string
+
+// Subscriber channels.
+const (
+	SubscriberEmail   SubscriberChannel = "email"
+	SubscriberChat    SubscriberChannel = "chat"
+	SubscriberWebhook SubscriberChannel = "webhook"
+)
+
+// Subscriber is a subscription to the public updates of one status page. It
+// is pending until ConfirmedAt is set. Tokens are never stored: only the
+// SHA-256 (hex) of the pending confirmation token is.
+type Subscriber struct {
+	ID string `json:"id"`
+	// PageUID is the StatusPage's UID.
+	PageUID   string            `json:"page_uid"`
+	Namespace string            `json:"namespace"`
+	Channel   SubscriberChannel `json:"channel"`
+	// Address is the e-mail address (email) or the https URL (chat, webhook).
+	Address string `json:"address"`
+	// ConfirmTokenHash identifies the pending confirmation; empty once
+	// confirmed.
+	ConfirmTokenHash   string     `json:"-"`
+	ConfirmationSentAt *time.Time `json:"confirmation_sent_at"`
+	ConfirmedAt        *time.Time `json:"confirmed_at"`
+	CreatedAt          time.Time  `json:"created_at"`
+}
+
+// Confirmed reports whether the subscriber confirmed the subscription.
+func (s *Subscriber) Confirmed() bool { return s.ConfirmedAt != nil }
+
 // Store is the history store. Every method is safe for concurrent use, and for
 // use by several processes sharing one database where the backend allows it
 // (PostgreSQL).
@@ -492,6 +527,13 @@ type Store interface {
 	// UptimeDaily returns the last days calendar days in loc, oldest first,
 	// today (up to now) included.
 	UptimeDaily(ctx context.Context, monitorID string, days int, loc *time.Location) ([]DailyUptime, error)
+	// UptimeDailyMany is UptimeDaily for many monitors at once (a few
+	// queries whatever their number, for status pages). Every id is a key of
+	// the result, with days entries.
+	UptimeDailyMany(ctx context.Context, monitorIDs []string, days int, loc *time.Location) (map[string][]DailyUptime, error)
+	// StatsMany is Stats over [from, to) for many monitors at once, all
+	// regions. Every id is a key of the result.
+	StatsMany(ctx context.Context, monitorIDs []string, from, to time.Time) (map[string]Stats, error)
 	// LatencyStats counts a monitor's checks over [from, to) that are good for
 	// a latency SLI: up or degraded with a response time at most thresholdMs.
 	// total counts up, degraded and down checks (blocked and unknown are
@@ -510,8 +552,9 @@ type Store interface {
 	// incidents are kept.
 	ResetStats(ctx context.Context, monitorID string) error
 	// DeleteMonitorHistory deletes everything stored about a monitor: checks,
-	// rollups, incidents with their timelines and notes, DNS records, pause
-	// windows and heartbeats.
+	// rollups, incidents with their timelines, notes and AI content, DNS
+	// records, pause windows, heartbeats, certificate observations and sent
+	// expiry notices.
 	DeleteMonitorHistory(ctx context.Context, monitorID string) error
 
 	// OpenIncident stores a new open incident (ID and StartedAt are filled when
@@ -611,6 +654,36 @@ type Store interface {
 	TouchAPIKey(ctx context.Context, keyID string, at time.Time) error
 	// APIKeyLastUsed returns the last use of each known key among keyIDs.
 	APIKeyLastUsed(ctx context.Context, keyIDs ...string) (map[string]time.Time, error)
+
+	// ExpiryStore keeps certificate observations, domain lookups and sent
+	// expiry notices.
+	ExpiryStore
+	// AssistStore keeps AI incident assist content, drafts and usage.
+	AssistStore
+
+	// AddSubscriber stores a new status page subscriber (ID and CreatedAt
+	// filled when empty). When the page already has one with the same channel
+	// and address it returns that one with ErrSubscriberExists.
+	AddSubscriber(ctx context.Context, s Subscriber) (Subscriber, error)
+	// RenewSubscriberToken replaces the confirmation token hash of a pending
+	// subscriber and records when the confirmation was sent; ErrNotFound when
+	// there is no pending subscriber with the id.
+	RenewSubscriberToken(ctx context.Context, id, tokenHash string, sentAt time.Time) error
+	// ConfirmSubscriber confirms the pending subscriber whose confirmation
+	// token hashes to tokenHash and forgets the hash; ErrNotFound when none
+	// does.
+	ConfirmSubscriber(ctx context.Context, tokenHash string, at time.Time) (Subscriber, error)
+	// GetSubscriber returns one subscriber or ErrNotFound.
+	GetSubscriber(ctx context.Context, id string) (Subscriber, error)
+	// ListSubscribers returns a page's subscribers, oldest first; with
+	// confirmedOnly only the confirmed ones.
+	ListSubscribers(ctx context.Context, pageUID string, confirmedOnly bool) ([]Subscriber, error)
+	// DeleteSubscriber deletes a subscriber or returns ErrNotFound.
+	DeleteSubscriber(ctx context.Context, id string) error
+	// PruneSubscribers deletes the pending subscribers whose confirmation was
+	// last sent (or, when none was, that were created) before olderThan:
+	// confirmations that were never clicked.
+	PruneSubscribers(ctx context.Context, olderThan time.Time) (int64, error)
 
 	// Close releases the store; pending writes are flushed first.
 	Close() error

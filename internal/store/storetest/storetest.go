@@ -50,6 +50,14 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"PauseWindows", testPause},
 		{"Heartbeats", testHeartbeats},
 		{"APIKeys", testAPIKeys},
+		{"CertObservations", testCertObservations},
+		{"DomainExpiry", testDomainExpiry},
+		{"ExpiryNotices", testExpiryNotices},
+		{"AIContentAndDrafts", testAIContentAndDrafts},
+		{"AIUsage", testAIUsage},
+		{"UptimeDailyMany", testUptimeDailyMany},
+		{"StatsMany", testStatsMany},
+		{"Subscribers", testSubscribers},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -1055,4 +1063,155 @@ func testAPIKeys(t *testing.T, s store.Store) {
 	eq(t, "keys", len(got), 2)
 	eq(t, "k1", got["k1"], base.Add(time.Minute))
 	eq(t, "k2", got["k2"], base)
+}
+
+func testUptimeDailyMany(t *testing.T, s store.Store) {
+	c := ctx(t)
+	now := time.Now().UTC()
+	ids := []string{uuid.NewString(), uuid.NewString(), uuid.NewString()} // the last has no checks
+	var all []store.Check
+	for i := range 3 * 24 * 12 { // every 5 minutes for 3 days
+		at := now.Add(-time.Duration(i)*5*time.Minute - 7*time.Second)
+		for k, m := range ids[:2] {
+			st := store.StatusUp
+			if (i+k)%(3+k) == 0 {
+				st = store.StatusDown
+			}
+			all = append(all, check(m, []string{"eu", "us"}[i%2], at, st, int64(10+i%50)))
+		}
+	}
+	_, err := s.InsertChecks(c, all)
+	must(t, err)
+	kolkata, err := time.LoadLocation("Asia/Kolkata")
+	if err != nil {
+		kolkata = time.FixedZone("IST", 5*3600+1800)
+	}
+	for _, loc := range []*time.Location{time.UTC, kolkata} {
+		many, err := s.UptimeDailyMany(c, ids, 5, loc)
+		must(t, err)
+		eq(t, "monitors", len(many), len(ids))
+		for _, id := range ids {
+			one, err := s.UptimeDaily(c, id, 5, loc)
+			must(t, err)
+			got := many[id]
+			eq(t, "days", len(got), len(one))
+			for i := range one {
+				eq(t, "date", got[i].Date, one[i].Date)
+				sameStats(t, loc.String()+" "+id+" "+one[i].Date, got[i].Stats, one[i].Stats)
+				eq(t, "uptime known", got[i].UptimePercent == nil, one[i].UptimePercent == nil)
+			}
+		}
+	}
+	empty, err := s.UptimeDailyMany(c, nil, 90, time.UTC)
+	must(t, err)
+	eq(t, "no monitors", len(empty), 0)
+}
+
+func testStatsMany(t *testing.T, s store.Store) {
+	c := ctx(t)
+	ids := []string{uuid.NewString(), uuid.NewString(), uuid.NewString()}
+	var all []store.Check
+	for i := range 2000 {
+		at := base.Add(-time.Duration(i) * 97 * time.Second)
+		for k, m := range ids[:2] {
+			st := []store.CheckStatus{store.StatusUp, store.StatusDown, store.StatusDegraded, store.StatusBlocked}[(i+k)%4]
+			all = append(all, check(m, "eu", at, st, int64(i%300)))
+		}
+	}
+	_, err := s.InsertChecks(c, all)
+	must(t, err)
+	for _, r := range []struct{ from, to time.Time }{
+		{base.Add(-24 * time.Hour), base},
+		{base.Add(-30*time.Hour - 17*time.Second), base.Add(-3*time.Minute + 5*time.Second)},
+		{base.Add(-90 * 24 * time.Hour), base.Add(time.Hour)},
+	} {
+		got, err := s.StatsMany(c, ids, r.from, r.to)
+		must(t, err)
+		eq(t, "monitors", len(got), len(ids))
+		for _, id := range ids {
+			var mine []store.Check
+			for _, ch := range all {
+				if ch.MonitorID == id {
+					mine = append(mine, ch)
+				}
+			}
+			sameStats(t, "stats "+id, got[id], rawStats(mine, r.from, r.to, ""))
+		}
+	}
+}
+
+func testSubscribers(t *testing.T, s store.Store) {
+	c := ctx(t)
+	page := uuid.NewString()
+	sent := base.Add(time.Minute)
+	sub, err := s.AddSubscriber(c, store.Subscriber{PageUID: page, Namespace: "ns", Channel: store.SubscriberEmail,
+		Address: "a@example.com", ConfirmTokenHash: "hash-1", ConfirmationSentAt: &sent, CreatedAt: base})
+	must(t, err)
+	if sub.ID == "" || sub.Confirmed() {
+		t.Fatalf("new subscriber: %+v", sub)
+	}
+	dup, err := s.AddSubscriber(c, store.Subscriber{PageUID: page, Channel: store.SubscriberEmail, Address: "a@example.com", ConfirmTokenHash: "hash-x"})
+	if !errors.Is(err, store.ErrSubscriberExists) || dup.ID != sub.ID {
+		t.Fatalf("duplicate subscriber: %v %+v", err, dup)
+	}
+	if _, err := s.AddSubscriber(c, store.Subscriber{PageUID: page, Channel: "sms", Address: "+1"}); !errors.Is(err, store.ErrInvalid) {
+		t.Fatalf("bad channel: %v", err)
+	}
+	hook, err := s.AddSubscriber(c, store.Subscriber{PageUID: page, Channel: store.SubscriberWebhook, Address: "https://hooks.example.com/x",
+		ConfirmTokenHash: "hash-2", CreatedAt: base.Add(time.Second)})
+	must(t, err)
+	_, err = s.AddSubscriber(c, store.Subscriber{PageUID: uuid.NewString(), Channel: store.SubscriberEmail, Address: "a@example.com",
+		ConfirmTokenHash: "hash-3", CreatedAt: base})
+	must(t, err)
+
+	got, err := s.GetSubscriber(c, sub.ID)
+	must(t, err)
+	eq(t, "token hash", got.ConfirmTokenHash, "hash-1")
+	eq(t, "address", got.Address, "a@example.com")
+	eq(t, "sent", got.ConfirmationSentAt.Equal(sent), true)
+	if _, err := s.GetSubscriber(c, "nope"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("get missing: %v", err)
+	}
+
+	if _, err := s.ConfirmSubscriber(c, "wrong", base); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("confirm with a wrong token: %v", err)
+	}
+	must(t, s.RenewSubscriberToken(c, sub.ID, "hash-1b", base.Add(time.Hour)))
+	if _, err := s.ConfirmSubscriber(c, "hash-1", base); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("confirm with a replaced token: %v", err)
+	}
+	conf, err := s.ConfirmSubscriber(c, "hash-1b", base.Add(2*time.Hour))
+	must(t, err)
+	if !conf.Confirmed() || conf.ID != sub.ID || conf.ConfirmTokenHash != "" {
+		t.Fatalf("confirmed: %+v", conf)
+	}
+	if _, err := s.ConfirmSubscriber(c, "hash-1b", base.Add(3*time.Hour)); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("a token confirms once: %v", err)
+	}
+	if err := s.RenewSubscriberToken(c, sub.ID, "hash-1c", base); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("renew a confirmed subscriber: %v", err)
+	}
+
+	list, err := s.ListSubscribers(c, page, false)
+	must(t, err)
+	eq(t, "all", len(list), 2)
+	eq(t, "oldest first", list[0].ID, sub.ID)
+	list, err = s.ListSubscribers(c, page, true)
+	must(t, err)
+	eq(t, "confirmed", len(list), 1)
+	eq(t, "confirmed id", list[0].ID, sub.ID)
+
+	n, err := s.PruneSubscribers(c, base.Add(2*time.Second))
+	must(t, err)
+	eq(t, "pruned pending", n, int64(2))
+	if _, err := s.GetSubscriber(c, hook.ID); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("pruned subscriber: %v", err)
+	}
+	must(t, s.DeleteSubscriber(c, sub.ID))
+	if err := s.DeleteSubscriber(c, sub.ID); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("delete twice: %v", err)
+	}
+	list, err = s.ListSubscribers(c, page, false)
+	must(t, err)
+	eq(t, "left", len(list), 0)
 }

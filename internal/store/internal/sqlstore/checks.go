@@ -381,29 +381,35 @@ func (s *Store) Stats(ctx context.Context, q store.StatsQuery) (store.Stats, err
 			if err := rows.Scan(&status, &n, &sum, &mn, &mx); err != nil {
 				return st, fmt.Errorf("sum checks: %w", err)
 			}
-			part := store.Stats{}
-			switch store.CheckStatus(status) {
-			case store.StatusUp:
-				part.Up = n
-			case store.StatusDown:
-				part.Down = n
-			case store.StatusDegraded:
-				part.Degraded = n
-			case store.StatusBlocked:
-				part.Blocked = n
-			default:
-				part.Unknown = n
-			}
-			if status == string(store.StatusUp) || status == string(store.StatusDegraded) {
-				part.ResponseSumMs, part.ResponseMinMs, part.ResponseMaxMs = sum, mn, mx
-			}
-			st.Add(part)
+			st.Add(statusStats(status, n, sum, mn, mx))
 		}
 		if err := rows.Err(); err != nil {
 			return st, fmt.Errorf("sum checks: %w", err)
 		}
 	}
 	return st, nil
+}
+
+// statusStats is the Stats of n raw checks of one status whose response times
+// sum to sum and range from mn to mx.
+func statusStats(status string, n, sum int64, mn, mx *int64) store.Stats {
+	part := store.Stats{}
+	switch store.CheckStatus(status) {
+	case store.StatusUp:
+		part.Up = n
+	case store.StatusDown:
+		part.Down = n
+	case store.StatusDegraded:
+		part.Degraded = n
+	case store.StatusBlocked:
+		part.Blocked = n
+	default:
+		part.Unknown = n
+	}
+	if status == string(store.StatusUp) || status == string(store.StatusDegraded) {
+		part.ResponseSumMs, part.ResponseMinMs, part.ResponseMaxMs = sum, mn, mx
+	}
+	return part
 }
 
 // Uptime implements store.Store.
@@ -544,10 +550,12 @@ func (s *Store) DeleteMonitorHistory(ctx context.Context, monitorID string) erro
 		for _, stmt := range []string{
 			"DELETE FROM checks WHERE monitor_id = ?",
 			"DELETE FROM rollups WHERE monitor_id = ?",
-			"DELETE FROM incidents WHERE monitor_id = ?", // events and notes cascade
+			"DELETE FROM incidents WHERE monitor_id = ?", // events, notes and AI content cascade
 			"DELETE FROM dns_records WHERE monitor_id = ?",
 			"DELETE FROM pause_windows WHERE monitor_id = ?",
 			"DELETE FROM heartbeats WHERE monitor_id = ?",
+			"DELETE FROM cert_observations WHERE monitor_id = ?",
+			"DELETE FROM expiry_notices WHERE monitor_id = ?",
 		} {
 			if _, err := q.Exec(ctx, stmt, monitorID); err != nil {
 				return err

@@ -1,0 +1,639 @@
+package statuspage
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/netguard"
+	"github.com/uptime-operator/uptime-operator/internal/store"
+)
+
+// Mailer sends a plain-text e-mail. The manager wires the alerting e-mail
+// sender.
+type Mailer interface {
+	SendMail(ctx context.Context, to, subject, text string) error
+}
+
+// MailerFunc adapts a function to Mailer.
+type MailerFunc func(ctx context.Context, to, subject, text string) error
+
+// SendMail implements Mailer.
+func (f MailerFunc) SendMail(ctx context.Context, to, subject, text string) error {
+	return f(ctx, to, subject, text)
+}
+
+// Notification events sent to subscribers (the X-Service-Event header and the
+// "event" field of webhook payloads).
+const (
+	EventSubscriptionConfirm = "subscription.confirm"
+	EventIncidentOpened      = "incident.opened"
+	EventIncidentUpdated     = "incident.updated"
+	EventIncidentResolved    = "incident.resolved"
+	EventMaintenanceStarted  = "maintenance.started"
+	EventMaintenanceEnded    = "maintenance.completed"
+)
+
+// Webhook request headers: the names alerting uses for alert webhooks
+// (alerting imports this package through controllers, so they are repeated
+// here rather than imported).
+const (
+	headerEvent     = "X-Service-Event"
+	headerDelivery  = "X-Service-Delivery"
+	headerTimestamp = "X-Service-Timestamp"
+	headerSignature = "X-Service-Signature"
+	userAgent       = "Service-Webhooks/1.0"
+)
+
+// Delivery defaults.
+const (
+	DefaultQueueSize   = 1024
+	DefaultWorkers     = 2
+	DefaultMaxAttempts = 5
+	DefaultRetryBase   = 5 * time.Second
+	// ConfirmTTL is how long a confirmation link works; pending subscribers
+	// older than that are deleted.
+	ConfirmTTL = 48 * time.Hour
+	// attemptTimeout bounds one delivery attempt.
+	attemptTimeout = 10 * time.Second
+)
+
+// Notifier manages the subscribers of status pages and notifies the
+// confirmed ones of public incident updates and maintenance. Deliveries go
+// through a bounded in-memory queue, a few workers and retries with
+// exponential backoff; a full queue drops the notification (and logs it), and
+// queued deliveries are lost when the process stops.
+//
+// The zero value is not usable: set Reader and Store. Start runs the
+// workers; it is a manager Runnable that needs no leader election.
+type Notifier struct {
+	// Reader reads StatusPages, Monitors and MaintenanceWindows (the
+	// manager's cached client).
+	Reader client.Reader
+	// Store keeps the subscribers.
+	Store store.Store
+	// Mailer sends e-mail; without one, e-mail subscriptions are refused.
+	Mailer Mailer
+	// Client sends chat and webhook requests. When nil a client that does
+	// not follow redirects and dials public addresses only (unless
+	// AllowPrivateTargets) is used.
+	Client *http.Client
+	// AllowPrivateTargets lets the default client reach private addresses.
+	AllowPrivateTargets bool
+	// Sign signs webhook bodies: alerting.Sign, so subscribers verify them
+	// like alert webhooks. Webhook subscriptions are refused when nil.
+	Sign func(secret []byte, timestamp string, body []byte) string
+	// BaseURL is the externally visible base URL; links in messages start
+	// with it.
+	BaseURL string
+	// Key derives unsubscribe tokens and webhook signing secrets, which are
+	// therefore never stored. Load it from a Secret shared by all replicas:
+	// when empty a random key is made at first use, and unsubscribe links
+	// and signing secrets then change when the process restarts.
+	Key []byte
+	// Clock is the time source; the real clock when nil.
+	Clock clock.PassiveClock
+	// QueueSize, Workers, MaxAttempts and RetryBase tune delivery; the
+	// Default constants when 0. Attempt n waits RetryBase×4^(n-1).
+	QueueSize   int
+	Workers     int
+	MaxAttempts int
+	RetryBase   time.Duration
+
+	once    sync.Once
+	keyOnce sync.Once
+	key     []byte
+	queue   chan *delivery
+	client  *http.Client
+}
+
+// delivery is one message to one subscriber.
+type delivery struct {
+	id      string
+	sub     store.Subscriber
+	msg     Message
+	attempt int
+}
+
+// Message is what a subscriber receives: for webhooks, the JSON body.
+type Message struct {
+	Event string `json:"event"`
+	// Page is the status page the message is about.
+	Page MessagePage `json:"page"`
+	// Title is a one-line summary ("API is down").
+	Title string `json:"title"`
+	// Text is the public update, maintenance description or confirmation
+	// text.
+	Text       string    `json:"text"`
+	IncidentID string    `json:"incident_id,omitempty"`
+	WindowID   string    `json:"maintenance_id,omitempty"`
+	Monitors   []string  `json:"monitors,omitempty"`
+	At         time.Time `json:"at"`
+	// ConfirmURL is set on confirmation requests.
+	ConfirmURL string `json:"confirm_url,omitempty"`
+	// SigningSecret is set on the confirmation request of a webhook: the
+	// secret that signs its requests (X-Service-Signature).
+	SigningSecret string `json:"signing_secret,omitempty"`
+	// UnsubscribeURL ends the subscription.
+	UnsubscribeURL string `json:"unsubscribe_url,omitempty"`
+}
+
+// MessagePage names the page of a message.
+type MessagePage struct {
+	Slug  string `json:"slug"`
+	Title string `json:"title"`
+	URL   string `json:"url"`
+}
+
+func (n *Notifier) init() {
+	n.once.Do(func() {
+		size := n.QueueSize
+		if size <= 0 {
+			size = DefaultQueueSize
+		}
+		n.queue = make(chan *delivery, size)
+		n.client = n.Client
+		if n.client == nil {
+			guard := netguard.Guard{AllowPrivate: n.AllowPrivateTargets}
+			n.client = &http.Client{
+				Transport: &http.Transport{
+					DialContext:           guard.Dialer(attemptTimeout).DialContext,
+					TLSHandshakeTimeout:   attemptTimeout,
+					ResponseHeaderTimeout: attemptTimeout,
+					MaxIdleConnsPerHost:   2,
+					IdleConnTimeout:       90 * time.Second,
+				},
+				CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+			}
+		}
+	})
+}
+
+func (n *Notifier) now() time.Time {
+	if n.Clock == nil {
+		return time.Now()
+	}
+	return n.Clock.Now()
+}
+
+func (n *Notifier) secretKey() []byte {
+	n.keyOnce.Do(func() {
+		if len(n.Key) > 0 {
+			n.key = n.Key
+			return
+		}
+		n.key = make([]byte, 32)
+		if _, err := rand.Read(n.key); err != nil {
+			panic(fmt.Sprintf("statuspage: read random subscription key: %v", err))
+		}
+	})
+	return n.key
+}
+
+func (n *Notifier) mac(purpose, id string) []byte {
+	m := hmac.New(sha256.New, n.secretKey())
+	m.Write([]byte("statuspage-" + purpose + "\x00" + id))
+	return m.Sum(nil)
+}
+
+// SigningSecret is the secret that signs the webhook requests of a
+// subscriber: derived from Key, never stored.
+func (n *Notifier) SigningSecret(subscriberID string) string {
+	return "whsec_" + base64.RawURLEncoding.EncodeToString(n.mac("webhook-secret", subscriberID))
+}
+
+// unsubscribeToken is the token of a subscriber's unsubscribe links:
+// the subscriber id and a MAC of it.
+func (n *Notifier) unsubscribeToken(subscriberID string) string {
+	return subscriberID + "." + base64.RawURLEncoding.EncodeToString(n.mac("unsubscribe", subscriberID)[:24])
+}
+
+// checkUnsubscribeToken returns the subscriber id of a valid token.
+func (n *Notifier) checkUnsubscribeToken(token string) (string, bool) {
+	id, sig, ok := strings.Cut(token, ".")
+	if !ok || id == "" {
+		return "", false
+	}
+	got, err := base64.RawURLEncoding.DecodeString(sig)
+	if err != nil {
+		return "", false
+	}
+	return id, hmac.Equal(got, n.mac("unsubscribe", id)[:24])
+}
+
+// NeedLeaderElection implements manager.LeaderElectionRunnable: every
+// replica delivers what it enqueues.
+func (n *Notifier) NeedLeaderElection() bool { return false }
+
+// Start runs the delivery workers until ctx ends; queued deliveries are then
+// dropped.
+func (n *Notifier) Start(ctx context.Context) error {
+	n.init()
+	workers := n.Workers
+	if workers <= 0 {
+		workers = DefaultWorkers
+	}
+	if len(n.Key) == 0 {
+		ctrl.LoggerFrom(ctx).Info("status page subscription key is not set: unsubscribe links and webhook signing secrets change when the process restarts")
+	}
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case d := <-n.queue:
+					n.attempt(ctx, d)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return nil
+}
+
+// enqueue queues a delivery without blocking; it reports false (and logs)
+// when the queue is full.
+func (n *Notifier) enqueue(ctx context.Context, d *delivery) bool {
+	n.init()
+	select {
+	case n.queue <- d:
+		return true
+	default:
+		ctrl.LoggerFrom(ctx).Error(errors.New("delivery queue is full"), "dropped status page notification",
+			"event", d.msg.Event, "subscriber", d.sub.ID)
+		return false
+	}
+}
+
+// attempt delivers once and schedules a retry when that may help.
+func (n *Notifier) attempt(ctx context.Context, d *delivery) {
+	d.attempt++
+	actx, cancel := context.WithTimeout(ctx, attemptTimeout)
+	err := n.send(actx, d)
+	cancel()
+	log := ctrl.LoggerFrom(ctx).WithValues("event", d.msg.Event, "subscriber", d.sub.ID, "channel", d.sub.Channel, "attempt", d.attempt)
+	if err == nil {
+		log.V(1).Info("delivered status page notification")
+		return
+	}
+	maxAttempts := n.MaxAttempts
+	if maxAttempts <= 0 {
+		maxAttempts = DefaultMaxAttempts
+	}
+	var perm *permanentError
+	if errors.As(err, &perm) || d.attempt >= maxAttempts {
+		log.Error(err, "gave up on status page notification")
+		return
+	}
+	base := n.RetryBase
+	if base <= 0 {
+		base = DefaultRetryBase
+	}
+	wait := base << (2 * (d.attempt - 1))
+	log.V(1).Info("status page notification failed, retrying", "error", err.Error(), "in", wait)
+	time.AfterFunc(wait, func() {
+		if ctx.Err() == nil {
+			n.enqueue(ctx, d)
+		}
+	})
+}
+
+// permanentError is a failure that retrying cannot fix.
+type permanentError struct{ err error }
+
+func (e *permanentError) Error() string { return e.err.Error() }
+func (e *permanentError) Unwrap() error { return e.err }
+
+// send performs one delivery.
+func (n *Notifier) send(ctx context.Context, d *delivery) error {
+	switch d.sub.Channel {
+	case store.SubscriberEmail:
+		if n.Mailer == nil {
+			return &permanentError{errors.New("no mailer is configured")}
+		}
+		if err := n.Mailer.SendMail(ctx, d.sub.Address, emailSubject(d.msg), messageText(d.msg)); err != nil {
+			return fmt.Errorf("send e-mail: %w", err)
+		}
+		return nil
+	case store.SubscriberChat:
+		body, _ := json.Marshal(map[string]string{"text": chatText(d.msg)})
+		return n.post(ctx, d, body, false)
+	case store.SubscriberWebhook:
+		if n.Sign == nil {
+			return &permanentError{errors.New("webhook signing is not configured")}
+		}
+		body, err := json.Marshal(d.msg)
+		if err != nil {
+			return &permanentError{fmt.Errorf("encode webhook body: %w", err)}
+		}
+		return n.post(ctx, d, body, true)
+	}
+	return &permanentError{fmt.Errorf("unknown channel %q", d.sub.Channel)}
+}
+
+// post sends a JSON POST to the subscriber's URL, signed for webhooks.
+func (n *Notifier) post(ctx context.Context, d *delivery, body []byte, signed bool) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.sub.Address, bytes.NewReader(body))
+	if err != nil {
+		return &permanentError{errors.New("invalid subscriber URL")}
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", userAgent)
+	if signed {
+		ts := strconv.FormatInt(n.now().Unix(), 10)
+		req.Header.Set(headerEvent, d.msg.Event)
+		req.Header.Set(headerDelivery, d.id)
+		req.Header.Set(headerTimestamp, ts)
+		req.Header.Set(headerSignature, n.Sign([]byte(n.SigningSecret(d.sub.ID)), ts, body))
+	}
+	resp, err := n.client.Do(req)
+	if err != nil {
+		if netguard.IsBlocked(err) {
+			return &permanentError{err}
+		}
+		return fmt.Errorf("post to subscriber: %w", err)
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	_ = resp.Body.Close()
+	switch c := resp.StatusCode; {
+	case c >= 200 && c < 300:
+		return nil
+	case c == http.StatusRequestTimeout || c == http.StatusTooManyRequests || c >= 500:
+		return fmt.Errorf("subscriber answered %d", c)
+	default:
+		return &permanentError{fmt.Errorf("subscriber answered %d", c)}
+	}
+}
+
+func emailSubject(m Message) string {
+	if m.Event == EventSubscriptionConfirm {
+		return "Confirm your subscription to " + m.Page.Title + " status"
+	}
+	return "[" + m.Page.Title + " status] " + m.Title
+}
+
+// messageText is the plain-text form of a message (e-mail body).
+func messageText(m Message) string {
+	var b strings.Builder
+	if m.Event == EventSubscriptionConfirm {
+		fmt.Fprintf(&b, "Someone, hopefully you, subscribed this address to updates of the %s status page.\n\n", m.Page.Title)
+		fmt.Fprintf(&b, "Confirm the subscription within %d hours: %s\n\n", int(ConfirmTTL.Hours()), m.ConfirmURL)
+		b.WriteString("If you did not ask for it, ignore this message: nothing will be sent.\n")
+		return b.String()
+	}
+	b.WriteString(m.Title + "\n\n")
+	if m.Text != "" {
+		b.WriteString(m.Text + "\n\n")
+	}
+	if len(m.Monitors) > 0 {
+		b.WriteString("Affects: " + strings.Join(m.Monitors, ", ") + "\n")
+	}
+	fmt.Fprintf(&b, "%s\nStatus page: %s\n", m.At.UTC().Format("2006-01-02 15:04 UTC"), m.Page.URL)
+	if m.UnsubscribeURL != "" {
+		b.WriteString("Unsubscribe: " + m.UnsubscribeURL + "\n")
+	}
+	return b.String()
+}
+
+// chatText is the Slack-compatible mrkdwn text of a message.
+func chatText(m Message) string {
+	if m.Event == EventSubscriptionConfirm {
+		return fmt.Sprintf("This channel was subscribed to updates of the *%s* status page. <%s|Confirm the subscription> (link valid %d hours); ignore this message otherwise.",
+			m.Page.Title, m.ConfirmURL, int(ConfirmTTL.Hours()))
+	}
+	text := "*" + m.Page.Title + " status:* " + m.Title
+	if m.Text != "" {
+		text += "\n" + m.Text
+	}
+	text += "\n<" + m.Page.URL + "|Status page>"
+	if m.UnsubscribeURL != "" {
+		text += " · <" + m.UnsubscribeURL + "|Unsubscribe>"
+	}
+	return text
+}
+
+// pageURL is the public URL of a page.
+func (n *Notifier) pageURL(page *monv1.StatusPage) string {
+	return n.BaseURL + "/s/" + Slug(page)
+}
+
+func (n *Notifier) messagePage(page *monv1.StatusPage) MessagePage {
+	return MessagePage{Slug: Slug(page), Title: page.Spec.Title, URL: n.pageURL(page)}
+}
+
+// broadcast queues msg for every confirmed subscriber of page.
+func (n *Notifier) broadcast(ctx context.Context, page *monv1.StatusPage, msg Message) error {
+	subs, err := n.Store.ListSubscribers(ctx, string(page.UID), true)
+	if err != nil {
+		return fmt.Errorf("list subscribers of status page %s: %w", page.Name, err)
+	}
+	msg.Page = n.messagePage(page)
+	for _, s := range subs {
+		m := msg
+		m.UnsubscribeURL = n.pageURL(page) + "/unsubscribe?token=" + n.unsubscribeToken(s.ID)
+		n.enqueue(ctx, &delivery{id: uuid.NewString(), sub: s, msg: m})
+	}
+	return nil
+}
+
+// monitorPages returns the published pages of namespace ns that list the
+// monitor with UID monitorUID, with the monitor's display name on each.
+func (n *Notifier) monitorPages(ctx context.Context, ns, monitorUID string) ([]monv1.StatusPage, []string, error) {
+	var mons monv1.MonitorList
+	if err := n.Reader.List(ctx, &mons, client.InNamespace(ns)); err != nil {
+		return nil, nil, fmt.Errorf("list monitors: %w", err)
+	}
+	var mon *monv1.Monitor
+	for i := range mons.Items {
+		if string(mons.Items[i].UID) == monitorUID {
+			mon = &mons.Items[i]
+			break
+		}
+	}
+	if mon == nil {
+		return nil, nil, nil
+	}
+	pages, err := ListBy(ctx, n.Reader, IndexMonitor, mon.Name, client.InNamespace(ns))
+	if err != nil {
+		return nil, nil, err
+	}
+	var out []monv1.StatusPage
+	var names []string
+	for _, p := range pages {
+		if !p.Spec.IsPublic || !p.DeletionTimestamp.IsZero() {
+			continue
+		}
+		for _, ref := range p.Spec.Monitors {
+			if ref.MonitorRef.Name == mon.Name {
+				out = append(out, p)
+				names = append(names, displayName(ref, mon))
+				break
+			}
+		}
+	}
+	return out, names, nil
+}
+
+// PublicUpdate notifies the subscribers of every published page that shows
+// the monitor of a public incident note (text is the note's body). The REST
+// layer calls it when a note with public=true is added.
+func (n *Notifier) PublicUpdate(ctx context.Context, ns, monitorUID, incidentID, text string) error {
+	return n.incidentEvent(ctx, ns, monitorUID, incidentID, EventIncidentUpdated, text)
+}
+
+// IncidentOpened notifies the subscribers of the pages that show the
+// monitor that it is down. The engine calls it when it opens an incident.
+func (n *Notifier) IncidentOpened(ctx context.Context, ns, monitorUID, incidentID string) error {
+	return n.incidentEvent(ctx, ns, monitorUID, incidentID, EventIncidentOpened, "")
+}
+
+// IncidentResolved notifies the subscribers of the pages that show the
+// monitor that its incident is resolved. The engine (and the REST resolve)
+// calls it.
+func (n *Notifier) IncidentResolved(ctx context.Context, ns, monitorUID, incidentID string) error {
+	return n.incidentEvent(ctx, ns, monitorUID, incidentID, EventIncidentResolved, "")
+}
+
+func (n *Notifier) incidentEvent(ctx context.Context, ns, monitorUID, incidentID, event, text string) error {
+	pages, names, err := n.monitorPages(ctx, ns, monitorUID)
+	if err != nil {
+		return err
+	}
+	now := n.now().UTC()
+	for i := range pages {
+		var title string
+		switch event {
+		case EventIncidentResolved:
+			title = incidentTitle(names[i], &now)
+		case EventIncidentUpdated:
+			title = "Update: " + incidentTitle(names[i], nil)
+		default:
+			title = incidentTitle(names[i], nil)
+		}
+		msg := Message{Event: event, Title: title, Text: text, IncidentID: incidentID, Monitors: []string{names[i]}, At: now}
+		if err := n.broadcast(ctx, &pages[i], msg); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Maintenance notifies the subscribers of the published pages of the
+// window's namespace that show a monitor the window covers that it started
+// (started) or ended. The maintenance controller calls it on the transition.
+func (n *Notifier) Maintenance(ctx context.Context, window *monv1.MaintenanceWindow, started bool) error {
+	var pages monv1.StatusPageList
+	if err := n.Reader.List(ctx, &pages, client.InNamespace(window.Namespace)); err != nil {
+		return fmt.Errorf("list status pages: %w", err)
+	}
+	event, title := EventMaintenanceEnded, "Maintenance completed: "+window.Spec.Title
+	if started {
+		event, title = EventMaintenanceStarted, "Maintenance started: "+window.Spec.Title
+	}
+	for i := range pages.Items {
+		page := &pages.Items[i]
+		if !page.Spec.IsPublic || !page.DeletionTimestamp.IsZero() {
+			continue
+		}
+		mons, _, err := ResolveMonitors(ctx, n.Reader, page)
+		if err != nil {
+			return err
+		}
+		var entries []*pageMonitor
+		for j, m := range mons {
+			if m != nil {
+				ref := page.Spec.Monitors[j]
+				entries = append(entries, &pageMonitor{ref: ref, mon: m, pub: PublicMonitor{Name: displayName(ref, m)}})
+			}
+		}
+		affected := affectedMonitors(window, entries)
+		if len(affected) == 0 {
+			continue
+		}
+		msg := Message{Event: event, Title: title, Text: window.Spec.Description, WindowID: string(window.UID),
+			Monitors: affected, At: n.now().UTC()}
+		if err := n.broadcast(ctx, page, msg); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// SubscriberView is a subscriber as the REST API lists it. Chat and webhook
+// URLs are shortened: they are credentials of the subscriber.
+type SubscriberView struct {
+	ID          string     `json:"id"`
+	Address     string     `json:"address"`
+	Confirmed   bool       `json:"confirmed"`
+	CreatedAt   time.Time  `json:"created_at"`
+	ConfirmedAt *time.Time `json:"confirmed_at"`
+}
+
+// SubscriberList is the JSON of GET /status/pages/:id/subscribers.
+type SubscriberList struct {
+	Email   []SubscriberView `json:"email"`
+	Chat    []SubscriberView `json:"chat"`
+	Webhook []SubscriberView `json:"webhook"`
+	Total   int              `json:"total"`
+}
+
+// Subscribers lists a page's subscribers by channel, pending ones included.
+func (n *Notifier) Subscribers(ctx context.Context, pageUID string) (SubscriberList, error) {
+	out := SubscriberList{Email: []SubscriberView{}, Chat: []SubscriberView{}, Webhook: []SubscriberView{}}
+	subs, err := n.Store.ListSubscribers(ctx, pageUID, false)
+	if err != nil {
+		return out, fmt.Errorf("list subscribers: %w", err)
+	}
+	for _, s := range subs {
+		v := SubscriberView{ID: s.ID, Address: s.Address, Confirmed: s.Confirmed(), CreatedAt: s.CreatedAt.UTC(), ConfirmedAt: s.ConfirmedAt}
+		switch s.Channel {
+		case store.SubscriberEmail:
+			out.Email = append(out.Email, v)
+		case store.SubscriberChat:
+			v.Address = maskURL(s.Address)
+			out.Chat = append(out.Chat, v)
+		case store.SubscriberWebhook:
+			v.Address = maskURL(s.Address)
+			out.Webhook = append(out.Webhook, v)
+		}
+		out.Total++
+	}
+	return out, nil
+}
+
+// maskURL keeps the scheme, host and last four characters of a URL.
+func maskURL(raw string) string {
+	scheme, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		return "…"
+	}
+	host, path, _ := strings.Cut(rest, "/")
+	if path == "" {
+		return scheme + "://" + host
+	}
+	tail := path
+	if len(tail) > 4 {
+		tail = tail[len(tail)-4:]
+	}
+	return scheme + "://" + host + "/…" + tail
+}
