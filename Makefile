@@ -27,6 +27,7 @@ manifests: ## Generate CRDs, RBAC and webhook configuration into config/ (and th
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac output:webhook:artifacts:config=config/webhook
 	@mkdir -p charts/uptime-operator/crds && cp config/crd/bases/*.yaml charts/uptime-operator/crds/
 	go run ./hack/gen-crd-docs
+	go run ./hack/gen-openapi
 
 .PHONY: generate
 generate: ## Generate deepcopy code.
@@ -48,9 +49,9 @@ lint: vet ## Run the linters (gofmt check and go vet).
 verify: ## Fail when generated code is stale, code is unformatted or vet complains.
 	@echo "verify: regenerating deepcopy, CRDs, RBAC and webhook manifests"
 	@$(MAKE) --no-print-directory generate manifests >/dev/null
-	@if [ -n "$$(git status --porcelain -- api config charts/uptime-operator/crds docs/crd-reference.md)" ]; then \
+	@if [ -n "$$(git status --porcelain -- api config charts/uptime-operator/crds docs/crd-reference.md docs/openapi.json internal/apiserver/openapi.json)" ]; then \
 		echo "generated files are stale; run 'make generate manifests' and commit:"; \
-		git status --porcelain -- api config charts/uptime-operator/crds docs/crd-reference.md; git --no-pager diff --stat -- api config charts docs; exit 1; fi
+		git status --porcelain -- api config charts/uptime-operator/crds docs/crd-reference.md docs/openapi.json internal/apiserver/openapi.json; git --no-pager diff --stat -- api config charts docs; exit 1; fi
 	@hack/verify-kustomize.sh
 	@hack/verify-chart.sh
 	@$(MAKE) --no-print-directory lint

@@ -18,6 +18,6 @@ func main() {
 	defer stop()
 	if err := cli.Main(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "uptime-operator:", err)
-		os.Exit(1)
+		os.Exit(cli.ExitCode(err))
 	}
 }

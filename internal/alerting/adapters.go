@@ -110,3 +110,4 @@ func (t ChannelTester) TestChannel(ctx context.Context, ch *monv1.AlertChannel) 
 	}
 	return nil
 }
+

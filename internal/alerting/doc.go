@@ -11,4 +11,10 @@
 // records every attempt, retries on the specification's schedule and keeps
 // each AlertChannel's delivery status and Failing condition current.
 // Delivery is at least once: receivers de-duplicate on the delivery id.
+//
+// Email goes over SMTP (SMTP), phone alerts through a Twilio-compatible API
+// (Twilio), and the code-hosting channel links the issue it opens to its
+// incident. The Escalator fires the steps of escalation policies for
+// incidents nobody acknowledges, recording each step in the incident's
+// timeline so that it fires once.
 package alerting

@@ -73,6 +73,8 @@ func (w *Worker) recordOutcome(ctx context.Context, ch *monv1.AlertChannel, at t
 	if err != nil {
 		return fmt.Errorf("patch status of alert channel %s: %w", ch.Name, err)
 	}
+	// The caller's copy serves the rest of its batch (see statusCurrent).
+	ch.Status = *cur.Status.DeepCopy()
 	if became {
 		return w.noticeFailing(ctx, &cur)
 	}
@@ -106,17 +108,18 @@ func (w *Worker) noticeFailing(ctx context.Context, ch *monv1.AlertChannel) erro
 	text := fmt.Sprintf("%d deliveries in a row to the %s connection %q in workspace %s failed (last result: %s).\n"+
 		"The connection stays enabled and keeps receiving events; fix the endpoint or edit the connection.",
 		ch.Status.ConsecutiveFailures, ch.Spec.Type, displayName(ch), ch.Namespace, ch.Status.LastDeliveryStatus)
-	if w.OwnerEmail == "" || w.Endpoints.Email == "" {
+	if w.OwnerEmail == "" || ((w.SMTP == nil || w.SMTP.Addr == "") && w.Endpoints.Email == "") {
 		log.Info("alert channel is failing; no owner email is configured", "name", ch.Name, "namespace", ch.Namespace,
 			"consecutiveFailures", ch.Status.ConsecutiveFailures)
 		return nil
 	}
-	b := requestBuilder{reader: w.Reader, endpoints: w.Endpoints, now: now}
-	out, _ := jsonPost(w.Endpoints.Email, EmailMessage{From: w.Endpoints.EmailFrom, To: []string{w.OwnerEmail}, Subject: subject, Text: text})
-	b.authorizeRelay(out)
+	out, err := w.builder().email(MailMessage{To: []string{w.OwnerEmail}, Subject: subject, Text: text})
+	if err != nil {
+		return fmt.Errorf("email owner about failing alert channel %s: %w", ch.Name, err)
+	}
 	actx, cancel := context.WithTimeout(ctx, w.AttemptTimeout)
 	defer cancel()
-	if res := send(actx, w.hc, out); res.outcome != Delivered {
+	if res := sendAll(actx, w.hc, w.SMTP, out); res.outcome != Delivered {
 		return fmt.Errorf("email owner about failing alert channel %s: %s", ch.Name, resultText(res))
 	}
 	return nil

@@ -101,7 +101,7 @@ func TestAccepts(t *testing.T) {
 		{monv1.ChannelZapier, incident},
 		{monv1.ChannelPagerDuty, incident},
 		{monv1.ChannelSMS, incident},
-		{monv1.ChannelGitHub, []string{EventMonitorDown, EventTest}},
+		{monv1.ChannelGitHub, incident},
 		{monv1.ChannelSlack, append(slices.Clone(incident), routedNotices...)},
 		{monv1.ChannelEmail, append(slices.Clone(incident), routedNotices...)},
 	} {
@@ -141,7 +141,7 @@ func TestRouterIncidentEvent(t *testing.T) {
 	}{
 		{"down of a backend monitor", EventMonitorDown, monitor("api", "backend"), "", []string{"uid-all", "uid-backend", "uid-degraded", "uid-gh", "uid-zap"}},
 		{"down of web", EventMonitorDown, monitor("web", ""), "", []string{"uid-all", "uid-degraded", "uid-gh", "uid-web-only", "uid-zap"}},
-		{"up of web", EventMonitorUp, monitor("web", ""), "", []string{"uid-all", "uid-degraded", "uid-web-only", "uid-zap"}},
+		{"up of web (the code host closes its issue)", EventMonitorUp, monitor("web", ""), "", []string{"uid-all", "uid-degraded", "uid-gh", "uid-web-only", "uid-zap"}},
 		{"degraded", EventMonitorDown, monitor("web", ""), SeverityDegraded, []string{"uid-degraded"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -17,10 +17,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/controllers"
+	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
 // Request headers of webhook deliveries (the neutral names of the
@@ -60,7 +62,8 @@ type Endpoints struct {
 	GitHub string
 	// SMS, Voice, WhatsApp and Email are the relay endpoints of the phone and
 	// email providers: each receives a JSON POST ({to, body} for phones,
-	// {from, to, subject, text} for email). Empty means not configured, and
+	// {from, to, subject, text} for email). They are the fallback when
+	// Worker.Twilio and Worker.SMTP are not configured; when neither is,
 	// deliveries to those channels fail permanently.
 	SMS, Voice, WhatsApp, Email string
 	// ProviderToken is sent as a bearer token to the relay endpoints.
@@ -90,8 +93,18 @@ type outgoing struct {
 	header      http.Header
 	body        []byte
 	// skip means the channel has nothing to do for this event (a resolve for
-	// a channel that only opens issues); the delivery counts as delivered.
+	// an incident without an issue); the delivery counts as delivered.
 	skip bool
+	// mail, when set, is sent over SMTP instead of an HTTP request.
+	mail *MailMessage
+	// keepBody reads the whole response (up to 1 MiB) for onSuccess.
+	keepBody bool
+	// onSuccess runs after a 2xx answer (the code host's issue link); its
+	// error is logged, since retrying would repeat the request.
+	onSuccess func(ctx context.Context, body []byte) error
+	// then is sent after this request succeeds (comment, then close); the
+	// attempt's result is the first failure or the last success.
+	then *outgoing
 }
 
 // configError is a delivery failure no retry can fix (a provider that is not
@@ -104,10 +117,12 @@ func permanent(format string, args ...any) error {
 	return &configError{msg: fmt.Sprintf(format, args...)}
 }
 
-// isPermanent reports whether err cannot be fixed by retrying.
+// isPermanent reports whether err cannot be fixed by retrying: a
+// configuration error or a permanent (5xx) SMTP reply.
 func isPermanent(err error) bool {
 	var ce *configError
-	return errors.As(err, &ce)
+	var se *SMTPError
+	return errors.As(err, &ce) || (errors.As(err, &se) && se.Code >= 500)
 }
 
 // requestBuilder turns a delivery into the channel's request.
@@ -115,6 +130,12 @@ type requestBuilder struct {
 	reader    client.Reader
 	endpoints Endpoints
 	now       time.Time
+	// store finds and records code-host issues of incidents (may be nil).
+	store store.Store
+	// smtp sends email when set; else the HTTP relay of endpoints does.
+	smtp *SMTP
+	// twilio sends phone alerts when configured; else the relays do.
+	twilio *Twilio
 }
 
 // build makes the request of delivery id (kind, payload) for ch.
@@ -264,45 +285,38 @@ func (b *requestBuilder) build(ctx context.Context, ch *monv1.AlertChannel, id, 
 		})
 
 	case monv1.ChannelGitHub:
-		if kind != EventMonitorDown && kind != EventTest {
+		if !Accepts(monv1.ChannelGitHub, kind) {
 			return &outgoing{skip: true}, nil
 		}
 		token, err := secret(ch.Spec.TokenFrom, "the access token")
 		if err != nil {
 			return nil, err
 		}
-		out, _ := jsonPost(strings.TrimRight(b.endpoints.GitHub, "/")+"/repos/"+ch.Spec.Repository+"/issues", map[string]any{
-			"title": truncate(sum.Title, 256), "body": sum.markdown("**"), "labels": []string{"incident"},
-		})
-		out.header.Set("Authorization", "Bearer "+token)
-		out.header.Set("Accept", "application/vnd.github+json")
-		out.header.Set("X-GitHub-Api-Version", "2022-11-28")
-		return out, nil
+		return b.github(ctx, ch, kind, sum, token)
 
 	case monv1.ChannelSMS, monv1.ChannelVoice, monv1.ChannelWhatsApp:
 		relay := map[monv1.AlertChannelType]string{
 			monv1.ChannelSMS: b.endpoints.SMS, monv1.ChannelVoice: b.endpoints.Voice, monv1.ChannelWhatsApp: b.endpoints.WhatsApp,
 		}[ch.Spec.Type]
-		if relay == "" {
-			return nil, permanent("no %s provider is configured", ch.Spec.Type)
-		}
 		text := sum.Title
 		if r, ok := sum.Fields["reason"].(string); ok && r != "" {
 			text += ": " + r
+		}
+		if b.twilio.configured() {
+			return b.twilio.phoneRequest(ch.Spec.Type, ch.Spec.To, text)
+		}
+		if relay == "" {
+			return nil, permanent("no %s provider is configured", ch.Spec.Type)
+		}
+		if !ValidE164(ch.Spec.To) {
+			return nil, permanent("%q is not an E.164 phone number", ch.Spec.To)
 		}
 		out, _ := jsonPost(relay, map[string]string{"to": ch.Spec.To, "body": truncate(text, 320), "channel": string(ch.Spec.Type)})
 		b.authorizeRelay(out)
 		return out, nil
 
 	case monv1.ChannelEmail:
-		if b.endpoints.Email == "" {
-			return nil, permanent("no email provider is configured")
-		}
-		out, _ := jsonPost(b.endpoints.Email, EmailMessage{
-			From: b.endpoints.EmailFrom, To: ch.Spec.Emails, Subject: sum.Title, Text: sum.plain(),
-		})
-		b.authorizeRelay(out)
-		return out, nil
+		return b.email(MailMessage{To: ch.Spec.Emails, Subject: sum.Title, Text: sum.plain()})
 	}
 	return nil, permanent("channel type %q is not supported", ch.Spec.Type)
 }
@@ -325,6 +339,20 @@ type EmailMessage struct {
 	To      []string `json:"to"`
 	Subject string   `json:"subject"`
 	Text    string   `json:"text"`
+}
+
+// email is the request that sends msg: over SMTP when it is configured,
+// else through the HTTP email relay.
+func (b *requestBuilder) email(msg MailMessage) (*outgoing, error) {
+	if b.smtp != nil && b.smtp.Addr != "" {
+		return &outgoing{mail: &msg}, nil
+	}
+	if b.endpoints.Email == "" {
+		return nil, permanent("no email provider is configured")
+	}
+	out, _ := jsonPost(b.endpoints.Email, EmailMessage{From: b.endpoints.EmailFrom, To: msg.To, Subject: msg.Subject, Text: msg.Text})
+	b.authorizeRelay(out)
+	return out, nil
 }
 
 func (b *requestBuilder) authorizeRelay(out *outgoing) {
@@ -437,13 +465,64 @@ func truncate(s string, n int) string {
 	return strings.ToValidUTF8(s, "")
 }
 
+// sendAll performs out (an SMTP send or an HTTP request) and the requests
+// chained after it, stopping at the first that does not succeed, and runs
+// the success hooks. mailer sends email; nil means SMTP is not configured.
+func sendAll(ctx context.Context, hc *http.Client, mailer *SMTP, out *outgoing) attemptResult {
+	var res attemptResult
+	var latency time.Duration
+	for o := out; o != nil; o = o.then {
+		var body []byte
+		if o.mail != nil {
+			res = sendMail(ctx, mailer, *o.mail)
+		} else {
+			res, body = send(ctx, hc, o)
+		}
+		latency += res.latency
+		res.latency = latency
+		if res.outcome != Delivered {
+			return res
+		}
+		if o.onSuccess != nil {
+			if err := o.onSuccess(ctx, body); err != nil {
+				ctrl.LoggerFrom(ctx).Error(err, "unable to record the response of a delivery")
+			}
+		}
+	}
+	return res
+}
+
+// sendMail sends one email over SMTP and classifies the outcome: server
+// 5xx replies and bad addresses are permanent, the rest is retried.
+func sendMail(ctx context.Context, s *SMTP, msg MailMessage) attemptResult {
+	if s == nil {
+		return attemptResult{outcome: Permanent, err: permanent("no SMTP server is configured")}
+	}
+	start := time.Now()
+	err := s.Send(ctx, msg)
+	res := attemptResult{latency: time.Since(start), err: err}
+	var se *SMTPError
+	switch {
+	case err == nil:
+		res.outcome = Delivered
+	case isPermanent(err):
+		res.outcome = Permanent
+	default:
+		res.outcome = Retryable
+	}
+	if errors.As(err, &se) {
+		res.status, res.excerpt = se.Code, truncate(se.Msg, excerptLimit)
+	}
+	return res
+}
+
 // send performs one request and classifies the answer. It never follows
-// redirects.
-func send(ctx context.Context, hc *http.Client, out *outgoing) attemptResult {
+// redirects. With out.keepBody the body read so far is returned too.
+func send(ctx context.Context, hc *http.Client, out *outgoing) (attemptResult, []byte) {
 	start := time.Now()
 	req, err := http.NewRequestWithContext(ctx, out.method, out.url, bytes.NewReader(out.body))
 	if err != nil {
-		return attemptResult{outcome: Permanent, err: permanent("invalid endpoint URL")}
+		return attemptResult{outcome: Permanent, err: permanent("invalid endpoint URL")}, nil
 	}
 	req.Header = out.header.Clone()
 	resp, err := hc.Do(req)
@@ -454,16 +533,20 @@ func send(ctx context.Context, hc *http.Client, out *outgoing) attemptResult {
 		if isBlockedErr(err) {
 			res.outcome = Permanent
 		}
-		return res
+		return res, nil
 	}
 	defer resp.Body.Close()
-	buf := make([]byte, excerptLimit)
+	limit := excerptLimit
+	if out.keepBody {
+		limit = issueBodyLimit
+	}
+	buf := make([]byte, limit)
 	n, _ := readFull(resp.Body, buf)
 	_, _ = drain(resp.Body)
 	res.latency = time.Since(start)
 	res.status = resp.StatusCode
 	res.header = resp.Header
-	res.excerpt = strings.ToValidUTF8(string(buf[:n]), "")
+	res.excerpt = strings.ToValidUTF8(string(buf[:min(n, excerptLimit)]), "")
 	res.outcome = Classify(resp.StatusCode)
-	return res
+	return res, buf[:n]
 }

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/conditions"
 	"github.com/uptime-operator/uptime-operator/internal/netguard"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
@@ -52,6 +54,12 @@ type Worker struct {
 	// OwnerEmail receives the daily "connection is failing" email; empty
 	// only logs it.
 	OwnerEmail string
+	// SMTP sends email (email channels, escalation emails, the owner
+	// notice); nil or without Addr falls back to the Endpoints.Email relay.
+	SMTP *SMTP
+	// Twilio sends sms, voice and whatsapp alerts; unconfigured falls back
+	// to the Endpoints relays.
+	Twilio *Twilio
 
 	// BatchSize is the most deliveries leased at once (16).
 	BatchSize int
@@ -258,6 +266,8 @@ func (w *Worker) deliver(ctx context.Context, d store.Delivery, ch *monv1.AlertC
 	attempt := d.Attempts + 1
 	var res attemptResult
 	switch {
+	case isEmailTarget(d.ChannelID):
+		res = w.attemptEmailTarget(ctx, d)
 	case listErr != nil:
 		res = attemptResult{outcome: Retryable, err: listErr}
 	case ch == nil || !ch.DeletionTimestamp.IsZero():
@@ -304,14 +314,31 @@ func (w *Worker) deliver(ctx context.Context, d store.Delivery, ch *monv1.AlertC
 	if ch == nil || ch.Spec.Disabled {
 		return
 	}
+	if res.outcome == Delivered && statusCurrent(&ch.Status, now, resultText(res)) {
+		return // a healthy channel's status is refreshed at most every statusRefresh
+	}
 	if err := w.recordOutcome(ctx, ch, now, res.outcome == Delivered, final, resultText(res)); err != nil {
 		log.Error(err, "unable to update alert channel status", "name", ch.Name)
 	}
 }
 
+// statusRefresh is how stale a healthy channel's lastDeliveryAt may get:
+// successes on a channel that is not failing and already shows the same
+// result patch its status at most this often, so a busy channel costs the
+// API server one write per interval instead of one per delivery. Failures
+// are always written (they count towards Failing).
+const statusRefresh = 10 * time.Second
+
+// statusCurrent reports whether st already says what a success with result
+// at now would write, up to statusRefresh.
+func statusCurrent(st *monv1.AlertChannelStatus, now time.Time, result string) bool {
+	return st.ConsecutiveFailures == 0 && !conditions.IsTrue(st.Conditions, monv1.AlertChannelConditionFailing) &&
+		st.LastDeliveryStatus == result && st.LastDeliveryAt != nil && now.Sub(st.LastDeliveryAt.Time) < statusRefresh
+}
+
 // attempt builds and sends one request to ch.
 func (w *Worker) attempt(ctx context.Context, ch *monv1.AlertChannel, id, kind string, payload []byte) attemptResult {
-	b := requestBuilder{reader: w.Reader, endpoints: w.Endpoints, now: w.Clock.Now()}
+	b := w.builder()
 	out, err := b.build(ctx, ch, id, kind, payload)
 	if err != nil {
 		o := Retryable
@@ -325,11 +352,37 @@ func (w *Worker) attempt(ctx context.Context, ch *monv1.AlertChannel, id, kind s
 	}
 	actx, cancel := context.WithTimeout(ctx, w.AttemptTimeout)
 	defer cancel()
-	res := send(actx, w.hc, out)
+	res := sendAll(actx, w.hc, w.SMTP, out)
 	if res.err != nil && actx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
 		res.err = fmt.Errorf("timeout after %s", w.AttemptTimeout)
 	}
 	return res
+}
+
+// builder is the request builder of this worker's configuration.
+func (w *Worker) builder() *requestBuilder {
+	return &requestBuilder{reader: w.Reader, endpoints: w.Endpoints, now: w.Clock.Now(), store: w.Store,
+		smtp: w.SMTP, twilio: w.Twilio}
+}
+
+// EmailTargetPrefix marks outbox deliveries addressed to an email address
+// rather than an AlertChannel (escalation steps' emails): the delivery's
+// channel id is the prefix followed by the address.
+const EmailTargetPrefix = "email:"
+
+func isEmailTarget(channelID string) bool { return strings.HasPrefix(channelID, EmailTargetPrefix) }
+
+// attemptEmailTarget emails the event of d to the address in its channel id.
+func (w *Worker) attemptEmailTarget(ctx context.Context, d store.Delivery) attemptResult {
+	sum := summarize(d.Payload)
+	out, err := w.builder().email(MailMessage{To: []string{strings.TrimPrefix(d.ChannelID, EmailTargetPrefix)},
+		Subject: sum.Title, Text: sum.plain()})
+	if err != nil {
+		return attemptResult{outcome: Permanent, err: err}
+	}
+	actx, cancel := context.WithTimeout(ctx, w.AttemptTimeout)
+	defer cancel()
+	return sendAll(actx, w.hc, w.SMTP, out)
 }
 
 // TestResult is the outcome of SendTest.

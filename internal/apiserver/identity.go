@@ -12,7 +12,7 @@ import (
 // aggregated API's discovery document.
 var Collections = []string{
 	"monitors", "monitor-groups", "stats", "incidents", "maintenance", "status", "integrations",
-	"alert-recipients", "settings", "reliability", "automation",
+	"alert-recipients", "settings", "reliability", "automation", "regions",
 }
 
 // InjectIdentity attaches the caller of the aggregated front door (a
@@ -28,5 +28,12 @@ func InjectIdentity(r *http.Request, id aggregated.Identity) *http.Request {
 		level = apikeys.Automation
 	}
 	c := &Caller{Namespace: id.Namespace, Level: level, User: id.User, Owner: id.Level == "owner"}
+	return r.WithContext(context.WithValue(r.Context(), callerKey{}, c))
+}
+
+// WithCaller returns r carrying caller c, for in-process requests made on
+// behalf of an already authenticated caller (the MCP tools of the
+// aggregated API).
+func WithCaller(r *http.Request, c *Caller) *http.Request {
 	return r.WithContext(context.WithValue(r.Context(), callerKey{}, c))
 }

@@ -422,6 +422,15 @@ func (s *Server) escalation(w http.ResponseWriter, r *http.Request) {
 	if inc == nil {
 		return
 	}
+	if s.opts.Escalation != nil {
+		state, err := s.opts.Escalation.EscalationStatus(ctx, *inc)
+		if err != nil {
+			s.writeErr(w, r, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, state)
+		return
+	}
 	out := map[string]any{"incident_id": inc.ID, "policy": nil, "acknowledged": inc.AcknowledgedAt != nil,
 		"acknowledged_at": isoTimePtr(inc.AcknowledgedAt), "resolved": inc.ResolvedAt != nil, "steps": []any{}}
 	m, err := s.monitorByID(ctx, inc.Namespace, inc.MonitorID)

@@ -17,6 +17,24 @@ import (
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 )
 
+// UIDIndex is the cache field index on metadata.uid the manager registers for
+// every kind the API looks up by id.
+const UIDIndex = "metadata.uid"
+
+// liveWithUID returns the item of list with uid that is not being deleted.
+func liveWithUID(list client.ObjectList, uid string) client.Object {
+	items, err := meta.ExtractList(list)
+	if err != nil {
+		return nil
+	}
+	for _, it := range items {
+		if obj, ok := it.(client.Object); ok && string(obj.GetUID()) == uid && obj.GetDeletionTimestamp() == nil {
+			return obj
+		}
+	}
+	return nil
+}
+
 // findByUID returns the live (not deleting) object of list's kind in ns whose
 // metadata.uid is uid. It looks in the cache first and asks the API server
 // when the cache has not seen the object yet, so an object created a moment
@@ -24,6 +42,17 @@ import (
 func (s *Server) findByUID(ctx context.Context, list client.ObjectList, ns, uid string) (client.Object, error) {
 	if uid == "" {
 		return nil, errNotFound
+	}
+	// The manager's cache indexes every kind looked up by id on metadata.uid:
+	// one indexed read instead of copying the whole namespace. Readers
+	// without the index (tests' fakes) fall through to the scan below.
+	if err := s.opts.Client.List(ctx, list, client.InNamespace(ns), client.MatchingFields{UIDIndex: uid}); err == nil {
+		if err := s.overlay.apply(list, ns, s.clock.Now()); err != nil {
+			return nil, err
+		}
+		if obj := liveWithUID(list, uid); obj != nil {
+			return obj, nil
+		}
 	}
 	for i, r := range []client.Reader{s.opts.Client, s.opts.Reader} {
 		if i == 1 && s.opts.Reader == s.opts.Client {

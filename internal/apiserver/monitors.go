@@ -442,20 +442,27 @@ func (s *Server) listMonitors(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-// liveMonitors drops monitors being deleted and sorts newest first.
+// liveMonitors drops monitors being deleted and sorts newest first. It
+// sorts an index (Monitors are large: moving them is what a 10,000-monitor
+// list would spend its time on) and copies each kept monitor once.
 func liveMonitors(items []monv1.Monitor) []monv1.Monitor {
-	out := items[:0:0]
-	for _, m := range items {
-		if m.DeletionTimestamp == nil {
-			out = append(out, m)
+	idx := make([]int, 0, len(items))
+	for i := range items {
+		if items[i].DeletionTimestamp == nil {
+			idx = append(idx, i)
 		}
 	}
-	slices.SortStableFunc(out, func(a, b monv1.Monitor) int {
+	slices.SortStableFunc(idx, func(i, j int) int {
+		a, b := &items[i], &items[j]
 		if c := b.CreationTimestamp.Compare(a.CreationTimestamp.Time); c != 0 {
 			return c
 		}
 		return strings.Compare(b.Name, a.Name)
 	})
+	out := make([]monv1.Monitor, len(idx))
+	for k, i := range idx {
+		out[k] = items[i]
+	}
 	return out
 }
 
@@ -1082,51 +1089,6 @@ func (s *Server) dnsRecords(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{
 		"records": dnsRecords(recs), "changes": dnsRecords(changes), "expected_values": nonNil(expected),
 	})
-}
-
-type recipientJSON struct {
-	Email  string `json:"email"`
-	Source string `json:"source"`
-}
-
-func (s *Server) notificationRecipients(w http.ResponseWriter, r *http.Request) {
-	ctx := r.Context()
-	m := s.pathMonitor(w, r)
-	if m == nil {
-		return
-	}
-	out := []recipientJSON{}
-	seen := map[string]bool{}
-	add := func(email, source string) {
-		if !seen[strings.ToLower(email)] {
-			seen[strings.ToLower(email)] = true
-			out = append(out, recipientJSON{Email: email, Source: source})
-		}
-	}
-	for _, e := range m.Spec.NotificationEmails {
-		add(e, "monitor")
-	}
-	if ref := m.Spec.GroupRef; ref != nil {
-		var g monv1.MonitorGroup
-		if err := s.opts.Client.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: ref.Name}, &g); err == nil {
-			for _, e := range g.Spec.NotificationEmails {
-				add(e, "group")
-			}
-		}
-	}
-	var channels monv1.AlertChannelList
-	if err := s.list(ctx, &channels, m.Namespace); err != nil {
-		s.writeErr(w, r, err)
-		return
-	}
-	for _, ch := range channels.Items {
-		if ch.Spec.Type == monv1.ChannelEmail && !ch.Spec.Disabled && routes(&ch, m) {
-			for _, e := range ch.Spec.Emails {
-				add(e, "alert_channel")
-			}
-		}
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"recipients": out})
 }
 
 // routes reports whether ch's routing selects m.

@@ -3,6 +3,7 @@ package apiserver
 import (
 	"context"
 	"net/http"
+	"time"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 
@@ -24,6 +25,7 @@ func (s *Server) routes() {
 		w.Header().Set("Content-Type", "text/plain")
 		_, _ = w.Write([]byte("ok"))
 	})
+	rt.Get("/openapi.json", serveOpenAPI)
 
 	// Public endpoints.
 	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodHead} {
@@ -60,6 +62,8 @@ func (s *Server) routes() {
 	s.handle(post, "/monitors", s.createMonitor, monitorWrite)
 	s.handle(post, "/monitors/bulk", s.bulkMonitors, monitorWrite)
 	s.handle(post, "/monitors/test", s.testMonitor, withLimit(l.runCheck))
+	s.handle(get, "/monitors/discover-subdomains", s.discoverSubdomains,
+		withLimit(newLimiter("discover-subdomains", 20, 15*time.Minute, perWorkspace, true)))
 	s.handle(get, "/monitors/{id}", s.getMonitor)
 	s.handle(put, "/monitors/{id}", s.updateMonitor, monitorWrite)
 	s.handle(del, "/monitors/{id}", s.deleteMonitor, monitorWrite)
@@ -77,6 +81,9 @@ func (s *Server) routes() {
 	s.handle(post, "/monitors/{id}/cron-heartbeat", s.cronHeartbeat)
 	s.handle(get, "/monitors/{id}/dns-records", s.dnsRecords)
 	s.handle(get, "/monitors/{id}/notification-recipients", s.notificationRecipients)
+	s.handle(post, "/monitors/{id}/test-notification", s.testNotification, withLimit(l.testNotify))
+	s.handle(get, "/monitors/{id}/step-runs", s.stepRuns)
+	s.handle(get, "/regions", s.listRegions)
 
 	// Stats (1000 per minute per address, plain-text 429).
 	stats := withLimit(l.stats)
@@ -167,10 +174,13 @@ func (s *Server) routes() {
 	// Alert recipients and settings (read only for keys).
 	s.handle(get, "/alert-recipients", s.alertContacts)
 	s.handle(post, "/alert-recipients", nil, owner)
+	s.handle(post, "/alert-recipients/resend", s.resendConfirmation)
 	s.handle(del, "/alert-recipients/{id}", nil, owner)
 	s.handle(get, "/settings/escalation-policies", s.listEscalationPolicies)
 	s.handle(get, "/settings/on-call-schedules", emptyList)
 	s.handle(get, "/settings/suppression-windows", emptyList)
+	s.handle(get, "/settings/notifications", s.notificationSettings)
+	s.handle(get, "/settings/notification-attempts", s.notificationAttempts)
 
 	// Reliability.
 	slo := withFeature(monv1.FeatureSLO)

@@ -4,12 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/uptime-operator/uptime-operator/internal/alerting"
 	"github.com/uptime-operator/uptime-operator/internal/assist"
 	"github.com/uptime-operator/uptime-operator/internal/expiry"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/go-logr/logr"
@@ -45,12 +49,21 @@ type Options struct {
 	// Subscribers lists page subscribers and notifies them of public notes;
 	// nil answers empty lists.
 	Subscribers Subscribers
+	// Escalation reports the escalation of an incident from what actually
+	// fired; nil computes it from the policy alone.
+	Escalation EscalationReporter
 	// Expiry reads and refreshes certificate and domain expiry; nil answers 503.
 	Expiry *expiry.Checker
 	// Assist is the AI incident assist; nil reports the features unavailable.
 	Assist *assist.Service
 	// ChannelTester sends test alerts; nil answers 503 CHANNEL_UNAVAILABLE.
 	ChannelTester ChannelTester
+	// Notifier sends the test emails of POST /monitors/:id/test-notification;
+	// nil answers 503 CHANNEL_UNAVAILABLE.
+	Notifier Notifier
+	// Resolver resolves the candidate names of subdomain discovery; nil is
+	// the system resolver (net.DefaultResolver).
+	Resolver *net.Resolver
 	// Clock is the time source (the real clock when nil).
 	Clock clock.PassiveClock
 	// PublicURL is the externally visible base URL of the direct listener
@@ -76,6 +89,11 @@ type PublicStatus interface {
 	ServeUnsubscribe(w http.ResponseWriter, r *http.Request, slug string)
 }
 
+// EscalationReporter reports an incident's escalation state.
+type EscalationReporter interface {
+	EscalationStatus(ctx context.Context, inc store.Incident) (alerting.EscalationState, error)
+}
+
 // Subscribers lists a status page's subscribers; PublicUpdates hears about
 // public incident notes. The status page notifier implements both.
 type Subscribers interface {
@@ -88,6 +106,11 @@ type ChannelTester interface {
 	TestChannel(ctx context.Context, ch *monv1.AlertChannel) error
 }
 
+// Notifier sends a test alert email for a monitor to one address.
+type Notifier interface {
+	SendTestEmail(ctx context.Context, to, monitorName string) error
+}
+
 // Server serves the REST API.
 type Server struct {
 	opts    Options
@@ -95,6 +118,7 @@ type Server struct {
 	clock   clock.PassiveClock
 	limits  *limits
 	overlay writeOverlay
+	keyUse  keyUse
 }
 
 // New builds the API's routes.
@@ -115,6 +139,28 @@ func (s *Server) Handler() http.Handler { return s.router }
 
 func (s *Server) log(r *http.Request) logr.Logger {
 	return ctrl.LoggerFrom(r.Context()).WithName("api")
+}
+
+// keyUse throttles writes of API-key last use to one per key per minute:
+// "last used" needs no more precision, and a store write per request would
+// cost more than the request.
+type keyUse struct {
+	mu   sync.Mutex
+	last map[string]time.Time
+}
+
+// due reports whether key's use at now should be written, and records it.
+func (k *keyUse) due(key string, now time.Time) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.last == nil {
+		k.last = map[string]time.Time{}
+	}
+	if t, ok := k.last[key]; ok && now.Sub(t) < time.Minute {
+		return false
+	}
+	k.last[key] = now
+	return true
 }
 
 // Caller is the authenticated identity of a request.
@@ -269,7 +315,7 @@ func (s *Server) authenticated(h http.Handler) http.Handler {
 			return
 		}
 		setRateHeaders(w, d)
-		if s.opts.Store != nil {
+		if s.opts.Store != nil && s.keyUse.due(key.ID, now) {
 			if err := s.opts.Store.TouchAPIKey(r.Context(), key.ID, now); err != nil {
 				s.log(r).V(1).Info("unable to record API key use", "error", err.Error())
 			}

@@ -105,19 +105,7 @@ var _ = BeforeSuite(func() {
 	clk = clocktesting.NewFakePassiveClock(time.Now())
 	eng = &fakeEngine{store: st, client: env.Manager.GetClient()}
 	public = &fakePublic{}
-	srv = apiserver.New(apiserver.Options{
-		Client:    env.Manager.GetClient(),
-		Reader:    env.Manager.GetAPIReader(),
-		Plans:     &plans.Resolver{Reader: env.Manager.GetClient(), DefaultPlan: "free"},
-		Keys:      env.Manager.GetClient(),
-		Store:     st,
-		Engine:    eng,
-		Public:    public,
-		Clock:     clk,
-		PublicURL: "https://uptime.example.com",
-
-		AllowPrivateTargets: true,
-	})
+	srv = apiserver.New(suiteOptions())
 	// Wait until the cache serves the API keys.
 	Eventually(func() int { return do("GET", "/automation/whoami", key("team", "standard"), nil).Code }).
 		WithTimeout(30 * time.Second).Should(Equal(http.StatusOK))
@@ -131,6 +119,24 @@ var _ = AfterSuite(func() {
 		env.Stop()
 	}
 })
+
+// suiteOptions are the options of the suite's server; specs that need other
+// options build their own server from them.
+func suiteOptions() apiserver.Options {
+	return apiserver.Options{
+		Client:    env.Manager.GetClient(),
+		Reader:    env.Manager.GetAPIReader(),
+		Plans:     &plans.Resolver{Reader: env.Manager.GetClient(), DefaultPlan: "free"},
+		Keys:      env.Manager.GetClient(),
+		Store:     st,
+		Engine:    eng,
+		Public:    public,
+		Clock:     clk,
+		PublicURL: "https://uptime.example.com",
+
+		AllowPrivateTargets: true,
+	}
+}
 
 func key(ns, level string) string { return keys[ns+"/"+level] }
 
@@ -148,6 +154,11 @@ func header(k, v string) reqOpt {
 // unless fromIP says otherwise, so per-address limits do not leak between
 // tests.
 func do(method, path, apiKey string, body any, opts ...reqOpt) *httptest.ResponseRecorder {
+	return doOn(srv, method, path, apiKey, body, opts...)
+}
+
+// doOn is do against another server (one built with other options).
+func doOn(server *apiserver.Server, method, path, apiKey string, body any, opts ...reqOpt) *httptest.ResponseRecorder {
 	var rd *bytes.Reader
 	switch b := body.(type) {
 	case nil:
@@ -174,7 +185,7 @@ func do(method, path, apiKey string, body any, opts ...reqOpt) *httptest.Respons
 		o(req)
 	}
 	rec := httptest.NewRecorder()
-	srv.Handler().ServeHTTP(rec, req)
+	server.Handler().ServeHTTP(rec, req)
 	return rec
 }
 

@@ -25,6 +25,7 @@ func commands() map[string]command {
 		"mcp":     {"run the MCP tool server (stdio, or HTTP with --http)", runMCPServer},
 		"dev":     {"start a local control plane with the operator, a local region and the API", runDev},
 		"keys":    {"create, list and delete API keys (create|list|delete)", runKeys},
+		"apply":   {"apply monitor specs from files through the API (monitoring as code, for CI)", runApply},
 		"version": {"print the version", func(_ context.Context, _ []string, out, _ io.Writer) error {
 			_, err := fmt.Fprintln(out, Version)
 			return err

@@ -12,6 +12,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/uptime-operator/uptime-operator/internal/alerting"
 	"github.com/uptime-operator/uptime-operator/internal/manager"
 )
 
@@ -38,15 +39,35 @@ func managerFlags(fs *flag.FlagSet, o *manager.Options) (finish func() error) {
 	fs.StringVar(&o.AI.Model, "ai-model", "", "model for AI incident assist (empty: the features report unavailable)")
 	fs.IntVar(&o.AI.MonthlyAllowance, "ai-monthly-allowance", 100, "AI generations per workspace and month")
 	aiKeyFile := fs.String("ai-api-key-file", "", "file holding the AI endpoint's API key (mount it from a Secret)")
+	var smtp alerting.SMTP
+	fs.StringVar(&smtp.Addr, "smtp-addr", "", "SMTP server host:port for email alerts and subscriber mail (empty: no SMTP)")
+	fs.StringVar(&smtp.From, "smtp-from", "", "sender address of email alerts")
+	fs.StringVar(&smtp.Username, "smtp-username", "", "SMTP user (AUTH PLAIN)")
+	smtpPassFile := fs.String("smtp-password-file", "", "file holding the SMTP password")
+	fs.StringVar(&smtp.TLSMode, "smtp-tls", "opportunistic", "SMTP TLS mode: opportunistic (STARTTLS when offered), starttls (required), tls (implicit) or none")
+	var twilio alerting.Twilio
+	fs.StringVar(&twilio.BaseURL, "twilio-url", "https://api.twilio.com", "Twilio-compatible API base URL for SMS, voice and WhatsApp")
+	fs.StringVar(&twilio.AccountSID, "twilio-account-sid", "", "Twilio account SID (empty: no phone alerts through Twilio)")
+	twilioTokenFile := fs.String("twilio-token-file", "", "file holding the Twilio auth token")
+	fs.StringVar(&twilio.From, "twilio-from", "", "E.164 sender number for SMS and voice")
+	fs.StringVar(&twilio.WhatsAppFrom, "twilio-whatsapp-from", "", "E.164 WhatsApp sender number")
 	return func() error {
-		if *aiKeyFile == "" {
-			return nil
+		var err error
+		if o.AI.APIKey, err = readSecretFile("ai-api-key-file", *aiKeyFile); err != nil {
+			return err
 		}
-		raw, err := os.ReadFile(*aiKeyFile)
-		if err != nil {
-			return fmt.Errorf("read --ai-api-key-file: %w", err)
+		if smtp.Addr != "" {
+			if smtp.Password, err = readSecretFile("smtp-password-file", *smtpPassFile); err != nil {
+				return err
+			}
+			o.SMTP = &smtp
 		}
-		o.AI.APIKey = strings.TrimSpace(string(raw))
+		if twilio.AccountSID != "" {
+			if twilio.AuthToken, err = readSecretFile("twilio-token-file", *twilioTokenFile); err != nil {
+				return err
+			}
+			o.Twilio = &twilio
+		}
 		return nil
 	}
 }
@@ -74,6 +95,19 @@ func runManager(ctx context.Context, args []string, _, stderr io.Writer) error {
 		return err
 	}
 	return m.Start(ctx)
+}
+
+// readSecretFile reads a credential from a file (a mounted Secret); an
+// empty path reads nothing.
+func readSecretFile(flag, path string) (string, error) {
+	if path == "" {
+		return "", nil
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("read --%s: %w", flag, err)
+	}
+	return strings.TrimSpace(string(raw)), nil
 }
 
 func envOr(name, def string) string {

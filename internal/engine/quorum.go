@@ -130,6 +130,10 @@ func Tally(m *monv1.Monitor, verdicts map[string]verdict, isp map[string]string,
 			q.Abstaining = append(q.Abstaining, code)
 		}
 	}
+	// Regions that cannot vote (no agent, blocked, unknown, stale) must not
+	// hide an outage: the confirmations needed are capped at the number of
+	// voting regions.
+	q.Required = max(1, min(q.Required, q.Voting))
 	failing := len(q.FailingRegions)
 	q.Outage = failing >= q.Required && (!q.Majority || 2*failing > q.Voting)
 	q.Recovered = !q.Outage && q.Passing > 0

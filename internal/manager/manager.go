@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -97,6 +98,10 @@ type Options struct {
 	// SkipNameValidation allows a second manager in one process (tests that
 	// restart the manager).
 	SkipNameValidation bool
+	// SMTP sends alert and subscriber email (nil: the HTTP relay, if any).
+	SMTP *alerting.SMTP
+	// Twilio sends SMS, voice and WhatsApp alerts (nil: the HTTP relay).
+	Twilio *alerting.Twilio
 	// RDAPURL is the RDAP service for domain expiry (default https://rdap.org).
 	RDAPURL string
 	// AI configures AI incident assist (an OpenAI-compatible endpoint); an
@@ -208,6 +213,7 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 	worker := &alerting.Worker{
 		Store: st, Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Owner: replicaID(),
 		AllowPrivateTargets: opts.AllowPrivateTargets, Retention: opts.Retention,
+		SMTP: opts.SMTP, Twilio: opts.Twilio,
 	}
 	if err := mgr.Add(worker); err != nil {
 		return nil, err
@@ -216,9 +222,22 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 	if err := (&controllers.AlertChannelReconciler{Client: mgr.GetClient(), Secrets: mgr.GetAPIReader()}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("set up alert channel controller: %w", err)
 	}
+	escalator := &alerting.Escalator{Store: st, Reader: mgr.GetClient(), Router: alerts.Router, Kick: worker.Kick}
+	if err := mgr.Add(escalator); err != nil {
+		return nil, err
+	}
+	if err := (&controllers.EscalationPolicyReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
+		return nil, fmt.Errorf("set up escalation policy controller: %w", err)
+	}
 	notifier := &statuspage.Notifier{
 		Reader: mgr.GetClient(), Store: st, Sign: alerting.Sign, BaseURL: opts.PublicURL,
 		AllowPrivateTargets: opts.AllowPrivateTargets,
+	}
+	if opts.SMTP != nil {
+		smtp := *opts.SMTP
+		notifier.Mailer = statuspage.MailerFunc(func(ctx context.Context, to, subject, text string) error {
+			return smtp.Send(ctx, alerting.MailMessage{To: []string{to}, Subject: subject, Text: text})
+		})
 	}
 	if err := mgr.Add(notifier); err != nil {
 		return nil, err
@@ -239,6 +258,16 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 	})
 	if err := eng.SetupWithManager(ctx, mgr, opts.Retention); err != nil {
 		return nil, err
+	}
+	// The REST API finds objects by id (metadata.uid); the engine indexes
+	// Monitors, the other kinds the API addresses by id are indexed here.
+	for _, obj := range []client.Object{&monv1.MonitorGroup{}, &monv1.StatusPage{}, &monv1.AlertChannel{},
+		&monv1.SLO{}, &monv1.MaintenanceWindow{}, &monv1.EscalationPolicy{}} {
+		if err := mgr.GetFieldIndexer().IndexField(ctx, obj, apiserver.UIDIndex, func(o client.Object) []string {
+			return []string{string(o.GetUID())}
+		}); err != nil {
+			return nil, fmt.Errorf("index by uid: %w", err)
+		}
 	}
 	if err := (&controllers.MonitorReconciler{
 		Client: mgr.GetClient(), Secrets: mgr.GetAPIReader(), Plans: resolver,
@@ -288,6 +317,8 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 		Public:              public,
 		ChannelTester:       alerting.ChannelTester{Worker: worker},
 		Subscribers:         subscriberAdapter{notifier},
+		Escalation:          escalator,
+		Notifier:            testMailer(opts.SMTP),
 		Expiry:              expiryChecker,
 		Assist:              &assist.Service{Config: opts.AI, Store: st},
 		PublicURL:           opts.PublicURL,
@@ -385,10 +416,44 @@ func (m *Manager) setupAggregated() error {
 		}
 		m.aggCA = ca.CertPEM
 	}
+	// Behind the aggregated door the REST API and MCP are served for the
+	// Kubernetes identity kube-apiserver vouched for; MCP tools call the REST
+	// handler in-process as that same caller.
+	api := http.NewServeMux()
+	api.Handle("/mcp", mcpserver.Handler(mcpserver.Options{
+		APIURL: "http://127.0.0.1", Version: Version,
+		Identity: func(r *http.Request) (string, *http.Client, bool) {
+			c := apiserver.CallerFrom(r.Context())
+			if c == nil {
+				return "", nil, false
+			}
+			return c.Namespace + "/" + c.User, &http.Client{Transport: inProcess{h: m.api.Handler(), caller: c}}, true
+		},
+	}))
+	api.Handle("/", m.api.Handler())
 	m.aggregated = aggregated.New(aggregated.Options{
-		Client: m.GetClient(), Reader: m.GetAPIReader(), API: m.api.Handler(), Inject: apiserver.InjectIdentity,
+		Client: m.GetClient(), Reader: m.GetAPIReader(), API: api, Inject: apiserver.InjectIdentity,
 	})
 	return nil
+}
+
+// inProcess serves REST requests in this process as an authenticated
+// caller, without a network hop or an API key.
+type inProcess struct {
+	h      http.Handler
+	caller *apiserver.Caller
+}
+
+// RoundTrip implements http.RoundTripper.
+func (t inProcess) RoundTrip(req *http.Request) (*http.Response, error) {
+	rec := httptest.NewRecorder()
+	r := apiserver.WithCaller(req.Clone(req.Context()), t.caller)
+	r.RequestURI = r.URL.RequestURI()
+	r.RemoteAddr = "127.0.0.1:0"
+	t.h.ServeHTTP(rec, r)
+	resp := rec.Result()
+	resp.Request = req
+	return resp, nil
 }
 
 // serveAggregated runs the aggregated API listener until ctx ends.
@@ -445,6 +510,24 @@ func OpenStore(ctx context.Context, spec string) (store.Store, error) {
 		}
 		return s, nil
 	}
+}
+
+// testMailer sends the test-notification email through SMTP; nil without
+// an SMTP server (the endpoint then answers CHANNEL_UNAVAILABLE).
+func testMailer(smtp *alerting.SMTP) apiserver.Notifier {
+	if smtp == nil {
+		return nil
+	}
+	return smtpTestMailer{*smtp}
+}
+
+type smtpTestMailer struct{ smtp alerting.SMTP }
+
+// SendTestEmail sends a test alert email for monitorName to to.
+func (m smtpTestMailer) SendTestEmail(ctx context.Context, to, monitorName string) error {
+	return m.smtp.Send(ctx, alerting.MailMessage{To: []string{to},
+		Subject: "Test notification: " + monitorName,
+		Text:    "This is a test notification from uptime-operator for the monitor " + monitorName + ".\nAlerts for this monitor will reach this address."})
 }
 
 // subscriberAdapter exposes the status page notifier to the REST API.

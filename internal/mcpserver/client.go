@@ -121,7 +121,9 @@ func (c *Client) newRequest(ctx context.Context, method, path string, q url.Valu
 		req.Header.Set("Content-Type", "application/json")
 	}
 	if c.Key != "" {
-		req.Header.Set("Authorization", "Bearer "+c.Key)
+		if c.Key != "" {
+			req.Header.Set("Authorization", "Bearer "+c.Key)
+		}
 	}
 	return req, nil
 }

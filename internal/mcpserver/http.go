@@ -73,6 +73,14 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if s.opts.Identity != nil {
+		if id, hc, ok := s.opts.Identity(r); ok {
+			sess := &session{srv: s, mode: s.opts.requestMode(r.Header), limit: "user:" + id, http: hc}
+			ctx := context.WithValue(r.Context(), serverKey{}, s.newMCPServer(sess))
+			s.sdk.ServeHTTP(w, r.WithContext(ctx))
+			return
+		}
+	}
 	key, msg := s.credential(r)
 	if key == "" {
 		s.challenge(w, msg)

@@ -58,6 +58,11 @@ type Options struct {
 	hosted bool
 	// now is the clock of the write limits.
 	now func() time.Time
+	// Identity authenticates a request by other means than an API key (the
+	// aggregated API's Kubernetes identity): when it returns ok, the
+	// session calls the REST API through hc, which carries the identity,
+	// and its limits are counted per id.
+	Identity func(r *http.Request) (id string, hc *http.Client, ok bool)
 }
 
 // Server is the MCP tool server.
@@ -139,6 +144,9 @@ type session struct {
 	key   string
 	mode  Mode
 	limit string
+	// http overrides the server's HTTP client (identity-bound transports of
+	// the aggregated API).
+	http *http.Client
 }
 
 // newMCPServer builds an MCP server offering the tools of sess's mode.

@@ -104,7 +104,11 @@ func newTool[In any](name, title, desc string, kind Kind, h func(ctx context.Con
 func (sess *session) newCall(tool string) *call {
 	c := &call{session: sess, tool: tool}
 	charged := false
-	c.api = &Client{BaseURL: sess.srv.opts.APIURL, Key: sess.key, HTTP: sess.srv.opts.HTTPClient, beforeWrite: func() error {
+	hc := sess.srv.opts.HTTPClient
+	if sess.http != nil {
+		hc = sess.http
+	}
+	c.api = &Client{BaseURL: sess.srv.opts.APIURL, Key: sess.key, HTTP: hc, beforeWrite: func() error {
 		if charged {
 			return nil
 		}

@@ -1,0 +1,382 @@
+package apiserver
+
+import (
+	"context"
+	"net/http"
+	"net/mail"
+	"slices"
+	"strings"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/alerting"
+	"github.com/uptime-operator/uptime-operator/internal/store"
+)
+
+// Alert recipients, test notifications and the read-only notification
+// settings. Recipients are not people with accounts here: they are the
+// addresses the workspace's custom resources name (a monitor's and its
+// group's notificationEmails, email alert channels, escalation steps).
+
+// recipientJSON is one alert email recipient and where it comes from:
+// monitor, group or alert_channel.
+type recipientJSON struct {
+	Email  string `json:"email"`
+	Source string `json:"source"`
+}
+
+// monitorRecipients lists the addresses m's alert emails go to: the
+// monitor's own, then its group's, then those of the email channels that
+// route m, each address once (case-insensitively), in that order.
+func (s *Server) monitorRecipients(ctx context.Context, m *monv1.Monitor) ([]recipientJSON, error) {
+	out := []recipientJSON{}
+	seen := map[string]bool{}
+	add := func(email, source string) {
+		if k := strings.ToLower(email); !seen[k] {
+			seen[k] = true
+			out = append(out, recipientJSON{Email: email, Source: source})
+		}
+	}
+	for _, e := range m.Spec.NotificationEmails {
+		add(e, "monitor")
+	}
+	if ref := m.Spec.GroupRef; ref != nil {
+		var g monv1.MonitorGroup
+		err := s.opts.Client.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: ref.Name}, &g)
+		if client.IgnoreNotFound(err) != nil {
+			return nil, err
+		}
+		for _, e := range g.Spec.NotificationEmails {
+			add(e, "group")
+		}
+	}
+	var channels monv1.AlertChannelList
+	if err := s.list(ctx, &channels, m.Namespace); err != nil {
+		return nil, err
+	}
+	for _, ch := range channels.Items {
+		if ch.Spec.Type == monv1.ChannelEmail && !ch.Spec.Disabled && routes(&ch, m) {
+			for _, e := range ch.Spec.Emails {
+				add(e, "alert_channel")
+			}
+		}
+	}
+	return out, nil
+}
+
+func (s *Server) notificationRecipients(w http.ResponseWriter, r *http.Request) {
+	m := s.pathMonitor(w, r)
+	if m == nil {
+		return
+	}
+	out, err := s.monitorRecipients(r.Context(), m)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"recipients": out})
+}
+
+// validEmail reports whether v is a bare email address.
+func validEmail(v string) bool {
+	a, err := mail.ParseAddress(v)
+	return err == nil && a.Address == v && len(v) <= 254
+}
+
+// testNotification sends a test alert email for the monitor to {email} (one
+// of its recipients) or, without a body, to its first recipient. Limited to
+// 10 per 15 minutes per workspace.
+func (s *Server) testNotification(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	m := s.pathMonitor(w, r)
+	if m == nil {
+		return
+	}
+	var b struct {
+		Email nullable[string] `json:"email"`
+	}
+	if err := decodeJSON(r, &b, false); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	email := strings.TrimSpace(b.Email.value())
+	if email != "" && !validEmail(email) {
+		writeValidation(w, fieldErr("email", "must be an email address"))
+		return
+	}
+	recipients, err := s.monitorRecipients(ctx, m)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	switch i := slices.IndexFunc(recipients, func(x recipientJSON) bool { return strings.EqualFold(x.Email, email) }); {
+	case email == "" && len(recipients) == 0:
+		writeValidation(w, fieldErr("email", "the monitor has no alert email recipients (notification_emails, its group's, or an email alert channel)"))
+		return
+	case email == "":
+		email = recipients[0].Email
+	case i < 0:
+		writeValidation(w, fieldErr("email", "must be a recipient of this monitor's alerts (see GET /monitors/:id/notification-recipients)"))
+		return
+	default:
+		email = recipients[i].Email
+	}
+	if s.opts.Notifier == nil {
+		writeError(w, http.StatusServiceUnavailable, CodeChannelUnavailable, "email delivery is not configured")
+		return
+	}
+	if err := s.opts.Notifier.SendTestEmail(ctx, email, m.Spec.Name); err != nil {
+		s.log(r).Error(err, "unable to send a test notification", "monitor", m.Name)
+		writeError(w, http.StatusServiceUnavailable, CodeChannelUnavailable, "the test email could not be sent; try again later")
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"success": true, "email": email,
+		"message": "Test notification sent to " + email})
+}
+
+// workspaceRecipients lists every alert email address of ns: monitors',
+// groups', email channels' and escalation steps', each once.
+func (s *Server) workspaceRecipients(ctx context.Context, ns string) ([]recipientJSON, error) {
+	out := []recipientJSON{}
+	seen := map[string]bool{}
+	add := func(email, source string) {
+		if k := strings.ToLower(email); !seen[k] {
+			seen[k] = true
+			out = append(out, recipientJSON{Email: email, Source: source})
+		}
+	}
+	var monitors monv1.MonitorList
+	var groups monv1.MonitorGroupList
+	var channels monv1.AlertChannelList
+	var policies monv1.EscalationPolicyList
+	for _, l := range []client.ObjectList{&monitors, &groups, &channels, &policies} {
+		if err := s.list(ctx, l, ns); err != nil {
+			return nil, err
+		}
+	}
+	for _, m := range liveMonitors(monitors.Items) {
+		for _, e := range m.Spec.NotificationEmails {
+			add(e, "monitor")
+		}
+	}
+	for _, g := range groups.Items {
+		for _, e := range g.Spec.NotificationEmails {
+			add(e, "group")
+		}
+	}
+	for _, ch := range channels.Items {
+		if ch.Spec.Type == monv1.ChannelEmail {
+			for _, e := range ch.Spec.Emails {
+				add(e, "alert_channel")
+			}
+		}
+	}
+	for _, p := range policies.Items {
+		for _, st := range p.Spec.Steps {
+			for _, e := range st.Emails {
+				add(e, "escalation_policy")
+			}
+		}
+	}
+	return out, nil
+}
+
+// resendConfirmation answers POST /alert-recipients/resend. Recipients are
+// written into custom resources by someone allowed to edit them, so they
+// need no confirmation and nothing is sent; an address the workspace does
+// not use is 404.
+func (s *Server) resendConfirmation(w http.ResponseWriter, r *http.Request) {
+	var b struct {
+		Email string `json:"email"`
+	}
+	if err := decodeJSON(r, &b, false); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	email := strings.TrimSpace(b.Email)
+	switch {
+	case email == "":
+		writeValidation(w, fieldErr("email", "is required"))
+		return
+	case !validEmail(email):
+		writeValidation(w, fieldErr("email", "must be an email address"))
+		return
+	}
+	all, err := s.workspaceRecipients(r.Context(), CallerFrom(r.Context()).Namespace)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	i := slices.IndexFunc(all, func(x recipientJSON) bool { return strings.EqualFold(x.Email, email) })
+	if i < 0 {
+		writeNotFound(w, "Alert recipient")
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"email": all[i].Email, "confirmed": true, "sent": false,
+		"message": "recipients configured in the workspace's resources need no confirmation; no email was sent"})
+}
+
+// notificationSettings answers GET /settings/notifications: how the
+// workspace is alerted, read from its custom resources.
+func (s *Server) notificationSettings(w http.ResponseWriter, r *http.Request) {
+	ctx, ns := r.Context(), CallerFrom(r.Context()).Namespace
+	var channels monv1.AlertChannelList
+	var policies monv1.EscalationPolicyList
+	for _, l := range []client.ObjectList{&channels, &policies} {
+		if err := s.list(ctx, l, ns); err != nil {
+			s.writeErr(w, r, err)
+			return
+		}
+	}
+	groups, err := s.uidIndex(ctx, &monv1.MonitorGroupList{}, ns)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	monitors, err := s.uidIndex(ctx, &monv1.MonitorList{}, ns)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	recipients, err := s.workspaceRecipients(ctx, ns)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	chs := []channelJSON{}
+	degraded := false
+	for i := range channels.Items {
+		ch := &channels.Items[i]
+		if ch.DeletionTimestamp != nil {
+			continue
+		}
+		chs = append(chs, s.channelObject(ch, groups, monitors))
+		degraded = degraded || (!ch.Spec.Disabled && ch.Spec.Routing != nil && ch.Spec.Routing.MinSeverity == "degraded")
+	}
+	slices.SortFunc(chs, func(a, b channelJSON) int { return strings.Compare(a.Name+"/"+a.ID, b.Name+"/"+b.ID) })
+	writeJSON(w, http.StatusOK, map[string]any{
+		"channels":   chs,
+		"recipients": recipients,
+		// Alerts go out when an incident opens and when it resolves;
+		// degraded checks alert only channels whose min_severity is degraded.
+		"notify_on":                     map[string]bool{"down": true, "degraded": degraded, "recovery": true},
+		"escalation_policies":           len(policies.Items),
+		"maintenance_suppresses_alerts": true,
+		"test_emails_available":         s.opts.Notifier != nil,
+	})
+}
+
+// deliveryCounts counts deliveries by outcome.
+type deliveryCounts struct {
+	Total     int `json:"total"`
+	Delivered int `json:"delivered"`
+	Failed    int `json:"failed"`
+	Pending   int `json:"pending"`
+	Attempts  int `json:"attempts"`
+}
+
+func (c *deliveryCounts) add(d store.Delivery) {
+	c.Total++
+	c.Attempts += d.Attempts
+	switch d.Status {
+	case store.DeliveryDelivered:
+		c.Delivered++
+	case store.DeliveryFailed:
+		c.Failed++
+	default:
+		c.Pending++
+	}
+}
+
+// channelAttempts is one channel's row of the delivery statistics.
+type channelAttempts struct {
+	ChannelID string `json:"channel_id"`
+	Name      string `json:"name"`
+	Type      string `json:"type"`
+	deliveryCounts
+}
+
+// attemptWindow is the delivery statistics of one time window.
+type attemptWindow struct {
+	Window    string            `json:"window"`
+	Since     string            `json:"since"`
+	ByOutcome deliveryCounts    `json:"by_outcome"`
+	ByChannel []channelAttempts `json:"by_channel"`
+}
+
+// maxDeliveriesPerTarget is the most deliveries read per channel (the
+// store's page limit); a busier channel makes the answer "truncated".
+const maxDeliveriesPerTarget = 1000
+
+// notificationAttempts answers GET /settings/notification-attempts: alert
+// deliveries of the last 24 hours and 7 days by outcome and by channel. The
+// deliveries of each of the workspace's channels (and escalation email
+// targets) are read from the store, newest first.
+func (s *Server) notificationAttempts(w http.ResponseWriter, r *http.Request) {
+	ctx, ns := r.Context(), CallerFrom(r.Context()).Namespace
+	var channels monv1.AlertChannelList
+	var policies monv1.EscalationPolicyList
+	for _, l := range []client.ObjectList{&channels, &policies} {
+		if err := s.list(ctx, l, ns); err != nil {
+			s.writeErr(w, r, err)
+			return
+		}
+	}
+	type target struct{ id, name, typ string }
+	var targets []target
+	for i := range channels.Items {
+		c := s.channelObject(&channels.Items[i], nil, nil)
+		targets = append(targets, target{c.ID, c.Name, c.Type})
+	}
+	emails := map[string]bool{}
+	for _, p := range policies.Items {
+		for _, st := range p.Spec.Steps {
+			for _, e := range st.Emails {
+				if !emails[e] {
+					emails[e] = true
+					targets = append(targets, target{alerting.EmailTargetPrefix + e, e, "email"})
+				}
+			}
+		}
+	}
+	now := s.clock.Now()
+	windows := []attemptWindow{
+		{Window: "24h", Since: isoTime(now.Add(-24 * time.Hour)), ByChannel: []channelAttempts{}},
+		{Window: "7d", Since: isoTime(now.Add(-7 * 24 * time.Hour)), ByChannel: []channelAttempts{}},
+	}
+	spans := []time.Duration{24 * time.Hour, 7 * 24 * time.Hour}
+	truncated := false
+	for _, t := range targets {
+		ds, err := s.opts.Store.ListDeliveries(ctx, store.DeliveryQuery{ChannelID: t.id, Limit: maxDeliveriesPerTarget})
+		if err != nil {
+			s.writeErr(w, r, err)
+			return
+		}
+		if len(ds) == maxDeliveriesPerTarget && now.Sub(ds[len(ds)-1].CreatedAt) < spans[1] {
+			truncated = true
+		}
+		for i, span := range spans {
+			row := channelAttempts{ChannelID: t.id, Name: t.name, Type: t.typ}
+			for _, d := range ds {
+				if d.Namespace == ns && now.Sub(d.CreatedAt) <= span {
+					row.add(d)
+					windows[i].ByOutcome.add(d)
+				}
+			}
+			if row.Total > 0 {
+				windows[i].ByChannel = append(windows[i].ByChannel, row)
+			}
+		}
+	}
+	for i := range windows {
+		slices.SortFunc(windows[i].ByChannel, func(a, b channelAttempts) int {
+			if a.Total != b.Total {
+				return b.Total - a.Total
+			}
+			return strings.Compare(a.ChannelID, b.ChannelID)
+		})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"generated_at": isoTime(now), "windows": windows, "truncated": truncated})
+}

@@ -1,0 +1,57 @@
+package apiserver
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/webhooks"
+)
+
+// probeRegionJSON is one probe region of GET /regions.
+type probeRegionJSON struct {
+	Code        string  `json:"code"`
+	Name        string  `json:"name"`
+	City        *string `json:"city"`
+	Country     *string `json:"country"`
+	Continent   *string `json:"continent"`
+	ISP         *string `json:"isp"`
+	Online      bool    `json:"online"`
+	Agents      int32   `json:"agents"`
+	Monitors    int32   `json:"monitors"`
+	LastContact *string `json:"last_contact"`
+}
+
+func probeRegionObject(pr *monv1.ProbeRegion) probeRegionJSON {
+	code := webhooks.RegionCode(pr)
+	name := pr.Spec.DisplayName
+	if name == "" {
+		name = pr.Spec.City
+	}
+	if name == "" {
+		name = code
+	}
+	return probeRegionJSON{Code: code, Name: name, City: strPtr(pr.Spec.City), Country: strPtr(pr.Spec.Country),
+		Continent: strPtr(string(pr.Spec.Continent)), ISP: strPtr(pr.Spec.ISP), Online: pr.Status.Online,
+		Agents: pr.Status.OnlineAgents, Monitors: pr.Status.Monitors, LastContact: metaTimePtr(pr.Status.LastContact)}
+}
+
+// listRegions answers GET /regions: every probe region (ProbeRegions are
+// cluster-wide) with its location and live state, sorted by code. Not part
+// of the specification; the MCP tool service_list_regions reads it.
+func (s *Server) listRegions(w http.ResponseWriter, r *http.Request) {
+	var list monv1.ProbeRegionList
+	if err := s.opts.Client.List(r.Context(), &list); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	out := make([]probeRegionJSON, 0, len(list.Items))
+	for i := range list.Items {
+		if list.Items[i].DeletionTimestamp == nil {
+			out = append(out, probeRegionObject(&list.Items[i]))
+		}
+	}
+	slices.SortFunc(out, func(a, b probeRegionJSON) int { return strings.Compare(a.Code, b.Code) })
+	writeJSON(w, http.StatusOK, out)
+}
