@@ -7,3 +7,8 @@ package controllers
 
 // FieldOwner is the field manager of every write the controllers make.
 const FieldOwner = "uptime-operator"
+
+// The REST API keeps runbooks in ConfigMaps and reads the third-party
+// provider catalog from one; the manager's role covers that here, where
+// controller-gen collects RBAC.
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;patch;delete

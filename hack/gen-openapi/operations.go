@@ -563,6 +563,33 @@ func operations() []op {
 		{method: post, path: "/incident-comms/status-updates/{draftId}/publish", tag: "AI incident assist", summary: "Publish a draft as a public incident note", access: anyKey, feature: "ai-assist",
 			resp: obj("", M{"draft": ref("StatusUpdateDraft"), "note": ref("Note")}, "draft"), extra: []int{409}},
 		{method: post, path: "/incident-comms/status-updates/{draftId}/discard", tag: "AI incident assist", summary: "Discard a draft", access: anyKey, feature: "ai-assist", resp: ref("StatusUpdateDraft"), extra: []int{409}},
+		// Website health (plan feature website-health).
+		{method: get, path: "/website-health", tag: "Website health", summary: "Sites with their latest reports", access: anyKey, feature: "website-health", resp: freeform("")},
+		{method: post, path: "/website-health/sites", tag: "Website health", summary: "Add a site", access: anyKey, feature: "website-health", body: freeform(""), status: 201, resp: freeform("")},
+		{method: get, path: "/website-health/sites/{id}", tag: "Website health", summary: "Site details", access: anyKey, feature: "website-health", resp: freeform("")},
+		{method: patch, path: "/website-health/sites/{id}", tag: "Website health", summary: "Update a site", access: anyKey, feature: "website-health", body: freeform(""), resp: freeform("")},
+		{method: del, path: "/website-health/sites/{id}", tag: "Website health", summary: "Delete a site", access: anyKey, feature: "website-health"},
+		{method: post, path: "/website-health/sites/{id}/run", tag: "Website health", summary: "Crawl now", access: anyKey, feature: "website-health",
+			limit: "20 per hour per workspace", status: 202, resp: freeform(""), extra: []int{409, 503}},
+		{method: get, path: "/website-health/reports/{runId}", tag: "Website health", summary: "A crawl report", access: anyKey, feature: "website-health", resp: freeform("")},
+		{method: get, path: "/website-health/reports/{runId}/issues.csv", tag: "Website health", summary: "A report's issues as CSV", access: anyKey, feature: "website-health",
+			resp: str("CSV"), respType: "text/csv"},
+		// Third-party status.
+		{method: get, path: "/third-party-status/providers", tag: "Third-party status", summary: "Providers that can be followed", access: anyKey, resp: freeform(""), extra: []int{503}},
+		{method: get, path: "/third-party-status/providers/{providerId}", tag: "Third-party status", summary: "A provider and its components", access: anyKey, resp: freeform(""), extra: []int{503}},
+		{method: get, path: "/third-party-status/subscriptions", tag: "Third-party status", summary: "Followed providers", access: anyKey, feature: "third-party-status", resp: freeform(""), extra: []int{503}},
+		{method: post, path: "/third-party-status/subscriptions", tag: "Third-party status", summary: "Follow a provider", access: anyKey, feature: "third-party-status",
+			body: freeform(""), status: 201, resp: freeform(""), extra: []int{409, 503}},
+		{method: patch, path: "/third-party-status/subscriptions/{id}", tag: "Third-party status", summary: "Change a subscription", access: anyKey, feature: "third-party-status", body: freeform(""), resp: freeform(""), extra: []int{503}},
+		{method: del, path: "/third-party-status/subscriptions/{id}", tag: "Third-party status", summary: "Unfollow a provider", access: anyKey, feature: "third-party-status", extra: []int{503}},
+		{method: get, path: "/third-party-status/status-pages/{statusPageId}", tag: "Third-party status", summary: "Services shown on a status page", access: anyKey, feature: "third-party-status", resp: freeform(""), extra: []int{503}},
+		{method: put, path: "/third-party-status/status-pages/{statusPageId}", tag: "Third-party status", summary: "Set the services shown on a status page", access: anyKey, feature: "third-party-status", body: freeform(""), resp: freeform(""), extra: []int{503}},
+		// Telemetry export (Automation key, plan feature telemetry-export).
+		{method: get, path: "/automation/otel", tag: "Telemetry export", summary: "Export settings and delivery status", access: automationKey, feature: "telemetry-export", resp: freeform(""), extra: []int{503}},
+		{method: put, path: "/automation/otel", tag: "Telemetry export", summary: "Create or update the export", access: automationKey, feature: "telemetry-export", body: freeform(""), resp: freeform(""), extra: []int{503}},
+		{method: del, path: "/automation/otel", tag: "Telemetry export", summary: "Remove the export", access: automationKey, feature: "telemetry-export", extra: []int{503}},
+		{method: post, path: "/automation/otel/test", tag: "Telemetry export", summary: "Send one test span", access: automationKey, feature: "telemetry-export",
+			limit: "10 per 15 minutes per workspace", resp: freeform(""), extra: []int{503}},
 	}...)
 
 	// Endpoints of the human account: every method, API keys refused.

@@ -198,6 +198,9 @@ func (s *Server) routes() {
 	// Domain/SSL expiry, DNS acceptance and AI incident assist.
 	s.registerExpiryRoutes(s.opts.Expiry)
 	s.registerAssistRoutes(s.opts.Assist)
+	s.registerSiteHealthRoutes(s.opts.SiteHealth)
+	s.registerThirdPartyRoutes(s.opts.ThirdParty)
+	s.registerOTelRoutes(s.opts.OTel)
 
 	// Endpoints of the human account never accept API keys.
 	for _, p := range []string{"/account", "/account/*", "/team/*", "/billing/*", "/api-keys", "/api-keys/*",

@@ -7,6 +7,9 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/alerting"
 	"github.com/uptime-operator/uptime-operator/internal/assist"
 	"github.com/uptime-operator/uptime-operator/internal/expiry"
+	"github.com/uptime-operator/uptime-operator/internal/otelexport"
+	"github.com/uptime-operator/uptime-operator/internal/sitehealth"
+	"github.com/uptime-operator/uptime-operator/internal/thirdparty"
 	"net"
 	"net/http"
 	"net/url"
@@ -54,6 +57,12 @@ type Options struct {
 	Escalation EscalationReporter
 	// Expiry reads and refreshes certificate and domain expiry; nil answers 503.
 	Expiry *expiry.Checker
+	// SiteHealth crawls and audits websites; nil answers 503 on runs.
+	SiteHealth *sitehealth.Service
+	// ThirdParty follows third-party status pages; nil answers 503.
+	ThirdParty *thirdparty.Service
+	// OTel exports check results over OTLP; nil answers 503.
+	OTel *otelexport.Exporter
 	// Assist is the AI incident assist; nil reports the features unavailable.
 	Assist *assist.Service
 	// ChannelTester sends test alerts; nil answers 503 CHANNEL_UNAVAILABLE.

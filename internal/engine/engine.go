@@ -79,6 +79,14 @@ type Options struct {
 	TLS TLSObserver
 	// Subscribers hears about incidents of monitors on status pages; may be nil.
 	Subscribers IncidentSubscribers
+	// Export receives stored checks for the telemetry export; may be nil. It
+	// must not block.
+	Export CheckExporter
+}
+
+// CheckExporter forwards stored checks (the OTLP telemetry export).
+type CheckExporter interface {
+	Export(ctx context.Context, ns string, checks []store.Check)
 }
 
 // TLSObserver records the certificate a check saw.
@@ -277,6 +285,9 @@ func (e *Engine) Ingest(ctx context.Context, results []probeapi.Result) (probeap
 	}
 	for uid, cs := range byMonitor {
 		m := monitors[uid]
+		if e.opts.Export != nil {
+			e.opts.Export.Export(ctx, m.Namespace, cs)
+		}
 		if err := e.observe(ctx, m, cs); err != nil {
 			e.opts.Log.Error(err, "evaluate monitor", "monitor", m.Name, "namespace", m.Namespace)
 		}

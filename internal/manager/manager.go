@@ -44,12 +44,15 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/engine"
 	"github.com/uptime-operator/uptime-operator/internal/expiry"
 	"github.com/uptime-operator/uptime-operator/internal/mcpserver"
+	"github.com/uptime-operator/uptime-operator/internal/otelexport"
 	"github.com/uptime-operator/uptime-operator/internal/plans"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
+	"github.com/uptime-operator/uptime-operator/internal/sitehealth"
 	"github.com/uptime-operator/uptime-operator/internal/statuspage"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 	"github.com/uptime-operator/uptime-operator/internal/store/postgres"
 	"github.com/uptime-operator/uptime-operator/internal/store/sqlite"
+	"github.com/uptime-operator/uptime-operator/internal/thirdparty"
 	"github.com/uptime-operator/uptime-operator/webhooks"
 )
 
@@ -249,8 +252,20 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 	if err := mgr.Add(expiryChecker); err != nil {
 		return nil, err
 	}
+	siteHealth := &sitehealth.Service{Store: st, Router: alerts.Router, Kick: worker.Kick, Auditor: &sitehealth.Auditor{},
+		AllowPrivateTargets: opts.AllowPrivateTargets, Log: ctrl.Log.WithName("sitehealth")}
+	thirdParty := &thirdparty.Service{Store: st, Router: alerts.Router, Kick: worker.Kick,
+		Catalog:             &thirdparty.Catalog{Reader: mgr.GetAPIReader(), Namespace: opts.Namespace},
+		AllowPrivateTargets: opts.AllowPrivateTargets, Log: ctrl.Log.WithName("thirdparty")}
+	otel := &otelexport.Exporter{Store: st, Reader: mgr.GetClient(), AllowPrivateTargets: opts.AllowPrivateTargets,
+		Log: ctrl.Log.WithName("otel")}
+	for _, r := range []manager.Runnable{siteHealth, thirdParty, otel} {
+		if err := mgr.Add(r); err != nil {
+			return nil, err
+		}
+	}
 	eng := engine.New(engine.Options{
-		TLS: expiryChecker, Subscribers: notifier,
+		TLS: expiryChecker, Subscribers: notifier, Export: otel,
 		Alerts: alerts,
 		Store:  st, Client: mgr.GetClient(), Secrets: mgr.GetAPIReader(),
 		AllowPrivateTargets: opts.AllowPrivateTargets, ManagerNamespace: opts.Namespace,
@@ -320,6 +335,9 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 		Escalation:          escalator,
 		Notifier:            testMailer(opts.SMTP),
 		Expiry:              expiryChecker,
+		SiteHealth:          siteHealth,
+		ThirdParty:          thirdParty,
+		OTel:                otel,
 		Assist:              &assist.Service{Config: opts.AI, Store: st},
 		PublicURL:           opts.PublicURL,
 		AllowPrivateTargets: opts.AllowPrivateTargets,

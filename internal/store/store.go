@@ -660,6 +660,12 @@ type Store interface {
 	ExpiryStore
 	// AssistStore keeps AI incident assist content, drafts and usage.
 	AssistStore
+	// ThirdPartyStore keeps third-party status subscriptions and poller state.
+	ThirdPartyStore
+	// OTelStore keeps telemetry export settings and delivery status.
+	OTelStore
+	// SiteHealthStore keeps website health sites, runs and issues.
+	SiteHealthStore
 
 	// AddSubscriber stores a new status page subscriber (ID and CreatedAt
 	// filled when empty). When the page already has one with the same channel

@@ -58,6 +58,11 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"UptimeDailyMany", testUptimeDailyMany},
 		{"StatsMany", testStatsMany},
 		{"Subscribers", testSubscribers},
+		{"ThirdPartySubscriptions", testThirdPartySubscriptions},
+		{"ThirdPartyState", testThirdPartyState},
+		{"ThirdPartyPages", testThirdPartyPages},
+		{"OTelSettings", testOTelSettings},
+		{"SiteHealth", testSiteHealth},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
