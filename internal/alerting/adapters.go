@@ -110,4 +110,3 @@ func (t ChannelTester) TestChannel(ctx context.Context, ch *monv1.AlertChannel) 
 	}
 	return nil
 }
-
