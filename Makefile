@@ -26,6 +26,7 @@ manifests: ## Generate CRDs, RBAC and webhook configuration into config/ (and th
 	$(CONTROLLER_GEN) rbac:roleName=uptime-operator-manager crd:allowDangerousTypes=true webhook $(GEN_PATHS) \
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac output:webhook:artifacts:config=config/webhook
 	@mkdir -p charts/uptime-operator/crds && cp config/crd/bases/*.yaml charts/uptime-operator/crds/
+	@hack/sync-chart-rbac.sh
 	go run ./hack/gen-crd-docs
 	go run ./hack/gen-openapi
 
