@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -382,16 +383,51 @@ func (s *Server) monitorObject(ctx context.Context, m *monv1.Monitor, x *monitor
 		out.HeartbeatURL = s.heartbeatURL(m)
 	}
 	if uptime && s.opts.Store != nil {
-		now := s.clock.Now()
 		var err error
-		if out.Uptime24h, err = s.opts.Store.Uptime(ctx, string(m.UID), now.Add(-24*time.Hour), now); err != nil {
-			return nil, err
-		}
-		if out.Uptime30d, err = s.opts.Store.Uptime(ctx, string(m.UID), now.Add(-30*24*time.Hour), now); err != nil {
+		if out.Uptime24h, out.Uptime30d, err = s.uptimes.get(ctx, s, string(m.UID)); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
+}
+
+// uptimeTTL is how long a monitor's computed uptime is reused: uptime over
+// a day or a month moves slowly, and the store queries behind it are what a
+// busy GET /monitors/:id would otherwise spend its time on.
+const uptimeTTL = 10 * time.Second
+
+// uptimeCache remembers recent 24 h and 30 d uptimes per monitor.
+type uptimeCache struct {
+	mu      sync.Mutex
+	entries map[string]uptimeEntry
+}
+
+type uptimeEntry struct {
+	at       time.Time
+	day, mon *float64
+}
+
+func (u *uptimeCache) get(ctx context.Context, s *Server, uid string) (day, mon *float64, err error) {
+	now := s.clock.Now()
+	u.mu.Lock()
+	e, ok := u.entries[uid]
+	u.mu.Unlock()
+	if ok && now.Sub(e.at) < uptimeTTL {
+		return e.day, e.mon, nil
+	}
+	if day, err = s.opts.Store.Uptime(ctx, uid, now.Add(-24*time.Hour), now); err != nil {
+		return nil, nil, err
+	}
+	if mon, err = s.opts.Store.Uptime(ctx, uid, now.Add(-30*24*time.Hour), now); err != nil {
+		return nil, nil, err
+	}
+	u.mu.Lock()
+	if u.entries == nil || len(u.entries) > 100_000 {
+		u.entries = map[string]uptimeEntry{}
+	}
+	u.entries[uid] = uptimeEntry{at: now, day: day, mon: mon}
+	u.mu.Unlock()
+	return day, mon, nil
 }
 
 func nonNil[T any](v []T) []T {

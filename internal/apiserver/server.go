@@ -128,6 +128,7 @@ type Server struct {
 	limits  *limits
 	overlay writeOverlay
 	keyUse  keyUse
+	uptimes uptimeCache
 }
 
 // New builds the API's routes.
