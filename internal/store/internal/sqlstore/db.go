@@ -9,6 +9,7 @@ package sqlstore
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
 
@@ -57,4 +58,34 @@ type Backend interface {
 	Reader() Querier
 	// Write runs fn in one transaction, committed when fn returns nil.
 	Write(ctx context.Context, fn func(q Querier) error) error
+}
+
+// listInNamespace reads every row of table (all namespaces when namespace is
+// empty) in creation order and scans each with scan; what names the rows in
+// errors.
+func listInNamespace[T any](ctx context.Context, s *Store, table, cols, namespace, what string,
+	scan func(interface{ Scan(...any) error }) (T, error)) ([]T, error) {
+	sql := "SELECT " + cols + " FROM " + table
+	var args []any
+	if namespace != "" {
+		sql += " WHERE namespace = ?"
+		args = append(args, namespace)
+	}
+	rows, err := s.B.Reader().Query(ctx, sql+" ORDER BY created_at, id", args...)
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", what, err)
+	}
+	defer rows.Close()
+	out := []T{}
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, fmt.Errorf("scan %s: %w", what, err)
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list %s: %w", what, err)
+	}
+	return out, nil
 }

@@ -68,29 +68,7 @@ func (s *Store) GetHealthSite(ctx context.Context, id string) (store.HealthSite,
 
 // ListHealthSites implements store.Store.
 func (s *Store) ListHealthSites(ctx context.Context, namespace string) ([]store.HealthSite, error) {
-	sql := "SELECT " + healthSiteCols + " FROM health_sites"
-	var args []any
-	if namespace != "" {
-		sql += " WHERE namespace = ?"
-		args = append(args, namespace)
-	}
-	rows, err := s.B.Reader().Query(ctx, sql+" ORDER BY created_at, id", args...)
-	if err != nil {
-		return nil, fmt.Errorf("list website health sites: %w", err)
-	}
-	defer rows.Close()
-	out := []store.HealthSite{}
-	for rows.Next() {
-		h, err := s.scanHealthSite(rows)
-		if err != nil {
-			return nil, fmt.Errorf("scan website health site: %w", err)
-		}
-		out = append(out, h)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list website health sites: %w", err)
-	}
-	return out, nil
+	return listInNamespace(ctx, s, "health_sites", healthSiteCols, namespace, "website health sites", s.scanHealthSite)
 }
 
 // UpdateHealthSite implements store.Store.

@@ -91,29 +91,7 @@ func (s *Store) GetThirdPartySubscription(ctx context.Context, id string) (store
 
 // ListThirdPartySubscriptions implements store.Store.
 func (s *Store) ListThirdPartySubscriptions(ctx context.Context, namespace string) ([]store.ThirdPartySubscription, error) {
-	sql := "SELECT " + thirdPartySubCols + " FROM third_party_subscriptions"
-	var args []any
-	if namespace != "" {
-		sql += " WHERE namespace = ?"
-		args = append(args, namespace)
-	}
-	rows, err := s.B.Reader().Query(ctx, sql+" ORDER BY created_at, id", args...)
-	if err != nil {
-		return nil, fmt.Errorf("list third-party subscriptions: %w", err)
-	}
-	defer rows.Close()
-	out := []store.ThirdPartySubscription{}
-	for rows.Next() {
-		sub, err := s.scanThirdPartySub(rows)
-		if err != nil {
-			return nil, fmt.Errorf("scan third-party subscription: %w", err)
-		}
-		out = append(out, sub)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list third-party subscriptions: %w", err)
-	}
-	return out, nil
+	return listInNamespace(ctx, s, "third_party_subscriptions", thirdPartySubCols, namespace, "third-party subscriptions", s.scanThirdPartySub)
 }
 
 // UpdateThirdPartySubscription implements store.Store.
