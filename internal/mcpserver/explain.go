@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"fmt"
+	"github.com/uptime-operator/uptime-operator/internal/engine"
 	"net/http"
 	"net/url"
 	"strings"
@@ -22,33 +23,9 @@ const (
 // maxCandidates is how many monitors an ambiguous match lists.
 const maxCandidates = 10
 
-// explanation is the REST explanation (engine.Explanation).
-type explanation struct {
-	MonitorID       string       `json:"monitor_id"`
-	IncidentID      *string      `json:"incident_id"`
-	State           string       `json:"state"`
-	QuorumRule      string       `json:"quorum_rule"`
-	RequiredFailing int          `json:"required_failing"`
-	Failing         int          `json:"failing"`
-	Voting          int          `json:"voting"`
-	Abstaining      []string     `json:"abstaining_regions"`
-	Votes           []regionVote `json:"region_votes"`
-	FailureClass    string       `json:"failure_class"`
-	AlertDecision   string       `json:"alert_decision"`
-	Fault           string       `json:"fault_verdict"`
-	Summary         string       `json:"summary"`
-	Findings        []string     `json:"contributing_findings"`
-}
-
-type regionVote struct {
-	Region    string `json:"region"`
-	Status    string `json:"status"`
-	Vote      string `json:"vote"`
-	ErrorType string `json:"error_type,omitempty"`
-	Error     string `json:"error,omitempty"`
-	CheckedAt string `json:"checked_at"`
-	ISP       string `json:"isp,omitempty"`
-}
+// explanation is the REST explanation: the engine's type, decoded from
+// GET /monitors/:id/explanation and /incidents/:id/explanation.
+type explanation = engine.Explanation
 
 // monitorRef names the monitor an explanation is about.
 type monitorRef struct {
@@ -238,7 +215,7 @@ func (c *call) explainIncident(ctx context.Context, id string) (*Explained, erro
 	if err != nil {
 		return nil, err
 	}
-	res := &Explained{Outcome: OutcomeOngoing, Incident: &inc, Explanation: x, Fault: x.Fault, AbstainingRegions: nonNilStrings(x.Abstaining), Summary: x.Summary}
+	res := &Explained{Outcome: OutcomeOngoing, Incident: &inc, Explanation: x, Fault: string(x.Fault), AbstainingRegions: nonNilStrings(x.Abstaining), Summary: x.Summary}
 	if inc.ResolvedAt != nil {
 		res.Outcome = OutcomeResolved
 	}
@@ -293,7 +270,7 @@ func (c *call) explainMonitor(ctx context.Context, m *monitor, includeLast bool)
 		res.Explanation, res.Outcome, res.Summary = &x, monitorOutcome(&x), x.Summary
 		res.AbstainingRegions = nonNilStrings(x.Abstaining)
 		if res.Outcome == OutcomeFailingUnconfirmed {
-			res.Fault = x.Fault
+			res.Fault = string(x.Fault)
 		}
 	}
 	if includeLast && last != nil {
