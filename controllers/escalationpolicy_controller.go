@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -33,22 +32,13 @@ type EscalationPolicyReconciler struct {
 
 // Reconcile brings one EscalationPolicy's status up to date.
 func (r *EscalationPolicyReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, retErr error) {
-	log := ctrl.LoggerFrom(ctx)
 	var p monv1.EscalationPolicy
 	if err := r.Get(ctx, req.NamespacedName, &p); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	before := p.DeepCopy()
 	defer func() {
-		if equality.Semantic.DeepEqual(before.Status, p.Status) {
-			return
-		}
-		if err := r.Status().Patch(ctx, &p, client.MergeFrom(before), client.FieldOwner(FieldOwner)); err != nil && !apierrors.IsNotFound(err) {
-			log.Error(err, "unable to patch escalation policy status")
-			if retErr == nil {
-				retErr = err
-			}
-		}
+		patchStatus(ctx, r.Client, &p, before, !equality.Semantic.DeepEqual(before.Status, p.Status), &retErr)
 	}()
 
 	if !p.DeletionTimestamp.IsZero() {

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -55,12 +54,7 @@ func (r *MaintenanceWindowReconciler) Reconcile(ctx context.Context, req ctrl.Re
 	}
 	before := w.DeepCopy()
 	defer func() {
-		if equality.Semantic.DeepEqual(before.Status, w.Status) {
-			return
-		}
-		if err := r.Status().Patch(ctx, &w, client.MergeFrom(before), client.FieldOwner(FieldOwner)); err != nil && !apierrors.IsNotFound(err) && retErr == nil {
-			retErr = err
-		}
+		patchStatus(ctx, r.Client, &w, before, !equality.Semantic.DeepEqual(before.Status, w.Status), &retErr)
 	}()
 	now := time.Now()
 	if r.Now != nil {

@@ -86,22 +86,13 @@ type MonitorReconciler struct {
 
 // Reconcile brings one Monitor's status up to date.
 func (r *MonitorReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, retErr error) {
-	log := ctrl.LoggerFrom(ctx)
 	var m monv1.Monitor
 	if err := r.Get(ctx, req.NamespacedName, &m); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	before := m.DeepCopy()
 	defer func() {
-		if equality.Semantic.DeepEqual(before.Status, m.Status) {
-			return
-		}
-		if err := r.Status().Patch(ctx, &m, client.MergeFrom(before), client.FieldOwner(FieldOwner)); err != nil && !apierrors.IsNotFound(err) {
-			log.Error(err, "unable to patch monitor status")
-			if retErr == nil {
-				retErr = err
-			}
-		}
+		patchStatus(ctx, r.Client, &m, before, !equality.Semantic.DeepEqual(before.Status, m.Status), &retErr)
 	}()
 
 	if !m.DeletionTimestamp.IsZero() {

@@ -69,12 +69,7 @@ func (r *ProbeRegionReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	}
 	before := pr.DeepCopy()
 	defer func() {
-		if equality.Semantic.DeepEqual(before.Status, pr.Status) {
-			return
-		}
-		if err := r.Status().Patch(ctx, &pr, client.MergeFrom(before), client.FieldOwner(FieldOwner)); err != nil && !apierrors.IsNotFound(err) && retErr == nil {
-			retErr = err
-		}
+		patchStatus(ctx, r.Client, &pr, before, !equality.Semantic.DeepEqual(before.Status, pr.Status), &retErr)
 	}()
 	if !pr.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil

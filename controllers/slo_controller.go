@@ -63,12 +63,7 @@ func (r *SLOReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl
 	}
 	before := slo.DeepCopy()
 	defer func() {
-		if equality.Semantic.DeepEqual(before.Status, slo.Status) {
-			return
-		}
-		if err := r.Status().Patch(ctx, &slo, client.MergeFrom(before), client.FieldOwner(FieldOwner)); err != nil && !apierrors.IsNotFound(err) && retErr == nil {
-			retErr = err
-		}
+		patchStatus(ctx, r.Client, &slo, before, !equality.Semantic.DeepEqual(before.Status, slo.Status), &retErr)
 	}()
 	every := r.Every
 	if every == 0 {

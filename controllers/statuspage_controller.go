@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -38,22 +37,13 @@ type StatusPageReconciler struct {
 
 // Reconcile brings one StatusPage's status up to date.
 func (r *StatusPageReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, retErr error) {
-	log := ctrl.LoggerFrom(ctx)
 	var page monv1.StatusPage
 	if err := r.Get(ctx, req.NamespacedName, &page); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	before := page.DeepCopy()
 	defer func() {
-		if equality.Semantic.DeepEqual(before.Status, page.Status) {
-			return
-		}
-		if err := r.Status().Patch(ctx, &page, client.MergeFrom(before), client.FieldOwner(FieldOwner)); err != nil && !apierrors.IsNotFound(err) {
-			log.Error(err, "unable to patch status page status")
-			if retErr == nil {
-				retErr = err
-			}
-		}
+		patchStatus(ctx, r.Client, &page, before, !equality.Semantic.DeepEqual(before.Status, page.Status), &retErr)
 	}()
 	if !page.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil // nothing to clean up: the page owns no other object
