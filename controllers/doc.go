@@ -12,3 +12,5 @@ const FieldOwner = "uptime-operator"
 // provider catalog from one; the manager's role covers that here, where
 // controller-gen collects RBAC.
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;patch;delete
+// The engine records Events on Monitors when incidents open and resolve.
+// +kubebuilder:rbac:groups="";events.k8s.io,resources=events,verbs=create;patch

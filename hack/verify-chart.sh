@@ -722,6 +722,10 @@ refuse "postgres without a DSN Secret" --set store.type=postgres
 refuse "remote mode without serverURL/region/token" --set mode=remote
 refuse "a remote region without tokenSecretRef" --set 'regions[0].name=x' --set 'regions[0].placement.mode=remote'
 refuse "a default plan missing from plans" --set defaultPlan=gold --set 'plans[0].name=free'
+refuse "SMTP without a sender" --set smtp.addr=smtp.example.com:587
+refuse "an SMTP user without a password Secret" --set smtp.addr=smtp.example.com:587 --set smtp.from=a@example.com --set smtp.username=u
+refuse "Twilio without a token Secret" --set twilio.accountSID=AC1 --set-string twilio.from=+15005550006
+refuse "a wrong SMTP TLS mode" --set smtp.tlsMode=always
 
 # 8. Against a real kube-apiserver (envtest: kube-apiserver + etcd with the
 #    CRDs, no nodes): server-side dry-run of every rendering, so each object

@@ -469,8 +469,8 @@ func validateEscalationPolicy(s *monv1.EscalationPolicySpec, path *field.Path) f
 	var errs field.ErrorList
 	for i, st := range s.Steps {
 		p := path.Child("steps").Index(i)
-		if len(st.Channels) == 0 && len(st.Emails) == 0 {
-			errs = append(errs, field.Required(p, "a step needs channels or emails"))
+		if len(st.Channels) == 0 && len(st.Emails) == 0 && len(st.OnCall) == 0 {
+			errs = append(errs, field.Required(p, "a step needs channels, emails or onCall"))
 		}
 		errs = append(errs, validateEmails(st.Emails, p.Child("emails"))...)
 		if i > 0 && st.DelayMinutes < s.Steps[i-1].DelayMinutes {
@@ -560,6 +560,40 @@ func validatePlan(s *monv1.PlanSpec, path *field.Path) field.ErrorList {
 	}
 	if l := s.Limits.ProbeLocations; l > 0 && len(s.DefaultRegions) > int(l) {
 		errs = append(errs, field.TooMany(path.Child("defaultRegions"), len(s.DefaultRegions), int(l)))
+	}
+	return errs
+}
+
+// OnCallScheduleWebhook validates OnCallSchedules.
+type OnCallScheduleWebhook struct{ *Deps }
+
+// ValidateCreate checks a new schedule.
+func (OnCallScheduleWebhook) ValidateCreate(_ context.Context, s *monv1.OnCallSchedule) (admission.Warnings, error) {
+	return nil, invalid(s, validateOnCall(&s.Spec, field.NewPath("spec")))
+}
+
+// ValidateUpdate checks a changed schedule.
+func (OnCallScheduleWebhook) ValidateUpdate(_ context.Context, _, s *monv1.OnCallSchedule) (admission.Warnings, error) {
+	return nil, invalid(s, validateOnCall(&s.Spec, field.NewPath("spec")))
+}
+
+// ValidateDelete allows every delete.
+func (OnCallScheduleWebhook) ValidateDelete(context.Context, *monv1.OnCallSchedule) (admission.Warnings, error) {
+	return nil, nil
+}
+
+func validateOnCall(s *monv1.OnCallScheduleSpec, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	errs = append(errs, validateTimeZone(s.TimeZone, path.Child("timeZone"))...)
+	for i, p := range s.Participants {
+		errs = append(errs, validateEmails([]string{p.Email}, path.Child("participants").Index(i).Child("email"))...)
+	}
+	for i, o := range s.Overrides {
+		op := path.Child("overrides").Index(i)
+		errs = append(errs, validateEmails([]string{o.Participant.Email}, op.Child("participant", "email"))...)
+		if !o.EndsAt.After(o.StartsAt.Time) {
+			errs = append(errs, field.Invalid(op.Child("endsAt"), o.EndsAt, "must be after startsAt"))
+		}
 	}
 	return errs
 }

@@ -95,6 +95,10 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 			return ctrl.NewWebhookManagedBy(mgr, &monv1.ProbeRegion{}).WithDefaulter(w).WithValidator(w).Complete()
 		},
 		func() error {
+			w := OnCallScheduleWebhook{deps}
+			return ctrl.NewWebhookManagedBy(mgr, &monv1.OnCallSchedule{}).WithValidator(w).Complete()
+		},
+		func() error {
 			w := PlanWebhook{deps}
 			return ctrl.NewWebhookManagedBy(mgr, &monv1.Plan{}).WithValidator(w).Complete()
 		},

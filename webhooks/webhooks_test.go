@@ -312,7 +312,7 @@ var _ = Describe("Other kinds", func() {
 		Entry("a window for missing monitors", "team", named("MaintenanceWindow", "title: W\nstartsAt: '2030-01-01T10:00:00Z'\nendsAt: '2030-01-01T11:00:00Z'\nscope: monitors\nmonitors: [{name: ghost}]"), "spec.monitors[0].name"),
 		Entry("a window with a bad zone", "team", named("MaintenanceWindow", "title: W\nstartsAt: '2030-01-01T10:00:00Z'\nendsAt: '2030-01-01T11:00:00Z'\nscope: all\ntimeZone: Nowhere/Land"), "spec.timeZone"),
 		Entry("a window scoped to groups without groups", "team", named("MaintenanceWindow", "title: W\nstartsAt: '2030-01-01T10:00:00Z'\nendsAt: '2030-01-01T11:00:00Z'\nscope: groups"), "groups is required when scope is groups"),
-		Entry("a policy step without targets", "team", named("EscalationPolicy", "steps: [{delayMinutes: 5}]"), "a step needs channels or emails"),
+		Entry("a policy step without targets", "team", named("EscalationPolicy", "steps: [{delayMinutes: 5}]"), "a step needs channels, emails or onCall"),
 		Entry("a policy with decreasing delays", "team", named("EscalationPolicy", "steps: [{delayMinutes: 10, emails: [a@example.com]}, {delayMinutes: 5, emails: [a@example.com]}]"), "spec.steps[1].delayMinutes"),
 		Entry("a policy with 11 steps", "team", named("EscalationPolicy", "steps: ["+strings.TrimSuffix(strings.Repeat("{delayMinutes: 1, emails: [a@example.com]},", 11), ",")+"]"), "spec.steps"),
 		Entry("a duplicate region code", "", "kind: ProbeRegion\nmetadata: {name: eu-one}\nspec: {code: eu-1}", "spec.code: Duplicate value"),

@@ -89,7 +89,7 @@ type EscalationPolicySpec struct {
 }
 
 // EscalationStep notifies channels and people after a delay.
-// +kubebuilder:validation:XValidation:rule="(has(self.channels) && size(self.channels) > 0) || (has(self.emails) && size(self.emails) > 0)",message="a step needs channels or emails"
+// +kubebuilder:validation:XValidation:rule="(has(self.channels) && size(self.channels) > 0) || (has(self.emails) && size(self.emails) > 0) || (has(self.onCall) && size(self.onCall) > 0)",message="a step needs channels, emails or onCall"
 type EscalationStep struct {
 	// delayMinutes after the incident opened (or the previous step) before
 	// this step fires (0-1440).
@@ -108,6 +108,12 @@ type EscalationStep struct {
 	// +kubebuilder:validation:items:MaxLength=254
 	// +listType=set
 	Emails []string `json:"emails,omitempty"`
+	// onCall names OnCallSchedules of the namespace; whoever is on call in
+	// each when the step fires is emailed (up to 10).
+	// +optional
+	// +kubebuilder:validation:MaxItems=10
+	// +listType=atomic
+	OnCall []LocalObjectReference `json:"onCall,omitempty"`
 }
 
 // EscalationPolicyStatus is the observed state of a policy.

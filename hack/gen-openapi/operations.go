@@ -535,7 +535,8 @@ func operations() []op {
 				}, "window", "since", "by_outcome", "by_channel"), ""),
 			}, "generated_at", "windows")},
 		{method: get, path: "/settings/escalation-policies", tag: "Alert recipients and settings", summary: "Escalation policies", access: anyKey, resp: listOf(freeform("Escalation policy with its steps."))},
-		{method: get, path: "/settings/on-call-schedules", tag: "Alert recipients and settings", summary: "On-call schedules", access: anyKey, resp: listOf(freeform(""))},
+		{method: get, path: "/settings/on-call-schedules", tag: "Alert recipients and settings", summary: "On-call schedules with who is on call now", access: anyKey, resp: listOf(freeform(""))},
+		{method: get, path: "/settings/on-call-schedules/current", tag: "Alert recipients and settings", summary: "Who is on call now, per schedule", access: anyKey, resp: listOf(freeform(""))},
 		{method: get, path: "/settings/suppression-windows", tag: "Alert recipients and settings", summary: "Quiet hours and deployment windows", access: anyKey, resp: listOf(freeform(""))},
 
 		// Reliability.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/oncall"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
@@ -164,6 +166,7 @@ func (e *Escalator) fire(ctx context.Context, m *monv1.Monitor, inc store.Incide
 		return err
 	}
 	ev.ID = EscalationEventID(inc.ID, s.Cycle, s.Step)
+	s.Emails = append(slices.Clone(s.Emails), e.onCallEmails(ctx, m.Namespace, s.OnCall, now)...)
 	for _, addr := range s.Emails {
 		ev.Channels = append(ev.Channels, EmailTargetPrefix+addr)
 	}
@@ -195,6 +198,23 @@ func EscalationEventID(incidentID string, cycle, step int) string {
 	return uuid.NewSHA1(escalationNamespace, []byte(incidentID+"/"+strconv.Itoa(cycle)+"/"+strconv.Itoa(step))).String()
 }
 
+// onCallEmails returns the addresses of whoever is on call now in the named
+// schedules; a missing or not yet started schedule contributes nothing.
+func (e *Escalator) onCallEmails(ctx context.Context, ns string, refs []monv1.LocalObjectReference, now time.Time) []string {
+	var out []string
+	for _, ref := range refs {
+		var sched monv1.OnCallSchedule
+		if err := e.Reader.Get(ctx, client.ObjectKey{Namespace: ns, Name: ref.Name}, &sched); err != nil {
+			ctrl.LoggerFrom(ctx).Info("on-call schedule of an escalation step is unavailable", "schedule", ref.Name, "error", err.Error())
+			continue
+		}
+		if p, _, ok := oncall.Current(&sched.Spec, now); ok && !slices.Contains(out, p.Email) {
+			out = append(out, p.Email)
+		}
+	}
+	return out
+}
+
 // EscalationSlot is one firing of a policy step: step Step of cycle Cycle
 // (both 1-based) at At.
 type EscalationSlot struct {
@@ -203,6 +223,8 @@ type EscalationSlot struct {
 	At           time.Time
 	Channels     []monv1.LocalObjectReference
 	Emails       []string
+	// OnCall are schedules whose current participant is emailed.
+	OnCall []monv1.LocalObjectReference
 }
 
 // ChannelNames are the names of the slot's target channels.
@@ -235,7 +257,7 @@ func EscalationSchedule(p *monv1.EscalationPolicySpec, start time.Time) []Escala
 		for i, s := range p.Steps {
 			at = at.Add(time.Duration(s.DelayMinutes) * time.Minute)
 			out = append(out, EscalationSlot{Step: i + 1, Cycle: c + 1, DelayMinutes: s.DelayMinutes, At: at,
-				Channels: s.Channels, Emails: s.Emails})
+				Channels: s.Channels, Emails: s.Emails, OnCall: s.OnCall})
 		}
 	}
 	return out

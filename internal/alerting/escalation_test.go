@@ -10,6 +10,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/store"
@@ -332,5 +333,37 @@ func TestEscalationEmailIsSentOverSMTP(t *testing.T) {
 	m, body := parseMail(t, msgs[0].data)
 	if m.Header.Get("Subject") != "api is DOWN" || !strings.Contains(body, "Escalation step 2: still down") {
 		t.Errorf("subject %q body %q", m.Header.Get("Subject"), body)
+	}
+}
+
+func TestEscalationEmailsWhoeverIsOnCall(t *testing.T) {
+	f := newEscalationFixture(t)
+	ctx := context.Background()
+	sched := &monv1.OnCallSchedule{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "primary"},
+		Spec: monv1.OnCallScheduleSpec{ShiftHours: 24, StartsAt: metav1.NewTime(f.start.Add(-30 * time.Hour)),
+			Participants: []monv1.OnCallParticipant{{Name: "Ann", Email: "ann@example.com"}, {Name: "Bob", Email: "bob@example.com"}}},
+	}
+	if err := f.k8s.Create(ctx, sched); err != nil {
+		t.Fatal(err)
+	}
+	var pol monv1.EscalationPolicy
+	if err := f.k8s.Get(ctx, client.ObjectKey{Namespace: "team", Name: "oncall"}, &pol); err != nil {
+		t.Fatal(err)
+	}
+	pol.Spec.Steps[0].OnCall = refs("primary", "missing-schedule")
+	if err := f.k8s.Update(ctx, &pol); err != nil {
+		t.Fatal(err)
+	}
+	f.now = f.start.Add(5 * time.Minute)
+	if err := f.escalator().Tick(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// 30 h into 24 h turns: Bob's turn; the missing schedule adds no one.
+	if got := channelIDs(f.deliveries(1, 1)); !slices.Contains(got, "email:bob@example.com") || slices.Contains(got, "email:ann@example.com") {
+		t.Fatalf("step 1 deliveries to %v, want Bob on call", got)
+	}
+	if r := f.records(); len(r) != 1 || !slices.Equal(r[0].Emails, []string{"bob@example.com"}) {
+		t.Fatalf("records = %+v", r)
 	}
 }

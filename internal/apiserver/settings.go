@@ -116,6 +116,6 @@ func (s *Server) listEscalationPolicies(w http.ResponseWriter, r *http.Request) 
 	writeJSON(w, http.StatusOK, out)
 }
 
-// emptyList answers settings the operator does not model (on-call schedules,
-// suppression windows beyond maintenance) with an empty list.
+// emptyList answers settings the operator does not model (suppression
+// windows beyond maintenance) with an empty list.
 func emptyList(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, []any{}) }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
@@ -82,6 +83,8 @@ type Options struct {
 	// Export receives stored checks for the telemetry export; may be nil. It
 	// must not block.
 	Export CheckExporter
+	// Recorder records Kubernetes Events on Monitors for incidents; may be nil.
+	Recorder record.EventRecorder
 }
 
 // CheckExporter forwards stored checks (the OTLP telemetry export).
@@ -405,6 +408,7 @@ func (e *Engine) openIncident(ctx context.Context, m *monv1.Monitor, st *monitor
 	}
 	st.open = &opened
 	metrics.IncidentsOpened.WithLabelValues(strconv.FormatBool(inc.AlertSuppressed)).Inc()
+	RecordIncidentEvent(e.opts.Recorder, m, true, opened.ID)
 	if e.opts.Subscribers != nil && !inc.AlertSuppressed {
 		if err := e.opts.Subscribers.IncidentOpened(ctx, m.Namespace, string(m.UID), opened.ID); err != nil {
 			e.opts.Log.Error(err, "notify status page subscribers")
@@ -432,6 +436,7 @@ func (e *Engine) resolveIncident(ctx context.Context, m *monv1.Monitor, st *moni
 		return fmt.Errorf("resolve incident: %w", err)
 	}
 	metrics.IncidentsResolved.WithLabelValues("recovered").Inc()
+	RecordIncidentEvent(e.opts.Recorder, m, false, inc.ID)
 	if e.opts.Subscribers != nil && !inc.AlertSuppressed {
 		if err := e.opts.Subscribers.IncidentResolved(ctx, m.Namespace, string(m.UID), inc.ID); err != nil {
 			e.opts.Log.Error(err, "notify status page subscribers")

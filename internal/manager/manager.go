@@ -229,6 +229,9 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 	if err := mgr.Add(escalator); err != nil {
 		return nil, err
 	}
+	if err := (&controllers.OnCallScheduleReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
+		return nil, fmt.Errorf("set up on-call schedule controller: %w", err)
+	}
 	if err := (&controllers.EscalationPolicyReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("set up escalation policy controller: %w", err)
 	}
@@ -266,8 +269,9 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 	}
 	eng := engine.New(engine.Options{
 		TLS: expiryChecker, Subscribers: notifier, Export: otel,
-		Alerts: alerts,
-		Store:  st, Client: mgr.GetClient(), Secrets: mgr.GetAPIReader(),
+		Recorder: mgr.GetEventRecorderFor("uptime-operator-engine"),
+		Alerts:   alerts,
+		Store:    st, Client: mgr.GetClient(), Secrets: mgr.GetAPIReader(),
 		AllowPrivateTargets: opts.AllowPrivateTargets, ManagerNamespace: opts.Namespace,
 		Log: ctrl.Log.WithName("engine"),
 	})
@@ -345,7 +349,7 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 	root := http.NewServeMux()
 	root.Handle("/probe/v1/", probeapi.NewHandler(eng.ProbeServer()))
 	root.Handle("/mcp", m.hostedMCP())
-	root.Handle("/", m.api.Handler())
+	root.Handle("/", apiserver.Instrument(m.api.Handler()))
 	m.root = root
 	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
 		<-ctx.Done()
@@ -448,7 +452,7 @@ func (m *Manager) setupAggregated() error {
 			return c.Namespace + "/" + c.User, &http.Client{Transport: inProcess{h: m.api.Handler(), caller: c}}, true
 		},
 	}))
-	api.Handle("/", m.api.Handler())
+	api.Handle("/", apiserver.Instrument(m.api.Handler()))
 	m.aggregated = aggregated.New(aggregated.Options{
 		Client: m.GetClient(), Reader: m.GetAPIReader(), API: api, Inject: apiserver.InjectIdentity,
 	})

@@ -46,9 +46,30 @@ var (
 		Name: "uptime_operator_alert_deliveries_total",
 		Help: "Alert delivery attempts by channel type and outcome (delivered, retried, failed).",
 	}, []string{"channel", "outcome"})
+
+	// APIRequests counts requests of the REST API (both front doors) by chi
+	// route pattern, method and status code. The route is the pattern
+	// ("/monitors/{id}"), never the raw path, so the label set stays bounded.
+	APIRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "uptime_operator_api_requests_total",
+		Help: "REST API requests by route pattern, method and status code.",
+	}, []string{"route", "method", "code"})
+	// APIRequestDuration is the latency of REST API requests by route
+	// pattern and method, until the handler returned.
+	APIRequestDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "uptime_operator_api_request_duration_seconds",
+		Help:    "Latency of REST API requests by route pattern and method.",
+		Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+	}, []string{"route", "method"})
+	// APIRequestsInFlight is the number of REST API requests being served.
+	APIRequestsInFlight = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "uptime_operator_api_requests_in_flight",
+		Help: "REST API requests being served.",
+	})
 )
 
 func init() {
 	ctrlmetrics.Registry.MustRegister(CheckResults, DuplicateResults, IncidentsOpened, IncidentsResolved,
-		RegionOnline, RegionAgents, AlertDeliveries)
+		RegionOnline, RegionAgents, AlertDeliveries,
+		APIRequests, APIRequestDuration, APIRequestsInFlight)
 }

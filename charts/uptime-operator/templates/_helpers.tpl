@@ -127,6 +127,18 @@ PostgreSQL, because the SQLite file lives on a ReadWriteOnce volume. */}}
 {{- if and (not .Values.manager.leaderElect) (gt (int .Values.manager.replicas) 1) -}}
 {{- fail "manager.leaderElect=false with manager.replicas > 1 would let several replicas reconcile and alert at once" -}}
 {{- end -}}
+{{- if and .Values.smtp.addr (not .Values.smtp.from) -}}
+{{- fail "smtp.addr needs smtp.from: the sender address of alert emails" -}}
+{{- end -}}
+{{- if and .Values.smtp.addr .Values.smtp.username (not .Values.smtp.passwordSecret.name) -}}
+{{- fail "smtp.username needs smtp.passwordSecret.name: an existing Secret holding the SMTP password" -}}
+{{- end -}}
+{{- if and .Values.twilio.accountSID (not .Values.twilio.tokenSecret.name) -}}
+{{- fail "twilio.accountSID needs twilio.tokenSecret.name: an existing Secret holding the Twilio auth token" -}}
+{{- end -}}
+{{- if and .Values.twilio.accountSID (not .Values.twilio.from) -}}
+{{- fail "twilio.accountSID needs twilio.from: the E.164 sender number of SMS and calls" -}}
+{{- end -}}
 {{- if and .Values.defaultPlan .Values.plans -}}
 {{- $found := false -}}
 {{- range .Values.plans -}}{{- if eq .name $.Values.defaultPlan -}}{{- $found = true -}}{{- end -}}{{- end -}}

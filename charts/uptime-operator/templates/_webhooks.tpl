@@ -19,6 +19,7 @@ validating:
 - {name: vmaintenancewindow.uptime-operator.io, path: /validate-monitoring-uptime-operator-io-v1alpha1-maintenancewindow, resource: maintenancewindows}
 - {name: vmonitor.uptime-operator.io, path: /validate-monitoring-uptime-operator-io-v1alpha1-monitor, resource: monitors}
 - {name: vmonitorgroup.uptime-operator.io, path: /validate-monitoring-uptime-operator-io-v1alpha1-monitorgroup, resource: monitorgroups}
+- {name: voncallschedule.uptime-operator.io, path: /validate-monitoring-uptime-operator-io-v1alpha1-oncallschedule, resource: oncallschedules}
 - {name: vplan.uptime-operator.io, path: /validate-monitoring-uptime-operator-io-v1alpha1-plan, resource: plans}
 - {name: vproberegion.uptime-operator.io, path: /validate-monitoring-uptime-operator-io-v1alpha1-proberegion, resource: proberegions}
 - {name: vslo.uptime-operator.io, path: /validate-monitoring-uptime-operator-io-v1alpha1-slo, resource: slos}
