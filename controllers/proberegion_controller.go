@@ -43,6 +43,8 @@ type ProbeDeploymentOptions struct {
 	// ServiceAccount the agents run as; its tokens are accepted by the probe
 	// API through TokenReview.
 	ServiceAccount string
+	// AllowPrivate passes the cluster's private-targets setting to agents.
+	AllowPrivate bool
 }
 
 // ProbeRegionReconciler runs one probe Deployment per managed region that a
@@ -165,11 +167,15 @@ func (r *ProbeRegionReconciler) reconcileDeployment(ctx context.Context, pr *mon
 		ps.NodeSelector = pr.Spec.Placement.NodeSelector
 		ps.Tolerations = pr.Spec.Placement.Tolerations
 		ps.SecurityContext = &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true), SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}}
+		args := []string{"probe", "--region", code, "--server", r.Probe.ServerURL,
+			"--token-file", "/var/run/secrets/kubernetes.io/serviceaccount/token", "--listen", ":8081"}
+		if r.Probe.AllowPrivate {
+			args = append(args, "--allow-private")
+		}
 		c := corev1.Container{
 			Name:  "probe",
 			Image: r.Probe.Image,
-			Args: []string{"probe", "--region", code, "--server", r.Probe.ServerURL,
-				"--token-file", "/var/run/secrets/kubernetes.io/serviceaccount/token", "--listen", ":8081"},
+			Args:  args,
 			Ports: []corev1.ContainerPort{{Name: "metrics", ContainerPort: 8081}},
 			SecurityContext: &corev1.SecurityContext{
 				AllowPrivilegeEscalation: ptr.To(false), ReadOnlyRootFilesystem: ptr.To(true),

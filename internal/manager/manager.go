@@ -298,7 +298,7 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 		Client: mgr.GetClient(), Agents: eng,
 		Probe: controllers.ProbeDeploymentOptions{
 			Namespace: opts.Namespace, Image: opts.ProbeImage, ServerURL: opts.ProbeServerURL,
-			ServiceAccount: engine.ProbeServiceAccount,
+			ServiceAccount: engine.ProbeServiceAccount, AllowPrivate: opts.AllowPrivateTargets,
 		},
 	}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("set up probe region controller: %w", err)
