@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
@@ -74,7 +76,17 @@ func (w *Worker) recordOutcome(ctx context.Context, ch *monv1.AlertChannel, at t
 		return fmt.Errorf("patch status of alert channel %s: %w", ch.Name, err)
 	}
 	// The caller's copy serves the rest of its batch (see statusCurrent).
+	recovered := ok && conditions.IsTrue(ch.Status.Conditions, monv1.AlertChannelConditionFailing)
 	ch.Status = *cur.Status.DeepCopy()
+	if w.Recorder != nil {
+		switch {
+		case became:
+			w.Recorder.Event(&cur, corev1.EventTypeWarning, monv1.ReasonDeliveriesFailing,
+				fmt.Sprintf("%d deliveries in a row failed; last result: %s", cur.Status.ConsecutiveFailures, result))
+		case recovered:
+			w.Recorder.Event(&cur, corev1.EventTypeNormal, monv1.ReasonDeliveriesSucceeding, "a delivery succeeded; the channel is no longer failing")
+		}
+	}
 	if became {
 		return w.noticeFailing(ctx, &cur)
 	}

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/client-go/tools/record"
+
 	"github.com/google/uuid"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -79,6 +81,9 @@ type Worker struct {
 	init sync.Once
 	hc   *http.Client
 	kick chan struct{}
+	// Recorder records Events on channels that start or stop failing; may
+	// be nil.
+	Recorder record.EventRecorder
 }
 
 // NeedLeaderElection is false: every replica delivers, leases coordinate.

@@ -19,6 +19,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/client-go/tools/record"
+
 	"github.com/google/uuid"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -639,6 +641,8 @@ func TestFailingMarkerAndOwnerEmail(t *testing.T) {
 	h := newHarness(t, ch, s)
 	w := h.worker("a")
 	w.OwnerEmail, w.Endpoints.Email = "owner@example.com", mail.URL
+	events := record.NewFakeRecorder(10)
+	w.Recorder = events
 	stop := h.run(w)
 	defer func() { stop() }()
 	// The channel status is patched right after the store records the
@@ -670,6 +674,18 @@ func TestFailingMarkerAndOwnerEmail(t *testing.T) {
 	got = h.channel("hook")
 	if conditions.IsTrue(got.Status.Conditions, monv1.AlertChannelConditionFailing) || got.Status.ConsecutiveFailures != 0 {
 		t.Errorf("a success must clear Failing: %+v", got.Status)
+	}
+	// Events on the channel: Warning when it became Failing, Normal when a
+	// success cleared it.
+	for _, want := range []string{"Warning DeliveriesFailing", "Normal DeliveriesSucceeding"} {
+		select {
+		case e := <-events.Events:
+			if !strings.HasPrefix(e, want) {
+				t.Errorf("event %q, want %q", e, want)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("no %s event", want)
+		}
 	}
 
 	// Failing again the same day: marked, but no second email.

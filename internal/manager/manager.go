@@ -216,7 +216,7 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 	worker := &alerting.Worker{
 		Store: st, Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Owner: replicaID(),
 		AllowPrivateTargets: opts.AllowPrivateTargets, Retention: opts.Retention,
-		SMTP: opts.SMTP, Twilio: opts.Twilio,
+		SMTP: opts.SMTP, Twilio: opts.Twilio, Recorder: mgr.GetEventRecorderFor("uptime-operator-alerting"),
 	}
 	if err := mgr.Add(worker); err != nil {
 		return nil, err
