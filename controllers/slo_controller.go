@@ -26,6 +26,13 @@ type SLIStore interface {
 	LatencyStats(ctx context.Context, monitorID string, from, to time.Time, thresholdMs int64) (good, total int64, err error)
 }
 
+// SLO event kinds (the alerting package sends them as notices).
+const (
+	SLOEventBurningFast     = "slo.burning_fast"
+	SLOEventBurningSlow     = "slo.burning_slow"
+	SLOEventBudgetExhausted = "slo.budget_exhausted"
+)
+
 // SLOAlerts builds the events sent when an SLO starts burning or exhausts its
 // budget; nil disables them.
 type SLOAlerts interface {
@@ -132,7 +139,7 @@ func (r *SLOReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl
 		fmt.Sprintf("%.1f of %.1f budget minutes left", b.RemainingMinutes, b.TotalMinutes))
 	conditions.Set(&slo.Status.Conditions, slo.Generation, monv1.ConditionReady, true, monv1.ReasonReconciled, "evaluated")
 
-	for kind, started := range map[string]bool{"slo.burning_fast": fast && !wasFast, "slo.burning_slow": slow && !wasSlow, "slo.budget_exhausted": exhausted && !wasExhausted} {
+	for kind, started := range map[string]bool{SLOEventBurningFast: fast && !wasFast, SLOEventBurningSlow: slow && !wasSlow, SLOEventBudgetExhausted: exhausted && !wasExhausted} {
 		if started {
 			if err := r.alert(ctx, kind, &slo, &m); err != nil {
 				return ctrl.Result{}, err

@@ -3,9 +3,11 @@ package alerting
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/controllers"
 	"github.com/uptime-operator/uptime-operator/internal/engine"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
@@ -109,4 +111,49 @@ func (t ChannelTester) TestChannel(ctx context.Context, ch *monv1.AlertChannel) 
 		return errors.New(res.Message())
 	}
 	return nil
+}
+
+// SLO notice kinds, sent when an SLO starts burning its error budget or
+// exhausts it. They follow the routing of the SLO's monitor.
+const (
+	EventSLOBurningFast     = controllers.SLOEventBurningFast
+	EventSLOBurningSlow     = controllers.SLOEventBurningSlow
+	EventSLOBudgetExhausted = controllers.SLOEventBudgetExhausted
+)
+
+// SLOPayload is the body of the SLO notices.
+type SLOPayload struct {
+	Event                  string             `json:"event"`
+	Title                  string             `json:"title"`
+	URL                    string             `json:"url"`
+	SLOID                  string             `json:"slo_id"`
+	SLOName                string             `json:"slo_name"`
+	MonitorID              string             `json:"monitor_id"`
+	MonitorName            string             `json:"monitor_name"`
+	TargetPercentage       float64            `json:"target_percentage"`
+	CurrentSLI             *float64           `json:"current_sli"`
+	BudgetRemainingPercent *float64           `json:"error_budget_remaining_percent"`
+	BurnRates              map[string]float64 `json:"burn_rates"`
+}
+
+// SLOEvents implements controllers.SLOAlerts.
+func (a EngineAlerts) SLOEvents(ctx context.Context, kind string, slo *monv1.SLO, m *monv1.Monitor) ([]store.OutboxEvent, error) {
+	what := map[string]string{
+		EventSLOBurningFast:     "is burning its error budget fast",
+		EventSLOBurningSlow:     "is burning its error budget",
+		EventSLOBudgetExhausted: "has exhausted its error budget",
+	}[kind]
+	p := SLOPayload{Event: kind, Title: fmt.Sprintf("SLO %s of %s %s", slo.Name, MonitorName(m), what), URL: a.Router.BaseURL,
+		SLOID: string(slo.UID), SLOName: slo.Name, MonitorID: string(m.UID), MonitorName: MonitorName(m),
+		TargetPercentage: slo.Spec.TargetPercentage, CurrentSLI: slo.Status.CurrentSLI,
+		BudgetRemainingPercent: slo.Status.ErrorBudgetRemainingPercent, BurnRates: map[string]float64{}}
+	for _, br := range slo.Status.BurnRates {
+		p.BurnRates[br.Window] = br.Rate
+	}
+	ev, err := a.Router.NoticeEvent(ctx, m.Namespace, kind, p, []*monv1.Monitor{m})
+	if err != nil {
+		return nil, err
+	}
+	a.kickSoon()
+	return []store.OutboxEvent{ev}, nil
 }

@@ -191,7 +191,8 @@ func Accepts(t monv1.AlertChannelType, kind string) bool {
 // maintenance); the other notices go to every webhook connection.
 func routedNotice(kind string) bool {
 	switch kind {
-	case EventSSLExpiring, EventDomainExpiring, EventMaintenanceStarted, EventMaintenanceEnded:
+	case EventSSLExpiring, EventDomainExpiring, EventMaintenanceStarted, EventMaintenanceEnded,
+		EventSLOBurningFast, EventSLOBurningSlow, EventSLOBudgetExhausted:
 		return true
 	}
 	return false

@@ -306,7 +306,7 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 	if err := (&controllers.MaintenanceWindowReconciler{Client: mgr.GetClient(), Events: st, Alerts: alerts, Subscribers: notifier}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("set up maintenance window controller: %w", err)
 	}
-	if err := (&controllers.SLOReconciler{Client: mgr.GetClient(), Store: st, Events: st}).SetupWithManager(mgr); err != nil {
+	if err := (&controllers.SLOReconciler{Client: mgr.GetClient(), Store: st, Events: st, Alerts: alerts}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("set up slo controller: %w", err)
 	}
 	if err := webhooks.SetupWithManager(mgr, webhooks.Options{
