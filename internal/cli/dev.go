@@ -90,26 +90,42 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	mctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	done := make(chan error, 1)
-	go func() { done <- m.Start(mctx) }()
+	// startup ends when the manager stops: a manager that fails to start (a
+	// port in use, say) must not leave the steps below waiting for it.
+	startup, stopStartup := context.WithCancel(ctx)
+	defer stopStartup()
+	var startErr error
+	go func() {
+		err := m.Start(mctx)
+		startErr = err
+		stopStartup()
+		done <- err
+	}()
+	failed := func(err error) error {
+		if startup.Err() != nil && ctx.Err() == nil && startErr != nil {
+			return fmt.Errorf("the manager stopped: %w", startErr)
+		}
+		return err
+	}
 	say("starting the manager (webhooks on %s:%d, API on %s)", wo.LocalServingHost, wo.LocalServingPort, *apiListen)
 
 	c, err := client.New(cfg, client.Options{Scheme: manager.Scheme()})
 	if err != nil {
 		return err
 	}
-	tokenFile, err := localRegion(ctx, c, dir)
+	tokenFile, err := localRegion(startup, c, dir)
 	if err != nil {
-		return err
+		return failed(err)
 	}
-	if err := waitForListener(ctx, *apiListen); err != nil {
-		return err
+	if err := waitForListener(startup, *apiListen); err != nil {
+		return failed(err)
 	}
-	key, err := devAPIKey(ctx, c, dir)
+	key, err := devAPIKey(startup, c, dir)
 	if err != nil {
-		return err
+		return failed(err)
 	}
-	if err := registerAPIService(ctx, c, m); err != nil {
-		return err
+	if err := registerAPIService(startup, c, m); err != nil {
+		return failed(err)
 	}
 	say("starting the in-process probe agent of region local")
 	go func() {

@@ -444,12 +444,13 @@ func (m *Manager) setupAggregated() error {
 	api := http.NewServeMux()
 	api.Handle("/mcp", mcpserver.Handler(mcpserver.Options{
 		APIURL: "http://127.0.0.1", Version: Version,
-		Identity: func(r *http.Request) (string, *http.Client, bool) {
+		Identity: func(r *http.Request) (mcpserver.Identity, bool) {
 			c := apiserver.CallerFrom(r.Context())
 			if c == nil {
-				return "", nil, false
+				return mcpserver.Identity{}, false
 			}
-			return c.Namespace + "/" + c.User, &http.Client{Transport: inProcess{h: m.api.Handler(), caller: c}}, true
+			return mcpserver.Identity{ID: c.Namespace + "/" + c.User, ReadOnly: c.Level == apikeys.ReadOnly,
+				HTTP: &http.Client{Transport: inProcess{h: m.api.Handler(), caller: c}}}, true
 		},
 	}))
 	api.Handle("/", apiserver.Instrument(m.api.Handler()))

@@ -74,8 +74,13 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if s.opts.Identity != nil {
-		if id, hc, ok := s.opts.Identity(r); ok {
-			sess := &session{srv: s, mode: s.opts.requestMode(r.Header), limit: "user:" + id, http: hc}
+		if id, ok := s.opts.Identity(r); ok {
+			mode := s.opts.requestMode(r.Header)
+			if id.ReadOnly {
+				mode.ReadOnly = true
+				mode = mode.normalize()
+			}
+			sess := &session{srv: s, mode: mode, limit: "user:" + id.ID, http: id.HTTP}
 			ctx := context.WithValue(r.Context(), serverKey{}, s.newMCPServer(sess))
 			s.sdk.ServeHTTP(w, r.WithContext(ctx))
 			return

@@ -18,10 +18,7 @@ func TestNodeClient(t *testing.T) {
 	if testing.Short() {
 		t.Skip("needs npm and node")
 	}
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		t.Skip("npm is not installed")
-	}
+	NPM(t)
 	node, err := exec.LookPath("node")
 	if err != nil {
 		t.Skip("node is not installed")
@@ -29,11 +26,7 @@ func TestNodeClient(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	dir := t.TempDir()
-	install := exec.CommandContext(ctx, npm, "install", "--prefix", dir, "--no-audit", "--no-fund", "--loglevel=error", "@modelcontextprotocol/sdk")
-	install.Env = append(os.Environ(), "npm_config_update_notifier=false")
-	if out, err := install.CombinedOutput(); err != nil {
-		t.Skipf("npm install @modelcontextprotocol/sdk failed (offline without a registry?): %v\n%s", err, out)
-	}
+	NpmInstall(t, dir, "@modelcontextprotocol/sdk")
 	// ES modules resolve packages next to the script, so it runs from dir.
 	script, err := os.ReadFile(filepath.Join("testdata", "client.mjs"))
 	if err != nil {

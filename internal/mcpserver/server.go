@@ -62,7 +62,8 @@ type Options struct {
 	// aggregated API's Kubernetes identity): when it returns ok, the
 	// session calls the REST API through hc, which carries the identity,
 	// and its limits are counted per id.
-	Identity func(r *http.Request) (id string, hc *http.Client, ok bool)
+	// A read-only identity gets only the read tools (a viewer's sign-in).
+	Identity func(r *http.Request) (Identity, bool)
 }
 
 // Server is the MCP tool server.
@@ -139,6 +140,16 @@ func isLoopbackHost(host string) bool {
 
 // session is what the tools of one MCP session act with: a credential, a
 // mode and the key its write limits are counted under.
+// Identity is a caller authenticated by the host (see Options.Identity).
+type Identity struct {
+	// ID counts the caller's limits.
+	ID string
+	// HTTP reaches the REST API as this caller.
+	HTTP *http.Client
+	// ReadOnly is true for callers without write access.
+	ReadOnly bool
+}
+
 type session struct {
 	srv   *Server
 	key   string
