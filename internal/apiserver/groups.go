@@ -1,11 +1,9 @@
 package apiserver
 
 import (
-	"errors"
 	"net/http"
 	"strings"
 
-	"github.com/go-chi/chi/v5"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -70,16 +68,7 @@ func (s *Server) listGroups(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) pathGroup(w http.ResponseWriter, r *http.Request) *monv1.MonitorGroup {
-	obj, err := s.findByUID(r.Context(), &monv1.MonitorGroupList{}, CallerFrom(r.Context()).Namespace, chi.URLParam(r, "id"))
-	if errors.Is(err, errNotFound) {
-		writeNotFound(w, "Monitor group")
-		return nil
-	}
-	if err != nil {
-		s.writeErr(w, r, err)
-		return nil
-	}
-	return obj.(*monv1.MonitorGroup)
+	return pathObject[*monv1.MonitorGroup](s, w, r, &monv1.MonitorGroupList{}, "id", "Monitor group")
 }
 
 func (s *Server) groupSummary(w http.ResponseWriter, r *http.Request) {

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -337,16 +336,7 @@ func (s *Server) channelSecrets(ctx context.Context, ch *monv1.AlertChannel, sec
 }
 
 func (s *Server) pathChannel(w http.ResponseWriter, r *http.Request) *monv1.AlertChannel {
-	obj, err := s.findByUID(r.Context(), &monv1.AlertChannelList{}, CallerFrom(r.Context()).Namespace, chi.URLParam(r, "connectionId"))
-	if errors.Is(err, errNotFound) {
-		writeNotFound(w, "Connection")
-		return nil
-	}
-	if err != nil {
-		s.writeErr(w, r, err)
-		return nil
-	}
-	return obj.(*monv1.AlertChannel)
+	return pathObject[*monv1.AlertChannel](s, w, r, &monv1.AlertChannelList{}, "connectionId", "Connection")
 }
 
 func (s *Server) updateConnection(w http.ResponseWriter, r *http.Request) {

@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/go-chi/chi/v5"
+
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/util/retry"
@@ -278,4 +280,21 @@ func (x *objectUIDs) uidOf(name string) *string {
 		return &u
 	}
 	return nil
+}
+
+// pathObject finds the object of list's kind whose id is the path parameter
+// param in the caller's workspace. It writes 404 (naming label) or the error
+// and returns the zero value when there is none.
+func pathObject[T client.Object](s *Server, w http.ResponseWriter, r *http.Request, list client.ObjectList, param, label string) T {
+	var zero T
+	obj, err := s.findByUID(r.Context(), list, CallerFrom(r.Context()).Namespace, chi.URLParam(r, param))
+	if errors.Is(err, errNotFound) {
+		writeNotFound(w, label)
+		return zero
+	}
+	if err != nil {
+		s.writeErr(w, r, err)
+		return zero
+	}
+	return obj.(T)
 }

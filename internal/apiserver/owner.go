@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-chi/chi/v5"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -323,16 +322,7 @@ func (s *Server) createMaintenance(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) pathMaintenance(w http.ResponseWriter, r *http.Request) *monv1.MaintenanceWindow {
-	obj, err := s.findByUID(r.Context(), &monv1.MaintenanceWindowList{}, CallerFrom(r.Context()).Namespace, chi.URLParam(r, "id"))
-	if errors.Is(err, errNotFound) {
-		writeNotFound(w, "Maintenance window")
-		return nil
-	}
-	if err != nil {
-		s.writeErr(w, r, err)
-		return nil
-	}
-	return obj.(*monv1.MaintenanceWindow)
+	return pathObject[*monv1.MaintenanceWindow](s, w, r, &monv1.MaintenanceWindowList{}, "id", "Maintenance window")
 }
 
 // updateMaintenance serves PUT and PATCH: only sent fields change.

@@ -2,7 +2,6 @@ package apiserver
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"slices"
 	"strings"
@@ -193,16 +192,7 @@ func (s *Server) upsertSLO(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) pathSLO(w http.ResponseWriter, r *http.Request) *monv1.SLO {
-	obj, err := s.findByUID(r.Context(), &monv1.SLOList{}, CallerFrom(r.Context()).Namespace, chi.URLParam(r, "id"))
-	if errors.Is(err, errNotFound) {
-		writeNotFound(w, "SLO target")
-		return nil
-	}
-	if err != nil {
-		s.writeErr(w, r, err)
-		return nil
-	}
-	return obj.(*monv1.SLO)
+	return pathObject[*monv1.SLO](s, w, r, &monv1.SLOList{}, "id", "SLO target")
 }
 
 func (s *Server) updateSLO(w http.ResponseWriter, r *http.Request) {

@@ -290,16 +290,7 @@ func (s *Server) deleteThirdPartySub(t *thirdparty.Service) http.HandlerFunc {
 // pathStatusPageID finds the status page of the {statusPageId} path value in
 // the caller's workspace.
 func (s *Server) pathStatusPageID(w http.ResponseWriter, r *http.Request) *monv1.StatusPage {
-	obj, err := s.findByUID(r.Context(), &monv1.StatusPageList{}, CallerFrom(r.Context()).Namespace, chi.URLParam(r, "statusPageId"))
-	if errors.Is(err, errNotFound) {
-		writeNotFound(w, "Status page")
-		return nil
-	}
-	if err != nil {
-		s.writeErr(w, r, err)
-		return nil
-	}
-	return obj.(*monv1.StatusPage)
+	return pathObject[*monv1.StatusPage](s, w, r, &monv1.StatusPageList{}, "statusPageId", "Status page")
 }
 
 // pageServiceJSON is a service shown on a status page, with the provider's

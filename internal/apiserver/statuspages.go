@@ -105,16 +105,7 @@ func (s *Server) listPages(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) pathPage(w http.ResponseWriter, r *http.Request) *monv1.StatusPage {
-	obj, err := s.findByUID(r.Context(), &monv1.StatusPageList{}, CallerFrom(r.Context()).Namespace, chi.URLParam(r, "id"))
-	if errors.Is(err, errNotFound) {
-		writeNotFound(w, "Status page")
-		return nil
-	}
-	if err != nil {
-		s.writeErr(w, r, err)
-		return nil
-	}
-	return obj.(*monv1.StatusPage)
+	return pathObject[*monv1.StatusPage](s, w, r, &monv1.StatusPageList{}, "id", "Status page")
 }
 
 func (s *Server) writePage(w http.ResponseWriter, r *http.Request, p *monv1.StatusPage, code int) {
