@@ -23,6 +23,7 @@ import (
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/conditions"
+	"github.com/uptime-operator/uptime-operator/internal/metrics"
 	"github.com/uptime-operator/uptime-operator/internal/netguard"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
@@ -316,6 +317,19 @@ func (w *Worker) deliver(ctx context.Context, d store.Delivery, ch *monv1.AlertC
 		return
 	}
 	log.V(1).Info("delivery attempt", "attempt", attempt, "outcome", res.outcome.String(), "status", res.status)
+	channelType := "email"
+	if ch != nil {
+		channelType = string(ch.Spec.Type)
+	}
+	outcome := "delivered"
+	switch {
+	case res.outcome == Delivered:
+	case !final:
+		outcome = "retried"
+	default:
+		outcome = "failed"
+	}
+	metrics.AlertDeliveries.WithLabelValues(channelType, outcome).Inc()
 	if ch == nil || ch.Spec.Disabled {
 		return
 	}
