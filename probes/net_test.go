@@ -162,13 +162,22 @@ func startDNS(t *testing.T) string {
 		}
 		w.WriteMsg(m)
 	})
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", pc.LocalAddr().String())
-	if err != nil {
-		t.Fatal(err)
+	// UDP and TCP share the port number; another test may hold that TCP
+	// port, so try a few UDP ports.
+	var pc net.PacketConn
+	var ln net.Listener
+	for attempt := 0; ; attempt++ {
+		var err error
+		if pc, err = net.ListenPacket("udp", "127.0.0.1:0"); err != nil {
+			t.Fatal(err)
+		}
+		if ln, err = net.Listen("tcp", pc.LocalAddr().String()); err == nil {
+			break
+		}
+		pc.Close()
+		if attempt == 20 {
+			t.Fatal(err)
+		}
 	}
 	us := &dns.Server{PacketConn: pc, Handler: h}
 	ts := &dns.Server{Listener: ln, Handler: h}
