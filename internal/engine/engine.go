@@ -267,8 +267,10 @@ func (e *Engine) Ingest(ctx context.Context, results []probeapi.Result) (probeap
 	if err != nil {
 		return probeapi.ResultsResponse{}, fmt.Errorf("insert checks: %w", err)
 	}
+	now := e.opts.Now()
 	for _, c := range checks {
-		metrics.CheckResults.WithLabelValues(string(c.Status)).Inc()
+		metrics.CheckResults.WithLabelValues(string(monitors[c.MonitorID].Spec.Type), c.Region, string(c.Status)).Inc()
+		metrics.IngestLag.Observe(now.Sub(c.CheckedAt).Seconds())
 	}
 	if e.opts.TLS != nil {
 		for _, r := range results {

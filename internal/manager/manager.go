@@ -44,6 +44,7 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/engine"
 	"github.com/uptime-operator/uptime-operator/internal/expiry"
 	"github.com/uptime-operator/uptime-operator/internal/mcpserver"
+	"github.com/uptime-operator/uptime-operator/internal/metrics"
 	"github.com/uptime-operator/uptime-operator/internal/otelexport"
 	"github.com/uptime-operator/uptime-operator/internal/plans"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
@@ -357,6 +358,13 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 	})); err != nil {
 		return nil, err
 	}
+	if path, ok := sqlitePath(opts.Store); ok {
+		if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+			return reportStoreSize(ctx, path)
+		})); err != nil {
+			return nil, err
+		}
+	}
 	if opts.AggregatedListen != "" {
 		if err := m.setupAggregated(); err != nil {
 			return nil, err
@@ -511,6 +519,39 @@ func apiKeySelector() labels.Selector {
 	return labels.NewSelector().Add(*req)
 }
 
+// sqlitePath is the database file of a SQLite store spec.
+func sqlitePath(spec string) (string, bool) {
+	if strings.HasPrefix(spec, "postgres://") || strings.HasPrefix(spec, "postgresql://") {
+		return "", false
+	}
+	path := strings.TrimPrefix(spec, "sqlite://")
+	if path == "" {
+		path = "uptime-operator.db"
+	}
+	return path, true
+}
+
+// reportStoreSize publishes the SQLite store's size (database and WAL) every
+// minute until ctx ends.
+func reportStoreSize(ctx context.Context, path string) error {
+	t := time.NewTicker(time.Minute)
+	defer t.Stop()
+	for {
+		var total int64
+		for _, f := range []string{path, path + "-wal"} {
+			if fi, err := os.Stat(f); err == nil {
+				total += fi.Size()
+			}
+		}
+		metrics.StoreBytes.Set(float64(total))
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
 // OpenStore opens the store named by spec: a postgres:// or postgresql://
 // DSN, or a SQLite file path (optionally sqlite://PATH); empty means
 // uptime-operator.db in the working directory.
@@ -523,10 +564,7 @@ func OpenStore(ctx context.Context, spec string) (store.Store, error) {
 		}
 		return s, nil
 	default:
-		path := strings.TrimPrefix(spec, "sqlite://")
-		if path == "" {
-			path = "uptime-operator.db"
-		}
+		path, _ := sqlitePath(spec)
 		s, err := sqlite.Open(ctx, path, sqlite.Options{})
 		if err != nil {
 			return nil, fmt.Errorf("open sqlite store %s: %w", path, err)

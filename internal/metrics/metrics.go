@@ -10,11 +10,24 @@ import (
 )
 
 var (
-	// CheckResults counts ingested check results by status.
+	// CheckResults counts ingested check results by monitor type, region and
+	// status.
 	CheckResults = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "uptime_operator_check_results_total",
-		Help: "Check results ingested from probe agents and heartbeats, by status.",
-	}, []string{"status"})
+		Help: "Check results ingested from probe agents and heartbeats, by monitor type, region and status.",
+	}, []string{"type", "region", "status"})
+	// IngestLag is how old results are when the manager stores them (agent
+	// batching, buffering while the manager was unreachable).
+	IngestLag = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "uptime_operator_ingest_lag_seconds",
+		Help:    "Time from a check's start to its ingestion by the manager.",
+		Buckets: []float64{0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800},
+	})
+	// StoreBytes is the size of the embedded SQLite store on disk.
+	StoreBytes = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "uptime_operator_store_bytes",
+		Help: "Size of the SQLite store on disk (database and write-ahead log); absent with PostgreSQL.",
+	})
 	// DuplicateResults counts results skipped because their id was stored.
 	DuplicateResults = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "uptime_operator_duplicate_results_total",
@@ -69,7 +82,7 @@ var (
 )
 
 func init() {
-	ctrlmetrics.Registry.MustRegister(CheckResults, DuplicateResults, IncidentsOpened, IncidentsResolved,
+	ctrlmetrics.Registry.MustRegister(CheckResults, IngestLag, StoreBytes, DuplicateResults, IncidentsOpened, IncidentsResolved,
 		RegionOnline, RegionAgents, AlertDeliveries,
 		APIRequests, APIRequestDuration, APIRequestsInFlight)
 }
