@@ -199,6 +199,9 @@ func TestManagerKill(t *testing.T) {
 	incidents, err := st.ListIncidents(context.Background(), store.IncidentQuery{MonitorID: string(got.UID), Page: 1, PageSize: 10})
 	mustT(t, err)
 	if len(incidents.Items) != 1 {
+		for _, inc := range incidents.Items {
+			t.Logf("incident %s started %s resolved %v regions %v", inc.ID, inc.StartedAt, inc.ResolvedAt, inc.ConfirmingRegions)
+		}
 		t.Fatalf("got %d incidents, want exactly 1 across the restart", len(incidents.Items))
 	}
 }

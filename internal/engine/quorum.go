@@ -81,6 +81,17 @@ func Tally(m *monv1.Monitor, verdicts map[string]verdict, isp map[string]string,
 	q.Required = max(1, min(q.Required, max(len(regions), 1)))
 	staleAfter := staleness(m)
 
+	// The earliest verdict tells how long this monitor has been reporting:
+	// a region still silent after that long has no agent, while one silent
+	// during the warm-up is merely slower to send its first result.
+	var firstSeen time.Time
+	for _, code := range regions {
+		if v, ok := verdicts[code]; ok && (firstSeen.IsZero() || v.CheckedAt.Before(firstSeen)) {
+			firstSeen = v.CheckedAt
+		}
+	}
+	warmingUp := 0
+
 	dcFailing, dcPassing := 0, 0
 	for _, code := range regions {
 		v, ok := verdicts[code]
@@ -88,6 +99,9 @@ func Tally(m *monv1.Monitor, verdicts map[string]verdict, isp map[string]string,
 		switch {
 		case !ok:
 			vote.Status, vote.Vote = "pending", "abstain"
+			if now.Sub(firstSeen) <= staleAfter {
+				warmingUp++
+			}
 		case now.Sub(v.CheckedAt) > staleAfter:
 			vote.Status, vote.Vote, vote.CheckedAt = v.Status, "abstain", v.CheckedAt
 			vote.Error = "stale: no recent result from this region"
@@ -132,8 +146,9 @@ func Tally(m *monv1.Monitor, verdicts map[string]verdict, isp map[string]string,
 	}
 	// Regions that cannot vote (no agent, blocked, unknown, stale) must not
 	// hide an outage: the confirmations needed are capped at the number of
-	// voting regions.
-	q.Required = max(1, min(q.Required, q.Voting))
+	// voting regions. Regions yet to send their first result during the
+	// warm-up still count, so one fast region cannot open an incident alone.
+	q.Required = max(1, min(q.Required, q.Voting+warmingUp))
 	failing := len(q.FailingRegions)
 	q.Outage = failing >= q.Required && (!q.Majority || 2*failing > q.Voting)
 	q.Recovered = !q.Outage && q.Passing > 0
