@@ -326,7 +326,7 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 	if err := (&controllers.StatusPageReconciler{Client: mgr.GetClient(), BaseURL: opts.PublicURL}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("set up status page controller: %w", err)
 	}
-	public := &statuspage.Public{Reader: mgr.GetClient(), Secrets: mgr.GetAPIReader(), Store: st, BaseURL: opts.PublicURL, Notifier: notifier}
+	public := &statuspage.Public{Reader: mgr.GetClient(), Secrets: mgr.GetAPIReader(), Store: st, BaseURL: opts.PublicURL, Notifier: notifier, ThirdParty: thirdParty}
 	m.api = apiserver.New(apiserver.Options{
 		Client:              mgr.GetClient(),
 		Reader:              mgr.GetAPIReader(),

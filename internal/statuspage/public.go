@@ -60,6 +60,9 @@ type Public struct {
 	ClientIP func(*http.Request) string
 	// CacheTTL is how long a page's data is reused; DefaultCacheTTL when 0.
 	CacheTTL time.Duration
+	// ThirdParty supplies the third-party services pages show; none are
+	// shown when nil.
+	ThirdParty ThirdPartySource
 	// Notifier keeps the pages' subscribers and sends their confirmations;
 	// the subscribe, confirm and unsubscribe endpoints answer 404 when nil.
 	Notifier *Notifier

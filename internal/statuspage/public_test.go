@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mmcdole/gofeed"
@@ -305,6 +306,33 @@ var _ = Describe("Public status pages", Ordered, func() {
 				}
 				Expect(serveHTML(request(http.MethodGet, "/s/"+slug), slug).Code).To(Equal(http.StatusNotFound))
 			}
+		})
+
+		It("shows the page's third-party services apart from its own status", func() {
+			src := &fakeThirdParty{services: []statuspage.PublicService{
+				{Name: "Payments provider", Status: "down", URL: "https://status.payments.example",
+					Components: []statuspage.PublicServiceComponent{{Name: "Card API", Status: "down"}},
+					Incidents:  []statuspage.PublicServiceIncident{{Name: "Card payments failing", URL: "https://status.payments.example/inc/1"}}},
+			}}
+			public.ThirdParty = src
+			DeferCleanup(func() { public.ThirdParty = nil })
+			expire()
+			before := decode[statuspage.Document](serveStatus(request(http.MethodGet, "/status/shop"), "shop", "").Body)
+			Expect(before.ThirdPartyServices).To(HaveLen(1))
+			Expect(before.ThirdPartyServices[0].Name).To(Equal("Payments provider"))
+			Expect(src.pages).To(ContainElement(Not(BeEmpty())), "asked by the page's UID")
+
+			html := serveHTML(request(http.MethodGet, "/s/shop"), "shop").Body.String()
+			Expect(html).To(ContainSubstring("Third-party services"))
+			Expect(html).To(ContainSubstring(`<a href="https://status.payments.example" rel="noopener nofollow">Payments provider</a>`))
+			Expect(html).To(ContainSubstring("Card API: Outage"))
+			Expect(html).To(ContainSubstring("Card payments failing"))
+
+			public.ThirdParty = nil
+			expire()
+			without := decode[statuspage.Document](serveStatus(request(http.MethodGet, "/status/shop"), "shop", "").Body)
+			Expect(without.ThirdPartyServices).To(BeEmpty())
+			Expect(without.Status).To(Equal(before.Status), "third-party services do not change the page's status")
 		})
 
 		It("follows monitor status after the cache time", func() {
@@ -694,3 +722,18 @@ var _ = Describe("Public status pages", Ordered, func() {
 		})
 	})
 })
+
+// fakeThirdParty is a ThirdPartySource with fixed services that records the
+// pages asked for.
+type fakeThirdParty struct {
+	mu       sync.Mutex
+	pages    []string
+	services []statuspage.PublicService
+}
+
+func (f *fakeThirdParty) PageServices(_ context.Context, pageUID string) ([]statuspage.PublicService, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.pages = append(f.pages, pageUID)
+	return f.services, nil
+}

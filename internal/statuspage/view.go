@@ -44,6 +44,42 @@ type Document struct {
 	Sections        []Section           `json:"sections"`
 	ActiveIncidents []PublicIncident    `json:"active_incidents"`
 	Maintenance     []PublicMaintenance `json:"maintenance"`
+	// ThirdPartyServices are the providers the page shows (PUT
+	// /third-party-status/status-pages/:statusPageId). They do not count
+	// toward Status: the page reports its own monitors.
+	ThirdPartyServices []PublicService `json:"third_party_services"`
+}
+
+// PublicService is a third-party service as a page shows it.
+type PublicService struct {
+	Name string `json:"name"`
+	// Status is up, degraded, down, maintenance or unknown (no recent
+	// successful poll of the provider).
+	Status string `json:"status"`
+	// URL is the provider's own status page.
+	URL string `json:"url"`
+	// Components are the provider components chosen for the page.
+	Components []PublicServiceComponent `json:"components"`
+	// Incidents are the provider's open incidents that affect the service.
+	Incidents []PublicServiceIncident `json:"incidents,omitempty"`
+}
+
+// PublicServiceComponent is one chosen component of a third-party service.
+type PublicServiceComponent struct {
+	Name   string `json:"name"`
+	Status string `json:"status"`
+}
+
+// PublicServiceIncident is an open incident of a third-party service.
+type PublicServiceIncident struct {
+	Name string `json:"name"`
+	URL  string `json:"url,omitempty"`
+}
+
+// ThirdPartySource supplies the third-party services of a page; the
+// thirdparty package implements it from the poller's stored state.
+type ThirdPartySource interface {
+	PageServices(ctx context.Context, pageUID string) ([]PublicService, error)
 }
 
 // Section is a heading of a page and its monitors; Name is empty for monitors
@@ -263,19 +299,20 @@ func (p *Public) build(ctx context.Context, page *monv1.StatusPage) (*snapshot, 
 	}
 
 	doc := Document{
-		Slug:              Slug(page),
-		Title:             page.Spec.Title,
-		Description:       page.Spec.Description,
-		Languages:         pageLanguages(page),
-		LogoURL:           optional(page.Spec.LogoURL),
-		FaviconURL:        optional(page.Spec.FaviconURL),
-		AccentColor:       optional(page.Spec.AccentColor),
-		HidePoweredBy:     page.Spec.HidePoweredBy,
-		ShowResponseTimes: page.Spec.ShowResponseTimes,
-		UpdatedAt:         now,
-		Sections:          []Section{},
-		ActiveIncidents:   []PublicIncident{},
-		Maintenance:       []PublicMaintenance{},
+		Slug:               Slug(page),
+		Title:              page.Spec.Title,
+		Description:        page.Spec.Description,
+		Languages:          pageLanguages(page),
+		LogoURL:            optional(page.Spec.LogoURL),
+		FaviconURL:         optional(page.Spec.FaviconURL),
+		AccentColor:        optional(page.Spec.AccentColor),
+		HidePoweredBy:      page.Spec.HidePoweredBy,
+		ShowResponseTimes:  page.Spec.ShowResponseTimes,
+		UpdatedAt:          now,
+		Sections:           []Section{},
+		ActiveIncidents:    []PublicIncident{},
+		Maintenance:        []PublicMaintenance{},
+		ThirdPartyServices: []PublicService{},
 	}
 	doc.Language = doc.Languages[0]
 	var all []string
@@ -306,6 +343,11 @@ func (p *Public) build(ctx context.Context, page *monv1.StatusPage) (*snapshot, 
 	}
 	if doc.Maintenance, err = p.maintenance(ctx, page, entries, now); err != nil {
 		return nil, err
+	}
+	if p.ThirdParty != nil {
+		if doc.ThirdPartyServices, err = p.ThirdParty.PageServices(ctx, string(page.UID)); err != nil {
+			return nil, fmt.Errorf("third-party services: %w", err)
+		}
 	}
 	snap.doc = doc
 	snap.badge = Badge("status", doc.Status, meanUptime30d(&doc))

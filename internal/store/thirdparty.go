@@ -95,6 +95,9 @@ type ThirdPartyStore interface {
 	// GetThirdPartyPage returns the services shown on a status page; a page
 	// without any gives an empty list, not ErrNotFound.
 	GetThirdPartyPage(ctx context.Context, pageUID string) (ThirdPartyPage, error)
+	// ListThirdPartyPages returns every page that shows services, by page
+	// UID; the poller follows the providers they show.
+	ListThirdPartyPages(ctx context.Context) ([]ThirdPartyPage, error)
 	// PutThirdPartyPage replaces the services shown on p.PageUID; an empty
 	// list removes them.
 	PutThirdPartyPage(ctx context.Context, p ThirdPartyPage) (ThirdPartyPage, error)

@@ -74,6 +74,13 @@ func (s *Service) now() time.Time {
 	return time.Now()
 }
 
+func (s *Service) interval() time.Duration {
+	if s.Interval > 0 {
+		return s.Interval
+	}
+	return DefaultInterval
+}
+
 func (s *Service) log() logr.Logger {
 	if s.Log.GetSink() == nil {
 		return logr.Discard()
@@ -103,11 +110,7 @@ func (s *Service) httpClient() *http.Client {
 
 // Start polls until ctx ends.
 func (s *Service) Start(ctx context.Context) error {
-	interval := s.Interval
-	if interval <= 0 {
-		interval = DefaultInterval
-	}
-	t := time.NewTicker(interval)
+	t := time.NewTicker(s.interval())
 	defer t.Stop()
 	for {
 		if err := s.PollAll(ctx); err != nil && ctx.Err() == nil {
@@ -121,7 +124,8 @@ func (s *Service) Start(ctx context.Context) error {
 	}
 }
 
-// PollAll polls every provider that some workspace follows once.
+// PollAll polls once every provider that some workspace follows or some
+// status page shows.
 func (s *Service) PollAll(ctx context.Context) error {
 	subs, err := s.Store.ListThirdPartySubscriptions(ctx, "")
 	if err != nil {
@@ -130,6 +134,17 @@ func (s *Service) PollAll(ctx context.Context) error {
 	byProvider := map[string][]store.ThirdPartySubscription{}
 	for _, sub := range subs {
 		byProvider[sub.ProviderID] = append(byProvider[sub.ProviderID], sub)
+	}
+	pages, err := s.Store.ListThirdPartyPages(ctx)
+	if err != nil {
+		return fmt.Errorf("list third-party page services: %w", err)
+	}
+	for _, page := range pages {
+		for _, svc := range page.Services {
+			if _, ok := byProvider[svc.ProviderID]; !ok {
+				byProvider[svc.ProviderID] = nil // shown, not followed: polled without notices
+			}
+		}
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(pollConcurrency)
@@ -384,10 +399,7 @@ func (s *Service) Details(ctx context.Context, id string) (ProviderDetails, erro
 	if p.StatusPageURL == "" {
 		d.StatusPageURL = p.pageURL()
 	}
-	interval := s.Interval
-	if interval <= 0 {
-		interval = DefaultInterval
-	}
+	interval := s.interval()
 	var snap *Snapshot
 	st, err := s.Store.GetThirdPartyState(ctx, id)
 	switch {

@@ -120,11 +120,21 @@ func testThirdPartyPages(t *testing.T, s store.Store) {
 	eq(t, "order kept", p.Services[1].ProviderID, "aws")
 	eq(t, "components never null", p.Services[1].ComponentIDs != nil, true)
 	eq(t, "updated", p.UpdatedAt.Equal(base), true)
+	_, err = s.PutThirdPartyPage(c, store.ThirdPartyPage{PageUID: "page-0", Namespace: "other", Services: []store.ThirdPartyService{{ProviderID: "slack"}}})
+	must(t, err)
+	pages, err := s.ListThirdPartyPages(c)
+	must(t, err)
+	eq(t, "pages listed", len(pages), 2)
+	eq(t, "pages by uid", pages[0].PageUID+","+pages[1].PageUID, "page-0,page-1")
+	eq(t, "listed services", len(pages[1].Services), 2)
 	_, err = s.PutThirdPartyPage(c, store.ThirdPartyPage{PageUID: "page-1", Namespace: "ns"})
 	must(t, err)
 	p, err = s.GetThirdPartyPage(c, "page-1")
 	must(t, err)
 	eq(t, "cleared", len(p.Services), 0)
+	pages, err = s.ListThirdPartyPages(c)
+	must(t, err)
+	eq(t, "cleared page not listed", len(pages), 1)
 }
 
 func testOTelSettings(t *testing.T, s store.Store) {

@@ -177,15 +177,42 @@ func (s *Store) PutThirdPartyState(ctx context.Context, st store.ThirdPartyState
 
 // GetThirdPartyPage implements store.Store.
 func (s *Store) GetThirdPartyPage(ctx context.Context, pageUID string) (store.ThirdPartyPage, error) {
-	p := store.ThirdPartyPage{PageUID: pageUID, Services: []store.ThirdPartyService{}}
-	var raw []byte
-	err := s.B.Reader().QueryRow(ctx, "SELECT namespace, services, updated_at FROM third_party_pages WHERE page_uid = ?", pageUID).
-		Scan(&p.Namespace, &raw, s.D.ScanTime(&p.UpdatedAt))
+	p, err := s.scanThirdPartyPage(s.B.Reader().QueryRow(ctx, "SELECT page_uid, namespace, services, updated_at FROM third_party_pages WHERE page_uid = ?", pageUID))
 	switch {
 	case isNotFound(err):
-		return p, nil
+		return store.ThirdPartyPage{PageUID: pageUID, Services: []store.ThirdPartyService{}}, nil
 	case err != nil:
 		return p, fmt.Errorf("get third-party page services: %w", err)
+	}
+	return p, nil
+}
+
+// ListThirdPartyPages implements store.Store.
+func (s *Store) ListThirdPartyPages(ctx context.Context) ([]store.ThirdPartyPage, error) {
+	rows, err := s.B.Reader().Query(ctx, "SELECT page_uid, namespace, services, updated_at FROM third_party_pages ORDER BY page_uid")
+	if err != nil {
+		return nil, fmt.Errorf("list third-party page services: %w", err)
+	}
+	defer rows.Close()
+	out := []store.ThirdPartyPage{}
+	for rows.Next() {
+		p, err := s.scanThirdPartyPage(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list third-party page services: %w", err)
+		}
+		out = append(out, p)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list third-party page services: %w", err)
+	}
+	return out, nil
+}
+
+func (s *Store) scanThirdPartyPage(row interface{ Scan(...any) error }) (store.ThirdPartyPage, error) {
+	p := store.ThirdPartyPage{Services: []store.ThirdPartyService{}}
+	var raw []byte
+	if err := row.Scan(&p.PageUID, &p.Namespace, &raw, s.D.ScanTime(&p.UpdatedAt)); err != nil {
+		return p, err
 	}
 	if err := json.Unmarshal(raw, &p.Services); err != nil {
 		return p, fmt.Errorf("decode third-party page services: %w", err)
