@@ -600,32 +600,30 @@ type monitorIDIn struct {
 }
 
 func pauseMonitorTool() toolSpec {
-	return newTool("service_pause_monitor", "Pause a monitor",
+	return monitorActionTool("service_pause_monitor", "Pause a monitor",
 		"Pause a monitor: checks and alerts stop until it is resumed; history is kept.",
-		KindWrite, func(ctx context.Context, c *call, in monitorIDIn) (string, error) {
-			if err := required("monitor_id", in.MonitorID); err != nil {
-				return "", err
-			}
-			var d monitorDoc
-			if err := c.api.Do(ctx, http.MethodPost, "/monitors/"+pathEscape(in.MonitorID)+"/pause", nil, nil, &d); err != nil {
-				return "", err
-			}
-			return "Paused monitor: checks and alerts stop until resumed.\n\n" + monitorLine(&d.monitor), nil
-		})
+		"pause", "Paused monitor: checks and alerts stop until resumed.")
 }
 
 func resumeMonitorTool() toolSpec {
-	return newTool("service_resume_monitor", "Resume a monitor",
+	return monitorActionTool("service_resume_monitor", "Resume a monitor",
 		"Resume a paused monitor; it is checked right away.",
+		"resume", "Resumed monitor: it is checked right away.")
+}
+
+// monitorActionTool is a write tool that posts /monitors/:id/<action> and
+// reports done followed by the monitor.
+func monitorActionTool(name, title, description, action, done string) toolSpec {
+	return newTool(name, title, description,
 		KindWrite, func(ctx context.Context, c *call, in monitorIDIn) (string, error) {
 			if err := required("monitor_id", in.MonitorID); err != nil {
 				return "", err
 			}
 			var d monitorDoc
-			if err := c.api.Do(ctx, http.MethodPost, "/monitors/"+pathEscape(in.MonitorID)+"/resume", nil, nil, &d); err != nil {
+			if err := c.api.Do(ctx, http.MethodPost, "/monitors/"+pathEscape(in.MonitorID)+"/"+action, nil, nil, &d); err != nil {
 				return "", err
 			}
-			return "Resumed monitor: it is checked right away.\n\n" + monitorLine(&d.monitor), nil
+			return done + "\n\n" + monitorLine(&d.monitor), nil
 		})
 }
 
