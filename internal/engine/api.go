@@ -175,12 +175,12 @@ func (e *Engine) ExplainIncident(ctx context.Context, inc store.Incident) (Expla
 }
 
 func (e *Engine) explain(ctx context.Context, m *monv1.Monitor, st *monitorState, inc *store.Incident) (Explanation, error) {
-	isp, err := e.ispRegions(ctx)
+	facts, err := e.regionFacts(ctx)
 	if err != nil {
 		return Explanation{}, err
 	}
 	now := e.opts.Now()
-	q := Tally(m, st.regions, isp, now)
+	q := Tally(m, st.regions, facts, now)
 	x := Explanation{
 		MonitorID: string(m.UID), QuorumRule: q.Rule(), RequiredFailing: q.Required,
 		Failing: len(q.FailingRegions), Voting: q.Voting, Abstaining: q.Abstaining, Votes: q.Votes,

@@ -345,11 +345,11 @@ func (e *Engine) evaluate(ctx context.Context, m *monv1.Monitor, st *monitorStat
 		return nil
 	}
 	now := e.opts.Now()
-	isp, err := e.ispRegions(ctx)
+	facts, err := e.regionFacts(ctx)
 	if err != nil {
 		return err
 	}
-	q := Tally(m, st.regions, isp, now)
+	q := Tally(m, st.regions, facts, now)
 	switch {
 	case st.open == nil && q.Outage && !q.LastMileOnly:
 		if err := e.openIncident(ctx, m, st, q, now); err != nil {
@@ -491,19 +491,25 @@ func (e *Engine) underMaintenance(ctx context.Context, m *monv1.Monitor, now tim
 	return false, nil
 }
 
-// ispRegions maps region codes of last-mile vantage points to their ISP.
-func (e *Engine) ispRegions(ctx context.Context) (map[string]string, error) {
+// regionFacts reads the ISPs of last-mile vantage points and which regions
+// have an agent online, from this engine's contacts or the ProbeRegion
+// status another replica wrote.
+func (e *Engine) regionFacts(ctx context.Context) (RegionFacts, error) {
 	var list monv1.ProbeRegionList
 	if err := e.opts.Client.List(ctx, &list); err != nil {
-		return nil, fmt.Errorf("list probe regions: %w", err)
+		return RegionFacts{}, fmt.Errorf("list probe regions: %w", err)
 	}
-	out := map[string]string{}
+	facts := RegionFacts{ISP: map[string]string{}, Online: map[string]bool{}}
 	for _, r := range list.Items {
+		code := webhooks.RegionCode(&r)
 		if r.Spec.ISP != "" {
-			out[webhooks.RegionCode(&r)] = r.Spec.ISP
+			facts.ISP[code] = r.Spec.ISP
+		}
+		if n, _ := e.AgentsOnline(code, agentOnlineWindow); n > 0 || r.Status.Online {
+			facts.Online[code] = true
 		}
 	}
-	return out, nil
+	return facts, nil
 }
 
 // lastMileNotice emits last_mile.unreachable when only ISP vantage points

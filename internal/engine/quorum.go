@@ -63,9 +63,19 @@ func (q Quorum) Summary() string {
 	return s
 }
 
-// Tally counts votes of the monitor's regions. isp maps last-mile region
-// codes to their ISP.
-func Tally(m *monv1.Monitor, verdicts map[string]verdict, isp map[string]string, now time.Time) Quorum {
+// RegionFacts is what the engine knows about the probe regions when it
+// counts votes.
+type RegionFacts struct {
+	// ISP maps last-mile region codes to their ISP.
+	ISP map[string]string
+	// Online holds the regions with an agent in contact (here or, through
+	// ProbeRegion status, with another replica).
+	Online map[string]bool
+}
+
+// Tally counts votes of the monitor's regions.
+func Tally(m *monv1.Monitor, verdicts map[string]verdict, facts RegionFacts, now time.Time) Quorum {
+	isp := facts.ISP
 	regions := monitorRegions(m)
 	q := Quorum{Total: len(regions), Majority: true}
 	if c := m.Spec.Confirmation; c != nil && c.Majority != nil {
@@ -82,8 +92,9 @@ func Tally(m *monv1.Monitor, verdicts map[string]verdict, isp map[string]string,
 	staleAfter := staleness(m)
 
 	// The earliest verdict tells how long this monitor has been reporting:
-	// a region still silent after that long has no agent, while one silent
-	// during the warm-up is merely slower to send its first result.
+	// an online region still silent after that long is not checking it,
+	// while one silent during the warm-up is merely slower to send its first
+	// result. A region without an agent is never waited for.
 	var firstSeen time.Time
 	for _, code := range regions {
 		if v, ok := verdicts[code]; ok && (firstSeen.IsZero() || v.CheckedAt.Before(firstSeen)) {
@@ -99,7 +110,7 @@ func Tally(m *monv1.Monitor, verdicts map[string]verdict, isp map[string]string,
 		switch {
 		case !ok:
 			vote.Status, vote.Vote = "pending", "abstain"
-			if now.Sub(firstSeen) <= staleAfter {
+			if facts.Online[code] && now.Sub(firstSeen) <= staleAfter {
 				warmingUp++
 			}
 		case now.Sub(v.CheckedAt) > staleAfter:

@@ -27,6 +27,7 @@ func TestTally(t *testing.T) {
 		m                           *monv1.Monitor
 		votes                       map[string]verdict
 		isp                         map[string]string
+		online                      []string
 		outage, recovered, lastMile bool
 		required, voting            int
 		wantFailing, wantAbstaining []string
@@ -49,9 +50,11 @@ func TestTally(t *testing.T) {
 			outage: true, required: 1, voting: 1, wantFailing: []string{"b"}, wantAbstaining: []string{"a"}},
 		{name: "a region without an agent does not hide an outage", m: mon("a", "b", "c"), votes: map[string]verdict{"a": v("down"), "b": v("down")},
 			outage: true, required: 2, voting: 2, wantFailing: []string{"a", "b"}, wantAbstaining: []string{"c"}},
-		{name: "regions yet to report count during the warm-up", m: mon("a", "b", "c"), votes: map[string]verdict{"a": v("down")},
+		{name: "online regions yet to report count during the warm-up", m: mon("a", "b", "c"), votes: map[string]verdict{"a": v("down")}, online: []string{"a", "b"},
 			required: 2, voting: 1, wantFailing: []string{"a"}, wantAbstaining: []string{"b", "c"}},
-		{name: "a region silent after the warm-up cannot hold back an outage", m: mon("a", "b", "c"), votes: map[string]verdict{"a": v("down"), "b": {Status: "up", CheckedAt: now.Add(-time.Hour)}},
+		{name: "regions without an agent are not waited for", m: mon("a", "b", "c"), votes: map[string]verdict{"a": v("down")}, online: []string{"a"},
+			outage: true, required: 1, voting: 1, wantFailing: []string{"a"}, wantAbstaining: []string{"b", "c"}},
+		{name: "a region silent after the warm-up cannot hold back an outage", online: []string{"a", "b", "c"}, m: mon("a", "b", "c"), votes: map[string]verdict{"a": v("down"), "b": {Status: "up", CheckedAt: now.Add(-time.Hour)}},
 			outage: true, required: 1, voting: 1, wantFailing: []string{"a"}, wantAbstaining: []string{"b", "c"}},
 		{name: "one of two voters failing is no majority", m: mon("a", "b", "c"), votes: map[string]verdict{"a": v("down"), "b": v("up")},
 			recovered: true, required: 2, voting: 2, wantFailing: []string{"a"}, wantAbstaining: []string{"c"}},
@@ -67,7 +70,11 @@ func TestTally(t *testing.T) {
 			outage: true, required: 2, voting: 3, wantFailing: []string{"dc1", "isp1", "isp2"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			q := Tally(tc.m, tc.votes, tc.isp, now)
+			facts := RegionFacts{ISP: tc.isp, Online: map[string]bool{}}
+			for _, code := range tc.online {
+				facts.Online[code] = true
+			}
+			q := Tally(tc.m, tc.votes, facts, now)
 			if q.Outage != tc.outage || q.Recovered != tc.recovered || q.LastMileOnly != tc.lastMile {
 				t.Errorf("outage/recovered/lastMile = %v/%v/%v, want %v/%v/%v", q.Outage, q.Recovered, q.LastMileOnly, tc.outage, tc.recovered, tc.lastMile)
 			}
