@@ -274,3 +274,22 @@ func TestPing(t *testing.T) {
 	}
 	wantStatus(t, run(t, a, &Env{}), probeapi.StatusBlocked)
 }
+
+func TestPingIPv6(t *testing.T) {
+	c, _, err := listenICMP(false)
+	if err != nil {
+		t.Skipf("kernel refuses both datagram and raw ICMPv6 sockets: %v", err)
+	}
+	c.Close()
+	a := probeapi.Assignment{Type: probeapi.TypePing, TimeoutMs: 3000, Config: probeapi.Config{NetConfig: probeapi.NetConfig{Host: "::1", PacketCount: 2}}}
+	res := run(t, a, testEnv())
+	wantStatus(t, res, probeapi.StatusUp)
+	var d pingDetails
+	if err := json.Unmarshal(res.Details, &d); err != nil {
+		t.Fatal(err)
+	}
+	if d.Sent != 2 || d.Received != 2 || d.LossPercent != 0 {
+		t.Fatalf("details %+v", d)
+	}
+	wantStatus(t, run(t, a, &Env{}), probeapi.StatusBlocked)
+}
