@@ -167,6 +167,10 @@ func (c *cacheReader) List(ctx context.Context, list client.ObjectList, opts ...
 		if lo.LabelSelector != nil && !lo.LabelSelector.Matches(labelSet(o.GetLabels())) {
 			continue
 		}
+		if lo.UnsafeDisableDeepCopy != nil && *lo.UnsafeDisableDeepCopy {
+			out = append(out, o) // as the manager's cache does
+			continue
+		}
 		out = append(out, o.DeepCopyObject())
 	}
 	return meta.SetList(list, out)
@@ -335,6 +339,7 @@ func benchMonitor(i int, now time.Time) *monv1.Monitor {
 			Namespace: benchNS, Name: fmt.Sprintf("site-%05d", i),
 			UID:               types.UID(fmt.Sprintf("10000000-0000-4000-8000-%012d", i)),
 			ResourceVersion:   fmt.Sprint(1000 + i),
+			Generation:        1,
 			CreationTimestamp: metav1.NewTime(now.Add(-time.Duration(benchMonitors-i) * time.Minute)),
 			Labels:            map[string]string{"app.kubernetes.io/managed-by": "uptime-operator"},
 		},

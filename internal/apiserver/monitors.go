@@ -17,6 +17,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -245,31 +246,31 @@ func (s *Server) writeFailed(ctx context.Context, ns string, err error, mapPath 
 
 // monitorJSON is the monitor object of responses.
 type monitorJSON struct {
-	ID                 string                     `json:"id"`
-	Name               string                     `json:"name"`
-	Type               string                     `json:"type"`
-	URL                *string                    `json:"url"`
-	IntervalSeconds    int32                      `json:"interval_seconds"`
-	IsActive           bool                       `json:"is_active"`
-	GroupID            *string                    `json:"group_id"`
-	EscalationPolicyID *string                    `json:"escalation_policy_id"`
-	Tags               []string                   `json:"tags"`
-	Regions            []string                   `json:"regions"`
-	Config             map[string]json.RawMessage `json:"config"`
-	Key                *string                    `json:"key"`
-	CreatedAt          string                     `json:"created_at"`
-	CurrentStatus      string                     `json:"current_status"`
-	LastStatus         *string                    `json:"last_status"`
-	LastCheckedAt      *string                    `json:"last_checked_at"`
-	LastResponseTimeMs *int64                     `json:"last_response_time_ms"`
-	LastError          *string                    `json:"last_error"`
-	OpenIncident       *openIncidentJSON          `json:"open_incident"`
-	UnderMaintenance   bool                       `json:"under_maintenance"`
-	Uptime24h          *float64                   `json:"uptime_24h"`
-	Uptime30d          *float64                   `json:"uptime_30d"`
-	HeartbeatURL       *string                    `json:"heartbeat_url"`
-	EffectiveTimeoutMs int32                      `json:"effective_timeout_ms"`
-	EffectiveRegions   []string                   `json:"effective_regions"`
+	ID                 string            `json:"id"`
+	Name               string            `json:"name"`
+	Type               string            `json:"type"`
+	URL                *string           `json:"url"`
+	IntervalSeconds    int32             `json:"interval_seconds"`
+	IsActive           bool              `json:"is_active"`
+	GroupID            *string           `json:"group_id"`
+	EscalationPolicyID *string           `json:"escalation_policy_id"`
+	Tags               []string          `json:"tags"`
+	Regions            []string          `json:"regions"`
+	Config             json.RawMessage   `json:"config"`
+	Key                *string           `json:"key"`
+	CreatedAt          string            `json:"created_at"`
+	CurrentStatus      string            `json:"current_status"`
+	LastStatus         *string           `json:"last_status"`
+	LastCheckedAt      *string           `json:"last_checked_at"`
+	LastResponseTimeMs *int64            `json:"last_response_time_ms"`
+	LastError          *string           `json:"last_error"`
+	OpenIncident       *openIncidentJSON `json:"open_incident"`
+	UnderMaintenance   bool              `json:"under_maintenance"`
+	Uptime24h          *float64          `json:"uptime_24h"`
+	Uptime30d          *float64          `json:"uptime_30d"`
+	HeartbeatURL       *string           `json:"heartbeat_url"`
+	EffectiveTimeoutMs int32             `json:"effective_timeout_ms"`
+	EffectiveRegions   []string          `json:"effective_regions"`
 }
 
 type openIncidentJSON struct {
@@ -351,7 +352,7 @@ func (s *Server) monitorObject(ctx context.Context, m *monv1.Monitor, x *monitor
 		IntervalSeconds: m.Spec.IntervalSeconds, IsActive: !m.Spec.Paused,
 		GroupID:            x.refUID(ctx, x.groups, &monv1.MonitorGroup{}, m.Spec.GroupRef),
 		EscalationPolicyID: x.refUID(ctx, x.policies, &monv1.EscalationPolicy{}, m.Spec.EscalationPolicyRef),
-		Tags:               nonNil(m.Spec.Tags), Regions: nonNil(m.Spec.Regions), Config: configOf(&m.Spec),
+		Tags:               nonNil(m.Spec.Tags), Regions: nonNil(m.Spec.Regions), Config: s.configs.get(m),
 		Key: strPtr(m.Spec.Key), CreatedAt: isoTime(m.CreationTimestamp.Time),
 		CurrentStatus: string(st.CurrentStatus), LastStatus: strPtr(st.LastStatus),
 		LastCheckedAt: metaTimePtr(st.LastCheckedAt), LastResponseTimeMs: st.LastResponseTimeMs,
@@ -456,15 +457,17 @@ func (s *Server) heartbeatURL(m *monv1.Monitor) *string {
 func (s *Server) listMonitors(w http.ResponseWriter, r *http.Request) {
 	c := CallerFrom(r.Context())
 	var list monv1.MonitorList
-	if err := s.list(r.Context(), &list, c.Namespace); err != nil {
+	// The list is only read: the cache's objects are shared, not copied.
+	if err := s.list(r.Context(), &list, c.Namespace, client.UnsafeDisableDeepCopy); err != nil {
 		s.writeErr(w, r, err)
 		return
 	}
 	tag := strings.ToLower(strings.TrimSpace(r.URL.Query().Get("tag")))
-	items := liveMonitors(list.Items)
+	items := list.Items
 	x := s.refs(c.Namespace)
-	out := make([]*monitorJSON, 0, len(items))
-	for i := range items {
+	idx := liveIndex(items)
+	out := make([]*monitorJSON, 0, len(idx))
+	for _, i := range idx {
 		if tag != "" && !slices.Contains(items[i].Spec.Tags, tag) {
 			continue
 		}
@@ -478,10 +481,21 @@ func (s *Server) listMonitors(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-// liveMonitors drops monitors being deleted and sorts newest first. It
-// sorts an index (Monitors are large: moving them is what a 10,000-monitor
-// list would spend its time on) and copies each kept monitor once.
+// liveMonitors drops monitors being deleted and sorts newest first, copying
+// each kept monitor once.
 func liveMonitors(items []monv1.Monitor) []monv1.Monitor {
+	idx := liveIndex(items)
+	out := make([]monv1.Monitor, len(idx))
+	for k, i := range idx {
+		out[k] = items[i]
+	}
+	return out
+}
+
+// liveIndex returns the positions of the monitors not being deleted, newest
+// first. It sorts an index: Monitors are large, and moving them is what a
+// 10,000-monitor list would spend its time on.
+func liveIndex(items []monv1.Monitor) []int {
 	idx := make([]int, 0, len(items))
 	for i := range items {
 		if items[i].DeletionTimestamp == nil {
@@ -495,11 +509,56 @@ func liveMonitors(items []monv1.Monitor) []monv1.Monitor {
 		}
 		return strings.Compare(b.Name, a.Name)
 	})
-	out := make([]monv1.Monitor, len(idx))
-	for k, i := range idx {
-		out[k] = items[i]
+	return idx
+}
+
+// configCache keeps the encoded REST "config" of each monitor's spec
+// generation: building it is a JSON round trip, and a list of 10,000
+// monitors would otherwise redo it for every monitor on every request.
+type configCache struct {
+	mu      sync.Mutex
+	entries map[types.UID]configEntry
+}
+
+type configEntry struct {
+	generation int64
+	config     json.RawMessage
+}
+
+// encodeConfig is configOf as JSON (an object, keys sorted).
+func encodeConfig(spec *monv1.MonitorSpec) json.RawMessage {
+	raw, err := json.Marshal(configOf(spec))
+	if err != nil {
+		// configOf holds only encoded values; this cannot happen.
+		panic(fmt.Sprintf("encode monitor config: %v", err))
 	}
-	return out
+	return raw
+}
+
+// maxConfigEntries bounds the cache; it starts over when full.
+const maxConfigEntries = 100_000
+
+// get returns the encoded config of m, cached by UID and generation (which
+// moves with every spec change). The bytes returned are shared: callers
+// only read them.
+func (c *configCache) get(m *monv1.Monitor) json.RawMessage {
+	if m.UID == "" || m.Generation == 0 {
+		return encodeConfig(&m.Spec)
+	}
+	c.mu.Lock()
+	e, ok := c.entries[m.UID]
+	c.mu.Unlock()
+	if ok && e.generation == m.Generation {
+		return e.config
+	}
+	cfg := encodeConfig(&m.Spec)
+	c.mu.Lock()
+	if c.entries == nil || len(c.entries) >= maxConfigEntries {
+		c.entries = map[types.UID]configEntry{}
+	}
+	c.entries[m.UID] = configEntry{generation: m.Generation, config: cfg}
+	c.mu.Unlock()
+	return cfg
 }
 
 // monitorSummary counts monitors by status.

@@ -121,8 +121,8 @@ func newerRV(a, b string) bool {
 
 // list lists objects of ns from the cache with this replica's recent writes
 // laid over it.
-func (s *Server) list(ctx context.Context, list client.ObjectList, ns string) error {
-	if err := s.opts.Client.List(ctx, list, client.InNamespace(ns)); err != nil {
+func (s *Server) list(ctx context.Context, list client.ObjectList, ns string, opts ...client.ListOption) error {
+	if err := s.opts.Client.List(ctx, list, append([]client.ListOption{client.InNamespace(ns)}, opts...)...); err != nil {
 		return fmt.Errorf("list %T: %w", list, err)
 	}
 	return s.overlay.apply(list, ns, s.clock.Now())

@@ -130,6 +130,7 @@ type Server struct {
 	overlay writeOverlay
 	keyUse  keyUse
 	uptimes uptimeCache
+	configs configCache
 }
 
 // New builds the API's routes.
