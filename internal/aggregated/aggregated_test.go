@@ -33,37 +33,7 @@ const ns = "uptime-operator-system"
 // kube-apiserver authenticates and authorizes the user, and the manager
 // maps RBAC onto the access levels with SubjectAccessReviews.
 func TestThroughKubeAPIServer(t *testing.T) {
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" && os.Getenv("CI") != "true" {
-		t.Skip("KUBEBUILDER_ASSETS is not set (make test sets it)")
-	}
-	env, err := testenv.Start(manager.Options{
-		AggregatedListen: "127.0.0.1:0", APIListen: "127.0.0.1:0", Namespace: ns,
-		Store: filepath.Join(t.TempDir(), "uptime.db"), AllowPrivateTargets: true,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer env.Stop()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	c := env.Client
-	must(t, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
-	addr, err := env.Manager.AggregatedAddr(ctx)
-	must(t, err)
-	must(t, localcp.RegisterAPIService(ctx, c, ns, addr, env.Manager.AggregatedCA()))
-	applyFile(t, ctx, c, "../../config/rbac/access_roles.yaml")
-	bind(t, ctx, c, "viewer-alice", "alice", "uptime-operator-viewer")
-	bind(t, ctx, c, "editor-bob", "bob", "uptime-operator-editor")
-
-	admin := httpFor(t, env.Config, "")
-	base := strings.TrimSuffix(env.Config.Host, "/") + "/apis/api.uptime-operator.io/v1"
-	eventually(t, func() error {
-		code, body := do(t, admin, http.MethodGet, base, nil)
-		if code != http.StatusOK || !strings.Contains(body, "APIResourceList") {
-			return fmt.Errorf("discovery: %d %s", code, body)
-		}
-		return nil
-	})
+	env, admin, base := startAggregated(t)
 	monitors := base + "/namespaces/default/monitors"
 
 	code, body := do(t, admin, http.MethodGet, monitors, nil)
@@ -176,4 +146,44 @@ func must(t *testing.T, err error) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// startAggregated starts a control plane with the manager, registers the
+// APIService, binds alice as a viewer and bob as an editor, and waits until
+// kube-apiserver serves the group. It returns the environment, the admin's
+// HTTP client and the group's base URL.
+func startAggregated(t *testing.T) (*testenv.Env, *http.Client, string) {
+	t.Helper()
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" && os.Getenv("CI") != "true" {
+		t.Skip("KUBEBUILDER_ASSETS is not set (make test sets it)")
+	}
+	env, err := testenv.Start(manager.Options{
+		AggregatedListen: "127.0.0.1:0", APIListen: "127.0.0.1:0", Namespace: ns,
+		Store: filepath.Join(t.TempDir(), "uptime.db"), AllowPrivateTargets: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(env.Stop)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c := env.Client
+	must(t, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
+	addr, err := env.Manager.AggregatedAddr(ctx)
+	must(t, err)
+	must(t, localcp.RegisterAPIService(ctx, c, ns, addr, env.Manager.AggregatedCA()))
+	applyFile(t, ctx, c, "../../config/rbac/access_roles.yaml")
+	bind(t, ctx, c, "viewer-alice", "alice", "uptime-operator-viewer")
+	bind(t, ctx, c, "editor-bob", "bob", "uptime-operator-editor")
+
+	admin := httpFor(t, env.Config, "")
+	base := strings.TrimSuffix(env.Config.Host, "/") + "/apis/api.uptime-operator.io/v1"
+	eventually(t, func() error {
+		code, body := do(t, admin, http.MethodGet, base, nil)
+		if code != http.StatusOK || !strings.Contains(body, "APIResourceList") {
+			return fmt.Errorf("discovery: %d %s", code, body)
+		}
+		return nil
+	})
+	return env, admin, base
 }

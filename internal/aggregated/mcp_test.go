@@ -2,24 +2,12 @@ package aggregated_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
-
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/uptime-operator/uptime-operator/internal/localcp"
-	"github.com/uptime-operator/uptime-operator/internal/manager"
-	"github.com/uptime-operator/uptime-operator/internal/testenv"
 )
 
 // The read tools of spec/mcp.md: all that a read-only session offers.
@@ -37,37 +25,7 @@ var readTools = []string{
 // workspace and the tools (spec/mcp.md, modes rule 6: a viewer, or a user
 // without write access, gets only the read tools).
 func TestMCPThroughKubeAPIServer(t *testing.T) {
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" && os.Getenv("CI") != "true" {
-		t.Skip("KUBEBUILDER_ASSETS is not set (make test sets it)")
-	}
-	env, err := testenv.Start(manager.Options{
-		AggregatedListen: "127.0.0.1:0", APIListen: "127.0.0.1:0", Namespace: ns,
-		Store: filepath.Join(t.TempDir(), "uptime.db"), AllowPrivateTargets: true,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer env.Stop()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	c := env.Client
-	must(t, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
-	addr, err := env.Manager.AggregatedAddr(ctx)
-	must(t, err)
-	must(t, localcp.RegisterAPIService(ctx, c, ns, addr, env.Manager.AggregatedCA()))
-	applyFile(t, ctx, c, "../../config/rbac/access_roles.yaml")
-	bind(t, ctx, c, "editor-bob", "bob", "uptime-operator-editor")
-	bind(t, ctx, c, "viewer-alice", "alice", "uptime-operator-viewer")
-
-	admin := httpFor(t, env.Config, "")
-	base := strings.TrimSuffix(env.Config.Host, "/") + "/apis/api.uptime-operator.io/v1"
-	eventually(t, func() error {
-		code, body := do(t, admin, http.MethodGet, base, nil)
-		if code != http.StatusOK || !strings.Contains(body, "APIResourceList") {
-			return fmt.Errorf("discovery: %d %s", code, body)
-		}
-		return nil
-	})
+	env, _, base := startAggregated(t)
 	endpoint := base + "/namespaces/default/mcp"
 
 	bob := httpFor(t, env.Config, "bob")
