@@ -50,9 +50,9 @@ lint: vet ## Run the linters (gofmt check and go vet).
 verify: ## Fail when generated code is stale, code is unformatted or vet complains.
 	@echo "verify: regenerating deepcopy, CRDs, RBAC and webhook manifests"
 	@$(MAKE) --no-print-directory generate manifests >/dev/null
-	@if [ -n "$$(git status --porcelain -- api config charts/uptime-operator/crds docs/crd-reference.md docs/openapi.json internal/apiserver/openapi.json)" ]; then \
+	@if [ -n "$$(git status --porcelain -- api config charts/uptime-operator/crds docs/crd-reference.md docs/openapi.json docs/api-reference.md internal/apiserver/openapi.json)" ]; then \
 		echo "generated files are stale; run 'make generate manifests' and commit:"; \
-		git status --porcelain -- api config charts/uptime-operator/crds docs/crd-reference.md docs/openapi.json internal/apiserver/openapi.json; git --no-pager diff --stat -- api config charts docs; exit 1; fi
+		git status --porcelain -- api config charts/uptime-operator/crds docs/crd-reference.md docs/openapi.json docs/api-reference.md internal/apiserver/openapi.json; git --no-pager diff --stat -- api config charts docs; exit 1; fi
 	@hack/verify-kustomize.sh
 	@hack/verify-chart.sh
 	@$(MAKE) --no-print-directory lint

@@ -2,8 +2,10 @@
 // (internal/apiserver/openapi.json, embedded and served at GET /openapi.json,
 // and its copy docs/openapi.json) from the hand-maintained description in
 // this directory: schemas.go holds the component schemas, operations.go one
-// entry per served route. The output is deterministic (sorted keys, two-space
-// indentation), so a stale document shows up as a diff.
+// entry per served route. markdown.go renders the encoded document as the
+// human-readable reference docs/api-reference.md. The output is
+// deterministic (sorted keys, two-space indentation), so a stale document
+// shows up as a diff.
 //
 // internal/apiserver/openapi_test.go fails when a route is served but not
 // described here, or described but not served: add new routes to
@@ -24,18 +26,34 @@ import (
 
 func main() {
 	outs := flag.String("out", "internal/apiserver/openapi.json,docs/openapi.json", "comma-separated files to write")
+	mdOut := flag.String("markdown", "docs/api-reference.md", "Markdown API reference to write (empty: none)")
 	flag.Parse()
 	b, err := render()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "gen-openapi:", err)
 		os.Exit(1)
 	}
+	files := map[string][]byte{}
+	var order []string
 	for _, p := range strings.Split(*outs, ",") {
+		files[p] = b
+		order = append(order, p)
+	}
+	if *mdOut != "" {
+		md, err := renderMarkdown(b)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "gen-openapi:", err)
+			os.Exit(1)
+		}
+		files[*mdOut] = md
+		order = append(order, *mdOut)
+	}
+	for _, p := range order {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			fmt.Fprintln(os.Stderr, "gen-openapi:", err)
 			os.Exit(1)
 		}
-		if err := os.WriteFile(p, b, 0o644); err != nil {
+		if err := os.WriteFile(p, files[p], 0o644); err != nil {
 			fmt.Fprintln(os.Stderr, "gen-openapi:", err)
 			os.Exit(1)
 		}

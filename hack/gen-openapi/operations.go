@@ -291,6 +291,10 @@ func operations() []op {
 		{method: get, path: "/s/{slug}/confirm", tag: "Public", summary: "Confirm a subscription", access: public, limit: "60 per minute per IP", query: []param{q("token", str(""), "Confirmation token.")}, resp: str("HTML page."), respType: "text/html"},
 		{method: get, path: "/s/{slug}/unsubscribe", tag: "Public", summary: "Unsubscribe page", access: public, limit: "60 per minute per IP", query: []param{q("token", str(""), "Subscription token.")}, resp: str("HTML page."), respType: "text/html"},
 		{method: post, path: "/s/{slug}/unsubscribe", tag: "Public", summary: "Unsubscribe (form)", access: public, limit: "60 per minute per IP", resp: str("HTML page."), respType: "text/html", extra: []int{400}},
+		{method: get, path: "/recipients/confirm/{token}", tag: "Public", summary: "Alert recipient confirmation page", access: public,
+			desc: "The link of a confirmation email. Shows a button that POSTs to the same URL; fetching the link confirms nothing.", resp: str("HTML page."), respType: "text/html"},
+		{method: post, path: "/recipients/confirm/{token}", tag: "Public", summary: "Confirm an alert recipient", access: public,
+			desc: "Confirms the address the link was sent to. A used, replaced or expired (7 days) link answers 404.", resp: str("HTML page."), respType: "text/html", extra: []int{404}},
 	}
 	for _, m := range []string{get, post, head} {
 		ops = append(ops, op{method: m, path: "/heartbeat/{token}", tag: "Public", summary: "Heartbeat ping (" + m + ")", access: public,
@@ -516,11 +520,27 @@ func operations() []op {
 
 		// Alert recipients and settings.
 		{method: get, path: "/alert-recipients", tag: "Alert recipients and settings", summary: "Recipients and confirmation state", access: anyKey,
-			resp: obj("", M{"contacts": arr(freeform(""), "")}, "contacts")},
+			desc: "Every address the workspace's resources send alert emails to (monitors' and groups' notificationEmails, email channels, escalation steps, on-call schedules), each once. New addresses are sent a confirmation email; with confirmation_required, alert emails go to confirmed addresses only.",
+			resp: obj("", M{
+				"contacts": arr(obj("", M{
+					"email":                email(""),
+					"source":               str("First kind of resource naming the address: monitor, group, alert_channel, escalation_policy or on_call_schedule."),
+					"sources":              arr(str(""), "Every kind of resource naming the address."),
+					"status":               enum("", "confirmed", "pending", "unconfirmed"),
+					"confirmed":            boolean(""),
+					"confirmation_sent_at": null(dateTime("")),
+					"confirmations_sent":   integer(""),
+					"confirmed_at":         null(dateTime("")),
+				}, "email", "source", "sources", "status", "confirmed", "confirmation_sent_at", "confirmations_sent", "confirmed_at"), ""),
+				"confirmation_required": boolean("Alert emails are held back from addresses that have not confirmed."),
+			}, "contacts", "confirmation_required")},
 		{method: post, path: "/alert-recipients", tag: "Alert recipients and settings", summary: "Add a recipient", access: ownerOnly, body: obj("", M{"email": email("")}, "email"), status: 201, extra: []int{501}},
 		{method: del, path: "/alert-recipients/{id}", tag: "Alert recipients and settings", summary: "Remove a recipient", access: ownerOnly, status: 204, extra: []int{501}},
 		{method: post, path: "/alert-recipients/resend", tag: "Alert recipients and settings", summary: "Resend a recipient's confirmation email", access: anyKey,
-			body: obj("", M{"email": email("")}, "email"), resp: obj("", M{"email": email(""), "confirmed": boolean(""), "sent": boolean(""), "message": str("")}, "email", "confirmed", "sent"), noNotFound: true, extra: []int{404}},
+			desc: "Sends a new confirmation link (the previous one stops working), at most once a minute per address (429 with Retry-After). A confirmed address is answered with sent false.",
+			body: obj("", M{"email": email("")}, "email"), resp: obj("", M{"email": email(""), "confirmed": boolean(""), "sent": boolean(""),
+				"status": enum("", "confirmed", "pending", "unconfirmed"), "message": str("")}, "email", "confirmed", "sent", "status"),
+			noNotFound: true, extra: []int{404, 429, 503}},
 		{method: get, path: "/settings/notifications", tag: "Alert recipients and settings", summary: "Notification preferences", access: anyKey,
 			resp: obj("", M{
 				"channels": arr(ref("Channel"), ""), "recipients": arr(freeform(""), ""), "notify_on": obj("", M{"down": boolean(""), "degraded": boolean(""), "recovery": boolean("")}),

@@ -17,6 +17,7 @@ import (
 	"net"
 	"net/mail"
 	"net/textproto"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -273,6 +274,62 @@ func TestEmailChannelOverSMTP(t *testing.T) {
 		t.Errorf("body = %q", body)
 	}
 	eventually(t, func() bool { return h.channel("mail").Status.LastDeliveryAt != nil })
+}
+
+// gate confirms the addresses in it.
+type gate map[string]bool
+
+func (g gate) Allowed(_ context.Context, _ string, emails []string) (allowed, held []string, err error) {
+	for _, e := range emails {
+		if g[strings.ToLower(e)] {
+			allowed = append(allowed, e)
+		} else {
+			held = append(held, e)
+		}
+	}
+	return allowed, held, nil
+}
+
+func TestUnconfirmedRecipientsAreHeldBack(t *testing.T) {
+	srv := newSMTPServer(t)
+	ch := channel("mail", monv1.ChannelEmail, nil)
+	ch.Spec.Emails = []string{"ops@example.com", "stranger@example.com"}
+	h := newHarness(t, ch)
+	w := h.worker("a")
+	w.SMTP = &SMTP{Addr: srv.addr(), From: "alerts@uptime.example", TLSConfig: &tls.Config{RootCAs: srv.roots}}
+	w.Recipients = gate{"ops@example.com": true}
+	p, _ := NewIncidentPayload(EventMonitorDown, IncidentFacts{MonitorName: "api", IncidentID: "inc-1", StartedAt: time.Now()})
+	ev, _ := newEvent("team", EventMonitorDown, p, []string{"uid-mail", EmailTargetPrefix + "Ops@example.com", EmailTargetPrefix + "new@example.com"})
+	if err := h.st.EnqueueEvents(context.Background(), ev); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.ProcessDue(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var to []string
+	for _, m := range srv.messages() {
+		to = append(to, strings.Join(m.to, ","))
+	}
+	slices.Sort(to)
+	if want := []string{"Ops@example.com", "ops@example.com"}; !slices.Equal(to, want) {
+		t.Errorf("mail went to %v, want %v (the channel's confirmed address and the confirmed recipient)", to, want)
+	}
+	ds, _ := h.st.ListDeliveries(context.Background(), store.DeliveryQuery{EventID: ev.ID})
+	if len(ds) != 3 {
+		t.Fatalf("%d deliveries, want 3", len(ds))
+	}
+	for _, d := range ds {
+		switch d.ChannelID {
+		case EmailTargetPrefix + "new@example.com":
+			if d.Status != store.DeliveryFailed || !strings.Contains(d.LastError, "has not confirmed") {
+				t.Errorf("unconfirmed recipient: %s %q, want failed with a reason", d.Status, d.LastError)
+			}
+		default:
+			if d.Status != store.DeliveryDelivered {
+				t.Errorf("%s: %s %q, want delivered", d.ChannelID, d.Status, d.LastError)
+			}
+		}
+	}
 }
 
 func TestSMTPModes(t *testing.T) {

@@ -47,7 +47,8 @@ type EventOptions struct {
 
 // IncidentEvent builds the outbox event of kind (monitor.down, monitor.up or
 // incident.resolved) for inc of monitor m, addressed to every enabled channel
-// of m's namespace whose routing covers m. inc.ID must be set (the store keeps
+// of m's namespace whose routing covers m and, unless the event is of
+// degraded severity, to the monitor's and its group's notificationEmails. inc.ID must be set (the store keeps
 // a caller-chosen id), so the payload's incident_id matches the incident.
 func (r *Router) IncidentEvent(ctx context.Context, kind string, m *monv1.Monitor, inc store.Incident, opts EventOptions) (store.OutboxEvent, error) {
 	if inc.ID == "" {
@@ -65,13 +66,49 @@ func (r *Router) IncidentEvent(ctx context.Context, kind string, m *monv1.Monito
 	if sev == "" {
 		sev = SeverityDown
 	}
+	covered := map[string]bool{}
 	channels, err := r.channels(ctx, m.Namespace, func(ch *monv1.AlertChannel) bool {
-		return Accepts(ch.Spec.Type, kind) && Covers(ch.Spec.Routing, m, sev)
+		keep := Accepts(ch.Spec.Type, kind) && Covers(ch.Spec.Routing, m, sev)
+		if keep && ch.Spec.Type == monv1.ChannelEmail {
+			for _, e := range ch.Spec.Emails {
+				covered[strings.ToLower(e)] = true
+			}
+		}
+		return keep
 	})
 	if err != nil {
 		return store.OutboxEvent{}, err
 	}
+	if sev != SeverityDegraded {
+		emails, err := r.monitorEmails(ctx, m)
+		if err != nil {
+			return store.OutboxEvent{}, err
+		}
+		for _, e := range emails {
+			if !covered[strings.ToLower(e)] {
+				covered[strings.ToLower(e)] = true
+				channels = append(channels, EmailTargetPrefix+e)
+			}
+		}
+	}
 	return newEvent(m.Namespace, kind, p, channels)
+}
+
+// monitorEmails are the per-monitor alert recipients of m: its own
+// notificationEmails, then its group's. They receive the incident events of
+// m at down severity, like a channel without routing; an address an email
+// channel already covers is emailed once.
+func (r *Router) monitorEmails(ctx context.Context, m *monv1.Monitor) ([]string, error) {
+	out := slices.Clone(m.Spec.NotificationEmails)
+	if ref := m.Spec.GroupRef; ref != nil {
+		var g monv1.MonitorGroup
+		err := r.Reader.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: ref.Name}, &g)
+		if client.IgnoreNotFound(err) != nil {
+			return nil, fmt.Errorf("get monitor group %s: %w", ref.Name, err)
+		}
+		out = append(out, g.Spec.NotificationEmails...)
+	}
+	return out, nil
 }
 
 // EscalationEvent builds the monitor.down that escalation step (1-based)

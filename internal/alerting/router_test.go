@@ -175,6 +175,27 @@ func TestRouterIncidentEvent(t *testing.T) {
 		t.Error("an incident without id must be refused")
 	}
 
+	t.Run("monitor and group recipients are emailed once", func(t *testing.T) {
+		group := &monv1.MonitorGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "backend"},
+			Spec: monv1.MonitorGroupSpec{NotificationEmails: []string{"team@example.com", "Own@example.com"}}}
+		mail := channel("mail", monv1.ChannelEmail, nil)
+		mail.Spec.Emails = []string{"covered@example.com"}
+		r := &Router{Reader: fakeClient(group, mail)}
+		m := monitor("api", "backend")
+		m.Spec.NotificationEmails = []string{"own@example.com", "COVERED@example.com"}
+		ev, err := r.IncidentEvent(ctx, EventMonitorDown, m, inc, EventOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"uid-mail", EmailTargetPrefix + "own@example.com", EmailTargetPrefix + "team@example.com"}
+		if !slices.Equal(ev.Channels, want) {
+			t.Errorf("targets = %v, want %v", ev.Channels, want)
+		}
+		if ev, _ := r.IncidentEvent(ctx, EventMonitorDown, m, inc, EventOptions{Severity: SeverityDegraded}); len(ev.Channels) != 0 {
+			t.Errorf("degraded targets = %v; recipients get down events only", ev.Channels)
+		}
+	})
+
 	t.Run("escalation ignores routing", func(t *testing.T) {
 		ev, err := r.EscalationEvent(ctx, monitor("web", ""), inc, 2, refs("degraded", "backend"))
 		if err != nil {

@@ -136,6 +136,31 @@ type requestBuilder struct {
 	smtp *SMTP
 	// twilio sends phone alerts when configured; else the relays do.
 	twilio *Twilio
+	// gate holds alert emails back from unconfirmed recipients (may be nil).
+	gate RecipientGate
+}
+
+// RecipientGate tells which alert email recipients have confirmed: emails
+// go to the allowed addresses only. The recipients package implements it.
+type RecipientGate interface {
+	Allowed(ctx context.Context, namespace string, emails []string) (allowed, held []string, err error)
+}
+
+// confirmedOnly narrows to to the addresses gate allows. Nothing allowed is a
+// permanent failure that names the held addresses; a store error is
+// retried.
+func (b *requestBuilder) confirmedOnly(ctx context.Context, namespace string, to []string) ([]string, error) {
+	if b.gate == nil {
+		return to, nil
+	}
+	allowed, held, err := b.gate.Allowed(ctx, namespace, to)
+	if err != nil {
+		return nil, fmt.Errorf("read recipient confirmations: %w", err)
+	}
+	if len(allowed) == 0 {
+		return nil, permanent("not sent: %s has not confirmed alert emails (GET /alert-recipients)", strings.Join(held, ", "))
+	}
+	return allowed, nil
 }
 
 // build makes the request of delivery id (kind, payload) for ch.
@@ -316,7 +341,11 @@ func (b *requestBuilder) build(ctx context.Context, ch *monv1.AlertChannel, id, 
 		return out, nil
 
 	case monv1.ChannelEmail:
-		return b.email(MailMessage{To: ch.Spec.Emails, Subject: sum.Title, Text: sum.plain()})
+		to, err := b.confirmedOnly(ctx, ch.Namespace, ch.Spec.Emails)
+		if err != nil {
+			return nil, err
+		}
+		return b.email(MailMessage{To: to, Subject: sum.Title, Text: sum.plain()})
 	}
 	return nil, permanent("channel type %q is not supported", ch.Spec.Type)
 }

@@ -60,6 +60,9 @@ type Worker struct {
 	// SMTP sends email (email channels, escalation emails, the owner
 	// notice); nil or without Addr falls back to the Endpoints.Email relay.
 	SMTP *SMTP
+	// Recipients holds alert emails back from addresses that have not
+	// confirmed them (--require-recipient-confirmation); nil sends to all.
+	Recipients RecipientGate
 	// Twilio sends sms, voice and whatsapp alerts; unconfigured falls back
 	// to the Endpoints relays.
 	Twilio *Twilio
@@ -381,7 +384,7 @@ func (w *Worker) attempt(ctx context.Context, ch *monv1.AlertChannel, id, kind s
 // builder is the request builder of this worker's configuration.
 func (w *Worker) builder() *requestBuilder {
 	return &requestBuilder{reader: w.Reader, endpoints: w.Endpoints, now: w.Clock.Now(), store: w.Store,
-		smtp: w.SMTP, twilio: w.Twilio}
+		smtp: w.SMTP, twilio: w.Twilio, gate: w.Recipients}
 }
 
 // EmailTargetPrefix marks outbox deliveries addressed to an email address
@@ -394,8 +397,16 @@ func isEmailTarget(channelID string) bool { return strings.HasPrefix(channelID, 
 // attemptEmailTarget emails the event of d to the address in its channel id.
 func (w *Worker) attemptEmailTarget(ctx context.Context, d store.Delivery) attemptResult {
 	sum := summarize(d.Payload)
-	out, err := w.builder().email(MailMessage{To: []string{strings.TrimPrefix(d.ChannelID, EmailTargetPrefix)},
-		Subject: sum.Title, Text: sum.plain()})
+	b := w.builder()
+	to, err := b.confirmedOnly(ctx, d.Namespace, []string{strings.TrimPrefix(d.ChannelID, EmailTargetPrefix)})
+	if err != nil {
+		o := Retryable
+		if isPermanent(err) {
+			o = Permanent
+		}
+		return attemptResult{outcome: o, err: err}
+	}
+	out, err := b.email(MailMessage{To: to, Subject: sum.Title, Text: sum.plain()})
 	if err != nil {
 		return attemptResult{outcome: Permanent, err: err}
 	}

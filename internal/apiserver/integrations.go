@@ -543,21 +543,3 @@ func (s *Server) listIntegrations(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"types": types, "connections": conns})
 }
-
-func (s *Server) alertContacts(w http.ResponseWriter, r *http.Request) {
-	ctx, c := r.Context(), CallerFrom(r.Context())
-	var list monv1.AlertChannelList
-	if err := s.list(ctx, &list, c.Namespace); err != nil {
-		s.writeErr(w, r, err)
-		return
-	}
-	out := []recipientJSON{}
-	for _, ch := range list.Items {
-		if ch.Spec.Type == monv1.ChannelEmail {
-			for _, e := range ch.Spec.Emails {
-				out = append(out, recipientJSON{Email: e, Source: "alert_channel"})
-			}
-		}
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"contacts": out})
-}

@@ -2,9 +2,11 @@ package apiserver
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/mail"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -12,6 +14,7 @@ import (
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/alerting"
+	"github.com/uptime-operator/uptime-operator/internal/recipients"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
@@ -136,57 +139,48 @@ func (s *Server) testNotification(w http.ResponseWriter, r *http.Request) {
 		"message": "Test notification sent to " + email})
 }
 
-// workspaceRecipients lists every alert email address of ns: monitors',
-// groups', email channels' and escalation steps', each once.
-func (s *Server) workspaceRecipients(ctx context.Context, ns string) ([]recipientJSON, error) {
-	out := []recipientJSON{}
-	seen := map[string]bool{}
-	add := func(email, source string) {
-		if k := strings.ToLower(email); !seen[k] {
-			seen[k] = true
-			out = append(out, recipientJSON{Email: email, Source: source})
-		}
-	}
-	var monitors monv1.MonitorList
-	var groups monv1.MonitorGroupList
-	var channels monv1.AlertChannelList
-	var policies monv1.EscalationPolicyList
-	for _, l := range []client.ObjectList{&monitors, &groups, &channels, &policies} {
-		if err := s.list(ctx, l, ns); err != nil {
-			return nil, err
-		}
-	}
-	for _, m := range liveMonitors(monitors.Items) {
-		for _, e := range m.Spec.NotificationEmails {
-			add(e, "monitor")
-		}
-	}
-	for _, g := range groups.Items {
-		for _, e := range g.Spec.NotificationEmails {
-			add(e, "group")
-		}
-	}
-	for _, ch := range channels.Items {
-		if ch.Spec.Type == monv1.ChannelEmail {
-			for _, e := range ch.Spec.Emails {
-				add(e, "alert_channel")
-			}
-		}
-	}
-	for _, p := range policies.Items {
-		for _, st := range p.Spec.Steps {
-			for _, e := range st.Emails {
-				add(e, "escalation_policy")
-			}
-		}
-	}
-	return out, nil
+// recipientStateJSON is one alert recipient of GET /alert-recipients.
+type recipientStateJSON struct {
+	Email string `json:"email"`
+	// Source is the first kind of resource naming the address, Sources all.
+	Source  string   `json:"source"`
+	Sources []string `json:"sources"`
+	// Status is confirmed, pending (a confirmation was sent) or unconfirmed.
+	Status             string     `json:"status"`
+	Confirmed          bool       `json:"confirmed"`
+	ConfirmationSentAt *time.Time `json:"confirmation_sent_at"`
+	ConfirmationsSent  int        `json:"confirmations_sent"`
+	ConfirmedAt        *time.Time `json:"confirmed_at"`
 }
 
-// resendConfirmation answers POST /alert-recipients/resend. Recipients are
-// written into custom resources by someone allowed to edit them, so they
-// need no confirmation and nothing is sent; an address the workspace does
-// not use is 404.
+func recipientState(st recipients.State) recipientStateJSON {
+	return recipientStateJSON{
+		Email: st.Email, Source: st.Sources[0], Sources: st.Sources, Status: st.Status(),
+		Confirmed: st.Record.Confirmed(), ConfirmationSentAt: st.Record.ConfirmationSentAt,
+		ConfirmationsSent: st.Record.ConfirmationsSent, ConfirmedAt: st.Record.ConfirmedAt,
+	}
+}
+
+// alertRecipients answers GET /alert-recipients: every address the
+// workspace's resources send alert emails to, with its confirmation state.
+func (s *Server) alertRecipients(w http.ResponseWriter, r *http.Request) {
+	states, err := s.recipients.States(r.Context(), CallerFrom(r.Context()).Namespace)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	out := make([]recipientStateJSON, 0, len(states))
+	for _, st := range states {
+		out = append(out, recipientState(st))
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"contacts": out, "confirmation_required": s.recipients.Required})
+}
+
+// resendConfirmation answers POST /alert-recipients/resend: a new
+// confirmation link to an unconfirmed recipient of the workspace (the old
+// link stops working), at most one a minute per address. A confirmed
+// address is answered without sending; an address the workspace does not
+// use is 404.
 func (s *Server) resendConfirmation(w http.ResponseWriter, r *http.Request) {
 	var b struct {
 		Email string `json:"email"`
@@ -204,18 +198,33 @@ func (s *Server) resendConfirmation(w http.ResponseWriter, r *http.Request) {
 		writeValidation(w, fieldErr("email", "must be an email address"))
 		return
 	}
-	all, err := s.workspaceRecipients(r.Context(), CallerFrom(r.Context()).Namespace)
-	if err != nil {
+	st, sent, err := s.recipients.Resend(r.Context(), CallerFrom(r.Context()).Namespace, email)
+	var tooSoon *recipients.TooSoonError
+	switch {
+	case errors.Is(err, recipients.ErrNotRecipient):
+		writeNotFound(w, "Alert recipient")
+		return
+	case errors.Is(err, recipients.ErrNoMailer):
+		writeError(w, http.StatusServiceUnavailable, CodeChannelUnavailable, "email delivery is not configured")
+		return
+	case errors.As(err, &tooSoon):
+		w.Header().Set("Retry-After", strconv.Itoa(ceilSeconds(tooSoon.RetryAfter)))
+		writeError(w, http.StatusTooManyRequests, CodeRateLimited, "A confirmation was sent to this address less than a minute ago")
+		return
+	case err != nil && st.Email != "":
+		s.log(r).Error(err, "unable to send a recipient confirmation")
+		writeError(w, http.StatusServiceUnavailable, CodeChannelUnavailable, "the confirmation email could not be sent; try again later")
+		return
+	case err != nil:
 		s.writeErr(w, r, err)
 		return
 	}
-	i := slices.IndexFunc(all, func(x recipientJSON) bool { return strings.EqualFold(x.Email, email) })
-	if i < 0 {
-		writeNotFound(w, "Alert recipient")
-		return
+	msg := "Confirmation email sent to " + st.Email
+	if !sent {
+		msg = st.Email + " is already confirmed; no email was sent"
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"email": all[i].Email, "confirmed": true, "sent": false,
-		"message": "recipients configured in the workspace's resources need no confirmation; no email was sent"})
+	writeJSON(w, http.StatusOK, map[string]any{"email": st.Email, "confirmed": st.Record.Confirmed(), "sent": sent,
+		"status": st.Status(), "message": msg})
 }
 
 // notificationSettings answers GET /settings/notifications: how the
@@ -240,10 +249,14 @@ func (s *Server) notificationSettings(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	recipients, err := s.workspaceRecipients(ctx, ns)
+	all, err := recipients.List(ctx, s.opts.Client, ns)
 	if err != nil {
 		s.writeErr(w, r, err)
 		return
+	}
+	emails := make([]recipientJSON, 0, len(all))
+	for _, rc := range all {
+		emails = append(emails, recipientJSON{Email: rc.Email, Source: rc.Sources[0]})
 	}
 	chs := []channelJSON{}
 	degraded := false
@@ -258,7 +271,7 @@ func (s *Server) notificationSettings(w http.ResponseWriter, r *http.Request) {
 	slices.SortFunc(chs, func(a, b channelJSON) int { return strings.Compare(a.Name+"/"+a.ID, b.Name+"/"+b.ID) })
 	writeJSON(w, http.StatusOK, map[string]any{
 		"channels":   chs,
-		"recipients": recipients,
+		"recipients": emails,
 		// Alerts go out when an incident opens and when it resolves;
 		// degraded checks alert only channels whose min_severity is degraded.
 		"notify_on":                     map[string]bool{"down": true, "degraded": degraded, "recovery": true},

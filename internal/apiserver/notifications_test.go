@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -18,6 +19,7 @@ import (
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver"
+	"github.com/uptime-operator/uptime-operator/internal/recipients"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
@@ -147,22 +149,83 @@ var _ = Describe("Test notifications and recipients", func() {
 		Expect(doOn(alt, "POST", "/monitors/"+id+"/test-notification", key("team", "standard"), nil).Code).To(Equal(http.StatusOK))
 	})
 
-	It("answers a resend for a workspace recipient without sending, 404 for others", func() {
+	It("answers a resend without a mailer with 503, 404 for others, and validates", func() {
 		createGroupCR("team", "resend-group", "Resend@example.com")
 		Eventually(func() int {
 			return do("POST", "/alert-recipients/resend", key("team", "standard"), map[string]any{"email": "resend@example.com"}).Code
-		}).Should(Equal(http.StatusOK))
-		rec := do("POST", "/alert-recipients/resend", key("team", "standard"), map[string]any{"email": "resend@example.com"})
-		Expect(obj(rec)).To(SatisfyAll(HaveKeyWithValue("email", "Resend@example.com"), HaveKeyWithValue("confirmed", true), HaveKeyWithValue("sent", false)))
+		}).Should(Equal(http.StatusServiceUnavailable))
+		Expect(obj(do("POST", "/alert-recipients/resend", key("team", "standard"), map[string]any{"email": "resend@example.com"}))["code"]).
+			To(Equal("CHANNEL_UNAVAILABLE"))
 		Expect(do("POST", "/alert-recipients/resend", key("team", "standard"), map[string]any{"email": "nobody@example.com"}).Code).To(Equal(http.StatusNotFound))
 		Expect(do("POST", "/alert-recipients/resend", key("other", "standard"), map[string]any{"email": "resend@example.com"}).Code).To(Equal(http.StatusNotFound))
-		rec = do("POST", "/alert-recipients/resend", key("team", "standard"), map[string]any{})
+		rec := do("POST", "/alert-recipients/resend", key("team", "standard"), map[string]any{})
 		Expect(rec.Code).To(Equal(http.StatusBadRequest))
 		Expect(validationFields(obj(rec))).To(Equal([]string{"email"}))
 		Expect(do("POST", "/alert-recipients/resend", key("team", "standard"), "{").Code).To(Equal(http.StatusBadRequest))
 		rec = do("POST", "/alert-recipients/resend", key("team", "read-only"), map[string]any{"email": "resend@example.com"})
 		Expect(rec.Code).To(Equal(http.StatusForbidden))
 		Expect(obj(rec)["code"]).To(Equal("READ_ONLY_ACCESS"))
+	})
+
+	It("sends confirmations, reports the state and confirms through the emailed link", func() {
+		var mu sync.Mutex
+		var mails []string
+		opts := suiteOptions()
+		opts.Recipients = &recipients.Confirmer{Reader: opts.Client, Store: st, Clock: clk, BaseURL: "https://uptime.example.com",
+			Required: true, Mailer: recipients.MailerFunc(func(_ context.Context, to, _, text string) error {
+				mu.Lock()
+				defer mu.Unlock()
+				mails = append(mails, to+"\n"+text)
+				return nil
+			})}
+		api := apiserver.New(opts)
+		createGroupCR("team", "confirm-group", "Confirm@example.com", "second@example.com")
+		contact := func(email string) map[string]any {
+			rec := doOn(api, "GET", "/alert-recipients", key("team", "read-only"), nil)
+			Expect(rec.Code).To(Equal(http.StatusOK))
+			Expect(obj(rec)).To(HaveKeyWithValue("confirmation_required", true))
+			for _, c := range obj(rec)["contacts"].([]any) {
+				if c := c.(map[string]any); c["email"] == email {
+					return c
+				}
+			}
+			return nil
+		}
+		Eventually(func() map[string]any { return contact("Confirm@example.com") }).Should(SatisfyAll(
+			HaveKeyWithValue("status", "unconfirmed"), HaveKeyWithValue("confirmed", false),
+			HaveKeyWithValue("source", "group"), HaveKeyWithValue("confirmation_sent_at", BeNil())))
+
+		rec := doOn(api, "POST", "/alert-recipients/resend", key("team", "standard"), map[string]any{"email": "confirm@EXAMPLE.com"})
+		Expect(rec.Code).To(Equal(http.StatusOK), rec.Body.String())
+		Expect(obj(rec)).To(SatisfyAll(HaveKeyWithValue("sent", true), HaveKeyWithValue("status", "pending"),
+			HaveKeyWithValue("email", "Confirm@example.com")))
+		Expect(contact("Confirm@example.com")).To(SatisfyAll(HaveKeyWithValue("status", "pending"), HaveKeyWithValue("confirmations_sent", 1.0)))
+		rec = doOn(api, "POST", "/alert-recipients/resend", key("team", "standard"), map[string]any{"email": "confirm@example.com"})
+		Expect(rec.Code).To(Equal(http.StatusTooManyRequests))
+		Expect(rec.Header().Get("Retry-After")).To(Equal("60"))
+
+		mu.Lock()
+		Expect(mails).To(HaveLen(1))
+		link := regexp.MustCompile(`https://uptime\.example\.com(/recipients/confirm/\S+)`).FindStringSubmatch(mails[0])
+		mu.Unlock()
+		Expect(link).NotTo(BeNil())
+		page := doOn(api, "GET", link[1], "", nil)
+		Expect(page.Code).To(Equal(http.StatusOK))
+		Expect(page.Body.String()).To(ContainSubstring(`<form method="post">`))
+		Expect(contact("Confirm@example.com")).To(HaveKeyWithValue("status", "pending"), "opening the link must not confirm")
+
+		page = doOn(api, "POST", link[1], "", nil)
+		Expect(page.Code).To(Equal(http.StatusOK))
+		Expect(page.Body.String()).To(ContainSubstring("confirm@example.com will receive the alert emails of workspace team"))
+		Expect(contact("Confirm@example.com")).To(SatisfyAll(HaveKeyWithValue("status", "confirmed"), HaveKeyWithValue("confirmed", true),
+			HaveKeyWithValue("confirmed_at", Not(BeNil()))))
+		Expect(contact("second@example.com")).To(HaveKeyWithValue("status", "unconfirmed"))
+		Expect(doOn(api, "POST", link[1], "", nil).Code).To(Equal(http.StatusNotFound), "a link works once")
+		Expect(doOn(api, "POST", "/recipients/confirm/not-a-token", "", nil).Code).To(Equal(http.StatusNotFound))
+
+		rec = doOn(api, "POST", "/alert-recipients/resend", key("team", "standard"), map[string]any{"email": "confirm@example.com"})
+		Expect(rec.Code).To(Equal(http.StatusOK))
+		Expect(obj(rec)).To(SatisfyAll(HaveKeyWithValue("sent", false), HaveKeyWithValue("confirmed", true)))
 	})
 })
 

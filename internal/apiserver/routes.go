@@ -6,6 +6,7 @@ import (
 	"time"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/recipients"
 
 	"github.com/go-logr/logr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -39,6 +40,8 @@ func (s *Server) routes() {
 	rt.Get("/s/{slug}/confirm", s.publicForm(PublicStatus.ServeConfirm))
 	rt.Get("/s/{slug}/unsubscribe", s.publicForm(PublicStatus.ServeUnsubscribe))
 	rt.Post("/s/{slug}/unsubscribe", s.publicForm(PublicStatus.ServeUnsubscribe))
+	rt.Get(recipients.ConfirmPath+"{token}", s.confirmRecipient)
+	rt.Post(recipients.ConfirmPath+"{token}", s.confirmRecipient)
 
 	l := s.limits
 	get, post, put, patch, del := http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete
@@ -163,7 +166,7 @@ func (s *Server) routes() {
 	// Alert channels.
 	automation := withAccess(automationKey)
 	s.handle(get, "/integrations", s.listIntegrations)
-	s.handle(get, "/integrations/alert-contacts", s.alertContacts)
+	s.handle(get, "/integrations/alert-contacts", s.alertRecipients)
 	s.handle(post, "/integrations/{type}/connections", s.createConnection, automation)
 	s.handle(put, "/integrations/connections/{connectionId}", s.updateConnection, automation)
 	s.handle(del, "/integrations/connections/{connectionId}", s.deleteConnection, automation)
@@ -172,7 +175,7 @@ func (s *Server) routes() {
 	s.handle(post, "/integrations/connections/{connectionId}/rotate-secret", s.rotateSigningSecret, owner)
 
 	// Alert recipients and settings (read only for keys).
-	s.handle(get, "/alert-recipients", s.alertContacts)
+	s.handle(get, "/alert-recipients", s.alertRecipients)
 	s.handle(post, "/alert-recipients", nil, owner)
 	s.handle(post, "/alert-recipients/resend", s.resendConfirmation)
 	s.handle(del, "/alert-recipients/{id}", nil, owner)

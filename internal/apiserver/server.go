@@ -28,6 +28,7 @@ import (
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/apikeys"
 	"github.com/uptime-operator/uptime-operator/internal/plans"
+	"github.com/uptime-operator/uptime-operator/internal/recipients"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
@@ -71,6 +72,9 @@ type Options struct {
 	// Notifier sends the test emails of POST /monitors/:id/test-notification;
 	// nil answers 503 CHANNEL_UNAVAILABLE.
 	Notifier Notifier
+	// Recipients keeps alert recipients' confirmation state; when nil one
+	// without a mailer (resends answer 503) is made from Client and Store.
+	Recipients *recipients.Confirmer
 	// Resolver resolves the candidate names of subdomain discovery; nil is
 	// the system resolver (net.DefaultResolver).
 	Resolver *net.Resolver
@@ -131,6 +135,8 @@ type Server struct {
 	keyUse  keyUse
 	uptimes uptimeCache
 	configs configCache
+	// recipients is Options.Recipients or the default.
+	recipients *recipients.Confirmer
 }
 
 // New builds the API's routes.
@@ -141,6 +147,10 @@ func New(opts Options) *Server {
 	}
 	if s.opts.Reader == nil {
 		s.opts.Reader = opts.Client
+	}
+	s.recipients = opts.Recipients
+	if s.recipients == nil {
+		s.recipients = &recipients.Confirmer{Reader: opts.Client, Store: opts.Store, Clock: s.clock}
 	}
 	s.routes()
 	return s

@@ -44,6 +44,7 @@ func managerFlags(fs *flag.FlagSet, o *manager.Options) (finish func() error) {
 	fs.StringVar(&smtp.From, "smtp-from", "", "sender address of email alerts")
 	fs.StringVar(&smtp.Username, "smtp-username", "", "SMTP user (AUTH PLAIN)")
 	smtpPassFile := fs.String("smtp-password-file", "", "file holding the SMTP password")
+	fs.BoolVar(&o.RequireRecipientConfirmation, "require-recipient-confirmation", false, "send alert emails only to addresses that confirmed them (each new address is sent a confirmation link)")
 	fs.StringVar(&smtp.TLSMode, "smtp-tls", "opportunistic", "SMTP TLS mode: opportunistic (STARTTLS when offered), starttls (required), tls (implicit) or none")
 	var twilio alerting.Twilio
 	fs.StringVar(&twilio.BaseURL, "twilio-url", "https://api.twilio.com", "Twilio-compatible API base URL for SMS, voice and WhatsApp")

@@ -48,6 +48,7 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/otelexport"
 	"github.com/uptime-operator/uptime-operator/internal/plans"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
+	"github.com/uptime-operator/uptime-operator/internal/recipients"
 	"github.com/uptime-operator/uptime-operator/internal/sitehealth"
 	"github.com/uptime-operator/uptime-operator/internal/statuspage"
 	"github.com/uptime-operator/uptime-operator/internal/store"
@@ -104,6 +105,9 @@ type Options struct {
 	SkipNameValidation bool
 	// SMTP sends alert and subscriber email (nil: the HTTP relay, if any).
 	SMTP *alerting.SMTP
+	// RequireRecipientConfirmation sends alert emails only to addresses
+	// that confirmed them (see internal/recipients).
+	RequireRecipientConfirmation bool
 	// Twilio sends SMS, voice and WhatsApp alerts (nil: the HTTP relay).
 	Twilio *alerting.Twilio
 	// RDAPURL is the RDAP service for domain expiry (default https://rdap.org).
@@ -214,13 +218,23 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 	if err != nil {
 		return nil, err
 	}
+	confirmer := &recipients.Confirmer{Reader: mgr.GetClient(), Store: st, BaseURL: opts.PublicURL,
+		Required: opts.RequireRecipientConfirmation, Log: ctrl.Log.WithName("recipients")}
+	if opts.SMTP != nil && opts.SMTP.Addr != "" {
+		smtp := *opts.SMTP
+		confirmer.Mailer = recipients.MailerFunc(func(ctx context.Context, to, subject, text string) error {
+			return smtp.Send(ctx, alerting.MailMessage{To: []string{to}, Subject: subject, Text: text})
+		})
+	}
 	worker := &alerting.Worker{
 		Store: st, Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Owner: replicaID(),
-		AllowPrivateTargets: opts.AllowPrivateTargets, Retention: opts.Retention,
+		AllowPrivateTargets: opts.AllowPrivateTargets, Retention: opts.Retention, Recipients: confirmer,
 		SMTP: opts.SMTP, Twilio: opts.Twilio, Recorder: mgr.GetEventRecorderFor("uptime-operator-alerting"),
 	}
-	if err := mgr.Add(worker); err != nil {
-		return nil, err
+	for _, r := range []manager.Runnable{worker, confirmer} {
+		if err := mgr.Add(r); err != nil {
+			return nil, err
+		}
 	}
 	alerts := alerting.EngineAlerts{Router: &alerting.Router{Reader: mgr.GetClient(), BaseURL: opts.PublicURL}, Kick: worker.Kick}
 	if err := (&controllers.AlertChannelReconciler{Client: mgr.GetClient(), Secrets: mgr.GetAPIReader()}).SetupWithManager(mgr); err != nil {
@@ -339,6 +353,7 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 		Subscribers:         subscriberAdapter{notifier},
 		Escalation:          escalator,
 		Notifier:            testMailer(opts.SMTP),
+		Recipients:          confirmer,
 		Expiry:              expiryChecker,
 		SiteHealth:          siteHealth,
 		ThirdParty:          thirdParty,

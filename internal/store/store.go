@@ -666,6 +666,8 @@ type Store interface {
 	OTelStore
 	// SiteHealthStore keeps website health sites, runs and issues.
 	SiteHealthStore
+	// AlertRecipientStore keeps alert email recipients' confirmation state.
+	AlertRecipientStore
 
 	// AddSubscriber stores a new status page subscriber (ID and CreatedAt
 	// filled when empty). When the page already has one with the same channel

@@ -63,6 +63,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"ThirdPartyPages", testThirdPartyPages},
 		{"OTelSettings", testOTelSettings},
 		{"SiteHealth", testSiteHealth},
+		{"AlertRecipients", testAlertRecipients},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
