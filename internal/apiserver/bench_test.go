@@ -317,6 +317,7 @@ func newBenchFixture(dir string) (*benchFixture, error) {
 	f.srv = New(Options{
 		Client:    cr,
 		Reader:    cr,
+		Monitors:  informerMonitors{cr.indexers[monitorGVK]},
 		Plans:     &plans.Resolver{Reader: cr, DefaultPlan: "bench"},
 		Keys:      cr,
 		Store:     st,
@@ -328,6 +329,8 @@ func newBenchFixture(dir string) (*benchFixture, error) {
 	f.client = &http.Client{Transport: &http.Transport{MaxIdleConns: 256, MaxIdleConnsPerHost: 256, MaxConnsPerHost: 0}}
 	return f, nil
 }
+
+var monitorGVK = monv1.GroupVersion.WithKind("Monitor")
 
 // benchMonitor is monitor i of the workspace: an http monitor with tags,
 // config and a status as the controllers leave it.

@@ -454,62 +454,16 @@ func (s *Server) heartbeatURL(m *monv1.Monitor) *string {
 
 // --- handlers ---------------------------------------------------------------
 
-func (s *Server) listMonitors(w http.ResponseWriter, r *http.Request) {
-	c := CallerFrom(r.Context())
-	var list monv1.MonitorList
-	// The list is only read: the cache's objects are shared, not copied.
-	if err := s.list(r.Context(), &list, c.Namespace, client.UnsafeDisableDeepCopy); err != nil {
-		s.writeErr(w, r, err)
-		return
-	}
-	tag := strings.ToLower(strings.TrimSpace(r.URL.Query().Get("tag")))
-	items := list.Items
-	x := s.refs(c.Namespace)
-	idx := liveIndex(items)
-	out := make([]*monitorJSON, 0, len(idx))
-	for _, i := range idx {
-		if tag != "" && !slices.Contains(items[i].Spec.Tags, tag) {
-			continue
-		}
-		o, err := s.monitorObject(r.Context(), &items[i], x, false)
-		if err != nil {
-			s.writeErr(w, r, err)
-			return
-		}
-		out = append(out, o)
-	}
-	writeJSON(w, http.StatusOK, out)
-}
-
-// liveMonitors drops monitors being deleted and sorts newest first, copying
-// each kept monitor once.
+// liveMonitors drops monitors being deleted and sorts newest first.
 func liveMonitors(items []monv1.Monitor) []monv1.Monitor {
-	idx := liveIndex(items)
-	out := make([]monv1.Monitor, len(idx))
-	for k, i := range idx {
-		out[k] = items[i]
-	}
-	return out
-}
-
-// liveIndex returns the positions of the monitors not being deleted, newest
-// first. It sorts an index: Monitors are large, and moving them is what a
-// 10,000-monitor list would spend its time on.
-func liveIndex(items []monv1.Monitor) []int {
-	idx := make([]int, 0, len(items))
+	out := make([]monv1.Monitor, 0, len(items))
 	for i := range items {
 		if items[i].DeletionTimestamp == nil {
-			idx = append(idx, i)
+			out = append(out, items[i])
 		}
 	}
-	slices.SortStableFunc(idx, func(i, j int) int {
-		a, b := &items[i], &items[j]
-		if c := b.CreationTimestamp.Compare(a.CreationTimestamp.Time); c != 0 {
-			return c
-		}
-		return strings.Compare(b.Name, a.Name)
-	})
-	return idx
+	slices.SortFunc(out, func(a, b monv1.Monitor) int { return newestFirst(&a, &b) })
+	return out
 }
 
 // configCache keeps the encoded REST "config" of each monitor's spec

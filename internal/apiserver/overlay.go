@@ -72,14 +72,32 @@ func (o *writeOverlay) apply(list client.ObjectList, ns string, now time.Time) e
 		return fmt.Errorf("list %T has no Items", list)
 	}
 	typ := reflect.PointerTo(itemsField.Type().Elem())
+	objs := make([]client.Object, len(items))
+	for i, it := range items {
+		objs[i] = it.(client.Object)
+	}
+	out, changed := o.lay(objs, typ, ns, now)
+	if !changed {
+		return nil
+	}
+	rt := make([]runtime.Object, len(out))
+	for i, obj := range out {
+		rt[i] = obj
+	}
+	return meta.SetList(list, rt)
+}
+
+// lay lays the recent writes of type typ in namespace ns over the cached
+// objects items. The caller holds o.mu. Objects of the overlay are copies,
+// so callers may treat every returned object as read-only shared state.
+func (o *writeOverlay) lay(items []client.Object, typ reflect.Type, ns string, now time.Time) ([]client.Object, bool) {
 	seen := map[types.UID]bool{}
-	out := make([]runtime.Object, 0, len(items))
+	out := make([]client.Object, 0, len(items))
 	changed := false
-	for _, it := range items {
-		obj := it.(client.Object)
+	for _, obj := range items {
 		e := o.entries[obj.GetUID()]
 		if e == nil || now.Sub(e.at) > overlayTTL {
-			out = append(out, it)
+			out = append(out, obj)
 			continue
 		}
 		seen[obj.GetUID()] = true
@@ -90,10 +108,10 @@ func (o *writeOverlay) apply(list client.ObjectList, ns string, now time.Time) e
 			// The cache caught up with the write, or holds a later version
 			// written by someone else (kubectl apply): the cache wins.
 			delete(o.entries, obj.GetUID())
-			out = append(out, it)
+			out = append(out, obj)
 		default:
 			changed = true
-			out = append(out, e.obj.DeepCopyObject())
+			out = append(out, e.obj.DeepCopyObject().(client.Object))
 		}
 	}
 	for uid, e := range o.entries {
@@ -101,12 +119,34 @@ func (o *writeOverlay) apply(list client.ObjectList, ns string, now time.Time) e
 			continue
 		}
 		changed = true
-		out = append(out, e.obj.DeepCopyObject())
+		out = append(out, e.obj.DeepCopyObject().(client.Object))
 	}
+	return out, changed
+}
+
+// layShared is apply for a slice of shared objects (a MonitorLister's): the
+// slice itself when no recent write of this replica concerns it.
+func layShared[T client.Object](o *writeOverlay, items []T, ns string, now time.Time) []T {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if len(o.entries) == 0 {
+		return items
+	}
+	objs := make([]client.Object, len(items))
+	for i, it := range items {
+		objs[i] = it
+	}
+	out, changed := o.lay(objs, reflect.TypeFor[T](), ns, now)
 	if !changed {
-		return nil
+		return items
 	}
-	return meta.SetList(list, out)
+	res := make([]T, 0, len(out))
+	for _, obj := range out {
+		if t, ok := obj.(T); ok {
+			res = append(res, t)
+		}
+	}
+	return res
 }
 
 // newerRV reports whether resourceVersion a is known to be later than b.

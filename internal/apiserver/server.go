@@ -72,6 +72,9 @@ type Options struct {
 	// Notifier sends the test emails of POST /monitors/:id/test-notification;
 	// nil answers 503 CHANNEL_UNAVAILABLE.
 	Notifier Notifier
+	// Monitors lists a namespace's Monitors without copying them (the
+	// manager passes its informer's indexer); nil lists through Client.
+	Monitors MonitorLister
 	// Recipients keeps alert recipients' confirmation state; when nil one
 	// without a mailer (resends answer 503) is made from Client and Store.
 	Recipients *recipients.Confirmer
@@ -135,6 +138,7 @@ type Server struct {
 	keyUse  keyUse
 	uptimes uptimeCache
 	configs configCache
+	items   listCache
 	// recipients is Options.Recipients or the default.
 	recipients *recipients.Confirmer
 }

@@ -123,7 +123,10 @@ var _ = AfterSuite(func() {
 // suiteOptions are the options of the suite's server; specs that need other
 // options build their own server from them.
 func suiteOptions() apiserver.Options {
+	monitors, err := apiserver.InformerMonitors(ctx, env.Manager.GetCache())
+	Expect(err).NotTo(HaveOccurred())
 	return apiserver.Options{
+		Monitors:  monitors,
 		Client:    env.Manager.GetClient(),
 		Reader:    env.Manager.GetAPIReader(),
 		Plans:     &plans.Resolver{Reader: env.Manager.GetClient(), DefaultPlan: "free"},

@@ -340,6 +340,10 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 	if err := (&controllers.StatusPageReconciler{Client: mgr.GetClient(), BaseURL: opts.PublicURL}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("set up status page controller: %w", err)
 	}
+	monitors, err := apiserver.InformerMonitors(ctx, mgr.GetCache())
+	if err != nil {
+		return nil, err
+	}
 	public := &statuspage.Public{Reader: mgr.GetClient(), Secrets: mgr.GetAPIReader(), Store: st, BaseURL: opts.PublicURL, Notifier: notifier, ThirdParty: thirdParty}
 	m.api = apiserver.New(apiserver.Options{
 		Client:              mgr.GetClient(),
@@ -354,6 +358,7 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 		Escalation:          escalator,
 		Notifier:            testMailer(opts.SMTP),
 		Recipients:          confirmer,
+		Monitors:            monitors,
 		Expiry:              expiryChecker,
 		SiteHealth:          siteHealth,
 		ThirdParty:          thirdParty,
