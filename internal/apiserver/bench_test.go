@@ -429,14 +429,24 @@ func (f *benchFixture) get(path string) (int, string) {
 // BenchmarkGetMonitor: GET /monitors/{id} with 10,000 monitors in the
 // workspace (target ≥ 10,000 req/s). Ids cycle through every monitor;
 // every 500th request is one of the monitors with 30 days of history.
+// "uptime=store" computes the 24 h and 30 d uptime from the store on every
+// request; "uptime=reused" lets requests reuse it for 10 s as served.
 func BenchmarkGetMonitor(b *testing.B) {
-	f := fixture(b)
-	runHTTP(b, f, 4, func(i int) string {
-		if i%500 == 0 {
-			return "/monitors/" + f.history[(i/500)%len(f.history)]
-		}
-		return "/monitors/" + f.ids[(i*7919)%len(f.ids)]
-	})
+	for _, tc := range []struct {
+		name string
+		ttl  time.Duration
+	}{{"uptime=store", -1}, {"uptime=reused", 0}} {
+		b.Run(tc.name, func(b *testing.B) {
+			f := fixture(b)
+			f.srv.uptimes.ttl = tc.ttl
+			runHTTP(b, f, 4, func(i int) string {
+				if i%500 == 0 {
+					return "/monitors/" + f.history[(i/500)%len(f.history)]
+				}
+				return "/monitors/" + f.ids[(i*7919)%len(f.ids)]
+			})
+		})
+	}
 }
 
 // BenchmarkGetMonitorWithHistory: GET /monitors/{id} of monitors with 30

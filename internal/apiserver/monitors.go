@@ -401,6 +401,9 @@ const uptimeTTL = 10 * time.Second
 type uptimeCache struct {
 	mu      sync.Mutex
 	entries map[string]uptimeEntry
+	// ttl overrides uptimeTTL when set; negative disables reuse (benchmarks
+	// of the store path).
+	ttl time.Duration
 }
 
 type uptimeEntry struct {
@@ -413,7 +416,11 @@ func (u *uptimeCache) get(ctx context.Context, s *Server, uid string) (day, mon 
 	u.mu.Lock()
 	e, ok := u.entries[uid]
 	u.mu.Unlock()
-	if ok && now.Sub(e.at) < uptimeTTL {
+	ttl := uptimeTTL
+	if u.ttl != 0 {
+		ttl = u.ttl
+	}
+	if ok && now.Sub(e.at) < ttl {
 		return e.day, e.mon, nil
 	}
 	if day, err = s.opts.Store.Uptime(ctx, uid, now.Add(-24*time.Hour), now); err != nil {

@@ -43,6 +43,8 @@ type Options struct {
 type Store struct {
 	*sqlstore.Store
 	wdb, rdb *sql.DB
+	reads    *stmtCache
+	writes   *writeStmts
 	reqs     chan *writeReq
 	maxBatch int
 
@@ -115,7 +117,7 @@ func Open(ctx context.Context, path string, o Options) (*Store, error) {
 	rdb.SetMaxOpenConns(o.ReadConns)
 	rdb.SetMaxIdleConns(o.ReadConns)
 	s := &Store{
-		wdb: wdb, rdb: rdb,
+		wdb: wdb, rdb: rdb, reads: newStmtCache(rdb), writes: newWriteStmts(wdb),
 		reqs:     make(chan *writeReq, o.MaxBatch),
 		maxBatch: o.MaxBatch,
 		quit:     make(chan struct{}),
@@ -197,8 +199,14 @@ func (s *Store) writer() {
 	}
 }
 
-// commit runs a batch of writes in one transaction, each in a savepoint.
+// commit runs a batch of writes in one transaction, each in a savepoint,
+// and then prepares the statements the batch repeated.
 func (s *Store) commit(batch []*writeReq) {
+	s.commitTx(batch)
+	s.writes.prepareSeen(context.Background())
+}
+
+func (s *Store) commitTx(batch []*writeReq) {
 	ctx := context.Background()
 	errs := make([]error, len(batch))
 	tx, err := s.wdb.BeginTx(ctx, nil)
@@ -208,7 +216,7 @@ func (s *Store) commit(batch []*writeReq) {
 		}
 		return
 	}
-	q := querier{tx}
+	q := txQuerier{tx, s.writes}
 	if len(batch) == 1 {
 		// Nothing to isolate from: the transaction is the write.
 		r := batch[0]
@@ -261,7 +269,7 @@ func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		close(s.quit)
 		<-s.done
-		err = errors.Join(s.rdb.Close(), s.wdb.Close())
+		err = errors.Join(s.reads.close(), s.writes.close(), s.rdb.Close(), s.wdb.Close())
 	})
 	return err
 }
@@ -269,7 +277,7 @@ func (s *Store) Close() error {
 // backend adapts Store to sqlstore.Backend.
 type backend struct{ s *Store }
 
-func (b backend) Reader() sqlstore.Querier { return querier{b.s.rdb} }
+func (b backend) Reader() sqlstore.Querier { return readQuerier{b.s.rdb, b.s.reads} }
 
 func (b backend) Write(ctx context.Context, fn func(sqlstore.Querier) error) error {
 	r := &writeReq{ctx: ctx, fn: fn, done: make(chan error, 1)}
