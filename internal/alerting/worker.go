@@ -231,10 +231,19 @@ func (w *Worker) ProcessDue(ctx context.Context) (int, error) {
 		groups[d.ChannelID] = append(groups[d.ChannelID], d)
 	}
 	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var unsent []string
 	for _, id := range order {
 		wg.Go(func() {
-			for _, d := range groups[id] {
+			for i, d := range groups[id] {
 				if ctx.Err() != nil {
+					// Shutting down: attempts under way finish, the rest of
+					// the lease goes back to the outbox below.
+					mu.Lock()
+					for _, rest := range groups[id][i:] {
+						unsent = append(unsent, rest.ID)
+					}
+					mu.Unlock()
 					return
 				}
 				if d.LeaseUntil != nil && d.LeaseUntil.Sub(w.Clock.Now()) < w.AttemptTimeout*3/2 {
@@ -245,6 +254,14 @@ func (w *Worker) ProcessDue(ctx context.Context) (int, error) {
 		})
 	}
 	wg.Wait()
+	if len(unsent) > 0 {
+		// ctx has ended; the release gets a short time of its own.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := w.Store.ReleaseDeliveries(rctx, w.Owner, unsent...); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "unable to release leased deliveries; they are taken again when the lease expires")
+		}
+	}
 	return len(ds), nil
 }
 
@@ -269,8 +286,12 @@ type attemptResult struct {
 	latency time.Duration
 }
 
-// deliver makes one attempt of d and records it.
+// deliver makes one attempt of d and records it. An attempt that has
+// started is finished and recorded even when ctx ends meanwhile (shutdown):
+// it is bounded by AttemptTimeout, and cutting it short would leave the
+// receiver's answer unrecorded and the delivery to be sent again.
 func (w *Worker) deliver(ctx context.Context, d store.Delivery, ch *monv1.AlertChannel, listErr error) {
+	ctx = context.WithoutCancel(ctx)
 	log := ctrl.LoggerFrom(ctx).WithValues("delivery", d.ID, "event", d.Kind, "channel", d.ChannelID)
 	attempt := d.Attempts + 1
 	var res attemptResult
@@ -285,11 +306,6 @@ func (w *Worker) deliver(ctx context.Context, d store.Delivery, ch *monv1.AlertC
 		res = attemptResult{outcome: Permanent, err: errors.New("the alert channel is disabled")}
 	default:
 		res = w.attempt(ctx, ch, d.ID, d.Kind, d.Payload)
-	}
-	if ctx.Err() != nil {
-		// Shutting down: the attempt was cut short by us, not the receiver.
-		// The lease expires and another worker (or the next start) retries.
-		return
 	}
 	now := w.Clock.Now()
 	a := store.DeliveryAttempt{

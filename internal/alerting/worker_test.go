@@ -485,13 +485,13 @@ func TestDeliverySurvivesWorkerRestart(t *testing.T) {
 		a.AttemptTimeout, a.LeaseFor = 200*time.Millisecond, 500*time.Millisecond
 		stopA := h.run(a)
 		<-entered
-		stopA() // the attempt is cut short and not recorded
-		if as := h.attempts(ids[0]); len(as) != 0 {
-			t.Fatalf("an interrupted attempt was recorded: %+v", as)
+		stopA() // the attempt under way runs to its timeout and is recorded
+		if as := h.attempts(ids[0]); len(as) != 1 || !strings.Contains(as[0].Error, "timeout") {
+			t.Fatalf("attempts after the stop: %+v, want the timed-out one", as)
 		}
 		defer h.run(h.worker("b"))()
 		d := h.wait(ids...)[0]
-		if d.Status != store.DeliveryDelivered || d.Attempts != 1 {
+		if d.Status != store.DeliveryDelivered || d.Attempts != 2 {
 			t.Errorf("delivery = %+v", d)
 		}
 	})
@@ -704,5 +704,64 @@ func TestFailingMarkerAndOwnerEmail(t *testing.T) {
 	}
 	if got.Spec.Disabled {
 		t.Error("a failing channel must never be disabled")
+	}
+}
+
+func TestShutdownFinishesTheAttemptUnderWayAndReleasesTheRest(t *testing.T) {
+	arrived := make(chan struct{}, 10)
+	release := make(chan struct{})
+	var mu sync.Mutex
+	hits := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		hits++
+		mu.Unlock()
+		arrived <- struct{}{}
+		<-release
+		w.WriteHeader(http.StatusOK)
+	}))
+	defer srv.Close()
+	ch, s := webhookChannel("hook", srv.URL)
+	h := newHarness(t, ch, s)
+	var ids []string
+	for range 3 {
+		ids = append(ids, h.enqueue("uid-hook")...)
+	}
+	stop := h.run(h.worker("a"))
+	<-arrived
+	stopped := make(chan struct{})
+	go func() { stop(); close(stopped) }()
+	select {
+	case <-stopped:
+		t.Fatal("the worker stopped before the attempt under way finished")
+	case <-time.After(200 * time.Millisecond):
+	}
+	close(release)
+	<-stopped
+
+	first, err := h.st.GetDelivery(context.Background(), ids[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.Status != store.DeliveryDelivered || len(h.attempts(ids[0])) != 1 {
+		t.Fatalf("the attempt under way: %s with %d attempts, want delivered and recorded", first.Status, len(h.attempts(ids[0])))
+	}
+	for _, id := range ids[1:] {
+		d, err := h.st.GetDelivery(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Status != store.DeliveryPending || d.Attempts != 0 || d.LeaseUntil != nil {
+			t.Fatalf("an unsent delivery: %s, %d attempts, lease %v; want pending and released", d.Status, d.Attempts, d.LeaseUntil)
+		}
+	}
+	taken, err := h.st.LeaseDeliveries(context.Background(), "b", 10, time.Minute)
+	if err != nil || len(taken) != 2 {
+		t.Fatalf("another worker leased %d (%v), want the 2 released at once", len(taken), err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if hits != 1 {
+		t.Fatalf("receiver got %d requests, want 1", hits)
 	}
 }

@@ -157,6 +157,16 @@ type Manager struct {
 	aggAddr    string
 }
 
+// Start runs the manager until ctx ends, then closes the store. The store
+// is closed only after every runnable has stopped (controller-runtime waits
+// up to its graceful shutdown timeout): the API drains its requests, probe
+// ingest commits what it accepted and the delivery worker records the
+// attempts under way, all of which still write to the store.
+func (m *Manager) Start(ctx context.Context) error {
+	err := m.Manager.Start(ctx)
+	return errors.Join(err, m.Store.Close())
+}
+
 // AggregatedCA is the PEM CA of a self-signed aggregated API certificate
 // (the APIService caBundle), nil when certificates come from files.
 func (m *Manager) AggregatedCA() []byte { return m.aggCA }
@@ -372,12 +382,6 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 	root.Handle("/mcp", m.hostedMCP())
 	root.Handle("/", apiserver.Instrument(m.api.Handler()))
 	m.root = root
-	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
-		<-ctx.Done()
-		return st.Close()
-	})); err != nil {
-		return nil, err
-	}
 	if path, ok := sqlitePath(opts.Store); ok {
 		if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
 			return reportStoreSize(ctx, path)

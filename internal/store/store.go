@@ -615,6 +615,10 @@ type Store interface {
 	RetryDelivery(ctx context.Context, owner string, a DeliveryAttempt, next time.Time) error
 	// FailDelivery logs a failed attempt and gives up on the delivery.
 	FailDelivery(ctx context.Context, owner string, a DeliveryAttempt) error
+	// ReleaseDeliveries gives back owner's leases of the pending deliveries
+	// ids without an attempt (a worker shutting down), so any worker can
+	// take them at once; others' leases are left alone.
+	ReleaseDeliveries(ctx context.Context, owner string, ids ...string) error
 	// GetDelivery returns one delivery or ErrNotFound.
 	GetDelivery(ctx context.Context, id string) (Delivery, error)
 	// ListDeliveries lists deliveries, newest first.

@@ -938,6 +938,23 @@ func testOutboxLeaseExpiry(t *testing.T, s store.Store) {
 		t.Fatalf("stale owner completed: %v", err)
 	}
 	must(t, s.CompleteDelivery(c, "other", store.DeliveryAttempt{DeliveryID: l1[0].ID, StatusCode: 200}))
+
+	// A released lease is free at once; someone else's lease is kept.
+	must(t, s.EnqueueEvents(c, store.OutboxEvent{Kind: "monitor.down", Channels: []string{"b", "c"}}))
+	held, err := s.LeaseDeliveries(c, "stopping", 2, time.Hour)
+	must(t, err)
+	eq(t, "both leased", len(held), 2)
+	must(t, s.ReleaseDeliveries(c, "someone-else", held[0].ID, held[1].ID))
+	none, err := s.LeaseDeliveries(c, "other", 2, time.Hour)
+	must(t, err)
+	eq(t, "a stranger cannot release", len(none), 0)
+	must(t, s.ReleaseDeliveries(c, "stopping", held[0].ID))
+	again, err := s.LeaseDeliveries(c, "other", 2, time.Hour)
+	must(t, err)
+	eq(t, "released one taken at once", len(again), 1)
+	eq(t, "the released one", again[0].ID, held[0].ID)
+	eq(t, "no attempt counted", again[0].Attempts, 0)
+	must(t, s.ReleaseDeliveries(c, "stopping"))
 }
 
 func testOutboxConcurrentLeases(t *testing.T, s store.Store) {

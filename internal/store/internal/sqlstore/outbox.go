@@ -179,6 +179,25 @@ func (s *Store) FailDelivery(ctx context.Context, owner string, a store.Delivery
 	return s.finishAttempt(ctx, owner, a, store.DeliveryFailed, nil)
 }
 
+// ReleaseDeliveries implements store.Store.
+func (s *Store) ReleaseDeliveries(ctx context.Context, owner string, ids ...string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	args := []any{s.D.Time(s.now()), owner}
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	return s.B.Write(ctx, func(q Querier) error {
+		_, err := q.Exec(ctx, "UPDATE deliveries SET leased_by = '', lease_until = NULL, updated_at = ?"+
+			" WHERE leased_by = ? AND status = 'pending' AND id IN "+placeholders(len(ids)), args...)
+		if err != nil {
+			return fmt.Errorf("release deliveries: %w", err)
+		}
+		return nil
+	})
+}
+
 // GetDelivery implements store.Store.
 func (s *Store) GetDelivery(ctx context.Context, id string) (store.Delivery, error) {
 	ds, err := s.queryDeliveries(ctx, s.B.Reader(), "SELECT "+deliveryCols+deliveryFrom+" WHERE d.id = ?", id)
