@@ -173,6 +173,9 @@ func tags() []any {
 		{"Reliability", "Reliability overview, dependencies and SLO targets."},
 		{"Domain and DNS", "Certificate and domain expiry, DNS answer acceptance."},
 		{"AI incident assist", "AI-generated incident summaries, postmortems and status updates."},
+		{"Website health", "Crawls and audits of websites: broken links, mixed content, slow pages, performance."},
+		{"Third-party status", "Following the status pages of third-party providers."},
+		{"Telemetry export", "Export of check results as OpenTelemetry spans and metrics."},
 		{"Account", "Endpoints of the human account; API keys get 403 SESSION_AUTH_REQUIRED."},
 	} {
 		out = append(out, M{"name": t[0], "description": t[1]})

@@ -63,13 +63,21 @@ func pathParam(name string) (M, string) {
 	case "slug":
 		return str(""), "Status page slug."
 	case "token":
-		return str(""), "Heartbeat token; the credential of the heartbeat URL."
+		return str(""), "Token of the URL: the credential of a heartbeat URL, or the single-use token of a confirmation link."
 	case "type":
 		return str(""), "Channel type: the lower-case channel product name, or webhook, sms, voice, whatsapp."
 	case "stepId":
 		return str(""), "Runbook step id."
 	case "path":
 		return str(""), "Rest of the path."
+	case "runId":
+		return uuid(""), "Website health run id."
+	case "providerId":
+		return str(""), "Third-party provider id from the catalog."
+	case "statusPageId":
+		return uuid(""), "Status page id."
+	case "rest":
+		return enum("", "history", "badge.svg", "feed.xml"), "What of the page: its 90-day history (JSON), its SVG badge or its Atom feed."
 	}
 	return str(""), ""
 }
@@ -589,7 +597,7 @@ func operations() []op {
 		{method: post, path: "/website-health/sites", tag: "Website health", summary: "Add a site", access: anyKey, feature: "website-health", body: freeform(""), status: 201, resp: freeform("")},
 		{method: get, path: "/website-health/sites/{id}", tag: "Website health", summary: "Site details", access: anyKey, feature: "website-health", resp: freeform("")},
 		{method: patch, path: "/website-health/sites/{id}", tag: "Website health", summary: "Update a site", access: anyKey, feature: "website-health", body: freeform(""), resp: freeform("")},
-		{method: del, path: "/website-health/sites/{id}", tag: "Website health", summary: "Delete a site", access: anyKey, feature: "website-health"},
+		{method: del, path: "/website-health/sites/{id}", tag: "Website health", summary: "Delete a site", access: anyKey, feature: "website-health", status: 204},
 		{method: post, path: "/website-health/sites/{id}/run", tag: "Website health", summary: "Crawl now", access: anyKey, feature: "website-health",
 			limit: "20 per hour per workspace", status: 202, resp: freeform(""), extra: []int{409, 503}},
 		{method: get, path: "/website-health/reports/{runId}", tag: "Website health", summary: "A crawl report", access: anyKey, feature: "website-health", resp: freeform("")},
@@ -602,13 +610,13 @@ func operations() []op {
 		{method: post, path: "/third-party-status/subscriptions", tag: "Third-party status", summary: "Follow a provider", access: anyKey, feature: "third-party-status",
 			body: freeform(""), status: 201, resp: freeform(""), extra: []int{409, 503}},
 		{method: patch, path: "/third-party-status/subscriptions/{id}", tag: "Third-party status", summary: "Change a subscription", access: anyKey, feature: "third-party-status", body: freeform(""), resp: freeform(""), extra: []int{503}},
-		{method: del, path: "/third-party-status/subscriptions/{id}", tag: "Third-party status", summary: "Unfollow a provider", access: anyKey, feature: "third-party-status", extra: []int{503}},
+		{method: del, path: "/third-party-status/subscriptions/{id}", tag: "Third-party status", summary: "Unfollow a provider", access: anyKey, feature: "third-party-status", status: 204, extra: []int{503}},
 		{method: get, path: "/third-party-status/status-pages/{statusPageId}", tag: "Third-party status", summary: "Services shown on a status page", access: anyKey, feature: "third-party-status", resp: freeform(""), extra: []int{503}},
 		{method: put, path: "/third-party-status/status-pages/{statusPageId}", tag: "Third-party status", summary: "Set the services shown on a status page", access: anyKey, feature: "third-party-status", body: freeform(""), resp: freeform(""), extra: []int{503}},
 		// Telemetry export (Automation key, plan feature telemetry-export).
 		{method: get, path: "/automation/otel", tag: "Telemetry export", summary: "Export settings and delivery status", access: automationKey, feature: "telemetry-export", resp: freeform(""), extra: []int{503}},
 		{method: put, path: "/automation/otel", tag: "Telemetry export", summary: "Create or update the export", access: automationKey, feature: "telemetry-export", body: freeform(""), resp: freeform(""), extra: []int{503}},
-		{method: del, path: "/automation/otel", tag: "Telemetry export", summary: "Remove the export", access: automationKey, feature: "telemetry-export", extra: []int{503}},
+		{method: del, path: "/automation/otel", tag: "Telemetry export", summary: "Remove the export", access: automationKey, feature: "telemetry-export", status: 204, extra: []int{503}},
 		{method: post, path: "/automation/otel/test", tag: "Telemetry export", summary: "Send one test span", access: automationKey, feature: "telemetry-export",
 			limit: "10 per 15 minutes per workspace", resp: freeform(""), extra: []int{503}},
 	}...)
