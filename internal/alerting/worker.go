@@ -348,7 +348,7 @@ func (w *Worker) deliver(ctx context.Context, d store.Delivery, ch *monv1.AlertC
 	default:
 		outcome = "failed"
 	}
-	metrics.AlertDeliveries.WithLabelValues(channelType, outcome).Inc()
+	metrics.AlertDeliveries.WithLabelValues(channelType, outcome, strconv.Itoa(attempt)).Inc()
 	if ch == nil || ch.Spec.Disabled {
 		return
 	}

@@ -10,6 +10,7 @@ import (
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/engine"
@@ -59,6 +60,8 @@ var _ = Describe("Incidents by region quorum", Ordered, func() {
 			g.Expect(got.Status.OpenIncident).NotTo(BeNil())
 			g.Expect(got.Status.OpenIncident.ConfirmingRegions).To(ConsistOf("r1", "r2"))
 		}, 10*time.Second, 200*time.Millisecond).Should(Succeed())
+		// The gauge counts this and other specs' open incidents of the namespace.
+		Eventually(func() bool { return openIncidentsGauge(m.Namespace) == openIncidentsIn(m.Namespace) }, 10*time.Second).Should(BeTrue())
 		// More failing checks keep the same incident open.
 		Consistently(func() []store.Incident { return incidents(m) }, 2*time.Second, 200*time.Millisecond).Should(HaveLen(1))
 	})
@@ -84,6 +87,7 @@ var _ = Describe("Incidents by region quorum", Ordered, func() {
 		}, 20*time.Second, 200*time.Millisecond).Should(Succeed())
 		Eventually(func() monv1.MonitorStatusValue { return get(m).Status.CurrentStatus }, 10*time.Second, 200*time.Millisecond).
 			Should(Equal(monv1.StatusUp))
+		Eventually(func() bool { return openIncidentsGauge(m.Namespace) == openIncidentsIn(m.Namespace) }, 10*time.Second).Should(BeTrue())
 	})
 })
 
@@ -210,7 +214,11 @@ var _ = Describe("Ad-hoc checks", func() {
 		target.setDown("r2")
 		defer target.setDown()
 		m := get(newMonitor("adhoc", nil))
-		Eventually(func() int { n, _ := env.Manager.Engine.AgentsOnline("r2", time.Minute); return n }, 10*time.Second).Should(BeNumerically(">", 0))
+		// Each run below goes to its region's agent only while one is online
+		// (else the manager runs it); wait for all three.
+		for _, r := range []string{"r1", "r2", "r3"} {
+			Eventually(func() int { n, _ := env.Manager.Engine.AgentsOnline(r, time.Minute); return n }, 10*time.Second).Should(BeNumerically(">", 0), r)
+		}
 		res, err := env.Manager.Engine.RunCheck(ctx, m, "r2", true)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(res.Region).To(Equal("r2"))
@@ -237,3 +245,37 @@ var _ = Describe("Ad-hoc checks", func() {
 		Expect(string(res.Status)).To(Equal("up"))
 	})
 })
+
+// openIncidentsIn counts the monitors of ns whose status shows an open
+// incident, read from the API server.
+func openIncidentsIn(ns string) float64 {
+	var list monv1.MonitorList
+	Expect(k8s.List(ctx, &list, client.InNamespace(ns))).To(Succeed())
+	n := 0.0
+	for _, m := range list.Items {
+		if m.Status.OpenIncident != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// openIncidentsGauge is uptime_operator_open_incidents of workspace ns as
+// the manager's metrics endpoint would serve it; -1 when absent.
+func openIncidentsGauge(ns string) float64 {
+	families, err := ctrlmetrics.Registry.Gather()
+	Expect(err).NotTo(HaveOccurred())
+	for _, f := range families {
+		if f.GetName() != "uptime_operator_open_incidents" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "workspace" && l.GetValue() == ns {
+					return m.GetGauge().GetValue()
+				}
+			}
+		}
+	}
+	return -1
+}

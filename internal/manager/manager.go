@@ -354,6 +354,22 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 	if err != nil {
 		return nil, err
 	}
+	metrics.SetOpenIncidents(func(ctx context.Context) (map[string]int, error) {
+		var list monv1.MonitorList
+		if err := mgr.GetClient().List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
+			return nil, err
+		}
+		open := map[string]int{}
+		for i := range list.Items {
+			m := &list.Items[i]
+			if m.Status.OpenIncident != nil {
+				open[m.Namespace]++
+			} else if _, ok := open[m.Namespace]; !ok {
+				open[m.Namespace] = 0 // a workspace whose incidents closed reports 0
+			}
+		}
+		return open, nil
+	})
 	public := &statuspage.Public{Reader: mgr.GetClient(), Secrets: mgr.GetAPIReader(), Store: st, BaseURL: opts.PublicURL, Notifier: notifier, ThirdParty: thirdParty}
 	m.api = apiserver.New(apiserver.Options{
 		Client:              mgr.GetClient(),

@@ -5,6 +5,10 @@
 package metrics
 
 import (
+	"context"
+	"sync/atomic"
+	"time"
+
 	"github.com/prometheus/client_golang/prometheus"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 )
@@ -53,12 +57,12 @@ var (
 		Name: "uptime_operator_probe_region_agents",
 		Help: "Probe agents of the region that contacted the manager recently.",
 	}, []string{"region"})
-	// AlertDeliveries counts delivery attempts by channel type and outcome
-	// (delivered, retried, failed).
+	// AlertDeliveries counts delivery attempts by channel type, outcome
+	// (delivered, retried, failed) and attempt number (1-6).
 	AlertDeliveries = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "uptime_operator_alert_deliveries_total",
-		Help: "Alert delivery attempts by channel type and outcome (delivered, retried, failed).",
-	}, []string{"channel", "outcome"})
+		Help: "Alert delivery attempts by channel type, outcome (delivered, retried, failed) and attempt number.",
+	}, []string{"channel", "outcome", "attempt"})
 
 	// APIRequests counts requests of the REST API (both front doors) by chi
 	// route pattern, method and status code. The route is the pattern
@@ -84,5 +88,44 @@ var (
 func init() {
 	ctrlmetrics.Registry.MustRegister(CheckResults, IngestLag, StoreBytes, DuplicateResults, IncidentsOpened, IncidentsResolved,
 		RegionOnline, RegionAgents, AlertDeliveries,
-		APIRequests, APIRequestDuration, APIRequestsInFlight)
+		APIRequests, APIRequestDuration, APIRequestsInFlight, openIncidents{})
+}
+
+// openIncidentsDesc describes uptime_operator_open_incidents. The label is
+// "workspace", not "namespace": Prometheus sets "namespace" to the scraped
+// pod's namespace.
+var openIncidentsDesc = prometheus.NewDesc("uptime_operator_open_incidents",
+	"Monitors with an open incident, by workspace (namespace).", []string{"workspace"}, nil)
+
+// openIncidents reports the open incidents counted by the function last
+// given to SetOpenIncidents, at each scrape.
+type openIncidents struct{}
+
+// openIncidentsCount is the counting function; a manager started again in
+// the same process (tests) replaces its predecessor's.
+var openIncidentsCount atomic.Pointer[func(context.Context) (map[string]int, error)]
+
+func (openIncidents) Describe(ch chan<- *prometheus.Desc) { ch <- openIncidentsDesc }
+
+func (openIncidents) Collect(ch chan<- prometheus.Metric) {
+	count := openIncidentsCount.Load()
+	if count == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	counts, err := (*count)(ctx)
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(openIncidentsDesc, err)
+		return
+	}
+	for ws, n := range counts {
+		ch <- prometheus.MustNewConstMetric(openIncidentsDesc, prometheus.GaugeValue, float64(n), ws)
+	}
+}
+
+// SetOpenIncidents makes uptime_operator_open_incidents report count (open
+// incidents by namespace), called at each scrape.
+func SetOpenIncidents(count func(context.Context) (map[string]int, error)) {
+	openIncidentsCount.Store(&count)
 }
