@@ -70,6 +70,8 @@ func pathParam(name string) (M, string) {
 		return str(""), "Runbook step id."
 	case "path":
 		return str(""), "Rest of the path."
+	case "email":
+		return email(""), "The recipient's email address (URL-encoded or not)."
 	case "runId":
 		return uuid(""), "Website health run id."
 	case "providerId":
@@ -542,8 +544,15 @@ func operations() []op {
 				}, "email", "source", "sources", "status", "confirmed", "confirmation_sent_at", "confirmations_sent", "confirmed_at"), ""),
 				"confirmation_required": boolean("Alert emails are held back from addresses that have not confirmed."),
 			}, "contacts", "confirmation_required")},
-		{method: post, path: "/alert-recipients", tag: "Alert recipients and settings", summary: "Add a recipient", access: ownerOnly, body: obj("", M{"email": email("")}, "email"), status: 201, extra: []int{501}},
-		{method: del, path: "/alert-recipients/{id}", tag: "Alert recipients and settings", summary: "Remove a recipient", access: ownerOnly, status: 204, extra: []int{501}},
+		{method: post, path: "/alert-recipients", tag: "Alert recipients and settings", summary: "Add a recipient", access: ownerOnly,
+			desc: "Adds the address to the workspace's email AlertChannel alert-recipients (created when absent, routed to every monitor); it is sent a confirmation link. 409 CONFLICT when it is already there.",
+			body: strictObj("", M{"email": email("")}, "email"), status: 201,
+			resp: obj("", M{"email": email(""), "status": enum("", "confirmed", "pending", "unconfirmed"), "confirmed": boolean(""),
+				"alert_channel": str("Name of the AlertChannel holding the address."), "message": str("")}, "email", "status", "confirmed", "alert_channel"),
+			extra: []int{409}},
+		{method: del, path: "/alert-recipients/{email}", tag: "Alert recipients and settings", summary: "Remove a recipient", access: ownerOnly,
+			desc: "Removes an address added with POST; one named by a monitor, group, channel, escalation policy or on-call schedule is 409 (edit that resource).",
+			status: 204, extra: []int{409}},
 		{method: post, path: "/alert-recipients/resend", tag: "Alert recipients and settings", summary: "Resend a recipient's confirmation email", access: anyKey,
 			desc: "Sends a new confirmation link (the previous one stops working), at most once a minute per address (429 with Retry-After). A confirmed address is answered with sent false.",
 			body: obj("", M{"email": email("")}, "email"), resp: obj("", M{"email": email(""), "confirmed": boolean(""), "sent": boolean(""),

@@ -35,7 +35,47 @@ var _ = Describe("Owner-only endpoints", Ordered, func() {
 		Entry("page access", "PUT", "/status/pages/x/access"),
 		Entry("revoke sessions", "POST", "/status/pages/x/access/revoke-sessions"),
 		Entry("rotate signing secret", "POST", "/integrations/connections/x/rotate-secret"),
+		Entry("add a recipient", "POST", "/alert-recipients"),
+		Entry("remove a recipient", "DELETE", "/alert-recipients/a@example.com"),
 	)
+
+	It("adds and removes recipients through the workspace's alert-recipients email channel", func() {
+		rec := do("POST", "/alert-recipients", "", map[string]any{"email": "Ops@example.com"}, owner)
+		Expect(rec.Code).To(Equal(http.StatusCreated), rec.Body.String())
+		Expect(obj(rec)).To(SatisfyAll(HaveKeyWithValue("email", "Ops@example.com"), HaveKeyWithValue("status", "unconfirmed"),
+			HaveKeyWithValue("alert_channel", "alert-recipients")))
+		channel := func() *monv1.AlertChannel {
+			var ch monv1.AlertChannel
+			if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "alert-recipients"}, &ch); err != nil {
+				return nil
+			}
+			return &ch
+		}
+		Expect(channel().Spec.Type).To(Equal(monv1.ChannelEmail))
+		Expect(channel().Spec.Emails).To(Equal([]string{"Ops@example.com"}))
+		Expect(do("POST", "/alert-recipients", "", map[string]any{"email": "second@example.com"}, owner).Code).To(Equal(http.StatusCreated))
+		Expect(channel().Spec.Emails).To(Equal([]string{"Ops@example.com", "second@example.com"}))
+
+		rec = do("POST", "/alert-recipients", "", map[string]any{"email": "ops@EXAMPLE.com"}, owner)
+		Expect(rec.Code).To(Equal(http.StatusConflict))
+		Expect(obj(rec)["code"]).To(Equal("CONFLICT"))
+		Expect(validationFields(obj(do("POST", "/alert-recipients", "", map[string]any{"email": "nope"}, owner)))).To(Equal([]string{"email"}))
+		Expect(do("POST", "/alert-recipients", "", map[string]any{"email": "a@example.com", "extra": 1}, owner).Code).To(Equal(http.StatusBadRequest))
+		Eventually(func() string { return do("GET", "/alert-recipients", key(ns, "read-only"), nil).Body.String() }).
+			Should(ContainSubstring("second@example.com"))
+
+		// An address named by another resource is removed there.
+		createGroupCR(ns, "recipient-group", "group-only@example.com")
+		Eventually(func() int { return do("DELETE", "/alert-recipients/group-only@example.com", "", nil, owner).Code }).
+			Should(Equal(http.StatusConflict))
+		Expect(do("DELETE", "/alert-recipients/nobody@example.com", "", nil, owner).Code).To(Equal(http.StatusNotFound))
+
+		Expect(do("DELETE", "/alert-recipients/OPS@example.com", "", nil, owner).Code).To(Equal(http.StatusNoContent))
+		Expect(channel().Spec.Emails).To(Equal([]string{"second@example.com"}))
+		Expect(do("DELETE", "/alert-recipients/second%40example.com", "", nil, owner).Code).To(Equal(http.StatusNoContent))
+		Expect(channel()).To(BeNil(), "the channel goes with its last address")
+		Expect(do("DELETE", "/alert-recipients/second@example.com", "", nil, owner).Code).To(Equal(http.StatusNotFound))
+	})
 
 	It("reports the owner role in whoami", func() {
 		Expect(obj(do("GET", "/automation/whoami", "", nil, owner))["workspace_role"]).To(Equal("owner"))

@@ -176,9 +176,9 @@ func (s *Server) routes() {
 
 	// Alert recipients and settings (read only for keys).
 	s.handle(get, "/alert-recipients", s.alertRecipients)
-	s.handle(post, "/alert-recipients", nil, owner)
+	s.handle(post, "/alert-recipients", s.addRecipient, owner)
 	s.handle(post, "/alert-recipients/resend", s.resendConfirmation)
-	s.handle(del, "/alert-recipients/{id}", nil, owner)
+	s.handle(del, "/alert-recipients/{email}", s.removeRecipient, owner)
 	s.handle(get, "/settings/escalation-policies", s.listEscalationPolicies)
 	s.handle(get, "/settings/on-call-schedules", s.listOnCallSchedules)
 	s.handle(get, "/settings/on-call-schedules/current", s.currentOnCall)
