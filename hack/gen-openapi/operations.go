@@ -551,7 +551,7 @@ func operations() []op {
 				"alert_channel": str("Name of the AlertChannel holding the address."), "message": str("")}, "email", "status", "confirmed", "alert_channel"),
 			extra: []int{409}},
 		{method: del, path: "/alert-recipients/{email}", tag: "Alert recipients and settings", summary: "Remove a recipient", access: ownerOnly,
-			desc: "Removes an address added with POST; one named by a monitor, group, channel, escalation policy or on-call schedule is 409 (edit that resource).",
+			desc:   "Removes an address added with POST; one named by a monitor, group, channel, escalation policy or on-call schedule is 409 (edit that resource).",
 			status: 204, extra: []int{409}},
 		{method: post, path: "/alert-recipients/resend", tag: "Alert recipients and settings", summary: "Resend a recipient's confirmation email", access: anyKey,
 			desc: "Sends a new confirmation link (the previous one stops working), at most once a minute per address (429 with Retry-After). A confirmed address is answered with sent false.",
