@@ -103,9 +103,12 @@ func (s *Server) addedState(ctx context.Context, ns, email string) map[string]an
 	}
 	out := map[string]any{"email": email, "status": st.Status(), "confirmed": st.Record.Confirmed(),
 		"alert_channel": RecipientsChannel}
-	if st.Record.Confirmed() {
+	switch {
+	case st.Record.Confirmed():
 		out["message"] = email + " was added; it confirmed alert emails before"
-	} else {
+	case s.recipients.Mailer == nil:
+		out["message"] = email + " was added; email delivery is not configured, so no confirmation is sent"
+	default:
 		out["message"] = email + " was added; a confirmation email is sent to it within a minute"
 	}
 	return out
