@@ -55,6 +55,7 @@ verify: ## Fail when generated code is stale, code is unformatted or vet complai
 		git status --porcelain -- api config charts/uptime-operator/crds docs/crd-reference.md docs/openapi.json docs/api-reference.md internal/apiserver/openapi.json; git --no-pager diff --stat -- api config charts docs; exit 1; fi
 	@hack/verify-kustomize.sh
 	@hack/verify-chart.sh
+	@hack/verify-dockerfile.sh
 	@$(MAKE) --no-print-directory lint
 	@echo "verify: ok"
 
