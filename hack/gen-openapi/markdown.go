@@ -451,37 +451,29 @@ func (r *mdRenderer) contentSummary(resp *mdResponse) string {
 
 func refName(ref, prefix string) string { return strings.TrimPrefix(ref, prefix) }
 
-func (r *mdRenderer) param(p *mdParameter) *mdParameter {
-	for i := 0; p.Ref != "" && i < 10; i++ {
-		t := r.doc.Components.Parameters[refName(p.Ref, "#/components/parameters/")]
+// follow follows the $ref chain of v through table (components of one kind,
+// named after prefix), at most 10 hops; a dangling reference stops it.
+func follow[T any](v *T, ref func(*T) string, table map[string]*T, prefix string) *T {
+	for i := 0; ref(v) != "" && i < 10; i++ {
+		t := table[refName(ref(v), prefix)]
 		if t == nil {
 			break
 		}
-		p = t
+		v = t
 	}
-	return p
+	return v
+}
+
+func (r *mdRenderer) param(p *mdParameter) *mdParameter {
+	return follow(p, func(p *mdParameter) string { return p.Ref }, r.doc.Components.Parameters, "#/components/parameters/")
 }
 
 func (r *mdRenderer) response(p *mdResponse) *mdResponse {
-	for i := 0; p.Ref != "" && i < 10; i++ {
-		t := r.doc.Components.Responses[refName(p.Ref, "#/components/responses/")]
-		if t == nil {
-			break
-		}
-		p = t
-	}
-	return p
+	return follow(p, func(p *mdResponse) string { return p.Ref }, r.doc.Components.Responses, "#/components/responses/")
 }
 
 func (r *mdRenderer) header(h *mdHeader) *mdHeader {
-	for i := 0; h.Ref != "" && i < 10; i++ {
-		t := r.doc.Components.Headers[refName(h.Ref, "#/components/headers/")]
-		if t == nil {
-			break
-		}
-		h = t
-	}
-	return h
+	return follow(h, func(h *mdHeader) string { return h.Ref }, r.doc.Components.Headers, "#/components/headers/")
 }
 
 // flatSchema is a schema with $refs followed, allOf merged and null split off.

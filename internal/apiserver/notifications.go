@@ -161,6 +161,29 @@ func recipientState(st recipients.State) recipientStateJSON {
 	}
 }
 
+// decodeEmail reads the body {email} of the recipient endpoints (strict
+// refuses unknown fields) and answers the error itself when it is not an
+// address.
+func (s *Server) decodeEmail(w http.ResponseWriter, r *http.Request, strict bool) (string, bool) {
+	var b struct {
+		Email string `json:"email"`
+	}
+	if err := decodeJSON(r, &b, strict); err != nil {
+		s.writeErr(w, r, err)
+		return "", false
+	}
+	email := strings.TrimSpace(b.Email)
+	switch {
+	case email == "":
+		writeValidation(w, fieldErr("email", "is required"))
+		return "", false
+	case !validEmail(email):
+		writeValidation(w, fieldErr("email", "must be an email address"))
+		return "", false
+	}
+	return email, true
+}
+
 // alertRecipients answers GET /alert-recipients: every address the
 // workspace's resources send alert emails to, with its confirmation state.
 func (s *Server) alertRecipients(w http.ResponseWriter, r *http.Request) {
@@ -182,20 +205,8 @@ func (s *Server) alertRecipients(w http.ResponseWriter, r *http.Request) {
 // address is answered without sending; an address the workspace does not
 // use is 404.
 func (s *Server) resendConfirmation(w http.ResponseWriter, r *http.Request) {
-	var b struct {
-		Email string `json:"email"`
-	}
-	if err := decodeJSON(r, &b, false); err != nil {
-		s.writeErr(w, r, err)
-		return
-	}
-	email := strings.TrimSpace(b.Email)
-	switch {
-	case email == "":
-		writeValidation(w, fieldErr("email", "is required"))
-		return
-	case !validEmail(email):
-		writeValidation(w, fieldErr("email", "must be an email address"))
+	email, ok := s.decodeEmail(w, r, false)
+	if !ok {
 		return
 	}
 	st, sent, err := s.recipients.Resend(r.Context(), CallerFrom(r.Context()).Namespace, email)

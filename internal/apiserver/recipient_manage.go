@@ -34,20 +34,8 @@ const maxChannelEmails = 20
 
 // addRecipient answers POST /alert-recipients (owner only).
 func (s *Server) addRecipient(w http.ResponseWriter, r *http.Request) {
-	var b struct {
-		Email string `json:"email"`
-	}
-	if err := decodeJSON(r, &b, true); err != nil {
-		s.writeErr(w, r, err)
-		return
-	}
-	email := strings.TrimSpace(b.Email)
-	switch {
-	case email == "":
-		writeValidation(w, fieldErr("email", "is required"))
-		return
-	case !validEmail(email):
-		writeValidation(w, fieldErr("email", "must be an email address"))
+	email, ok := s.decodeEmail(w, r, true)
+	if !ok {
 		return
 	}
 	ctx, ns := r.Context(), CallerFrom(r.Context()).Namespace

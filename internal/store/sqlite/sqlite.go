@@ -216,7 +216,7 @@ func (s *Store) commitTx(batch []*writeReq) {
 		}
 		return
 	}
-	q := txQuerier{tx, s.writes}
+	q := txQuerier(tx, s.writes)
 	if len(batch) == 1 {
 		// Nothing to isolate from: the transaction is the write.
 		r := batch[0]
@@ -277,7 +277,7 @@ func (s *Store) Close() error {
 // backend adapts Store to sqlstore.Backend.
 type backend struct{ s *Store }
 
-func (b backend) Reader() sqlstore.Querier { return readQuerier{b.s.rdb, b.s.reads} }
+func (b backend) Reader() sqlstore.Querier { return readQuerier(b.s.rdb, b.s.reads) }
 
 func (b backend) Write(ctx context.Context, fn func(sqlstore.Querier) error) error {
 	r := &writeReq{ctx: ctx, fn: fn, done: make(chan error, 1)}

@@ -66,43 +66,17 @@ func (c *stmtCache) get(ctx context.Context, query string) *sql.Stmt {
 func (c *stmtCache) close() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	return closeStmts(c.m)
+}
+
+// closeStmts closes and forgets the statements of m.
+func closeStmts(m map[string]*sql.Stmt) error {
 	var errs []error
-	for q, st := range c.m {
+	for q, st := range m {
 		errs = append(errs, st.Close())
-		delete(c.m, q)
+		delete(m, q)
 	}
 	return errors.Join(errs...)
-}
-
-// readQuerier runs the reads of the read pool, prepared when cacheable.
-type readQuerier struct {
-	db    *sql.DB
-	stmts *stmtCache
-}
-
-func (q readQuerier) Exec(ctx context.Context, query string, args ...any) (int64, error) {
-	// The read pool is query_only; Exec is here to satisfy the interface.
-	return querier{q.db}.Exec(ctx, query, args...)
-}
-
-func (q readQuerier) Query(ctx context.Context, query string, args ...any) (sqlstore.Rows, error) {
-	st := q.stmts.get(ctx, query)
-	if st == nil {
-		return querier{q.db}.Query(ctx, query, args...)
-	}
-	rows, err := st.QueryContext(ctx, args...)
-	if err != nil {
-		return nil, err
-	}
-	return sqlRows{rows}, nil
-}
-
-func (q readQuerier) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row {
-	st := q.stmts.get(ctx, query)
-	if st == nil {
-		return querier{q.db}.QueryRow(ctx, query, args...)
-	}
-	return sqlRow{st.QueryRowContext(ctx, args...)}
 }
 
 // writeStmts keeps prepared statements of the writer's connection. Only the
@@ -154,25 +128,29 @@ func (w *writeStmts) prepareSeen(ctx context.Context) {
 	}
 }
 
-func (w *writeStmts) close() error {
-	var errs []error
-	for q, st := range w.m {
-		errs = append(errs, st.Close())
-		delete(w.m, q)
-	}
-	return errors.Join(errs...)
+func (w *writeStmts) close() error { return closeStmts(w.m) }
+
+// preparedQuerier runs queries through prepared statements where stmt
+// returns one, directly through direct otherwise.
+type preparedQuerier struct {
+	direct execer
+	stmt   func(ctx context.Context, query string) *sql.Stmt
+}
+
+// readQuerier runs the reads of the read pool.
+func readQuerier(db *sql.DB, c *stmtCache) preparedQuerier {
+	return preparedQuerier{direct: db, stmt: c.get}
 }
 
 // txQuerier runs the writes of one batch in its transaction.
-type txQuerier struct {
-	tx    *sql.Tx
-	stmts *writeStmts
+func txQuerier(tx *sql.Tx, w *writeStmts) preparedQuerier {
+	return preparedQuerier{direct: tx, stmt: func(ctx context.Context, q string) *sql.Stmt { return w.inTx(ctx, tx, q) }}
 }
 
-func (q txQuerier) Exec(ctx context.Context, query string, args ...any) (int64, error) {
-	st := q.stmts.inTx(ctx, q.tx, query)
+func (q preparedQuerier) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	st := q.stmt(ctx, query)
 	if st == nil {
-		return querier{q.tx}.Exec(ctx, query, args...)
+		return querier{q.direct}.Exec(ctx, query, args...)
 	}
 	res, err := st.ExecContext(ctx, args...)
 	if err != nil {
@@ -181,10 +159,10 @@ func (q txQuerier) Exec(ctx context.Context, query string, args ...any) (int64, 
 	return res.RowsAffected()
 }
 
-func (q txQuerier) Query(ctx context.Context, query string, args ...any) (sqlstore.Rows, error) {
-	st := q.stmts.inTx(ctx, q.tx, query)
+func (q preparedQuerier) Query(ctx context.Context, query string, args ...any) (sqlstore.Rows, error) {
+	st := q.stmt(ctx, query)
 	if st == nil {
-		return querier{q.tx}.Query(ctx, query, args...)
+		return querier{q.direct}.Query(ctx, query, args...)
 	}
 	rows, err := st.QueryContext(ctx, args...)
 	if err != nil {
@@ -193,10 +171,10 @@ func (q txQuerier) Query(ctx context.Context, query string, args ...any) (sqlsto
 	return sqlRows{rows}, nil
 }
 
-func (q txQuerier) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row {
-	st := q.stmts.inTx(ctx, q.tx, query)
+func (q preparedQuerier) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row {
+	st := q.stmt(ctx, query)
 	if st == nil {
-		return querier{q.tx}.QueryRow(ctx, query, args...)
+		return querier{q.direct}.QueryRow(ctx, query, args...)
 	}
 	return sqlRow{st.QueryRowContext(ctx, args...)}
 }
