@@ -398,9 +398,9 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 	root.Handle("/mcp", m.hostedMCP())
 	root.Handle("/", apiserver.Instrument(m.api.Handler()))
 	m.root = root
-	if path, ok := sqlitePath(opts.Store); ok {
+	if size := storeSize(opts.Store, st); size != nil {
 		if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
-			return reportStoreSize(ctx, path)
+			return reportStoreSize(ctx, size)
 		})); err != nil {
 			return nil, err
 		}
@@ -571,24 +571,47 @@ func sqlitePath(spec string) (string, bool) {
 	return path, true
 }
 
-// reportStoreSize publishes the SQLite store's size (database and WAL) every
+// reportStoreSize publishes the store's size, as size measures it, every
 // minute until ctx ends.
-func reportStoreSize(ctx context.Context, path string) error {
+func reportStoreSize(ctx context.Context, size func(context.Context) (int64, error)) error {
 	t := time.NewTicker(time.Minute)
 	defer t.Stop()
 	for {
+		if n, err := size(ctx); err == nil {
+			metrics.StoreBytes.Set(float64(n))
+		} else if ctx.Err() == nil {
+			ctrl.Log.WithName("store").Info("unable to measure the store", "error", err.Error())
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// storeSize measures the store of spec: the SQLite file and its WAL, or
+// the PostgreSQL database; nil when neither applies.
+func storeSize(spec string, st store.Store) func(context.Context) (int64, error) {
+	if pg, ok := st.(*postgres.Store); ok {
+		return func(ctx context.Context) (int64, error) {
+			var n int64
+			err := pg.Pool().QueryRow(ctx, "SELECT pg_database_size(current_database())").Scan(&n)
+			return n, err
+		}
+	}
+	path, ok := sqlitePath(spec)
+	if !ok {
+		return nil
+	}
+	return func(context.Context) (int64, error) {
 		var total int64
 		for _, f := range []string{path, path + "-wal"} {
 			if fi, err := os.Stat(f); err == nil {
 				total += fi.Size()
 			}
 		}
-		metrics.StoreBytes.Set(float64(total))
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
+		return total, nil
 	}
 }
 

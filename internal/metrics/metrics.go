@@ -27,10 +27,11 @@ var (
 		Help:    "Time from a check's start to its ingestion by the manager.",
 		Buckets: []float64{0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800},
 	})
-	// StoreBytes is the size of the embedded SQLite store on disk.
+	// StoreBytes is the size of the store: the SQLite file and its WAL, or
+	// the PostgreSQL database.
 	StoreBytes = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "uptime_operator_store_bytes",
-		Help: "Size of the SQLite store on disk (database and write-ahead log); absent with PostgreSQL.",
+		Help: "Size of the store: the SQLite database and write-ahead log on disk, or the PostgreSQL database (pg_database_size).",
 	})
 	// DuplicateResults counts results skipped because their id was stored.
 	DuplicateResults = prometheus.NewCounter(prometheus.CounterOpts{
