@@ -41,6 +41,13 @@ type Options struct {
 type Store struct {
 	*sqlstore.Store
 	pool *pgxpool.Pool
+
+	// Concurrent InsertChecks calls are merged into one transaction by the
+	// ingester goroutine (see ingest.go).
+	ingest    chan *ingestReq
+	quit      chan struct{}
+	done      chan struct{}
+	closeOnce sync.Once
 }
 
 var _ store.Store = (*Store)(nil)
@@ -74,8 +81,9 @@ func Open(ctx context.Context, dsn string, o Options) (*Store, error) {
 		pool.Close()
 		return nil, err
 	}
-	s := &Store{pool: pool}
+	s := &Store{pool: pool, ingest: make(chan *ingestReq, maxIngestQueue), quit: make(chan struct{}), done: make(chan struct{})}
 	s.Store = &sqlstore.Store{B: backend{pool: pool}, D: dialect, Now: o.Now}
+	go s.ingester()
 	return s, nil
 }
 
@@ -122,9 +130,13 @@ func migrate(ctx context.Context, pool *pgxpool.Pool, schema string) error {
 	return nil
 }
 
-// Close closes the pool.
+// Close finishes the queued ingest and closes the pool.
 func (s *Store) Close() error {
-	s.pool.Close()
+	s.closeOnce.Do(func() {
+		close(s.quit)
+		<-s.done
+		s.pool.Close()
+	})
 	return nil
 }
 
@@ -135,12 +147,12 @@ var copyCols = []string{"id", "monitor_id", "namespace", "region", "checked_at",
 	"response_time_ms", "error_type", "error_message", "details"}
 
 // ingestSQL moves staged checks into checks, skipping known ids, and adds the
-// new ones to their minute, hour and day rollups; it returns how many were new.
+// new ones to their minute, hour and day rollups; it returns the new ids.
 var ingestSQL = `WITH ins AS (
   INSERT INTO checks (` + strings.Join(copyCols, ", ") + `)
   SELECT ` + strings.Join(copyCols, ", ") + ` FROM checks_staging
   ON CONFLICT (id) DO NOTHING
-  RETURNING monitor_id, region, checked_at, status, response_time_ms
+  RETURNING id, monitor_id, region, checked_at, status, response_time_ms
 ), agg AS (
   SELECT monitor_id, region, st.step,
     (floor(extract(epoch FROM checked_at) / st.step) * st.step)::bigint AS bucket,
@@ -160,56 +172,7 @@ var ingestSQL = `WITH ins AS (
   FROM agg ORDER BY monitor_id, step, bucket, region` + sqlstore.RollupUpsertConflict + `
   RETURNING 1
 )
-SELECT count(*) FROM ins`
-
-// InsertChecks streams the batch with COPY into a temporary staging table and
-// merges it in one statement (see ingestSQL).
-func (s *Store) InsertChecks(ctx context.Context, checks []store.Check) (int, error) {
-	batch, err := sqlstore.PrepareChecks(checks)
-	if err != nil {
-		return 0, err
-	}
-	if len(batch) == 0 {
-		return 0, nil
-	}
-	tx, err := s.pool.Begin(ctx)
-	if err != nil {
-		return 0, fmt.Errorf("insert checks: %w", err)
-	}
-	defer tx.Rollback(ctx) //nolint:errcheck // no-op after commit
-	if _, err := tx.Exec(ctx, "CREATE TEMP TABLE IF NOT EXISTS checks_staging (LIKE checks) ON COMMIT DELETE ROWS"); err != nil {
-		return 0, fmt.Errorf("create staging table: %w", err)
-	}
-	_, err = tx.CopyFrom(ctx, pgx.Identifier{"checks_staging"}, copyCols, pgx.CopyFromSlice(len(batch), func(i int) ([]any, error) {
-		c := &batch[i]
-		var code, details, errType, errMsg any
-		if c.StatusCode != nil {
-			code = int64(*c.StatusCode)
-		}
-		if len(c.Details) > 0 {
-			details = string(c.Details)
-		}
-		if c.ErrorType != "" {
-			errType = c.ErrorType
-		}
-		if c.ErrorMessage != "" {
-			errMsg = c.ErrorMessage
-		}
-		return []any{c.ID, c.MonitorID, c.Namespace, c.Region, c.CheckedAt, string(c.Status), code,
-			c.ResponseTimeMs, errType, errMsg, details}, nil
-	}))
-	if err != nil {
-		return 0, fmt.Errorf("copy checks: %w", err)
-	}
-	var n int64
-	if err := tx.QueryRow(ctx, ingestSQL).Scan(&n); err != nil {
-		return 0, fmt.Errorf("merge checks: %w", err)
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return 0, fmt.Errorf("commit checks: %w", err)
-	}
-	return int(n), nil
-}
+SELECT id FROM ins`
 
 // backend adapts the pool to sqlstore.Backend.
 type backend struct{ pool *pgxpool.Pool }

@@ -26,6 +26,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		fn   func(t *testing.T, s store.Store)
 	}{
 		{"InsertChecksIdempotent", testInsertIdempotent},
+		{"ConcurrentInsertChecks", testConcurrentInsert},
 		{"CheckRoundTrip", testCheckRoundTrip},
 		{"ListChecksPagination", testListChecksPagination},
 		{"ListChecksTies", testListChecksTies},
@@ -124,6 +125,49 @@ func testInsertIdempotent(t *testing.T, s store.Store) {
 	n, err = s.InsertChecks(c, nil)
 	must(t, err)
 	eq(t, "empty batch", n, 0)
+}
+
+// testConcurrentInsert sends overlapping batches at once (backends may
+// merge concurrent batches into one transaction): every check is stored and
+// rolled up once, and the batches' "inserted" counts add up to the checks
+// that were new.
+func testConcurrentInsert(t *testing.T, s store.Store) {
+	c := ctx(t)
+	m := uuid.NewString()
+	var all []store.Check
+	for i := range 400 {
+		st := store.StatusUp
+		if i%10 == 0 {
+			st = store.StatusDown
+		}
+		all = append(all, check(m, []string{"eu", "us"}[i%2], base.Add(time.Duration(i)*time.Second), st, int64(50+i%100)))
+	}
+	// Eight batches of 100, each overlapping the next by half.
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	inserted := 0
+	for w := range 8 {
+		batch := all[w*50 : min(w*50+100, len(all))]
+		wg.Go(func() {
+			n, err := s.InsertChecks(c, batch)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			mu.Lock()
+			inserted += n
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	eq(t, "inserted counts add up to the distinct checks", inserted, len(all))
+	st, err := s.Stats(c, store.StatsQuery{MonitorID: m, From: base.Add(-time.Hour), To: base.Add(time.Hour)})
+	must(t, err)
+	eq(t, "rolled up once", st.Total(), int64(len(all)))
+	eq(t, "down rolled up once", st.Down, int64(40))
+	n, err := s.InsertChecks(c, all[:100])
+	must(t, err)
+	eq(t, "nothing new on a retry", n, 0)
 }
 
 func testLatencyStats(t *testing.T, s store.Store) {
