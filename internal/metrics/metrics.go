@@ -117,7 +117,8 @@ func (openIncidents) Collect(ch chan<- prometheus.Metric) {
 	defer cancel()
 	counts, err := (*count)(ctx)
 	if err != nil {
-		ch <- prometheus.NewInvalidMetric(openIncidentsDesc, err)
+		// Not yet countable (the cache is starting): report nothing rather
+		// than fail the whole scrape.
 		return
 	}
 	for ws, n := range counts {
