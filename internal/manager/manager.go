@@ -260,9 +260,15 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 	if err := (&controllers.EscalationPolicyReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("set up escalation policy controller: %w", err)
 	}
+	key, err := signingKey(ctx, mgr.GetAPIReader(), mgr.GetClient(), opts.Namespace)
+	if err != nil {
+		// Without the Secret (no namespace, no RBAC) each process makes its
+		// own key; say what that costs.
+		ctrl.Log.WithName("statuspage").Error(err, "no shared signing key: status page sessions, unsubscribe links and subscriber webhook secrets change when the manager restarts")
+	}
 	notifier := &statuspage.Notifier{
 		Reader: mgr.GetClient(), Store: st, Sign: alerting.Sign, BaseURL: opts.PublicURL,
-		AllowPrivateTargets: opts.AllowPrivateTargets,
+		AllowPrivateTargets: opts.AllowPrivateTargets, Key: key,
 	}
 	if opts.SMTP != nil {
 		smtp := *opts.SMTP
@@ -370,7 +376,8 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 		}
 		return open, nil
 	})
-	public := &statuspage.Public{Reader: mgr.GetClient(), Secrets: mgr.GetAPIReader(), Store: st, BaseURL: opts.PublicURL, Notifier: notifier, ThirdParty: thirdParty}
+	public := &statuspage.Public{Reader: mgr.GetClient(), Secrets: mgr.GetAPIReader(), Store: st, BaseURL: opts.PublicURL,
+		Notifier: notifier, ThirdParty: thirdParty, SessionKey: key}
 	m.api = apiserver.New(apiserver.Options{
 		Client:              mgr.GetClient(),
 		Reader:              mgr.GetAPIReader(),
