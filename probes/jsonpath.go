@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -11,16 +12,20 @@ import (
 // maxPathSegments bounds the length of a JSON path.
 const maxPathSegments = 64
 
-// pathSegment is one step of a JSON path: a key or an index.
+// pathSegment is one step of a JSON path: a key, an index or a wildcard.
 type pathSegment struct {
 	key   string
 	index int
 	isKey bool
+	// all selects every member of an object or element of an array.
+	all bool
 }
 
 // parseJSONPath parses the small JSON path dialect of assertions and
-// extraction: $ (optional), .key, ['key'] or ["key"], and [index] with
-// negative indexes counting from the end, for example $.data.items[0].id.
+// extraction: $ (optional), .key, ['key'] or ["key"], [index] with
+// negative indexes counting from the end, and the wildcards [*] and .*
+// (every element or member), for example $.data.items[0].id or
+// $.services[*].status.
 func parseJSONPath(path string) ([]pathSegment, error) {
 	p := strings.TrimSpace(path)
 	p = strings.TrimPrefix(p, "$")
@@ -39,7 +44,11 @@ func parseJSONPath(path string) ([]pathSegment, error) {
 			if end == 0 {
 				return nil, fmt.Errorf("json path %q has an empty key", truncateString(path, 64))
 			}
-			segs = append(segs, pathSegment{key: p[:end], isKey: true})
+			if p[:end] == "*" {
+				segs = append(segs, pathSegment{all: true})
+			} else {
+				segs = append(segs, pathSegment{key: p[:end], isKey: true})
+			}
 			p = p[end:]
 		case '[':
 			end := strings.IndexByte(p, ']')
@@ -54,6 +63,8 @@ func parseJSONPath(path string) ([]pathSegment, error) {
 					return nil, fmt.Errorf("json path %q has a malformed quoted key", truncateString(path, 64))
 				}
 				segs = append(segs, pathSegment{key: key, isKey: true})
+			} else if inner == "*" {
+				segs = append(segs, pathSegment{all: true})
 			} else {
 				i, err := strconv.Atoi(inner)
 				if err != nil {
@@ -73,6 +84,17 @@ func parseJSONPath(path string) ([]pathSegment, error) {
 	return segs, nil
 }
 
+// ValidateJSONPath returns why path is not a JSON path of the dialect of
+// assertions and extraction, nil when it is. Admission uses it, so a path
+// is refused when written rather than failing every check.
+func ValidateJSONPath(path string) error {
+	if strings.TrimSpace(path) == "" {
+		return fmt.Errorf("json path is empty")
+	}
+	_, err := parseJSONPath(path)
+	return err
+}
+
 // decodeJSON decodes a document keeping numbers in their text form.
 func decodeJSON(body []byte) (any, error) {
 	dec := json.NewDecoder(bytes.NewReader(body))
@@ -84,42 +106,76 @@ func decodeJSON(body []byte) (any, error) {
 	return v, nil
 }
 
+// maxPathMatches bounds what a wildcard path collects.
+const maxPathMatches = 10000
+
 // evalJSONPath returns the value at path in doc (decoded with decodeJSON)
-// and whether it exists.
+// and whether it exists. A path with a wildcard returns the array of every
+// value it reaches (array elements in order, object members sorted by key),
+// and exists
+// when it reaches at least one: "$.services[*].status" not_contains "down"
+// asserts that no service is down.
 func evalJSONPath(doc any, path string) (any, bool, error) {
 	segs, err := parseJSONPath(path)
 	if err != nil {
 		return nil, false, err
 	}
-	cur := doc
+	wild := false
+	cur := []any{doc}
 	for _, s := range segs {
-		switch v := cur.(type) {
-		case map[string]any:
-			if !s.isKey {
-				return nil, false, nil
+		wild = wild || s.all
+		var next []any
+		for _, v := range cur {
+			next = step(next, v, s)
+			if len(next) > maxPathMatches {
+				return nil, false, fmt.Errorf("json path %q reaches more than %d values", truncateString(path, 64), maxPathMatches)
 			}
-			next, ok := v[s.key]
-			if !ok {
-				return nil, false, nil
+		}
+		cur = next
+	}
+	switch {
+	case wild:
+		return cur, len(cur) > 0, nil
+	case len(cur) == 1:
+		return cur[0], true, nil
+	}
+	return nil, false, nil
+}
+
+// step appends to out what segment s selects in v.
+func step(out []any, v any, s pathSegment) []any {
+	switch x := v.(type) {
+	case map[string]any:
+		switch {
+		case s.all:
+			keys := make([]string, 0, len(x))
+			for k := range x {
+				keys = append(keys, k)
 			}
-			cur = next
-		case []any:
-			if s.isKey {
-				return nil, false, nil
+			slices.Sort(keys)
+			for _, k := range keys {
+				out = append(out, x[k])
 			}
+		case s.isKey:
+			if next, ok := x[s.key]; ok {
+				out = append(out, next)
+			}
+		}
+	case []any:
+		switch {
+		case s.all:
+			out = append(out, x...)
+		case !s.isKey:
 			i := s.index
 			if i < 0 {
-				i += len(v)
+				i += len(x)
 			}
-			if i < 0 || i >= len(v) {
-				return nil, false, nil
+			if i >= 0 && i < len(x) {
+				out = append(out, x[i])
 			}
-			cur = v[i]
-		default:
-			return nil, false, nil
 		}
 	}
-	return cur, true, nil
+	return out
 }
 
 // jsonText renders a decoded JSON value for comparison: strings as is,
@@ -136,8 +192,13 @@ func jsonText(v any) string {
 	case nil:
 		return "null"
 	default:
-		b, _ := json.Marshal(x)
-		return string(b)
+		// Without HTML escaping: an assertion on "<" must see "<", not
+		// "\u003c".
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		_ = enc.Encode(x)
+		return strings.TrimSuffix(b.String(), "\n")
 	}
 }
 

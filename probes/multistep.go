@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
@@ -98,7 +100,9 @@ func runStep(ctx context.Context, client *http.Client, st probeapi.Step, vars ma
 		headers[k] = subst(v)
 	}
 	url := subst(st.URL)
-	sr := stepResult{URL: truncateString(url, 256)}
+	// Details keep the URL as written: substituted values (tokens, ids
+	// taken from earlier responses) are never stored.
+	sr := stepResult{URL: truncateString(st.URL, 256)}
 	out, err := fetch(ctx, client, httpRequest{Method: st.Method, URL: url, Headers: headers, Body: subst(st.Body), MaxBytes: maxBytes, Region: region})
 	if out != nil {
 		sr.ResponseTimeMs = ms(out.Elapsed)
@@ -107,7 +111,7 @@ func runStep(ctx context.Context, client *http.Client, st probeapi.Step, vars ma
 		if errors.Is(err, errTooManyRedirects) {
 			err = fmt.Errorf("%w", err)
 		}
-		sr.Error = err.Error()
+		sr.Error = redactVars(err.Error(), vars)
 		return sr, out, err
 	}
 	sr.StatusCode = out.StatusCode
@@ -131,6 +135,25 @@ func runStep(ctx context.Context, client *http.Client, st probeapi.Step, vars ma
 	}
 	sr.Passed = true
 	return sr, out, nil
+}
+
+// redactVars replaces the values of vars in s (an error that may quote the
+// request URL) with their {{name}} placeholders, longest first. Values
+// shorter than minRedacted (ids, counts) are left: replacing "7" would
+// garble every number in the message, and they are not credentials.
+func redactVars(s string, vars map[string]string) string {
+	const minRedacted = 6
+	names := make([]string, 0, len(vars))
+	for k, v := range vars {
+		if len(v) >= minRedacted {
+			names = append(names, k)
+		}
+	}
+	slices.SortFunc(names, func(a, b string) int { return len(vars[b]) - len(vars[a]) })
+	for _, k := range names {
+		s = strings.ReplaceAll(s, vars[k], "{{"+k+"}}")
+	}
+	return s
 }
 
 // extract reads a variable's value from a response.

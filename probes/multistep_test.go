@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
@@ -44,6 +45,13 @@ func TestMultistep(t *testing.T) {
 	json.Unmarshal(res.Details, &d)
 	if len(d.Steps) != 2 || !d.Steps[1].Passed {
 		t.Fatalf("details %+v", d)
+	}
+	// Details name variables but never hold their values.
+	if d.Steps[1].URL != ts.URL+"/users/{{uid}}" || strings.Contains(string(res.Details), "tok-123") {
+		t.Fatalf("details leak extracted values: %s", res.Details)
+	}
+	if got := redactVars(`Get "http://x/users/7?t=tok-123": refused`, map[string]string{"uid": "7", "token": "tok-123"}); got != `Get "http://x/users/7?t={{token}}": refused` {
+		t.Fatalf("redacted error = %s", got)
 	}
 
 	// A failing assertion in step 2 fails the run and names the step.

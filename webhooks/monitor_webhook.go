@@ -20,6 +20,7 @@ import (
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/plans"
+	"github.com/uptime-operator/uptime-operator/probes"
 )
 
 // Config limits of the specification: a monitor's type-specific config holds
@@ -482,8 +483,10 @@ func validateAssertions(as []monv1.Assertion, path *field.Path) field.ErrorList 
 		if (a.Source == "header" || a.Source == "json_body") && a.Property == "" {
 			errs = append(errs, field.Required(p.Child("property"), "required for header and json_body assertions"))
 		}
-		if a.Source == "json_body" && a.Property != "" && !strings.HasPrefix(a.Property, "$") {
-			errs = append(errs, field.Invalid(p.Child("property"), a.Property, "must be a JSON path starting with $"))
+		if a.Source == "json_body" && a.Property != "" {
+			if err := probes.ValidateJSONPath(a.Property); err != nil {
+				errs = append(errs, field.Invalid(p.Child("property"), a.Property, err.Error()))
+			}
 		}
 		if a.Operator == "matches" {
 			errs = append(errs, validateRegexp(a.Target, p.Child("target"))...)
@@ -578,14 +581,25 @@ func validateMultistep(ctx context.Context, c *monv1.MultistepConfig, guard Host
 		if !strings.Contains(st.URL, "{{") {
 			errs = append(errs, validateTargetURL(ctx, st.URL, false, guard, p.Child("url"))...)
 		}
-		for _, v := range templateVars(st.URL + st.Body) {
+		templated := st.URL + st.Body
+		for _, h := range st.Headers {
+			if h.Value != nil {
+				templated += *h.Value
+			}
+		}
+		for _, v := range templateVars(templated) {
 			if !defined[v] {
 				errs = append(errs, field.Invalid(p, v, fmt.Sprintf("variable %q is not extracted by an earlier step", v)))
 			}
 		}
 		errs = append(errs, validateHeaders(st.Headers, p.Child("headers"))...)
 		errs = append(errs, validateAssertions(st.Assertions, p.Child("assertions"))...)
-		for _, ex := range st.Extract {
+		for j, ex := range st.Extract {
+			if ex.Source != "header" {
+				if err := probes.ValidateJSONPath(ex.Property); err != nil {
+					errs = append(errs, field.Invalid(p.Child("extract").Index(j).Child("property"), ex.Property, err.Error()))
+				}
+			}
 			defined[ex.Variable] = true
 		}
 	}

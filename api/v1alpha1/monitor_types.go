@@ -260,8 +260,9 @@ type Assertion struct {
 	// source is what the assertion reads.
 	// +required
 	Source AssertionSource `json:"source"`
-	// property is the header name (header) or JSON path such as $.data[0].id
-	// (json_body).
+	// property is the header name (header) or JSON path (json_body) such as
+	// $.data[0].id; [*] and .* select every element or member, and the path
+	// then reads as the array of the values reached.
 	// +optional
 	// +kubebuilder:validation:MaxLength=256
 	Property string `json:"property,omitempty"`

@@ -94,7 +94,8 @@ type Assignment struct {
 // JSON is the flat object of the REST API's monitor config.
 type Config struct {
 	// Timeout is in milliseconds for http, api, dns, multistep and mcp and in
-	// seconds for ping, port and udp, as in the REST API.
+	// seconds for ping, port and udp. (The REST API and the CRD give dns in
+	// seconds; the manager converts it.)
 	Timeout int `json:"timeout,omitempty"`
 	HTTPConfig
 	NetConfig
@@ -178,7 +179,7 @@ type UDPConfig struct {
 
 // MultistepConfig configures multistep monitors.
 type MultistepConfig struct {
-	// Steps run in order and share a cookie jar (at most 10).
+	// Steps run in order and share a cookie jar (at most 20).
 	Steps []Step `json:"steps,omitempty"`
 }
 
