@@ -131,6 +131,11 @@ type monitorState struct {
 	pushedKey string
 	// lastPing is the last heartbeat of a cron monitor.
 	lastPing *time.Time
+	// pausedSeen and resumedAt follow pause changes of a cron monitor made
+	// in its spec (kubectl), which leave no pause window in the store: the
+	// schedule restarts at the resume.
+	pausedSeen bool
+	resumedAt  *time.Time
 }
 
 type verdict struct {

@@ -72,6 +72,11 @@ func (e *Engine) Heartbeat(ctx context.Context, m *monv1.Monitor, p Ping) error 
 	if p.DurationMs != nil {
 		c.ResponseTimeMs = *p.DurationMs
 	}
+	if p.ExecutionCount != nil {
+		// Kept with the check, so the check history shows what the job
+		// reported.
+		c.Details = []byte(fmt.Sprintf(`{"execution_count":%d}`, *p.ExecutionCount))
+	}
 	if !p.OK {
 		c.Status, c.ErrorType, c.ErrorMessage = store.StatusDown, "heartbeat_failed", "the job reported a failure"
 	}
@@ -127,7 +132,10 @@ func (e *Engine) CheckHeartbeats(ctx context.Context) error {
 	now := e.opts.Now()
 	for i := range list.Items {
 		m := &list.Items[i]
-		if m.Spec.Type != monv1.MonitorCron || m.Spec.Paused || !m.DeletionTimestamp.IsZero() {
+		if m.Spec.Type != monv1.MonitorCron || !m.DeletionTimestamp.IsZero() {
+			continue
+		}
+		if e.notePause(m, now) {
 			continue
 		}
 		if err := e.checkHeartbeat(ctx, m, now); err != nil {
@@ -148,6 +156,15 @@ func (e *Engine) checkHeartbeat(ctx context.Context, m *monv1.Monitor, now time.
 	if err != nil || now.Before(due) {
 		return err
 	}
+	// Overdue counted from the last ping; a pause since then restarts the
+	// schedule at its end, so runs skipped while paused are not missed runs.
+	if resumed, err := e.lastResume(ctx, m, st); err != nil {
+		return err
+	} else if resumed != nil {
+		if due, err = NextExpected(m, resumed); err != nil || now.Before(due) {
+			return err
+		}
+	}
 	if v, ok := st.regions[HeartbeatRegion]; ok && v.ErrType == "missed_heartbeat" && !v.CheckedAt.Before(due) {
 		return nil // this miss is already recorded
 	}
@@ -160,4 +177,45 @@ func (e *Engine) checkHeartbeat(ctx context.Context, m *monv1.Monitor, now time.
 	v := verdictOf(c)
 	st.regions[HeartbeatRegion], st.last = v, &v
 	return e.evaluate(ctx, m, st)
+}
+
+// notePause records pause changes of cron monitor m seen at now and reports
+// whether m is paused.
+func (e *Engine) notePause(m *monv1.Monitor, now time.Time) bool {
+	st := e.state(string(m.UID))
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	switch {
+	case m.Spec.Paused:
+		st.pausedSeen = true
+	case st.pausedSeen:
+		st.pausedSeen = false
+		at := now
+		st.resumedAt = &at
+	}
+	return m.Spec.Paused
+}
+
+// lastResume is the latest resume of m after its last ping (or creation):
+// the one this engine saw in the spec, or the end of a pause window the
+// REST API recorded (which survives restarts). Nil when there was none.
+func (e *Engine) lastResume(ctx context.Context, m *monv1.Monitor, st *monitorState) (*time.Time, error) {
+	since := m.CreationTimestamp.Time
+	if st.lastPing != nil && st.lastPing.After(since) {
+		since = *st.lastPing
+	}
+	var latest *time.Time
+	if st.resumedAt != nil && st.resumedAt.After(since) {
+		latest = st.resumedAt
+	}
+	windows, err := e.opts.Store.ListPauseWindows(ctx, string(m.UID), since)
+	if err != nil {
+		return nil, fmt.Errorf("list pause windows: %w", err)
+	}
+	for _, w := range windows {
+		if r := w.ResumedAt; r != nil && r.After(since) && (latest == nil || r.After(*latest)) {
+			latest = r
+		}
+	}
+	return latest, nil
 }
