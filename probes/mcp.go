@@ -2,10 +2,13 @@ package probes
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -30,17 +33,67 @@ type mcpDetails struct {
 }
 
 // headerTransport adds the monitor's headers to every request.
-type headerTransport struct {
+// maxMCPResponseBytes bounds each response body of an MCP server; a larger
+// one fails the check instead of filling the probe's memory.
+const maxMCPResponseBytes = 4 << 20
+
+// mcpTransport sends the probe's User-Agent, region header and the
+// monitor's headers with every MCP request, bounds response bodies and
+// keeps the first TLS connection state (for certificate expiry).
+type mcpTransport struct {
 	base    http.RoundTripper
 	headers map[string]string
+	region  string
+
+	mu  sync.Mutex
+	tls *tls.ConnectionState
 }
 
-func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+func (h *mcpTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
+	r.Header.Set("User-Agent", userAgent)
+	if h.region != "" {
+		r.Header.Set(RegionHeader, h.region)
+	}
 	for k, v := range h.headers {
 		r.Header.Set(k, v)
 	}
-	return h.base.RoundTrip(r)
+	resp, err := h.base.RoundTrip(r)
+	if err != nil {
+		return nil, err
+	}
+	h.mu.Lock()
+	if h.tls == nil && resp.TLS != nil {
+		h.tls = resp.TLS
+	}
+	h.mu.Unlock()
+	resp.Body = &boundedBody{ReadCloser: resp.Body, left: maxMCPResponseBytes}
+	return resp, nil
+}
+
+// tlsState is the first TLS connection state seen, nil over plain HTTP.
+func (h *mcpTransport) tlsState() *tls.ConnectionState {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.tls
+}
+
+// boundedBody fails a read past its limit.
+type boundedBody struct {
+	io.ReadCloser
+	left int64
+}
+
+func (b *boundedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		return 0, fmt.Errorf("response larger than %d bytes", maxMCPResponseBytes)
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.left -= int64(n)
+	return n, err
 }
 
 // checkMCP connects to an MCP server over Streamable HTTP with the official
@@ -53,7 +106,8 @@ func checkMCP(ctx context.Context, a *probeapi.Assignment, env *Env) probeapi.Re
 		return failure(probeapi.StatusUnknown, probeapi.ErrorInvalidConfig, errors.New("url is required"))
 	}
 	hc := newHTTPClient(env, probeapi.EffectiveTimeout(a), 0, nil)
-	hc.Transport = headerTransport{base: hc.Transport, headers: cfg.Headers}
+	tr := &mcpTransport{base: hc.Transport, headers: cfg.Headers, region: env.Region}
+	hc.Transport = tr
 	transport := &mcp.StreamableClientTransport{Endpoint: a.URL, HTTPClient: hc, MaxRetries: -1, DisableStandaloneSSE: true}
 	client := mcp.NewClient(&mcp.Implementation{Name: "uptime-operator-probe", Version: "1"}, nil)
 	d := mcpDetails{Tools: []string{}}
@@ -65,6 +119,7 @@ func checkMCP(ctx context.Context, a *probeapi.Assignment, env *Env) probeapi.Re
 		}
 		res.ResponseTimeMs = ms(time.Since(start))
 		res.Details = details(d)
+		res.TLS = tlsInfo(tr.tlsState())
 		return res
 	}
 	cs, err := client.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: cfg.ProtocolVersion})
@@ -131,5 +186,6 @@ func checkMCP(ctx context.Context, a *probeapi.Assignment, env *Env) probeapi.Re
 	}
 	res.ResponseTimeMs = ms(time.Since(start))
 	res.Details = details(d)
+	res.TLS = tlsInfo(tr.tlsState())
 	return res
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -60,8 +61,8 @@ func TestMCP(t *testing.T) {
 	if d.ServerName != "test-mcp" || len(d.Tools) != 1 || d.ProtocolVersion == "" {
 		t.Fatalf("details %+v", d)
 	}
-	if res.TLS != nil {
-		t.Logf("tls %+v", res.TLS)
+	if res.TLS == nil || res.TLS.NotAfter.IsZero() {
+		t.Fatalf("no certificate in the result of an https MCP check: %+v", res.TLS)
 	}
 
 	res = run(t, base(probeapi.MCPConfig{ExpectedTools: []string{"greet", "missing"}}), env)
@@ -82,4 +83,37 @@ func TestMCP(t *testing.T) {
 	wantStatus(t, run(t, noKey, env), probeapi.StatusDown)
 
 	wantStatus(t, run(t, base(probeapi.MCPConfig{}), &Env{RootCAs: env.RootCAs}), probeapi.StatusBlocked)
+}
+
+// TestMCPRequestsAndLimits checks what an MCP check sends (User-Agent and
+// region header like HTTP checks) and that an endless response fails it.
+func TestMCPRequestsAndLimits(t *testing.T) {
+	seen := make(chan http.Header, 10)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case seen <- r.Header.Clone():
+		default:
+		}
+		w.Header().Set("Content-Type", "application/json")
+		// An initialize answer that never ends.
+		chunk := []byte(strings.Repeat(" ", 64<<10))
+		for range (maxMCPResponseBytes / len(chunk)) + 2 {
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	}))
+	defer ts.Close()
+	env := testEnv()
+	env.Region = "eu-west"
+	a := probeapi.Assignment{Type: probeapi.TypeMCP, URL: ts.URL + "/mcp", TimeoutMs: 5000}
+	res := run(t, a, env)
+	wantStatus(t, res, probeapi.StatusDown)
+	if !strings.Contains(res.ErrorMessage, "larger than") {
+		t.Fatalf("error %q, want the size bound", res.ErrorMessage)
+	}
+	h := <-seen
+	if h.Get(RegionHeader) != "eu-west" || h.Get("User-Agent") != userAgent {
+		t.Fatalf("headers sent: region %q, user agent %q", h.Get(RegionHeader), h.Get("User-Agent"))
+	}
 }
