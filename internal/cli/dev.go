@@ -22,7 +22,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/alerting"
 	"github.com/uptime-operator/uptime-operator/internal/apikeys"
+	"github.com/uptime-operator/uptime-operator/internal/devmail"
 	"github.com/uptime-operator/uptime-operator/internal/engine"
 	"github.com/uptime-operator/uptime-operator/internal/localcp"
 	"github.com/uptime-operator/uptime-operator/internal/manager"
@@ -69,8 +71,18 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	say("control plane is up at %s", cfg.Host)
 
+	// Mail (alert emails, recipient confirmations, subscriber mail) goes to
+	// a local sink that keeps each message as a file.
+	mailDir := filepath.Join(dir, "mail")
+	sink := &devmail.Sink{Dir: mailDir, Log: say}
+	if err := sink.Listen(); err != nil {
+		return err
+	}
+	go func() { _ = sink.Serve(ctx) }()
+
 	wo := env.WebhookInstallOptions
 	m, err := manager.New(cfg, manager.Options{
+		SMTP:                &alerting.SMTP{Addr: sink.Addr(), From: "uptime-operator <uptime@localhost>", TLSMode: alerting.SMTPTLSNone},
 		MetricsAddr:         "0",
 		HealthAddr:          "0",
 		WebhookHost:         wo.LocalServingHost,
@@ -146,6 +158,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	say("ready. In another shell:")
 	fmt.Fprintf(stdout, "\n  set -a; . %s; set +a\n  kubectl apply -f config/samples/\n  kubectl get monitors,statuspages,alertchannels,slos\n  curl -H \"Authorization: Bearer $UPTIME_API_KEY\" $UPTIME_API_URL/automation/whoami\n  kubectl get --raw /apis/api.uptime-operator.io/v1/namespaces/default/monitors\n\n", envFile)
+	say("mail the manager sends is kept in %s", mailDir)
 	say("press Ctrl-C to stop")
 
 	select {
