@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -50,6 +51,19 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	say("state directory %s", dir)
+	// One dev environment per state directory. The lock goes with the
+	// process, even one killed with SIGKILL, so whatever still runs on the
+	// state once it is held was left behind and can be stopped.
+	unlock, err := lockState(dir)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if pids, err := localcp.StopLeftovers(dir); err != nil {
+		return err
+	} else if len(pids) > 0 {
+		say("stopped etcd/kube-apiserver left running by a killed run on this state (pids %v)", pids)
+	}
 	env, err := localcp.New(localcp.Options{StateDir: dir, WebhookHost: "127.0.0.1", Progress: stderr})
 	if err != nil {
 		return err
@@ -265,4 +279,20 @@ func devAPIKey(ctx context.Context, c client.Client, dir string) (string, error)
 		return "", err
 	}
 	return key, os.WriteFile(path, []byte(key+"\n"), 0o600)
+}
+
+// lockState takes the exclusive lock of state directory dir.
+func lockState(dir string) (unlock func(), err error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(filepath.Join(dir, "dev.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("another dev environment is running on %s (stop it first): %w", dir, err)
+	}
+	return func() { _ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
 }
