@@ -351,6 +351,15 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 	if err := mgr.AddReadyzCheck("webhooks", mgr.GetWebhookServer().StartedChecker()); err != nil {
 		return nil, err
 	}
+	// Not ready while the store does not answer (PostgreSQL down): the
+	// API would only answer errors, and probe results would be refused.
+	if err := mgr.AddReadyzCheck("store", func(r *http.Request) error {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		return st.Ping(ctx)
+	}); err != nil {
+		return nil, err
+	}
 
 	m := &Manager{Manager: mgr, opts: opts, Store: st, Engine: eng, Alerts: worker, apiBound: make(chan struct{}), aggBound: make(chan struct{})}
 	if err := (&controllers.StatusPageReconciler{Client: mgr.GetClient(), BaseURL: opts.PublicURL}).SetupWithManager(mgr); err != nil {

@@ -697,6 +697,9 @@ type Store interface {
 	// confirmations that were never clicked.
 	PruneSubscribers(ctx context.Context, olderThan time.Time) (int64, error)
 
+	// Ping checks that the store answers a query (readiness).
+	Ping(ctx context.Context) error
+
 	// Close releases the store; pending writes are flushed first.
 	Close() error
 }

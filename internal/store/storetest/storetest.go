@@ -65,6 +65,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"OTelSettings", testOTelSettings},
 		{"SiteHealth", testSiteHealth},
 		{"AlertRecipients", testAlertRecipients},
+		{"Ping", func(t *testing.T, s store.Store) { must(t, s.Ping(ctx(t))) }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -303,3 +303,12 @@ func (s *Store) APIKeyLastUsed(ctx context.Context, keyIDs ...string) (map[strin
 	}
 	return out, nil
 }
+
+// Ping implements store.Store.
+func (s *Store) Ping(ctx context.Context) error {
+	var one int
+	if err := s.B.Reader().QueryRow(ctx, "SELECT 1").Scan(&one); err != nil {
+		return fmt.Errorf("store ping: %w", err)
+	}
+	return nil
+}
