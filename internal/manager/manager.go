@@ -15,7 +15,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -461,18 +460,16 @@ func (m *Manager) serveAPI(ctx context.Context) error {
 }
 
 // hostedMCP is the MCP tool server hosted on the direct listener. Its tools
-// call this listener's REST API with the caller's own credential, so it can
-// do exactly what the key can. The listener's address is only known once
-// bound, hence the lazy construction.
+// call the REST API in-process with the caller's own credential, so they can
+// do exactly what the key can, and with the caller's address, so per-address
+// limits count each MCP client on its own.
 func (m *Manager) hostedMCP() http.Handler {
-	var once sync.Once
-	var h http.Handler
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		once.Do(func() {
-			addr, _ := m.APIAddr(r.Context())
-			h = mcpserver.Handler(mcpserver.Options{APIURL: mcpserver.LoopbackURL(addr), Version: Version})
-		})
-		h.ServeHTTP(w, r)
+	api := apiserver.Instrument(m.api.Handler())
+	return mcpserver.Handler(mcpserver.Options{
+		APIURL: "http://127.0.0.1", Version: Version,
+		CallerHTTP: func(r *http.Request) *http.Client {
+			return &http.Client{Transport: inProcess{h: api, remoteAddr: r.RemoteAddr}}
+		},
 	})
 }
 
@@ -527,16 +524,27 @@ func (m *Manager) setupAggregated() error {
 // inProcess serves REST requests in this process as an authenticated
 // caller, without a network hop or an API key.
 type inProcess struct {
-	h      http.Handler
+	h http.Handler
+	// caller, when set, is the aggregated door's authenticated caller;
+	// without one the request authenticates with its own key.
 	caller *apiserver.Caller
+	// remoteAddr is the address the REST API sees (per-address limits);
+	// empty is loopback.
+	remoteAddr string
 }
 
 // RoundTrip implements http.RoundTripper.
 func (t inProcess) RoundTrip(req *http.Request) (*http.Response, error) {
 	rec := httptest.NewRecorder()
-	r := apiserver.WithCaller(req.Clone(req.Context()), t.caller)
+	r := req.Clone(req.Context())
+	if t.caller != nil {
+		r = apiserver.WithCaller(r, t.caller)
+	}
 	r.RequestURI = r.URL.RequestURI()
-	r.RemoteAddr = "127.0.0.1:0"
+	r.RemoteAddr = t.remoteAddr
+	if r.RemoteAddr == "" {
+		r.RemoteAddr = "127.0.0.1:0"
+	}
 	t.h.ServeHTTP(rec, r)
 	resp := rec.Result()
 	resp.Request = req

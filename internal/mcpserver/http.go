@@ -91,7 +91,11 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 		s.challenge(w, msg)
 		return
 	}
-	if err := s.keys.check(r.Context(), key, s.client(key)); err != nil {
+	hc := s.opts.HTTPClient
+	if s.opts.CallerHTTP != nil {
+		hc = s.opts.CallerHTTP(r)
+	}
+	if err := s.keys.check(r.Context(), key, &Client{BaseURL: s.opts.APIURL, Key: key, HTTP: hc}); err != nil {
 		var ae *APIError
 		if errors.As(err, &ae) && ae.Status == http.StatusUnauthorized {
 			s.challenge(w, "invalid credential: "+ae.Message)
@@ -100,7 +104,7 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusBadGateway, "could not verify the credential with the monitoring API: "+err.Error())
 		return
 	}
-	sess := &session{srv: s, key: key, mode: s.opts.requestMode(r.Header), limit: limitKey(key)}
+	sess := &session{srv: s, key: key, mode: s.opts.requestMode(r.Header), limit: limitKey(key), http: hc}
 	ctx := context.WithValue(r.Context(), serverKey{}, s.newMCPServer(sess))
 	s.sdk.ServeHTTP(w, r.WithContext(ctx))
 }
@@ -182,10 +186,6 @@ func (s *Server) originAllowed(origin string) bool {
 		return false
 	}
 	return isLoopbackHost(u.Hostname())
-}
-
-func (s *Server) client(key string) *Client {
-	return &Client{BaseURL: s.opts.APIURL, Key: key, HTTP: s.opts.HTTPClient}
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -350,4 +351,46 @@ func sorted(v []string) []string {
 	out := slices.Clone(v)
 	slices.Sort(out)
 	return out
+}
+
+// roundTripFunc adapts a function to http.RoundTripper.
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestHostedCallsTheAPIAsItsClient checks that with CallerHTTP the key check
+// and the tools reach the REST API through the client built for the MCP
+// request, so the manager can serve them as that client's address (a
+// key is checked once, then cached).
+func TestHostedCallsTheAPIAsItsClient(t *testing.T) {
+	api := newFakeAPI(t)
+	var mu sync.Mutex
+	seen := map[string]int{}
+	h := Handler(Options{APIURL: api.srv.URL, CallerHTTP: func(r *http.Request) *http.Client {
+		addr := r.RemoteAddr
+		return &http.Client{Transport: roundTripFunc(func(req *http.Request) (*http.Response, error) {
+			mu.Lock()
+			seen[addr+" "+req.URL.Path]++
+			mu.Unlock()
+			return http.DefaultTransport.RoundTrip(req)
+		})}
+	}})
+	for _, addr := range []string{"198.51.100.7:5555", "203.0.113.9:6666"} {
+		hosted := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			r.RemoteAddr = addr // as the listener saw the MCP client
+			h.ServeHTTP(w, r)
+		}))
+		defer hosted.Close()
+		cs := connect(t, hosted.URL, bearer("sk_good"))
+		if _, isErr := callTool(t, cs, "service_get_monitor", map[string]any{"monitor_id": "m1"}); isErr {
+			t.Fatalf("tool call from %s failed", addr)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, want := range []string{"198.51.100.7:5555 /monitors/m1", "203.0.113.9:6666 /monitors/m1", "198.51.100.7:5555 /automation/whoami"} {
+		if seen[want] == 0 {
+			t.Errorf("no REST call %q; saw %v", want, seen)
+		}
+	}
 }

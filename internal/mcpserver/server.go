@@ -52,6 +52,12 @@ type Options struct {
 	Version string
 	// HTTPClient calls the REST API (default: a client with a timeout).
 	HTTPClient *http.Client
+	// CallerHTTP, when set, is the client that reaches the REST API on
+	// behalf of the HTTP request r (key checks and tool calls of its
+	// session). The manager's hosted /mcp serves the REST API in-process
+	// with r's client address, so per-address limits count each MCP client
+	// apart instead of all of them as one loopback caller.
+	CallerHTTP func(r *http.Request) *http.Client
 
 	// hosted marks the endpoint the manager mounts: destructive tools are
 	// never offered, publishing is off and the environment key is unused.
