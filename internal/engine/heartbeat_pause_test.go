@@ -26,24 +26,14 @@ func TestRunsSkippedWhilePausedAreNotMissed(t *testing.T) {
 	for _, how := range []string{"pause window", "spec"} {
 		t.Run(how, func(t *testing.T) {
 			ctx := context.Background()
-			st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "h.db"), sqlite.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer st.Close()
-			scheme := runtime.NewScheme()
-			_ = clientgoscheme.AddToScheme(scheme)
-			_ = monv1.AddToScheme(scheme)
 			created := time.Date(2026, 11, 26, 10, 0, 30, 0, time.UTC)
 			m := &monv1.Monitor{
 				ObjectMeta: metav1.ObjectMeta{Name: "backup", Namespace: "default", UID: "7a000000-0000-4000-8000-000000000001",
 					CreationTimestamp: metav1.NewTime(created)},
 				Spec: monv1.MonitorSpec{Name: "backup", Type: monv1.MonitorCron, Cron: &monv1.CronConfig{CronExpression: "0 * * * *"}},
 			}
-			c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(m).
-				WithIndex(&monv1.Monitor{}, UIDIndex, func(o client.Object) []string { return []string{string(o.GetUID())} }).Build()
 			now := created
-			e := New(Options{Store: st, Client: c, Secrets: c, Alerts: countingAlerts{}, Now: func() time.Time { return now }})
+			e, st, c := cronEngine(t, m, func() time.Time { return now })
 			setPaused := func(p bool) {
 				var cur monv1.Monitor
 				if err := c.Get(ctx, client.ObjectKeyFromObject(m), &cur); err != nil {
@@ -106,22 +96,12 @@ func TestRunsSkippedWhilePausedAreNotMissed(t *testing.T) {
 
 func TestHeartbeatKeepsTheReportedExecutionCount(t *testing.T) {
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "h.db"), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	scheme := runtime.NewScheme()
-	_ = clientgoscheme.AddToScheme(scheme)
-	_ = monv1.AddToScheme(scheme)
 	m := &monv1.Monitor{
 		ObjectMeta: metav1.ObjectMeta{Name: "job", Namespace: "default", UID: "7a000000-0000-4000-8000-000000000002",
 			CreationTimestamp: metav1.Now()},
 		Spec: monv1.MonitorSpec{Name: "job", Type: monv1.MonitorCron, Cron: &monv1.CronConfig{CronExpression: "@daily"}},
 	}
-	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(m).
-		WithIndex(&monv1.Monitor{}, UIDIndex, func(o client.Object) []string { return []string{string(o.GetUID())} }).Build()
-	e := New(Options{Store: st, Client: c, Secrets: c, Alerts: countingAlerts{}})
+	e, st, _ := cronEngine(t, m, time.Now)
 	n := int64(42)
 	if err := e.Heartbeat(ctx, m, Ping{OK: true, ExecutionCount: &n}); err != nil {
 		t.Fatal(err)
@@ -133,4 +113,21 @@ func TestHeartbeatKeepsTheReportedExecutionCount(t *testing.T) {
 	if got := string(items[0].Details); got != `{"execution_count":42}` {
 		t.Fatalf("details = %s", got)
 	}
+}
+
+// cronEngine is an engine on a fresh SQLite store and a fake client holding
+// cron monitor m, with the clock now.
+func cronEngine(t *testing.T, m *monv1.Monitor, now func() time.Time) (*Engine, store.Store, client.Client) {
+	t.Helper()
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "h.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	scheme := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(scheme)
+	_ = monv1.AddToScheme(scheme)
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(m).
+		WithIndex(&monv1.Monitor{}, UIDIndex, func(o client.Object) []string { return []string{string(o.GetUID())} }).Build()
+	return New(Options{Store: st, Client: c, Secrets: c, Alerts: countingAlerts{}, Now: now}), st, c
 }
