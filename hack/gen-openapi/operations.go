@@ -303,7 +303,7 @@ func operations() []op {
 		{method: post, path: "/s/{slug}/unsubscribe", tag: "Public", summary: "Unsubscribe (form)", access: public, limit: "60 per minute per IP", resp: str("HTML page."), respType: "text/html", extra: []int{400}},
 		{method: get, path: "/recipients/confirm/{token}", tag: "Public", summary: "Alert recipient confirmation page", access: public,
 			desc: "The link of a confirmation email. Shows a button that POSTs to the same URL; fetching the link confirms nothing.", resp: str("HTML page."), respType: "text/html"},
-		{method: post, path: "/recipients/confirm/{token}", tag: "Public", summary: "Confirm an alert recipient", access: public,
+		{method: post, path: "/recipients/confirm/{token}", tag: "Public", summary: "Confirm an alert recipient", access: public, limit: "30 per 15 minutes per IP (plain-text 429)",
 			desc: "Confirms the address the link was sent to. A used, replaced or expired (7 days) link answers 404.", resp: str("HTML page."), respType: "text/html", extra: []int{404}},
 	}
 	for _, m := range []string{get, post, head} {

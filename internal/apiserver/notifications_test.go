@@ -222,6 +222,12 @@ var _ = Describe("Test notifications and recipients", func() {
 		Expect(contact("second@example.com")).To(HaveKeyWithValue("status", "unconfirmed"))
 		Expect(doOn(api, "POST", link[1], "", nil).Code).To(Equal(http.StatusNotFound), "a link works once")
 		Expect(doOn(api, "POST", "/recipients/confirm/not-a-token", "", nil).Code).To(Equal(http.StatusNotFound))
+		for i := range 30 {
+			Expect(doOn(api, "POST", "/recipients/confirm/guess", "", nil, fromIP("192.0.2.50")).Code).To(Equal(http.StatusNotFound), "attempt %d", i)
+		}
+		rec = doOn(api, "POST", "/recipients/confirm/guess", "", nil, fromIP("192.0.2.50"))
+		Expect(rec.Code).To(Equal(http.StatusTooManyRequests), "30 confirmation attempts per 15 minutes per address")
+		Expect(rec.Header().Get("Retry-After")).NotTo(BeEmpty())
 
 		rec = doOn(api, "POST", "/alert-recipients/resend", key("team", "standard"), map[string]any{"email": "confirm@example.com"})
 		Expect(rec.Code).To(Equal(http.StatusOK))

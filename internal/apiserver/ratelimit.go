@@ -113,26 +113,30 @@ type limits struct {
 	heartbeatToken *limiter
 	heartbeatFail  *limiter
 	public         *limiter
+	// recipientConfirm bounds confirmation attempts (each is a store write)
+	// per address; the tokens themselves cannot be guessed.
+	recipientConfirm *limiter
 }
 
 func newLimits() *limits {
 	return &limits{
-		perKey:         newLimiter("api-key", 1200, time.Minute, perKey, false),
-		invalidKey:     newLimiter("invalid-key", 100, 15*time.Minute, perIP, false),
-		monitorWrite:   newLimiter("monitor-write", 120, 15*time.Minute, perIP, true),
-		runCheck:       newLimiter("run-check", 30, 5*time.Minute, perWorkspace, true),
-		testNotify:     newLimiter("test-notification", 10, 15*time.Minute, perWorkspace, true),
-		export:         newLimiter("export", 20, 15*time.Minute, perWorkspace, true),
-		dnsAccept:      newLimiter("dns-accept", 120, 15*time.Minute, perIP, false),
-		stats:          newLimiter("stats", 1000, time.Minute, perIP, true),
-		channelTestWS:  newLimiter("channel-test", 30, time.Hour, perWorkspace, false),
-		channelTestIP:  newLimiter("channel-test-ip", 60, time.Hour, perIP, false),
-		apply:          newLimiter("apply", 30, 15*time.Minute, perWorkspace, false),
-		plan:           newLimiter("plan", 120, 15*time.Minute, perWorkspace, false),
-		keyedWrite:     newLimiter("keyed-write", 600, 15*time.Minute, perWorkspace, false),
-		heartbeatToken: newLimiter("heartbeat", 60, time.Minute, perPath, true),
-		heartbeatFail:  newLimiter("heartbeat-failures", 600, time.Minute, perIP, true),
-		public:         newLimiter("public-status", 60, time.Minute, perIP, true),
+		perKey:           newLimiter("api-key", 1200, time.Minute, perKey, false),
+		invalidKey:       newLimiter("invalid-key", 100, 15*time.Minute, perIP, false),
+		monitorWrite:     newLimiter("monitor-write", 120, 15*time.Minute, perIP, true),
+		runCheck:         newLimiter("run-check", 30, 5*time.Minute, perWorkspace, true),
+		testNotify:       newLimiter("test-notification", 10, 15*time.Minute, perWorkspace, true),
+		export:           newLimiter("export", 20, 15*time.Minute, perWorkspace, true),
+		dnsAccept:        newLimiter("dns-accept", 120, 15*time.Minute, perIP, false),
+		stats:            newLimiter("stats", 1000, time.Minute, perIP, true),
+		channelTestWS:    newLimiter("channel-test", 30, time.Hour, perWorkspace, false),
+		channelTestIP:    newLimiter("channel-test-ip", 60, time.Hour, perIP, false),
+		apply:            newLimiter("apply", 30, 15*time.Minute, perWorkspace, false),
+		plan:             newLimiter("plan", 120, 15*time.Minute, perWorkspace, false),
+		keyedWrite:       newLimiter("keyed-write", 600, 15*time.Minute, perWorkspace, false),
+		heartbeatToken:   newLimiter("heartbeat", 60, time.Minute, perPath, true),
+		heartbeatFail:    newLimiter("heartbeat-failures", 600, time.Minute, perIP, true),
+		public:           newLimiter("public-status", 60, time.Minute, perIP, true),
+		recipientConfirm: newLimiter("recipient-confirm", 30, 15*time.Minute, perIP, true),
 	}
 }
 

@@ -43,6 +43,10 @@ func (s *Server) confirmRecipient(w http.ResponseWriter, r *http.Request) {
 			Text: "Confirm that this address may receive alert emails from uptime-operator.", Form: true})
 		return
 	}
+	if d := s.limits.recipientConfirm.take(clientIP(r), s.clock.Now()); !d.allowed {
+		writeTooMany(w, s.limits.recipientConfirm, d)
+		return
+	}
 	rec, err := s.recipients.Confirm(r.Context(), token)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
