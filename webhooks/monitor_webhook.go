@@ -495,7 +495,10 @@ func validateAssertions(as []monv1.Assertion, path *field.Path) field.ErrorList 
 		if numeric && !isNumber(a.Target) {
 			errs = append(errs, field.Invalid(p.Child("target"), a.Target, "must be a number for "+string(a.Operator)))
 		}
-		if a.Operator != "exists" && a.Operator != "not_exists" && a.Target == "" && a.Source != "body" {
+		// An empty target makes sense only as "the body equals (or does
+		// not equal) nothing"; contains "" always holds and matches "" too.
+		emptyBodyCheck := a.Source == "body" && (a.Operator == "equals" || a.Operator == "not_equals")
+		if a.Operator != "exists" && a.Operator != "not_exists" && a.Target == "" && !emptyBodyCheck {
 			errs = append(errs, field.Required(p.Child("target"), "required for "+string(a.Operator)))
 		}
 	}

@@ -92,6 +92,7 @@ var _ = Describe("Monitor admission", func() {
 		Entry("assertions on an http monitor", "team", monitor("url: https://example.com\nhttp:\n  assertions: [{source: status_code, operator: equals, target: '200'}]"), "assertions are only allowed for api monitors"),
 		Entry("51 assertions", "team", monitor("type: api\nurl: https://example.com\nhttp:\n  assertions: ["+strings.TrimSuffix(strings.Repeat("{source: status_code, operator: equals, target: '200'},", 51), ",")+"]"), "spec.http.assertions", "50"),
 		Entry("json assertion without path", "team", monitor("type: api\nurl: https://example.com\nhttp:\n  assertions: [{source: json_body, operator: exists}]"), "property is required"),
+		Entry("body contains nothing", "team", monitor("type: api\nurl: https://example.com\nhttp:\n  assertions: [{source: body, operator: contains}]"), "spec.http.assertions[0].target", "required for contains"),
 		Entry("malformed json path", "team", monitor("type: api\nurl: https://example.com\nhttp:\n  assertions: [{source: json_body, property: '$.items[x]', operator: exists}]"), "spec.http.assertions[0].property", "bad index"),
 		Entry("bad assertion regex", "team", monitor("type: api\nurl: https://example.com\nhttp:\n  assertions: [{source: body, operator: matches, target: '(['}]"), "spec.http.assertions[0].target", "regular expression"),
 		Entry("numeric operator with text", "team", monitor("type: api\nurl: https://example.com\nhttp:\n  assertions: [{source: response_time, operator: less_than, target: fast}]"), "must be a number"),
