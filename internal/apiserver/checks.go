@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
@@ -67,20 +68,12 @@ func parseISO(v string) (time.Time, bool) {
 	return time.Time{}, false
 }
 
-// checkStatusParam reads the status filter; problem selects every non-up check.
-func checkStatusParam(v string) (store.CheckStatus, bool) {
-	st := store.CheckStatus(v)
-	return st, v == "" || st == store.StatusProblem || st.Valid()
-}
-
-func (s *Server) listChecks(w http.ResponseWriter, r *http.Request) {
-	m := s.pathMonitor(w, r)
-	if m == nil {
-		return
-	}
-	q := store.ChecksQuery{MonitorID: string(m.UID), Region: r.URL.Query().Get("region")}
-	var errs []FieldError
-	limit, fe := intParam(r, "limit", 50, 1, 500)
+// checksPage reads the page of check history a request asks for: region,
+// limit (default def, 1 to max) and the before cursor; errs lists the bad
+// parameters.
+func checksPage(r *http.Request, m *monv1.Monitor, def, max int) (q store.ChecksQuery, errs []FieldError) {
+	q = store.ChecksQuery{MonitorID: string(m.UID), Region: r.URL.Query().Get("region")}
+	limit, fe := intParam(r, "limit", def, 1, max)
 	if fe != nil {
 		errs = append(errs, *fe)
 	}
@@ -92,6 +85,21 @@ func (s *Server) listChecks(w http.ResponseWriter, r *http.Request) {
 		}
 		q.Before = &t
 	}
+	return q, errs
+}
+
+// checkStatusParam reads the status filter; problem selects every non-up check.
+func checkStatusParam(v string) (store.CheckStatus, bool) {
+	st := store.CheckStatus(v)
+	return st, v == "" || st == store.StatusProblem || st.Valid()
+}
+
+func (s *Server) listChecks(w http.ResponseWriter, r *http.Request) {
+	m := s.pathMonitor(w, r)
+	if m == nil {
+		return
+	}
+	q, errs := checksPage(r, m, 50, 500)
 	st, ok := checkStatusParam(r.URL.Query().Get("status"))
 	if !ok {
 		errs = append(errs, fieldErr("status", "must be one of up, down, degraded, blocked, unknown, problem"))

@@ -70,20 +70,7 @@ func (s *Server) stepRuns(w http.ResponseWriter, r *http.Request) {
 		writeValidation(w, fieldErr("type", "step runs exist only for multistep monitors"))
 		return
 	}
-	q := store.ChecksQuery{MonitorID: string(m.UID), Region: r.URL.Query().Get("region")}
-	var errs []FieldError
-	limit, fe := intParam(r, "limit", 10, 1, 100)
-	if fe != nil {
-		errs = append(errs, *fe)
-	}
-	q.Limit = limit
-	if v := r.URL.Query().Get("before"); v != "" {
-		t, ok := parseCursor(v)
-		if !ok {
-			errs = append(errs, fieldErr("before", "must be a UTC timestamp YYYY-MM-DDTHH:MM:SS[.ffffff][Z]"))
-		}
-		q.Before = &t
-	}
+	q, errs := checksPage(r, m, 10, 100)
 	if len(errs) > 0 {
 		writeValidation(w, errs...)
 		return
