@@ -77,6 +77,13 @@ bench: envtest ## Run the benchmarks and print their figures.
 		export KUBEBUILDER_ASSETS="$$(hack/envtest-binaries.sh)"; \
 		go test -run '^$$' -bench . -benchmem -timeout 30m ./... 2>&1 | grep -E 'Benchmark|ok|FAIL|^---'
 
+PEERS_DIR ?= $(CURDIR)/../shared/peers
+BENCH_PEERS_FLAGS ?=
+
+.PHONY: bench-peers
+bench-peers: ## Measure the probe agent beside blackbox_exporter and Gatus (sources in PEERS_DIR) on 127.0.0.1.
+	PEERS_DIR=$(PEERS_DIR) go run ./hack/bench-peers $(BENCH_PEERS_FLAGS)
+
 ##@ Build
 
 .PHONY: build
