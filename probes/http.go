@@ -5,14 +5,11 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/cookiejar"
-	"net/http/httptrace"
 	"net/url"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
@@ -37,12 +34,11 @@ var errTooManyRedirects = errors.New("too many redirects")
 
 // httpRequest is one request of an http, api or multistep check.
 type httpRequest struct {
-	Method       string
-	URL          string
-	Headers      map[string]string
-	Body         string
-	MaxRedirects int
-	MaxBytes     int64
+	Method   string
+	URL      string
+	Headers  map[string]string
+	Body     string
+	MaxBytes int64
 	// Region is sent as the RegionHeader so targets can tell vantage points
 	// apart (firewall allow-lists, per-region debugging).
 	Region string
@@ -61,9 +57,10 @@ type httpOutcome struct {
 	TLS       *probeapi.TLSInfo
 }
 
-// newHTTPClient returns a client for one check: a fresh Transport dialing
-// through the guard (so every redirect hop is checked), without keep-alive
-// or HTTP/2, and an optional cookie jar shared by multistep steps.
+// newHTTPClient returns a net/http client for one mcp check (the MCP SDK
+// needs an *http.Client): a fresh Transport dialing through the guard (so
+// every redirect hop is checked), without keep-alive or HTTP/2. http, api
+// and multistep checks use the lighter httpSession instead.
 func newHTTPClient(env *Env, timeout time.Duration, maxRedirects int, jar http.CookieJar) *http.Client {
 	tr := &http.Transport{
 		DialContext:            env.dialer(timeout).DialContext,
@@ -94,90 +91,6 @@ func newHTTPClient(env *Env, timeout time.Duration, maxRedirects int, jar http.C
 func newJar() http.CookieJar {
 	jar, _ := cookiejar.New(nil)
 	return jar
-}
-
-// fetch performs req with client and reads at most req.MaxBytes of the body.
-func fetch(ctx context.Context, client *http.Client, req httpRequest) (*httpOutcome, error) {
-	method := strings.ToUpper(req.Method)
-	if method == "" {
-		method = http.MethodGet
-	}
-	var body io.Reader
-	if req.Body != "" {
-		body = strings.NewReader(req.Body)
-	}
-	out := &httpOutcome{}
-	var mu sync.Mutex
-	var dnsStart, connStart, tlsStart time.Time
-	start := time.Now()
-	trace := &httptrace.ClientTrace{
-		DNSStart: func(httptrace.DNSStartInfo) { mu.Lock(); dnsStart = time.Now(); mu.Unlock() },
-		DNSDone: func(httptrace.DNSDoneInfo) {
-			mu.Lock()
-			out.Timings.DNSMs += fms(time.Since(dnsStart))
-			mu.Unlock()
-		},
-		ConnectStart: func(_, _ string) { mu.Lock(); connStart = time.Now(); mu.Unlock() },
-		ConnectDone: func(_, _ string, _ error) {
-			mu.Lock()
-			out.Timings.ConnectMs += fms(time.Since(connStart))
-			mu.Unlock()
-		},
-		TLSHandshakeStart: func() { mu.Lock(); tlsStart = time.Now(); mu.Unlock() },
-		TLSHandshakeDone: func(tls.ConnectionState, error) {
-			mu.Lock()
-			out.Timings.TLSMs += fms(time.Since(tlsStart))
-			mu.Unlock()
-		},
-		GotFirstResponseByte: func() {
-			mu.Lock()
-			out.Timings.FirstByteMs = fms(time.Since(start))
-			mu.Unlock()
-		},
-	}
-	hreq, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), method, req.URL, body)
-	if err != nil {
-		return nil, fmt.Errorf("build request: %w", err)
-	}
-	hreq.Header.Set("User-Agent", userAgent)
-	if req.Region != "" {
-		hreq.Header.Set(RegionHeader, req.Region)
-	}
-	for k, v := range req.Headers {
-		if strings.EqualFold(k, "Host") {
-			hreq.Host = v
-			continue
-		}
-		hreq.Header.Set(k, v)
-	}
-	resp, err := client.Do(hreq)
-	if err != nil {
-		out.Elapsed = time.Since(start)
-		return out, unwrapURLError(err)
-	}
-	defer resp.Body.Close()
-	limit := req.MaxBytes
-	if limit <= 0 {
-		limit = defaultMaxResponseBytes
-	}
-	limit = min(limit, maxMaxResponseBytes)
-	b, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
-	mu.Lock()
-	defer mu.Unlock()
-	out.Elapsed = time.Since(start)
-	if int64(len(b)) > limit {
-		b, out.Truncated = b[:limit], true
-	}
-	out.StatusCode, out.Header, out.Body = resp.StatusCode, resp.Header, b
-	out.FinalURL = resp.Request.URL.Redacted()
-	for r := resp.Request; r.Response != nil; r = r.Response.Request {
-		out.Redirects++
-	}
-	out.TLS = tlsInfo(resp.TLS)
-	if err != nil {
-		return out, fmt.Errorf("read response body: %w", err)
-	}
-	return out, nil
 }
 
 // unwrapURLError drops the *url.Error wrapper, whose message repeats the
@@ -221,11 +134,10 @@ func checkHTTP(ctx context.Context, a *probeapi.Assignment, env *Env) probeapi.R
 	if a.URL == "" {
 		return failure(probeapi.StatusUnknown, probeapi.ErrorInvalidConfig, errors.New("url is required"))
 	}
-	timeout := probeapi.EffectiveTimeout(a)
-	client := newHTTPClient(env, timeout, maxRedirects(cfg.MaxRedirects), nil)
-	out, err := fetch(ctx, client, httpRequest{
+	s := &httpSession{env: env, maxRedirects: maxRedirects(cfg.MaxRedirects)}
+	out, err := s.fetch(ctx, httpRequest{
 		Method: cfg.Method, URL: a.URL, Headers: cfg.Headers, Body: cfg.Body,
-		MaxRedirects: maxRedirects(cfg.MaxRedirects), MaxBytes: cfg.MaxResponseBytes, Region: env.Region,
+		MaxBytes: cfg.MaxResponseBytes, Region: env.Region,
 	})
 	return httpVerdict(out, err, cfg.ExpectedStatusCodes, cfg)
 }

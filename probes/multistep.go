@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"regexp"
 	"slices"
 	"strings"
@@ -46,7 +45,7 @@ func checkMultistep(ctx context.Context, a *probeapi.Assignment, env *Env) probe
 	if len(steps) == 0 || len(steps) > maxSteps {
 		return failure(probeapi.StatusUnknown, probeapi.ErrorInvalidConfig, fmt.Errorf("1-%d steps are required", maxSteps))
 	}
-	client := newHTTPClient(env, probeapi.EffectiveTimeout(a), maxRedirects(a.Config.MaxRedirects), newJar())
+	session := &httpSession{env: env, maxRedirects: maxRedirects(a.Config.MaxRedirects), jar: newJar()}
 	vars := map[string]string{}
 	var d multistepDetails
 	res := probeapi.Result{Status: probeapi.StatusUp}
@@ -56,7 +55,7 @@ func checkMultistep(ctx context.Context, a *probeapi.Assignment, env *Env) probe
 		if name == "" {
 			name = fmt.Sprintf("step %d", i+1)
 		}
-		sr, out, err := runStep(ctx, client, st, vars, a.Config.MaxResponseBytes, env.Region)
+		sr, out, err := runStep(ctx, session, st, vars, a.Config.MaxResponseBytes, env.Region)
 		sr.Name = name
 		d.Steps = append(d.Steps, sr)
 		if out != nil {
@@ -86,7 +85,7 @@ func checkMultistep(ctx context.Context, a *probeapi.Assignment, env *Env) probe
 }
 
 // runStep performs one step, evaluates it and extracts its variables.
-func runStep(ctx context.Context, client *http.Client, st probeapi.Step, vars map[string]string, maxBytes int64, region string) (stepResult, *httpOutcome, error) {
+func runStep(ctx context.Context, session *httpSession, st probeapi.Step, vars map[string]string, maxBytes int64, region string) (stepResult, *httpOutcome, error) {
 	subst := func(s string) string {
 		return varRef.ReplaceAllStringFunc(s, func(m string) string {
 			if v, ok := vars[varRef.FindStringSubmatch(m)[1]]; ok {
@@ -103,7 +102,7 @@ func runStep(ctx context.Context, client *http.Client, st probeapi.Step, vars ma
 	// Details keep the URL as written: substituted values (tokens, ids
 	// taken from earlier responses) are never stored.
 	sr := stepResult{URL: truncateString(st.URL, 256)}
-	out, err := fetch(ctx, client, httpRequest{Method: st.Method, URL: url, Headers: headers, Body: subst(st.Body), MaxBytes: maxBytes, Region: region})
+	out, err := session.fetch(ctx, httpRequest{Method: st.Method, URL: url, Headers: headers, Body: subst(st.Body), MaxBytes: maxBytes, Region: region})
 	if out != nil {
 		sr.ResponseTimeMs = ms(out.Elapsed)
 	}

@@ -1,0 +1,444 @@
+package probes
+
+import (
+	"bufio"
+	"compress/gzip"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/net/http/httpguts"
+)
+
+// httpSession performs the HTTP requests of one check. Each request opens a
+// new connection (that is what measures DNS, connect and TLS time) and runs
+// entirely in the calling goroutine: dial through the guard, optional TLS
+// handshake, one HTTP/1.1 exchange with "Connection: close", bounded body
+// read, close. It follows redirects the way net/http's Client does, and
+// keeps cookies across requests when jar is set (multistep checks).
+//
+// A net/http Transport would do the same work with a connection pool, a
+// dialing goroutine and a read and a write goroutine per connection; for a
+// single request per connection that machinery was most of an HTTP check's
+// CPU time (see docs/performance.md).
+type httpSession struct {
+	env          *Env
+	maxRedirects int
+	jar          http.CookieJar
+}
+
+// bufReaders recycles the response readers of finished checks.
+var bufReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 4<<10) }}
+
+// fetch performs req, following redirects, and reads at most req.MaxBytes of
+// the final body.
+func (s *httpSession) fetch(ctx context.Context, req httpRequest) (*httpOutcome, error) {
+	method := strings.ToUpper(req.Method)
+	if method == "" {
+		method = http.MethodGet
+	}
+	out := &httpOutcome{}
+	start := time.Now()
+	fail := func(err error) (*httpOutcome, error) {
+		out.Elapsed = time.Since(start)
+		return out, fmt.Errorf("%s: %w", strings.ToLower(method), err)
+	}
+	u, err := url.Parse(req.URL)
+	if err != nil {
+		return nil, fmt.Errorf("build request: %w", err)
+	}
+	if err := validHeaders(req.Headers); err != nil {
+		return nil, fmt.Errorf("build request: %w", err)
+	}
+	host, body := "", req.Body
+	for k, v := range req.Headers {
+		if strings.EqualFold(k, "Host") {
+			host = v
+		}
+	}
+	var referer string
+	for {
+		x := httpExchange{session: s, method: method, url: u, host: host, body: body, referer: referer, req: &req, out: out, start: start}
+		resp, err := x.do(ctx)
+		if err != nil {
+			return fail(err)
+		}
+		next, redirect := s.redirect(resp, method, u)
+		if !redirect {
+			return out, x.readBody(resp)
+		}
+		x.close()
+		out.Redirects++
+		if out.Redirects > s.maxRedirects {
+			return fail(errTooManyRedirects)
+		}
+		if next.method != method {
+			body = ""
+		}
+		if host != "" && !next.absolute {
+			// A relative Location keeps the caller's Host header, as
+			// net/http's Client does.
+		} else {
+			host = ""
+		}
+		if u.Scheme == "https" && next.url.Scheme != "https" {
+			referer = ""
+		} else {
+			referer = (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path, RawPath: u.RawPath, RawQuery: u.RawQuery}).String()
+		}
+		if !sameOrSubdomain(u.Hostname(), next.url.Hostname()) {
+			req.Headers = withoutSensitive(req.Headers)
+		}
+		u, method = next.url, next.method
+	}
+}
+
+// redirectTarget is where a redirect leads.
+type redirectTarget struct {
+	url      *url.URL
+	method   string
+	absolute bool
+}
+
+// redirect reports whether resp is a redirect to follow, with net/http's
+// rules: 301, 302 and 303 turn other methods than GET and HEAD into GET;
+// 307 and 308 keep method and body; a redirect without Location is the
+// final answer; with maxRedirects 0 the first answer is final.
+func (s *httpSession) redirect(resp *http.Response, method string, u *url.URL) (redirectTarget, bool) {
+	switch resp.StatusCode {
+	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther:
+		if method != http.MethodGet && method != http.MethodHead {
+			method = http.MethodGet
+		}
+	case http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+	default:
+		return redirectTarget{}, false
+	}
+	loc := resp.Header.Get("Location")
+	if loc == "" || s.maxRedirects == 0 {
+		return redirectTarget{}, false
+	}
+	ref, err := url.Parse(loc)
+	if err != nil {
+		return redirectTarget{}, false
+	}
+	return redirectTarget{url: u.ResolveReference(ref), method: method, absolute: ref.IsAbs()}, true
+}
+
+// httpExchange is one request and response on its own connection.
+type httpExchange struct {
+	session       *httpSession
+	method        string
+	url           *url.URL
+	host, body    string
+	referer       string
+	req           *httpRequest
+	out           *httpOutcome
+	start         time.Time
+	conn          net.Conn
+	br            *bufio.Reader
+	stop          func() bool
+	acceptedGzip  bool
+	dnsAt, dialAt time.Time
+	dnsMs, dialMs float64
+	traceMu       sync.Mutex
+}
+
+// do dials, writes the request and reads the response head.
+func (x *httpExchange) do(ctx context.Context) (*http.Response, error) {
+	u := x.url
+	port := u.Port()
+	switch u.Scheme {
+	case "http":
+		if port == "" {
+			port = "80"
+		}
+	case "https":
+		if port == "" {
+			port = "443"
+		}
+	default:
+		return nil, fmt.Errorf("unsupported protocol scheme %q", u.Scheme)
+	}
+	if u.Host == "" {
+		return nil, errors.New("no host in request URL")
+	}
+	env := x.session.env
+	deadline, hasDeadline := ctx.Deadline()
+	timeout := time.Until(deadline)
+	if !hasDeadline {
+		timeout = 0
+	}
+	// The dialer reports DNS and connect phases through the trace hooks of
+	// net (the same ones net/http's Transport uses); with Happy Eyeballs
+	// they may run on other goroutines, hence the lock.
+	trace := &httptrace.ClientTrace{
+		DNSStart: func(httptrace.DNSStartInfo) { x.traceMu.Lock(); x.dnsAt = time.Now(); x.traceMu.Unlock() },
+		DNSDone: func(httptrace.DNSDoneInfo) {
+			x.traceMu.Lock()
+			x.dnsMs += fms(time.Since(x.dnsAt))
+			x.traceMu.Unlock()
+		},
+		ConnectStart: func(_, _ string) { x.traceMu.Lock(); x.dialAt = time.Now(); x.traceMu.Unlock() },
+		ConnectDone: func(_, _ string, _ error) {
+			x.traceMu.Lock()
+			x.dialMs += fms(time.Since(x.dialAt))
+			x.traceMu.Unlock()
+		},
+	}
+	conn, err := env.dialer(timeout).DialContext(httptrace.WithClientTrace(ctx, trace), "tcp", net.JoinHostPort(u.Hostname(), port))
+	x.traceMu.Lock()
+	x.out.Timings.DNSMs += x.dnsMs
+	x.out.Timings.ConnectMs += x.dialMs
+	x.traceMu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	x.conn = conn
+	if hasDeadline {
+		_ = conn.SetDeadline(deadline)
+	}
+	// Ending ctx (agent shutdown) aborts blocked reads and writes at once.
+	x.stop = context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })
+	if u.Scheme == "https" {
+		tlsStart := time.Now()
+		tc := tls.Client(conn, env.tlsConfig(u.Hostname()))
+		err := tc.HandshakeContext(ctx)
+		x.out.Timings.TLSMs += fms(time.Since(tlsStart))
+		if err != nil {
+			x.close()
+			return nil, err
+		}
+		x.conn = tc
+		cs := tc.ConnectionState()
+		x.out.TLS = tlsInfo(&cs)
+	} else {
+		x.out.TLS = nil
+	}
+	if err := x.writeRequest(); err != nil {
+		x.close()
+		return nil, err
+	}
+	x.br = bufReaders.Get().(*bufio.Reader)
+	x.br.Reset(x.conn)
+	if _, err := x.br.Peek(1); err != nil {
+		x.close()
+		return nil, err
+	}
+	x.out.Timings.FirstByteMs = fms(time.Since(x.start))
+	hreq := &http.Request{Method: x.method, URL: u}
+	for {
+		resp, err := http.ReadResponse(x.br, hreq)
+		if err != nil {
+			x.close()
+			return nil, err
+		}
+		// Informational answers (100 Continue, 103 Early Hints) precede
+		// the real one.
+		if resp.StatusCode >= 100 && resp.StatusCode < 200 && resp.StatusCode != http.StatusSwitchingProtocols {
+			continue
+		}
+		if jar := x.session.jar; jar != nil {
+			if rc := resp.Cookies(); len(rc) > 0 {
+				jar.SetCookies(u, rc)
+			}
+		}
+		return resp, nil
+	}
+}
+
+// writeRequest writes the request head and body in one write.
+func (x *httpExchange) writeRequest() error {
+	u := x.url
+	host := x.host
+	if host == "" {
+		host = u.Host
+	}
+	b := make([]byte, 0, 512)
+	b = append(b, x.method...)
+	b = append(b, ' ')
+	b = append(b, u.RequestURI()...)
+	b = append(b, " HTTP/1.1\r\nHost: "...)
+	b = append(b, host...)
+	b = append(b, "\r\n"...)
+	ua, referer := userAgent, x.referer
+	for k, v := range x.req.Headers {
+		switch {
+		case strings.EqualFold(k, "User-Agent"):
+			ua = v
+		case strings.EqualFold(k, "Referer"):
+			referer = ""
+		}
+	}
+	b = appendHeader(b, "User-Agent", ua)
+	if x.req.Region != "" {
+		b = appendHeader(b, RegionHeader, x.req.Region)
+	}
+	gzipOK := x.method != http.MethodHead
+	for k, v := range x.req.Headers {
+		switch {
+		case strings.EqualFold(k, "Host"), strings.EqualFold(k, "User-Agent"):
+			continue
+		case strings.EqualFold(k, "Accept-Encoding"), strings.EqualFold(k, "Range"):
+			gzipOK = false
+		case strings.EqualFold(k, "Content-Length"), strings.EqualFold(k, "Connection"), strings.EqualFold(k, "Transfer-Encoding"):
+			continue
+		}
+		b = appendHeader(b, http.CanonicalHeaderKey(k), v)
+	}
+	if referer != "" {
+		b = appendHeader(b, "Referer", referer)
+	}
+	if jar := x.session.jar; jar != nil {
+		for _, c := range jar.Cookies(u) {
+			b = appendHeader(b, "Cookie", c.String())
+		}
+	}
+	switch {
+	case x.body != "":
+		b = appendHeader(b, "Content-Length", strconv.Itoa(len(x.body)))
+	case x.method == http.MethodPost || x.method == http.MethodPut || x.method == http.MethodPatch:
+		b = append(b, "Content-Length: 0\r\n"...)
+	}
+	if gzipOK {
+		// As net/http's Transport does, ask for gzip and decompress
+		// transparently, so keywords and assertions see the text.
+		b = append(b, "Accept-Encoding: gzip\r\n"...)
+		x.acceptedGzip = true
+	}
+	b = append(b, "Connection: close\r\n\r\n"...)
+	b = append(b, x.body...)
+	_, err := x.conn.Write(b)
+	return err
+}
+
+func appendHeader(b []byte, k, v string) []byte {
+	b = append(b, k...)
+	b = append(b, ": "...)
+	b = append(b, v...)
+	return append(b, "\r\n"...)
+}
+
+// readBody reads at most the request's byte limit of the final response
+// body into out, then closes the connection.
+func (x *httpExchange) readBody(resp *http.Response) error {
+	defer x.close()
+	out := x.out
+	limit := x.req.MaxBytes
+	if limit <= 0 {
+		limit = defaultMaxResponseBytes
+	}
+	limit = min(limit, maxMaxResponseBytes)
+	var body io.Reader = resp.Body
+	if x.acceptedGzip && strings.EqualFold(resp.Header.Get("Content-Encoding"), "gzip") && resp.ContentLength != 0 {
+		zr, err := gzip.NewReader(resp.Body)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return x.finish(resp, nil, fmt.Errorf("read response body: %w", err))
+		}
+		if zr != nil {
+			body = zr
+		}
+		resp.Header.Del("Content-Encoding")
+		resp.Header.Del("Content-Length")
+	}
+	b, err := readLimited(body, limit+1, resp.ContentLength)
+	if int64(len(b)) > limit {
+		b, out.Truncated = b[:limit], true
+	}
+	if err != nil {
+		err = fmt.Errorf("read response body: %w", err)
+	}
+	return x.finish(resp, b, err)
+}
+
+func (x *httpExchange) finish(resp *http.Response, body []byte, err error) error {
+	out := x.out
+	out.Elapsed = time.Since(x.start)
+	out.StatusCode, out.Header, out.Body = resp.StatusCode, resp.Header, body
+	out.FinalURL = x.url.Redacted()
+	return err
+}
+
+// readLimited reads up to n bytes of r, sizing its buffer from the
+// announced length when there is one.
+func readLimited(r io.Reader, n, announced int64) ([]byte, error) {
+	size := int64(512)
+	if announced >= 0 {
+		size = min(announced+1, n)
+	}
+	b := make([]byte, 0, max(size, 1))
+	lr := io.LimitedReader{R: r, N: n}
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		k, err := lr.Read(b[len(b):cap(b)])
+		b = b[:len(b)+k]
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return b, nil
+			}
+			return b, err
+		}
+	}
+}
+
+// close ends the exchange's connection and returns its reader.
+func (x *httpExchange) close() {
+	if x.stop != nil {
+		x.stop()
+	}
+	if x.conn != nil {
+		_ = x.conn.Close()
+	}
+	if x.br != nil {
+		x.br.Reset(nil)
+		bufReaders.Put(x.br)
+		x.br = nil
+	}
+}
+
+// validHeaders rejects header names and values that would break the
+// request framing, as net/http does before sending.
+func validHeaders(h map[string]string) error {
+	for k, v := range h {
+		if !httpguts.ValidHeaderFieldName(k) {
+			return fmt.Errorf("invalid header field name %q", k)
+		}
+		if !httpguts.ValidHeaderFieldValue(v) {
+			return fmt.Errorf("invalid header field value for %q", k)
+		}
+	}
+	return nil
+}
+
+// sameOrSubdomain reports whether sensitive headers may follow a redirect
+// from host to next: same host or a subdomain of it, as in net/http.
+func sameOrSubdomain(host, next string) bool {
+	host, next = strings.ToLower(host), strings.ToLower(next)
+	return host == next || strings.HasSuffix(next, "."+host)
+}
+
+// withoutSensitive drops the headers net/http drops on a redirect to
+// another domain.
+func withoutSensitive(h map[string]string) map[string]string {
+	out := make(map[string]string, len(h))
+	for k, v := range h {
+		switch http.CanonicalHeaderKey(k) {
+		case "Authorization", "Www-Authenticate", "Cookie", "Cookie2", "Proxy-Authorization":
+			continue
+		}
+		out[k] = v
+	}
+	return out
+}
