@@ -70,8 +70,13 @@ func (e *Env) now() time.Time {
 	return time.Now()
 }
 
+// dialer returns the guarded dialer of checks. A check's connection
+// carries one exchange, so TCP keep-alive probes (four setsockopt calls per
+// connection) are switched off.
 func (e *Env) dialer(timeout time.Duration) *net.Dialer {
-	return e.Guard.Dialer(timeout)
+	d := e.Guard.Dialer(timeout)
+	d.KeepAlive = -1
+	return d
 }
 
 func (e *Env) tlsConfig(serverName string) *tls.Config {

@@ -23,7 +23,7 @@ type JobFunc func(ctx context.Context, a *probeapi.Assignment, planned time.Time
 // One goroutine and one timer serve all monitors through a min-heap of next
 // run times, so idle monitors cost only their heap entry.
 type Scheduler struct {
-	// Run is called in its own goroutine for every due slot.
+	// Run is called for every due slot, on one of Concurrency workers.
 	Run JobFunc
 	// Concurrency bounds simultaneous runs (default 64).
 	Concurrency int
@@ -175,12 +175,26 @@ func (s *Scheduler) poke() {
 }
 
 // Start runs the schedule until ctx ends, then waits for running checks.
+// Concurrency long-lived workers run the due slots: a goroutine per run
+// would grow a fresh stack to the depth of an HTTP check every time.
 func (s *Scheduler) Start(ctx context.Context) {
 	s.init()
-	sem := make(chan struct{}, s.Concurrency)
+	work := make(chan dueJob)
+	for range s.Concurrency {
+		s.wg.Go(func() {
+			for job := range work {
+				if s.ObserveLag != nil {
+					s.ObserveLag(s.Clock.Now().Sub(job.planned))
+				}
+				s.Run(ctx, job.a, job.planned)
+				s.finish(job.e)
+			}
+		})
+	}
 	timer := s.Clock.NewTimer(time.Hour)
 	defer timer.Stop()
 	defer s.wg.Wait()
+	defer close(work)
 	for {
 		s.mu.Lock()
 		wait := time.Hour
@@ -202,23 +216,13 @@ func (s *Scheduler) Start(ctx context.Context) {
 		jobs := s.due()
 		for i, job := range jobs {
 			select {
-			case sem <- struct{}{}:
+			case work <- job:
 			case <-ctx.Done():
 				for _, j := range jobs[i:] {
 					s.finish(j.e)
 				}
 				return
 			}
-			s.wg.Add(1)
-			go func() {
-				defer s.wg.Done()
-				defer func() { <-sem }()
-				defer s.finish(job.e)
-				if s.ObserveLag != nil {
-					s.ObserveLag(s.Clock.Now().Sub(job.planned))
-				}
-				s.Run(ctx, job.a, job.planned)
-			}()
 		}
 	}
 }
