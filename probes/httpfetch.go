@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptrace"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -179,28 +180,7 @@ func (x *httpExchange) do(ctx context.Context) (*http.Response, error) {
 	if !hasDeadline {
 		timeout = 0
 	}
-	// The dialer reports DNS and connect phases through the trace hooks of
-	// net (the same ones net/http's Transport uses); with Happy Eyeballs
-	// they may run on other goroutines, hence the lock.
-	trace := &httptrace.ClientTrace{
-		DNSStart: func(httptrace.DNSStartInfo) { x.traceMu.Lock(); x.dnsAt = time.Now(); x.traceMu.Unlock() },
-		DNSDone: func(httptrace.DNSDoneInfo) {
-			x.traceMu.Lock()
-			x.dnsMs += fms(time.Since(x.dnsAt))
-			x.traceMu.Unlock()
-		},
-		ConnectStart: func(_, _ string) { x.traceMu.Lock(); x.dialAt = time.Now(); x.traceMu.Unlock() },
-		ConnectDone: func(_, _ string, _ error) {
-			x.traceMu.Lock()
-			x.dialMs += fms(time.Since(x.dialAt))
-			x.traceMu.Unlock()
-		},
-	}
-	conn, err := env.dialer(timeout).DialContext(httptrace.WithClientTrace(ctx, trace), "tcp", net.JoinHostPort(u.Hostname(), port))
-	x.traceMu.Lock()
-	x.out.Timings.DNSMs += x.dnsMs
-	x.out.Timings.ConnectMs += x.dialMs
-	x.traceMu.Unlock()
+	conn, err := x.dial(ctx, env, timeout, u.Hostname(), port)
 	if err != nil {
 		return nil, err
 	}
@@ -255,6 +235,47 @@ func (x *httpExchange) do(ctx context.Context) (*http.Response, error) {
 		}
 		return resp, nil
 	}
+}
+
+// dial connects to host:port through the guard and adds the DNS and
+// connect times to the outcome. An IP literal needs no resolution, so its
+// connect time is the dial itself; a name is dialed with the trace hooks of
+// net (the ones net/http's Transport uses), which may run on several
+// goroutines with Happy Eyeballs, hence the lock.
+func (x *httpExchange) dial(ctx context.Context, env *Env, timeout time.Duration, host, port string) (net.Conn, error) {
+	d := env.dialer(timeout)
+	addr := net.JoinHostPort(host, port)
+	if _, err := netip.ParseAddr(host); err == nil {
+		t0 := time.Now()
+		conn, err := d.DialContext(ctx, "tcp", addr)
+		x.out.Timings.ConnectMs += fms(time.Since(t0))
+		return conn, err
+	}
+	var (
+		mu            sync.Mutex
+		dnsAt, dialAt time.Time
+		dnsMs, dialMs float64
+	)
+	trace := &httptrace.ClientTrace{
+		DNSStart: func(httptrace.DNSStartInfo) { mu.Lock(); dnsAt = time.Now(); mu.Unlock() },
+		DNSDone: func(httptrace.DNSDoneInfo) {
+			mu.Lock()
+			dnsMs += fms(time.Since(dnsAt))
+			mu.Unlock()
+		},
+		ConnectStart: func(_, _ string) { mu.Lock(); dialAt = time.Now(); mu.Unlock() },
+		ConnectDone: func(_, _ string, _ error) {
+			mu.Lock()
+			dialMs += fms(time.Since(dialAt))
+			mu.Unlock()
+		},
+	}
+	conn, err := d.DialContext(httptrace.WithClientTrace(ctx, trace), "tcp", addr)
+	mu.Lock()
+	x.out.Timings.DNSMs += dnsMs
+	x.out.Timings.ConnectMs += dialMs
+	mu.Unlock()
+	return conn, err
 }
 
 // writeRequest writes the request head and body in one write.

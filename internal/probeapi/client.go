@@ -80,12 +80,9 @@ func (c *Client) Assignments(ctx context.Context, region, revision string, wait 
 // PushResults posts a batch. Retrying is safe: the server skips result ids
 // it already has.
 func (c *Client) PushResults(ctx context.Context, batch *ResultBatch) (ResultsResponse, error) {
-	body, err := json.Marshal(batch)
-	if err != nil {
-		return ResultsResponse{}, fmt.Errorf("encode result batch: %w", err)
-	}
+	body := batch.AppendJSON(make([]byte, 0, 64+320*len(batch.Results)))
 	var out ResultsResponse
-	err = c.do(ctx, http.MethodPost, PathResults, body, func(resp *http.Response) error {
+	err := c.do(ctx, http.MethodPost, PathResults, body, func(resp *http.Response) error {
 		return json.NewDecoder(resp.Body).Decode(&out)
 	})
 	return out, err
