@@ -3,12 +3,14 @@ package probes
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -188,8 +190,31 @@ func httpVerdict(out *httpOutcome, err error, expected []int, cfg *probeapi.HTTP
 		res.Status, res.ErrorType = probeapi.StatusDegraded, probeapi.ErrorResponseTime
 		res.ErrorMessage = fmt.Sprintf("response took %d ms, more than %d ms", elapsed, cfg.DegradedResponseTimeMs)
 	}
-	res.Details = details(d)
+	res.Details = d.json()
 	return res
+}
+
+// json encodes the details as json.Marshal does, without reflection for
+// the common case of no assertions (every plain http check).
+func (d *httpDetails) json() json.RawMessage {
+	if len(d.Assertions) > 0 {
+		return details(d)
+	}
+	b := make([]byte, 0, 64+len(d.FinalURL))
+	if d.FinalURL != "" {
+		b = append(b, `{"final_url":`...)
+		b = probeapi.AppendString(b, d.FinalURL)
+		b = append(b, `,"redirects":`...)
+	} else {
+		b = append(b, `{"redirects":`...)
+	}
+	b = strconv.AppendInt(b, int64(d.Redirects), 10)
+	b = append(b, `,"body_bytes":`...)
+	b = strconv.AppendInt(b, int64(d.BodyBytes), 10)
+	if d.BodyTruncated {
+		b = append(b, `,"body_truncated":true`...)
+	}
+	return append(b, '}')
 }
 
 func containsKeyword(body []byte, kw string, fold bool) bool {

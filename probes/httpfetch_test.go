@@ -3,6 +3,7 @@ package probes
 import (
 	"compress/gzip"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -108,5 +109,14 @@ func TestHTTPTimings(t *testing.T) {
 	wantStatus(t, res, probeapi.StatusUp)
 	if res.Timings == nil || res.Timings.FirstByteMs < 150 || res.Timings.ConnectMs <= 0 || res.ResponseTimeMs < 150 {
 		t.Fatalf("timings %+v, response time %d ms", res.Timings, res.ResponseTimeMs)
+	}
+}
+
+func TestHTTPDetailsEncoding(t *testing.T) {
+	for _, d := range []httpDetails{{}, {FinalURL: "http://a/b?x=<1>&y=é", Redirects: 2, BodyBytes: 15, BodyTruncated: true}} {
+		want, _ := json.Marshal(&d)
+		if got := d.json(); string(got) != string(want) {
+			t.Fatalf("got %s want %s", got, want)
+		}
 	}
 }

@@ -113,6 +113,10 @@ func plain(s string) bool {
 	return true
 }
 
+// AppendString appends s as a JSON string, escaped as encoding/json
+// escapes it.
+func AppendString(dst []byte, s string) []byte { return appendString(dst, s) }
+
 func appendString(dst []byte, s string) []byte {
 	if plain(s) {
 		dst = append(dst, '"')
