@@ -71,7 +71,7 @@ func newHTTPClient(env *Env, timeout time.Duration, maxRedirects int, jar http.C
 		DisableKeepAlives:      true,
 		ForceAttemptHTTP2:      false,
 		TLSNextProto:           map[string]func(string, *tls.Conn) http.RoundTripper{},
-		MaxResponseHeaderBytes: 64 << 10,
+		MaxResponseHeaderBytes: maxResponseHeaderBytes,
 		Proxy:                  nil,
 	}
 	return &http.Client{

@@ -209,8 +209,11 @@ func (x *httpExchange) do(ctx context.Context) (*http.Response, error) {
 		x.close()
 		return nil, err
 	}
+	// Response headers are limited as net/http's MaxResponseHeaderBytes
+	// limits them: the reader stops at the bound until the head is parsed.
+	src := &headLimit{conn: x.conn, left: maxResponseHeaderBytes + 4<<10}
 	x.br = bufReaders.Get().(*bufio.Reader)
-	x.br.Reset(x.conn)
+	x.br.Reset(src)
 	if _, err := x.br.Peek(1); err != nil {
 		x.close()
 		return nil, err
@@ -221,6 +224,9 @@ func (x *httpExchange) do(ctx context.Context) (*http.Response, error) {
 		resp, err := http.ReadResponse(x.br, hreq)
 		if err != nil {
 			x.close()
+			if src.left == 0 {
+				return nil, fmt.Errorf("server response headers exceeded %d bytes; aborted", maxResponseHeaderBytes)
+			}
 			return nil, err
 		}
 		// Informational answers (100 Continue, 103 Early Hints) precede
@@ -228,6 +234,7 @@ func (x *httpExchange) do(ctx context.Context) (*http.Response, error) {
 		if resp.StatusCode >= 100 && resp.StatusCode < 200 && resp.StatusCode != http.StatusSwitchingProtocols {
 			continue
 		}
+		src.left = -1
 		if jar := x.session.jar; jar != nil {
 			if rc := resp.Cookies(); len(rc) > 0 {
 				jar.SetCookies(u, rc)
@@ -341,6 +348,28 @@ func (x *httpExchange) writeRequest() error {
 	b = append(b, x.body...)
 	_, err := x.conn.Write(b)
 	return err
+}
+
+// maxResponseHeaderBytes bounds a response head.
+const maxResponseHeaderBytes = 64 << 10
+
+// headLimit reads from conn, at most left bytes while left ≥ 0.
+type headLimit struct {
+	conn net.Conn
+	left int64
+}
+
+func (h *headLimit) Read(p []byte) (int, error) {
+	if h.left < 0 {
+		return h.conn.Read(p)
+	}
+	if h.left == 0 {
+		return 0, io.EOF
+	}
+	p = p[:min(int64(len(p)), h.left)]
+	n, err := h.conn.Read(p)
+	h.left -= int64(n)
+	return n, err
 }
 
 func appendHeader(b []byte, k, v string) []byte {

@@ -120,3 +120,17 @@ func TestHTTPDetailsEncoding(t *testing.T) {
 		}
 	}
 }
+
+func TestHTTPResponseHeadersBounded(t *testing.T) {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		for i := range 20 {
+			w.Header().Set(fmt.Sprintf("X-Big-%d", i), strings.Repeat("a", 4<<10))
+		}
+		fmt.Fprint(w, "ok")
+	}))
+	defer ts.Close()
+	res := run(t, httpAssignment(ts.URL, probeapi.HTTPConfig{}), testEnv())
+	if res.Status != probeapi.StatusDown || !strings.Contains(res.ErrorMessage, "headers exceeded") {
+		t.Fatalf("got %s %q, want down for oversized headers", res.Status, res.ErrorMessage)
+	}
+}
