@@ -25,6 +25,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -49,6 +50,7 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/plans"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 	"github.com/uptime-operator/uptime-operator/internal/store/sqlite"
+	"github.com/uptime-operator/uptime-operator/internal/testutil"
 )
 
 const (
@@ -405,9 +407,49 @@ func runHTTP(b *testing.B, f *benchFixture, parallelism int, path func(i int) st
 		}
 		return float64(lat[min(len(lat)-1, int(math.Ceil(p*float64(len(lat))))-1)]) / float64(time.Millisecond)
 	}
-	b.ReportMetric(float64(len(lat))/elapsed.Seconds(), "req/s")
+	rate := float64(len(lat)) / elapsed.Seconds()
+	b.ReportMetric(rate, "req/s")
 	b.ReportMetric(pct(0.50), "p50-ms")
 	b.ReportMetric(pct(0.99), "p99-ms")
+	base := f.bareBaseline(b, parallelism*runtime.GOMAXPROCS(0), path(1))
+	b.ReportMetric(base.PerSecond, "baseline-req/s")
+	b.ReportMetric(rate/base.PerSecond, "ratio")
+	b.ReportMetric(base.Percentile(0.99), "baseline-p99-ms")
+}
+
+// bareBaseline serves the bytes of one answer of path from a bare net/http
+// handler and drives it like the benchmark drove the API (same client, same
+// number of workers): what this machine allows for answers of that size.
+func (f *benchFixture) bareBaseline(b *testing.B, workers int, path string) testutil.Baseline {
+	b.Helper()
+	req, _ := http.NewRequest(http.MethodGet, f.http.URL+path, nil)
+	req.Header.Set("Authorization", "Bearer "+f.key)
+	resp, err := f.client.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	contentType := resp.Header.Get("Content-Type")
+	bare := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", contentType)
+		_, _ = w.Write(body)
+	}))
+	defer bare.Close()
+	base, err := testutil.MeasureBaseline(2*time.Second, workers, func() error {
+		req, _ := http.NewRequest(http.MethodGet, bare.URL+path, nil)
+		req.Header.Set("Authorization", "Bearer "+f.key)
+		resp, err := f.client.Do(req)
+		if err != nil {
+			return err
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		return resp.Body.Close()
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return base
 }
 
 func (f *benchFixture) get(path string) (int, string) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/uptime-operator/uptime-operator/internal/store"
 	"github.com/uptime-operator/uptime-operator/internal/store/postgres"
@@ -61,7 +62,7 @@ func TestConformance(t *testing.T) {
 func BenchmarkIngest(b *testing.B) {
 	for _, w := range []int{1, 4} {
 		b.Run(fmt.Sprintf("batch=1000/writers=%d", w), func(b *testing.B) {
-			storetest.BenchIngest(b, newStore(b), 1000, w)
+			storetest.BenchIngest(b, newStore(b), 1000, w, rawCopy(b))
 		})
 	}
 }
@@ -69,4 +70,51 @@ func BenchmarkIngest(b *testing.B) {
 func BenchmarkUptimeQuery(b *testing.B) {
 	s := newStore(b)
 	storetest.BenchUptimeQuery(b, s, s.LoadRollups)
+}
+
+// rawCopy is the ingest baseline: the rows go with COPY into a bare checks
+// table (the columns and indexes of the store's) in a schema of their own,
+// from a pool of connections, one COPY per batch.
+func rawCopy(b *testing.B) storetest.RawInsert {
+	b.Helper()
+	ctx := context.Background()
+	schema := "raw_" + strings.ReplaceAll(uuid.NewString(), "-", "")
+	pool, err := pgxpool.New(ctx, dsn(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		_, _ = pool.Exec(ctx, "DROP SCHEMA "+pgx.Identifier{schema}.Sanitize()+" CASCADE")
+		pool.Close()
+	})
+	table := pgx.Identifier{schema, "checks"}.Sanitize()
+	for _, q := range []string{
+		"CREATE SCHEMA " + pgx.Identifier{schema}.Sanitize(),
+		`CREATE TABLE ` + table + ` (id TEXT PRIMARY KEY, monitor_id TEXT NOT NULL, namespace TEXT NOT NULL DEFAULT '',
+			region TEXT NOT NULL DEFAULT '', checked_at TIMESTAMPTZ NOT NULL, status TEXT NOT NULL, status_code BIGINT,
+			response_time_ms BIGINT NOT NULL DEFAULT 0, error_type TEXT, error_message TEXT, details JSONB)`,
+		"CREATE INDEX ON " + table + " (monitor_id, checked_at DESC)",
+		"CREATE INDEX ON " + table + " (checked_at)",
+	} {
+		if _, err := pool.Exec(ctx, q); err != nil {
+			b.Fatal(err)
+		}
+	}
+	cols := []string{"id", "monitor_id", "namespace", "region", "checked_at", "status", "status_code", "response_time_ms", "error_type", "error_message", "details"}
+	return func(ctx context.Context, batch []store.Check) error {
+		_, err := pool.CopyFrom(ctx, pgx.Identifier{schema, "checks"}, cols, pgx.CopyFromSlice(len(batch), func(i int) ([]any, error) {
+			c := &batch[i]
+			var code *int64
+			if c.StatusCode != nil {
+				v := int64(*c.StatusCode)
+				code = &v
+			}
+			var errType *string
+			if c.ErrorType != "" {
+				errType = &c.ErrorType
+			}
+			return []any{c.ID, c.MonitorID, c.Namespace, c.Region, c.CheckedAt, string(c.Status), code, c.ResponseTimeMs, errType, nil, nil}, nil
+		}))
+		return err
+	}
 }

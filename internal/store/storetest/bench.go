@@ -15,10 +15,18 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
+// RawInsert is an ingest baseline: it writes a batch of checks to a bare
+// table of the same columns and indexes in the same kind of database, the
+// fastest way the driver allows (a prepared multi-row INSERT in SQLite, COPY
+// in PostgreSQL), without de-duplication or rollups.
+type RawInsert func(ctx context.Context, batch []store.Check) error
+
 // BenchIngest measures batched InsertChecks of fresh checks from writers
 // concurrent producers (probe regions pushing at the same time) and reports
-// checks/s (the target is at least 50,000/s).
-func BenchIngest(b *testing.B, s store.Store, batchSize, writers int) {
+// checks/s beside raw, the same rows written by a RawInsert with the same
+// writers in the same run, and their ratio (target ≥ 0.5: de-duplication
+// and rollups may cost as much as the insert itself).
+func BenchIngest(b *testing.B, s store.Store, batchSize, writers int, raw RawInsert) {
 	ctx := context.Background()
 	monitors := make([]string, 200)
 	for i := range monitors {
@@ -76,7 +84,35 @@ func BenchIngest(b *testing.B, s store.Store, batchSize, writers int) {
 		}
 		total += writers * batchSize
 	}
-	b.ReportMetric(float64(total)/elapsed.Seconds(), "checks/s")
+	rate := float64(total) / elapsed.Seconds()
+	b.ReportMetric(rate, "checks/s")
+	b.StopTimer()
+	// The baseline writes as many rows (at least 20 batches per writer).
+	var rawElapsed time.Duration
+	rawTotal := 0
+	for rawTotal < max(total, 20*writers*batchSize) {
+		batches := make([][]store.Check, writers)
+		for w := range batches {
+			batches[w] = gen()
+		}
+		t0 := time.Now()
+		var wg sync.WaitGroup
+		errs := make([]error, writers)
+		for w := range writers {
+			wg.Go(func() { errs[w] = raw(ctx, batches[w]) })
+		}
+		wg.Wait()
+		rawElapsed += time.Since(t0)
+		for _, err := range errs {
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+		rawTotal += writers * batchSize
+	}
+	rawRate := float64(rawTotal) / rawElapsed.Seconds()
+	b.ReportMetric(rawRate, "raw-checks/s")
+	b.ReportMetric(rate/rawRate, "ratio")
 }
 
 // BenchUptimeQuery measures a 90-day uptime query for one of 1,000 monitors
