@@ -52,65 +52,49 @@ func BenchIngest(b *testing.B, s store.Store, batchSize, writers int, raw RawIns
 		}
 		return batch
 	}
-	total := 0
-	var elapsed time.Duration
+	// round writes one batch per writer through insert and returns the
+	// time it took.
+	round := func(insert func(batch []store.Check) error) time.Duration {
+		batches := make([][]store.Check, writers)
+		for w := range batches {
+			batches[w] = gen()
+		}
+		t0 := time.Now()
+		var wg sync.WaitGroup
+		errs := make([]error, writers)
+		for w := range writers {
+			wg.Go(func() { errs[w] = insert(batches[w]) })
+		}
+		wg.Wait()
+		elapsed := time.Since(t0)
+		for _, err := range errs {
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+		return elapsed
+	}
+	viaStore := func(batch []store.Check) error {
+		n, err := s.InsertChecks(ctx, batch)
+		if err == nil && n != batchSize {
+			err = fmt.Errorf("inserted %d of %d", n, batchSize)
+		}
+		return err
+	}
+	// Rounds through the store and raw rounds alternate, so both see the
+	// same machine.
+	var elapsed, rawElapsed time.Duration
+	rounds := 0
 	for b.Loop() {
+		elapsed += round(viaStore)
 		b.StopTimer()
-		batches := make([][]store.Check, writers)
-		for w := range batches {
-			batches[w] = gen()
-		}
+		rawElapsed += round(func(batch []store.Check) error { return raw(ctx, batch) })
 		b.StartTimer()
-		t0 := time.Now()
-		var wg sync.WaitGroup
-		errs := make([]error, writers)
-		for w := range writers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				n, err := s.InsertChecks(ctx, batches[w])
-				if err == nil && n != batchSize {
-					err = fmt.Errorf("inserted %d of %d", n, batchSize)
-				}
-				errs[w] = err
-			}()
-		}
-		wg.Wait()
-		elapsed += time.Since(t0)
-		for _, err := range errs {
-			if err != nil {
-				b.Fatal(err)
-			}
-		}
-		total += writers * batchSize
+		rounds++
 	}
-	rate := float64(total) / elapsed.Seconds()
+	rows := float64(rounds * writers * batchSize)
+	rate, rawRate := rows/elapsed.Seconds(), rows/rawElapsed.Seconds()
 	b.ReportMetric(rate, "checks/s")
-	b.StopTimer()
-	// The baseline writes as many rows (at least 20 batches per writer).
-	var rawElapsed time.Duration
-	rawTotal := 0
-	for rawTotal < max(total, 20*writers*batchSize) {
-		batches := make([][]store.Check, writers)
-		for w := range batches {
-			batches[w] = gen()
-		}
-		t0 := time.Now()
-		var wg sync.WaitGroup
-		errs := make([]error, writers)
-		for w := range writers {
-			wg.Go(func() { errs[w] = raw(ctx, batches[w]) })
-		}
-		wg.Wait()
-		rawElapsed += time.Since(t0)
-		for _, err := range errs {
-			if err != nil {
-				b.Fatal(err)
-			}
-		}
-		rawTotal += writers * batchSize
-	}
-	rawRate := float64(rawTotal) / rawElapsed.Seconds()
 	b.ReportMetric(rawRate, "raw-checks/s")
 	b.ReportMetric(rate/rawRate, "ratio")
 }
