@@ -2,7 +2,9 @@
 // service must never reach on behalf of its users: loopback, private
 // (RFC 1918), link-local (including the 169.254.169.254 cloud metadata
 // endpoint), carrier-grade NAT, unique-local IPv6, unspecified and multicast
-// addresses, and the IPv4-mapped IPv6 forms of all of them.
+// addresses, and every IPv6 form that carries one of those IPv4 addresses
+// to its destination (IPv4-mapped, IPv4-translated, IPv4-compatible, NAT64,
+// 6to4, Teredo, ISATAP).
 //
 // The check runs in a net.Dialer Control hook, that is on the IP address the
 // socket is about to connect to after name resolution. A DNS record that

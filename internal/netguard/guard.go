@@ -54,28 +54,101 @@ var blockedPrefixes = []struct {
 	{netip.MustParsePrefix("240.0.0.0/4"), "reserved"},
 	{netip.MustParsePrefix("::/128"), "unspecified"},
 	{netip.MustParsePrefix("::1/128"), "loopback"},
-	{netip.MustParsePrefix("64:ff9b:1::/48"), "local-use nat64"},
+	{netip.MustParsePrefix("100::/64"), "discard-only"},
 	{netip.MustParsePrefix("fc00::/7"), "unique-local"},
 	{netip.MustParsePrefix("fe80::/10"), "link-local"},
 	{netip.MustParsePrefix("fec0::/10"), "site-local"},
 	{netip.MustParsePrefix("ff00::/8"), "multicast"},
 }
 
-// Reason returns why ip is blocked, or "" when it is a public address.
-// IPv4-mapped IPv6 addresses (::ffff:a.b.c.d) are judged as their IPv4 form.
+// Prefixes of IPv6 addresses that carry an IPv4 address a packet to them
+// ends up at: a NAT64 translator, a 6to4 or Teredo relay, or a host that
+// still speaks the deprecated IPv4-compatible form delivers it to that IPv4
+// address. They are judged by the IPv4 rules, so an IPv6-only cluster with
+// NAT64 cannot be pointed at 64:ff9b::10.0.0.1 to reach a private address.
+var (
+	nat64WellKnown  = netip.MustParsePrefix("64:ff9b::/96")
+	sixToFour       = netip.MustParsePrefix("2002::/16")
+	teredo          = netip.MustParsePrefix("2001::/32")
+	ipv4Compatible  = netip.MustParsePrefix("::/96")
+	ipv4Translated  = netip.MustParsePrefix("::ffff:0:0:0/96")
+	localUseNAT64   = netip.MustParsePrefix("64:ff9b:1::/48")
+	isatapInterface = [4]byte{0x00, 0x00, 0x5e, 0xfe}
+)
+
+// EmbeddedIPv4 returns the IPv4 address that an IPv6 address carries, and
+// the name of the form, when ip is one of the forms that deliver to it:
+// IPv4-mapped (::ffff:a.b.c.d), IPv4-translated (::ffff:0:a.b.c.d),
+// IPv4-compatible (::a.b.c.d), NAT64 (64:ff9b::a.b.c.d), 6to4
+// (2002:aabb:ccdd::/48), Teredo (2001:0::/32, the client address XOR'ed in
+// the last 32 bits) and ISATAP interface identifiers (…:0:5efe:a.b.c.d and
+// …:200:5efe:a.b.c.d). The local-use NAT64 prefix 64:ff9b:1::/48 is not
+// unwrapped: where its IPv4 address sits depends on the operator's prefix
+// length, so Reason blocks it whole.
+func EmbeddedIPv4(ip netip.Addr) (netip.Addr, string, bool) {
+	if !ip.Is6() {
+		return netip.Addr{}, "", false
+	}
+	ip = ip.WithZone("")
+	b := ip.As16()
+	last4 := func() netip.Addr { return netip.AddrFrom4([4]byte(b[12:16])) }
+	switch {
+	case ip.Is4In6():
+		return ip.Unmap(), "ipv4-mapped", true
+	case ipv4Translated.Contains(ip):
+		return last4(), "ipv4-translated", true
+	case ip == netip.IPv6Unspecified() || ip == netip.IPv6Loopback():
+		// :: and ::1 are IPv6 addresses of their own, not 0.0.0.0/0.0.0.1.
+		return netip.Addr{}, "", false
+	case ipv4Compatible.Contains(ip):
+		return last4(), "ipv4-compatible", true
+	case nat64WellKnown.Contains(ip):
+		return last4(), "nat64", true
+	case sixToFour.Contains(ip):
+		return netip.AddrFrom4([4]byte(b[2:6])), "6to4", true
+	case teredo.Contains(ip):
+		return netip.AddrFrom4([4]byte{b[12] ^ 0xff, b[13] ^ 0xff, b[14] ^ 0xff, b[15] ^ 0xff}), "teredo", true
+	case [4]byte(b[8:12]) == isatapInterface || [4]byte(b[8:12]) == [4]byte{0x02, 0x00, 0x5e, 0xfe}:
+		return last4(), "isatap", true
+	}
+	return netip.Addr{}, "", false
+}
+
+// Reason returns why ip is blocked, or "" when it is a public address. IPv6
+// forms that carry an IPv4 address (see EmbeddedIPv4) are blocked when
+// either the IPv6 address or the IPv4 address it carries is, and the reason
+// names the form ("loopback via nat64").
 func Reason(ip netip.Addr) string {
 	if !ip.IsValid() {
 		return "invalid"
 	}
-	ip = ip.Unmap().WithZone("")
+	ip = ip.WithZone("")
+	if localUseNAT64.Contains(ip) {
+		return "local-use nat64"
+	}
+	if r := reason(ip.Unmap()); r != "" {
+		return r
+	}
+	if v4, form, ok := EmbeddedIPv4(ip); ok {
+		r := reason(v4)
+		if r == "" || form == "ipv4-mapped" {
+			return r
+		}
+		return r + " via " + form
+	}
+	return reason(ip)
+}
+
+// reason judges a plain IPv4 or IPv6 address against the blocked ranges.
+func reason(ip netip.Addr) string {
 	if ip == netip.AddrFrom4([4]byte{255, 255, 255, 255}) {
 		return "broadcast"
 	}
+	if ip == netip.AddrFrom4([4]byte{169, 254, 169, 254}) {
+		return "cloud metadata"
+	}
 	for _, b := range blockedPrefixes {
 		if b.prefix.Contains(ip) {
-			if ip.Is4() && ip == netip.AddrFrom4([4]byte{169, 254, 169, 254}) {
-				return "cloud metadata"
-			}
 			return b.reason
 		}
 	}

@@ -5,8 +5,11 @@ import (
 	"errors"
 	"net"
 	"net/netip"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/uptime-operator/uptime-operator/internal/netguard/netguardtest"
 )
 
 func TestReason(t *testing.T) {
@@ -53,6 +56,76 @@ func TestReason(t *testing.T) {
 	}
 	if r := Reason(netip.MustParseAddr("169.254.169.254")); r != "cloud metadata" {
 		t.Fatalf("metadata reason = %q", r)
+	}
+}
+
+// TestReasonTrickyTargets judges the shared hostile-target table and the
+// public addresses hidden in the same IPv6 forms.
+func TestReasonTrickyTargets(t *testing.T) {
+	for _, tg := range netguardtest.Targets {
+		if got := Reason(netip.MustParseAddr(tg.Addr)); got != tg.Reason {
+			t.Errorf("Reason(%s) = %q, want %q", tg.Addr, got, tg.Reason)
+		}
+	}
+	for _, a := range netguardtest.Allowed {
+		if got := Reason(netip.MustParseAddr(a)); got != "" {
+			t.Errorf("Reason(%s) = %q, want public", a, got)
+		}
+	}
+	if got := Reason(netip.MustParseAddr("fe80::1%eth0")); got != "link-local" {
+		t.Errorf("zoned link-local: %q", got)
+	}
+}
+
+func TestEmbeddedIPv4(t *testing.T) {
+	cases := []struct{ ip, v4, form string }{
+		{"::ffff:1.2.3.4", "1.2.3.4", "ipv4-mapped"},
+		{"::ffff:0:1.2.3.4", "1.2.3.4", "ipv4-translated"},
+		{"::1.2.3.4", "1.2.3.4", "ipv4-compatible"},
+		{"64:ff9b::1.2.3.4", "1.2.3.4", "nat64"},
+		{"2002:102:304:5::6", "1.2.3.4", "6to4"},
+		{"2001:0:4136:e378:8000:63bf:fefd:fcfb", "1.2.3.4", "teredo"},
+		{"2001:db8::5efe:1.2.3.4", "1.2.3.4", "isatap"},
+		{"2001:db8::200:5efe:1.2.3.4", "1.2.3.4", "isatap"},
+		{"::1", "", ""},
+		{"::", "", ""},
+		{"2001:4860:4860::8888", "", ""},
+		{"1.2.3.4", "", ""},
+	}
+	for _, c := range cases {
+		v4, form, ok := EmbeddedIPv4(netip.MustParseAddr(c.ip))
+		if ok != (c.v4 != "") || ok && (v4.String() != c.v4 || form != c.form) {
+			t.Errorf("EmbeddedIPv4(%s) = %v %q %v, want %s %q", c.ip, v4, form, ok, c.v4, c.form)
+		}
+	}
+}
+
+// TestDialerTrickyTargets dials every target of the lab through the guard's
+// dialer: none is reached, each public address is, and without the guard
+// the targets are reachable (the lab is real).
+func TestDialerTrickyTargets(t *testing.T) {
+	lab := netguardtest.Start(t)
+	if lab == nil {
+		return
+	}
+	hostPort := func(url string) string { return strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/") }
+	lab.Check(t, func(url string) (bool, string) {
+		c, err := Guard{}.Dialer(2*time.Second).Dial("tcp", hostPort(url))
+		if err == nil {
+			c.Close()
+			return false, "connected"
+		}
+		return IsBlocked(err), err.Error()
+	})
+	for _, tg := range netguardtest.Targets {
+		if !tg.Dial {
+			continue
+		}
+		c, err := Guard{AllowPrivate: true}.Dialer(2*time.Second).Dial("tcp", hostPort(lab.URL(tg.Addr, "")))
+		if err != nil {
+			t.Fatalf("unguarded dial of %s: %v", tg.Addr, err)
+		}
+		c.Close()
 	}
 }
 
