@@ -32,7 +32,16 @@ const (
 	Automation Level = "automation"
 )
 
-// ParseLevel accepts a level as the CLI or the REST API spells it.
+// Valid reports whether l is one of the three levels exactly as stored.
+// Authentication accepts nothing else: a Secret written by hand with a
+// level such as "readonly" or "admin" is refused, never read as another
+// level.
+func (l Level) Valid() bool {
+	return l == ReadOnly || l == Standard || l == Automation
+}
+
+// ParseLevel accepts a level as the CLI or the REST API spells it and
+// returns its stored (normalised) form.
 func ParseLevel(s string) (Level, error) {
 	switch strings.ReplaceAll(strings.ToLower(s), "_", "-") {
 	case "read-only", "readonly":
@@ -112,7 +121,8 @@ func Create(ctx context.Context, c client.Client, ns, name string, level Level) 
 	if name == "" || len(name) > maxNameLen {
 		return "", nil, fmt.Errorf("key name must be 1-%d characters", maxNameLen)
 	}
-	if _, err := ParseLevel(string(level)); err != nil {
+	level, err := ParseLevel(string(level))
+	if err != nil {
 		return "", nil, err
 	}
 	key, err := Generate()
@@ -179,10 +189,16 @@ var (
 	ErrNotFound = errors.New("Invalid API key")
 	// ErrDisabled: the key is disabled by a lower plan key limit.
 	ErrDisabled = errors.New("API key disabled")
+	// ErrUnknownLevel: the key's Secret holds a level other than the three
+	// stored forms, so the key is refused (fail closed) until its Secret is
+	// fixed or the key is recreated.
+	ErrUnknownLevel = errors.New("API key has an unknown access level")
 )
 
 // Authenticate finds the key presented in an Authorization header. It
-// returns ErrNotFound for unknown keys and ErrDisabled for disabled ones.
+// returns ErrNotFound for unknown keys, and the key together with
+// ErrUnknownLevel (a wrapped error naming the level) or ErrDisabled for keys
+// that may not be used.
 // r may be a cached client: the hash label makes the lookup an index hit.
 func Authenticate(ctx context.Context, r client.Reader, presented string) (*Key, error) {
 	if !strings.HasPrefix(presented, Prefix) {
@@ -199,6 +215,9 @@ func Authenticate(ctx context.Context, r client.Reader, presented string) (*Key,
 			continue
 		}
 		k := fromSecret(s)
+		if !k.Level.Valid() {
+			return k, fmt.Errorf("%w %q: use read-only, standard or automation", ErrUnknownLevel, k.Level)
+		}
 		if k.Disabled {
 			return k, ErrDisabled
 		}

@@ -2,11 +2,13 @@ package apikeys
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 )
 
@@ -78,5 +80,43 @@ func TestCreateAuthenticateDelete(t *testing.T) {
 	}
 	if err := Delete(ctx, c, "ws1", "ci"); err != ErrNotFound {
 		t.Errorf("second delete: err = %v, want ErrNotFound", err)
+	}
+}
+
+// TestLevelsFailClosed: Create stores the normalised level, and a Secret
+// whose level is anything but the three stored forms is refused with
+// ErrUnknownLevel instead of acting as some other level.
+func TestLevelsFailClosed(t *testing.T) {
+	ctx := context.Background()
+	scheme := runtime.NewScheme()
+	_ = corev1.AddToScheme(scheme)
+	c := fake.NewClientBuilder().WithScheme(scheme).Build()
+	full, k, err := Create(ctx, c, "team", "ci", Level("ReadOnly"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s corev1.Secret
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "team", Name: k.SecretName}, &s); err != nil {
+		t.Fatal(err)
+	}
+	if got := string(s.Data[keyLevel]); got != "read-only" || k.Level != ReadOnly {
+		t.Fatalf("stored level %q (key %q), want read-only", got, k.Level)
+	}
+	for _, lvl := range []string{"readonly", "Standard", "admin", "owner", "", " standard"} {
+		s.Data[keyLevel] = []byte(lvl)
+		if err := c.Update(ctx, &s); err != nil {
+			t.Fatal(err)
+		}
+		got, err := Authenticate(ctx, c, full)
+		if !errors.Is(err, ErrUnknownLevel) || got == nil || got.SecretName != k.SecretName {
+			t.Errorf("level %q: Authenticate = %+v, %v; want ErrUnknownLevel with the key", lvl, got, err)
+		}
+	}
+	s.Data[keyLevel] = []byte("automation")
+	if err := c.Update(ctx, &s); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := Authenticate(ctx, c, full); err != nil || got.Level != Automation {
+		t.Fatalf("automation: %+v, %v", got, err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/uptime-operator/uptime-operator/internal/clientip"
 	"github.com/uptime-operator/uptime-operator/internal/engine"
 )
 
@@ -28,7 +29,7 @@ var heartbeatSuccess = map[string]bool{"": true, "ok": true, "success": true, "s
 // for a bad parameter. Request bodies are ignored.
 func (s *Server) heartbeat(w http.ResponseWriter, r *http.Request) {
 	now := s.clock.Now()
-	ip := clientIP(r)
+	ip := clientip.From(r)
 	if d := s.limits.heartbeatFail.peek(ip, now); d.remaining == 0 {
 		writeTooMany(w, s.limits.heartbeatFail, d)
 		return
@@ -113,7 +114,7 @@ func (s *Server) publicHTML(w http.ResponseWriter, r *http.Request) {
 // publicAllowed counts a public status request against its address's 60 per
 // minute; it writes the 429 and returns false when over.
 func (s *Server) publicAllowed(w http.ResponseWriter, r *http.Request) bool {
-	d := s.limits.public.take(clientIP(r), s.clock.Now())
+	d := s.limits.public.take(clientip.From(r), s.clock.Now())
 	if !d.allowed {
 		writeTooMany(w, s.limits.public, d)
 		return false

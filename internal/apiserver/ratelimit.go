@@ -2,11 +2,12 @@ package apiserver
 
 import (
 	"math"
-	"net"
 	"net/http"
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/uptime-operator/uptime-operator/internal/clientip"
 )
 
 // limitScope is what a limit is counted per.
@@ -165,32 +166,22 @@ func writeTooMany(w http.ResponseWriter, l *limiter, d decision) {
 	writeError(w, http.StatusTooManyRequests, CodeRateLimited, "Too many requests, please try again later")
 }
 
-// clientIP is the request's peer address. Forwarded headers are not trusted:
-// the direct listener is reached without a proxy that rewrites them.
-func clientIP(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
-}
-
 // limitKey is the counting key of l for r.
 func limitKey(l *limiter, r *http.Request) string {
 	switch l.scope {
 	case perIP:
-		return clientIP(r)
+		return clientip.From(r)
 	case perPath:
 		return r.URL.Path
 	case perWorkspace:
 		if c := CallerFrom(r.Context()); c != nil {
 			return c.Namespace
 		}
-		return clientIP(r)
+		return clientip.From(r)
 	default:
 		if c := CallerFrom(r.Context()); c != nil {
 			return c.rateKey()
 		}
-		return clientIP(r)
+		return clientip.From(r)
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/uptime-operator/uptime-operator/internal/clientip"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
@@ -43,7 +44,7 @@ func (s *Server) confirmRecipient(w http.ResponseWriter, r *http.Request) {
 			Text: "Confirm that this address may receive alert emails from uptime-operator.", Form: true})
 		return
 	}
-	if d := s.limits.recipientConfirm.take(clientIP(r), s.clock.Now()); !d.allowed {
+	if d := s.limits.recipientConfirm.take(clientip.From(r), s.clock.Now()); !d.allowed {
 		writeTooMany(w, s.limits.recipientConfirm, d)
 		return
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/uptime-operator/uptime-operator/internal/alerting"
 	"github.com/uptime-operator/uptime-operator/internal/assist"
+	"github.com/uptime-operator/uptime-operator/internal/clientip"
 	"github.com/uptime-operator/uptime-operator/internal/expiry"
 	"github.com/uptime-operator/uptime-operator/internal/otelexport"
 	"github.com/uptime-operator/uptime-operator/internal/sitehealth"
@@ -21,6 +22,10 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -92,6 +97,9 @@ type Options struct {
 	// AllowPrivateTargets lets monitors target private addresses (the same
 	// setting admission uses).
 	AllowPrivateTargets bool
+	// Recorder records Kubernetes Events about refused API keys; none are
+	// recorded when nil.
+	Recorder record.EventRecorder
 }
 
 // PublicStatus serves the public status page endpoints. rest is "",
@@ -306,7 +314,7 @@ func (s *Server) authenticated(h http.Handler) http.Handler {
 			h.ServeHTTP(w, r)
 			return
 		}
-		ip := clientIP(r)
+		ip := clientip.From(r)
 		if d := s.limits.invalidKey.peek(ip, now); d.remaining == 0 {
 			writeTooMany(w, s.limits.invalidKey, d)
 			return
@@ -321,6 +329,10 @@ func (s *Server) authenticated(h http.Handler) http.Handler {
 		switch {
 		case errors.Is(err, apikeys.ErrDisabled):
 			writeError(w, http.StatusUnauthorized, CodeAPIKeyDisabled, "API key disabled by the plan's key limit")
+			return
+		case errors.Is(err, apikeys.ErrUnknownLevel):
+			s.refuseUnknownLevel(r, key, err, now)
+			writeError(w, http.StatusUnauthorized, "", "API key refused: its Secret has an unknown access level")
 			return
 		case errors.Is(err, apikeys.ErrNotFound):
 			s.limits.invalidKey.take(ip, now)
@@ -349,6 +361,28 @@ func (s *Server) authenticated(h http.Handler) http.Handler {
 		c := &Caller{Namespace: key.Namespace, Level: key.Level, Key: key}
 		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), callerKey{}, c)))
 	})
+}
+
+// Reasons of the Events the API records.
+const (
+	// ReasonUnknownAccessLevel is the Warning Event on an API-key Secret
+	// whose level is not read-only, standard or automation.
+	ReasonUnknownAccessLevel = "UnknownAccessLevel"
+)
+
+// refuseUnknownLevel reports a key refused for its level: an error log line
+// and a Warning Event on its Secret, at most once a minute per key so a
+// client retrying in a loop does not flood either.
+func (s *Server) refuseUnknownLevel(r *http.Request, key *apikeys.Key, err error, now time.Time) {
+	if !s.keyUse.due("level/"+key.ID, now) {
+		return
+	}
+	s.log(r).Error(err, "API key refused", "namespace", key.Namespace, "secret", key.SecretName, "level", string(key.Level))
+	if s.opts.Recorder != nil {
+		ref := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.SecretName, UID: types.UID(key.ID)}}
+		s.opts.Recorder.Eventf(ref, corev1.EventTypeWarning, ReasonUnknownAccessLevel,
+			"API key %q refused: level %q is not read-only, standard or automation; recreate the key with `uptime-operator keys create`", key.Name, string(key.Level))
+	}
 }
 
 // isWrite reports whether the method changes something.

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/uptime-operator/uptime-operator/internal/alerting"
+	"github.com/uptime-operator/uptime-operator/internal/clientip"
 	"github.com/uptime-operator/uptime-operator/internal/manager"
 )
 
@@ -28,6 +29,8 @@ func managerFlags(fs *flag.FlagSet, o *manager.Options) (finish func() error) {
 	fs.BoolVar(&o.LeaderElection, "leader-elect", false, "elect a leader so only one replica reconciles")
 	fs.StringVar(&o.DefaultPlan, "default-plan", "", "Plan for namespaces without the uptime-operator.io/plan label (empty: unlimited)")
 	fs.BoolVar(&o.AllowPrivateTargets, "allow-private-targets", false, "allow monitors and webhooks to target private, loopback and link-local addresses")
+	trustedProxies := fs.String("trusted-proxies", "", "comma-separated CIDRs of the proxies (Ingress, Gateway) in front of the direct listener; their forwarding header names the client address for per-address limits (empty: the TCP peer is the client)")
+	forwardedHeader := fs.String("forwarded-header", clientip.HeaderXForwardedFor, "the header the trusted proxies append the client address to: X-Forwarded-For or Forwarded")
 	fs.StringVar(&o.Store, "store", "/data/uptime-operator.db", "history store: a SQLite file path (sqlite://PATH) or a postgres:// DSN")
 	fs.DurationVar(&o.Retention, "retention", 30*24*time.Hour, "how long raw check results are kept (rollups are kept longer)")
 	fs.StringVar(&o.Namespace, "namespace", envOr("POD_NAMESPACE", "uptime-operator-system"), "the manager's namespace")
@@ -54,6 +57,12 @@ func managerFlags(fs *flag.FlagSet, o *manager.Options) (finish func() error) {
 	fs.StringVar(&twilio.WhatsAppFrom, "twilio-whatsapp-from", "", "E.164 WhatsApp sender number")
 	return func() error {
 		var err error
+		if o.ClientAddresses.Trusted, err = clientip.ParsePrefixes(strings.Split(*trustedProxies, ",")); err != nil {
+			return fmt.Errorf("--trusted-proxies: %w", err)
+		}
+		if o.ClientAddresses.Header, err = clientip.ParseHeader(*forwardedHeader); err != nil {
+			return fmt.Errorf("--forwarded-header: %w", err)
+		}
 		if o.AI.APIKey, err = readSecretFile("ai-api-key-file", *aiKeyFile); err != nil {
 			return err
 		}

@@ -40,6 +40,7 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/apiserver"
 	"github.com/uptime-operator/uptime-operator/internal/assist"
 	"github.com/uptime-operator/uptime-operator/internal/certs"
+	"github.com/uptime-operator/uptime-operator/internal/clientip"
 	"github.com/uptime-operator/uptime-operator/internal/engine"
 	"github.com/uptime-operator/uptime-operator/internal/expiry"
 	"github.com/uptime-operator/uptime-operator/internal/mcpserver"
@@ -86,6 +87,10 @@ type Options struct {
 	DefaultPlan string
 	// AllowPrivateTargets lets monitors target private addresses.
 	AllowPrivateTargets bool
+	// ClientAddresses finds the client address behind the proxies in
+	// front of the direct listener; every per-address limit counts it. The
+	// zero value trusts no proxy.
+	ClientAddresses clientip.Resolver
 	// Store selects the history store: a file path or sqlite://PATH for the
 	// embedded SQLite store, or a postgres:// DSN.
 	Store string
@@ -407,12 +412,13 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 		Assist:              &assist.Service{Config: opts.AI, Store: st},
 		PublicURL:           opts.PublicURL,
 		AllowPrivateTargets: opts.AllowPrivateTargets,
+		Recorder:            mgr.GetEventRecorderFor("uptime-operator-api"),
 	})
 	root := http.NewServeMux()
 	root.Handle("/probe/v1/", probeapi.NewHandler(eng.ProbeServer()))
 	root.Handle("/mcp", m.hostedMCP())
 	root.Handle("/", apiserver.Instrument(m.api.Handler()))
-	m.root = root
+	m.root = opts.ClientAddresses.Middleware(root)
 	if size := storeSize(opts.Store, st); size != nil {
 		if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
 			return reportStoreSize(ctx, size)
@@ -468,7 +474,7 @@ func (m *Manager) hostedMCP() http.Handler {
 	return mcpserver.Handler(mcpserver.Options{
 		APIURL: "http://127.0.0.1", Version: Version,
 		CallerHTTP: func(r *http.Request) *http.Client {
-			return &http.Client{Transport: inProcess{h: api, remoteAddr: r.RemoteAddr}}
+			return &http.Client{Transport: inProcess{h: api, remoteAddr: net.JoinHostPort(clientip.From(r), "0")}}
 		},
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -20,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/clientip"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 	"github.com/uptime-operator/uptime-operator/internal/store/sqlite"
 )
@@ -164,14 +166,14 @@ func benchServe(b *testing.B, rest string) {
 	// The default cache time: a run of a few seconds includes rebuilds
 	// (in the background, started by requests near the end of an entry's
 	// life).
-	p := &Public{Reader: f.reader, Store: f.store,
-		// Every request comes from its own address, so the per-IP limit
-		// is exercised without refusing the load.
-		ClientIP: func(r *http.Request) string { return r.Header.Get("X-Bench-Client") },
-	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	p := &Public{Reader: f.reader, Store: f.store}
+	// Every request comes from its own address (X-Forwarded-For from a
+	// trusted loopback proxy), so the per-IP limit is exercised without
+	// refusing the load.
+	proxy := clientip.Resolver{Trusted: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}
+	srv := httptest.NewServer(proxy.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p.ServeStatus(w, r, "bench", strings.TrimPrefix(strings.TrimPrefix(r.URL.Path, "/status/bench"), "/"))
-	}))
+	})))
 	defer srv.Close()
 	tr := &http.Transport{MaxIdleConnsPerHost: 256, DialContext: (&net.Dialer{}).DialContext}
 	defer tr.CloseIdleConnections()
@@ -184,7 +186,7 @@ func benchServe(b *testing.B, rest string) {
 	get := func() (int, int64, error) {
 		req, _ := http.NewRequest(http.MethodGet, target, nil)
 		n := seq.Add(1)
-		req.Header.Set("X-Bench-Client", fmt.Sprintf("10.%d.%d.%d", n>>16&255, n>>8&255, n&255))
+		req.Header.Set(clientip.HeaderXForwardedFor, fmt.Sprintf("10.%d.%d.%d", n>>16&255, n>>8&255, n&255))
 		// As browsers do; set explicitly, the transport leaves the body
 		// compressed, so the client does not spend the shared CPUs on
 		// inflating it.

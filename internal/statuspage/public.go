@@ -54,10 +54,6 @@ type Public struct {
 	// are valid on this replica only. HA deployments set the same key on
 	// every replica (from a shared Secret).
 	SessionKey []byte
-	// ClientIP returns the client address used for rate limiting; the
-	// RemoteAddr host when nil. Set it when the listener is behind a trusted
-	// proxy that forwards the client address.
-	ClientIP func(*http.Request) string
 	// CacheTTL is how long a page's data is reused; DefaultCacheTTL when 0.
 	CacheTTL time.Duration
 	// ThirdParty supplies the third-party services pages show; none are
@@ -72,16 +68,24 @@ type Public struct {
 	key     []byte
 	limiter limiter
 	cache   *ttlCache
+	// generations caches each private page's password generation.
+	genMu       sync.Mutex
+	generations map[string]generationEntry
+	// loginFailures counts failed sign-ins per address and per page.
+	loginFailures failureCounter
 }
 
 func (p *Public) init() {
 	p.once.Do(func() {
-		ttl := p.CacheTTL
-		if ttl <= 0 {
-			ttl = DefaultCacheTTL
-		}
-		p.cache = &ttlCache{ttl: ttl, entries: map[string]*cacheEntry{}}
+		p.cache = &ttlCache{ttl: p.cacheTTL(), entries: map[string]*cacheEntry{}}
 	})
+}
+
+func (p *Public) cacheTTL() time.Duration {
+	if p.CacheTTL <= 0 {
+		return DefaultCacheTTL
+	}
+	return p.CacheTTL
 }
 
 func (p *Public) now() time.Time {

@@ -2,12 +2,13 @@ package statuspage
 
 import (
 	"math"
-	"net"
 	"net/http"
 	"net/netip"
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/uptime-operator/uptime-operator/internal/clientip"
 )
 
 // Public endpoint rate limit of the specification: 60 requests per minute per
@@ -116,24 +117,15 @@ func ceilSeconds(d time.Duration) int {
 	return int(math.Ceil(d.Seconds()))
 }
 
-// clientKey is the rate-limit key of a request: the client address (from
-// ClientIP when set, else RemoteAddr), with IPv6 addresses grouped by /64
-// since one host usually holds a whole /64.
+// clientKey is the rate-limit key of a request: the client address
+// (clientip.From, so proxies in --trusted-proxies are seen through), with
+// IPv6 addresses grouped by /64 since one host usually holds a whole /64.
 func (p *Public) clientKey(r *http.Request) string {
-	raw := ""
-	if p.ClientIP != nil {
-		raw = p.ClientIP(r)
-	} else {
-		raw = r.RemoteAddr
-		if h, _, err := net.SplitHostPort(raw); err == nil {
-			raw = h
-		}
-	}
+	raw := clientip.From(r)
 	addr, err := netip.ParseAddr(raw)
 	if err != nil {
 		return raw
 	}
-	addr = addr.Unmap()
 	if addr.Is6() {
 		if pfx, err := addr.Prefix(64); err == nil {
 			return pfx.String()

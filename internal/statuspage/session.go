@@ -11,7 +11,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -31,9 +33,14 @@ const (
 	maxPasswordBytes = 4096
 )
 
-// session is the signed content of a session cookie.
+// session is the signed content of a session cookie. It names the page by
+// UID, so a later page that reuses the slug does not accept it, and carries
+// the page's password generation, so a new password signs everyone out.
 type session struct {
-	Slug string `json:"s"`
+	// Page is the StatusPage's UID.
+	Page string `json:"p"`
+	// Generation is the password generation at sign-in.
+	Generation string `json:"g"`
 	// IssuedAt is in Unix milliseconds.
 	IssuedAt int64 `json:"i"`
 }
@@ -60,19 +67,67 @@ func (p *Public) sign(payload []byte) []byte {
 	return m.Sum(nil)
 }
 
-// issueSession makes the cookie value of a new session for slug.
-func (p *Public) issueSession(slug string, now time.Time) string {
-	payload, _ := json.Marshal(session{Slug: slug, IssuedAt: now.UnixMilli()})
+// passwordGeneration names one password of one page without revealing
+// anything about it: a keyed digest (an unkeyed hash in a cookie would let a
+// visitor guess the password offline). Any change of the password changes
+// it.
+func (p *Public) passwordGeneration(pageUID string, password []byte) string {
+	m := hmac.New(sha256.New, p.sessionKey())
+	m.Write([]byte("statuspage-password-generation\x00"))
+	m.Write([]byte(pageUID))
+	m.Write([]byte{0})
+	m.Write(password)
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil)[:12])
+}
+
+// currentGeneration is the page's password generation. The password Secret
+// is read at most once per cache TTL per page (a page view must not cost an
+// API request), so a new password signs visitors out within that time.
+func (p *Public) currentGeneration(ctx context.Context, page *monv1.StatusPage) (string, error) {
+	uid, now := string(page.UID), p.now()
+	p.genMu.Lock()
+	e, ok := p.generations[uid]
+	p.genMu.Unlock()
+	if ok && now.Sub(e.at) < p.cacheTTL() {
+		return e.gen, nil
+	}
+	pw, err := p.password(ctx, page)
+	if err != nil {
+		return "", err
+	}
+	gen := p.passwordGeneration(uid, pw)
+	p.rememberGeneration(uid, gen, now)
+	return gen, nil
+}
+
+func (p *Public) rememberGeneration(uid, gen string, now time.Time) {
+	p.genMu.Lock()
+	defer p.genMu.Unlock()
+	if p.generations == nil || len(p.generations) > 10000 {
+		p.generations = map[string]generationEntry{}
+	}
+	p.generations[uid] = generationEntry{gen: gen, at: now}
+}
+
+type generationEntry struct {
+	gen string
+	at  time.Time
+}
+
+// issueSession makes the cookie value of a new session for the page at the
+// password generation gen.
+func (p *Public) issueSession(page *monv1.StatusPage, gen string, now time.Time) string {
+	payload, _ := json.Marshal(session{Page: string(page.UID), Generation: gen, IssuedAt: now.UnixMilli()})
 	enc := base64.RawURLEncoding
 	return enc.EncodeToString(payload) + "." + enc.EncodeToString(p.sign(payload))
 }
 
-// validSession reports whether r carries a valid session for the page: signed
-// with our key, for this slug, not expired, and not issued before the page's
-// sessionsRevokedAt.
+// validSession reports whether r carries a valid session for the page:
+// signed with our key, for this page's UID and current password
+// generation, not expired, and not issued before the page's
+// sessionsRevokedAt. A password that cannot be read fails closed.
 func (p *Public) validSession(r *http.Request, page *monv1.StatusPage, now time.Time) bool {
-	slug := Slug(page)
-	c, err := r.Cookie(sessionCookiePrefix + slug)
+	c, err := r.Cookie(sessionCookiePrefix + Slug(page))
 	if err != nil {
 		return false
 	}
@@ -87,7 +142,7 @@ func (p *Public) validSession(r *http.Request, page *monv1.StatusPage, now time.
 		return false
 	}
 	var s session
-	if json.Unmarshal(payload, &s) != nil || s.Slug != slug {
+	if json.Unmarshal(payload, &s) != nil || s.Page == "" || s.Page != string(page.UID) {
 		return false
 	}
 	issued := time.UnixMilli(s.IssuedAt)
@@ -97,7 +152,8 @@ func (p *Public) validSession(r *http.Request, page *monv1.StatusPage, now time.
 	if a := page.Spec.Access; a != nil && a.SessionsRevokedAt != nil && issued.Before(a.SessionsRevokedAt.Time) {
 		return false
 	}
-	return true
+	gen, err := p.currentGeneration(r.Context(), page)
+	return err == nil && hmac.Equal([]byte(gen), []byte(s.Generation))
 }
 
 // accessMode is the page's effective access mode.
@@ -122,30 +178,119 @@ func (p *Public) authorized(r *http.Request, page *monv1.StatusPage) bool {
 // errNoPassword means the page's password Secret or key is missing.
 var errNoPassword = errors.New("status page password is not configured")
 
-// checkPassword compares the submitted password with the page's Secret in
-// constant time.
-func (p *Public) checkPassword(ctx context.Context, page *monv1.StatusPage, submitted string) (bool, error) {
+// password reads the page's password from its Secret (trailing newlines
+// removed: `kubectl create secret --from-file` keeps them).
+func (p *Public) password(ctx context.Context, page *monv1.StatusPage) ([]byte, error) {
 	a := page.Spec.Access
 	if a == nil || a.PasswordSecretRef == nil {
-		return false, errNoPassword
+		return nil, errNoPassword
 	}
 	var s corev1.Secret
 	err := p.secrets().Get(ctx, client.ObjectKey{Namespace: page.Namespace, Name: a.PasswordSecretRef.Name}, &s)
 	if apierrors.IsNotFound(err) {
-		return false, errNoPassword
+		return nil, errNoPassword
 	}
 	if err != nil {
-		return false, fmt.Errorf("get password secret %s: %w", a.PasswordSecretRef.Name, err)
+		return nil, fmt.Errorf("get password secret %s: %w", a.PasswordSecretRef.Name, err)
 	}
-	want, ok := s.Data[a.PasswordSecretRef.Key]
-	if !ok || len(want) == 0 {
-		return false, errNoPassword
+	want := []byte(strings.TrimRight(string(s.Data[a.PasswordSecretRef.Key]), "\r\n"))
+	if len(want) == 0 {
+		return nil, errNoPassword
+	}
+	return want, nil
+}
+
+// checkPassword compares the submitted password with the page's Secret in
+// constant time and returns the password's generation on a match.
+func (p *Public) checkPassword(ctx context.Context, page *monv1.StatusPage, submitted string) (string, bool, error) {
+	want, err := p.password(ctx, page)
+	if err != nil {
+		return "", false, err
 	}
 	// Compare digests so the comparison time does not depend on the length
 	// of either value.
 	got := sha256.Sum256([]byte(submitted))
-	exp := sha256.Sum256([]byte(strings.TrimRight(string(want), "\r\n")))
-	return subtle.ConstantTimeCompare(got[:], exp[:]) == 1, nil
+	exp := sha256.Sum256(want)
+	if subtle.ConstantTimeCompare(got[:], exp[:]) != 1 {
+		return "", false, nil
+	}
+	gen := p.passwordGeneration(string(page.UID), want)
+	p.rememberGeneration(string(page.UID), gen, p.now())
+	return gen, true, nil
+}
+
+// Failed sign-ins are limited per client address and per page, in fixed
+// windows: the per-address limit slows one guesser, the per-page limit
+// bounds guessing from many addresses. Visitors already signed in are not
+// affected; new sign-ins to a page under attack wait for the window's end.
+const (
+	LoginFailuresPerAddress = 10
+	LoginFailuresPerPage    = 100
+	LoginFailureWindow      = 15 * time.Minute
+)
+
+// failureCounter counts failures per key in fixed windows.
+type failureCounter struct {
+	mu sync.Mutex
+	m  map[string]*failureWindow
+}
+
+type failureWindow struct {
+	start time.Time
+	count int
+}
+
+// over reports whether key has reached limit in its current window, and
+// when that window ends.
+func (c *failureCounter) over(key string, limit int, window time.Duration, now time.Time) (bool, time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	w := c.m[key]
+	if w == nil || !now.Before(w.start.Add(window)) {
+		return false, 0
+	}
+	return w.count >= limit, w.start.Add(window).Sub(now)
+}
+
+func (c *failureCounter) add(key string, window time.Duration, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[string]*failureWindow{}
+	}
+	w := c.m[key]
+	if w == nil || !now.Before(w.start.Add(window)) {
+		if len(c.m) > maxBuckets {
+			for k, old := range c.m {
+				if !now.Before(old.start.Add(window)) {
+					delete(c.m, k)
+				}
+			}
+		}
+		w = &failureWindow{start: now}
+		c.m[key] = w
+	}
+	w.count++
+}
+
+// loginBlocked answers 429 when the client address or the page has used up
+// its failed sign-ins; it reports whether it did.
+func (p *Public) loginBlocked(w http.ResponseWriter, r *http.Request, page *monv1.StatusPage) bool {
+	now := p.now()
+	byAddr, waitAddr := p.loginFailures.over("addr/"+p.clientKey(r), LoginFailuresPerAddress, LoginFailureWindow, now)
+	byPage, waitPage := p.loginFailures.over("page/"+string(page.UID), LoginFailuresPerPage, LoginFailureWindow, now)
+	if !byAddr && !byPage {
+		return false
+	}
+	w.Header().Set("Retry-After", strconv.Itoa(max(1, ceilSeconds(max(waitAddr, waitPage)))))
+	writeError(w, http.StatusTooManyRequests, CodeRateLimited, "Too many failed sign-in attempts, please try again later")
+	return true
+}
+
+func (p *Public) loginFailed(r *http.Request, page *monv1.StatusPage) {
+	now := p.now()
+	p.loginFailures.add("addr/"+p.clientKey(r), LoginFailureWindow, now)
+	p.loginFailures.add("page/"+string(page.UID), LoginFailureWindow, now)
 }
 
 // ServeLogin handles POST /s/:slug/login: the form field password is checked
@@ -169,24 +314,28 @@ func (p *Public) ServeLogin(w http.ResponseWriter, r *http.Request, slug string)
 		http.Redirect(w, r, "/s/"+Slug(page), http.StatusSeeOther)
 		return
 	}
+	if p.loginBlocked(w, r, page) {
+		return
+	}
 	r.Body = http.MaxBytesReader(w, r.Body, maxPasswordBytes)
 	if err := r.ParseForm(); err != nil {
 		writeError(w, http.StatusBadRequest, CodeBadRequest, "Invalid form")
 		return
 	}
-	good, err := p.checkPassword(r.Context(), page, r.PostForm.Get("password"))
+	gen, good, err := p.checkPassword(r.Context(), page, r.PostForm.Get("password"))
 	if err != nil && !errors.Is(err, errNoPassword) {
 		p.internalError(w, r, err)
 		return
 	}
 	if !good {
+		p.loginFailed(r, page)
 		p.renderLogin(w, r, page, http.StatusUnauthorized, true)
 		return
 	}
 	now := p.now()
 	http.SetCookie(w, &http.Cookie{
 		Name:     sessionCookiePrefix + Slug(page),
-		Value:    p.issueSession(Slug(page), now),
+		Value:    p.issueSession(page, gen, now),
 		Path:     "/",
 		Expires:  now.Add(SessionTTL),
 		MaxAge:   int(SessionTTL / time.Second),

@@ -1,7 +1,9 @@
 package statuspage
 
 import (
+	"context"
 	"encoding/xml"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -9,7 +11,12 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 )
@@ -98,18 +105,34 @@ func TestClientKeyGroupsIPv6(t *testing.T) {
 	}
 }
 
+// The fake client is enough here: a narrow test of the session cookie.
 func TestSessions(t *testing.T) {
 	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
-	p := &Public{SessionKey: []byte("k")}
-	page := &monv1.StatusPage{ObjectMeta: metav1.ObjectMeta{Name: "shop"}}
-	page.Spec.Slug = "shop"
-	page.Spec.Access = &monv1.StatusPageAccess{Mode: monv1.AccessPassword}
+	clk := clocktesting.NewFakePassiveClock(now)
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "shop-access"},
+		Data: map[string][]byte{"password": []byte("hunter2\n")}}
+	scheme := runtime.NewScheme()
+	_ = corev1.AddToScheme(scheme)
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(secret).Build()
+	p := &Public{Reader: c, SessionKey: []byte("k"), Clock: clk, CacheTTL: time.Second}
+	newPage := func(uid string) *monv1.StatusPage {
+		page := &monv1.StatusPage{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "shop", UID: types.UID(uid)}}
+		page.Spec.Slug = "shop"
+		page.Spec.Access = &monv1.StatusPageAccess{Mode: monv1.AccessPassword,
+			PasswordSecretRef: &monv1.SecretKeySelector{Name: "shop-access", Key: "password"}}
+		return page
+	}
+	page := newPage("uid-1")
 	req := func(name, value string) *http.Request {
 		r := httptest.NewRequest(http.MethodGet, "/s/shop", nil)
 		r.AddCookie(&http.Cookie{Name: name, Value: value})
 		return r
 	}
-	good := p.issueSession("shop", now)
+	gen, ok, err := p.checkPassword(context.Background(), page, "hunter2")
+	if err != nil || !ok {
+		t.Fatalf("checkPassword: %v %v", ok, err)
+	}
+	good := p.issueSession(page, gen, now)
 	if !p.validSession(req("uo_status_shop", good), page, now.Add(time.Hour)) {
 		t.Fatal("a fresh session is not valid")
 	}
@@ -119,19 +142,88 @@ func TestSessions(t *testing.T) {
 	if p.validSession(req("uo_status_shop", good+"x"), page, now) {
 		t.Error("a tampered session is valid")
 	}
-	other := &Public{SessionKey: []byte("other")}
+	other := &Public{Reader: c, SessionKey: []byte("other"), Clock: clk}
 	if other.validSession(req("uo_status_shop", good), page, now) {
 		t.Error("a session signed with another key is valid")
 	}
-	if p.validSession(req("uo_status_shop", p.issueSession("blog", now)), page, now) {
-		t.Error("another page's session is valid")
+	// A later page with the same slug (deleted and created again) has
+	// another UID: the old cookie does not open it.
+	if p.validSession(req("uo_status_shop", good), newPage("uid-2"), now) {
+		t.Error("a session of an earlier page with the same slug is valid")
 	}
 	page.Spec.Access.SessionsRevokedAt = &metav1.Time{Time: now.Add(time.Second)}
 	if p.validSession(req("uo_status_shop", good), page, now.Add(time.Minute)) {
 		t.Error("a revoked session is valid")
 	}
-	if !p.validSession(req("uo_status_shop", p.issueSession("shop", now.Add(2*time.Second))), page, now.Add(time.Minute)) {
+	later := p.issueSession(page, gen, now.Add(2*time.Second))
+	if !p.validSession(req("uo_status_shop", later), page, now.Add(time.Minute)) {
 		t.Error("a session issued after the revocation is not valid")
+	}
+	// A new password signs everyone out once the cached generation expires.
+	secret.Data["password"] = []byte("correct horse")
+	if err := c.Update(context.Background(), secret); err != nil {
+		t.Fatal(err)
+	}
+	clk.SetTime(now.Add(2 * time.Minute))
+	if p.validSession(req("uo_status_shop", later), page, now.Add(2*time.Minute)) {
+		t.Error("a session from before the password change is valid")
+	}
+	gen2, ok, _ := p.checkPassword(context.Background(), page, "correct horse")
+	if !ok || gen2 == gen {
+		t.Fatalf("new password: ok=%v, generation unchanged=%v", ok, gen2 == gen)
+	}
+	if !p.validSession(req("uo_status_shop", p.issueSession(page, gen2, now.Add(2*time.Minute))), page, now.Add(2*time.Minute)) {
+		t.Error("a session with the new password is not valid")
+	}
+	// A password that cannot be read fails closed.
+	if err := c.Delete(context.Background(), secret); err != nil {
+		t.Fatal(err)
+	}
+	clk.SetTime(now.Add(3 * time.Minute))
+	if p.validSession(req("uo_status_shop", p.issueSession(page, gen2, now.Add(3*time.Minute))), page, now.Add(3*time.Minute)) {
+		t.Error("a session is valid while the password Secret is missing")
+	}
+}
+
+// TestLoginFailureLimits: failed sign-ins are limited per address and per
+// page, and the per-page limit holds against guesses from many addresses.
+func TestLoginFailureLimits(t *testing.T) {
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	clk := clocktesting.NewFakePassiveClock(now)
+	p := &Public{Clock: clk}
+	page := &monv1.StatusPage{ObjectMeta: metav1.ObjectMeta{UID: "uid-1"}}
+	from := func(addr string) *http.Request {
+		r := httptest.NewRequest(http.MethodPost, "/s/shop/login", nil)
+		r.RemoteAddr = addr + ":1234"
+		return r
+	}
+	blocked := func(r *http.Request) bool { return p.loginBlocked(httptest.NewRecorder(), r, page) }
+	for range LoginFailuresPerAddress {
+		if blocked(from("203.0.113.1")) {
+			t.Fatal("blocked before the per-address limit")
+		}
+		p.loginFailed(from("203.0.113.1"), page)
+	}
+	w := httptest.NewRecorder()
+	if !p.loginBlocked(w, from("203.0.113.1"), page) || w.Code != http.StatusTooManyRequests || w.Header().Get("Retry-After") == "" {
+		t.Fatalf("not blocked after %d failures: %d", LoginFailuresPerAddress, w.Code)
+	}
+	if blocked(from("203.0.113.2")) {
+		t.Fatal("another address is blocked by the first one's failures")
+	}
+	// Guesses spread over many addresses stop at the per-page limit.
+	for i := LoginFailuresPerAddress; i < LoginFailuresPerPage; i++ {
+		p.loginFailed(from(fmt.Sprintf("198.51.100.%d", i%250)), page)
+	}
+	if !blocked(from("192.0.2.99")) {
+		t.Fatalf("a fresh address is not blocked after %d failures on the page", LoginFailuresPerPage)
+	}
+	if p.loginBlocked(httptest.NewRecorder(), from("192.0.2.99"), &monv1.StatusPage{ObjectMeta: metav1.ObjectMeta{UID: "uid-2"}}) {
+		t.Fatal("another page is blocked")
+	}
+	clk.SetTime(now.Add(LoginFailureWindow))
+	if blocked(from("192.0.2.99")) || blocked(from("203.0.113.1")) {
+		t.Fatal("still blocked after the window")
 	}
 }
 
