@@ -38,6 +38,7 @@ func (s *Server) routes() {
 	rt.Post("/s/{slug}/login", s.publicForm(PublicStatus.ServeLogin))
 	rt.Post("/s/{slug}/subscribe", s.publicForm(PublicStatus.ServeSubscribe))
 	rt.Get("/s/{slug}/confirm", s.publicForm(PublicStatus.ServeConfirm))
+	rt.Post("/s/{slug}/confirm", s.publicForm(PublicStatus.ServeConfirm))
 	rt.Get("/s/{slug}/unsubscribe", s.publicForm(PublicStatus.ServeUnsubscribe))
 	rt.Post("/s/{slug}/unsubscribe", s.publicForm(PublicStatus.ServeUnsubscribe))
 	rt.Get(recipients.ConfirmPath+"{token}", s.confirmRecipient)

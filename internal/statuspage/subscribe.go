@@ -20,6 +20,7 @@ import (
 	"github.com/google/uuid"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/confirmlink"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
@@ -215,31 +216,40 @@ func (p *Public) ServeSubscribe(w http.ResponseWriter, r *http.Request, slug str
 		"Almost there", text)
 }
 
-// ServeConfirm handles GET /s/:slug/confirm?token=…: the link of the
-// confirmation message. It confirms the pending subscriber (200) or answers
-// 404 for an unknown, used or expired token.
+// ServeConfirm handles /s/:slug/confirm?token=…, the link of the
+// confirmation message. GET shows a page whose button POSTs back (mail
+// scanners fetch links; see confirmlink); the POST confirms the pending
+// subscriber (200) or answers 404 for an unknown, used or expired token.
 func (p *Public) ServeConfirm(w http.ResponseWriter, r *http.Request, slug string) {
 	page, ok := p.tokenRequest(w, r, slug)
 	if !ok {
 		return
 	}
-	ctx := r.Context()
-	n := p.Notifier
-	if _, err := n.Store.PruneSubscribers(ctx, n.now().Add(-ConfirmTTL)); err != nil {
-		p.internalError(w, r, err)
-		return
+	title := page.Spec.Title
+	if title == "" {
+		title = "this status page"
 	}
-	_, err := n.Store.ConfirmSubscriber(ctx, hashToken(r.URL.Query().Get("token")), n.now())
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		p.answer(w, r, page, wantsJSON(r), http.StatusNotFound, errorBody{Error: "Invalid or expired link", Code: CodeNotFound},
-			"Link expired", "This confirmation link is invalid, used or expired. Subscribe again from the status page.")
-	case err != nil:
-		p.internalError(w, r, err)
-	default:
-		p.answer(w, r, page, wantsJSON(r), http.StatusOK, map[string]any{"status": "confirmed"},
-			"Subscribed", "You will be notified of incidents and maintenance. Every message has a link to unsubscribe.")
-	}
+	prompt := confirmlink.Page{Title: "Confirm your subscription to " + title,
+		Text: "Confirm that you want to be notified of incidents and maintenance on this status page.", Button: "Confirm subscription"}
+	confirmlink.Serve(w, r, prompt, func() {
+		ctx := r.Context()
+		n := p.Notifier
+		if _, err := n.Store.PruneSubscribers(ctx, n.now().Add(-ConfirmTTL)); err != nil {
+			p.internalError(w, r, err)
+			return
+		}
+		_, err := n.Store.ConfirmSubscriber(ctx, hashToken(r.URL.Query().Get("token")), n.now())
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			p.answer(w, r, page, wantsJSON(r), http.StatusNotFound, errorBody{Error: "Invalid or expired link", Code: CodeNotFound},
+				"Link expired", "This confirmation link is invalid, used or expired. Subscribe again from the status page.")
+		case err != nil:
+			p.internalError(w, r, err)
+		default:
+			p.answer(w, r, page, wantsJSON(r), http.StatusOK, map[string]any{"status": "confirmed"},
+				"Subscribed", "You will be notified of incidents and maintenance. Every message has a link to unsubscribe.")
+		}
+	})
 }
 
 // ServeUnsubscribe handles GET and POST /s/:slug/unsubscribe?token=…: the

@@ -109,7 +109,12 @@ var _ = Describe("Subscribers", Ordered, func() {
 		r := request(http.MethodGet, "/s/"+m[1]+"/"+m[2]+"?token="+m[3])
 		w := httptest.NewRecorder()
 		if m[2] == "confirm" {
+			// The link's page only shows a button; its POST confirms.
 			pub.ServeConfirm(w, r, m[1])
+			ExpectWithOffset(1, w.Code).To(Equal(http.StatusOK))
+			ExpectWithOffset(1, w.Body.String()).To(ContainSubstring(`<form method="post">`))
+			w = httptest.NewRecorder()
+			pub.ServeConfirm(w, request(http.MethodPost, "/s/"+m[1]+"/confirm?token="+m[3]), m[1])
 		} else {
 			pub.ServeUnsubscribe(w, r, m[1])
 		}
@@ -200,6 +205,17 @@ var _ = Describe("Subscribers", Ordered, func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(list.Email).To(HaveLen(1))
 		Expect(list.Email[0].Confirmed).To(BeFalse())
+
+		// A mail scanner fetching the link confirms nothing.
+		for range 3 {
+			w = httptest.NewRecorder()
+			pub.ServeConfirm(w, request(http.MethodGet, "/s/subs-page/confirm?token="+token), "subs-page")
+			Expect(w.Code).To(Equal(http.StatusOK))
+			Expect(w.Body.String()).To(ContainSubstring("Confirm subscription"))
+		}
+		list, err = notifier.Subscribers(ctx, string(page.UID))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(list.Email[0].Confirmed).To(BeFalse(), "a GET of the link must not confirm")
 
 		w = follow(link)
 		Expect(w.Code).To(Equal(http.StatusOK), w.Body.String())
