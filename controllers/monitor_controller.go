@@ -70,7 +70,8 @@ type MonitorReconciler struct {
 	Live LiveSource
 	// History deletes store history on deletion; may be nil.
 	History HistoryDeleter
-	// NewHeartbeatToken makes heartbeat tokens for cron monitors; may be nil.
+	// NewHeartbeatToken makes heartbeat tokens for cron monitors created
+	// without one (the REST API mints them at create time); may be nil.
 	NewHeartbeatToken func() string
 	// Updates triggers reconciles when the engine's state of a monitor
 	// changes (throttled by the engine); may be nil.
@@ -366,9 +367,9 @@ func SecretRefs(s *monv1.MonitorSpec) []monv1.SecretKeySelector {
 	return out
 }
 
-// HeartbeatAnnotation holds a cron monitor's heartbeat token (see package
-// engine, which reads it).
-const HeartbeatAnnotation = "uptime-operator.io/heartbeat-token"
+// HeartbeatAnnotation holds a cron monitor's heartbeat token (see
+// monv1.HeartbeatTokenAnnotation; package engine reads it).
+const HeartbeatAnnotation = monv1.HeartbeatTokenAnnotation
 
 // monitorsInNamespace maps a maintenance window to the monitors of its
 // namespace, whose maintenance state may have changed.

@@ -311,8 +311,12 @@ func schemas() M {
 			"next_before": null(str("Pass unchanged as `before` for older checks (microsecond precision); null: no more.")),
 		}, "items", "next_before"),
 		"CheckResult": with(ref("CheckRecord"), "description", "A check just run, with timings, tls and details where the type has them."),
-		"Regions":     obj("", M{"regions": arr(str(""), ""), "effective_regions": arr(str(""), "")}, "regions", "effective_regions"),
-		"Success":     obj("", M{"success": boolean(""), "message": str("")}, "success"),
+		"Regions": obj("The regions a monitor is checked from.", M{
+			"regions":           arr(str(""), "Regions the monitor is checked from: its own list, or the plan's default regions when it has none."),
+			"effective_regions": arr(str(""), "The same list, under the name of the monitor object's field."),
+			"is_default":        boolean("True when the list is the plan's default (the monitor sets no regions of its own)."),
+		}, "regions", "effective_regions", "is_default"),
+		"Success": obj("", M{"success": boolean(""), "message": str("")}, "success"),
 		"CronHeartbeat": (obj("", M{
 			"status": enum("", heartbeatOK...), "execution_time_ms": bounds(integer(""), 0, 604800000),
 			"execution_count": integer(""), "status_code": bounds(integer(""), 0, 999),

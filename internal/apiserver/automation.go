@@ -591,8 +591,11 @@ func (s *Server) applyChange(ctx context.Context, ch *planChange) (*monv1.Monito
 	return nil, fmt.Errorf("apply change: unknown action %q", ch.Action)
 }
 
-// createKeyed creates a monitor built by desiredMonitor.
+// createKeyed creates a monitor built by desiredMonitor or newMonitor (every
+// REST and MCP create goes through here). A cron monitor gets its heartbeat
+// token before it is created, so the response carries its heartbeat_url.
 func (s *Server) createKeyed(ctx context.Context, m *monv1.Monitor) (*monv1.Monitor, error) {
+	monv1.EnsureHeartbeatToken(m)
 	if err := s.opts.Client.Create(ctx, m); err != nil {
 		return nil, s.writeFailed(ctx, m.Namespace, err, monitorFieldPath)
 	}

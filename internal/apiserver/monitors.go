@@ -2,11 +2,9 @@ package apiserver
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/big"
 	"net/http"
 	"regexp"
 	"slices"
@@ -448,9 +446,9 @@ func nonNil[T any](v []T) []T {
 // heartbeatURL is the public ping URL of a cron monitor, or nil before its
 // token exists.
 func (s *Server) heartbeatURL(m *monv1.Monitor) *string {
-	path := m.Status.HeartbeatPath
-	if tok := m.Annotations[engine.HeartbeatAnnotation]; tok != "" {
-		path = "/heartbeat/" + tok
+	path := monv1.HeartbeatPath(m)
+	if path == "" {
+		path = m.Status.HeartbeatPath
 	}
 	if path == "" {
 		return nil
@@ -613,13 +611,9 @@ func (s *Server) createMonitor(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	if err := s.opts.Client.Create(ctx, m); err != nil {
-		s.writeErr(w, r, s.writeFailed(ctx, c.Namespace, err, monitorFieldPath))
+	if _, err := s.createKeyed(ctx, m); err != nil {
+		s.writeErr(w, r, err)
 		return
-	}
-	s.wrote(m)
-	if m.Spec.Paused && s.opts.Store != nil {
-		_ = s.opts.Store.PauseMonitor(ctx, string(m.UID), s.clock.Now())
 	}
 	s.writeMonitor(w, r, m, http.StatusCreated, false)
 }
@@ -938,23 +932,36 @@ func (s *Server) runCheck(w http.ResponseWriter, r *http.Request, m *monv1.Monit
 	writeJSON(w, http.StatusOK, resultJSON(res))
 }
 
-// regionsJSON is the answer of the regions endpoints.
+// regionsJSON is the answer of the regions endpoints. Regions lists the
+// regions the monitor is checked from (its own list, or the plan's default
+// regions when it has none), EffectiveRegions the same list under the name
+// the monitor object uses, and IsDefault says whether the list is the plan's
+// default rather than one set for the monitor.
 type regionsJSON struct {
 	Regions          []string `json:"regions"`
 	EffectiveRegions []string `json:"effective_regions"`
+	IsDefault        bool     `json:"is_default"`
 }
 
-func (s *Server) getRegions(w http.ResponseWriter, r *http.Request) {
-	m := s.pathMonitor(w, r)
-	if m == nil {
-		return
-	}
+// monitorRegions answers the regions endpoints for m.
+func (s *Server) monitorRegions(w http.ResponseWriter, r *http.Request, m *monv1.Monitor) {
 	o, err := s.monitorObject(r.Context(), m, s.refs(m.Namespace), false)
 	if err != nil {
 		s.writeErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, regionsJSON{Regions: o.Regions, EffectiveRegions: o.EffectiveRegions})
+	effective := o.EffectiveRegions
+	if len(m.Spec.Regions) > 0 {
+		// Just set: the status may still name the previous regions.
+		effective = slices.Clone(m.Spec.Regions)
+	}
+	writeJSON(w, http.StatusOK, regionsJSON{Regions: effective, EffectiveRegions: effective, IsDefault: len(m.Spec.Regions) == 0})
+}
+
+func (s *Server) getRegions(w http.ResponseWriter, r *http.Request) {
+	if m := s.pathMonitor(w, r); m != nil {
+		s.monitorRegions(w, r, m)
+	}
 }
 
 func (s *Server) putRegions(w http.ResponseWriter, r *http.Request) {
@@ -979,7 +986,7 @@ func (s *Server) putRegions(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, s.writeFailed(ctx, m.Namespace, err, monitorFieldPath))
 		return
 	}
-	writeJSON(w, http.StatusOK, regionsJSON{Regions: codes, EffectiveRegions: codes})
+	s.monitorRegions(w, r, m)
 }
 
 func (s *Server) monitorExplanation(w http.ResponseWriter, r *http.Request) {
@@ -999,21 +1006,6 @@ func (s *Server) monitorExplanation(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, ex)
 }
 
-const tokenAlphabet = "0123456789abcdefghijklmnopqrstuvwxyz"
-
-// newToken returns a random 32-character heartbeat token.
-func newToken() (string, error) {
-	b := make([]byte, 32)
-	for i := range b {
-		n, err := rand.Int(rand.Reader, big.NewInt(int64(len(tokenAlphabet))))
-		if err != nil {
-			return "", fmt.Errorf("generate token: %w", err)
-		}
-		b[i] = tokenAlphabet[n.Int64()]
-	}
-	return string(b), nil
-}
-
 func (s *Server) rotateHeartbeat(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	m := s.pathMonitor(w, r)
@@ -1024,16 +1016,12 @@ func (s *Server) rotateHeartbeat(w http.ResponseWriter, r *http.Request) {
 		writeValidation(w, fieldErr("type", "only cron monitors have a heartbeat URL"))
 		return
 	}
-	tok, err := newToken()
-	if err != nil {
-		s.writeErr(w, r, err)
-		return
-	}
-	err = s.mutate(ctx, m, func() error {
+	tok := monv1.NewHeartbeatToken()
+	err := s.mutate(ctx, m, func() error {
 		if m.Annotations == nil {
 			m.Annotations = map[string]string{}
 		}
-		m.Annotations[engine.HeartbeatAnnotation] = tok
+		m.Annotations[monv1.HeartbeatTokenAnnotation] = tok
 		return nil
 	})
 	if err != nil {

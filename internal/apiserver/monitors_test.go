@@ -9,10 +9,13 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/aggregated"
+	"github.com/uptime-operator/uptime-operator/internal/apikeys"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver"
 	"github.com/uptime-operator/uptime-operator/internal/engine"
 	"github.com/uptime-operator/uptime-operator/internal/store"
@@ -494,5 +497,50 @@ var _ = Describe("Public status routes", func() {
 		Expect(public.last).To(Equal("html|acme"))
 		Expect(do("GET", "/status/acme/secret", "", nil).Code).To(Equal(http.StatusNotFound))
 		Expect(do("GET", "/status/pages/me", "", nil).Code).To(Equal(http.StatusUnauthorized))
+	})
+})
+
+var _ = Describe("Cron monitors at create time", func() {
+	// The URL a user pastes into a crontab must be in the create response,
+	// not only once the controller has caught up.
+	It("returns heartbeat_url in the 201 of POST /monitors and of a keyed create", func() {
+		m := createMonitor("team", map[string]any{"name": "backup", "type": "cron", "config": map[string]any{"cron_expression": "0 4 * * *"}})
+		url, ok := m["heartbeat_url"].(string)
+		Expect(ok).To(BeTrue(), "heartbeat_url is %v", m["heartbeat_url"])
+		tok := monitorCR("team", m["id"].(string)).Annotations[monv1.HeartbeatTokenAnnotation]
+		Expect(tok).To(HaveLen(32))
+		Expect(url).To(Equal("https://uptime.example.com/heartbeat/" + tok))
+		Eventually(func() int { return do("GET", "/heartbeat/"+tok, "", nil).Code }).Should(Equal(http.StatusOK), "the URL works")
+		Expect(obj(do("GET", "/monitors/"+m["id"].(string), key("team", "read-only"), nil))["heartbeat_url"]).To(Equal(url),
+			"the controller keeps the token minted at create")
+
+		rec := do("PUT", "/automation/monitors/"+"cron%3Areport", key("team", "standard"), map[string]any{"name": "report", "type": "cron",
+			"config": map[string]any{"cron_expression": "0 5 * * *"}})
+		Expect(rec.Code).To(Equal(http.StatusCreated), rec.Body.String())
+		Expect(obj(rec)["heartbeat_url"]).To(HavePrefix("https://uptime.example.com/heartbeat/"))
+	})
+})
+
+var _ = Describe("Monitor regions", func() {
+	It("lists the regions a monitor is checked from and whether they are the plan's default", func() {
+		// A workspace of its own on the "free" plan (default regions eu-1
+		// and us-1), so the plan's monitor limit is not shared.
+		ns := "regions-ws"
+		Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{monv1.PlanLabel: "free"}}})).To(Succeed())
+		k, _, err := apikeys.Create(ctx, k8s, ns, "regions key", apikeys.Standard)
+		Expect(err).NotTo(HaveOccurred())
+		keys[ns+"/standard"] = k
+		m := createMonitor(ns, map[string]any{"name": "regions", "url": "https://example.com/regions", "interval_seconds": 60})
+		id := m["id"].(string)
+		got := obj(do("GET", "/monitors/"+id+"/regions", key(ns, "standard"), nil))
+		Expect(got["regions"]).To(Equal([]any{"eu-1", "us-1"}), "the plan's default regions")
+		Expect(got["effective_regions"]).To(Equal([]any{"eu-1", "us-1"}))
+		Expect(got["is_default"]).To(BeTrue())
+
+		rec := do("PUT", "/monitors/"+id+"/regions", key(ns, "standard"), map[string]any{"regions": []string{"us-1"}})
+		Expect(rec.Code).To(Equal(http.StatusOK), rec.Body.String())
+		Expect(obj(rec)).To(Equal(map[string]any{"regions": []any{"us-1"}, "effective_regions": []any{"us-1"}, "is_default": false}))
+		Expect(obj(do("GET", "/monitors/"+id+"/regions", key(ns, "standard"), nil))["is_default"]).To(BeFalse())
+		Expect(do("DELETE", "/monitors/"+id, key(ns, "standard"), nil).Code).To(Equal(http.StatusNoContent))
 	})
 })

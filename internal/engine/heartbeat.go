@@ -2,9 +2,7 @@ package engine
 
 import (
 	"context"
-	"crypto/rand"
 	"fmt"
-	"math/big"
 	"time"
 
 	"github.com/google/uuid"
@@ -18,19 +16,9 @@ import (
 // cronParser accepts the expressions the admission webhook accepts.
 var cronParser = cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
 
-// NewHeartbeatToken returns a random 32-character token for heartbeat URLs.
-func NewHeartbeatToken() string {
-	const alphabet = "0123456789abcdefghijklmnopqrstuvwxyz"
-	b := make([]byte, 32)
-	for i := range b {
-		n, err := rand.Int(rand.Reader, big.NewInt(int64(len(alphabet))))
-		if err != nil {
-			panic(err)
-		}
-		b[i] = alphabet[n.Int64()]
-	}
-	return string(b)
-}
+// NewHeartbeatToken returns a random 32-character token for heartbeat URLs
+// (monv1.NewHeartbeatToken, the one place tokens are made).
+func NewHeartbeatToken() string { return monv1.NewHeartbeatToken() }
 
 // HeartbeatByToken records a ping for the cron monitor owning token.
 func (e *Engine) HeartbeatByToken(ctx context.Context, token string, p Ping) error {

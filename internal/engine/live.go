@@ -24,11 +24,7 @@ func (e *Engine) LiveState(ctx context.Context, m *monv1.Monitor) (*controllers.
 	}
 	now := e.opts.Now()
 	live := &controllers.LiveState{}
-	if m.Spec.Type == monv1.MonitorCron {
-		if tok := m.Annotations[HeartbeatAnnotation]; tok != "" {
-			live.HeartbeatPath = "/heartbeat/" + tok
-		}
-	}
+	live.HeartbeatPath = monv1.HeartbeatPath(m)
 	if st.last != nil {
 		t := st.last.CheckedAt
 		rt := st.last.RTMs
