@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,7 +21,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/alerting"
@@ -38,13 +38,32 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs := newFlagSet("dev", stderr)
 	stateDir := fs.String("state-dir", "./.uptime-dev", "directory for etcd data, certificates, kubeconfig and dev.env; reuse it to keep state")
 	apiListen := fs.String("api-listen", "127.0.0.1:8080", "address of the direct REST API listener")
-	aggListen := fs.String("aggregated-listen", "127.0.0.1:8443", "TLS address of the aggregated API that kube-apiserver proxies to")
+	aggListen := fs.String("aggregated-listen", "", "TLS address of the aggregated API that kube-apiserver proxies to (empty: a free port on 127.0.0.1)")
 	verbose := fs.Bool("v", false, "log the manager's debug output")
+	logs := bindLogFlags(fs, LogConsole)
 	if ok, err := parse(fs, args); !ok || err != nil {
 		return err
 	}
-	ctrl.SetLogger(zap.New(zap.UseDevMode(*verbose), zap.WriteTo(stderr)))
+	if *verbose {
+		logs.zap.Level = zapcore.DebugLevel
+	}
+	log, err := logs.logger(stderr)
+	if err != nil {
+		return err
+	}
+	ctrl.SetLogger(log)
 	say := func(format string, a ...any) { fmt.Fprintf(stderr, "dev: "+format+"\n", a...) }
+	// Every listener the run needs is checked before anything starts: a
+	// port in use should fail in a second, not after the control plane is up.
+	listeners := []listener{{"--api-listen", *apiListen, "choose another address with --api-listen (make run API_LISTEN=127.0.0.1:PORT)"}}
+	if *aggListen != "" {
+		listeners = append(listeners, listener{"--aggregated-listen", *aggListen, "choose another address with --aggregated-listen, or leave it out for a free port"})
+	} else {
+		*aggListen = "127.0.0.1:0"
+	}
+	if err := checkListeners(listeners); err != nil {
+		return err
+	}
 
 	dir, err := filepath.Abs(*stateDir)
 	if err != nil {
@@ -94,6 +113,17 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	go func() { _ = sink.Serve(ctx) }()
 
+	c, err := client.New(cfg, client.Options{Scheme: manager.Scheme()})
+	if err != nil {
+		return err
+	}
+	// The manager's namespace exists before the manager starts: it keeps
+	// the status pages' signing key there (so sessions and unsubscribe links
+	// survive restarts), the region token and the aggregated API's Service.
+	if err := ensureNamespace(ctx, c, devNamespace); err != nil {
+		return err
+	}
+
 	wo := env.WebhookInstallOptions
 	m, err := manager.New(cfg, manager.Options{
 		SMTP:                &alerting.SMTP{Addr: sink.Addr(), From: "uptime-operator <uptime@localhost>", TLSMode: alerting.SMTPTLSNone},
@@ -134,11 +164,6 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	say("starting the manager (webhooks on %s:%d, API on %s)", wo.LocalServingHost, wo.LocalServingPort, *apiListen)
-
-	c, err := client.New(cfg, client.Options{Scheme: manager.Scheme()})
-	if err != nil {
-		return err
-	}
 	tokenFile, err := localRegion(startup, c, dir)
 	if err != nil {
 		return failed(err)
@@ -150,9 +175,11 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return failed(err)
 	}
-	if err := registerAPIService(startup, c, m); err != nil {
+	aggAddr, err := registerAPIService(startup, c, m)
+	if err != nil {
 		return failed(err)
 	}
+	say("aggregated API on %s (set --aggregated-listen to choose the address)", aggAddr)
 	say("starting the in-process probe agent of region local")
 	go func() {
 		err := probes.RunAgent(mctx, probes.AgentOptions{
@@ -200,12 +227,42 @@ func writeKubeconfig(env *envtest.Environment, path string) error {
 
 // registerAPIService points the APIService at the manager's aggregated
 // listener.
-func registerAPIService(ctx context.Context, c client.Client, m *manager.Manager) error {
+func registerAPIService(ctx context.Context, c client.Client, m *manager.Manager) (string, error) {
 	addr, err := m.AggregatedAddr(ctx)
 	if err != nil {
-		return err
+		return "", err
 	}
-	return localcp.RegisterAPIService(ctx, c, devNamespace, addr, m.AggregatedCA())
+	return addr, localcp.RegisterAPIService(ctx, c, devNamespace, addr, m.AggregatedCA())
+}
+
+// ensureNamespace creates namespace ns unless it exists.
+func ensureNamespace(ctx context.Context, c client.Client, ns string) error {
+	err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("create namespace %s: %w", ns, err)
+	}
+	return nil
+}
+
+// listener is an address a flag asks the run to listen on, with advice
+// for when it is taken.
+type listener struct{ flag, addr, advice string }
+
+// checkListeners binds and releases each address, and fails naming the
+// flag of the first one that cannot be bound (a port in use, most often a
+// second dev environment).
+func checkListeners(ls []listener) error {
+	for _, l := range ls {
+		ln, err := net.Listen("tcp", l.addr)
+		if err != nil {
+			if errors.Is(err, syscall.EADDRINUSE) {
+				return fmt.Errorf("%s %s: the address is already in use (another `make run` or dev environment?); %s", l.flag, l.addr, l.advice)
+			}
+			return fmt.Errorf("%s %s: cannot listen: %w", l.flag, l.addr, err)
+		}
+		ln.Close()
+	}
+	return nil
 }
 
 // devNamespace is the manager's namespace in dev mode.
@@ -215,10 +272,6 @@ const devNamespace = "uptime-operator-system"
 // (retrying until the admission webhooks answer, which proves the manager
 // serves them) and writes the token where the in-process agent reads it.
 func localRegion(ctx context.Context, c client.Client, dir string) (string, error) {
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: devNamespace}}
-	if err := c.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
-		return "", fmt.Errorf("create namespace %s: %w", devNamespace, err)
-	}
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "uptime-probe-local", Namespace: devNamespace}}
 	if err := c.Get(ctx, client.ObjectKeyFromObject(secret), secret); apierrors.IsNotFound(err) {
 		secret.Data = map[string][]byte{engine.RegionTokenKey: []byte(engine.NewHeartbeatToken() + engine.NewHeartbeatToken())}

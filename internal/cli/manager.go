@@ -10,7 +10,6 @@ import (
 	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/uptime-operator/uptime-operator/internal/alerting"
 	"github.com/uptime-operator/uptime-operator/internal/clientip"
@@ -86,12 +85,15 @@ func runManager(ctx context.Context, args []string, _, stderr io.Writer) error {
 	fs := newFlagSet("manager", stderr)
 	var o manager.Options
 	finish := managerFlags(fs, &o)
-	zo := zap.Options{}
-	zo.BindFlags(fs)
+	logs := bindLogFlags(fs, LogJSON)
 	if ok, err := parse(fs, args); !ok || err != nil {
 		return err
 	}
-	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zo)))
+	log, err := logs.logger(stderr)
+	if err != nil {
+		return err
+	}
+	ctrl.SetLogger(log)
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
 		return fmt.Errorf("load kubeconfig: %w", err)

@@ -6,7 +6,6 @@ import (
 	"io"
 
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/uptime-operator/uptime-operator/probes"
 )
@@ -23,15 +22,18 @@ func runProbe(ctx context.Context, args []string, _, stderr io.Writer) error {
 	fs.StringVar(&o.BufferDir, "buffer-dir", "", "directory to buffer undelivered results on disk")
 	fs.StringVar(&o.Listen, "listen", ":8081", "address of /healthz, /readyz and /metrics (empty disables)")
 	fs.IntVar(&o.Concurrency, "concurrency", 64, "checks run at the same time")
-	zo := zap.Options{}
-	zo.BindFlags(fs)
+	logs := bindLogFlags(fs, LogJSON)
 	if ok, err := parse(fs, args); !ok || err != nil {
 		return err
 	}
 	if o.Region == "" || o.ServerURL == "" {
 		return fmt.Errorf("--region and --server are required")
 	}
-	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zo)))
+	log, err := logs.logger(stderr)
+	if err != nil {
+		return err
+	}
+	ctrl.SetLogger(log)
 	o.Log = ctrl.Log.WithName("probe").WithValues("region", o.Region)
 	return probes.RunAgent(ctx, o)
 }

@@ -229,6 +229,35 @@ func (e *Engine) runOnAgent(ctx context.Context, region string, a probeapi.Assig
 	}
 }
 
+// CheckOnResume queues one saved check of m in each of its regions, run as
+// soon as the region's agents see their list: the spec's state table says a
+// resumed monitor is "checked right away", and its next scheduled slot may be
+// up to 15 minutes off. The engine calls it when it observes a Monitor's
+// spec go from paused to active, so every way of resuming (REST, bulk, MCP,
+// kubectl) gets it. A check no agent picks up within the monitor's interval
+// is dropped: by then the scheduled check has run.
+func (e *Engine) CheckOnResume(m *monv1.Monitor) {
+	if m.Spec.Paused || m.Spec.Type == monv1.MonitorCron || !m.DeletionTimestamp.IsZero() {
+		return
+	}
+	m = m.DeepCopy()
+	go func() {
+		a, err := ToAssignment(context.Background(), e.opts.Secrets, m)
+		if err != nil {
+			e.opts.Log.V(1).Info("resumed monitor not checked at once", "monitor", m.Name, "namespace", m.Namespace, "reason", err.Error())
+			return
+		}
+		ttl := time.Duration(a.IntervalSeconds) * time.Second
+		for _, region := range monitorRegions(m) {
+			go func() {
+				ctx, cancel := context.WithTimeout(context.Background(), ttl)
+				defer cancel()
+				_, _ = e.runOnAgent(ctx, region, a, true)
+			}()
+		}
+	}()
+}
+
 // claimAdHoc hands results of one-off checks to their waiters and reports
 // which of them must not be stored.
 func (e *Engine) claimAdHoc(results []probeapi.Result) map[string]bool {

@@ -45,7 +45,14 @@ func (e *Engine) SetupWithManager(ctx context.Context, mgr ctrl.Manager, retenti
 		wake := func(any) { e.AssignmentsChanged() }
 		if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 			AddFunc:    wake,
-			UpdateFunc: func(_, n any) { e.AssignmentsChanged() },
+			UpdateFunc: func(o, n any) {
+				if was, ok := o.(*monv1.Monitor); ok && was.Spec.Paused {
+					if now, ok := n.(*monv1.Monitor); ok && !now.Spec.Paused {
+						e.CheckOnResume(now)
+					}
+				}
+				e.AssignmentsChanged()
+			},
 			DeleteFunc: func(o any) {
 				if m, ok := o.(*monv1.Monitor); ok {
 					e.Forget(string(m.UID))
