@@ -45,6 +45,38 @@ type ProbeDeploymentOptions struct {
 	ServiceAccount string
 	// AllowPrivate passes the cluster's private-targets setting to agents.
 	AllowPrivate bool
+	// TrustedCA, when set, is mounted into probe pods and passed to the
+	// agents as --trusted-ca-file, so they trust private CAs too.
+	TrustedCA *TrustedCABundle
+}
+
+// TrustedCABundle names a ConfigMap or a Secret (exactly one) of the
+// manager's namespace whose Key holds PEM CA certificates.
+type TrustedCABundle struct {
+	ConfigMap string
+	Secret    string
+	Key       string
+}
+
+// trustedCADir is where probe pods mount the trusted CA bundle.
+const trustedCADir = "/etc/uptime-operator/trusted-ca"
+
+// mount adds the bundle's volume to ps and its mount and flag to c.
+func (b *TrustedCABundle) mount(ps *corev1.PodSpec, c *corev1.Container) {
+	key := b.Key
+	if key == "" {
+		key = "ca.crt"
+	}
+	vol := corev1.Volume{Name: "trusted-ca"}
+	items := []corev1.KeyToPath{{Key: key, Path: "ca.crt"}}
+	if b.Secret != "" {
+		vol.Secret = &corev1.SecretVolumeSource{SecretName: b.Secret, Items: items}
+	} else {
+		vol.ConfigMap = &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: b.ConfigMap}, Items: items}
+	}
+	ps.Volumes = append(ps.Volumes, vol)
+	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: vol.Name, MountPath: trustedCADir, ReadOnly: true})
+	c.Args = append(c.Args, "--trusted-ca-file", trustedCADir+"/ca.crt")
 }
 
 // ProbeRegionReconciler runs one probe Deployment per managed region that a
@@ -186,6 +218,10 @@ func (r *ProbeRegionReconciler) reconcileDeployment(ctx context.Context, pr *mon
 		}
 		if res := pr.Spec.Placement.Resources; res != nil {
 			c.Resources = *res
+		}
+		ps.Volumes = nil
+		if r.Probe.TrustedCA != nil {
+			r.Probe.TrustedCA.mount(ps, &c)
 		}
 		ps.Containers = []corev1.Container{c}
 		return controllerutil.SetControllerReference(pr, dep, r.Scheme())

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/controllers"
 	"github.com/uptime-operator/uptime-operator/internal/manager"
 	"github.com/uptime-operator/uptime-operator/internal/testenv"
 )
@@ -30,6 +31,7 @@ func TestProbeRegionDeployments(t *testing.T) {
 	env, err := testenv.Start(manager.Options{
 		Namespace: ns, ProbeImage: "registry.example/uptime-operator:v1", ProbeServerURL: "https://uptime-operator-api." + ns + ".svc",
 		Store: filepath.Join(t.TempDir(), "uptime.db"), SkipNameValidation: true,
+		ProbeTrustedCA: &controllers.TrustedCABundle{ConfigMap: "company-ca", Key: "bundle.pem"},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -70,6 +72,13 @@ func TestProbeRegionDeployments(t *testing.T) {
 	ctr := ps.Containers[0]
 	if ctr.Image != "registry.example/uptime-operator:v1" || !slices.Contains(ctr.Args, "--region") || !slices.Contains(ctr.Args, "eu-west") {
 		t.Errorf("container: image %s args %v", ctr.Image, ctr.Args)
+	}
+	// The trusted CA bundle is mounted and handed to the agent.
+	if len(ps.Volumes) != 1 || ps.Volumes[0].ConfigMap == nil || ps.Volumes[0].ConfigMap.Name != "company-ca" ||
+		len(ps.Volumes[0].ConfigMap.Items) != 1 || ps.Volumes[0].ConfigMap.Items[0].Key != "bundle.pem" ||
+		len(ctr.VolumeMounts) != 1 || ctr.VolumeMounts[0].MountPath != "/etc/uptime-operator/trusted-ca" ||
+		!slices.Contains(ctr.Args, "--trusted-ca-file") || !slices.Contains(ctr.Args, "/etc/uptime-operator/trusted-ca/ca.crt") {
+		t.Errorf("trusted CA bundle not passed: volumes %+v mounts %+v args %v", ps.Volumes, ctr.VolumeMounts, ctr.Args)
 	}
 	if ps.ServiceAccountName != "uptime-operator-probe" || ctr.SecurityContext == nil || *ctr.SecurityContext.AllowPrivilegeEscalation {
 		t.Errorf("pod identity/security: sa %q security %+v", ps.ServiceAccountName, ctr.SecurityContext)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/uptime-operator/uptime-operator/internal/netguard"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
+	"github.com/uptime-operator/uptime-operator/internal/trust"
 )
 
 // CheckFunc runs one check of a and returns its verdict. It fills Status,
@@ -56,7 +57,9 @@ type Env struct {
 	Now func() time.Time
 	// Log receives debug output; the zero value discards it.
 	Log logr.Logger
-	// RootCAs overrides the system roots for TLS targets (tests).
+	// RootCAs overrides the roots TLS targets are verified against (tests);
+	// nil means trust.Roots(): the system roots plus the --trusted-ca-file
+	// bundle.
 	RootCAs *x509.CertPool
 	// SystemResolverConf is the resolv.conf used by dns monitors without a
 	// resolver; empty means /etc/resolv.conf.
@@ -80,7 +83,11 @@ func (e *Env) dialer(timeout time.Duration) *net.Dialer {
 }
 
 func (e *Env) tlsConfig(serverName string) *tls.Config {
-	return &tls.Config{RootCAs: e.RootCAs, ServerName: serverName, MinVersion: tls.VersionTLS12}
+	roots := e.RootCAs
+	if roots == nil {
+		roots = trust.Roots()
+	}
+	return &tls.Config{RootCAs: roots, ServerName: serverName, MinVersion: tls.VersionTLS12}
 }
 
 // Run runs a check of a: it applies the effective timeout, recovers panics,

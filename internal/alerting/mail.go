@@ -16,6 +16,8 @@ import (
 	"net/textproto"
 	"strings"
 	"time"
+
+	"github.com/uptime-operator/uptime-operator/internal/trust"
 )
 
 // TLS modes of the SMTP client.
@@ -175,7 +177,7 @@ func (s SMTP) tlsConfig(host string) *tls.Config {
 		}
 		return cfg
 	}
-	return &tls.Config{ServerName: host, MinVersion: tls.VersionTLS12}
+	return &tls.Config{ServerName: host, RootCAs: trust.Roots(), MinVersion: tls.VersionTLS12}
 }
 
 // smtpErr names the step that failed; server replies become *SMTPError

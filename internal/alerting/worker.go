@@ -26,6 +26,7 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/metrics"
 	"github.com/uptime-operator/uptime-operator/internal/netguard"
 	"github.com/uptime-operator/uptime-operator/internal/store"
+	"github.com/uptime-operator/uptime-operator/internal/trust"
 )
 
 // Worker delivers the outbox. Every replica may run one: deliveries are
@@ -193,10 +194,12 @@ func (w *Worker) setup() {
 
 // NewTransport is the HTTP transport of deliveries: every dial is checked by
 // guard after name resolution, and no proxy is used (a proxy would hide the
-// real destination from the guard).
+// real destination from the guard). Receivers are verified against the
+// system roots plus the trusted CA bundle (package trust).
 func NewTransport(guard netguard.Guard) *http.Transport {
 	return &http.Transport{
 		DialContext:           guard.Dialer(AttemptTimeout).DialContext,
+		TLSClientConfig:       trust.ClientConfig(),
 		ForceAttemptHTTP2:     true,
 		TLSHandshakeTimeout:   AttemptTimeout,
 		ResponseHeaderTimeout: AttemptTimeout,

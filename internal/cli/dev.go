@@ -29,6 +29,7 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/engine"
 	"github.com/uptime-operator/uptime-operator/internal/localcp"
 	"github.com/uptime-operator/uptime-operator/internal/manager"
+	"github.com/uptime-operator/uptime-operator/internal/trust"
 	"github.com/uptime-operator/uptime-operator/probes"
 )
 
@@ -40,6 +41,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	apiListen := fs.String("api-listen", "127.0.0.1:8080", "address of the direct REST API listener")
 	aggListen := fs.String("aggregated-listen", "", "TLS address of the aggregated API that kube-apiserver proxies to (empty: a free port on 127.0.0.1)")
 	verbose := fs.Bool("v", false, "log the manager's debug output")
+	trustedCA := fs.String("trusted-ca-file", "", "PEM bundle of private CA certificates trusted in addition to the system roots (the manager and the local agent)")
 	logs := bindLogFlags(fs, LogConsole)
 	if ok, err := parse(fs, args); !ok || err != nil {
 		return err
@@ -52,6 +54,9 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	ctrl.SetLogger(log)
+	if err := trust.LoadFile(*trustedCA); err != nil {
+		return fmt.Errorf("--trusted-ca-file: %w", err)
+	}
 	say := func(format string, a ...any) { fmt.Fprintf(stderr, "dev: "+format+"\n", a...) }
 	// Every listener the run needs is checked before anything starts: a
 	// port in use should fail in a second, not after the control plane is up.

@@ -63,7 +63,9 @@ func TestDevStartsCleanly(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		var stderr syncBuffer
 		done := make(chan error, 1)
-		go func() { done <- Main(ctx, []string{"dev", "--state-dir", dir, "--api-listen", addr}, &bytes.Buffer{}, &stderr) }()
+		go func() {
+			done <- Main(ctx, []string{"dev", "--state-dir", dir, "--api-listen", addr}, &bytes.Buffer{}, &stderr)
+		}()
 		defer func() {
 			cancel()
 			if err := <-done; err != nil {

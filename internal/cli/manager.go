@@ -11,9 +11,11 @@ import (
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/uptime-operator/uptime-operator/controllers"
 	"github.com/uptime-operator/uptime-operator/internal/alerting"
 	"github.com/uptime-operator/uptime-operator/internal/clientip"
 	"github.com/uptime-operator/uptime-operator/internal/manager"
+	"github.com/uptime-operator/uptime-operator/internal/trust"
 )
 
 // managerFlags registers the manager's flags on fs.
@@ -48,6 +50,11 @@ func managerFlags(fs *flag.FlagSet, o *manager.Options) (finish func() error) {
 	smtpPassFile := fs.String("smtp-password-file", "", "file holding the SMTP password")
 	fs.BoolVar(&o.RequireRecipientConfirmation, "require-recipient-confirmation", false, "send alert emails only to addresses that confirmed them (each new address is sent a confirmation link)")
 	fs.StringVar(&smtp.TLSMode, "smtp-tls", "opportunistic", "SMTP TLS mode: opportunistic (STARTTLS when offered), starttls (required), tls (implicit) or none")
+	trustedCA := fs.String("trusted-ca-file", "", "PEM bundle of private CA certificates trusted in addition to the system roots (probes run from the manager, deliveries, crawler, exports)")
+	var probeCA controllers.TrustedCABundle
+	fs.StringVar(&probeCA.ConfigMap, "probe-trusted-ca-configmap", "", "ConfigMap of the manager's namespace with the PEM bundle to mount into managed probe pods (--trusted-ca-file of the agents)")
+	fs.StringVar(&probeCA.Secret, "probe-trusted-ca-secret", "", "Secret of the manager's namespace with the PEM bundle to mount into managed probe pods (instead of a ConfigMap)")
+	fs.StringVar(&probeCA.Key, "probe-trusted-ca-key", "ca.crt", "key of the bundle in that ConfigMap or Secret")
 	var twilio alerting.Twilio
 	fs.StringVar(&twilio.BaseURL, "twilio-url", "https://api.twilio.com", "Twilio-compatible API base URL for SMS, voice and WhatsApp")
 	fs.StringVar(&twilio.AccountSID, "twilio-account-sid", "", "Twilio account SID (empty: no phone alerts through Twilio)")
@@ -55,6 +62,15 @@ func managerFlags(fs *flag.FlagSet, o *manager.Options) (finish func() error) {
 	fs.StringVar(&twilio.From, "twilio-from", "", "E.164 sender number for SMS and voice")
 	fs.StringVar(&twilio.WhatsAppFrom, "twilio-whatsapp-from", "", "E.164 WhatsApp sender number")
 	return func() error {
+		if err := trust.LoadFile(*trustedCA); err != nil {
+			return fmt.Errorf("--trusted-ca-file: %w", err)
+		}
+		if probeCA.ConfigMap != "" && probeCA.Secret != "" {
+			return fmt.Errorf("--probe-trusted-ca-configmap and --probe-trusted-ca-secret exclude each other")
+		}
+		if probeCA.ConfigMap != "" || probeCA.Secret != "" {
+			o.ProbeTrustedCA = &probeCA
+		}
 		var err error
 		if o.ClientAddresses.Trusted, err = clientip.ParsePrefixes(strings.Split(*trustedProxies, ",")); err != nil {
 			return fmt.Errorf("--trusted-proxies: %w", err)

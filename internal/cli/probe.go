@@ -7,6 +7,7 @@ import (
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/uptime-operator/uptime-operator/internal/trust"
 	"github.com/uptime-operator/uptime-operator/probes"
 )
 
@@ -22,12 +23,16 @@ func runProbe(ctx context.Context, args []string, _, stderr io.Writer) error {
 	fs.StringVar(&o.BufferDir, "buffer-dir", "", "directory to buffer undelivered results on disk")
 	fs.StringVar(&o.Listen, "listen", ":8081", "address of /healthz, /readyz and /metrics (empty disables)")
 	fs.IntVar(&o.Concurrency, "concurrency", 64, "checks run at the same time")
+	trustedCA := fs.String("trusted-ca-file", "", "PEM bundle of private CA certificates trusted in addition to the system roots")
 	logs := bindLogFlags(fs, LogJSON)
 	if ok, err := parse(fs, args); !ok || err != nil {
 		return err
 	}
 	if o.Region == "" || o.ServerURL == "" {
 		return fmt.Errorf("--region and --server are required")
+	}
+	if err := trust.LoadFile(*trustedCA); err != nil {
+		return fmt.Errorf("--trusted-ca-file: %w", err)
 	}
 	log, err := logs.logger(stderr)
 	if err != nil {

@@ -44,7 +44,7 @@ func (e *Engine) SetupWithManager(ctx context.Context, mgr ctrl.Manager, retenti
 		}
 		wake := func(any) { e.AssignmentsChanged() }
 		if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-			AddFunc:    wake,
+			AddFunc: wake,
 			UpdateFunc: func(o, n any) {
 				if was, ok := o.(*monv1.Monitor); ok && was.Spec.Paused {
 					if now, ok := n.(*monv1.Monitor); ok && !now.Spec.Paused {

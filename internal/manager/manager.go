@@ -104,6 +104,9 @@ type Options struct {
 	ProbeImage string
 	// ProbeServerURL is the probe API URL as probe pods reach it.
 	ProbeServerURL string
+	// ProbeTrustedCA is the ConfigMap or Secret of private CA certificates
+	// mounted into managed probe pods (nil: none).
+	ProbeTrustedCA *controllers.TrustedCABundle
 	// SkipNameValidation allows a second manager in one process (tests that
 	// restart the manager).
 	SkipNameValidation bool
@@ -334,6 +337,7 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 		Probe: controllers.ProbeDeploymentOptions{
 			Namespace: opts.Namespace, Image: opts.ProbeImage, ServerURL: opts.ProbeServerURL,
 			ServiceAccount: engine.ProbeServiceAccount, AllowPrivate: opts.AllowPrivateTargets,
+			TrustedCA: opts.ProbeTrustedCA,
 		},
 	}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("set up probe region controller: %w", err)

@@ -3,7 +3,6 @@ package otelexport
 import (
 	"bytes"
 	"context"
-	"crypto/tls"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -32,6 +31,7 @@ import (
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/netguard"
 	"github.com/uptime-operator/uptime-operator/internal/store"
+	"github.com/uptime-operator/uptime-operator/internal/trust"
 )
 
 // Defaults of an Exporter.
@@ -108,6 +108,7 @@ func (e *Exporter) setup() {
 		guard := netguard.Guard{AllowPrivate: e.AllowPrivateTargets}
 		e.client = &http.Client{Timeout: ExportTimeout, Transport: &http.Transport{
 			DialContext:           guard.Dialer(ExportTimeout).DialContext,
+			TLSClientConfig:       trust.ClientConfig(),
 			ForceAttemptHTTP2:     true,
 			TLSHandshakeTimeout:   ExportTimeout,
 			ResponseHeaderTimeout: ExportTimeout,
@@ -414,7 +415,7 @@ func (e *Exporter) conn(s store.OTelSettings) (*grpc.ClientConn, error) {
 	}
 	creds := insecure.NewCredentials()
 	if u.Scheme == "https" {
-		creds = credentials.NewTLS(&tls.Config{MinVersion: tls.VersionTLS12})
+		creds = credentials.NewTLS(trust.ClientConfig())
 	}
 	guard := netguard.Guard{AllowPrivate: e.AllowPrivateTargets}
 	dialer := guard.Dialer(ExportTimeout)

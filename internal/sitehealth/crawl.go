@@ -18,6 +18,7 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/expiry"
 	"github.com/uptime-operator/uptime-operator/internal/netguard"
 	"github.com/uptime-operator/uptime-operator/internal/store"
+	"github.com/uptime-operator/uptime-operator/internal/trust"
 )
 
 // Issue kinds of a crawl.
@@ -63,8 +64,8 @@ type CrawlConfig struct {
 	Timeout     time.Duration
 	SlowAfter   time.Duration
 	MaxExternal int
-	// TLSConfig is the client TLS configuration (private CAs, tests); nil
-	// uses the system roots.
+	// TLSConfig is the client TLS configuration (tests); nil verifies
+	// against the system roots plus the trusted CA bundle (package trust).
 	TLSConfig *tls.Config
 }
 
@@ -208,7 +209,12 @@ func (c *crawler) each(ctx context.Context, n int, fn func(i int)) {
 	wg.Wait()
 }
 
+// guardedClient is the crawler's client; without a tlsConfig of its own it
+// verifies sites against the system roots plus the trusted CA bundle.
 func guardedClient(g netguard.Guard, tlsConfig *tls.Config) *http.Client {
+	if tlsConfig == nil {
+		tlsConfig = trust.ClientConfig()
+	}
 	tr := &http.Transport{
 		// No proxy from the environment: every dial must pass the guard.
 		Proxy:                 nil,

@@ -25,6 +25,7 @@ import (
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/netguard"
 	"github.com/uptime-operator/uptime-operator/internal/store"
+	"github.com/uptime-operator/uptime-operator/internal/trust"
 )
 
 // Mailer sends a plain-text e-mail. The manager wires the alerting e-mail
@@ -176,6 +177,7 @@ func (n *Notifier) init() {
 			n.client = &http.Client{
 				Transport: &http.Transport{
 					DialContext:           guard.Dialer(attemptTimeout).DialContext,
+					TLSClientConfig:       trust.ClientConfig(),
 					TLSHandshakeTimeout:   attemptTimeout,
 					ResponseHeaderTimeout: attemptTimeout,
 					MaxIdleConnsPerHost:   2,

@@ -1,5 +1,6 @@
 // Package testutil holds helpers shared by test suites: installing the
-// Debian chromium browser for the browser tests.
+// Debian chromium browser for the browser tests, and HTTPS servers with
+// certificates from a private CA.
 package testutil
 
 import (

@@ -17,6 +17,7 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/alerting"
 	"github.com/uptime-operator/uptime-operator/internal/netguard"
 	"github.com/uptime-operator/uptime-operator/internal/store"
+	"github.com/uptime-operator/uptime-operator/internal/trust"
 )
 
 // Defaults of a Service.
@@ -97,6 +98,7 @@ func (s *Service) httpClient() *http.Client {
 				Timeout: fetchTimeout,
 				Transport: &http.Transport{
 					DialContext:           guard.Dialer(fetchTimeout).DialContext,
+					TLSClientConfig:       trust.ClientConfig(),
 					TLSHandshakeTimeout:   fetchTimeout,
 					ResponseHeaderTimeout: fetchTimeout,
 					MaxIdleConnsPerHost:   2,

@@ -160,3 +160,25 @@ PostgreSQL, because the SQLite file lives on a ReadWriteOnce volume. */}}
 - {{ toYaml $c | nindent 2 | trim }}
 {{- end }}
 {{- end -}}
+
+{{/*
+The volume of the trusted CA bundle (trustedCA.configMap or .secret), its key
+mounted as ca.crt; nothing when neither is set.
+*/}}
+{{- define "uptime-operator.trustedCAVolume" -}}
+{{- with .Values.trustedCA }}
+{{- if or .configMap .secret }}
+- name: trusted-ca
+  {{- if .configMap }}
+  configMap:
+    name: {{ .configMap }}
+  {{- else }}
+  secret:
+    secretName: {{ .secret }}
+  {{- end }}
+    items:
+    - key: {{ .key }}
+      path: ca.crt
+{{- end }}
+{{- end }}
+{{- end }}
