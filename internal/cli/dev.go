@@ -144,6 +144,9 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		Retention:           30 * 24 * time.Hour,
 		Namespace:           devNamespace,
 		PublicURL:           "http://" + *apiListen,
+		// One dev environment per process, except in the test that restarts
+		// it in one process; controller names need not be unique then.
+		SkipNameValidation: true,
 	})
 	if err != nil {
 		return err
