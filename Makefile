@@ -64,10 +64,12 @@ envtest: ## Build kube-apiserver, etcd and kubectl from the Go module proxy (onc
 	@hack/envtest-binaries.sh >/dev/null
 
 .PHONY: test
-test: envtest ## Run verify, then every test (envtest control plane, SQLite and PostgreSQL).
+test: envtest ## Run verify, then every test (envtest control plane, SQLite, PostgreSQL and headless Chromium).
 	@$(MAKE) --no-print-directory verify
+	@hack/browser-deps.sh
 	@eval "$$(hack/postgres.sh | tail -n 1)"; \
 		export KUBEBUILDER_ASSETS="$$(hack/envtest-binaries.sh)"; \
+		export UPTIME_BROWSER_TESTS=required; \
 		echo "test: KUBEBUILDER_ASSETS=$$KUBEBUILDER_ASSETS"; \
 		go test -count=1 -timeout 30m ./... 2>&1 | tee /tmp/uptime-operator-test.log
 

@@ -21,11 +21,7 @@ func TestAuditUnavailable(t *testing.T) {
 }
 
 func TestAuditInChromium(t *testing.T) {
-	path, skip := testutil.EnsureChromium()
-	if skip != "" {
-		fmt.Println("skipping the browser audit:", skip)
-		t.Skip(skip)
-	}
+	path := testutil.Chromium(t)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		switch r.URL.Path {

@@ -597,11 +597,7 @@ var _ = Describe("Public status pages", Ordered, func() {
 		})
 
 		It("renders an up and a down monitor in headless Chromium (DOM and screenshot)", func() {
-			chromium, reason := testutil.EnsureChromium()
-			if chromium == "" {
-				fmt.Fprintln(GinkgoWriter, "skipping the browser test:", reason)
-				Skip(reason)
-			}
+			chromium := testutil.Chromium(GinkgoT())
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				if strings.HasPrefix(r.URL.Path, "/status/shop") {
 					public.ServeStatus(w, r, "shop", strings.Trim(strings.TrimPrefix(r.URL.Path, "/status/shop"), "/"))
