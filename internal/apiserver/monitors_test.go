@@ -530,6 +530,8 @@ var _ = Describe("Monitor regions", func() {
 		k, _, err := apikeys.Create(ctx, k8s, ns, "regions key", apikeys.Standard)
 		Expect(err).NotTo(HaveOccurred())
 		keys[ns+"/standard"] = k
+		// API keys are read from the manager's cache: wait until it has this one.
+		Eventually(func() int { return do("GET", "/monitors", k, nil).Code }).Should(Equal(http.StatusOK))
 		m := createMonitor(ns, map[string]any{"name": "regions", "url": "https://example.com/regions", "interval_seconds": 60})
 		id := m["id"].(string)
 		got := obj(do("GET", "/monitors/"+id+"/regions", key(ns, "standard"), nil))
