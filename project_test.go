@@ -1,0 +1,131 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+)
+
+// TestPROJECTFile checks the kubebuilder PROJECT file against the tree: one
+// resource per CRD with its scope, controller: true exactly for the kinds
+// with a reconciler in controllers/, and the webhook flags exactly as the
+// webhook markers in webhooks/ register them.
+func TestPROJECTFile(t *testing.T) {
+	var project struct {
+		Domain    string   `json:"domain"`
+		Layout    []string `json:"layout"`
+		Repo      string   `json:"repo"`
+		Resources []struct {
+			API struct {
+				Namespaced bool `json:"namespaced"`
+			} `json:"api"`
+			Controller bool   `json:"controller"`
+			Domain     string `json:"domain"`
+			Group      string `json:"group"`
+			Kind       string `json:"kind"`
+			Path       string `json:"path"`
+			Version    string `json:"version"`
+			Webhooks   struct {
+				Defaulting bool `json:"defaulting"`
+				Validation bool `json:"validation"`
+			} `json:"webhooks"`
+		} `json:"resources"`
+	}
+	raw, err := os.ReadFile("PROJECT")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(raw, &project); err != nil {
+		t.Fatal(err)
+	}
+	mod, err := os.ReadFile("go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(mod), "module "+project.Repo+"\n") {
+		t.Errorf("repo %q is not the module", project.Repo)
+	}
+	if !slices.Equal(project.Layout, []string{"go.kubebuilder.io/v3"}) {
+		t.Errorf("layout %v: the tree has the v3 layout (main.go and controllers/ at the root)", project.Layout)
+	}
+	for _, p := range []string{"main.go", "controllers", "api/v1alpha1"} {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("the v3 layout needs %s: %v", p, err)
+		}
+	}
+
+	// The CRDs as generated.
+	type crd struct {
+		Spec struct {
+			Group string `json:"group"`
+			Names struct {
+				Kind string `json:"kind"`
+			} `json:"names"`
+			Scope string `json:"scope"`
+		} `json:"spec"`
+	}
+	crds := map[string]crd{}
+	files, _ := filepath.Glob("config/crd/bases/*.yaml")
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var c crd
+		if err := yaml.Unmarshal(raw, &c); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		crds[c.Spec.Names.Kind] = c
+	}
+	markers, err := filepath.Glob("webhooks/*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var webhookSrc strings.Builder
+	for _, f := range markers {
+		raw, _ := os.ReadFile(f)
+		webhookSrc.Write(raw)
+	}
+	seen := map[string]bool{}
+	for _, r := range project.Resources {
+		seen[r.Kind] = true
+		c, ok := crds[r.Kind]
+		if !ok {
+			t.Errorf("%s: no CRD in config/crd/bases", r.Kind)
+			continue
+		}
+		if got := r.Group + "." + r.Domain; got != c.Spec.Group || r.Domain != project.Domain {
+			t.Errorf("%s: group %s, the CRD's is %s", r.Kind, got, c.Spec.Group)
+		}
+		if r.API.Namespaced != (c.Spec.Scope == "Namespaced") {
+			t.Errorf("%s: namespaced %v, the CRD's scope is %s", r.Kind, r.API.Namespaced, c.Spec.Scope)
+		}
+		if r.Path != project.Repo+"/api/"+r.Version {
+			t.Errorf("%s: path %s", r.Kind, r.Path)
+		}
+		lower := strings.ToLower(r.Kind)
+		_, err := os.Stat(filepath.Join("controllers", lower+"_controller.go"))
+		if r.Controller != (err == nil) {
+			t.Errorf("%s: controller %v, but controllers/%s_controller.go exists: %v", r.Kind, r.Controller, lower, err == nil)
+		}
+		for _, w := range []struct {
+			flag bool
+			verb string
+		}{{r.Webhooks.Defaulting, "mutate"}, {r.Webhooks.Validation, "validate"}} {
+			re := regexp.MustCompile(`path=/` + w.verb + `-monitoring-uptime-operator-io-` + r.Version + `-` + lower + `,`)
+			if found := re.MatchString(webhookSrc.String()); found != w.flag {
+				t.Errorf("%s: %s webhook %v in PROJECT, marker present: %v", r.Kind, w.verb, w.flag, found)
+			}
+		}
+	}
+	for kind := range crds {
+		if !seen[kind] {
+			t.Errorf("CRD %s is not in PROJECT", kind)
+		}
+	}
+}
