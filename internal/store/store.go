@@ -602,7 +602,8 @@ type Store interface {
 	// DeleteNote deletes a note or returns ErrNotFound.
 	DeleteNote(ctx context.Context, incidentID, noteID string) error
 
-	// EnqueueEvents stores outbox events and their deliveries.
+	// EnqueueEvents stores outbox events and their deliveries. An event
+	// whose ID is already stored is skipped, deliveries and all.
 	EnqueueEvents(ctx context.Context, events ...OutboxEvent) error
 	// LeaseDeliveries leases up to n pending deliveries that are due and not
 	// leased by anyone else (or whose lease expired) to owner for leaseFor,

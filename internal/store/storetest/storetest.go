@@ -45,6 +45,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"NotesTimelineRunbook", testNotesTimelineRunbook},
 		{"OutboxLeasing", testOutboxLeasing},
 		{"OutboxLeaseExpiry", testOutboxLeaseExpiry},
+		{"OutboxSameIDOnce", testOutboxSameIDOnce},
 		{"OutboxConcurrentLeases", testOutboxConcurrentLeases},
 		{"DeployEvents", testDeployEvents},
 		{"DNSRecords", testDNS},
@@ -963,6 +964,25 @@ func testOutboxLeasing(t *testing.T, s store.Store) {
 	if _, err := s.LeaseDeliveries(c, "", 1, time.Minute); !errors.Is(err, store.ErrInvalid) {
 		t.Fatalf("lease without owner: %v", err)
 	}
+}
+
+// testOutboxSameIDOnce: enqueueing an event id again (a retried producer)
+// stores no second event and no second delivery.
+func testOutboxSameIDOnce(t *testing.T, s store.Store) {
+	c := ctx(t)
+	ev := store.OutboxEvent{ID: "7f1c9a52-0d7e-5a4e-9d43-1b6f0c2a9e11", Namespace: "ns", Kind: "slo.burning_fast", Channels: []string{"a", "b"}}
+	must(t, s.EnqueueEvents(c, ev))
+	must(t, s.EnqueueEvents(c, ev, store.OutboxEvent{Namespace: "ns", Kind: "monitor.down", Channels: []string{"a"}}))
+	all, err := s.LeaseDeliveries(c, "owner", 10, time.Minute)
+	must(t, err)
+	eq(t, "deliveries: two of the event once, one of the other", len(all), 3)
+	n := 0
+	for _, d := range all {
+		if d.EventID == ev.ID {
+			n++
+		}
+	}
+	eq(t, "deliveries of the repeated event", n, 2)
 }
 
 func testOutboxLeaseExpiry(t *testing.T, s store.Store) {

@@ -28,9 +28,16 @@ func (s *Store) enqueue(ctx context.Context, q Querier, events []store.OutboxEve
 		if len(payload) == 0 {
 			payload = json.RawMessage("{}")
 		}
-		if _, err := q.Exec(ctx, "INSERT INTO outbox_events (id, namespace, kind, payload, created_at) VALUES (?, ?, ?, ?, ?)",
-			e.ID, e.Namespace, e.Kind, string(payload), at); err != nil {
+		// An event id already stored is the same announcement again (a
+		// producer that derives ids from what it announces retried): it is
+		// skipped with its deliveries, so it cannot be sent twice.
+		n, err := q.Exec(ctx, "INSERT INTO outbox_events (id, namespace, kind, payload, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
+			e.ID, e.Namespace, e.Kind, string(payload), at)
+		if err != nil {
 			return fmt.Errorf("enqueue event: %w", err)
+		}
+		if n == 0 {
+			continue
 		}
 		for _, ch := range e.Channels {
 			if _, err := q.Exec(ctx, `INSERT INTO deliveries (id, event_id, channel_id, status, attempts, next_attempt_at, leased_by, lease_until, last_error, created_at, updated_at)
