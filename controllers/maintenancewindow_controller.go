@@ -111,6 +111,8 @@ func (r *MaintenanceWindowReconciler) announce(ctx context.Context, kind string,
 	if err != nil {
 		return fmt.Errorf("build %s event: %w", kind, err)
 	}
+	// One start and one end per occurrence, whatever the retries.
+	stampAnnouncement(events, w.UID, kind, start.UTC().Format(time.RFC3339Nano))
 	if err := r.Events.EnqueueEvents(ctx, events...); err != nil {
 		return fmt.Errorf("enqueue %s event: %w", kind, err)
 	}

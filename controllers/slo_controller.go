@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -139,9 +140,16 @@ func (r *SLOReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl
 		fmt.Sprintf("%.1f of %.1f budget minutes left", b.RemainingMinutes, b.TotalMinutes))
 	conditions.Set(&slo.Status.Conditions, slo.Generation, monv1.ConditionReady, true, monv1.ReasonReconciled, "evaluated")
 
-	for kind, started := range map[string]bool{SLOEventBurningFast: fast && !wasFast, SLOEventBurningSlow: slow && !wasSlow, SLOEventBudgetExhausted: exhausted && !wasExhausted} {
-		if started {
-			if err := r.alert(ctx, kind, &slo, &m); err != nil {
+	for _, a := range []struct {
+		kind, condition string
+		started         bool
+	}{
+		{SLOEventBurningFast, monv1.SLOConditionBurningFast, fast && !wasFast},
+		{SLOEventBurningSlow, monv1.SLOConditionBurningSlow, slow && !wasSlow},
+		{SLOEventBudgetExhausted, monv1.SLOConditionBudgetExhausted, exhausted && !wasExhausted},
+	} {
+		if a.started {
+			if err := r.alert(ctx, a.kind, episode(before.Status.Conditions, a.condition), &slo, &m); err != nil {
 				return ctrl.Result{}, err
 			}
 		}
@@ -149,7 +157,9 @@ func (r *SLOReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl
 	return ctrl.Result{RequeueAfter: every}, nil
 }
 
-func (r *SLOReconciler) alert(ctx context.Context, kind string, slo *monv1.SLO, m *monv1.Monitor) error {
+// alert announces kind for the episode that starts now; episode names it
+// (see episode), so a retried reconcile announces it under the same id.
+func (r *SLOReconciler) alert(ctx context.Context, kind, episode string, slo *monv1.SLO, m *monv1.Monitor) error {
 	ctrl.LoggerFrom(ctx).Info("slo alert", "event", kind)
 	if r.Alerts == nil || r.Events == nil {
 		return nil
@@ -158,7 +168,22 @@ func (r *SLOReconciler) alert(ctx context.Context, kind string, slo *monv1.SLO, 
 	if err != nil {
 		return fmt.Errorf("build %s event: %w", kind, err)
 	}
+	stampAnnouncement(events, slo.UID, kind, episode)
 	return r.Events.EnqueueEvents(ctx, events...)
+}
+
+// episode names the episode of condition t that starts when it turns True:
+// the stored (not yet updated) condition's status and last transition, or
+// "first" when it was never set. Until the status patch that records the
+// new episode succeeds, every retry sees the same stored condition; once
+// it is recorded, the next episode can only begin after another transition
+// to False, with a later time.
+func episode(stored []metav1.Condition, t string) string {
+	c := meta.FindStatusCondition(stored, t)
+	if c == nil {
+		return "first"
+	}
+	return string(c.Status) + "@" + c.LastTransitionTime.UTC().Format(time.RFC3339)
 }
 
 // count returns good and total events of the SLI over [from, to), leaving
