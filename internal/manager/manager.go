@@ -267,6 +267,9 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 	if err := (&controllers.EscalationPolicyReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("set up escalation policy controller: %w", err)
 	}
+	if err := (&controllers.MonitorGroupReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
+		return nil, fmt.Errorf("set up monitor group controller: %w", err)
+	}
 	key, err := signingKey(ctx, mgr.GetAPIReader(), mgr.GetClient(), opts.Namespace)
 	if err != nil {
 		// Without the Secret (no namespace, no RBAC) each process makes its
