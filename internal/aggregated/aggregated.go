@@ -2,31 +2,35 @@
 // that kube-apiserver proxies to the APIService v1.api.uptime-operator.io.
 //
 // kube-apiserver authenticates the user, strips Authorization and forwards
-// the identity in X-Remote-User / X-Remote-Group / X-Remote-Extra-* over
-// mTLS with its front-proxy client certificate. This package verifies that
-// certificate against the requestheader CA published in
-// kube-system/extension-apiserver-authentication (and its allowed names), then
-// authorizes the user with a SubjectAccessReview per access level and hands
-// the request, with the workspace prefix stripped, to the REST handler.
+// the identity in X-Remote-User / X-Remote-Uid / X-Remote-Group /
+// X-Remote-Extra-* over mTLS with its front-proxy client certificate. This
+// package does what sample-apiserver and metrics-server do, with the same
+// k8s.io/apiserver parts: the request-header authenticator checks that
+// certificate against the requestheader CA and allowed names published in
+// kube-system/extension-apiserver-authentication (reloaded when the
+// ConfigMap changes) and reads the identity from the headers the ConfigMap
+// names; the delegating authorizer asks kube-apiserver a
+// SubjectAccessReview per access level, with user, UID, groups and extra,
+// and caches the answers for a short time. The request, with the workspace
+// prefix stripped, then goes to the REST handler.
 package aggregated
 
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 	"strings"
-	"sync"
 	"time"
 
-	authzv1 "k8s.io/api/authorization/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apiserver/pkg/authentication/user"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
+	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
+	"k8s.io/client-go/kubernetes"
 )
 
 // Group and version of the aggregated API.
@@ -43,6 +47,12 @@ const (
 // Levels from the least to the most privileged.
 var Levels = []string{"read-only", "standard", "automation", "owner"}
 
+// DecisionTTL is how long an allow or deny answer of a SubjectAccessReview
+// is reused for the same user, UID, groups, extra, namespace and level: the
+// default of k8s.io/apiserver's delegating authorization (metrics-server
+// and sample-apiserver use it too). A revoked binding takes effect within it.
+const DecisionTTL = 10 * time.Second
+
 // Identity is an authenticated, authorized caller of the aggregated API.
 type Identity struct {
 	Namespace string
@@ -54,10 +64,15 @@ type Identity struct {
 
 // Options configure the handler.
 type Options struct {
-	// Client creates SubjectAccessReviews.
-	Client client.Client
-	// Reader reads the extension-apiserver-authentication ConfigMap.
-	Reader client.Reader
+	// Kube watches the requestheader ConfigMap and creates
+	// SubjectAccessReviews.
+	Kube kubernetes.Interface
+	// AuthenticationConfigMap is where the requestheader configuration is
+	// read; empty is AuthenticationConfigMap (kube-system/
+	// extension-apiserver-authentication). Tests point it elsewhere.
+	AuthenticationConfigMap types.NamespacedName
+	// AllowTTL and DenyTTL override DecisionTTL for allow and deny answers.
+	AllowTTL, DenyTTL time.Duration
 	// API is the REST handler, served under the workspace prefix.
 	API http.Handler
 	// Inject attaches the identity to the request before API sees it.
@@ -72,81 +87,54 @@ type Options struct {
 
 // Server serves the aggregated API.
 type Server struct {
-	opts Options
-
-	mu      sync.Mutex
-	cfg     *frontProxy
-	fetched time.Time
+	opts  Options
+	front *frontProxy
+	authz authorizer.Authorizer
 }
 
-// frontProxy is the requestheader configuration of kube-apiserver.
-type frontProxy struct {
-	pool          *x509.CertPool
-	allowedNames  []string
-	userHeaders   []string
-	groupHeaders  []string
-	extraPrefixes []string
+// New returns the aggregated API server. Call Start before serving.
+func New(opts Options) (*Server, error) {
+	key := opts.AuthenticationConfigMap
+	if key.Name == "" {
+		key = AuthenticationConfigMap
+	}
+	ttl := func(d time.Duration) time.Duration {
+		if d == 0 {
+			return DecisionTTL
+		}
+		return d
+	}
+	authz, err := authorizerfactory.DelegatingAuthorizerConfig{
+		SubjectAccessReviewClient: opts.Kube.AuthorizationV1(),
+		AllowCacheTTL:             ttl(opts.AllowTTL),
+		DenyCacheTTL:              ttl(opts.DenyTTL),
+		// The default of DelegatingAuthorizationOptions: a failed review is
+		// retried for about 5 s before the request fails.
+		WebhookRetryBackoff: &wait.Backoff{Duration: 500 * time.Millisecond, Factor: 1.5, Jitter: 0.2, Steps: 5},
+	}.New()
+	if err != nil {
+		return nil, fmt.Errorf("delegating authorizer: %w", err)
+	}
+	return &Server{opts: opts, front: newFrontProxy(opts.Kube, key), authz: authz}, nil
 }
 
-// New returns the aggregated API server.
-func New(opts Options) *Server { return &Server{opts: opts} }
+// Start watches the requestheader ConfigMap until ctx ends; it returns once
+// the first read is done. Until a usable configuration is read, every
+// request is refused.
+func (s *Server) Start(ctx context.Context) error { return s.front.start(ctx) }
 
 const prefix = "/apis/" + Group + "/" + Version
 
 // TLSConfig returns a server TLS config with cert as the serving
-// certificate that asks for (and verifies, when given) client certificates
-// signed by the front-proxy CA.
-func (s *Server) TLSConfig(ctx context.Context, cert tls.Certificate) (*tls.Config, error) {
-	if _, err := s.frontProxy(ctx); err != nil {
-		return nil, err
-	}
+// certificate that asks for client certificates without verifying them in
+// the handshake: the authenticator verifies them per request against the CA
+// of the moment, so a rotated front-proxy CA is picked up without restart.
+func (s *Server) TLSConfig(cert tls.Certificate) *tls.Config {
 	return &tls.Config{
 		MinVersion:   tls.VersionTLS12,
 		Certificates: []tls.Certificate{cert},
 		ClientAuth:   tls.RequestClientCert,
-		// Verification happens per request (ServeHTTP) against the CA of the
-		// moment, so a rotated front-proxy CA is picked up without restart.
-	}, nil
-}
-
-// frontProxy reads (and caches for a minute) kube-apiserver's requestheader
-// configuration.
-func (s *Server) frontProxy(ctx context.Context) (*frontProxy, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.cfg != nil && time.Since(s.fetched) < time.Minute {
-		return s.cfg, nil
 	}
-	var cm corev1.ConfigMap
-	if err := s.opts.Reader.Get(ctx, client.ObjectKey{Namespace: "kube-system", Name: "extension-apiserver-authentication"}, &cm); err != nil {
-		return nil, fmt.Errorf("read extension-apiserver-authentication: %w", err)
-	}
-	pem := cm.Data["requestheader-client-ca-file"]
-	if pem == "" {
-		return nil, errors.New("kube-apiserver publishes no requestheader client CA: start it with --requestheader-client-ca-file")
-	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM([]byte(pem)) {
-		return nil, errors.New("requestheader client CA is not valid PEM")
-	}
-	list := func(key string) []string {
-		var out []string
-		_ = json.Unmarshal([]byte(cm.Data[key]), &out)
-		return out
-	}
-	cfg := &frontProxy{
-		pool: pool, allowedNames: list("requestheader-allowed-names"),
-		userHeaders: list("requestheader-username-headers"), groupHeaders: list("requestheader-group-headers"),
-		extraPrefixes: list("requestheader-extra-headers-prefix"),
-	}
-	if len(cfg.userHeaders) == 0 {
-		cfg.userHeaders = []string{"X-Remote-User"}
-	}
-	if len(cfg.groupHeaders) == 0 {
-		cfg.groupHeaders = []string{"X-Remote-Group"}
-	}
-	s.cfg, s.fetched = cfg, time.Now()
-	return cfg, nil
 }
 
 // ServeHTTP serves discovery and the REST API under the workspace prefix.
@@ -164,7 +152,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"paths": map[string]any{}})
 		return
 	}
-	user, groups, err := s.authenticate(r)
+	caller, err := s.authenticate(r)
 	if err != nil {
 		writeStatus(w, http.StatusUnauthorized, "Unauthorized", err.Error())
 		return
@@ -190,14 +178,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeStatus(w, http.StatusNotFound, "NotFound", "a namespace is required")
 		return
 	}
-	level, err := s.authorize(r.Context(), ns, user, groups)
+	level, err := s.authorize(r.Context(), ns, caller)
 	if err != nil {
 		writeStatus(w, http.StatusInternalServerError, "InternalError", err.Error())
 		return
 	}
 	if level == "" {
 		writeStatus(w, http.StatusForbidden, "Forbidden", fmt.Sprintf(
-			"user %q has no access level in namespace %q: bind a ClusterRole uptime-operator-viewer, -editor, -automation or -owner", user, ns))
+			"user %q has no access level in namespace %q: bind a ClusterRole uptime-operator-viewer, -editor, -automation or -owner", caller.GetName(), ns))
 		return
 	}
 	r2 := r.Clone(r.Context())
@@ -206,62 +194,42 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r2.RequestURI = r2.URL.RequestURI()
 	r2.Header.Del("Authorization")
 	if s.opts.Inject != nil {
-		r2 = s.opts.Inject(r2, Identity{Namespace: ns, User: user, Groups: groups, Level: level})
+		r2 = s.opts.Inject(r2, Identity{Namespace: ns, User: caller.GetName(), Groups: caller.GetGroups(), Level: level})
 	}
 	s.opts.API.ServeHTTP(w, r2)
 }
 
-// authenticate verifies the front-proxy client certificate and returns the
-// user and groups it vouches for.
-func (s *Server) authenticate(r *http.Request) (string, []string, error) {
-	cfg, err := s.frontProxy(r.Context())
-	if err != nil {
-		return "", nil, err
+// authenticate returns the user the front proxy vouches for. The
+// authenticator also removes the identity headers from r, so the REST
+// handler never sees them.
+func (s *Server) authenticate(r *http.Request) (user.Info, error) {
+	if err := s.front.usable(); err != nil {
+		return nil, err
 	}
-	if r.TLS == nil || len(r.TLS.PeerCertificates) == 0 {
-		return "", nil, errors.New("no front-proxy client certificate")
+	resp, ok, err := s.front.authn.AuthenticateRequest(r)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("front-proxy certificate not accepted: %w", err)
+	case !ok && (r.TLS == nil || len(r.TLS.PeerCertificates) == 0):
+		return nil, fmt.Errorf("no front-proxy client certificate")
+	case !ok:
+		return nil, fmt.Errorf("no user in the request headers")
 	}
-	leaf := r.TLS.PeerCertificates[0]
-	inter := x509.NewCertPool()
-	for _, c := range r.TLS.PeerCertificates[1:] {
-		inter.AddCert(c)
-	}
-	if _, err := leaf.Verify(x509.VerifyOptions{Roots: cfg.pool, Intermediates: inter, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
-		return "", nil, fmt.Errorf("front-proxy certificate not trusted: %w", err)
-	}
-	if len(cfg.allowedNames) > 0 && !slices.Contains(cfg.allowedNames, leaf.Subject.CommonName) {
-		return "", nil, fmt.Errorf("front-proxy certificate name %q is not allowed", leaf.Subject.CommonName)
-	}
-	var user string
-	for _, h := range cfg.userHeaders {
-		if user = r.Header.Get(h); user != "" {
-			break
-		}
-	}
-	if user == "" {
-		return "", nil, errors.New("no user in the request headers")
-	}
-	var groups []string
-	for _, h := range cfg.groupHeaders {
-		groups = append(groups, r.Header.Values(h)...)
-	}
-	return user, groups, nil
+	return resp.User, nil
 }
 
-// authorize returns the highest access level RBAC grants user in ns, or ""
-// when none.
-func (s *Server) authorize(ctx context.Context, ns, user string, groups []string) (string, error) {
+// authorize returns the highest access level RBAC grants the caller in ns,
+// or "" when none. Each level is one SubjectAccessReview, answered from the
+// decision cache when the same caller asked within the TTL.
+func (s *Server) authorize(ctx context.Context, ns string, caller user.Info) (string, error) {
 	for i := len(Levels) - 1; i >= 0; i-- {
-		sar := &authzv1.SubjectAccessReview{Spec: authzv1.SubjectAccessReviewSpec{
-			User: user, Groups: groups,
-			ResourceAttributes: &authzv1.ResourceAttributes{
-				Namespace: ns, Verb: "use", Group: Group, Resource: LevelsResource, Name: Levels[i],
-			},
-		}}
-		if err := s.opts.Client.Create(ctx, sar); err != nil {
+		d, _, err := s.authz.Authorize(ctx, authorizer.AttributesRecord{
+			User: caller, Verb: "use", Namespace: ns, APIGroup: Group, Resource: LevelsResource, Name: Levels[i], ResourceRequest: true,
+		})
+		if err != nil {
 			return "", fmt.Errorf("subject access review: %w", err)
 		}
-		if sar.Status.Allowed {
+		if d == authorizer.DecisionAllow {
 			return Levels[i], nil
 		}
 	}

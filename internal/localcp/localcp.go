@@ -152,6 +152,7 @@ func enableAggregation(env *envtest.Environment, stateDir string) error {
 	args.Set("requestheader-client-ca-file", filepath.Join(dir, "ca.crt"))
 	args.Set("requestheader-allowed-names", FrontProxyClientName)
 	args.Set("requestheader-username-headers", "X-Remote-User")
+	args.Set("requestheader-uid-headers", "X-Remote-Uid")
 	args.Set("requestheader-group-headers", "X-Remote-Group")
 	args.Set("requestheader-extra-headers-prefix", "X-Remote-Extra-")
 	args.Set("proxy-client-cert-file", filepath.Join(dir, "client.crt"))

@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -528,10 +529,12 @@ func (m *Manager) setupAggregated() error {
 		},
 	}))
 	api.Handle("/", apiserver.Instrument(m.api.Handler()))
-	m.aggregated = aggregated.New(aggregated.Options{
-		Client: m.GetClient(), Reader: m.GetAPIReader(), API: api, Inject: apiserver.InjectIdentity,
-	})
-	return nil
+	kube, err := kubernetes.NewForConfig(m.GetConfig())
+	if err != nil {
+		return fmt.Errorf("aggregated api client: %w", err)
+	}
+	m.aggregated, err = aggregated.New(aggregated.Options{Kube: kube, API: api, Inject: apiserver.InjectIdentity})
+	return err
 }
 
 // inProcess serves REST requests in this process as an authenticated
@@ -566,11 +569,10 @@ func (t inProcess) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // serveAggregated runs the aggregated API listener until ctx ends.
 func (m *Manager) serveAggregated(ctx context.Context) error {
-	cfg, err := m.aggregated.TLSConfig(ctx, m.aggCert)
-	if err != nil {
+	if err := m.aggregated.Start(ctx); err != nil {
 		return err
 	}
-	ln, err := tls.Listen("tcp", m.opts.AggregatedListen, cfg)
+	ln, err := tls.Listen("tcp", m.opts.AggregatedListen, m.aggregated.TLSConfig(m.aggCert))
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", m.opts.AggregatedListen, err)
 	}
