@@ -3,6 +3,8 @@ package aggregated_test
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -70,6 +72,25 @@ func TestThroughKubeAPIServer(t *testing.T) {
 	code, _ = do(t, httpFor(t, env.Config, "mallory"), http.MethodGet, monitors, nil)
 	if code != http.StatusForbidden {
 		t.Fatalf("unbound user: %d, want 403", code)
+	}
+
+	// Straight to the manager's port, without kube-apiserver's front-proxy
+	// certificate, identity headers claim nothing.
+	addr, err := env.Manager.AggregatedAddr(context.Background())
+	must(t, err)
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(env.Manager.AggregatedCA())
+	direct := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots, ServerName: "localhost"}}}
+	req, err := http.NewRequest(http.MethodGet, "https://"+addr+"/apis/api.uptime-operator.io/v1/namespaces/default/monitors", nil)
+	must(t, err)
+	req.Header.Set("X-Remote-User", "bob")
+	req.Header.Set("X-Remote-Group", "system:masters")
+	resp, err := direct.Do(req)
+	must(t, err)
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(string(raw), "no front-proxy client certificate") {
+		t.Fatalf("direct request claiming bob: %d %s, want 401", resp.StatusCode, raw)
 	}
 }
 
