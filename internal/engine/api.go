@@ -17,14 +17,12 @@ import (
 )
 
 // OpenManualIncident opens an incident for m now (POST /incidents);
-// store.ErrIncidentOpen when one is open.
+// store.ErrIncidentOpen when one is open. It is a judgement too: under the
+// monitor's lock, so it never races an automatic open on another replica.
 func (e *Engine) OpenManualIncident(ctx context.Context, m *monv1.Monitor) (store.Incident, error) {
 	st := e.state(string(m.UID))
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if err := e.load(ctx, m, st); err != nil {
-		return store.Incident{}, err
-	}
 	now := e.opts.Now()
 	inc := store.Incident{
 		ID: newID(), Namespace: m.Namespace, MonitorID: string(m.UID), MonitorName: m.Spec.Name, MonitorURL: target(m),
@@ -37,13 +35,27 @@ func (e *Engine) OpenManualIncident(ctx context.Context, m *monv1.Monitor) (stor
 			return store.Incident{}, err
 		}
 	}
-	opened, err := e.opts.Store.OpenIncident(ctx, inc, events...)
+	var opened store.Incident
+	var view store.MonitorView
+	err := e.opts.Store.Judge(ctx, string(m.UID), func(tx store.JudgeTx) error {
+		var err error
+		if view, err = tx.View(ctx, viewQuery(m, e.opts.Now())); err != nil {
+			return err
+		}
+		if view.Open != nil {
+			return store.ErrIncidentOpen
+		}
+		if opened, err = tx.Open(ctx, inc, events...); err != nil {
+			return err
+		}
+		view.Open = &opened
+		return nil
+	})
 	if err != nil {
 		return store.Incident{}, err
 	}
 	metrics.IncidentsOpened.WithLabelValues("false").Inc()
-	st.open = &opened
-	e.push(m, st, now)
+	e.maybePush(m, st, view, now)
 	return opened, nil
 }
 
@@ -82,9 +94,6 @@ func (e *Engine) ResolveIncident(ctx context.Context, id, note, by string) (stor
 	if m != nil {
 		st := e.state(string(m.UID))
 		st.mu.Lock()
-		if st.open != nil && st.open.ID == id {
-			st.open = nil
-		}
 		e.push(m, st, now)
 		st.mu.Unlock()
 	}
@@ -132,7 +141,7 @@ func (e *Engine) RunCheck(ctx context.Context, m *monv1.Monitor, region string, 
 	}
 	// No agent of the region is reachable: check from the manager itself,
 	// labelled as such.
-	region = "manager"
+	region = ManagerRegion
 	res := probes.RunOnce(ctx, &a, region, netguard.Guard{AllowPrivate: e.opts.AllowPrivateTargets})
 	if save && m.UID != "" {
 		if _, err := e.Ingest(ctx, []probeapi.Result{res}); err != nil {
@@ -142,15 +151,14 @@ func (e *Engine) RunCheck(ctx context.Context, m *monv1.Monitor, region string, 
 	return res, nil
 }
 
-// ExplainMonitor explains a monitor's open incident or its current votes.
+// ExplainMonitor explains a monitor's open incident or its current votes,
+// from the store.
 func (e *Engine) ExplainMonitor(ctx context.Context, m *monv1.Monitor) (Explanation, error) {
-	st := e.state(string(m.UID))
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	if err := e.load(ctx, m, st); err != nil {
-		return Explanation{}, err
+	view, err := e.opts.Store.MonitorView(ctx, string(m.UID), viewQuery(m, e.opts.Now()))
+	if err != nil {
+		return Explanation{}, fmt.Errorf("read monitor view: %w", err)
 	}
-	return e.explain(ctx, m, st, st.open)
+	return e.explain(ctx, m, view, view.Open)
 }
 
 // ExplainIncident explains one incident from its recorded confirmations and
@@ -165,22 +173,20 @@ func (e *Engine) ExplainIncident(ctx context.Context, inc store.Incident) (Expla
 		return Explanation{MonitorID: inc.MonitorID, IncidentID: &id, State: "monitor deleted", Fault: FaultUnknown,
 			FailureClass: classify(inc.Cause), Summary: "the monitor no longer exists"}, nil
 	}
-	st := e.state(string(m.UID))
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	if err := e.load(ctx, m, st); err != nil {
-		return Explanation{}, err
+	view, err := e.opts.Store.MonitorView(ctx, string(m.UID), viewQuery(m, e.opts.Now()))
+	if err != nil {
+		return Explanation{}, fmt.Errorf("read monitor view: %w", err)
 	}
-	return e.explain(ctx, m, st, &inc)
+	return e.explain(ctx, m, view, &inc)
 }
 
-func (e *Engine) explain(ctx context.Context, m *monv1.Monitor, st *monitorState, inc *store.Incident) (Explanation, error) {
+func (e *Engine) explain(ctx context.Context, m *monv1.Monitor, view store.MonitorView, inc *store.Incident) (Explanation, error) {
 	facts, err := e.regionFacts(ctx)
 	if err != nil {
 		return Explanation{}, err
 	}
 	now := e.opts.Now()
-	q := Tally(m, st.regions, facts, now)
+	q := tallyView(m, view, facts, now)
 	x := Explanation{
 		MonitorID: string(m.UID), QuorumRule: q.Rule(), RequiredFailing: q.Required,
 		Failing: len(q.FailingRegions), Voting: q.Voting, Abstaining: q.Abstaining, Votes: q.Votes,

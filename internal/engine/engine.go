@@ -3,10 +3,10 @@ package engine
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 	"strconv"
 	"sync"
 	"time"
@@ -116,21 +116,17 @@ type Engine struct {
 	probe probeState
 }
 
-// monitorState is the engine's memory of one monitor. Its mutex serialises
-// evaluation so that one replica makes one decision per change.
+// monitorState is what one replica keeps of a monitor besides the store.
+// The judgement itself reads the store (see judge), so no replica's memory
+// holds a region's verdict or an incident that the store does not; what is
+// left here only throttles status refreshes and follows spec changes. Its
+// mutex lets one goroutine of this replica judge the monitor at a time (the
+// store's monitor lock orders the replicas).
 type monitorState struct {
-	mu       sync.Mutex
-	loaded   bool
-	regions  map[string]verdict
-	last     *verdict
-	open     *store.Incident
-	opens    []time.Time
-	lastMile *lastMile
+	mu sync.Mutex
 	// lastPush and pushedKey throttle status refreshes.
 	lastPush  time.Time
 	pushedKey string
-	// lastPing is the last heartbeat of a cron monitor.
-	lastPing *time.Time
 	// pausedSeen and resumedAt follow pause changes of a cron monitor made
 	// in its spec (kubectl), which leave no pause window in the store: the
 	// schedule restarts at the resume.
@@ -148,10 +144,17 @@ type verdict struct {
 	ErrMsg    string
 }
 
+// lastMile is an open last-mile notice, kept in the monitor's judgement
+// document in the store.
 type lastMile struct {
-	NoticeID string
-	Since    time.Time
-	ISPs     []string
+	NoticeID string    `json:"notice_id"`
+	Since    time.Time `json:"since"`
+	ISPs     []string  `json:"isps"`
+}
+
+// judgementState is the monitor's judgement document (store.MonitorView.State).
+type judgementState struct {
+	LastMile *lastMile `json:"last_mile,omitempty"`
 }
 
 // New returns an engine.
@@ -182,7 +185,7 @@ func (e *Engine) state(uid string) *monitorState {
 	defer e.mu.Unlock()
 	st, ok := e.monitors[uid]
 	if !ok {
-		st = &monitorState{regions: map[string]verdict{}}
+		st = &monitorState{}
 		e.monitors[uid] = st
 	}
 	return st
@@ -193,46 +196,6 @@ func (e *Engine) Forget(uid string) {
 	e.mu.Lock()
 	delete(e.monitors, uid)
 	e.mu.Unlock()
-}
-
-// load rebuilds a monitor's state from the store after a restart: the
-// latest check of each region and the open incident.
-func (e *Engine) load(ctx context.Context, m *monv1.Monitor, st *monitorState) error {
-	if st.loaded {
-		return nil
-	}
-	latest, err := e.opts.Store.LatestChecks(ctx, string(m.UID))
-	if err != nil {
-		return fmt.Errorf("load latest checks: %w", err)
-	}
-	for _, c := range latest {
-		v := verdictOf(c)
-		st.regions[c.Region] = v
-		if st.last == nil || v.CheckedAt.After(st.last.CheckedAt) {
-			vv := v
-			st.last = &vv
-		}
-	}
-	inc, err := e.opts.Store.GetOpenIncident(ctx, string(m.UID))
-	switch {
-	case err == nil:
-		st.open = &inc
-	case errors.Is(err, store.ErrNotFound):
-	default:
-		return fmt.Errorf("load open incident: %w", err)
-	}
-	if m.Spec.Type == monv1.MonitorCron {
-		pings, err := e.opts.Store.ListHeartbeats(ctx, string(m.UID), 1)
-		if err != nil {
-			return fmt.Errorf("load heartbeats: %w", err)
-		}
-		if len(pings) > 0 {
-			t := pings[0].At
-			st.lastPing = &t
-		}
-	}
-	st.loaded = true
-	return nil
 }
 
 func verdictOf(c store.Check) verdict {
@@ -288,45 +251,36 @@ func (e *Engine) Ingest(ctx context.Context, results []probeapi.Result) (probeap
 		}
 	}
 	metrics.DuplicateResults.Add(float64(len(checks) - inserted))
-	sort.Slice(checks, func(i, j int) bool { return checks[i].CheckedAt.Before(checks[j].CheckedAt) })
 	byMonitor := map[string][]store.Check{}
 	for _, c := range checks {
 		byMonitor[c.MonitorID] = append(byMonitor[c.MonitorID], c)
 	}
+	// Every monitor of the batch is judged from the store now that the batch
+	// is committed; judgements of different monitors run side by side (the
+	// SQLite writer then commits them together).
+	sem := make(chan struct{}, judgeParallel)
+	var wg sync.WaitGroup
 	for uid, cs := range byMonitor {
 		m := monitors[uid]
 		if e.opts.Export != nil {
 			e.opts.Export.Export(ctx, m.Namespace, cs)
 		}
-		if err := e.observe(ctx, m, cs); err != nil {
-			e.opts.Log.Error(err, "evaluate monitor", "monitor", m.Name, "namespace", m.Namespace)
-		}
-		e.recordDNS(ctx, m, cs)
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			if err := e.judge(ctx, m, false); err != nil {
+				e.opts.Log.Error(err, "judge monitor", "monitor", m.Name, "namespace", m.Namespace)
+			}
+			e.recordDNS(ctx, m, cs)
+		}()
 	}
+	wg.Wait()
 	return probeapi.ResultsResponse{Accepted: inserted, Duplicates: len(results) - inserted}, nil
 }
 
-// observe folds new checks of one monitor into its state and evaluates it.
-func (e *Engine) observe(ctx context.Context, m *monv1.Monitor, checks []store.Check) error {
-	st := e.state(string(m.UID))
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	if err := e.load(ctx, m, st); err != nil {
-		return err
-	}
-	for _, c := range checks {
-		v := verdictOf(c)
-		if old, ok := st.regions[c.Region]; ok && !v.CheckedAt.After(old.CheckedAt) {
-			continue // an older or repeated result must not overwrite a newer verdict
-		}
-		st.regions[c.Region] = v
-		if st.last == nil || v.CheckedAt.After(st.last.CheckedAt) {
-			vv := v
-			st.last = &vv
-		}
-	}
-	return e.evaluate(ctx, m, st)
-}
+// judgeParallel bounds the monitors of one batch judged at the same time.
+const judgeParallel = 8
 
 // monitorByUID finds a Monitor in the cache; nil when it does not exist.
 func (e *Engine) monitorByUID(ctx context.Context, uid string) (*monv1.Monitor, error) {
@@ -343,36 +297,133 @@ func (e *Engine) monitorByUID(ctx context.Context, uid string) (*monv1.Monitor, 
 // UIDIndex is the cache field index of Monitors by metadata.uid.
 const UIDIndex = "metadata.uid"
 
-// evaluate applies the quorum rule to the monitor's latest verdicts and opens
-// or resolves its incident. Callers hold st.mu.
-func (e *Engine) evaluate(ctx context.Context, m *monv1.Monitor, st *monitorState) error {
+// judgement is what one judgement of a monitor found and did; the effects
+// outside the store (metrics, Kubernetes Events, subscribers, logs, status)
+// follow once it is committed.
+type judgement struct {
+	view     store.MonitorView
+	q        Quorum
+	opened   *store.Incident
+	resolved *store.Incident
+}
+
+// judge decides a monitor from the store. Under the monitor's lock, in one
+// transaction, it reads the newest result of every region (whichever replica
+// stored it), the open incident and the last-mile notice, counts the votes,
+// and opens or resolves the incident with its outbox events, so exactly one
+// replica makes each decision and it is made from every region's latest
+// result.
+//
+// Unless force is set, a lock-free read comes first: when every region
+// passes or abstains, no incident is open and no last-mile notice is
+// pending, nothing can change and no write transaction is needed (the
+// steady state of most monitors). A decision that this read misses because
+// another replica's judgement was committing at the same moment is taken at
+// the monitor's next result, or by the leader's sweep (SweepMonitors).
+func (e *Engine) judge(ctx context.Context, m *monv1.Monitor, force bool) error {
 	if m.Spec.Paused || !m.DeletionTimestamp.IsZero() {
 		return nil
 	}
+	st := e.state(string(m.UID))
+	st.mu.Lock()
+	defer st.mu.Unlock()
 	now := e.opts.Now()
 	facts, err := e.regionFacts(ctx)
 	if err != nil {
 		return err
 	}
-	q := Tally(m, st.regions, facts, now)
-	switch {
-	case st.open == nil && q.Outage && !q.LastMileOnly:
-		if err := e.openIncident(ctx, m, st, q, now); err != nil {
-			return err
+	vq := viewQuery(m, now)
+	if !force {
+		view, err := e.opts.Store.MonitorView(ctx, string(m.UID), vq)
+		if err != nil {
+			return fmt.Errorf("read monitor view: %w", err)
 		}
-	case st.open != nil && !st.open.ResolvedManually && q.Recovered:
-		if err := e.resolveIncident(ctx, m, st, now); err != nil {
-			return err
+		q := tallyView(m, view, facts, now)
+		if len(q.FailingRegions) == 0 && view.Open == nil && len(view.State) == 0 {
+			e.maybePush(m, st, view, now)
+			return nil
 		}
 	}
-	if err := e.lastMileNotice(ctx, m, st, q, now); err != nil {
+	var j judgement
+	err = e.opts.Store.Judge(ctx, string(m.UID), func(tx store.JudgeTx) error {
+		j = judgement{}
+		view, err := tx.View(ctx, vq)
+		if err != nil {
+			return err
+		}
+		j.view = view
+		j.q = tallyView(m, view, facts, now)
+		switch {
+		case view.Open == nil && j.q.Outage && !j.q.LastMileOnly:
+			inc, err := e.openIncident(ctx, tx, m, j.q, now)
+			if err != nil {
+				return err
+			}
+			j.opened, j.view.Open = &inc, &inc
+		case view.Open != nil && j.q.Recovered:
+			inc, err := e.resolveIncident(ctx, tx, m, *view.Open, now)
+			if err != nil {
+				return err
+			}
+			j.resolved, j.view.Open = &inc, nil
+		}
+		return e.lastMileNotice(ctx, tx, m, &j, now)
+	})
+	if err != nil {
 		return err
 	}
-	e.maybePush(m, st, now)
+	e.afterJudgement(ctx, m, st, j, now)
 	return nil
 }
 
-func (e *Engine) openIncident(ctx context.Context, m *monv1.Monitor, st *monitorState, q Quorum, now time.Time) error {
+// SweepMonitors judges every monitor from the store; the leader calls it
+// periodically. Results reach every replica, but only the leader runs the
+// Monitor controller: the sweep refreshes its status from results other
+// replicas stored, and judges the changes that time alone makes (a region
+// whose results stopped goes stale and abstains, a warm-up ends) even when
+// no new result arrives. Monitors in the steady state (see judge) cost two
+// reads and no write.
+func (e *Engine) SweepMonitors(ctx context.Context) error {
+	var list monv1.MonitorList
+	if err := e.opts.Client.List(ctx, &list); err != nil {
+		return fmt.Errorf("list monitors: %w", err)
+	}
+	for i := range list.Items {
+		m := &list.Items[i]
+		if err := e.judge(ctx, m, false); err != nil {
+			e.opts.Log.Error(err, "judge monitor", "monitor", m.Name, "namespace", m.Namespace)
+		}
+	}
+	return nil
+}
+
+// tallyView counts the votes of a store view.
+func tallyView(m *monv1.Monitor, view store.MonitorView, facts RegionFacts, now time.Time) Quorum {
+	verdicts := make(map[string]verdict, len(view.Checks))
+	for _, c := range view.Checks {
+		verdicts[c.Region] = verdictOf(c)
+	}
+	var since time.Time
+	if view.RunSince != nil {
+		since = *view.RunSince
+	}
+	return Tally(m, verdicts, since, facts, now)
+}
+
+// latestOf is the newest check of a view, nil when it has none.
+func latestOf(view store.MonitorView) *store.Check {
+	var last *store.Check
+	for i := range view.Checks {
+		if c := &view.Checks[i]; last == nil || c.CheckedAt.After(last.CheckedAt) {
+			last = c
+		}
+	}
+	return last
+}
+
+// openIncident opens an incident confirmed by q in tx, with its alert
+// events.
+func (e *Engine) openIncident(ctx context.Context, tx store.JudgeTx, m *monv1.Monitor, q Quorum, now time.Time) (store.Incident, error) {
 	started := q.FirstFailure
 	if started.IsZero() {
 		started = now
@@ -383,76 +434,68 @@ func (e *Engine) openIncident(ctx context.Context, m *monv1.Monitor, st *monitor
 		Confirmations: len(q.FailingRegions), ConfirmingRegions: q.FailingRegions, RegionsTotal: q.Total,
 		Cause: q.Cause,
 	}
-	st.opens = append(pruneBefore(st.opens, now.Add(-time.Hour)), now)
-	inc.IsFlapping = len(st.opens) >= FlapOpens
+	recent, err := tx.OpenedSince(ctx, now.Add(-time.Hour))
+	if err != nil {
+		return inc, err
+	}
+	inc.IsFlapping = recent+1 >= FlapOpens
 	if reason, ok, err := e.suppressed(ctx, m, now); err != nil {
-		return err
+		return inc, err
 	} else if ok {
 		inc.AlertSuppressed, inc.SuppressionReason = true, reason
 	}
 	var events []store.OutboxEvent
 	if !inc.AlertSuppressed && e.opts.Alerts != nil {
-		var err error
 		events, err = e.opts.Alerts.IncidentEvents(ctx, EventMonitorDown, m, inc, Decision{
 			Region: firstOr(q.FailingRegions, ""), Reason: q.Reason, Explanation: q.Summary(),
 		})
 		if err != nil {
-			return fmt.Errorf("build down event: %w", err)
+			return inc, fmt.Errorf("build down event: %w", err)
 		}
 	}
-	opened, err := e.opts.Store.OpenIncident(ctx, inc, events...)
-	switch {
-	case errors.Is(err, store.ErrIncidentOpen):
-		// Another replica (or a manual open) won: adopt its incident.
-		existing, gerr := e.opts.Store.GetOpenIncident(ctx, string(m.UID))
-		if gerr != nil {
-			return fmt.Errorf("read open incident: %w", gerr)
-		}
-		st.open = &existing
-		return nil
-	case err != nil:
-		return fmt.Errorf("open incident: %w", err)
-	}
-	st.open = &opened
-	metrics.IncidentsOpened.WithLabelValues(strconv.FormatBool(inc.AlertSuppressed)).Inc()
-	RecordIncidentEvent(e.opts.Recorder, m, true, opened.ID)
-	if e.opts.Subscribers != nil && !inc.AlertSuppressed {
-		if err := e.opts.Subscribers.IncidentOpened(ctx, m.Namespace, string(m.UID), opened.ID); err != nil {
-			e.opts.Log.Error(err, "notify status page subscribers")
-		}
-	}
-	e.opts.Log.Info("incident opened", "monitor", m.Name, "namespace", m.Namespace, "incident", opened.ID,
-		"regions", q.FailingRegions, "suppressed", inc.AlertSuppressed)
-	e.push(m, st, now)
-	return nil
+	return tx.Open(ctx, inc, events...)
 }
 
-func (e *Engine) resolveIncident(ctx context.Context, m *monv1.Monitor, st *monitorState, now time.Time) error {
-	inc := *st.open
+// resolveIncident resolves the open incident inc in tx, with its alert
+// events.
+func (e *Engine) resolveIncident(ctx context.Context, tx store.JudgeTx, m *monv1.Monitor, inc store.Incident, now time.Time) (store.Incident, error) {
 	var events []store.OutboxEvent
 	if !inc.AlertSuppressed && e.opts.Alerts != nil && !snoozed(inc, now) {
 		resolved := inc
 		resolved.ResolvedAt = &now
 		var err error
 		if events, err = e.opts.Alerts.IncidentEvents(ctx, EventMonitorUp, m, resolved, Decision{}); err != nil {
-			return fmt.Errorf("build up event: %w", err)
+			return inc, fmt.Errorf("build up event: %w", err)
 		}
 	}
-	_, err := e.opts.Store.ResolveIncident(ctx, inc.ID, now, false, "", events...)
-	if err != nil && !errors.Is(err, store.ErrIncidentResolved) {
-		return fmt.Errorf("resolve incident: %w", err)
-	}
-	metrics.IncidentsResolved.WithLabelValues("recovered").Inc()
-	RecordIncidentEvent(e.opts.Recorder, m, false, inc.ID)
-	if e.opts.Subscribers != nil && !inc.AlertSuppressed {
-		if err := e.opts.Subscribers.IncidentResolved(ctx, m.Namespace, string(m.UID), inc.ID); err != nil {
-			e.opts.Log.Error(err, "notify status page subscribers")
+	return tx.Resolve(ctx, inc.ID, now, events...)
+}
+
+// afterJudgement records a committed judgement's decisions outside the
+// store and refreshes the monitor's status.
+func (e *Engine) afterJudgement(ctx context.Context, m *monv1.Monitor, st *monitorState, j judgement, now time.Time) {
+	if inc := j.opened; inc != nil {
+		metrics.IncidentsOpened.WithLabelValues(strconv.FormatBool(inc.AlertSuppressed)).Inc()
+		RecordIncidentEvent(e.opts.Recorder, m, true, inc.ID)
+		if e.opts.Subscribers != nil && !inc.AlertSuppressed {
+			if err := e.opts.Subscribers.IncidentOpened(ctx, m.Namespace, string(m.UID), inc.ID); err != nil {
+				e.opts.Log.Error(err, "notify status page subscribers")
+			}
 		}
+		e.opts.Log.Info("incident opened", "monitor", m.Name, "namespace", m.Namespace, "incident", inc.ID,
+			"regions", inc.ConfirmingRegions, "suppressed", inc.AlertSuppressed)
 	}
-	e.opts.Log.Info("incident resolved", "monitor", m.Name, "namespace", m.Namespace, "incident", inc.ID)
-	st.open = nil
-	e.push(m, st, now)
-	return nil
+	if inc := j.resolved; inc != nil {
+		metrics.IncidentsResolved.WithLabelValues("recovered").Inc()
+		RecordIncidentEvent(e.opts.Recorder, m, false, inc.ID)
+		if e.opts.Subscribers != nil && !inc.AlertSuppressed {
+			if err := e.opts.Subscribers.IncidentResolved(ctx, m.Namespace, string(m.UID), inc.ID); err != nil {
+				e.opts.Log.Error(err, "notify status page subscribers")
+			}
+		}
+		e.opts.Log.Info("incident resolved", "monitor", m.Name, "namespace", m.Namespace, "incident", inc.ID)
+	}
+	e.maybePush(m, st, j.view, now)
 }
 
 // suppressed reports whether alerts of a new incident are suppressed, and why.
@@ -519,35 +562,58 @@ func (e *Engine) regionFacts(ctx context.Context) (RegionFacts, error) {
 
 // lastMileNotice emits last_mile.unreachable when only ISP vantage points
 // fail while data-centre regions reach the target, and last_mile.recovered
-// when they reach it again. No incident is opened for such failures.
-func (e *Engine) lastMileNotice(ctx context.Context, m *monv1.Monitor, st *monitorState, q Quorum, now time.Time) error {
-	switch {
-	case st.lastMile == nil && q.LastMileOnly && len(q.FailingRegions) > 0:
-		st.lastMile = &lastMile{NoticeID: newID(), Since: now, ISPs: q.FailingISPs}
-		return e.notice(ctx, EventLastMileDown, m, st, q)
-	case st.lastMile != nil && len(q.FailingISPs) == 0:
-		err := e.notice(ctx, EventLastMileUp, m, st, q)
-		st.lastMile = nil
-		return err
+// when they reach it again. No incident is opened for such failures. The
+// open notice is kept in the monitor's judgement document, so whichever
+// replica judges next knows it.
+func (e *Engine) lastMileNotice(ctx context.Context, tx store.JudgeTx, m *monv1.Monitor, j *judgement, now time.Time) error {
+	var state judgementState
+	if len(j.view.State) > 0 {
+		if err := json.Unmarshal(j.view.State, &state); err != nil {
+			e.opts.Log.Error(err, "decode judgement state; starting afresh", "monitor", m.Name)
+			state = judgementState{}
+		}
 	}
-	return nil
+	q := j.q
+	switch {
+	case state.LastMile == nil && q.LastMileOnly && len(q.FailingRegions) > 0:
+		state.LastMile = &lastMile{NoticeID: newID(), Since: now, ISPs: q.FailingISPs}
+		if err := e.notice(ctx, tx, EventLastMileDown, m, state.LastMile, q); err != nil {
+			return err
+		}
+	case state.LastMile != nil && len(q.FailingISPs) == 0:
+		if err := e.notice(ctx, tx, EventLastMileUp, m, state.LastMile, q); err != nil {
+			return err
+		}
+		state.LastMile = nil
+	default:
+		return nil
+	}
+	var doc []byte
+	if state.LastMile != nil {
+		var err error
+		if doc, err = json.Marshal(state); err != nil {
+			return fmt.Errorf("encode judgement state: %w", err)
+		}
+	}
+	j.view.State = doc
+	return tx.SetState(ctx, doc)
 }
 
-func (e *Engine) notice(ctx context.Context, kind string, m *monv1.Monitor, st *monitorState, q Quorum) error {
+func (e *Engine) notice(ctx context.Context, tx store.JudgeTx, kind string, m *monv1.Monitor, lm *lastMile, q Quorum) error {
 	if e.opts.Alerts == nil {
 		return nil
 	}
-	lm, ok := e.opts.Alerts.(LastMileAlerts)
+	alerts, ok := e.opts.Alerts.(LastMileAlerts)
 	if !ok {
 		return nil
 	}
-	events, err := lm.LastMileEvents(ctx, kind, m, LastMileNotice{
-		NoticeID: st.lastMile.NoticeID, Since: st.lastMile.Since, ISPs: st.lastMile.ISPs, FailingRegions: q.FailingRegions,
+	events, err := alerts.LastMileEvents(ctx, kind, m, LastMileNotice{
+		NoticeID: lm.NoticeID, Since: lm.Since, ISPs: lm.ISPs, FailingRegions: q.FailingRegions,
 	})
 	if err != nil {
 		return fmt.Errorf("build %s event: %w", kind, err)
 	}
-	return e.opts.Store.EnqueueEvents(ctx, events...)
+	return tx.Enqueue(ctx, events...)
 }
 
 // LastMileAlerts is implemented by Alerts that send last-mile notices.
@@ -567,18 +633,8 @@ func snoozed(inc store.Incident, now time.Time) bool {
 	return inc.SnoozedUntil != nil && now.Before(*inc.SnoozedUntil)
 }
 
-// FlapOpens incidents opened within an hour mark the newest as flapping.
+// FlapOpens incidents started within an hour mark the newest as flapping.
 const FlapOpens = 3
-
-func pruneBefore(ts []time.Time, cutoff time.Time) []time.Time {
-	out := ts[:0]
-	for _, t := range ts {
-		if t.After(cutoff) {
-			out = append(out, t)
-		}
-	}
-	return out
-}
 
 func firstOr(s []string, def string) string {
 	if len(s) > 0 {
@@ -595,17 +651,17 @@ func target(m *monv1.Monitor) string {
 }
 
 // maybePush asks the Monitor controller to refresh status: at once when the
-// state changed, else at most every StatusInterval.
-func (e *Engine) maybePush(m *monv1.Monitor, st *monitorState, now time.Time) {
+// store's view of the monitor changed, else at most every StatusInterval.
+func (e *Engine) maybePush(m *monv1.Monitor, st *monitorState, view store.MonitorView, now time.Time) {
 	key := ""
-	if st.last != nil {
-		key = st.last.Status
+	if last := latestOf(view); last != nil {
+		key = string(last.Status)
 	}
-	for _, code := range sortedKeys(st.regions) {
-		key += "," + code + "=" + st.regions[code].Status
+	for _, c := range view.Checks {
+		key += "," + c.Region + "=" + string(c.Status)
 	}
-	if st.open != nil {
-		key += "/" + st.open.ID
+	if view.Open != nil {
+		key += "/" + view.Open.ID
 	}
 	if key != st.pushedKey || now.Sub(st.lastPush) >= e.opts.StatusInterval {
 		e.push(m, st, now)

@@ -111,8 +111,11 @@ func TestReplicasShareOneWriterPerMonitor(t *testing.T) {
 		t.Fatalf("stored %d checks for 3 results sent 10 times, want 3", stats.Total())
 	}
 	for i, e := range replicas {
-		st := e.state(string(m.UID))
-		if st.open == nil || st.open.ID != list.Items[0].ID {
+		live, err := e.LiveState(ctx, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if live.OpenIncident == nil || live.OpenIncident.ID != list.Items[0].ID {
 			t.Fatalf("replica %d does not know the open incident", i)
 		}
 	}

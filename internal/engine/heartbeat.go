@@ -71,17 +71,7 @@ func (e *Engine) Heartbeat(ctx context.Context, m *monv1.Monitor, p Ping) error 
 	if _, err := e.opts.Store.InsertChecks(ctx, []store.Check{c}); err != nil {
 		return fmt.Errorf("store heartbeat check: %w", err)
 	}
-	st := e.state(string(m.UID))
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	if err := e.load(ctx, m, st); err != nil {
-		return err
-	}
-	at := p.At
-	st.lastPing = &at
-	v := verdictOf(c)
-	st.regions[HeartbeatRegion], st.last = v, &v
-	return e.evaluate(ctx, m, st)
+	return e.judge(ctx, m, false)
 }
 
 // NextExpected is when the next ping of a cron monitor is due at the latest:
@@ -134,26 +124,34 @@ func (e *Engine) CheckHeartbeats(ctx context.Context) error {
 }
 
 func (e *Engine) checkHeartbeat(ctx context.Context, m *monv1.Monitor, now time.Time) error {
-	st := e.state(string(m.UID))
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	if err := e.load(ctx, m, st); err != nil {
-		return err
+	// The last ping and the verdict come from the store: pings reach
+	// whichever replica the Service picked.
+	pings, err := e.opts.Store.ListHeartbeats(ctx, string(m.UID), 1)
+	if err != nil {
+		return fmt.Errorf("read last heartbeat: %w", err)
 	}
-	due, err := NextExpected(m, st.lastPing)
+	var lastPing *time.Time
+	if len(pings) > 0 {
+		lastPing = &pings[0].At
+	}
+	due, err := NextExpected(m, lastPing)
 	if err != nil || now.Before(due) {
 		return err
 	}
 	// Overdue counted from the last ping; a pause since then restarts the
 	// schedule at its end, so runs skipped while paused are not missed runs.
-	if resumed, err := e.lastResume(ctx, m, st); err != nil {
+	if resumed, err := e.lastResume(ctx, m, lastPing); err != nil {
 		return err
 	} else if resumed != nil {
 		if due, err = NextExpected(m, resumed); err != nil || now.Before(due) {
 			return err
 		}
 	}
-	if v, ok := st.regions[HeartbeatRegion]; ok && v.ErrType == "missed_heartbeat" && !v.CheckedAt.Before(due) {
+	view, err := e.opts.Store.MonitorView(ctx, string(m.UID), store.ViewQuery{Regions: []string{HeartbeatRegion}, Now: now, Gap: staleness(m)})
+	if err != nil {
+		return fmt.Errorf("read heartbeat verdict: %w", err)
+	}
+	if v := latestOf(view); v != nil && v.ErrorType == "missed_heartbeat" && !v.CheckedAt.Before(due) {
 		return nil // this miss is already recorded
 	}
 	c := store.Check{ID: uuid.NewString(), MonitorID: string(m.UID), Namespace: m.Namespace, Region: HeartbeatRegion,
@@ -162,9 +160,7 @@ func (e *Engine) checkHeartbeat(ctx context.Context, m *monv1.Monitor, now time.
 	if _, err := e.opts.Store.InsertChecks(ctx, []store.Check{c}); err != nil {
 		return fmt.Errorf("store missed heartbeat: %w", err)
 	}
-	v := verdictOf(c)
-	st.regions[HeartbeatRegion], st.last = v, &v
-	return e.evaluate(ctx, m, st)
+	return e.judge(ctx, m, true)
 }
 
 // notePause records pause changes of cron monitor m seen at now and reports
@@ -187,15 +183,19 @@ func (e *Engine) notePause(m *monv1.Monitor, now time.Time) bool {
 // lastResume is the latest resume of m after its last ping (or creation):
 // the one this engine saw in the spec, or the end of a pause window the
 // REST API recorded (which survives restarts). Nil when there was none.
-func (e *Engine) lastResume(ctx context.Context, m *monv1.Monitor, st *monitorState) (*time.Time, error) {
+func (e *Engine) lastResume(ctx context.Context, m *monv1.Monitor, lastPing *time.Time) (*time.Time, error) {
 	since := m.CreationTimestamp.Time
-	if st.lastPing != nil && st.lastPing.After(since) {
-		since = *st.lastPing
+	if lastPing != nil && lastPing.After(since) {
+		since = *lastPing
 	}
 	var latest *time.Time
+	st := e.state(string(m.UID))
+	st.mu.Lock()
 	if st.resumedAt != nil && st.resumedAt.After(since) {
-		latest = st.resumedAt
+		r := *st.resumedAt
+		latest = &r
 	}
+	st.mu.Unlock()
 	windows, err := e.opts.Store.ListPauseWindows(ctx, string(m.UID), since)
 	if err != nil {
 		return nil, fmt.Errorf("list pause windows: %w", err)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,32 +16,32 @@ import (
 )
 
 // LiveState implements controllers.LiveSource: the latest check, per-region
-// verdicts, the open and recent incidents, uptime and maintenance.
+// verdicts and the open incident as the store holds them (whichever replica
+// stored them), recent incidents, uptime and maintenance.
 func (e *Engine) LiveState(ctx context.Context, m *monv1.Monitor) (*controllers.LiveState, error) {
-	st := e.state(string(m.UID))
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	if err := e.load(ctx, m, st); err != nil {
-		return nil, err
+	view, err := e.opts.Store.MonitorView(ctx, string(m.UID), viewQuery(m, e.opts.Now()))
+	if err != nil {
+		return nil, fmt.Errorf("read monitor view: %w", err)
 	}
 	now := e.opts.Now()
 	live := &controllers.LiveState{}
 	live.HeartbeatPath = monv1.HeartbeatPath(m)
-	if st.last != nil {
-		t := st.last.CheckedAt
-		rt := st.last.RTMs
-		live.LastStatus, live.LastCheckedAt, live.LastResponseTimeMs = st.last.Status, &t, &rt
-		if st.last.Status != "up" {
-			live.LastError = st.last.ErrMsg
+	if last := latestOf(view); last != nil {
+		t := last.CheckedAt
+		rt := last.ResponseTimeMs
+		live.LastStatus, live.LastCheckedAt, live.LastResponseTimeMs = string(last.Status), &t, &rt
+		if last.Status != store.StatusUp {
+			live.LastError = last.ErrorMessage
 		}
 	}
-	for _, code := range sortedKeys(st.regions) {
-		v := st.regions[code]
-		t := metav1.NewTime(v.CheckedAt)
-		live.Regions = append(live.Regions, monv1.RegionState{Code: code, Status: v.Status, LastCheckedAt: &t, Error: truncate(v.ErrMsg, 200)})
+	checks := slices.Clone(view.Checks)
+	slices.SortFunc(checks, func(a, b store.Check) int { return strings.Compare(a.Region, b.Region) })
+	for _, c := range checks {
+		t := metav1.NewTime(c.CheckedAt)
+		live.Regions = append(live.Regions, monv1.RegionState{Code: c.Region, Status: string(c.Status), LastCheckedAt: &t, Error: truncate(c.ErrorMessage, 200)})
 	}
-	if st.open != nil {
-		live.OpenIncident = incidentRef(*st.open)
+	if view.Open != nil {
+		live.OpenIncident = incidentRef(*view.Open)
 	}
 	recent, err := e.opts.Store.ListIncidents(ctx, store.IncidentQuery{MonitorID: string(m.UID), Page: 1, PageSize: 5})
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
 // Quorum is the result of counting a monitor's region votes.
@@ -73,8 +74,11 @@ type RegionFacts struct {
 	Online map[string]bool
 }
 
-// Tally counts votes of the monitor's regions.
-func Tally(m *monv1.Monitor, verdicts map[string]verdict, facts RegionFacts, now time.Time) Quorum {
+// Tally counts votes of the monitor's regions: verdicts holds each region's
+// latest result and since is when the monitor's current run of results
+// began (store.MonitorView.RunSince; zero when it began more than a
+// staleness period ago or nothing was stored since).
+func Tally(m *monv1.Monitor, verdicts map[string]verdict, since time.Time, facts RegionFacts, now time.Time) Quorum {
 	isp := facts.ISP
 	regions := monitorRegions(m)
 	q := Quorum{Total: len(regions), Majority: true}
@@ -91,16 +95,16 @@ func Tally(m *monv1.Monitor, verdicts map[string]verdict, facts RegionFacts, now
 	q.Required = max(1, min(q.Required, max(len(regions), 1)))
 	staleAfter := staleness(m)
 
-	// The earliest verdict tells how long this monitor has been reporting:
-	// an online region still silent after that long is not checking it,
-	// while one silent during the warm-up is merely slower to send its first
-	// result. A region without an agent is never waited for.
-	var firstSeen time.Time
-	for _, code := range regions {
-		if v, ok := verdicts[code]; ok && (firstSeen.IsZero() || v.CheckedAt.Before(firstSeen)) {
-			firstSeen = v.CheckedAt
-		}
-	}
+	// The start of the monitor's current run of results tells how long it
+	// has been reporting: an online region still silent (no result, or only
+	// a stale one) a staleness period after that is not checking it and is
+	// no longer waited for, while one silent during this warm-up is merely
+	// slower to send its first result — after the monitor's creation, or
+	// after a silence of every region (manager restart, resume). The start
+	// of the run, not the oldest of the latest results: those move forward
+	// with every result, so a silent region would be waited for forever. A
+	// region without an agent is never waited for.
+	warmup := !since.IsZero() && now.Sub(since) <= staleAfter
 	warmingUp := 0
 
 	dcFailing, dcPassing := 0, 0
@@ -110,12 +114,15 @@ func Tally(m *monv1.Monitor, verdicts map[string]verdict, facts RegionFacts, now
 		switch {
 		case !ok:
 			vote.Status, vote.Vote = "pending", "abstain"
-			if facts.Online[code] && now.Sub(firstSeen) <= staleAfter {
+			if facts.Online[code] && warmup {
 				warmingUp++
 			}
 		case now.Sub(v.CheckedAt) > staleAfter:
 			vote.Status, vote.Vote, vote.CheckedAt = v.Status, "abstain", v.CheckedAt
 			vote.Error = "stale: no recent result from this region"
+			if facts.Online[code] && warmup {
+				warmingUp++
+			}
 		default:
 			vote.Status, vote.CheckedAt, vote.ErrorType, vote.Error = v.Status, v.CheckedAt, v.ErrType, v.ErrMsg
 			switch v.Status {
@@ -179,6 +186,26 @@ func monitorRegions(m *monv1.Monitor) []string {
 		return m.Status.EffectiveRegions
 	}
 	return m.Spec.Regions
+}
+
+// ManagerRegion labels results of checks the manager ran itself because no
+// agent of the region was reachable (RunCheck). They show in status but do
+// not vote.
+const ManagerRegion = "manager"
+
+// viewRegions are the regions whose latest results the monitor's status
+// shows: the voting ones and the manager's own checks.
+func viewRegions(m *monv1.Monitor) []string {
+	regions := monitorRegions(m)
+	if slices.Contains(regions, ManagerRegion) {
+		return regions
+	}
+	return append(slices.Clone(regions), ManagerRegion)
+}
+
+// viewQuery selects what a judgement of m at now reads from the store.
+func viewQuery(m *monv1.Monitor, now time.Time) store.ViewQuery {
+	return store.ViewQuery{Regions: viewRegions(m), Now: now, Gap: staleness(m)}
 }
 
 // staleness is how old a verdict may be before its region abstains.

@@ -28,6 +28,7 @@ func TestTally(t *testing.T) {
 		votes                       map[string]verdict
 		isp                         map[string]string
 		online                      []string
+		since                       time.Time // first stored result; the oldest verdict when zero
 		outage, recovered, lastMile bool
 		required, voting            int
 		wantFailing, wantAbstaining []string
@@ -56,6 +57,19 @@ func TestTally(t *testing.T) {
 			outage: true, required: 1, voting: 1, wantFailing: []string{"a"}, wantAbstaining: []string{"b", "c"}},
 		{name: "a region silent after the warm-up cannot hold back an outage", online: []string{"a", "b", "c"}, m: mon("a", "b", "c"), votes: map[string]verdict{"a": v("down"), "b": {Status: "up", CheckedAt: now.Add(-time.Hour)}},
 			outage: true, required: 1, voting: 1, wantFailing: []string{"a"}, wantAbstaining: []string{"b", "c"}},
+		{name: "an online region that never reported is not waited for after the warm-up", m: mon("a", "b", "c"), votes: map[string]verdict{"a": v("down")},
+			online: []string{"a", "b"}, since: now.Add(-time.Hour),
+			outage: true, required: 1, voting: 1, wantFailing: []string{"a"}, wantAbstaining: []string{"b", "c"}},
+		{name: "a fresh verdict does not prolong the warm-up", m: mon("a", "b"), votes: map[string]verdict{"a": v("down")},
+			online: []string{"a", "b"}, since: now.Add(-10 * time.Minute),
+			outage: true, required: 1, voting: 1, wantFailing: []string{"a"}, wantAbstaining: []string{"b"}},
+		{name: "during the warm-up an online silent region is waited for", m: mon("a", "b"), votes: map[string]verdict{"a": v("down")},
+			online: []string{"a", "b"}, since: now.Add(-2 * time.Minute),
+			required: 2, voting: 1, wantFailing: []string{"a"}, wantAbstaining: []string{"b"}},
+		{name: "after every region fell silent, an online region is waited for again", m: mon("a", "b"),
+			votes:  map[string]verdict{"a": v("down"), "b": {Status: "up", CheckedAt: now.Add(-10 * time.Minute)}},
+			online: []string{"a", "b"}, since: fresh,
+			required: 2, voting: 1, wantFailing: []string{"a"}, wantAbstaining: []string{"b"}},
 		{name: "one of two voters failing is no majority", m: mon("a", "b", "c"), votes: map[string]verdict{"a": v("down"), "b": v("up")},
 			recovered: true, required: 2, voting: 2, wantFailing: []string{"a"}, wantAbstaining: []string{"c"}},
 		{name: "all abstain keeps state", m: mon("a", "b"), votes: map[string]verdict{"a": v("unknown")},
@@ -74,7 +88,13 @@ func TestTally(t *testing.T) {
 			for _, code := range tc.online {
 				facts.Online[code] = true
 			}
-			q := Tally(tc.m, tc.votes, facts, now)
+			since := tc.since
+			for _, v := range tc.votes {
+				if tc.since.IsZero() && (since.IsZero() || v.CheckedAt.Before(since)) {
+					since = v.CheckedAt
+				}
+			}
+			q := Tally(tc.m, tc.votes, since, facts, now)
 			if q.Outage != tc.outage || q.Recovered != tc.recovered || q.LastMileOnly != tc.lastMile {
 				t.Errorf("outage/recovered/lastMile = %v/%v/%v, want %v/%v/%v", q.Outage, q.Recovered, q.LastMileOnly, tc.outage, tc.recovered, tc.lastMile)
 			}

@@ -16,12 +16,15 @@ import (
 // Housekeeping intervals.
 const (
 	heartbeatEvery = 5 * time.Second
+	// sweepEvery is how often the leader judges every monitor from the
+	// store (SweepMonitors).
+	sweepEvery = 10 * time.Second
 	retentionEvery = time.Hour
 )
 
 // SetupWithManager registers the engine's cache indexes, wakes long polls on
-// configuration changes, and runs the heartbeat and retention loops (on the
-// leader only, so HA replicas do not judge heartbeats twice).
+// configuration changes, and runs the heartbeat, sweep and retention loops
+// (on the leader only, so HA replicas do not judge heartbeats twice).
 func (e *Engine) SetupWithManager(ctx context.Context, mgr ctrl.Manager, retention time.Duration) error {
 	idx := mgr.GetFieldIndexer()
 	if err := idx.IndexField(ctx, &monv1.Monitor{}, UIDIndex, func(o client.Object) []string {
@@ -72,7 +75,8 @@ type housekeeping struct {
 	retention time.Duration
 }
 
-// NeedLeaderElection keeps heartbeat judgement and pruning on one replica.
+// NeedLeaderElection keeps heartbeat judgement, the sweep and pruning on one
+// replica.
 func (h *housekeeping) NeedLeaderElection() bool { return true }
 
 // Start runs until ctx ends.
@@ -81,12 +85,18 @@ func (h *housekeeping) Start(ctx context.Context) error {
 	defer hb.Stop()
 	prune := time.NewTicker(retentionEvery)
 	defer prune.Stop()
+	sweep := time.NewTicker(sweepEvery)
+	defer sweep.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-hb.C:
 			_ = h.e.CheckHeartbeats(ctx)
+		case <-sweep.C:
+			if err := h.e.SweepMonitors(ctx); err != nil {
+				h.e.opts.Log.Error(err, "sweep monitors")
+			}
 		case <-prune.C:
 			h.prune(ctx)
 		}

@@ -504,6 +504,49 @@ type Subscriber struct {
 // Confirmed reports whether the subscriber confirmed the subscription.
 func (s *Subscriber) Confirmed() bool { return s.ConfirmedAt != nil }
 
+// MonitorView is the store's view of a monitor that a judgement decides
+// from.
+type MonitorView struct {
+	// Checks holds the newest check of each region asked for that has one.
+	Checks []Check
+	// RunSince is when the monitor's current run of results began: its
+	// first check after ViewQuery.Now-Gap when no check was stored in the
+	// Gap before that one. Nil when the run began earlier, or when no check
+	// was stored in the last Gap.
+	RunSince *time.Time
+	// Open is the monitor's open incident, nil when none is open.
+	Open *Incident
+	// State is what the engine kept of the monitor at its last judgement
+	// (an opaque document), nil when nothing.
+	State []byte
+}
+
+// ViewQuery selects a MonitorView.
+type ViewQuery struct {
+	// Regions whose newest checks are read.
+	Regions []string
+	// Now and Gap locate RunSince: a silence of more than Gap ends a run.
+	Now time.Time
+	Gap time.Duration
+}
+
+// JudgeTx is what a judgement (Store.Judge) reads and writes; every call runs
+// in the judgement's transaction, under the monitor's lock.
+type JudgeTx interface {
+	// View is MonitorView of the judged monitor.
+	View(ctx context.Context, q ViewQuery) (MonitorView, error)
+	// OpenedSince counts the monitor's incidents that started after since.
+	OpenedSince(ctx context.Context, since time.Time) (int, error)
+	// Open is OpenIncident for the judged monitor.
+	Open(ctx context.Context, inc Incident, events ...OutboxEvent) (Incident, error)
+	// Resolve resolves the incident id (not manually) at at.
+	Resolve(ctx context.Context, id string, at time.Time, events ...OutboxEvent) (Incident, error)
+	// Enqueue stores outbox events.
+	Enqueue(ctx context.Context, events ...OutboxEvent) error
+	// SetState replaces the monitor's judgement document; empty deletes it.
+	SetState(ctx context.Context, state []byte) error
+}
+
 // Store is the history store. Every method is safe for concurrent use, and for
 // use by several processes sharing one database where the backend allows it
 // (PostgreSQL).
@@ -519,6 +562,20 @@ type Store interface {
 	ListChecks(ctx context.Context, q ChecksQuery) (items []Check, nextBefore *time.Time, err error)
 	// LatestChecks returns the most recent check of each region of a monitor.
 	LatestChecks(ctx context.Context, monitorID string) ([]Check, error)
+	// MonitorView returns the newest check of each of q.Regions that has
+	// one, when the monitor's current run of results began, its open
+	// incident and
+	// judgement document: what a judgement of the monitor reads, here
+	// without its lock (status, explanations).
+	MonitorView(ctx context.Context, monitorID string, q ViewQuery) (MonitorView, error)
+	// Judge runs fn in one write transaction holding the monitor's judgement
+	// lock, so that judgements of one monitor run one at a time across every
+	// process sharing the store (PostgreSQL: a transaction-scoped advisory
+	// lock; SQLite: its single writer). fn reads the regions' latest checks
+	// and the open incident and writes its decision through tx; everything is
+	// committed when fn returns nil. fn must not call the Store itself for
+	// writes (SQLite would wait for its own writer).
+	Judge(ctx context.Context, monitorID string, fn func(tx JudgeTx) error) error
 	// Stats aggregates a monitor's checks over [From, To) from the rollups.
 	Stats(ctx context.Context, q StatsQuery) (Stats, error)
 	// Uptime is the uptime percentage of a monitor over [from, to), nil when

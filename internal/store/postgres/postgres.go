@@ -251,6 +251,11 @@ var dialect = sqlstore.Dialect{
 	ScanNullTime: func(t **time.Time) any { return t },
 	Contains:     func(col, arg string) string { return "strpos(lower(" + col + "), lower(" + arg + ")) > 0" },
 	LockRows:     true,
+	// A transaction-scoped advisory lock in the two-key space (which never
+	// overlaps the one-key space of migrationLockID): the class "judg" and
+	// a hash of the monitor id. Two monitors whose ids hash alike merely
+	// take turns.
+	LockMonitor: "SELECT pg_advisory_xact_lock(1786078311, hashtext(?))",
 	IsUniqueViolation: func(err error) bool {
 		var e *pgconn.PgError
 		return errors.As(err, &e) && e.Code == "23505"

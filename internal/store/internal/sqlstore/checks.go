@@ -226,7 +226,11 @@ func (s *Store) scanCheck(r interface{ Scan(...any) error }) (store.Check, error
 }
 
 func (s *Store) queryChecks(ctx context.Context, sql string, args ...any) ([]store.Check, error) {
-	rows, err := s.B.Reader().Query(ctx, sql, args...)
+	return s.queryChecksIn(ctx, s.B.Reader(), sql, args...)
+}
+
+func (s *Store) queryChecksIn(ctx context.Context, q Querier, sql string, args ...any) ([]store.Check, error) {
+	rows, err := q.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, fmt.Errorf("query checks: %w", err)
 	}
@@ -556,6 +560,7 @@ func (s *Store) DeleteMonitorHistory(ctx context.Context, monitorID string) erro
 			"DELETE FROM heartbeats WHERE monitor_id = ?",
 			"DELETE FROM cert_observations WHERE monitor_id = ?",
 			"DELETE FROM expiry_notices WHERE monitor_id = ?",
+			"DELETE FROM monitor_judgements WHERE monitor_id = ?",
 		} {
 			if _, err := q.Exec(ctx, stmt, monitorID); err != nil {
 				return err

@@ -48,6 +48,13 @@ type Dialect struct {
 	// transactions must lock rows (SELECT ... FOR UPDATE [SKIP LOCKED]); false
 	// for a database with a single writer.
 	LockRows bool
+	// LockMonitor is a statement that takes a lock, held until the end of the
+	// transaction, on the monitor named by its one placeholder: concurrent
+	// judgements of one monitor (store.Store.Judge) then run one after the
+	// other across every process sharing the database. Empty for a database
+	// with a single writer, where every write transaction is serialised
+	// anyway.
+	LockMonitor string
 	// IsUniqueViolation reports whether err is a unique-constraint violation.
 	IsUniqueViolation func(err error) bool
 }

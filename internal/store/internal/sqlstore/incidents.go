@@ -55,7 +55,11 @@ func (s *Store) GetIncident(ctx context.Context, id string) (store.Incident, err
 
 // GetOpenIncident implements store.Store.
 func (s *Store) GetOpenIncident(ctx context.Context, monitorID string) (store.Incident, error) {
-	inc, err := s.scanIncident(s.B.Reader().QueryRow(ctx,
+	return s.getOpenIncident(ctx, s.B.Reader(), monitorID)
+}
+
+func (s *Store) getOpenIncident(ctx context.Context, q Querier, monitorID string) (store.Incident, error) {
+	inc, err := s.scanIncident(q.QueryRow(ctx,
 		"SELECT "+incidentCols+" FROM incidents WHERE monitor_id = ? AND resolved_at IS NULL", monitorID))
 	if err != nil {
 		return inc, fmt.Errorf("get open incident of %s: %w", monitorID, err)
@@ -82,6 +86,18 @@ func (s *Store) appendTimeline(ctx context.Context, q Querier, incidentID, kind 
 
 // OpenIncident implements store.Store.
 func (s *Store) OpenIncident(ctx context.Context, inc store.Incident, events ...store.OutboxEvent) (store.Incident, error) {
+	var opened store.Incident
+	err := s.B.Write(ctx, func(q Querier) error {
+		var err error
+		opened, err = s.openIncident(ctx, q, inc, events)
+		return err
+	})
+	return opened, err
+}
+
+// openIncident stores a new open incident with its "opened" timeline event
+// and events, in q's transaction.
+func (s *Store) openIncident(ctx context.Context, q Querier, inc store.Incident, events []store.OutboxEvent) (store.Incident, error) {
 	if inc.MonitorID == "" {
 		return inc, fmt.Errorf("%w: incident needs monitor_id", store.ErrInvalid)
 	}
@@ -101,7 +117,7 @@ func (s *Store) OpenIncident(ctx context.Context, inc store.Incident, events ...
 		b, _ := json.Marshal(inc.Runbook)
 		runbook = string(b)
 	}
-	err := s.B.Write(ctx, func(q Querier) error {
+	err := func() error {
 		var n int64
 		if err := q.QueryRow(ctx, "SELECT count(*) FROM incidents WHERE id = ?", inc.ID).Scan(&n); err != nil {
 			return fmt.Errorf("check incident id: %w", err)
@@ -128,7 +144,7 @@ func (s *Store) OpenIncident(ctx context.Context, inc store.Incident, events ...
 			return err
 		}
 		return s.enqueue(ctx, q, events)
-	})
+	}()
 	if err != nil {
 		if errors.Is(err, store.ErrIncidentOpen) {
 			return inc, err
@@ -140,35 +156,41 @@ func (s *Store) OpenIncident(ctx context.Context, inc store.Incident, events ...
 
 // ResolveIncident implements store.Store.
 func (s *Store) ResolveIncident(ctx context.Context, id string, at time.Time, manual bool, note string, events ...store.OutboxEvent) (store.Incident, error) {
-	at = store.UTC(at)
 	var inc store.Incident
 	err := s.B.Write(ctx, func(q Querier) error {
-		n, err := q.Exec(ctx, "UPDATE incidents SET resolved_at = ?, resolved_manually = ? WHERE id = ? AND resolved_at IS NULL",
-			s.D.Time(at), manual, id)
-		if err != nil {
-			return fmt.Errorf("resolve incident: %w", err)
-		}
-		if n == 0 {
-			if _, err := s.getIncident(ctx, q, id); err != nil {
-				return err
-			}
-			return store.ErrIncidentResolved
-		}
-		if err := s.appendTimeline(ctx, q, id, store.TimelineResolved, at, map[string]any{"manual": manual, "note": note}); err != nil {
-			return err
-		}
-		if note != "" {
-			if _, err := s.addNote(ctx, q, store.Note{IncidentID: id, Body: note, CreatedAt: at}); err != nil {
-				return err
-			}
-		}
-		if err := s.enqueue(ctx, q, events); err != nil {
-			return err
-		}
-		inc, err = s.getIncident(ctx, q, id)
+		var err error
+		inc, err = s.resolveIncident(ctx, q, id, at, manual, note, events)
 		return err
 	})
 	return inc, err
+}
+
+// resolveIncident resolves an open incident in q's transaction.
+func (s *Store) resolveIncident(ctx context.Context, q Querier, id string, at time.Time, manual bool, note string, events []store.OutboxEvent) (store.Incident, error) {
+	at = store.UTC(at)
+	n, err := q.Exec(ctx, "UPDATE incidents SET resolved_at = ?, resolved_manually = ? WHERE id = ? AND resolved_at IS NULL",
+		s.D.Time(at), manual, id)
+	if err != nil {
+		return store.Incident{}, fmt.Errorf("resolve incident: %w", err)
+	}
+	if n == 0 {
+		if inc, err := s.getIncident(ctx, q, id); err != nil {
+			return inc, err
+		}
+		return store.Incident{}, store.ErrIncidentResolved
+	}
+	if err := s.appendTimeline(ctx, q, id, store.TimelineResolved, at, map[string]any{"manual": manual, "note": note}); err != nil {
+		return store.Incident{}, err
+	}
+	if note != "" {
+		if _, err := s.addNote(ctx, q, store.Note{IncidentID: id, Body: note, CreatedAt: at}); err != nil {
+			return store.Incident{}, err
+		}
+	}
+	if err := s.enqueue(ctx, q, events); err != nil {
+		return store.Incident{}, err
+	}
+	return s.getIncident(ctx, q, id)
 }
 
 // UpdateIncident implements store.Store.

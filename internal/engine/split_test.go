@@ -1,0 +1,472 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/probeapi"
+	"github.com/uptime-operator/uptime-operator/internal/store"
+	"github.com/uptime-operator/uptime-operator/internal/store/postgres"
+)
+
+// The split-ingest suite: manager replicas (Engines) share one PostgreSQL
+// store, and each region's agent reaches only one of them, as it does
+// behind a Service. Whatever replica judges, an outage seen by every region
+// must open exactly one incident confirmed by all of them, and a failure
+// seen by one region must open none. Every case also runs with all results
+// sent to one replica (the control).
+
+// splitInterval is the monitors' check interval; a tick is one interval.
+const splitInterval = 60 * time.Second
+
+// splitCluster is one shared database, its replicas (each with its own
+// connection pool, as separate processes have) and the agents' routes.
+type splitCluster struct {
+	t        *testing.T
+	ctx      context.Context
+	dsn      string
+	schema   string
+	st       store.Store // the test's own view of the database
+	m        *monv1.Monitor
+	replicas []*Engine
+	// route maps a region to the replica its agent sends results to.
+	route map[string]int
+
+	mu  sync.Mutex
+	now time.Time
+}
+
+func postgresDSN(t *testing.T) string {
+	dsn := os.Getenv("UPTIME_TEST_POSTGRES_DSN")
+	if dsn == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("UPTIME_TEST_POSTGRES_DSN is not set; hack/postgres.sh starts a server")
+		}
+		t.Skip("UPTIME_TEST_POSTGRES_DSN is not set")
+	}
+	return dsn
+}
+
+// newSplitCluster starts n replicas on a fresh schema for a monitor of
+// regions, every region's agent online. start is the clock at the start.
+func newSplitCluster(t *testing.T, n int, regions []string, start time.Time) *splitCluster {
+	t.Helper()
+	dsn := postgresDSN(t)
+	ctx := context.Background()
+	schema := "split_" + strings.ReplaceAll(uuid.NewString(), "-", "")[:12]
+	st, err := postgres.Open(ctx, dsn, postgres.Options{Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = st.Close()
+		if conn, err := pgx.Connect(ctx, dsn); err == nil {
+			_, _ = conn.Exec(ctx, "DROP SCHEMA "+pgx.Identifier{schema}.Sanitize()+" CASCADE")
+			_ = conn.Close(ctx)
+		}
+	})
+	c := &splitCluster{t: t, ctx: ctx, dsn: dsn, schema: schema, st: st, route: map[string]int{}, now: start}
+	c.m = &monv1.Monitor{
+		ObjectMeta: metav1.ObjectMeta{Name: "api", Namespace: "default", UID: types.UID(uuid.NewString())},
+		Spec:       monv1.MonitorSpec{Name: "API", URL: "https://example.com", IntervalSeconds: 60, Regions: regions},
+		Status:     monv1.MonitorStatus{EffectiveRegions: regions, EffectiveIntervalSeconds: 60},
+	}
+	for range n {
+		c.replicas = append(c.replicas, c.newReplica(regions))
+	}
+	for i, r := range regions {
+		c.route[r] = i % n
+	}
+	return c
+}
+
+// newReplica is one more manager replica on the cluster's database, with
+// its own store. The ProbeRegions say every agent is online, as the
+// leader's ProbeRegion status does. Like a manager at start (its Monitor
+// controller's first pass), it reads the monitor's live state once.
+func (c *splitCluster) newReplica(regions []string) *Engine {
+	st, err := postgres.Open(c.ctx, c.dsn, postgres.Options{Schema: c.schema})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.t.Cleanup(func() { _ = st.Close() })
+	scheme := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(scheme)
+	_ = monv1.AddToScheme(scheme)
+	objs := []client.Object{c.m.DeepCopy()}
+	for _, r := range regions {
+		pr := &monv1.ProbeRegion{ObjectMeta: metav1.ObjectMeta{Name: r}}
+		pr.Status.Online = true
+		objs = append(objs, pr)
+	}
+	k := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).
+		WithIndex(&monv1.Monitor{}, UIDIndex, func(o client.Object) []string { return []string{string(o.GetUID())} }).Build()
+	e := New(Options{Store: st, Client: k, Secrets: k, Alerts: countingAlerts{}, Now: c.clock})
+	if _, err := e.LiveState(c.ctx, c.m); err != nil {
+		c.t.Fatal(err)
+	}
+	return e
+}
+
+func (c *splitCluster) clock() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// restart replaces every replica with a new one (empty memory).
+func (c *splitCluster) restart() {
+	for i := range c.replicas {
+		c.replicas[i] = c.newReplica(c.m.Spec.Regions)
+	}
+}
+
+// tick sends one result per region given, each to its region's replica, all
+// at the same time, then moves the clock on by one interval.
+func (c *splitCluster) tick(status map[string]probeapi.Status) {
+	c.t.Helper()
+	now := c.clock()
+	var wg sync.WaitGroup
+	for region, s := range status {
+		res := probeapi.Result{ID: uuid.NewString(), MonitorID: string(c.m.UID), Region: region, CheckedAt: now, Status: s}
+		if s == probeapi.StatusDown {
+			res.ErrorType, res.ErrorMessage = probeapi.ErrorTimeout, "timed out"
+		}
+		e := c.replicas[c.route[region]]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := e.Ingest(c.ctx, []probeapi.Result{res}); err != nil {
+				c.t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	c.mu.Lock()
+	c.now = c.now.Add(splitInterval)
+	c.mu.Unlock()
+}
+
+// seed stores results taken at, straight into the store (history from
+// before the replicas started).
+func (c *splitCluster) seed(at time.Time, status map[string]probeapi.Status) {
+	c.t.Helper()
+	var checks []store.Check
+	for region, s := range status {
+		checks = append(checks, store.Check{ID: uuid.NewString(), MonitorID: string(c.m.UID), Namespace: c.m.Namespace,
+			Region: region, CheckedAt: at.UTC().Truncate(time.Microsecond), Status: store.CheckStatus(s)})
+	}
+	if _, err := c.st.InsertChecks(c.ctx, checks); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+func (c *splitCluster) incidents() []store.Incident {
+	c.t.Helper()
+	list, err := c.st.ListIncidents(c.ctx, store.IncidentQuery{MonitorID: string(c.m.UID), Page: 1, PageSize: 100})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return list.Items
+}
+
+// alerts counts the queued alert events by kind.
+func (c *splitCluster) alerts() map[string]int {
+	c.t.Helper()
+	ds, err := c.st.ListDeliveries(c.ctx, store.DeliveryQuery{Limit: 100})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	out := map[string]int{}
+	for _, d := range ds {
+		out[d.Kind]++
+	}
+	return out
+}
+
+// wantOneIncident checks that exactly one incident exists, confirmed by
+// regions, with one down alert.
+func (c *splitCluster) wantOneIncident(regions ...string) store.Incident {
+	c.t.Helper()
+	incs := c.incidents()
+	if len(incs) != 1 {
+		c.t.Fatalf("%d incidents, want 1: %+v", len(incs), incs)
+	}
+	inc := incs[0]
+	got := slices.Sorted(slices.Values(inc.ConfirmingRegions))
+	if inc.Confirmations != len(regions) || !slices.Equal(got, regions) {
+		c.t.Fatalf("incident confirmed by %d %v, want %d %v", inc.Confirmations, inc.ConfirmingRegions, len(regions), regions)
+	}
+	if n := c.alerts()[EventMonitorDown]; n != 1 {
+		c.t.Fatalf("%d %s alerts queued, want 1", n, EventMonitorDown)
+	}
+	return inc
+}
+
+func (c *splitCluster) wantNoIncident() {
+	c.t.Helper()
+	if incs := c.incidents(); len(incs) != 0 {
+		c.t.Fatalf("%d incidents, want none: first confirmed by %v", len(incs), incs[0].ConfirmingRegions)
+	}
+	if n := len(c.alerts()); n != 0 {
+		c.t.Fatalf("%d alerts queued, want none", n)
+	}
+}
+
+var (
+	bothDown  = map[string]probeapi.Status{"a": probeapi.StatusDown, "b": probeapi.StatusDown}
+	bothUp    = map[string]probeapi.Status{"a": probeapi.StatusUp, "b": probeapi.StatusUp}
+	onlyADown = map[string]probeapi.Status{"a": probeapi.StatusDown, "b": probeapi.StatusUp}
+	onlyBDown = map[string]probeapi.Status{"a": probeapi.StatusUp, "b": probeapi.StatusDown}
+)
+
+// TestSplitIngest reproduces every case of issue 16's table: regions a and
+// b, 60 s interval, two failing regions required; a's results go to
+// replica 1 and b's to replica 2 (split), or both to one replica (control).
+func TestSplitIngest(t *testing.T) {
+	start := time.Now().UTC().Truncate(time.Second)
+	cases := []struct {
+		name string
+		// history seeds the store before the replicas start.
+		history func(c *splitCluster)
+		run     func(c *splitCluster)
+	}{
+		{name: "both down on an empty store", run: func(c *splitCluster) {
+			c.tick(bothDown)
+			inc := c.wantOneIncident("a", "b")
+			// Every replica shows the store's state, not only its own regions.
+			for i, e := range c.replicas {
+				live, err := e.LiveState(c.ctx, c.m)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if live.OpenIncident == nil || live.OpenIncident.ID != inc.ID || len(live.Regions) != 2 {
+					t.Fatalf("replica %d: live state %+v, want the incident and both regions", i, live)
+				}
+				for _, r := range live.Regions {
+					if r.Status != "down" {
+						t.Fatalf("replica %d shows %s %s, want down", i, r.Code, r.Status)
+					}
+				}
+				x, err := e.ExplainMonitor(c.ctx, c.m)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if x.Failing != 2 || x.Voting != 2 || x.State != "incident_open" {
+					t.Fatalf("replica %d explains failing=%d voting=%d state=%s, want 2/2/incident_open", i, x.Failing, x.Voting, x.State)
+				}
+			}
+			for range 5 {
+				c.tick(bothDown)
+			}
+			c.wantOneIncident("a", "b")
+		}},
+		{name: "both down 10 min after a restart", history: func(c *splitCluster) {
+			c.seed(start.Add(-10*time.Minute), bothUp)
+		}, run: func(c *splitCluster) {
+			c.tick(bothDown)
+			c.wantOneIncident("a", "b")
+		}},
+		{name: "both down 1 interval after a restart", history: func(c *splitCluster) {
+			c.seed(start.Add(-splitInterval), bothUp)
+		}, run: func(c *splitCluster) {
+			c.tick(bothDown)
+			inc := c.wantOneIncident("a", "b")
+			if !inc.StartedAt.Equal(start) {
+				t.Fatalf("incident started at %s, want the first down tick %s", inc.StartedAt, start)
+			}
+		}},
+		{name: "only b down while a is up", history: func(c *splitCluster) {
+			c.seed(start.Add(-splitInterval), bothUp)
+		}, run: func(c *splitCluster) {
+			for range 10 {
+				c.tick(onlyBDown)
+			}
+			c.wantNoIncident()
+		}},
+		{name: "only a down after a restart", history: func(c *splitCluster) {
+			c.seed(start.Add(-splitInterval), bothUp)
+		}, run: func(c *splitCluster) {
+			for range 10 {
+				c.tick(onlyADown)
+			}
+			c.wantNoIncident()
+		}},
+		{name: "only a down just after starting", run: func(c *splitCluster) {
+			for range 10 {
+				c.tick(onlyADown)
+			}
+			c.wantNoIncident()
+		}},
+		{name: "outage then recovery", history: func(c *splitCluster) {
+			c.seed(start.Add(-splitInterval), bothUp)
+		}, run: func(c *splitCluster) {
+			c.tick(onlyADown)
+			c.tick(bothDown)
+			c.tick(bothDown)
+			c.wantOneIncident("a", "b")
+			c.tick(onlyBDown)
+			c.tick(bothUp)
+			incs := c.incidents()
+			if len(incs) != 1 || incs[0].ResolvedAt == nil {
+				t.Fatalf("incidents %+v, want one resolved", incs)
+			}
+			if n := c.alerts()[EventMonitorUp]; n != 1 {
+				t.Fatalf("%d %s alerts queued, want 1", n, EventMonitorUp)
+			}
+		}},
+	}
+	for _, replicas := range []int{2, 1} {
+		mode := "split"
+		if replicas == 1 {
+			mode = "control"
+		}
+		for _, tc := range cases {
+			t.Run(mode+"/"+tc.name, func(t *testing.T) {
+				c := newSplitCluster(t, replicas, []string{"a", "b"}, start)
+				if tc.history != nil {
+					tc.history(c)
+					c.restart()
+				}
+				tc.run(c)
+			})
+		}
+	}
+}
+
+// TestSplitIngestReplicaKilled: a replica dies mid-outage and its region's
+// agent moves to the other replica, which carries on with the same
+// incident and resolves it once.
+func TestSplitIngestReplicaKilled(t *testing.T) {
+	start := time.Now().UTC().Truncate(time.Second)
+	c := newSplitCluster(t, 2, []string{"a", "b"}, start)
+	c.seed(start.Add(-splitInterval), bothUp)
+	c.tick(bothDown)
+	c.tick(bothDown)
+	inc := c.wantOneIncident("a", "b")
+
+	c.replicas = c.replicas[:1] // replica 2 is gone; b's agent moves to replica 1
+	c.route["b"] = 0
+	for range 3 {
+		c.tick(bothDown)
+	}
+	if got := c.wantOneIncident("a", "b"); got.ID != inc.ID {
+		t.Fatalf("incident %s replaced by %s", inc.ID, got.ID)
+	}
+	c.tick(bothUp)
+	c.tick(bothUp)
+	incs := c.incidents()
+	if len(incs) != 1 || incs[0].ResolvedAt == nil {
+		t.Fatalf("incidents %+v, want the one resolved", incs)
+	}
+	if got := c.alerts(); got[EventMonitorDown] != 1 || got[EventMonitorUp] != 1 {
+		t.Fatalf("alerts %v, want one down and one up", got)
+	}
+}
+
+// TestSplitIngestThreeReplicas: regions a, b and c, each on its own replica.
+func TestSplitIngestThreeReplicas(t *testing.T) {
+	start := time.Now().UTC().Truncate(time.Second)
+	regions := []string{"a", "b", "c"}
+	t.Run("two of three down", func(t *testing.T) {
+		c := newSplitCluster(t, 3, regions, start)
+		c.seed(start.Add(-splitInterval), map[string]probeapi.Status{"a": "up", "b": "up", "c": "up"})
+		c.restart()
+		c.tick(map[string]probeapi.Status{"a": "down", "b": "up", "c": "up"})
+		c.wantNoIncident()
+		c.tick(map[string]probeapi.Status{"a": "down", "b": "down", "c": "up"})
+		c.wantOneIncident("a", "b")
+		c.tick(map[string]probeapi.Status{"a": "down", "b": "down", "c": "down"})
+		c.wantOneIncident("a", "b") // confirmations are those of the opening
+		c.tick(map[string]probeapi.Status{"a": "up", "b": "up", "c": "up"})
+		if incs := c.incidents(); len(incs) != 1 || incs[0].ResolvedAt == nil {
+			t.Fatalf("incidents %+v, want one resolved", incs)
+		}
+	})
+	t.Run("all down on an empty store", func(t *testing.T) {
+		c := newSplitCluster(t, 3, regions, start)
+		c.tick(map[string]probeapi.Status{"a": "down", "b": "down", "c": "down"})
+		c.wantOneIncident("a", "b", "c")
+	})
+	t.Run("one of three down", func(t *testing.T) {
+		c := newSplitCluster(t, 3, regions, start)
+		for range 10 {
+			c.tick(map[string]probeapi.Status{"a": "up", "b": "down", "c": "up"})
+		}
+		c.wantNoIncident()
+	})
+}
+
+// TestSplitIngestSilentRegion: region b's agent is online but never sends
+// a result for the monitor. During the warm-up (one staleness period from
+// the monitor's first result) b is waited for; after it, a alone confirms.
+func TestSplitIngestSilentRegion(t *testing.T) {
+	start := time.Now().UTC().Truncate(time.Second)
+	for _, replicas := range []int{2, 1} {
+		t.Run(fmt.Sprintf("replicas=%d", replicas), func(t *testing.T) {
+			c := newSplitCluster(t, replicas, []string{"a", "b"}, start)
+			down := map[string]probeapi.Status{"a": probeapi.StatusDown}
+			stale := staleness(c.m)
+			for c.clock().Sub(start) <= stale {
+				c.tick(down)
+				c.wantNoIncident()
+			}
+			c.tick(down)
+			c.wantOneIncident("a")
+		})
+	}
+}
+
+// TestSweepRefreshesFromStore: the leader's sweep pushes a status refresh
+// for results only another replica received.
+func TestSweepRefreshesFromStore(t *testing.T) {
+	start := time.Now().UTC().Truncate(time.Second)
+	c := newSplitCluster(t, 2, []string{"a", "b"}, start)
+	c.route["a"], c.route["b"] = 1, 1 // the leader (replica 0) receives nothing
+	leader := c.replicas[0]
+	if err := leader.SweepMonitors(c.ctx); err != nil {
+		t.Fatal(err)
+	}
+	drain(leader)
+	c.tick(bothDown)
+	if err := leader.SweepMonitors(c.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := drain(leader); n != 1 {
+		t.Fatalf("the sweep pushed %d status refreshes, want 1", n)
+	}
+	if err := leader.SweepMonitors(c.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := drain(leader); n != 0 {
+		t.Fatalf("an unchanged monitor was pushed %d times within the status interval", n)
+	}
+}
+
+func drain(e *Engine) int {
+	n := 0
+	for {
+		select {
+		case <-e.Updates():
+			n++
+		default:
+			return n
+		}
+	}
+}

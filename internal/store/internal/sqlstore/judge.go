@@ -1,0 +1,131 @@
+package sqlstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/uptime-operator/uptime-operator/internal/store"
+)
+
+// MonitorView implements store.Store.
+func (s *Store) MonitorView(ctx context.Context, monitorID string, vq store.ViewQuery) (store.MonitorView, error) {
+	return s.monitorView(ctx, s.B.Reader(), monitorID, vq)
+}
+
+// monitorView reads the newest check of each region in one statement (one
+// index probe each on checks_monitor_region_time), the start of the
+// monitor's current run of results (two probes of checks_monitor_time), its
+// open incident and its judgement document.
+func (s *Store) monitorView(ctx context.Context, q Querier, monitorID string, vq store.ViewQuery) (store.MonitorView, error) {
+	var out store.MonitorView
+	regions := vq.Regions
+	edge := s.D.Time(store.UTC(vq.Now.Add(-vq.Gap)))
+	var first, before *time.Time
+	if err := q.QueryRow(ctx, "SELECT min(checked_at) FROM checks WHERE monitor_id = ? AND checked_at > ?", monitorID, edge).
+		Scan(s.D.ScanNullTime(&first)); err != nil {
+		return out, fmt.Errorf("first recent check of %s: %w", monitorID, err)
+	}
+	if first != nil {
+		if err := q.QueryRow(ctx, "SELECT max(checked_at) FROM checks WHERE monitor_id = ? AND checked_at <= ?", monitorID, edge).
+			Scan(s.D.ScanNullTime(&before)); err != nil {
+			return out, fmt.Errorf("last earlier check of %s: %w", monitorID, err)
+		}
+		if before == nil || first.Sub(*before) > vq.Gap {
+			out.RunSince = first
+		}
+	}
+	if len(regions) > 0 {
+		parts := make([]string, len(regions))
+		args := make([]any, 0, 2*len(regions))
+		for i, r := range regions {
+			parts[i] = fmt.Sprintf("SELECT * FROM (SELECT %s FROM checks WHERE monitor_id = ? AND region = ? ORDER BY checked_at DESC, id DESC LIMIT 1) AS r%d", checkCols, i)
+			args = append(args, monitorID, r)
+		}
+		cs, err := s.queryChecksIn(ctx, q, strings.Join(parts, " UNION ALL "), args...)
+		if err != nil {
+			return out, fmt.Errorf("latest checks of %s: %w", monitorID, err)
+		}
+		out.Checks = cs
+	}
+	inc, err := s.getOpenIncident(ctx, q, monitorID)
+	switch {
+	case err == nil:
+		out.Open = &inc
+	case !errors.Is(err, store.ErrNotFound):
+		return out, err
+	}
+	var state string
+	err = q.QueryRow(ctx, "SELECT state FROM monitor_judgements WHERE monitor_id = ?", monitorID).Scan(&state)
+	switch {
+	case err == nil:
+		out.State = []byte(state)
+	case !errors.Is(err, store.ErrNotFound):
+		return out, fmt.Errorf("read judgement state of %s: %w", monitorID, err)
+	}
+	return out, nil
+}
+
+// Judge implements store.Store: fn runs in one write transaction that first
+// takes the monitor's lock (Dialect.LockMonitor).
+func (s *Store) Judge(ctx context.Context, monitorID string, fn func(store.JudgeTx) error) error {
+	return s.B.Write(ctx, func(q Querier) error {
+		if s.D.LockMonitor != "" {
+			if _, err := q.Exec(ctx, s.D.LockMonitor, monitorID); err != nil {
+				return fmt.Errorf("lock monitor %s: %w", monitorID, err)
+			}
+		}
+		return fn(judgeTx{s: s, q: q, monitorID: monitorID})
+	})
+}
+
+// judgeTx is store.JudgeTx on one transaction.
+type judgeTx struct {
+	s         *Store
+	q         Querier
+	monitorID string
+}
+
+func (j judgeTx) View(ctx context.Context, vq store.ViewQuery) (store.MonitorView, error) {
+	return j.s.monitorView(ctx, j.q, j.monitorID, vq)
+}
+
+func (j judgeTx) OpenedSince(ctx context.Context, since time.Time) (int, error) {
+	var n int
+	if err := j.q.QueryRow(ctx, "SELECT count(*) FROM incidents WHERE monitor_id = ? AND started_at > ?",
+		j.monitorID, j.s.D.Time(store.UTC(since))).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count recent incidents of %s: %w", j.monitorID, err)
+	}
+	return n, nil
+}
+
+func (j judgeTx) Open(ctx context.Context, inc store.Incident, events ...store.OutboxEvent) (store.Incident, error) {
+	if inc.MonitorID != j.monitorID {
+		return inc, fmt.Errorf("%w: judgement of %s cannot open an incident of %s", store.ErrInvalid, j.monitorID, inc.MonitorID)
+	}
+	return j.s.openIncident(ctx, j.q, inc, events)
+}
+
+func (j judgeTx) Resolve(ctx context.Context, id string, at time.Time, events ...store.OutboxEvent) (store.Incident, error) {
+	return j.s.resolveIncident(ctx, j.q, id, at, false, "", events)
+}
+
+func (j judgeTx) Enqueue(ctx context.Context, events ...store.OutboxEvent) error {
+	return j.s.enqueue(ctx, j.q, events)
+}
+
+func (j judgeTx) SetState(ctx context.Context, state []byte) error {
+	var err error
+	if len(state) == 0 {
+		_, err = j.q.Exec(ctx, "DELETE FROM monitor_judgements WHERE monitor_id = ?", j.monitorID)
+	} else {
+		_, err = j.q.Exec(ctx, `INSERT INTO monitor_judgements (monitor_id, state) VALUES (?, ?)
+ ON CONFLICT (monitor_id) DO UPDATE SET state = excluded.state`, j.monitorID, string(state))
+	}
+	if err != nil {
+		return fmt.Errorf("write judgement state of %s: %w", j.monitorID, err)
+	}
+	return nil
+}
