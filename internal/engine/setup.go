@@ -18,7 +18,7 @@ const (
 	heartbeatEvery = 5 * time.Second
 	// sweepEvery is how often the leader judges every monitor from the
 	// store (SweepMonitors).
-	sweepEvery = 10 * time.Second
+	sweepEvery     = 10 * time.Second
 	retentionEvery = time.Hour
 )
 
