@@ -113,7 +113,8 @@ type Engine struct {
 
 	updates chan event.TypedGenericEvent[*monv1.Monitor]
 
-	probe probeState
+	probe    probeState
+	contacts sharedContacts
 }
 
 // monitorState is what one replica keeps of a monitor besides the store.
@@ -540,20 +541,21 @@ func (e *Engine) underMaintenance(ctx context.Context, m *monv1.Monitor, now tim
 }
 
 // regionFacts reads the ISPs of last-mile vantage points and which regions
-// have an agent online, from this engine's contacts or the ProbeRegion
-// status another replica wrote.
+// have an agent online: in contact with this replica, with any replica
+// (shared through the store), or as the ProbeRegion status says.
 func (e *Engine) regionFacts(ctx context.Context) (RegionFacts, error) {
 	var list monv1.ProbeRegionList
 	if err := e.opts.Client.List(ctx, &list); err != nil {
 		return RegionFacts{}, fmt.Errorf("list probe regions: %w", err)
 	}
 	facts := RegionFacts{ISP: map[string]string{}, Online: map[string]bool{}}
+	shared := e.sharedOnline(ctx)
 	for _, r := range list.Items {
 		code := webhooks.RegionCode(&r)
 		if r.Spec.ISP != "" {
 			facts.ISP[code] = r.Spec.ISP
 		}
-		if n, _ := e.AgentsOnline(code, agentOnlineWindow); n > 0 || r.Status.Online {
+		if n, _ := e.AgentsOnline(code, agentOnlineWindow); n > 0 || r.Status.Online || shared[code] > 0 {
 			facts.Online[code] = true
 		}
 	}

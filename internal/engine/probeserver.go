@@ -61,7 +61,9 @@ func (e *Engine) touchAgent(region, agent string) {
 	if e.probe.contact[region] == nil {
 		e.probe.contact[region] = map[string]time.Time{}
 	}
-	e.probe.contact[region][agent] = e.opts.Now()
+	now := e.opts.Now()
+	e.probe.contact[region][agent] = now
+	e.shareContact(region, agent, now)
 }
 
 // AgentsOnline returns how many agents of region called within window and

@@ -45,7 +45,8 @@ type splitCluster struct {
 	st       store.Store // the test's own view of the database
 	m        *monv1.Monitor
 	replicas []*Engine
-	// route maps a region to the replica its agent sends results to.
+	// route maps a region to the replica its agent polls and sends results
+	// to.
 	route map[string]int
 
 	mu  sync.Mutex
@@ -93,13 +94,39 @@ func newSplitCluster(t *testing.T, n int, regions []string, start time.Time) *sp
 	for i, r := range regions {
 		c.route[r] = i % n
 	}
+	c.contact()
 	return c
 }
 
+// contact has every region's agent call its replica (as its long poll
+// does) and waits until the store shares the contacts.
+func (c *splitCluster) contact() {
+	c.t.Helper()
+	now := c.clock()
+	for region, i := range c.route {
+		c.replicas[i].touchAgent(region, "agent-"+region)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		online, err := c.st.AgentsOnline(c.ctx, now)
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		if len(online) == len(c.route) {
+			return
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("agent contacts %v not shared within 10 s", online)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // newReplica is one more manager replica on the cluster's database, with
-// its own store. The ProbeRegions say every agent is online, as the
-// leader's ProbeRegion status does. Like a manager at start (its Monitor
-// controller's first pass), it reads the monitor's live state once.
+// its own store. The ProbeRegions' status says nothing about agents: each
+// replica learns which regions are online from the contacts shared through
+// the store. Like a manager at start (its Monitor controller's first pass),
+// it reads the monitor's live state once.
 func (c *splitCluster) newReplica(regions []string) *Engine {
 	st, err := postgres.Open(c.ctx, c.dsn, postgres.Options{Schema: c.schema})
 	if err != nil {
@@ -111,9 +138,7 @@ func (c *splitCluster) newReplica(regions []string) *Engine {
 	_ = monv1.AddToScheme(scheme)
 	objs := []client.Object{c.m.DeepCopy()}
 	for _, r := range regions {
-		pr := &monv1.ProbeRegion{ObjectMeta: metav1.ObjectMeta{Name: r}}
-		pr.Status.Online = true
-		objs = append(objs, pr)
+		objs = append(objs, &monv1.ProbeRegion{ObjectMeta: metav1.ObjectMeta{Name: r}})
 	}
 	k := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).
 		WithIndex(&monv1.Monitor{}, UIDIndex, func(o client.Object) []string { return []string{string(o.GetUID())} }).Build()
@@ -137,10 +162,12 @@ func (c *splitCluster) restart() {
 	}
 }
 
-// tick sends one result per region given, each to its region's replica, all
-// at the same time, then moves the clock on by one interval.
+// tick has every agent call its replica, sends one result per region given,
+// each to its region's replica, all at the same time, then moves the clock
+// on by one interval.
 func (c *splitCluster) tick(status map[string]probeapi.Status) {
 	c.t.Helper()
+	c.contact()
 	now := c.clock()
 	var wg sync.WaitGroup
 	for region, s := range status {

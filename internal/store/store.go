@@ -568,6 +568,12 @@ type Store interface {
 	// judgement document: what a judgement of the monitor reads, here
 	// without its lock (status, explanations).
 	MonitorView(ctx context.Context, monitorID string, q ViewQuery) (MonitorView, error)
+	// RecordAgentContact records that an agent of region called a manager at
+	// at (kept when later), and forgets contacts older than a week.
+	RecordAgentContact(ctx context.Context, region, agent string, at time.Time) error
+	// AgentsOnline counts, per region, the agents whose last contact is at
+	// since or later.
+	AgentsOnline(ctx context.Context, since time.Time) (map[string]int, error)
 	// Judge runs fn in one write transaction holding the monitor's judgement
 	// lock, so that judgements of one monitor run one at a time across every
 	// process sharing the store (PostgreSQL: a transaction-scoped advisory

@@ -129,3 +129,41 @@ func (j judgeTx) SetState(ctx context.Context, state []byte) error {
 	}
 	return nil
 }
+
+// RecordAgentContact implements store.Store.
+func (s *Store) RecordAgentContact(ctx context.Context, region, agent string, at time.Time) error {
+	t := s.D.Time(store.UTC(at))
+	err := s.B.Write(ctx, func(q Querier) error {
+		if _, err := q.Exec(ctx, `INSERT INTO agent_contacts (region, agent, last_contact) VALUES (?, ?, ?)
+ ON CONFLICT (region, agent) DO UPDATE SET last_contact = excluded.last_contact
+ WHERE excluded.last_contact > agent_contacts.last_contact`, region, agent, t); err != nil {
+			return err
+		}
+		_, err := q.Exec(ctx, "DELETE FROM agent_contacts WHERE last_contact < ?", s.D.Time(store.UTC(at.Add(-7*24*time.Hour))))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("record agent contact: %w", err)
+	}
+	return nil
+}
+
+// AgentsOnline implements store.Store.
+func (s *Store) AgentsOnline(ctx context.Context, since time.Time) (map[string]int, error) {
+	rows, err := s.B.Reader().Query(ctx, "SELECT region, count(*) FROM agent_contacts WHERE last_contact >= ? GROUP BY region",
+		s.D.Time(store.UTC(since)))
+	if err != nil {
+		return nil, fmt.Errorf("agents online: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var region string
+		var n int
+		if err := rows.Scan(&region, &n); err != nil {
+			return nil, fmt.Errorf("agents online: %w", err)
+		}
+		out[region] = n
+	}
+	return out, rows.Err()
+}

@@ -10,3 +10,13 @@ CREATE TABLE IF NOT EXISTS monitor_judgements (
  monitor_id TEXT PRIMARY KEY,
  state TEXT NOT NULL
 );
+
+-- The last contact of each probe agent with any manager replica, so every
+-- replica knows which regions have an agent online (the quorum waits for
+-- those during a monitor's warm-up) whichever replica the agent reaches.
+CREATE TABLE IF NOT EXISTS agent_contacts (
+ region TEXT NOT NULL,
+ agent TEXT NOT NULL,
+ last_contact TIMESTAMPTZ NOT NULL,
+ PRIMARY KEY (region, agent)
+);

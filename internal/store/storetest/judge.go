@@ -1,0 +1,153 @@
+package storetest
+
+import (
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/uptime-operator/uptime-operator/internal/store"
+)
+
+func testMonitorView(t *testing.T, s store.Store) {
+	c := ctx(t)
+	m := uuid.NewString()
+	gap := 3 * time.Minute
+	q := store.ViewQuery{Regions: []string{"eu", "us", "ap"}, Now: base.Add(10 * time.Minute), Gap: gap}
+	v, err := s.MonitorView(c, m, q)
+	must(t, err)
+	eq(t, "checks of a new monitor", len(v.Checks), 0)
+	eq(t, "run of a new monitor", v.RunSince == nil, true)
+	eq(t, "open incident of a new monitor", v.Open == nil, true)
+
+	// A run that ended long ago, then a new one after a silence: RunSince
+	// is the new run's first check.
+	_, err = s.InsertChecks(c, []store.Check{
+		check(m, "eu", base, store.StatusUp, 1), check(m, "us", base, store.StatusUp, 1),
+		check(m, "eu", base.Add(9*time.Minute), store.StatusDown, 1),
+		check(m, "eu", base.Add(10*time.Minute), store.StatusDown, 1),
+		check(m, "other", base.Add(10*time.Minute), store.StatusDown, 1),
+	})
+	must(t, err)
+	v, err = s.MonitorView(c, m, q)
+	must(t, err)
+	eq(t, "regions with a check", len(v.Checks), 2)
+	for _, ch := range v.Checks {
+		switch ch.Region {
+		case "eu":
+			eq(t, "eu newest", store.UTC(ch.CheckedAt), base.Add(10*time.Minute))
+		case "us":
+			eq(t, "us newest", store.UTC(ch.CheckedAt), base)
+		default:
+			t.Fatalf("unexpected region %q", ch.Region)
+		}
+	}
+	if v.RunSince == nil || !store.UTC(*v.RunSince).Equal(base.Add(9*time.Minute)) {
+		t.Fatalf("RunSince = %v, want %s", v.RunSince, base.Add(9*time.Minute))
+	}
+	// Reported without a silence: the run began before the gap.
+	m2 := uuid.NewString()
+	var steady []store.Check
+	for i := range 5 {
+		steady = append(steady, check(m2, "eu", base.Add(time.Duration(i)*time.Minute), store.StatusUp, 1))
+	}
+	_, err = s.InsertChecks(c, steady)
+	must(t, err)
+	v, err = s.MonitorView(c, m2, store.ViewQuery{Regions: q.Regions, Now: base.Add(5 * time.Minute), Gap: gap})
+	must(t, err)
+	eq(t, "run that began before the gap", v.RunSince == nil, true)
+	eq(t, "steady regions", len(v.Checks), 1)
+}
+
+func testJudge(t *testing.T, s store.Store) {
+	c := ctx(t)
+	m := uuid.NewString()
+	_, err := s.InsertChecks(c, []store.Check{check(m, "eu", base, store.StatusDown, 1), check(m, "us", base, store.StatusDown, 1)})
+	must(t, err)
+	q := store.ViewQuery{Regions: []string{"eu", "us"}, Now: base, Gap: time.Hour}
+	// Concurrent judgements of one monitor run one at a time: each sees the
+	// previous one's incident, so exactly one opens.
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	opened := 0
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := s.Judge(c, m, func(tx store.JudgeTx) error {
+				v, err := tx.View(c, q)
+				if err != nil || v.Open != nil {
+					return err
+				}
+				if len(v.Checks) != 2 {
+					t.Errorf("judgement saw %d regions, want 2", len(v.Checks))
+				}
+				if _, err := tx.Open(c, store.Incident{Namespace: "ns", MonitorID: m, StartedAt: base, Confirmations: 2},
+					store.OutboxEvent{Namespace: "ns", Kind: "monitor.down", Channels: []string{"ch"}}); err != nil {
+					return err
+				}
+				mu.Lock()
+				opened++
+				mu.Unlock()
+				return tx.SetState(c, []byte(`{"k":1}`))
+			})
+			if err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	eq(t, "incidents opened", opened, 1)
+	v, err := s.MonitorView(c, m, q)
+	must(t, err)
+	if v.Open == nil || v.Open.Confirmations != 2 {
+		t.Fatalf("open incident %+v, want one with 2 confirmations", v.Open)
+	}
+	eq(t, "state", string(v.State), `{"k":1}`)
+	n := 0
+	must(t, s.Judge(c, m, func(tx store.JudgeTx) error {
+		var err error
+		n, err = tx.OpenedSince(c, base.Add(-time.Minute))
+		return err
+	}))
+	eq(t, "opened since", n, 1)
+
+	// A failed judgement leaves nothing behind.
+	boom := errors.New("boom")
+	err = s.Judge(c, m, func(tx store.JudgeTx) error {
+		if _, err := tx.Resolve(c, v.Open.ID, base.Add(time.Minute)); err != nil {
+			return err
+		}
+		return boom
+	})
+	eq(t, "failed judgement", errors.Is(err, boom), true)
+	inc, err := s.GetOpenIncident(c, m)
+	must(t, err)
+	eq(t, "still open", inc.ID, v.Open.ID)
+
+	must(t, s.Judge(c, m, func(tx store.JudgeTx) error {
+		if _, err := tx.Resolve(c, inc.ID, base.Add(time.Minute)); err != nil {
+			return err
+		}
+		return tx.SetState(c, nil)
+	}))
+	v, err = s.MonitorView(c, m, q)
+	must(t, err)
+	eq(t, "open after resolve", v.Open == nil, true)
+	eq(t, "state after delete", len(v.State), 0)
+}
+
+func testAgentContacts(t *testing.T, s store.Store) {
+	c := ctx(t)
+	must(t, s.RecordAgentContact(c, "eu", "a1", base))
+	must(t, s.RecordAgentContact(c, "eu", "a2", base.Add(-time.Hour)))
+	must(t, s.RecordAgentContact(c, "us", "b1", base.Add(-time.Minute)))
+	must(t, s.RecordAgentContact(c, "us", "b1", base.Add(-2*time.Hour))) // older: kept later one
+	got, err := s.AgentsOnline(c, base.Add(-90*time.Second))
+	must(t, err)
+	eq(t, "eu agents", got["eu"], 1)
+	eq(t, "us agents", got["us"], 1)
+	eq(t, "regions", len(got), 2)
+}
