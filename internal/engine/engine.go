@@ -270,7 +270,7 @@ func (e *Engine) Ingest(ctx context.Context, results []probeapi.Result) (probeap
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			if err := e.judge(ctx, m, false); err != nil {
+			if err := e.judge(ctx, m, false, allPass(cs)); err != nil {
 				e.opts.Log.Error(err, "judge monitor", "monitor", m.Name, "namespace", m.Namespace)
 			}
 			e.recordDNS(ctx, m, cs)
@@ -278,6 +278,16 @@ func (e *Engine) Ingest(ctx context.Context, results []probeapi.Result) (probeap
 	}
 	wg.Wait()
 	return probeapi.ResultsResponse{Accepted: inserted, Duplicates: len(results) - inserted}, nil
+}
+
+// allPass reports whether every check passes (up or degraded).
+func allPass(cs []store.Check) bool {
+	for _, c := range cs {
+		if c.Status != store.StatusUp && c.Status != store.StatusDegraded {
+			return false
+		}
+	}
+	return true
 }
 
 // judgeParallel bounds the monitors of one batch judged at the same time.
@@ -315,13 +325,19 @@ type judgement struct {
 // replica makes each decision and it is made from every region's latest
 // result.
 //
-// Unless force is set, a lock-free read comes first: when every region
-// passes or abstains, no incident is open and no last-mile notice is
-// pending, nothing can change and no write transaction is needed (the
-// steady state of most monitors). A decision that this read misses because
-// another replica's judgement was committing at the same moment is taken at
-// the monitor's next result, or by the leader's sweep (SweepMonitors).
-func (e *Engine) judge(ctx context.Context, m *monv1.Monitor, force bool) error {
+// Reads without the lock come first. When the new results all pass
+// (passing), they cannot confirm an outage: only an open incident or a
+// pending last-mile notice could change, which one small read rules out.
+// Otherwise, unless force is set, the whole view is read and counted: when
+// no incident is open, no last-mile notice is pending and the count
+// confirms nothing, no decision is due and no write transaction is needed.
+// Most monitors most of the time take one of these paths. Such a read can
+// overlap another replica's judgement that decided from a slightly older
+// view (say, it opens an incident that the newer results no longer
+// confirm); that is corrected at the monitor's next result or by the
+// leader's sweep (SweepMonitors), which also refreshes status after the
+// first path.
+func (e *Engine) judge(ctx context.Context, m *monv1.Monitor, force, passing bool) error {
 	if m.Spec.Paused || !m.DeletionTimestamp.IsZero() {
 		return nil
 	}
@@ -334,13 +350,27 @@ func (e *Engine) judge(ctx context.Context, m *monv1.Monitor, force bool) error 
 		return err
 	}
 	vq := viewQuery(m, now)
-	if !force {
+	if passing {
+		// Passing results cannot confirm an outage: only an open incident
+		// or a pending last-mile notice can change, and those take one
+		// cheap read to rule out. The status refresh of such a change comes
+		// with the leader's sweep.
+		view, err := e.opts.Store.MonitorView(ctx, string(m.UID), store.ViewQuery{Now: now, Gap: vq.Gap})
+		if err != nil {
+			return fmt.Errorf("read monitor view: %w", err)
+		}
+		if view.Open == nil && len(view.State) == 0 {
+			return nil
+		}
+	} else if !force {
 		view, err := e.opts.Store.MonitorView(ctx, string(m.UID), vq)
 		if err != nil {
 			return fmt.Errorf("read monitor view: %w", err)
 		}
 		q := tallyView(m, view, facts, now)
-		if len(q.FailingRegions) == 0 && view.Open == nil && len(view.State) == 0 {
+		idle := view.Open == nil && len(view.State) == 0 &&
+			!(q.Outage && !q.LastMileOnly) && !(q.LastMileOnly && len(q.FailingRegions) > 0)
+		if idle {
 			e.maybePush(m, st, view, now)
 			return nil
 		}
@@ -391,7 +421,7 @@ func (e *Engine) SweepMonitors(ctx context.Context) error {
 	}
 	for i := range list.Items {
 		m := &list.Items[i]
-		if err := e.judge(ctx, m, false); err != nil {
+		if err := e.judge(ctx, m, false, false); err != nil {
 			e.opts.Log.Error(err, "judge monitor", "monitor", m.Name, "namespace", m.Namespace)
 		}
 	}

@@ -71,7 +71,7 @@ func (e *Engine) Heartbeat(ctx context.Context, m *monv1.Monitor, p Ping) error 
 	if _, err := e.opts.Store.InsertChecks(ctx, []store.Check{c}); err != nil {
 		return fmt.Errorf("store heartbeat check: %w", err)
 	}
-	return e.judge(ctx, m, false)
+	return e.judge(ctx, m, false, false)
 }
 
 // NextExpected is when the next ping of a cron monitor is due at the latest:
@@ -160,7 +160,7 @@ func (e *Engine) checkHeartbeat(ctx context.Context, m *monv1.Monitor, now time.
 	if _, err := e.opts.Store.InsertChecks(ctx, []store.Check{c}); err != nil {
 		return fmt.Errorf("store missed heartbeat: %w", err)
 	}
-	return e.judge(ctx, m, true)
+	return e.judge(ctx, m, true, false)
 }
 
 // notePause records pause changes of cron monitor m seen at now and reports

@@ -429,7 +429,22 @@ func TestSplitIngestThreeReplicas(t *testing.T) {
 	t.Run("all down on an empty store", func(t *testing.T) {
 		c := newSplitCluster(t, 3, regions, start)
 		c.tick(map[string]probeapi.Status{"a": "down", "b": "down", "c": "down"})
-		c.wantOneIncident("a", "b", "c")
+		// The results arrive together: the incident opens as soon as two
+		// failing regions are stored, with every failing region stored by
+		// then (two or three of them), and only once.
+		incs := c.incidents()
+		if len(incs) != 1 || incs[0].Confirmations < 2 || incs[0].Confirmations != len(incs[0].ConfirmingRegions) {
+			t.Fatalf("incidents %+v, want one confirmed by at least 2 regions", incs)
+		}
+		if n := c.alerts()[EventMonitorDown]; n != 1 {
+			t.Fatalf("%d down alerts, want 1", n)
+		}
+		for range 3 {
+			c.tick(map[string]probeapi.Status{"a": "down", "b": "down", "c": "down"})
+		}
+		if got := c.incidents(); len(got) != 1 {
+			t.Fatalf("%d incidents, want 1", len(got))
+		}
 	})
 	t.Run("one of three down", func(t *testing.T) {
 		c := newSplitCluster(t, 3, regions, start)

@@ -2,7 +2,6 @@ package sqlstore
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -15,29 +14,40 @@ func (s *Store) MonitorView(ctx context.Context, monitorID string, vq store.View
 	return s.monitorView(ctx, s.B.Reader(), monitorID, vq)
 }
 
-// monitorView reads the newest check of each region in one statement (one
-// index probe each on checks_monitor_region_time), the start of the
-// monitor's current run of results (two probes of checks_monitor_time), its
-// open incident and its judgement document.
+// monitorView reads, in two statements, the start of the monitor's current
+// run of results (two probes of checks_monitor_time), its judgement
+// document and open incident id, then the newest check of each region (one
+// probe each on checks_monitor_region_time); the open incident itself only
+// when there is one. Judging every monitor of every batch makes this the
+// engine's hottest read, hence few statements.
 func (s *Store) monitorView(ctx context.Context, q Querier, monitorID string, vq store.ViewQuery) (store.MonitorView, error) {
 	var out store.MonitorView
-	regions := vq.Regions
 	edge := s.D.Time(store.UTC(vq.Now.Add(-vq.Gap)))
 	var first, before *time.Time
-	if err := q.QueryRow(ctx, "SELECT min(checked_at) FROM checks WHERE monitor_id = ? AND checked_at > ?", monitorID, edge).
-		Scan(s.D.ScanNullTime(&first)); err != nil {
-		return out, fmt.Errorf("first recent check of %s: %w", monitorID, err)
+	var state, openID *string
+	if err := q.QueryRow(ctx, `SELECT
+ (SELECT min(checked_at) FROM checks WHERE monitor_id = ? AND checked_at > ?),
+ (SELECT max(checked_at) FROM checks WHERE monitor_id = ? AND checked_at <= ?),
+ (SELECT state FROM monitor_judgements WHERE monitor_id = ?),
+ (SELECT id FROM incidents WHERE monitor_id = ? AND resolved_at IS NULL)`,
+		monitorID, edge, monitorID, edge, monitorID, monitorID).
+		Scan(s.D.ScanNullTime(&first), s.D.ScanNullTime(&before), &state, &openID); err != nil {
+		return out, fmt.Errorf("read judgement of %s: %w", monitorID, err)
 	}
-	if first != nil {
-		if err := q.QueryRow(ctx, "SELECT max(checked_at) FROM checks WHERE monitor_id = ? AND checked_at <= ?", monitorID, edge).
-			Scan(s.D.ScanNullTime(&before)); err != nil {
-			return out, fmt.Errorf("last earlier check of %s: %w", monitorID, err)
-		}
-		if before == nil || first.Sub(*before) > vq.Gap {
-			out.RunSince = first
-		}
+	if first != nil && (before == nil || first.Sub(*before) > vq.Gap) {
+		out.RunSince = first
 	}
-	if len(regions) > 0 {
+	if state != nil {
+		out.State = []byte(*state)
+	}
+	if openID != nil {
+		inc, err := s.getIncident(ctx, q, *openID)
+		if err != nil {
+			return out, err
+		}
+		out.Open = &inc
+	}
+	if regions := vq.Regions; len(regions) > 0 {
 		parts := make([]string, len(regions))
 		args := make([]any, 0, 2*len(regions))
 		for i, r := range regions {
@@ -49,21 +59,6 @@ func (s *Store) monitorView(ctx context.Context, q Querier, monitorID string, vq
 			return out, fmt.Errorf("latest checks of %s: %w", monitorID, err)
 		}
 		out.Checks = cs
-	}
-	inc, err := s.getOpenIncident(ctx, q, monitorID)
-	switch {
-	case err == nil:
-		out.Open = &inc
-	case !errors.Is(err, store.ErrNotFound):
-		return out, err
-	}
-	var state string
-	err = q.QueryRow(ctx, "SELECT state FROM monitor_judgements WHERE monitor_id = ?", monitorID).Scan(&state)
-	switch {
-	case err == nil:
-		out.State = []byte(state)
-	case !errors.Is(err, store.ErrNotFound):
-		return out, fmt.Errorf("read judgement state of %s: %w", monitorID, err)
 	}
 	return out, nil
 }
