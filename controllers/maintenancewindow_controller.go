@@ -38,9 +38,11 @@ type MaintenanceWindowReconciler struct {
 	Now         func() time.Time
 }
 
-// MaintenanceSubscribers notifies status page subscribers of maintenance.
+// MaintenanceSubscribers notifies status page subscribers of maintenance;
+// occurrence is the start of the occurrence that started or ended, so each
+// transition is announced once.
 type MaintenanceSubscribers interface {
-	Maintenance(ctx context.Context, w *monv1.MaintenanceWindow, started bool) error
+	Maintenance(ctx context.Context, w *monv1.MaintenanceWindow, started bool, occurrence time.Time) error
 }
 
 // +kubebuilder:rbac:groups=monitoring.uptime-operator.io,resources=maintenancewindows,verbs=get;list;watch
@@ -100,7 +102,7 @@ func (r *MaintenanceWindowReconciler) Reconcile(ctx context.Context, req ctrl.Re
 func (r *MaintenanceWindowReconciler) announce(ctx context.Context, kind string, w *monv1.MaintenanceWindow, start, end time.Time) error {
 	ctrl.LoggerFrom(ctx).Info("maintenance window transition", "event", kind)
 	if r.Subscribers != nil {
-		if err := r.Subscribers.Maintenance(ctx, w, kind == "maintenance.started"); err != nil {
+		if err := r.Subscribers.Maintenance(ctx, w, kind == "maintenance.started", start); err != nil {
 			ctrl.LoggerFrom(ctx).Error(err, "notify status page subscribers")
 		}
 	}

@@ -67,6 +67,11 @@ type Worker struct {
 	// Twilio sends sms, voice and whatsapp alerts; unconfigured falls back
 	// to the Endpoints relays.
 	Twilio *Twilio
+	// Targets deliver the outbox deliveries that are not alerts: a delivery
+	// whose channel id starts with a key of Targets goes to that Target
+	// (status page subscribers, recipient confirmation emails), with the
+	// same leases, attempt log and retry schedule as alerts.
+	Targets map[string]Target
 
 	// BatchSize is the most deliveries leased at once (16).
 	BatchSize int
@@ -89,6 +94,43 @@ type Worker struct {
 	// Recorder records Events on channels that start or stop failing; may
 	// be nil.
 	Recorder record.EventRecorder
+}
+
+// Target delivers outbox deliveries of another service. Its methods see
+// plain store types so that the service need not import this package.
+type Target interface {
+	// DeliverOutbox makes one attempt of d, bounded by ctx. status is the
+	// receiver's HTTP status (0 when there is none); permanent says that a
+	// retry cannot help. A nil err means delivered.
+	DeliverOutbox(ctx context.Context, d store.Delivery) (status int, permanent bool, err error)
+}
+
+// target returns the Target of a delivery's channel id and its name (the
+// prefix without its colon), or nil.
+func (w *Worker) target(channelID string) (Target, string) {
+	for prefix, t := range w.Targets {
+		if strings.HasPrefix(channelID, prefix) {
+			return t, strings.TrimSuffix(prefix, ":")
+		}
+	}
+	return nil, ""
+}
+
+// attemptTarget makes one attempt of a delivery that goes to t.
+func (w *Worker) attemptTarget(ctx context.Context, t Target, d store.Delivery) attemptResult {
+	actx, cancel := context.WithTimeout(ctx, w.AttemptTimeout)
+	defer cancel()
+	start := time.Now()
+	status, permanent, err := t.DeliverOutbox(actx, d)
+	res := attemptResult{outcome: Delivered, status: status, err: err, latency: time.Since(start)}
+	switch {
+	case err == nil:
+	case permanent:
+		res.outcome = Permanent
+	default:
+		res.outcome = Retryable
+	}
+	return res
 }
 
 // NeedLeaderElection is false: every replica delivers, leases coordinate.
@@ -225,8 +267,10 @@ func (w *Worker) ProcessDue(ctx context.Context) (int, error) {
 	var order []string
 	groups := map[string][]store.Delivery{}
 	for _, d := range ds {
-		if _, ok := listed[d.Namespace]; !ok {
-			listed[d.Namespace] = w.listChannels(ctx, d.Namespace, channels)
+		if t, _ := w.target(d.ChannelID); t == nil {
+			if _, ok := listed[d.Namespace]; !ok {
+				listed[d.Namespace] = w.listChannels(ctx, d.Namespace, channels)
+			}
 		}
 		if _, ok := groups[d.ChannelID]; !ok {
 			order = append(order, d.ChannelID)
@@ -298,7 +342,10 @@ func (w *Worker) deliver(ctx context.Context, d store.Delivery, ch *monv1.AlertC
 	log := ctrl.LoggerFrom(ctx).WithValues("delivery", d.ID, "event", d.Kind, "channel", d.ChannelID)
 	attempt := d.Attempts + 1
 	var res attemptResult
+	target, targetName := w.target(d.ChannelID)
 	switch {
+	case target != nil:
+		res = w.attemptTarget(ctx, target, d)
 	case isEmailTarget(d.ChannelID):
 		res = w.attemptEmailTarget(ctx, d)
 	case listErr != nil:
@@ -340,7 +387,10 @@ func (w *Worker) deliver(ctx context.Context, d store.Delivery, ch *monv1.AlertC
 	}
 	log.V(1).Info("delivery attempt", "attempt", attempt, "outcome", res.outcome.String(), "status", res.status)
 	channelType := "email"
-	if ch != nil {
+	switch {
+	case target != nil:
+		channelType = targetName
+	case ch != nil:
 		channelType = string(ch.Spec.Type)
 	}
 	outcome := "delivered"

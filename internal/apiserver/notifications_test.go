@@ -171,13 +171,14 @@ var _ = Describe("Test notifications and recipients", func() {
 		var mu sync.Mutex
 		var mails []string
 		opts := suiteOptions()
-		opts.Recipients = &recipients.Confirmer{Reader: opts.Client, Store: st, Clock: clk, BaseURL: "https://uptime.example.com",
+		confirmer := &recipients.Confirmer{Reader: opts.Client, Store: st, Clock: clk, BaseURL: "https://uptime.example.com",
 			Required: true, Mailer: recipients.MailerFunc(func(_ context.Context, to, _, text string) error {
 				mu.Lock()
 				defer mu.Unlock()
 				mails = append(mails, to+"\n"+text)
 				return nil
 			})}
+		opts.Recipients = confirmer
 		api := apiserver.New(opts)
 		createGroupCR("team", "confirm-group", "Confirm@example.com", "second@example.com")
 		contact := func(email string) map[string]any {
@@ -204,6 +205,13 @@ var _ = Describe("Test notifications and recipients", func() {
 		Expect(rec.Code).To(Equal(http.StatusTooManyRequests))
 		Expect(rec.Header().Get("Retry-After")).To(Equal("60"))
 
+		// The confirmation went to the outbox; deliver it as the alerting
+		// worker does.
+		ds, err := st.ListDeliveries(ctx, store.DeliveryQuery{ChannelID: recipients.OutboxPrefix + "confirm@example.com"})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(ds).To(HaveLen(1))
+		_, _, err = confirmer.DeliverOutbox(ctx, ds[0])
+		Expect(err).NotTo(HaveOccurred())
 		mu.Lock()
 		Expect(mails).To(HaveLen(1))
 		link := regexp.MustCompile(`https://uptime\.example\.com(/recipients/confirm/\S+)`).FindStringSubmatch(mails[0])

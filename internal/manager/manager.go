@@ -278,17 +278,18 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 		ctrl.Log.WithName("statuspage").Error(err, "no shared signing key: status page sessions, unsubscribe links and subscriber webhook secrets change when the manager restarts")
 	}
 	notifier := &statuspage.Notifier{
-		Reader: mgr.GetClient(), Store: st, Sign: alerting.Sign, BaseURL: opts.PublicURL,
+		Reader: mgr.GetClient(), Store: st, Kick: worker.Kick, Sign: alerting.Sign, BaseURL: opts.PublicURL,
 		AllowPrivateTargets: opts.AllowPrivateTargets, Key: key,
 	}
+	// Subscriber notifications and recipient confirmations are delivered by
+	// the alerting worker, through the outbox.
+	confirmer.Key, confirmer.Kick = key, worker.Kick
+	worker.Targets = map[string]alerting.Target{statuspage.OutboxPrefix: notifier, recipients.OutboxPrefix: confirmer}
 	if opts.SMTP != nil {
 		smtp := *opts.SMTP
 		notifier.Mailer = statuspage.MailerFunc(func(ctx context.Context, to, subject, text string) error {
 			return smtp.Send(ctx, alerting.MailMessage{To: []string{to}, Subject: subject, Text: text})
 		})
-	}
-	if err := mgr.Add(notifier); err != nil {
-		return nil, err
 	}
 	expiryChecker := &expiry.Checker{
 		Store: st, Reader: mgr.GetClient(), Router: alerts.Router, Kick: worker.Kick, RDAPBaseURL: opts.RDAPURL,

@@ -2,17 +2,22 @@ package recipients
 
 import (
 	"context"
+	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/google/uuid"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -29,6 +34,14 @@ const (
 // ConfirmPath is the public path prefix of confirmation links; the token
 // follows it.
 const ConfirmPath = "/recipients/confirm/"
+
+// OutboxPrefix marks the outbox deliveries of confirmation emails: the
+// delivery's channel id is the prefix followed by the address. The manager
+// registers the Confirmer as the alerting worker's Target for it.
+const OutboxPrefix = "recipient-confirm:"
+
+// EventConfirm is the outbox event kind of a confirmation email.
+const EventConfirm = "recipient.confirm"
 
 var (
 	// ErrNotRecipient means the address is not named by any resource of the
@@ -71,6 +84,14 @@ type Confirmer struct {
 	// Mailer sends the confirmations; without one nothing is sent and
 	// Resend returns ErrNoMailer.
 	Mailer Mailer
+	// Key derives the link tokens, so the outbox holds none. Load it from a
+	// Secret shared by all replicas: when empty a random key is made at
+	// first use, and links sent but not yet delivered when the process
+	// restarts do not work (Resend sends a new one).
+	Key []byte
+	// Kick wakes the delivery worker after a confirmation is enqueued; may
+	// be nil.
+	Kick func()
 	// BaseURL is the externally visible base URL of the direct listener;
 	// confirmation links start with it.
 	BaseURL string
@@ -86,6 +107,9 @@ type Confirmer struct {
 	// address (DefaultResendAfter).
 	ResendAfter time.Duration
 	Log         logr.Logger
+
+	keyOnce sync.Once
+	key     []byte
 }
 
 func (c *Confirmer) now() time.Time {
@@ -232,24 +256,90 @@ func (c *Confirmer) Resend(ctx context.Context, namespace, email string) (State,
 	return st, true, nil
 }
 
-// send mails a new confirmation link to r and records it. The token is
-// recorded after the email was accepted, so an address whose email failed
-// stays unasked and AskNew tries it again; the recipient cannot click
-// before the short write that follows.
+// send records a new confirmation of r and enqueues its email in the same
+// transaction: the alerting worker delivers it through DeliverOutbox, with
+// the retries of alerts, even across restarts. The token is not stored
+// anywhere: the store keeps its hash, and the delivery derives it again
+// from the address and the time it was recorded.
 func (c *Confirmer) send(ctx context.Context, r Recipient) (store.AlertRecipient, error) {
-	token, hash, err := newToken()
+	sentAt := c.now().UTC().Truncate(time.Second)
+	email := Key(r.Email)
+	payload, err := json.Marshal(confirmPayload{Sources: r.Sources})
 	if err != nil {
-		return store.AlertRecipient{}, err
+		return store.AlertRecipient{}, fmt.Errorf("encode confirmation: %w", err)
 	}
-	if err := c.Mailer.Send(ctx, r.Email, "Confirm alert emails from uptime-operator", c.message(r, token)); err != nil {
-		return store.AlertRecipient{}, fmt.Errorf("send confirmation to %s: %w", r.Email, err)
+	ev := store.OutboxEvent{
+		ID:        uuid.NewSHA1(outboxNamespace, []byte(r.Namespace+"\x00"+email+"\x00"+strconv.FormatInt(sentAt.Unix(), 10))).String(),
+		Namespace: r.Namespace, Kind: EventConfirm, Payload: payload,
+		Channels: []string{OutboxPrefix + email},
 	}
-	rec, err := c.Store.RecordRecipientConfirmation(ctx, r.Namespace, Key(r.Email), hash, c.now())
+	rec, err := c.Store.RecordRecipientConfirmation(ctx, r.Namespace, email, HashToken(c.token(r.Namespace, email, sentAt)), sentAt, ev)
 	if err != nil {
-		return rec, err
+		return rec, fmt.Errorf("record confirmation of %s: %w", r.Email, err)
 	}
-	c.Log.Info("sent an alert recipient confirmation", "namespace", r.Namespace, "email", r.Email)
+	if c.Kick != nil {
+		c.Kick()
+	}
+	c.Log.Info("enqueued an alert recipient confirmation", "namespace", r.Namespace, "email", r.Email)
 	return rec, nil
+}
+
+// confirmPayload is the outbox payload of a confirmation email.
+type confirmPayload struct {
+	// Sources are the kinds of resource that name the address.
+	Sources []string `json:"sources"`
+}
+
+// outboxNamespace is the UUID namespace of confirmation event ids.
+var outboxNamespace = uuid.MustParse("2e7a9c41-0b6d-4f38-a1e5-7c9d3b8f6a20")
+
+// token is the link token of the confirmation of email in namespace
+// recorded at sentAt: a MAC of the three under Key.
+func (c *Confirmer) token(namespace, email string, sentAt time.Time) string {
+	c.keyOnce.Do(func() {
+		c.key = c.Key
+		if len(c.key) == 0 {
+			c.key = make([]byte, 32)
+			if _, err := rand.Read(c.key); err != nil {
+				panic(fmt.Sprintf("recipients: read random key: %v", err))
+			}
+		}
+	})
+	m := hmac.New(sha256.New, c.key)
+	m.Write([]byte("recipient-confirm\x00" + namespace + "\x00" + email + "\x00" + strconv.FormatInt(sentAt.Unix(), 10)))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+// DeliverOutbox mails one enqueued confirmation; the alerting worker calls
+// it (it implements alerting.Target). The recipient's record is read again:
+// a confirmed address gets nothing, and a resent confirmation makes the
+// link of the latest one.
+func (c *Confirmer) DeliverOutbox(ctx context.Context, d store.Delivery) (int, bool, error) {
+	if c.Mailer == nil {
+		return 0, true, ErrNoMailer
+	}
+	email := strings.TrimPrefix(d.ChannelID, OutboxPrefix)
+	known, err := c.Store.ListAlertRecipients(ctx, d.Namespace)
+	if err != nil {
+		return 0, false, fmt.Errorf("read alert recipients: %w", err)
+	}
+	i := slices.IndexFunc(known, func(k store.AlertRecipient) bool { return k.Email == email })
+	switch {
+	case i < 0 || known[i].ConfirmationSentAt == nil:
+		return 0, true, errors.New("no confirmation is pending for the address")
+	case known[i].Confirmed():
+		return 0, false, nil
+	}
+	var p confirmPayload
+	if err := json.Unmarshal(d.Payload, &p); err != nil {
+		return 0, true, fmt.Errorf("decode confirmation: %w", err)
+	}
+	r := Recipient{Namespace: d.Namespace, Email: email, Sources: p.Sources}
+	token := c.token(d.Namespace, email, *known[i].ConfirmationSentAt)
+	if err := c.Mailer.Send(ctx, email, "Confirm alert emails from uptime-operator", c.message(r, token)); err != nil {
+		return 0, false, fmt.Errorf("send confirmation to %s: %w", email, err)
+	}
+	return 0, false, nil
 }
 
 func (c *Confirmer) message(r Recipient, token string) string {
@@ -307,16 +397,6 @@ func (c *Confirmer) Allowed(ctx context.Context, namespace string, emails []stri
 		}
 	}
 	return allowed, held, nil
-}
-
-// newToken returns a random link token and the hash the store keeps.
-func newToken() (token, hash string, err error) {
-	b := make([]byte, 32)
-	if _, err := rand.Read(b); err != nil {
-		return "", "", fmt.Errorf("confirmation token: %w", err)
-	}
-	token = base64.RawURLEncoding.EncodeToString(b)
-	return token, HashToken(token), nil
 }
 
 // HashToken is the stored form of a confirmation token.

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/alerting"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 	"github.com/uptime-operator/uptime-operator/internal/store/sqlite"
 )
@@ -90,6 +91,25 @@ func newConfirmer(t *testing.T, objs ...client.Object) (*Confirmer, *inbox, *clo
 	return c, box, clk
 }
 
+// deliver runs the alerting worker over the confirmer's outbox until
+// nothing is due: the path confirmations take in the manager. Failed
+// attempts are retried after wait.
+func deliver(t *testing.T, c *Confirmer, wait time.Duration) {
+	t.Helper()
+	w := &alerting.Worker{Store: c.Store.(store.Store), Targets: map[string]alerting.Target{OutboxPrefix: c},
+		Backoff: func(int) time.Duration { return wait }}
+	for range 20 {
+		n, err := w.ProcessDue(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			return
+		}
+	}
+	t.Fatal("deliveries kept coming")
+}
+
 func workspace() []client.Object {
 	meta := func(ns, name string) metav1.ObjectMeta { return metav1.ObjectMeta{Namespace: ns, Name: name} }
 	return []client.Object{
@@ -143,9 +163,16 @@ func TestAskNewConfirmAndAllowed(t *testing.T) {
 	if n, err := c.AskNew(ctx); err != nil || n != 0 {
 		t.Fatalf("second pass: sent %d (%v), want nothing", n, err)
 	}
+	if len(box.to()) != 0 {
+		t.Fatal("confirmations are sent by the delivery worker, not by AskNew")
+	}
+	deliver(t, c, time.Minute)
+	if len(box.to()) != 6 {
+		t.Fatalf("delivered %v, want 6 confirmations", box.to())
+	}
 	var text string
 	for _, m := range box.mail {
-		if strings.Contains(m.text, `workspace "team"`) && m.to == "Ops@Example.com" {
+		if strings.Contains(m.text, `workspace "team"`) && m.to == "ops@example.com" {
 			text = m.text
 		}
 	}
@@ -157,7 +184,7 @@ func TestAskNewConfirmAndAllowed(t *testing.T) {
 	if err != nil || len(allowed) != 0 || len(held) != 2 {
 		t.Fatalf("before confirming: allowed %v held %v (%v)", allowed, held, err)
 	}
-	rec, err := c.Confirm(ctx, box.lastToken(t, "Ops@Example.com"))
+	rec, err := c.Confirm(ctx, box.lastToken(t, "ops@example.com"))
 	if err != nil || rec.Namespace != "team" || rec.Email != "ops@example.com" {
 		t.Fatalf("confirm: %+v %v", rec, err)
 	}
@@ -169,7 +196,7 @@ func TestAskNewConfirmAndAllowed(t *testing.T) {
 	if allowed, _, _ := c.Allowed(ctx, "other", []string{"ops@example.com"}); len(allowed) != 0 {
 		t.Fatal("a confirmation leaked into another workspace")
 	}
-	if _, err := c.Confirm(ctx, box.lastToken(t, "Ops@Example.com")); !errors.Is(err, store.ErrNotFound) {
+	if _, err := c.Confirm(ctx, box.lastToken(t, "ops@example.com")); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("reusing a link: got %v, want ErrNotFound", err)
 	}
 
@@ -205,6 +232,7 @@ func TestResend(t *testing.T) {
 	if err != nil || !sentNow || st.Status() != "pending" || st.Record.ConfirmationsSent != 1 {
 		t.Fatalf("first resend: %+v sent=%v %v", st, sentNow, err)
 	}
+	deliver(t, c, time.Minute)
 	first := box.lastToken(t, "web@example.com")
 	var tooSoon *TooSoonError
 	if _, _, err := c.Resend(ctx, "team", "web@example.com"); !errors.As(err, &tooSoon) || tooSoon.RetryAfter != time.Minute {
@@ -214,6 +242,7 @@ func TestResend(t *testing.T) {
 	if _, sentNow, err := c.Resend(ctx, "team", "web@example.com"); err != nil || !sentNow {
 		t.Fatalf("resend after a minute: sent=%v %v", sentNow, err)
 	}
+	deliver(t, c, time.Minute)
 	if _, err := c.Confirm(ctx, first); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("a replaced link: got %v, want ErrNotFound", err)
 	}
@@ -234,14 +263,31 @@ func TestResend(t *testing.T) {
 		t.Fatalf("sent %v, want two emails", box.to())
 	}
 
-	// A failed email leaves the address unasked, so it is tried again.
+	// A failed email is retried by the outbox, and its link still works
+	// when it finally goes out.
 	box.fail = errors.New("smtp 451 try later")
-	if n, err := c.AskNew(ctx); err == nil || n != 0 {
-		t.Fatalf("with a failing mailer: sent %d, err %v", n, err)
+	if n, err := c.AskNew(ctx); err != nil || n != 5 {
+		t.Fatalf("with a failing mailer: enqueued %d, err %v", n, err)
+	}
+	deliver(t, c, 200*time.Millisecond)
+	if len(box.to()) != 2 {
+		t.Fatalf("sent %v with a failing mailer", box.to())
+	}
+	pending, err := c.Store.(store.Store).ListDeliveries(ctx, store.DeliveryQuery{Status: store.DeliveryPending})
+	if err != nil || len(pending) != 5 || pending[0].Attempts != 1 || !strings.Contains(pending[0].LastError, "451") {
+		t.Fatalf("after a failed attempt: %+v %v", pending, err)
 	}
 	box.fail = nil
-	if n, err := c.AskNew(ctx); err != nil || n != 5 {
-		t.Fatalf("after the mailer recovered: sent %d (%v), want the 5 never asked", n, err)
+	if n, err := c.AskNew(ctx); err != nil || n != 0 {
+		t.Fatalf("the failed ones were asked again: enqueued %d (%v), want 0", n, err)
+	}
+	time.Sleep(300 * time.Millisecond) // the retry falls due
+	deliver(t, c, time.Hour)
+	if len(box.to()) != 7 {
+		t.Fatalf("after the mailer recovered: sent %v, want the 5 retried", box.to())
+	}
+	if _, err := c.Confirm(ctx, box.lastToken(t, "ann@example.com")); err != nil {
+		t.Fatalf("the link of a retried email: %v", err)
 	}
 
 	c.Mailer = nil

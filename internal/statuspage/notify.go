@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -64,12 +65,13 @@ const (
 	userAgent       = "Service-Webhooks/1.0"
 )
 
-// Delivery defaults.
+// Delivery settings.
 const (
-	DefaultQueueSize   = 1024
-	DefaultWorkers     = 2
-	DefaultMaxAttempts = 5
-	DefaultRetryBase   = 5 * time.Second
+	// OutboxPrefix marks the outbox deliveries of this package: a
+	// delivery's channel id is the prefix followed by the subscriber id.
+	// The manager registers the Notifier as the alerting worker's Target
+	// for it.
+	OutboxPrefix = "subscriber:"
 	// ConfirmTTL is how long a confirmation link works; pending subscribers
 	// older than that are deleted.
 	ConfirmTTL = 48 * time.Hour
@@ -78,19 +80,25 @@ const (
 )
 
 // Notifier manages the subscribers of status pages and notifies the
-// confirmed ones of public incident updates and maintenance. Deliveries go
-// through a bounded in-memory queue, a few workers and retries with
-// exponential backoff; a full queue drops the notification (and logs it), and
-// queued deliveries are lost when the process stops.
+// confirmed ones of public incident updates and maintenance. Notifications
+// go through the store's outbox, like alerts: an announcement becomes one
+// outbox event (its id derived from what is announced, so announcing twice
+// enqueues once) with one delivery per subscriber, and the alerting worker
+// leases, sends (through DeliverOutbox), retries and records them, so they
+// survive restarts and are sent by one replica at a time. Nothing secret is
+// stored in the outbox: confirmation links, unsubscribe links and webhook
+// signing secrets are derived from Key when the delivery is sent.
 //
-// The zero value is not usable: set Reader and Store. Start runs the
-// workers; it is a manager Runnable that needs no leader election.
+// The zero value is not usable: set Reader and Store.
 type Notifier struct {
 	// Reader reads StatusPages, Monitors and MaintenanceWindows (the
 	// manager's cached client).
 	Reader client.Reader
-	// Store keeps the subscribers.
+	// Store keeps the subscribers and the outbox.
 	Store store.Store
+	// Kick wakes the delivery worker after notifications are enqueued; may
+	// be nil (the worker polls).
+	Kick func()
 	// Mailer sends e-mail; without one, e-mail subscriptions are refused.
 	Mailer Mailer
 	// Client sends chat and webhook requests. When nil a client that does
@@ -105,33 +113,19 @@ type Notifier struct {
 	// BaseURL is the externally visible base URL; links in messages start
 	// with it.
 	BaseURL string
-	// Key derives unsubscribe tokens and webhook signing secrets, which are
-	// therefore never stored. Load it from a Secret shared by all replicas:
-	// when empty a random key is made at first use, and unsubscribe links
-	// and signing secrets then change when the process restarts.
+	// Key derives confirmation tokens, unsubscribe tokens and webhook
+	// signing secrets, which are therefore never stored. Load it from a
+	// Secret shared by all replicas: when empty a random key is made at
+	// first use, and links and signing secrets then change when the process
+	// restarts (and differ between replicas).
 	Key []byte
 	// Clock is the time source; the real clock when nil.
 	Clock clock.PassiveClock
-	// QueueSize, Workers, MaxAttempts and RetryBase tune delivery; the
-	// Default constants when 0. Attempt n waits RetryBase×4^(n-1).
-	QueueSize   int
-	Workers     int
-	MaxAttempts int
-	RetryBase   time.Duration
 
 	once    sync.Once
 	keyOnce sync.Once
 	key     []byte
-	queue   chan *delivery
 	client  *http.Client
-}
-
-// delivery is one message to one subscriber.
-type delivery struct {
-	id      string
-	sub     store.Subscriber
-	msg     Message
-	attempt int
 }
 
 // Message is what a subscriber receives: for webhooks, the JSON body.
@@ -166,11 +160,6 @@ type MessagePage struct {
 
 func (n *Notifier) init() {
 	n.once.Do(func() {
-		size := n.QueueSize
-		if size <= 0 {
-			size = DefaultQueueSize
-		}
-		n.queue = make(chan *delivery, size)
 		n.client = n.Client
 		if n.client == nil {
 			guard := netguard.Guard{AllowPrivate: n.AllowPrivateTargets}
@@ -241,83 +230,83 @@ func (n *Notifier) checkUnsubscribeToken(token string) (string, bool) {
 	return id, hmac.Equal(got, n.mac("unsubscribe", id)[:24])
 }
 
-// NeedLeaderElection implements manager.LeaderElectionRunnable: every
-// replica delivers what it enqueues.
-func (n *Notifier) NeedLeaderElection() bool { return false }
+// confirmToken is the token of a subscriber's confirmation link sent at
+// sentAt: a MAC of both, so the outbox holds no token and a renewed
+// confirmation (a new sentAt) replaces the old link.
+func (n *Notifier) confirmToken(subscriberID string, sentAt time.Time) string {
+	return base64.RawURLEncoding.EncodeToString(n.mac("confirm", subscriberID+"\x00"+strconv.FormatInt(sentAt.Unix(), 10)))
+}
 
-// Start runs the delivery workers until ctx ends; queued deliveries are then
-// dropped.
-func (n *Notifier) Start(ctx context.Context) error {
-	n.init()
-	workers := n.Workers
-	if workers <= 0 {
-		workers = DefaultWorkers
+// outboxNamespace is the UUID namespace of the outbox event ids of status
+// page notifications.
+var outboxNamespace = uuid.MustParse("9d3c2f0e-6a51-4b7e-8f0a-5f1d2c7e4b93")
+
+// eventID is the outbox event id of one announcement: the same for the same
+// page, event and subject (key), on every replica and after restarts, so a
+// retried announcement is enqueued once.
+func eventID(pageUID, event, key string) string {
+	return uuid.NewSHA1(outboxNamespace, []byte(pageUID+"\x00"+event+"\x00"+key)).String()
+}
+
+// enqueue stores ev and its deliveries in the outbox. An event that was
+// enqueued before (same id) is not an error: the announcement was made.
+func (n *Notifier) enqueue(ctx context.Context, ev store.OutboxEvent) error {
+	if len(ev.Channels) == 0 {
+		return nil
 	}
-	if len(n.Key) == 0 {
-		ctrl.LoggerFrom(ctx).Info("status page subscription key is not set: unsubscribe links and webhook signing secrets change when the process restarts")
+	if err := n.Store.EnqueueEvents(ctx, ev); err != nil {
+		ds, lerr := n.Store.ListDeliveries(ctx, store.DeliveryQuery{EventID: ev.ID, Limit: 1})
+		if lerr != nil || len(ds) == 0 {
+			return fmt.Errorf("enqueue %s notification: %w", ev.Kind, err)
+		}
+		ctrl.LoggerFrom(ctx).V(1).Info("status page notification was enqueued before", "event", ev.Kind, "id", ev.ID)
+		return nil
 	}
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for {
-				select {
-				case <-ctx.Done():
-					return
-				case d := <-n.queue:
-					n.attempt(ctx, d)
-				}
-			}
-		})
+	if n.Kick != nil {
+		n.Kick()
 	}
-	wg.Wait()
 	return nil
 }
 
-// enqueue queues a delivery without blocking; it reports false (and logs)
-// when the queue is full.
-func (n *Notifier) enqueue(ctx context.Context, d *delivery) bool {
+// DeliverOutbox sends one outbox delivery to its subscriber; the alerting
+// worker calls it (it implements alerting.Target). The subscriber is read
+// again, so one who unsubscribed meanwhile gets nothing, and the links and
+// signing secret of the message are derived now.
+func (n *Notifier) DeliverOutbox(ctx context.Context, d store.Delivery) (int, bool, error) {
 	n.init()
-	select {
-	case n.queue <- d:
-		return true
-	default:
-		ctrl.LoggerFrom(ctx).Error(errors.New("delivery queue is full"), "dropped status page notification",
-			"event", d.msg.Event, "subscriber", d.sub.ID)
-		return false
+	sub, err := n.Store.GetSubscriber(ctx, strings.TrimPrefix(d.ChannelID, OutboxPrefix))
+	if errors.Is(err, store.ErrNotFound) {
+		return 0, true, errors.New("the subscriber no longer exists")
 	}
-}
-
-// attempt delivers once and schedules a retry when that may help.
-func (n *Notifier) attempt(ctx context.Context, d *delivery) {
-	d.attempt++
-	actx, cancel := context.WithTimeout(ctx, attemptTimeout)
-	err := n.send(actx, d)
-	cancel()
-	log := ctrl.LoggerFrom(ctx).WithValues("event", d.msg.Event, "subscriber", d.sub.ID, "channel", d.sub.Channel, "attempt", d.attempt)
-	if err == nil {
-		log.V(1).Info("delivered status page notification")
-		return
+	if err != nil {
+		return 0, false, fmt.Errorf("read subscriber: %w", err)
 	}
-	maxAttempts := n.MaxAttempts
-	if maxAttempts <= 0 {
-		maxAttempts = DefaultMaxAttempts
+	var msg Message
+	if err := json.Unmarshal(d.Payload, &msg); err != nil {
+		return 0, true, fmt.Errorf("decode notification: %w", err)
 	}
-	var perm *permanentError
-	if errors.As(err, &perm) || d.attempt >= maxAttempts {
-		log.Error(err, "gave up on status page notification")
-		return
-	}
-	base := n.RetryBase
-	if base <= 0 {
-		base = DefaultRetryBase
-	}
-	wait := base << (2 * (d.attempt - 1))
-	log.V(1).Info("status page notification failed, retrying", "error", err.Error(), "in", wait)
-	time.AfterFunc(wait, func() {
-		if ctx.Err() == nil {
-			n.enqueue(ctx, d)
+	if msg.Event == EventSubscriptionConfirm {
+		if sub.Confirmed() {
+			return 0, false, nil // confirmed meanwhile: nothing to ask
 		}
-	})
+		if sub.ConfirmationSentAt == nil {
+			return 0, true, errors.New("the subscriber has no pending confirmation")
+		}
+		msg.ConfirmURL = msg.Page.URL + "/confirm?token=" + n.confirmToken(sub.ID, *sub.ConfirmationSentAt)
+		if sub.Channel == store.SubscriberWebhook {
+			// The endpoint's owner, not whoever submitted the form, learns
+			// the secret that signs the notifications.
+			msg.SigningSecret = n.SigningSecret(sub.ID)
+		}
+	} else {
+		if !sub.Confirmed() {
+			return 0, true, errors.New("the subscriber is not confirmed")
+		}
+		msg.UnsubscribeURL = msg.Page.URL + "/unsubscribe?token=" + n.unsubscribeToken(sub.ID)
+	}
+	status, err := n.send(ctx, d.ID, sub, msg)
+	var perm *permanentError
+	return status, errors.As(err, &perm), err
 }
 
 // permanentError is a failure that retrying cannot fix.
@@ -326,65 +315,76 @@ type permanentError struct{ err error }
 func (e *permanentError) Error() string { return e.err.Error() }
 func (e *permanentError) Unwrap() error { return e.err }
 
-// send performs one delivery.
-func (n *Notifier) send(ctx context.Context, d *delivery) error {
-	switch d.sub.Channel {
+// send performs one delivery of msg to sub; id is the delivery id (the
+// X-Service-Delivery header of webhooks, stable across retries).
+func (n *Notifier) send(ctx context.Context, id string, sub store.Subscriber, msg Message) (int, error) {
+	switch sub.Channel {
 	case store.SubscriberEmail:
 		if n.Mailer == nil {
-			return &permanentError{errors.New("no mailer is configured")}
+			return 0, &permanentError{errors.New("no mailer is configured")}
 		}
-		if err := n.Mailer.SendMail(ctx, d.sub.Address, emailSubject(d.msg), messageText(d.msg)); err != nil {
-			return fmt.Errorf("send e-mail: %w", err)
+		if err := n.Mailer.SendMail(ctx, sub.Address, emailSubject(msg), messageText(msg)); err != nil {
+			return 0, fmt.Errorf("send e-mail: %w", err)
 		}
-		return nil
+		return 0, nil
 	case store.SubscriberChat:
-		body, _ := json.Marshal(map[string]string{"text": chatText(d.msg)})
-		return n.post(ctx, d, body, false)
+		body, _ := json.Marshal(map[string]string{"text": chatText(msg)})
+		return n.post(ctx, id, sub, msg.Event, body, false)
 	case store.SubscriberWebhook:
 		if n.Sign == nil {
-			return &permanentError{errors.New("webhook signing is not configured")}
+			return 0, &permanentError{errors.New("webhook signing is not configured")}
 		}
-		body, err := json.Marshal(d.msg)
+		body, err := json.Marshal(msg)
 		if err != nil {
-			return &permanentError{fmt.Errorf("encode webhook body: %w", err)}
+			return 0, &permanentError{fmt.Errorf("encode webhook body: %w", err)}
 		}
-		return n.post(ctx, d, body, true)
+		return n.post(ctx, id, sub, msg.Event, body, true)
 	}
-	return &permanentError{fmt.Errorf("unknown channel %q", d.sub.Channel)}
+	return 0, &permanentError{fmt.Errorf("unknown channel %q", sub.Channel)}
 }
 
 // post sends a JSON POST to the subscriber's URL, signed for webhooks.
-func (n *Notifier) post(ctx context.Context, d *delivery, body []byte, signed bool) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.sub.Address, bytes.NewReader(body))
+func (n *Notifier) post(ctx context.Context, id string, sub store.Subscriber, event string, body []byte, signed bool) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, sub.Address, bytes.NewReader(body))
 	if err != nil {
-		return &permanentError{errors.New("invalid subscriber URL")}
+		return 0, &permanentError{errors.New("invalid subscriber URL")}
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", userAgent)
 	if signed {
 		ts := strconv.FormatInt(n.now().Unix(), 10)
-		req.Header.Set(headerEvent, d.msg.Event)
-		req.Header.Set(headerDelivery, d.id)
+		req.Header.Set(headerEvent, event)
+		req.Header.Set(headerDelivery, id)
 		req.Header.Set(headerTimestamp, ts)
-		req.Header.Set(headerSignature, n.Sign([]byte(n.SigningSecret(d.sub.ID)), ts, body))
+		req.Header.Set(headerSignature, n.Sign([]byte(n.SigningSecret(sub.ID)), ts, body))
 	}
 	resp, err := n.client.Do(req)
 	if err != nil {
 		if netguard.IsBlocked(err) {
-			return &permanentError{err}
+			return 0, &permanentError{err}
 		}
-		return fmt.Errorf("post to subscriber: %w", err)
+		return 0, fmt.Errorf("post to subscriber: %w", redactURL(err))
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	_ = resp.Body.Close()
 	switch c := resp.StatusCode; {
 	case c >= 200 && c < 300:
-		return nil
+		return c, nil
 	case c == http.StatusRequestTimeout || c == http.StatusTooManyRequests || c >= 500:
-		return fmt.Errorf("subscriber answered %d", c)
+		return c, fmt.Errorf("subscriber answered %d", c)
 	default:
-		return &permanentError{fmt.Errorf("subscriber answered %d", c)}
+		return c, &permanentError{fmt.Errorf("subscriber answered %d", c)}
 	}
+}
+
+// redactURL drops the request URL from a transport error: chat URLs are
+// credentials, and the error is stored in the delivery's attempt log.
+func redactURL(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
 }
 
 func emailSubject(m Message) string {
@@ -443,19 +443,24 @@ func (n *Notifier) messagePage(page *monv1.StatusPage) MessagePage {
 	return MessagePage{Slug: Slug(page), Title: page.Spec.Title, URL: n.pageURL(page)}
 }
 
-// broadcast queues msg for every confirmed subscriber of page.
-func (n *Notifier) broadcast(ctx context.Context, page *monv1.StatusPage, msg Message) error {
+// broadcast enqueues msg for every confirmed subscriber of page; key names
+// what is announced (with the page and event it makes the outbox event id).
+func (n *Notifier) broadcast(ctx context.Context, page *monv1.StatusPage, msg Message, key string) error {
 	subs, err := n.Store.ListSubscribers(ctx, string(page.UID), true)
 	if err != nil {
 		return fmt.Errorf("list subscribers of status page %s: %w", page.Name, err)
 	}
 	msg.Page = n.messagePage(page)
-	for _, s := range subs {
-		m := msg
-		m.UnsubscribeURL = n.pageURL(page) + "/unsubscribe?token=" + n.unsubscribeToken(s.ID)
-		n.enqueue(ctx, &delivery{id: uuid.NewString(), sub: s, msg: m})
+	payload, err := json.Marshal(msg)
+	if err != nil {
+		return fmt.Errorf("encode notification: %w", err)
 	}
-	return nil
+	ev := store.OutboxEvent{ID: eventID(string(page.UID), msg.Event, key), Namespace: page.Namespace, Kind: msg.Event,
+		Payload: payload}
+	for _, s := range subs {
+		ev.Channels = append(ev.Channels, OutboxPrefix+s.ID)
+	}
+	return n.enqueue(ctx, ev)
 }
 
 // monitorPages returns the published pages of namespace ns that list the
@@ -533,7 +538,9 @@ func (n *Notifier) incidentEvent(ctx context.Context, ns, monitorUID, incidentID
 			title = incidentTitle(names[i], nil)
 		}
 		msg := Message{Event: event, Title: title, Text: text, IncidentID: incidentID, Monitors: []string{names[i]}, At: now}
-		if err := n.broadcast(ctx, &pages[i], msg); err != nil {
+		// An update is identified by its text: the same note announced
+		// twice is enqueued once.
+		if err := n.broadcast(ctx, &pages[i], msg, incidentID+"\x00"+text); err != nil {
 			return err
 		}
 	}
@@ -541,9 +548,10 @@ func (n *Notifier) incidentEvent(ctx context.Context, ns, monitorUID, incidentID
 }
 
 // Maintenance notifies the subscribers of the published pages of the
-// window's namespace that show a monitor the window covers that it started
-// (started) or ended. The maintenance controller calls it on the transition.
-func (n *Notifier) Maintenance(ctx context.Context, window *monv1.MaintenanceWindow, started bool) error {
+// window's namespace that show a monitor the window covers that its
+// occurrence starting at occurrence started (started) or ended. The
+// maintenance controller calls it on the transition.
+func (n *Notifier) Maintenance(ctx context.Context, window *monv1.MaintenanceWindow, started bool, occurrence time.Time) error {
 	var pages monv1.StatusPageList
 	if err := n.Reader.List(ctx, &pages, client.InNamespace(window.Namespace)); err != nil {
 		return fmt.Errorf("list status pages: %w", err)
@@ -574,7 +582,7 @@ func (n *Notifier) Maintenance(ctx context.Context, window *monv1.MaintenanceWin
 		}
 		msg := Message{Event: event, Title: title, Text: window.Spec.Description, WindowID: string(window.UID),
 			Monitors: affected, At: n.now().UTC()}
-		if err := n.broadcast(ctx, page, msg); err != nil {
+		if err := n.broadcast(ctx, page, msg, string(window.UID)+"\x00"+strconv.FormatInt(occurrence.Unix(), 10)); err != nil {
 			return err
 		}
 	}

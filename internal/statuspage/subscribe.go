@@ -2,9 +2,7 @@ package statuspage
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -14,6 +12,7 @@ import (
 	"net/http"
 	"net/mail"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -113,49 +112,42 @@ func hashToken(token string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-func newToken() string {
-	b := make([]byte, 32)
-	_, _ = rand.Read(b)
-	return base64.RawURLEncoding.EncodeToString(b)
-}
-
 // subscribe stores a pending subscriber (or finds the existing one) and
-// queues its confirmation. An address that is already confirmed, or whose
+// enqueues its confirmation. An address that is already confirmed, or whose
 // confirmation was sent moments ago, gets nothing, and the caller answers
-// the same either way: the endpoint does not tell who is subscribed.
+// the same either way: the endpoint does not tell who is subscribed. The
+// stored hash is that of the token the delivery derives from the subscriber
+// id and the time the confirmation was sent (confirmToken).
 func (n *Notifier) subscribe(ctx context.Context, page *monv1.StatusPage, ch store.SubscriberChannel, addr string) error {
 	if (ch == store.SubscriberEmail && n.Mailer == nil) || (ch == store.SubscriberWebhook && n.Sign == nil) {
 		return errChannelUnavailable
 	}
-	token := newToken()
-	now := n.now().UTC()
+	now := n.now().UTC().Truncate(time.Second)
+	id := uuid.NewString()
 	sub, err := n.Store.AddSubscriber(ctx, store.Subscriber{
-		PageUID: string(page.UID), Namespace: page.Namespace, Channel: ch, Address: addr,
-		ConfirmTokenHash: hashToken(token), ConfirmationSentAt: &now, CreatedAt: now,
+		ID: id, PageUID: string(page.UID), Namespace: page.Namespace, Channel: ch, Address: addr,
+		ConfirmTokenHash: hashToken(n.confirmToken(id, now)), ConfirmationSentAt: &now, CreatedAt: now,
 	})
 	switch {
 	case errors.Is(err, store.ErrSubscriberExists):
 		if sub.Confirmed() || (sub.ConfirmationSentAt != nil && now.Sub(*sub.ConfirmationSentAt) < resendAfter) {
 			return nil
 		}
-		if err := n.Store.RenewSubscriberToken(ctx, sub.ID, hashToken(token), now); err != nil {
+		if err := n.Store.RenewSubscriberToken(ctx, sub.ID, hashToken(n.confirmToken(sub.ID, now)), now); err != nil {
 			return fmt.Errorf("renew confirmation: %w", err)
 		}
 	case err != nil:
 		return fmt.Errorf("add subscriber: %w", err)
 	}
-	msg := Message{
-		Event: EventSubscriptionConfirm, Page: n.messagePage(page),
-		Title: "Confirm your subscription", At: now,
-		ConfirmURL: n.pageURL(page) + "/confirm?token=" + token,
+	msg := Message{Event: EventSubscriptionConfirm, Page: n.messagePage(page), Title: "Confirm your subscription", At: now}
+	payload, err := json.Marshal(msg)
+	if err != nil {
+		return fmt.Errorf("encode confirmation: %w", err)
 	}
-	if ch == store.SubscriberWebhook {
-		// The endpoint's owner, not whoever submitted the form, learns the
-		// secret that signs the notifications.
-		msg.SigningSecret = n.SigningSecret(sub.ID)
-	}
-	n.enqueue(ctx, &delivery{id: uuid.NewString(), sub: sub, msg: msg})
-	return nil
+	return n.enqueue(ctx, store.OutboxEvent{
+		ID: eventID(string(page.UID), msg.Event, sub.ID+"\x00"+strconv.FormatInt(now.Unix(), 10)), Namespace: page.Namespace,
+		Kind: msg.Event, Payload: payload, Channels: []string{OutboxPrefix + sub.ID},
+	})
 }
 
 // ServeSubscribe handles POST /s/:slug/subscribe: a form or JSON body with

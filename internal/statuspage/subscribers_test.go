@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -21,7 +22,32 @@ import (
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/alerting"
 	"github.com/uptime-operator/uptime-operator/internal/statuspage"
+	"github.com/uptime-operator/uptime-operator/internal/store"
+	"github.com/uptime-operator/uptime-operator/internal/store/sqlite"
 )
+
+// testKey is the notifiers' key: shared, like the manager's Secret, so a
+// notifier started later derives the same links.
+var testKey = []byte("0123456789abcdef0123456789abcdef")
+
+// newNotifier is a Notifier on st that sends through hook's client
+// (httptest servers share one certificate).
+func newNotifier(st store.Store, mails statuspage.Mailer, hook *receiver) *statuspage.Notifier {
+	return &statuspage.Notifier{
+		Reader: cached, Store: st, Mailer: mails, Client: hook.srv.Client(), Sign: alerting.Sign,
+		BaseURL: baseURL, Key: testKey,
+	}
+}
+
+// runWorker runs an alerting worker over st's outbox that delivers
+// notifier's deliveries, as the manager does, until ctx ends.
+func runWorker(ctx context.Context, st store.Store, notifier *statuspage.Notifier, backoff func(int) time.Duration) *alerting.Worker {
+	w := &alerting.Worker{Store: st, Targets: map[string]alerting.Target{statuspage.OutboxPrefix: notifier},
+		PollInterval: 20 * time.Millisecond, Backoff: backoff}
+	notifier.Kick = w.Kick
+	go func() { _ = w.Run(ctx) }()
+	return w
+}
 
 // mailbox is a Mailer that keeps what it is asked to send.
 type mailbox struct {
@@ -51,6 +77,8 @@ type receiver struct {
 	mu        sync.Mutex
 	got       []receivedPost
 	failFirst int
+	// tried is when each request arrived, failed ones included.
+	tried []time.Time
 }
 
 type receivedPost struct {
@@ -64,6 +92,7 @@ func newReceiver(failFirst int) *receiver {
 		body, _ := io.ReadAll(r.Body)
 		rc.mu.Lock()
 		defer rc.mu.Unlock()
+		rc.tried = append(rc.tried, time.Now())
 		if rc.failFirst > 0 {
 			rc.failFirst--
 			w.WriteHeader(http.StatusServiceUnavailable)
@@ -72,6 +101,12 @@ func newReceiver(failFirst int) *receiver {
 		rc.got = append(rc.got, receivedPost{r.Header.Clone(), body})
 	}))
 	return rc
+}
+
+func (rc *receiver) attempts() []time.Time {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return append([]time.Time(nil), rc.tried...)
 }
 
 func (rc *receiver) posts() []receivedPost {
@@ -93,6 +128,7 @@ var _ = Describe("Subscribers", Ordered, func() {
 		api      *monv1.Monitor
 		page     monv1.StatusPage
 		stop     context.CancelFunc
+		subDB    store.Store
 	)
 
 	post := func(path string, body string, contentType string) *httptest.ResponseRecorder {
@@ -142,14 +178,18 @@ var _ = Describe("Subscribers", Ordered, func() {
 		hook, chat = newReceiver(1), newReceiver(0)
 		DeferCleanup(hook.srv.Close)
 		DeferCleanup(chat.srv.Close)
-		notifier = &statuspage.Notifier{
-			Reader: cached, Store: db, Mailer: mails, Client: hook.srv.Client() /* httptest servers share one certificate */, Sign: alerting.Sign,
-			BaseURL: baseURL, Key: []byte("0123456789abcdef0123456789abcdef"), RetryBase: 50 * time.Millisecond,
-		}
+		// The notifier's outbox is a store of its own, so the suite's
+		// manager (whose worker delivers its own store's outbox) does not
+		// take these deliveries.
+		var err error
+		subDB, err = sqlite.Open(ctx, filepath.Join(GinkgoT().TempDir(), "subscribers.db"), sqlite.Options{})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(subDB.Close)
+		notifier = newNotifier(subDB, mails, hook)
 		pub = &statuspage.Public{Reader: cached, Secrets: k8s, Store: db, BaseURL: baseURL, Notifier: notifier}
 		var nctx context.Context
 		nctx, stop = context.WithCancel(ctx)
-		go func() { _ = notifier.Start(nctx) }()
+		runWorker(nctx, subDB, notifier, func(int) time.Duration { return 50 * time.Millisecond })
 		DeferCleanup(func() { stop() })
 	})
 
@@ -191,7 +231,7 @@ var _ = Describe("Subscribers", Ordered, func() {
 		Expect(link).To(ContainSubstring("/s/subs-page/confirm?token="))
 		token := tokenLink.FindStringSubmatch(link)[3]
 
-		subs, err := db.ListSubscribers(ctx, string(page.UID), false)
+		subs, err := subDB.ListSubscribers(ctx, string(page.UID), false)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(subs).To(HaveLen(1))
 		Expect(subs[0].ConfirmTokenHash).NotTo(BeEmpty())
@@ -287,12 +327,14 @@ var _ = Describe("Subscribers", Ordered, func() {
 			Spec: monv1.MaintenanceWindowSpec{Title: "Database upgrade", Description: "Ten minutes of read-only mode.",
 				Scope: "monitors", Monitors: []monv1.LocalObjectReference{{Name: "api"}}},
 		}
-		Expect(notifier.Maintenance(ctx, window, true)).To(Succeed())
+		occurrence := time.Now().Truncate(time.Minute)
+		Expect(notifier.Maintenance(ctx, window, true, occurrence)).To(Succeed())
+		Expect(notifier.Maintenance(ctx, window, true, occurrence)).To(Succeed(), "announced again: enqueued once")
 		Eventually(mails.all).Should(HaveLen(3))
 		Expect(mails.all()[2].subject).To(Equal("[Subs status] Maintenance started: Database upgrade"))
 		other := window.DeepCopy()
 		other.Spec.Monitors = []monv1.LocalObjectReference{{Name: "elsewhere"}}
-		Expect(notifier.Maintenance(ctx, other, false)).To(Succeed())
+		Expect(notifier.Maintenance(ctx, other, false, occurrence)).To(Succeed())
 		Consistently(mails.all, "300ms").Should(HaveLen(3), "a window that covers none of the page's monitors")
 
 		unsub := tokenLink.FindString(mails.all()[2].text)

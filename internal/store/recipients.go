@@ -32,8 +32,11 @@ type AlertRecipientStore interface {
 	ListAlertRecipients(ctx context.Context, namespace string) ([]AlertRecipient, error)
 	// RecordRecipientConfirmation records that a confirmation with a token
 	// hashing to tokenHash was sent to email at sentAt, replacing any pending
-	// token. A confirmed recipient is left as it is. It returns the row.
-	RecordRecipientConfirmation(ctx context.Context, namespace, email, tokenHash string, sentAt time.Time) (AlertRecipient, error)
+	// token, and enqueues events (the confirmation email itself) in the same
+	// transaction, so a recorded confirmation is always delivered. A
+	// confirmed recipient is left as it is and nothing is enqueued. It
+	// returns the row.
+	RecordRecipientConfirmation(ctx context.Context, namespace, email, tokenHash string, sentAt time.Time, events ...OutboxEvent) (AlertRecipient, error)
 	// ConfirmAlertRecipient confirms the pending recipient whose token hashes
 	// to tokenHash when its confirmation was sent at or after sentAfter (so
 	// old links expire) and forgets the hash; ErrNotFound otherwise.

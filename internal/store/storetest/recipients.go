@@ -14,8 +14,14 @@ func testAlertRecipients(t *testing.T, s store.Store) {
 	must(t, err)
 	eq(t, "nobody asked yet", len(list), 0)
 
-	rec, err := s.RecordRecipientConfirmation(c, "ns", " Ops@Example.com ", "hash-1", base)
+	confirmEvent := func(id string) store.OutboxEvent {
+		return store.OutboxEvent{ID: id, Namespace: "ns", Kind: "recipient.confirm", Channels: []string{"recipient:ops@example.com"}}
+	}
+	rec, err := s.RecordRecipientConfirmation(c, "ns", " Ops@Example.com ", "hash-1", base, confirmEvent("rc-1"))
 	must(t, err)
+	ds, err := s.ListDeliveries(c, store.DeliveryQuery{EventID: "rc-1"})
+	must(t, err)
+	eq(t, "confirmation enqueued with the record", len(ds), 1)
 	eq(t, "address kept lower-case", rec.Email, "ops@example.com")
 	eq(t, "pending", rec.Confirmed(), false)
 	eq(t, "one sent", rec.ConfirmationsSent, 1)
@@ -43,8 +49,11 @@ func testAlertRecipients(t *testing.T, s store.Store) {
 	}
 
 	// Sending again to a confirmed recipient changes nothing.
-	rec, err = s.RecordRecipientConfirmation(c, "ns", "ops@example.com", "hash-3", base.Add(time.Hour))
+	rec, err = s.RecordRecipientConfirmation(c, "ns", "ops@example.com", "hash-3", base.Add(time.Hour), confirmEvent("rc-3"))
 	must(t, err)
+	ds, err = s.ListDeliveries(c, store.DeliveryQuery{EventID: "rc-3"})
+	must(t, err)
+	eq(t, "nothing enqueued for a confirmed recipient", len(ds), 0)
 	eq(t, "still confirmed", rec.Confirmed(), true)
 	eq(t, "count kept", rec.ConfirmationsSent, 2)
 	eq(t, "no pending token", rec.ConfirmTokenHash, "")

@@ -48,7 +48,7 @@ func (s *Store) ListAlertRecipients(ctx context.Context, namespace string) ([]st
 }
 
 // RecordRecipientConfirmation implements store.Store.
-func (s *Store) RecordRecipientConfirmation(ctx context.Context, namespace, email, tokenHash string, sentAt time.Time) (store.AlertRecipient, error) {
+func (s *Store) RecordRecipientConfirmation(ctx context.Context, namespace, email, tokenHash string, sentAt time.Time, events ...store.OutboxEvent) (store.AlertRecipient, error) {
 	email = strings.ToLower(strings.TrimSpace(email))
 	if namespace == "" || email == "" || tokenHash == "" {
 		return store.AlertRecipient{}, fmt.Errorf("%w: an alert recipient needs a namespace, an email and a token", store.ErrInvalid)
@@ -69,7 +69,10 @@ func (s *Store) RecordRecipientConfirmation(ctx context.Context, namespace, emai
 		if err != nil {
 			return fmt.Errorf("read alert recipient: %w", err)
 		}
-		return nil
+		if rec.Confirmed() {
+			return nil
+		}
+		return s.enqueue(ctx, q, events)
 	})
 	return rec, err
 }
