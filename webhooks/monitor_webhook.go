@@ -14,6 +14,7 @@ import (
 
 	"github.com/robfig/cron/v3"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -471,6 +472,17 @@ func validateHeaders(hs []monv1.HTTPHeader, path *field.Path) field.ErrorList {
 	for i, h := range hs {
 		if (h.Value == nil) == (h.ValueFrom == nil) {
 			errs = append(errs, field.Invalid(path.Index(i), h.Name, "exactly one of value and valueFrom is required"))
+		}
+		if ref := h.ValueFrom; ref != nil {
+			// The Secret may be created later (the Configured condition
+			// reports a missing one), but the reference must be one.
+			p := path.Index(i).Child("valueFrom")
+			for _, msg := range validation.IsDNS1123Subdomain(ref.Name) {
+				errs = append(errs, field.Invalid(p.Child("name"), ref.Name, msg))
+			}
+			for _, msg := range validation.IsConfigMapKey(ref.Key) {
+				errs = append(errs, field.Invalid(p.Child("key"), ref.Key, msg))
+			}
 		}
 	}
 	return errs

@@ -396,9 +396,13 @@ func (s *Server) buildPlan(ctx context.Context, ns string, specs []*monitorBody,
 			ch.MonitorID = &id
 			cur := ch.current.DeepCopy()
 			webhooks.DefaultMonitor(cur, plan)
-			before = managedView(&cur.Spec)
+			inlined, err := s.inlineCredentials(ctx, cur)
+			if err != nil {
+				return nil, err
+			}
+			before = managedView(inlined)
 		}
-		ch.Diff = diffViews(before, managedView(&desired.Spec))
+		ch.Diff = redactDiff(diffViews(before, managedView(&desired.Spec)), ch.current, desired)
 		switch {
 		case ch.current == nil:
 			ch.Action = actionCreate
@@ -596,7 +600,7 @@ func (s *Server) applyChange(ctx context.Context, ch *planChange) (*monv1.Monito
 // token before it is created, so the response carries its heartbeat_url.
 func (s *Server) createKeyed(ctx context.Context, m *monv1.Monitor) (*monv1.Monitor, error) {
 	monv1.EnsureHeartbeatToken(m)
-	if err := s.opts.Client.Create(ctx, m); err != nil {
+	if err := s.createWithCredentials(ctx, m); err != nil {
 		return nil, s.writeFailed(ctx, m.Namespace, err, monitorFieldPath)
 	}
 	s.wrote(m)
@@ -615,7 +619,11 @@ func (s *Server) updateKeyed(ctx context.Context, cur *monv1.Monitor, spec *moni
 		if err := s.applyMonitorBody(ctx, m, spec, modeCode); err != nil {
 			return err
 		}
-		return s.validateMonitor(ctx, m)
+		if err := s.validateMonitor(ctx, m); err != nil {
+			return err
+		}
+		_, err := s.keepCredentials(ctx, m)
+		return err
 	})
 	if err != nil {
 		return nil, s.writeFailed(ctx, m.Namespace, err, monitorFieldPath)

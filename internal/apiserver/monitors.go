@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/credentials"
 	"github.com/uptime-operator/uptime-operator/controllers"
 	"github.com/uptime-operator/uptime-operator/internal/engine"
 	"github.com/uptime-operator/uptime-operator/internal/netguard"
@@ -194,6 +195,11 @@ func (s *Server) applyMonitorBody(ctx context.Context, m *monv1.Monitor, b *moni
 			}
 			spec.NotificationEmails = list
 		}
+	}
+	// [REDACTED] values keep what is stored (refused on create).
+	sent, err := restoreRedacted(sent, cur)
+	if err != nil {
+		return err
 	}
 	merged := mergeConfig(cur, sent)
 	if b.Config.Set && b.Config.Null {
@@ -484,9 +490,11 @@ type configEntry struct {
 	config     json.RawMessage
 }
 
-// encodeConfig is configOf as JSON (an object, keys sorted).
-func encodeConfig(spec *monv1.MonitorSpec) json.RawMessage {
-	raw, err := json.Marshal(configOf(spec))
+// encodeConfig is the config of m as responses show it: configOf of the
+// redacted spec (credentials read [REDACTED]) as JSON (an object, keys
+// sorted).
+func encodeConfig(m *monv1.Monitor) json.RawMessage {
+	raw, err := json.Marshal(configOf(credentials.Redact(&m.Spec, m.Name)))
 	if err != nil {
 		// configOf holds only encoded values; this cannot happen.
 		panic(fmt.Sprintf("encode monitor config: %v", err))
@@ -502,7 +510,7 @@ const maxConfigEntries = 100_000
 // only read them.
 func (c *configCache) get(m *monv1.Monitor) json.RawMessage {
 	if m.UID == "" || m.Generation == 0 {
-		return encodeConfig(&m.Spec)
+		return encodeConfig(m)
 	}
 	c.mu.Lock()
 	e, ok := c.entries[m.UID]
@@ -510,7 +518,7 @@ func (c *configCache) get(m *monv1.Monitor) json.RawMessage {
 	if ok && e.generation == m.Generation {
 		return e.config
 	}
-	cfg := encodeConfig(&m.Spec)
+	cfg := encodeConfig(m)
 	c.mu.Lock()
 	if c.entries == nil || len(c.entries) >= maxConfigEntries {
 		c.entries = map[types.UID]configEntry{}
@@ -665,7 +673,11 @@ func (s *Server) updateMonitor(w http.ResponseWriter, r *http.Request) {
 		if err := s.applyMonitorBody(ctx, m, &b, modeUpdate); err != nil {
 			return err
 		}
-		return s.validateMonitor(ctx, m)
+		if err := s.validateMonitor(ctx, m); err != nil {
+			return err
+		}
+		_, err := s.keepCredentials(ctx, m)
+		return err
 	})
 	if err != nil {
 		s.writeErr(w, r, s.writeFailed(ctx, m.Namespace, err, monitorFieldPath))

@@ -115,7 +115,7 @@ func (e *Engine) RunCheck(ctx context.Context, m *monv1.Monitor, region string, 
 	if m.Spec.Type == monv1.MonitorCron {
 		return probeapi.Result{}, fmt.Errorf("cron monitors are checked by their heartbeats, not by probes")
 	}
-	a, err := ToAssignment(ctx, e.opts.Secrets, m)
+	a, err := ToAssignment(ctx, e.credentials, m)
 	if err != nil {
 		return probeapi.Result{}, err
 	}

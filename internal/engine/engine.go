@@ -115,6 +115,10 @@ type Engine struct {
 
 	probe    probeState
 	contacts sharedContacts
+
+	// credentials reads the Secrets that assignments resolve (a short-lived
+	// cache over opts.Secrets).
+	credentials SecretReader
 }
 
 // monitorState is what one replica keeps of a monitor besides the store.
@@ -169,12 +173,16 @@ func New(opts Options) *Engine {
 	if opts.Log.GetSink() == nil {
 		opts.Log = logr.Discard()
 	}
-	return &Engine{
+	e := &Engine{
 		opts:     opts,
 		monitors: map[string]*monitorState{},
 		updates:  make(chan event.TypedGenericEvent[*monv1.Monitor], 4096),
 		probe:    newProbeState(),
 	}
+	if opts.Secrets != nil {
+		e.credentials = newSecretCache(opts.Secrets, credentialsTTL, opts.Now)
+	}
+	return e
 }
 
 // Updates is the channel the Monitor controller watches: the engine sends a

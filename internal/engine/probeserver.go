@@ -166,7 +166,7 @@ func (e *Engine) AssignmentList(ctx context.Context, region string) (*probeapi.A
 			!slices.Contains(monitorRegions(m), region) {
 			continue
 		}
-		a, err := ToAssignment(ctx, e.opts.Secrets, m)
+		a, err := ToAssignment(ctx, e.credentials, m)
 		if err != nil {
 			e.opts.Log.V(1).Info("monitor not assigned", "monitor", m.Name, "namespace", m.Namespace, "reason", err.Error())
 			continue

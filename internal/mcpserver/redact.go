@@ -1,154 +1,22 @@
 package mcpserver
 
 import (
-	"fmt"
 	"net/url"
-	"strconv"
 	"strings"
+
+	"github.com/uptime-operator/uptime-operator/internal/credentials"
 )
 
-// Redacted stands for a stored credential in monitor config shown to the
-// assistant; sent back in an update it keeps the stored value.
-const Redacted = "[REDACTED]"
+// Redacted stands for a stored credential (see package credentials, which
+// redacts monitors for REST and MCP alike).
+const Redacted = credentials.Redacted
 
-// sensitiveKeys are config key fragments whose string values are
-// credentials.
-var sensitiveKeys = []string{"password", "passwd", "secret", "token", "apikey", "api_key", "authorization", "credential", "private_key", "cookie", "bearer"}
+// RedactConfig is credentials.RedactConfig.
+func RedactConfig(cfg map[string]any) map[string]any { return credentials.RedactConfig(cfg) }
 
-func sensitiveKey(k string) bool {
-	k = strings.ToLower(k)
-	for _, s := range sensitiveKeys {
-		if strings.Contains(k, s) {
-			return true
-		}
-	}
-	return false
-}
-
-// RedactConfig returns a copy of a monitor config with stored credentials
-// replaced by [REDACTED]: every literal header value (at any depth, e.g. in
-// multi-step steps) and every string under a key that names a password,
-// token, secret or key. Secret references are shown as they are: they name
-// a Secret, they do not hold the value.
-func RedactConfig(cfg map[string]any) map[string]any {
-	if cfg == nil {
-		return nil
-	}
-	out, _ := redactValue(cfg, "").(map[string]any)
-	return out
-}
-
-func redactValue(v any, key string) any {
-	switch t := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(t))
-		for k, x := range t {
-			if strings.EqualFold(k, "headers") {
-				out[k] = redactHeaders(x)
-				continue
-			}
-			out[k] = redactValue(x, k)
-		}
-		return out
-	case []any:
-		out := make([]any, len(t))
-		for i, x := range t {
-			out[i] = redactValue(x, key)
-		}
-		return out
-	case string:
-		if t != "" && sensitiveKey(key) {
-			return Redacted
-		}
-		return t
-	default:
-		return v
-	}
-}
-
-func redactHeaders(v any) any {
-	hs, ok := v.(map[string]any)
-	if !ok {
-		return redactValue(v, "headers")
-	}
-	out := make(map[string]any, len(hs))
-	for name, val := range hs {
-		if s, ok := val.(string); ok {
-			if s == "" {
-				out[name] = s
-			} else {
-				out[name] = Redacted
-			}
-			continue
-		}
-		out[name] = redactValue(val, name)
-	}
-	return out
-}
-
-// RestoreRedacted replaces every [REDACTED] string in sent with the value
-// at the same place in the stored config cur. It fails when a [REDACTED]
-// has no stored value to keep.
+// RestoreRedacted is credentials.RestoreRedacted.
 func RestoreRedacted(sent, cur map[string]any) (map[string]any, error) {
-	out, err := restoreValue(sent, cur, "config")
-	if err != nil {
-		return nil, err
-	}
-	m, _ := out.(map[string]any)
-	return m, nil
-}
-
-func restoreValue(sent, cur any, path string) (any, error) {
-	switch t := sent.(type) {
-	case string:
-		if t != Redacted {
-			return t, nil
-		}
-		if cur == nil {
-			return nil, fmt.Errorf("%s is %s but there is no stored value to keep; send the real value", path, Redacted)
-		}
-		return cur, nil
-	case map[string]any:
-		cm, _ := cur.(map[string]any)
-		out := make(map[string]any, len(t))
-		for k, v := range t {
-			var cv any
-			if cm != nil {
-				cv = cm[k]
-				if cv == nil && path != "config" && strings.HasSuffix(path, ".headers") {
-					// Header names are case-insensitive.
-					for ck, x := range cm {
-						if strings.EqualFold(ck, k) {
-							cv = x
-						}
-					}
-				}
-			}
-			r, err := restoreValue(v, cv, path+"."+k)
-			if err != nil {
-				return nil, err
-			}
-			out[k] = r
-		}
-		return out, nil
-	case []any:
-		ca, _ := cur.([]any)
-		out := make([]any, len(t))
-		for i, v := range t {
-			var cv any
-			if i < len(ca) {
-				cv = ca[i]
-			}
-			r, err := restoreValue(v, cv, path+"["+strconv.Itoa(i)+"]")
-			if err != nil {
-				return nil, err
-			}
-			out[i] = r
-		}
-		return out, nil
-	default:
-		return sent, nil
-	}
+	return credentials.RestoreRedacted(sent, cur)
 }
 
 // containsRedacted reports whether v holds a [REDACTED] string anywhere.

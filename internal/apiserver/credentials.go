@@ -1,0 +1,205 @@
+package apiserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilrand "k8s.io/apimachinery/pkg/util/rand"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/credentials"
+)
+
+// Credentials written through the REST API (monitor header values: basic
+// auth, bearer tokens, API keys) never stay in the Monitor's spec: before
+// the Monitor is written they go to its credentials Secret, owned by the
+// Monitor, and the spec references them (package credentials). Responses
+// show them as [REDACTED], and a [REDACTED] sent back keeps the stored
+// value.
+
+// credentialsLabel marks the Secrets the REST API keeps credentials in.
+const credentialsLabel = "monitoring.uptime-operator.io/credentials-of"
+
+// restoreRedacted replaces the [REDACTED] values of a sent config object by
+// the values at the same place of the current one (the real, unredacted
+// config; nil on create, where [REDACTED] is refused).
+func restoreRedacted(sent, cur map[string]json.RawMessage) (map[string]json.RawMessage, error) {
+	if !bytes.Contains(mustJSON(sent), []byte(credentials.Redacted)) {
+		return sent, nil
+	}
+	var s, c map[string]any
+	_ = json.Unmarshal(mustJSON(sent), &s)
+	if cur != nil {
+		_ = json.Unmarshal(mustJSON(cur), &c)
+	}
+	restored, err := credentials.RestoreRedacted(s, c)
+	if err != nil {
+		return nil, validationError(fieldErr("config", "%v", err))
+	}
+	out := map[string]json.RawMessage{}
+	for k, v := range restored {
+		raw, err := json.Marshal(v)
+		if err != nil {
+			return nil, fmt.Errorf("encode restored config: %w", err)
+		}
+		out[k] = raw
+	}
+	return out, nil
+}
+
+func mustJSON(v any) []byte {
+	raw, _ := json.Marshal(v)
+	return raw
+}
+
+// keepCredentials moves the literal credential values of m's spec into m's
+// credentials Secret, creating or updating it, so that the spec written
+// next holds references only. A Monitor not created yet is named here
+// (from its GenerateName) so the Secret's name is known; its Secret is
+// owned once the Monitor exists (adoptCredentials). It reports whether it
+// created the Secret.
+func (s *Server) keepCredentials(ctx context.Context, m *monv1.Monitor) (bool, error) {
+	if m.Name == "" {
+		if !credentials.HasInline(&m.Spec) {
+			return false, nil
+		}
+		m.Name, m.GenerateName = m.GenerateName+utilrand.String(5), ""
+	}
+	var sec corev1.Secret
+	key := client.ObjectKey{Namespace: m.Namespace, Name: credentials.SecretName(m.Name)}
+	err := s.opts.Reader.Get(ctx, key, &sec)
+	switch {
+	case apierrors.IsNotFound(err):
+		if !credentials.HasInline(&m.Spec) {
+			return false, nil
+		}
+		sec = corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name, Labels: map[string]string{credentialsLabel: m.Name}},
+			Type:       corev1.SecretTypeOpaque,
+			Data:       credentials.Externalize(&m.Spec, m.Name, nil),
+		}
+		setCredentialsOwner(&sec, m)
+		if err := s.opts.Client.Create(ctx, &sec); err != nil {
+			return false, fmt.Errorf("create credentials secret: %w", err)
+		}
+		return true, nil
+	case err != nil:
+		return false, fmt.Errorf("read credentials secret: %w", err)
+	case sec.Labels[credentialsLabel] != m.Name:
+		// Someone else's Secret has the name: never write over it.
+		return false, validationError(fieldErr("config.headers",
+			"secret %s exists and does not hold this monitor's credentials; reference it with secret_ref or rename it", key.Name))
+	}
+	data := credentials.Externalize(&m.Spec, m.Name, sec.Data)
+	if maps.EqualFunc(data, sec.Data, bytes.Equal) && !setCredentialsOwner(&sec, m) {
+		return false, nil
+	}
+	sec.Data = data
+	if err := s.opts.Client.Update(ctx, &sec); err != nil {
+		return false, fmt.Errorf("update credentials secret: %w", err)
+	}
+	return false, nil
+}
+
+// setCredentialsOwner makes m (once created) the owner of its credentials
+// Secret, so the garbage collector deletes the Secret with the Monitor. It
+// reports whether it changed sec.
+func setCredentialsOwner(sec *corev1.Secret, m *monv1.Monitor) bool {
+	if m.UID == "" {
+		return false
+	}
+	for _, o := range sec.OwnerReferences {
+		if o.UID == m.UID {
+			return false
+		}
+	}
+	sec.OwnerReferences = append(sec.OwnerReferences, metav1.OwnerReference{
+		APIVersion: monv1.GroupVersion.String(), Kind: "Monitor", Name: m.Name, UID: m.UID,
+	})
+	return true
+}
+
+// adoptCredentials runs after a Monitor was created: its credentials
+// Secret, made before it, gets it as owner. Without an owner the Secret
+// would outlive the Monitor, so a failure is returned.
+func (s *Server) adoptCredentials(ctx context.Context, m *monv1.Monitor) error {
+	var sec corev1.Secret
+	err := s.opts.Reader.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: credentials.SecretName(m.Name)}, &sec)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read credentials secret: %w", err)
+	}
+	if !setCredentialsOwner(&sec, m) {
+		return nil
+	}
+	if err := s.opts.Client.Update(ctx, &sec); err != nil {
+		return fmt.Errorf("own credentials secret: %w", err)
+	}
+	return nil
+}
+
+// dropCredentials deletes the credentials Secret made for a Monitor whose
+// creation then failed.
+func (s *Server) dropCredentials(ctx context.Context, m *monv1.Monitor) {
+	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: m.Namespace, Name: credentials.SecretName(m.Name)}}
+	_ = client.IgnoreNotFound(s.opts.Client.Delete(ctx, sec))
+}
+
+// createWithCredentials creates m after moving its credentials to its
+// Secret, and makes m the Secret's owner.
+func (s *Server) createWithCredentials(ctx context.Context, m *monv1.Monitor) error {
+	made, err := s.keepCredentials(ctx, m)
+	if err != nil {
+		return err
+	}
+	if err := s.opts.Client.Create(ctx, m); err != nil {
+		if made {
+			s.dropCredentials(ctx, m)
+		}
+		return err
+	}
+	return s.adoptCredentials(ctx, m)
+}
+
+// inlineCredentials is m's spec with the values of its credentials Secret
+// in place of the references to it, so a plan compares credentials as
+// written (code sends them in plain text).
+func (s *Server) inlineCredentials(ctx context.Context, m *monv1.Monitor) (*monv1.MonitorSpec, error) {
+	var sec corev1.Secret
+	err := s.opts.Reader.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: credentials.SecretName(m.Name)}, &sec)
+	if apierrors.IsNotFound(err) || (err == nil && sec.Labels[credentialsLabel] != m.Name) {
+		return &m.Spec, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read credentials secret: %w", err)
+	}
+	return credentials.Inline(&m.Spec, m.Name, sec.Data), nil
+}
+
+// redactDiff shows the changed fields of a plan with credentials redacted:
+// a changed credential is listed, its values read [REDACTED].
+func redactDiff(diff []fieldChange, cur, desired *monv1.Monitor) []fieldChange {
+	var from map[string]json.RawMessage
+	if cur != nil {
+		from = managedView(credentials.Redact(&cur.Spec, cur.Name))
+	}
+	to := managedView(credentials.Redact(&desired.Spec, desired.Name))
+	for i := range diff {
+		if v, ok := from[diff[i].Field]; ok {
+			diff[i].From = v
+		}
+		if v, ok := to[diff[i].Field]; ok {
+			diff[i].To = v
+		}
+	}
+	return diff
+}
