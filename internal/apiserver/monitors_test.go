@@ -159,7 +159,7 @@ var _ = Describe("Monitors", func() {
 		cfg := m["config"].(map[string]any)
 		Expect(cfg).To(HaveKeyWithValue("method", "POST"))
 		Expect(cfg).To(HaveKeyWithValue("timeout", 5000.0))
-		Expect(cfg["headers"]).To(Equal(map[string]any{"X-Token": "abc"}))
+		Expect(cfg["headers"]).To(Equal(map[string]any{"X-Token": "[REDACTED]"}), "header values are credentials")
 		// notification_emails sent with an API key is ignored.
 		Expect(cfg).NotTo(HaveKey("notification_emails"))
 
@@ -211,7 +211,7 @@ var _ = Describe("Monitors", func() {
 			case "multistep":
 				Expect(cr.Spec.Multistep.Steps).To(HaveLen(2))
 				Expect(cr.Spec.Multistep.Steps[0].Extract[0].Variable).To(Equal("tok"))
-				Expect(cfg["steps"].([]any)[1].(map[string]any)["headers"]).To(Equal(map[string]any{"Authorization": "Bearer {{tok}}"}))
+				Expect(cfg["steps"].([]any)[1].(map[string]any)["headers"]).To(Equal(map[string]any{"Authorization": "[REDACTED]"}))
 			case "mcp":
 				Expect(cr.Spec.MCP.ToolCall.ArgumentsJSON).To(MatchJSON(`{"q":"x"}`))
 				Expect(cfg["tool_call"]).To(Equal(map[string]any{"name": "search", "arguments": map[string]any{"q": "x"}}))

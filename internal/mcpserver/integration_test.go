@@ -15,10 +15,14 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/apikeys"
+	"github.com/uptime-operator/uptime-operator/internal/credentials"
 	"github.com/uptime-operator/uptime-operator/internal/manager"
 	"github.com/uptime-operator/uptime-operator/internal/mcpserver"
 	"github.com/uptime-operator/uptime-operator/internal/testenv"
@@ -222,7 +226,19 @@ var _ = Describe("MCP tools over the real REST API", Ordered, func() {
 		Expect(json.NewDecoder(resp.Body).Decode(&stored)).To(Succeed())
 		resp.Body.Close()
 		Expect(stored.Config).To(HaveKeyWithValue("method", "HEAD"))
-		Expect(stored.Config["headers"]).To(HaveKeyWithValue("Authorization", "Bearer topsecret"))
+		Expect(stored.Config["headers"]).To(HaveKeyWithValue("Authorization", mcpserver.Redacted), "REST redacts too")
+		var mons monv1.MonitorList
+		Expect(env.Client.List(ctx, &mons, client.InNamespace("default"))).To(Succeed())
+		var cr *monv1.Monitor
+		for i := range mons.Items {
+			if string(mons.Items[i].UID) == m.ID {
+				cr = &mons.Items[i]
+			}
+		}
+		Expect(cr).NotTo(BeNil())
+		var sec corev1.Secret
+		Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: credentials.SecretName(cr.Name)}, &sec)).To(Succeed())
+		Expect(string(sec.Data["http.authorization"])).To(Equal("Bearer topsecret"), "the stored value was kept")
 
 		text, isErr = call(cs, "service_pause_monitor", map[string]any{"monitor_id": m.ID})
 		Expect(isErr).To(BeFalse(), text)
