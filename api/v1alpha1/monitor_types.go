@@ -172,11 +172,18 @@ type HTTPHeader struct {
 	// +kubebuilder:validation:MaxLength=256
 	// +kubebuilder:validation:Pattern=`^[!#$%&'*+.^_|~0-9A-Za-z-]+$`
 	Name string `json:"name"`
-	// value is the literal header value.
+	// value is the literal header value. It is stored in the Monitor as
+	// written, so anyone who may read Monitors reads it: give credentials
+	// (basic-auth, bearer tokens, API keys) as valueFrom. Values written
+	// through the REST API are moved to the Monitor's own Secret
+	// <monitor>-credentials (owned by the Monitor) and referenced from here.
 	// +optional
 	// +kubebuilder:validation:MaxLength=8192
 	Value *string `json:"value,omitempty"`
-	// valueFrom reads the value from a Secret key, for credentials.
+	// valueFrom reads the value from a key of a Secret of the Monitor's
+	// namespace, for credentials. Agents receive the value in their
+	// assignments only; the Secret may be created after the Monitor (its
+	// Configured condition reports a missing one).
 	// +optional
 	ValueFrom *SecretKeySelector `json:"valueFrom,omitempty"`
 }
