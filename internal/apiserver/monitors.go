@@ -20,8 +20,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
-	"github.com/uptime-operator/uptime-operator/internal/credentials"
 	"github.com/uptime-operator/uptime-operator/controllers"
+	"github.com/uptime-operator/uptime-operator/internal/credentials"
 	"github.com/uptime-operator/uptime-operator/internal/engine"
 	"github.com/uptime-operator/uptime-operator/internal/netguard"
 	"github.com/uptime-operator/uptime-operator/internal/plans"

@@ -149,4 +149,3 @@ func restoreValue(sent, cur any, path string) (any, error) {
 		return sent, nil
 	}
 }
-
