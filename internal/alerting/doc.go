@@ -11,6 +11,10 @@
 // records every attempt, retries on the specification's schedule and keeps
 // each AlertChannel's delivery status and Failing condition current.
 // Delivery is at least once: receivers de-duplicate on the delivery id.
+// Other services put their own messages in the same outbox (status page
+// subscriber notifications, alert recipients' confirmation emails) and
+// register a Target for their channel-id prefix: the Worker delivers those
+// with the same leases, attempt log and retry schedule.
 //
 // Email goes over SMTP (SMTP), phone alerts through a Twilio-compatible API
 // (Twilio), and the code-hosting channel links the issue it opens to its
