@@ -73,6 +73,18 @@ test: envtest ## Run verify, then every test (envtest control plane, SQLite, Pos
 		echo "test: KUBEBUILDER_ASSETS=$$KUBEBUILDER_ASSETS"; \
 		go test -count=1 -timeout 30m ./... 2>&1 | tee /tmp/uptime-operator-test.log
 
+.PHONY: e2e
+e2e: envtest ## End to end on a single-node Kubernetes built from source: image, helm install, probe Pods, incidents (root; see README).
+	@go test -tags e2e -count=1 -timeout 90m -v ./test/e2e/ 2>&1 | tee /tmp/uptime-operator-e2e.log
+
+.PHONY: cluster-up
+cluster-up: ## Start the local single-node cluster (hack/cluster.sh up).
+	@hack/cluster.sh up
+
+.PHONY: cluster-down
+cluster-down: ## Stop the local cluster and undo its changes to the host.
+	@hack/cluster.sh down
+
 .PHONY: bench
 bench: envtest ## Run the benchmarks and print their figures.
 	@eval "$$(hack/postgres.sh | tail -n 1)"; \
@@ -115,3 +127,21 @@ undeploy: ## Remove the operator deployed with `make deploy`.
 .PHONY: docker-build
 docker-build: ## Build the container image (needs a Docker engine).
 	docker build -t uptime-operator:dev .
+
+IMAGE_REPO ?= ghcr.io/uptime-operator/uptime-operator
+IMAGE_TAG ?= $(shell sed -n 's/^appVersion: "\(.*\)"/\1/p' charts/uptime-operator/Chart.yaml)
+IMAGE_TAR ?= $(LOCALBIN)/uptime-operator-image.tar
+CA_BUNDLE ?= /etc/ssl/certs/ca-certificates.crt
+
+.PHONY: image
+image: ## Build the image without a container engine or registry: $(IMAGE_TAR) (load it with ctr/podman/docker).
+	@test -s $(CA_BUNDLE) || { echo "image: no CA bundle at $(CA_BUNDLE) (apt-get install ca-certificates)"; exit 1; }
+	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 go build -trimpath \
+		-ldflags "-s -w -X github.com/uptime-operator/uptime-operator/internal/cli.Version=v$(IMAGE_TAG)" \
+		-o $(LOCALBIN)/image/uptime-operator .
+	go run ./hack/ociimage -o $(IMAGE_TAR) -tag $(IMAGE_REPO):$(IMAGE_TAG) \
+		-file $(LOCALBIN)/image/uptime-operator:/uptime-operator:0755 \
+		-ca $(CA_BUNDLE) -nonroot -user 65532:65532 \
+		-entrypoint /uptime-operator -cmd manager \
+		-label org.opencontainers.image.title=uptime-operator \
+		-label org.opencontainers.image.version=v$(IMAGE_TAG)

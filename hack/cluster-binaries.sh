@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# Builds the node binaries that hack/cluster.sh needs and that envtest does not:
+# kube-controller-manager, kube-scheduler, kubelet and kube-proxy from
+# k8s.io/kubernetes, CoreDNS from github.com/coredns/coredns, and helm (for
+# `make e2e`) from helm.sh/helm/v3, all from the
+# Go module proxy (no download site for prebuilt binaries is reachable here).
+#
+# The approach is hack/envtest-binaries.sh's: a throwaway module requiring
+# k8s.io/kubernetes with a replace for every staging module that its go.mod
+# points at ./staging (read from that go.mod, so the list never drifts).
+#
+# The binaries are cached outside the clone, so only the first run pays for the
+# build (about 6 minutes of CPU for the four Kubernetes programs and 4 for
+# CoreDNS on a 2-core machine with a warm module cache).
+#
+# Idempotent: prints the binary directory and exits at once when all exist.
+# Usage: hack/cluster-binaries.sh            (prints the binary dir on the last line)
+set -euo pipefail
+
+K8S_VERSION="${K8S_VERSION:-1.37.2}"
+STAGING_VERSION="${STAGING_VERSION:-v0.37.2}"
+COREDNS_VERSION="${COREDNS_VERSION:-v1.14.7}"
+HELM_VERSION="${HELM_VERSION:-v3.22.0}"
+CACHE="${UPTIME_CLUSTER_CACHE:-$HOME/.cache/uptime-operator/cluster}"
+BIN="$CACHE/bin/k8s-${K8S_VERSION}"
+
+say() { echo "cluster-binaries: $*" >&2; }
+
+k8s_bins=(kube-controller-manager kube-scheduler kubelet kube-proxy)
+missing=()
+for b in "${k8s_bins[@]}"; do [[ -x "$BIN/$b" ]] || missing+=("$b"); done
+if [[ ${#missing[@]} -eq 0 && -x "$BIN/coredns" && -x "$BIN/helm" ]]; then
+  echo "$BIN"
+  exit 0
+fi
+
+mkdir -p "$BIN"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+export GOFLAGS="-buildvcs=false"
+export CGO_ENABLED=0
+
+if [[ ${#missing[@]} -gt 0 ]]; then
+  say "building ${missing[*]} v${K8S_VERSION} from the Go module proxy (several minutes)"
+  mkdir -p "$work/k8s"
+  (
+    cd "$work/k8s"
+    go mod init cluster.local/kube >/dev/null 2>&1
+    go mod edit -require="k8s.io/kubernetes@v${K8S_VERSION}"
+    modfile="$(go mod download -json "k8s.io/kubernetes@v${K8S_VERSION}" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')"
+    for m in $(sed -n 's#^\s*\(k8s.io/[a-z0-9-]*\) => ./staging/.*#\1#p' "$modfile"); do
+      go mod edit -replace="${m}=${m}@${STAGING_VERSION}"
+    done
+    {
+      echo '//go:build tools'
+      echo
+      echo 'package tools'
+      echo
+      echo 'import ('
+      for b in "${missing[@]}"; do echo "	_ \"k8s.io/kubernetes/cmd/$b\""; done
+      echo ')'
+    } > tools.go
+    say "resolving modules"
+    go mod tidy >/dev/null
+    for b in "${missing[@]}"; do
+      say "compiling $b"
+      go build -trimpath -ldflags "-s -w -X k8s.io/component-base/version.gitVersion=v${K8S_VERSION}" -o "$BIN/$b.tmp" "k8s.io/kubernetes/cmd/$b"
+      mv "$BIN/$b.tmp" "$BIN/$b"
+    done
+  )
+fi
+
+if [[ ! -x "$BIN/coredns" ]]; then
+  say "building CoreDNS ${COREDNS_VERSION} from the Go module proxy (a few minutes)"
+  mkdir -p "$work/coredns"
+  (
+    cd "$work/coredns"
+    go mod init cluster.local/coredns >/dev/null 2>&1
+    go mod edit -require="github.com/coredns/coredns@${COREDNS_VERSION}"
+    # The module's own go.mod has no replace directives that matter for the
+    # plugins compiled in by default, so building its main package works.
+    printf '//go:build tools\n\npackage tools\n\nimport _ "github.com/coredns/coredns"\n' > tools.go
+    go mod tidy >/dev/null
+    go build -trimpath -ldflags "-s -w" -o "$BIN/coredns.tmp" github.com/coredns/coredns
+    mv "$BIN/coredns.tmp" "$BIN/coredns"
+  )
+fi
+
+if [[ ! -x "$BIN/helm" ]]; then
+  # helm drives `make e2e` as a cluster admin would; its module builds as is.
+  say "building helm ${HELM_VERSION} from the Go module proxy"
+  GOBIN="$work/helm" go install -trimpath -ldflags "-s -w" "helm.sh/helm/v3/cmd/helm@${HELM_VERSION}"
+  mv "$work/helm/helm" "$BIN/helm"
+fi
+
+echo "$BIN"

@@ -1,0 +1,121 @@
+//go:build e2e
+
+// Package e2e proves the product on a real single-node Kubernetes cluster
+// (hack/cluster.sh): the image built here, `helm install` of the chart, probe
+// Pods per region, incidents confirmed by both regions, signed webhook
+// deliveries to a Pod, the aggregated API with RBAC, a manager Pod restart,
+// `helm upgrade` and `helm uninstall`, and HA replicas on PostgreSQL.
+//
+// Run it with `make e2e`. The test binary starts on the host: it brings the
+// cluster up (or reuses it), builds and loads the images, and then re-executes
+// itself inside the node's network namespace, where the apiserver, Service
+// IPs and Pod IPs are reachable and nothing else is.
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+)
+
+// envInside marks the re-executed test binary inside the node's namespace.
+const envInside = "UPTIME_E2E_INSIDE"
+
+// repoRoot is the clone the suite runs from (test/e2e is two levels down).
+var repoRoot = func() string {
+	wd, _ := os.Getwd()
+	return filepath.Clean(filepath.Join(wd, "..", ".."))
+}()
+
+func TestMain(m *testing.M) {
+	if os.Getenv(envInside) == "" {
+		if err := prepareAndEnter(); err != nil {
+			fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
+			os.Exit(1)
+		}
+		return // not reached: prepareAndEnter execs
+	}
+	os.Exit(m.Run())
+}
+
+func TestE2E(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "uptime-operator end to end")
+}
+
+// prepareAndEnter brings the cluster up, builds and loads the operator and
+// test images, and execs this binary again inside the node's network
+// namespace with the cluster's kubeconfig and tools on PATH.
+func prepareAndEnter() error {
+	say := func(f string, a ...any) { fmt.Fprintf(os.Stderr, "e2e: "+f+"\n", a...) }
+	run := func(name string, args ...string) (string, error) {
+		cmd := exec.Command(name, args...)
+		cmd.Dir = repoRoot
+		cmd.Stderr = os.Stderr
+		out, err := cmd.Output()
+		if err != nil {
+			return "", fmt.Errorf("%s %s: %w", name, strings.Join(args, " "), err)
+		}
+		return string(out), nil
+	}
+	say("bringing the cluster up (hack/cluster.sh up)")
+	if _, err := run("hack/cluster.sh", "up"); err != nil {
+		return err
+	}
+	say("building the operator image (make image) and the test server image")
+	if _, err := run("make", "--no-print-directory", "image", "IMAGE_TAR="+imageTar); err != nil {
+		return err
+	}
+	if _, err := run("go", "build", "-trimpath", "-o", filepath.Join(repoRoot, "bin", "e2e", "testserver"), "./test/e2e/testserver"); err != nil {
+		return err
+	}
+	if _, err := run("go", "run", "./hack/ociimage", "-o", testImageTar, "-tag", testImage,
+		"-file", "bin/e2e/testserver:/testserver:0755", "-entrypoint", "/testserver", "-user", "65532:65532"); err != nil {
+		return err
+	}
+	say("loading the images into the node")
+	if _, err := run("hack/cluster.sh", "load", imageTar, testImageTar); err != nil {
+		return err
+	}
+	envOut, err := run("hack/cluster.sh", "env")
+	if err != nil {
+		return err
+	}
+	env := os.Environ()
+	for _, kv := range strings.Fields(strings.TrimPrefix(strings.TrimSpace(envOut), "export ")) {
+		kv = strings.ReplaceAll(kv, "$PATH", os.Getenv("PATH"))
+		env = append(env, kv)
+	}
+	env = append(env, envInside+"=1")
+	netns := "uptime-k8s"
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "UPTIME_CLUSTER_NETNS="); ok {
+			netns = v
+		}
+	}
+	nsenter, err := exec.LookPath("nsenter")
+	if err != nil {
+		return err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	say("entering network namespace %s", netns)
+	args := append([]string{"nsenter", "--net=/run/netns/" + netns, "--", self}, os.Args[1:]...)
+	return syscall.Exec(nsenter, args, env)
+}
+
+var (
+	imageTar     = filepath.Join(repoRoot, "bin", "e2e", "uptime-operator-image.tar")
+	testImageTar = filepath.Join(repoRoot, "bin", "e2e", "testserver-image.tar")
+)
+
+const testImage = "uptime-e2e/testserver:dev"

@@ -1,0 +1,267 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+)
+
+// The node's address, where the suite (inside the node's namespace) serves
+// the PostgreSQL forwarder that Pods reach.
+const nodeIP = "10.250.0.1"
+
+// pgSocketDir is where hack/postgres.sh's server keeps its unix socket: the
+// suite reaches the host's server through it, since no TCP path leads from
+// the node's namespace to the host's loopback.
+func pgSocketDir() string {
+	if d := os.Getenv("PG_DATA"); d != "" {
+		return d
+	}
+	base := os.Getenv("XDG_CACHE_HOME")
+	if base == "" {
+		base = filepath.Join(os.Getenv("HOME"), ".cache")
+	}
+	return filepath.Join(base, "uptime-operator", "pg")
+}
+
+const pgPort = "55432"
+
+// forwardPostgres listens on the node's address and copies every connection
+// to the host server's unix socket, until the listener is closed.
+func forwardPostgres() (io.Closer, error) {
+	ln, err := net.Listen("tcp", net.JoinHostPort(nodeIP, pgPort))
+	if err != nil {
+		return nil, err
+	}
+	sock := filepath.Join(pgSocketDir(), ".s.PGSQL."+pgPort)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				u, err := net.Dial("unix", sock)
+				if err != nil {
+					return
+				}
+				defer u.Close()
+				go func() { _, _ = io.Copy(u, c) }()
+				_, _ = io.Copy(c, u)
+			}()
+		}
+	}()
+	return ln, nil
+}
+
+// haScenario runs the outage again with two manager replicas on PostgreSQL
+// and the two regions' agents sending to different replicas: one incident,
+// confirmed by both, one delivery per event.
+func haScenario(targetIP, receiverIP *string, valuesFile *string) {
+	It("HA on PostgreSQL: two replicas, agents on different replicas, one incident and one delivery per event", func() {
+		fwd, err := forwardPostgres()
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(fwd.Close)
+
+		ctx := context.Background()
+		conn, err := pgx.Connect(ctx, fmt.Sprintf("host=%s port=%s user=uptime dbname=postgres sslmode=disable", pgSocketDir(), pgPort))
+		Expect(err).NotTo(HaveOccurred(), "hack/postgres.sh's server (socket in %s)", pgSocketDir())
+		_, err = conn.Exec(ctx, `DROP DATABASE IF EXISTS uptime_e2e WITH (FORCE)`)
+		Expect(err).NotTo(HaveOccurred())
+		_, err = conn.Exec(ctx, `CREATE DATABASE uptime_e2e`)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(conn.Close(ctx)).To(Succeed())
+
+		_, _ = kubectl("create", "namespace", ns)
+		_, _ = kubectl("-n", ns, "delete", "secret", "e2e-pg")
+		mustKubectl("-n", ns, "create", "secret", "generic", "e2e-pg",
+			"--from-literal=dsn=postgres://uptime:uptime@"+nodeIP+":"+pgPort+"/uptime_e2e?sslmode=disable")
+		mustHelm("install", release, "charts/uptime-operator", "-n", ns, "-f", *valuesFile,
+			"--set", "store.type=postgres", "--set", "store.postgres.existingSecret=e2e-pg",
+			"--set", "manager.replicas=2", "--wait", "--timeout", "5m")
+		Eventually(func() []string { return managerPods(ns) }, 3*time.Minute, 2*time.Second).Should(HaveLen(2))
+		Eventually(func() string {
+			out, _ := kubectl("get", "apiservice", "v1.api.uptime-operator.io", "-o", `jsonpath={.status.conditions[?(@.type=="Available")].status}`)
+			return out
+		}, 2*time.Minute, 2*time.Second).Should(Equal("True"))
+		for _, region := range []string{"e2e-a", "e2e-b"} {
+			Eventually(func() error {
+				_, err := kubectl("-n", ns, "rollout", "status", "deploy/uptime-operator-probe-"+region, "--timeout=5s")
+				return err
+			}, 3*time.Minute, 3*time.Second).Should(Succeed())
+		}
+		Eventually(func() string {
+			out, _ := kubectl("get", "proberegions", "e2e-a", "e2e-b", "-o", "jsonpath={.items[*].status.online}")
+			return out
+		}, 2*time.Minute, 2*time.Second).Should(Equal("true true"))
+
+		spread := spreadAgents()
+		proved("HA: 2 manager replicas on PostgreSQL; agents' connections by replica: %s", spread)
+
+		Eventually(func(g Gomega) {
+			m, err := getMonitor(workNS, monName)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(string(m.Status.CurrentStatus)).To(Equal("up"))
+			g.Expect(m.Status.Regions).To(HaveLen(2))
+			for _, r := range m.Status.Regions {
+				g.Expect(r.Status).To(Equal("up"), "region %s", r.Code)
+			}
+		}, 3*time.Minute, 3*time.Second).Should(Succeed())
+		before, err := deliveries(*receiverIP)
+		Expect(err).NotTo(HaveOccurred())
+		downBefore := len(eventsFor(before, "monitor.down", ""))
+
+		code, _, err := httpDo("POST", "http://"+*targetIP+":8080/fail", nil)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(code).To(Equal(204))
+		var id string
+		Eventually(func(g Gomega) {
+			m, err := getMonitor(workNS, monName)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(string(m.Status.CurrentStatus)).To(Equal("down"))
+			g.Expect(m.Status.OpenIncident).NotTo(BeNil())
+			g.Expect(m.Status.OpenIncident.ConfirmingRegions).To(ConsistOf("e2e-a", "e2e-b"))
+			for _, r := range m.Status.Regions {
+				g.Expect(r.Status).To(Equal("down"), "region %s", r.Code)
+			}
+			id = m.Status.OpenIncident.ID
+		}, 3*time.Minute, 3*time.Second).Should(Succeed())
+		Eventually(func(g Gomega) {
+			ds, err := deliveries(*receiverIP)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(eventsFor(ds, "monitor.down", id)).To(HaveLen(1))
+			g.Expect(eventsFor(ds, "monitor.down", id)[0].Verified).To(BeTrue())
+		}, 2*time.Minute, 2*time.Second).Should(Succeed())
+		Consistently(func(g Gomega) {
+			ds, err := deliveries(*receiverIP)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(eventsFor(ds, "monitor.down", "")).To(HaveLen(downBefore + 1))
+			out, err := rawAPI("/namespaces/default/incidents")
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(incidentIDs(out)).To(Equal([]string{id}))
+		}, 2*checkInterval*time.Second, 5*time.Second).Should(Succeed())
+
+		code, _, err = httpDo("POST", "http://"+*targetIP+":8080/recover", nil)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(code).To(Equal(204))
+		Eventually(func(g Gomega) {
+			ds, err := deliveries(*receiverIP)
+			g.Expect(err).NotTo(HaveOccurred())
+			up := eventsFor(ds, "monitor.up", id)
+			g.Expect(up).To(HaveLen(1))
+			g.Expect(*up[0].Body.Resolution).To(Equal("recovered"))
+			m, err := getMonitor(workNS, monName)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(string(m.Status.CurrentStatus)).To(Equal("up"))
+		}, 3*time.Minute, 3*time.Second).Should(Succeed())
+		proved("HA: one incident %s confirmed by e2e-a and e2e-b, one monitor.down and one monitor.up (recovered), regions' states right", id)
+
+		mustHelm("uninstall", release, "-n", ns, "--wait", "--timeout", "3m")
+	})
+}
+
+// spreadAgents makes the two regions' agents send to different manager
+// replicas, restarting an agent Pod until kube-proxy puts its connection on
+// the other replica, and describes where each agent's connections go. It
+// reads the node's connection tracking table: original destination the API
+// Service, reply source the manager Pod.
+func spreadAgents() string {
+	GinkgoHelper()
+	apiIP := clusterIP(ns, "uptime-operator-api")
+	var desc string
+	Eventually(func(g Gomega) {
+		byRegion := map[string]map[string]bool{}
+		for _, region := range []string{"e2e-a", "e2e-b"} {
+			podIP := strings.TrimSpace(mustKubectl("-n", ns, "get", "pods", "-l", "uptime-operator.io/region="+region,
+				"--field-selector=status.phase=Running", "-o", "jsonpath={.items[0].status.podIP}"))
+			g.Expect(podIP).NotTo(BeEmpty())
+			byRegion[region] = replicasOf(podIP, apiIP)
+		}
+		desc = describeSpread(byRegion)
+		a, b := byRegion["e2e-a"], byRegion["e2e-b"]
+		if len(a) == 0 || len(b) == 0 {
+			g.Expect(desc).To(Equal("both agents connected"))
+		}
+		if onlyIn(a, b) && onlyIn(b, a) {
+			return
+		}
+		// Same replica: a new agent Pod gets a new connection, to a replica
+		// kube-proxy picks at random.
+		_, _ = kubectl("-n", ns, "delete", "pod", "-l", "uptime-operator.io/region=e2e-b", "--wait=true")
+		_, _ = kubectl("-n", ns, "rollout", "status", "deploy/uptime-operator-probe-e2e-b", "--timeout=60s")
+		time.Sleep(5 * time.Second)
+		g.Expect(desc).To(Equal("agents on different replicas"))
+	}, 5*time.Minute, time.Second).Should(Succeed())
+	return desc
+}
+
+// onlyIn reports whether a has a replica that b has not.
+func onlyIn(a, b map[string]bool) bool {
+	for r := range a {
+		if !b[r] {
+			return true
+		}
+	}
+	return false
+}
+
+func describeSpread(byRegion map[string]map[string]bool) string {
+	var parts []string
+	for _, region := range []string{"e2e-a", "e2e-b"} {
+		var rs []string
+		for r := range byRegion[region] {
+			rs = append(rs, r)
+		}
+		sort.Strings(rs)
+		parts = append(parts, region+"→"+strings.Join(rs, ","))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// replicasOf returns the manager Pods (by name) that podIP has established
+// connections with through the API Service.
+func replicasOf(podIP, serviceIP string) map[string]bool {
+	GinkgoHelper()
+	out, err := run("conntrack", "-L", "-p", "tcp", "-s", podIP, "-d", serviceIP)
+	Expect(err).NotTo(HaveOccurred(), out)
+	byIP := map[string]string{}
+	for _, line := range strings.Split(mustKubectl("-n", ns, "get", "pods", "-l", "app.kubernetes.io/component=manager",
+		"-o", `jsonpath={range .items[*]}{.status.podIP} {.metadata.name}{"\n"}{end}`), "\n") {
+		if f := strings.Fields(line); len(f) == 2 {
+			byIP[f[0]] = f[1]
+		}
+	}
+	got := map[string]bool{}
+	for _, line := range strings.Split(out, "\n") {
+		if !strings.Contains(line, "ESTABLISHED") {
+			continue
+		}
+		// The reply direction's src= is the second src= of the line.
+		f := strings.Fields(line)
+		n := 0
+		for _, w := range f {
+			if v, ok := strings.CutPrefix(w, "src="); ok {
+				n++
+				if n == 2 {
+					if name, ok := byIP[v]; ok {
+						got[name] = true
+					}
+				}
+			}
+		}
+	}
+	return got
+}

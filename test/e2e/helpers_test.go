@@ -1,0 +1,185 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	corev1 "k8s.io/api/core/v1"
+
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+)
+
+// run runs a command and returns its combined output.
+func run(name string, args ...string) (string, error) {
+	return runIn("", name, args...)
+}
+
+// runIn runs a command with stdin and returns its combined output.
+func runIn(stdin, name string, args ...string) (string, error) {
+	cmd := exec.Command(name, args...)
+	cmd.Dir = repoRoot
+	if stdin != "" {
+		cmd.Stdin = strings.NewReader(stdin)
+	}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return string(out), fmt.Errorf("%s %s: %w\n%s", name, strings.Join(args, " "), err, out)
+	}
+	return string(out), nil
+}
+
+func kubectl(args ...string) (string, error) { return run("kubectl", args...) }
+
+func mustKubectl(args ...string) string {
+	GinkgoHelper()
+	out, err := kubectl(args...)
+	Expect(err).NotTo(HaveOccurred())
+	return out
+}
+
+func apply(manifest string) {
+	GinkgoHelper()
+	out, err := runIn(manifest, "kubectl", "apply", "-f", "-")
+	Expect(err).NotTo(HaveOccurred(), out)
+}
+
+func helm(args ...string) (string, error) { return run("helm", args...) }
+
+func mustHelm(args ...string) string {
+	GinkgoHelper()
+	out, err := helm(args...)
+	Expect(err).NotTo(HaveOccurred())
+	return out
+}
+
+// proved prints one line of what the suite showed, for the summary.
+func proved(format string, args ...any) {
+	line := fmt.Sprintf(format, args...)
+	provedLines = append(provedLines, line)
+	fmt.Fprintf(GinkgoWriter, "PROVED: %s\n", line)
+	fmt.Fprintf(os.Stderr, "e2e: PROVED: %s\n", line)
+}
+
+var provedLines []string
+
+// getMonitor reads a Monitor as kubectl shows it.
+func getMonitor(ns, name string) (*monv1.Monitor, error) {
+	out, err := kubectl("-n", ns, "get", "monitor", name, "-o", "json")
+	if err != nil {
+		return nil, err
+	}
+	var m monv1.Monitor
+	if err := json.Unmarshal([]byte(out), &m); err != nil {
+		return nil, err
+	}
+	return &m, nil
+}
+
+// clusterIP returns a Service's cluster IP: the suite reaches Services by IP,
+// because its own resolver is the host's and must not be asked.
+func clusterIP(ns, name string) string {
+	GinkgoHelper()
+	ip := strings.TrimSpace(mustKubectl("-n", ns, "get", "svc", name, "-o", "jsonpath={.spec.clusterIP}"))
+	Expect(ip).NotTo(BeEmpty())
+	return ip
+}
+
+var httpClient = &http.Client{Timeout: 10 * time.Second}
+
+func httpDo(method, url string, body []byte) (int, []byte, error) {
+	req, err := http.NewRequest(method, url, bytes.NewReader(body))
+	if err != nil {
+		return 0, nil, err
+	}
+	resp, err := httpClient.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, b, err
+}
+
+// delivery is one request the receiver Pod got (test/e2e/testserver).
+type delivery struct {
+	ID       string `json:"id"`
+	Verified bool   `json:"verified"`
+	Body     struct {
+		Event      string  `json:"event"`
+		IncidentID string  `json:"incident_id"`
+		Resolution *string `json:"resolution"`
+		Region     *string `json:"region"`
+		Monitor    string  `json:"monitor_name"`
+	} `json:"body"`
+}
+
+func deliveries(receiverIP string) ([]delivery, error) {
+	code, body, err := httpDo("GET", "http://"+receiverIP+":8080/deliveries", nil)
+	if err != nil {
+		return nil, err
+	}
+	if code != 200 {
+		return nil, fmt.Errorf("GET /deliveries: %d", code)
+	}
+	var ds []delivery
+	return ds, json.Unmarshal(body, &ds)
+}
+
+// eventsFor returns the deliveries of one event for one incident (any
+// incident when id is empty).
+func eventsFor(ds []delivery, event, id string) []delivery {
+	var out []delivery
+	for _, d := range ds {
+		if d.Body.Event == event && (id == "" || d.Body.IncidentID == id) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// rawAPI calls the aggregated API through kube-apiserver as the admin, or
+// as another user with --as.
+func rawAPI(path string, as ...string) (string, error) {
+	args := []string{"get", "--raw", "/apis/api.uptime-operator.io/v1" + path}
+	for _, u := range as {
+		args = append(args, "--as="+u)
+	}
+	return kubectl(args...)
+}
+
+// managerPods returns the names of the manager's ready Pods that are not
+// being deleted.
+func managerPods(ns string) []string {
+	out, err := kubectl("-n", ns, "get", "pods", "-l", "app.kubernetes.io/component=manager", "-o", "json")
+	if err != nil {
+		return nil
+	}
+	var list corev1.PodList
+	if json.Unmarshal([]byte(out), &list) != nil {
+		return nil
+	}
+	var names []string
+	for _, p := range list.Items {
+		if p.DeletionTimestamp != nil {
+			continue
+		}
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
+				names = append(names, p.Name)
+			}
+		}
+	}
+	return names
+}

@@ -1,0 +1,459 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+)
+
+const (
+	ns        = "uptime-operator-system"
+	release   = "uptime-operator"
+	workNS    = "default"
+	monName   = "e2e-target"
+	webSecret = "e2e-webhook-secret"
+	// The interval and timeout of every wait on the product: a check every
+	// 15 s from two regions, and confirmation needs both.
+	checkInterval = 15
+)
+
+// chartValues installs two managed regions with one agent each, private
+// targets allowed (the target is a Pod), and the default SQLite store.
+const chartValues = `
+allowPrivateTargets: true
+regions:
+- name: e2e-a
+  displayName: Region A
+  city: Aville
+  country: DE
+  continent: europe
+  placement: {mode: managed, replicas: 1}
+- name: e2e-b
+  displayName: Region B
+  city: Beetown
+  country: US
+  continent: north-america
+  placement: {mode: managed, replicas: 1}
+`
+
+var _ = Describe("uptime-operator on a real cluster", Ordered, func() {
+	var (
+		valuesFile string
+		targetIP   string
+		receiverIP string
+		apiIP      string
+		incidentID string
+		firstPod   string
+	)
+
+	BeforeAll(func() {
+		dir := GinkgoT().TempDir()
+		valuesFile = filepath.Join(dir, "values.yaml")
+		Expect(os.WriteFile(valuesFile, []byte(chartValues), 0o644)).To(Succeed())
+		// A reused cluster may hold a previous run's release and objects.
+		_, _ = helm("uninstall", release, "-n", ns, "--wait", "--timeout", "3m")
+		_, _ = kubectl("-n", workNS, "delete", "monitors,alertchannels,statuspages", "--all", "--wait=true", "--timeout=60s")
+		_, _ = kubectl("delete", "proberegions", "--all", "--timeout=60s")
+		_, _ = kubectl("-n", workNS, "delete", "deploy,svc,secret,rolebinding", "-l", "e2e=uptime", "--timeout=60s")
+		_, _ = kubectl("delete", "namespace", ns, "--timeout=120s")
+	})
+
+	It("installs the chart: manager Ready, APIService Available, webhook refusing a bad Monitor", func() {
+		mustHelm("install", release, "charts/uptime-operator", "-n", ns, "--create-namespace",
+			"-f", valuesFile, "--wait", "--timeout", "5m")
+		mustKubectl("-n", ns, "rollout", "status", "deploy/uptime-operator-manager", "--timeout=180s")
+		Eventually(func() string {
+			out, _ := kubectl("get", "apiservice", "v1.api.uptime-operator.io",
+				"-o", `jsonpath={.status.conditions[?(@.type=="Available")].status}`)
+			return out
+		}, 2*time.Minute, 2*time.Second).Should(Equal("True"))
+		pvc := mustKubectl("-n", ns, "get", "pvc", "-o", "jsonpath={.items[0].status.phase} {.items[0].spec.volumeName}")
+		Expect(pvc).To(HavePrefix("Bound "))
+		proved("helm install: manager Ready, SQLite on PersistentVolume %s, APIService v1.api.uptime-operator.io Available", strings.Fields(pvc)[1])
+
+		bad := `apiVersion: monitoring.uptime-operator.io/v1alpha1
+kind: Monitor
+metadata: {name: e2e-bad, namespace: default}
+spec:
+  type: http
+  intervalSeconds: 30
+`
+		out, err := runIn(bad, "kubectl", "apply", "-f", "-")
+		Expect(err).To(HaveOccurred(), "a Monitor without a URL was admitted")
+		Expect(out).To(ContainSubstring("admission webhook"))
+		Expect(out).To(ContainSubstring("spec.url"))
+		proved("admission webhook refused a bad Monitor naming the field: %s", strings.TrimSpace(lastLine(out)))
+	})
+
+	It("runs the target and the webhook receiver in Pods", func() {
+		apply(fmt.Sprintf(`apiVersion: v1
+kind: Secret
+metadata: {name: %[1]s, namespace: default, labels: {e2e: uptime}}
+stringData: {secret: e2e-signing-secret-0123456789}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: e2e-target, namespace: default, labels: {e2e: uptime}}
+spec:
+  selector: {matchLabels: {app: e2e-target}}
+  template:
+    metadata: {labels: {app: e2e-target}}
+    spec:
+      containers:
+      - {name: server, image: %[2]s, imagePullPolicy: Never, ports: [{containerPort: 8080}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: e2e-target, namespace: default, labels: {e2e: uptime}}
+spec:
+  selector: {app: e2e-target}
+  ports: [{port: 8080, targetPort: 8080}]
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: e2e-receiver, namespace: default, labels: {e2e: uptime}}
+spec:
+  selector: {matchLabels: {app: e2e-receiver}}
+  template:
+    metadata: {labels: {app: e2e-receiver}}
+    spec:
+      containers:
+      - name: server
+        image: %[2]s
+        imagePullPolicy: Never
+        ports: [{containerPort: 8080}]
+        env:
+        - name: WEBHOOK_SECRET
+          valueFrom: {secretKeyRef: {name: %[1]s, key: secret}}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: e2e-receiver, namespace: default, labels: {e2e: uptime}}
+spec:
+  selector: {app: e2e-receiver}
+  ports: [{port: 8080, targetPort: 8080}]
+`, webSecret, testImage))
+		mustKubectl("-n", workNS, "rollout", "status", "deploy/e2e-target", "--timeout=120s")
+		mustKubectl("-n", workNS, "rollout", "status", "deploy/e2e-receiver", "--timeout=120s")
+		targetIP, receiverIP = clusterIP(workNS, "e2e-target"), clusterIP(workNS, "e2e-receiver")
+		apiIP = clusterIP(ns, "uptime-operator-api")
+		Eventually(func() int {
+			code, _, _ := httpDo("GET", "http://"+targetIP+":8080/", nil)
+			return code
+		}, time.Minute, time.Second).Should(Equal(200))
+	})
+
+	It("checks a Monitor from both regions' probe Pods: up everywhere", func() {
+		apply(fmt.Sprintf(`apiVersion: monitoring.uptime-operator.io/v1alpha1
+kind: AlertChannel
+metadata: {name: e2e-receiver, namespace: default}
+spec:
+  type: webhook
+  name: e2e receiver
+  webhookURL: http://e2e-receiver.default.svc.cluster.local:8080/hooks/uptime
+  signingSecretRef: {name: %s, key: secret}
+  routing: {scope: all, minSeverity: down}
+---
+apiVersion: monitoring.uptime-operator.io/v1alpha1
+kind: Monitor
+metadata: {name: %s, namespace: default}
+spec:
+  name: E2E target
+  type: http
+  url: http://e2e-target.default.svc.cluster.local:8080/
+  intervalSeconds: %d
+  regions: [e2e-a, e2e-b]
+  confirmation: {regions: 2}
+  http: {timeoutMs: 3000}
+`, webSecret, monName, checkInterval))
+
+		for _, region := range []string{"e2e-a", "e2e-b"} {
+			Eventually(func() error {
+				_, err := kubectl("-n", ns, "rollout", "status", "deploy/uptime-operator-probe-"+region, "--timeout=5s")
+				return err
+			}, 3*time.Minute, 3*time.Second).Should(Succeed(), "probe Deployment of %s", region)
+		}
+		Eventually(func() string {
+			out, _ := kubectl("get", "proberegions", "e2e-a", "e2e-b", "-o", "jsonpath={.items[*].status.online}")
+			return out
+		}, 2*time.Minute, 2*time.Second).Should(Equal("true true"))
+		sa := mustKubectl("-n", ns, "get", "deploy", "uptime-operator-probe-e2e-a", "-o",
+			"jsonpath={.spec.template.spec.serviceAccountName} {.spec.template.spec.containers[0].args}")
+		Expect(sa).To(ContainSubstring("/var/run/secrets/kubernetes.io/serviceaccount/token"))
+		proved("both regions' probe Deployments run; agents authenticated with ServiceAccount %s tokens; `kubectl get proberegions`:\n%s",
+			strings.Fields(sa)[0], mustKubectl("get", "proberegions"))
+
+		Eventually(func(g Gomega) {
+			m, err := getMonitor(workNS, monName)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(string(m.Status.CurrentStatus)).To(Equal("up"))
+			g.Expect(m.Status.Regions).To(HaveLen(2))
+			for _, r := range m.Status.Regions {
+				g.Expect(r.Status).To(Equal("up"), "region %s", r.Code)
+			}
+		}, 3*time.Minute, 3*time.Second).Should(Succeed())
+		proved("Monitor up from both regions; `kubectl get monitors`:\n%s", mustKubectl("-n", workNS, "get", "monitors"))
+	})
+
+	It("opens one incident confirmed by both regions and delivers a signed monitor.down to the receiver Pod", func() {
+		code, _, err := httpDo("POST", "http://"+targetIP+":8080/fail", nil)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(code).To(Equal(204))
+		Eventually(func(g Gomega) {
+			m, err := getMonitor(workNS, monName)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(string(m.Status.CurrentStatus)).To(Equal("down"))
+			g.Expect(m.Status.OpenIncident).NotTo(BeNil())
+			g.Expect(m.Status.OpenIncident.ConfirmingRegions).To(ConsistOf("e2e-a", "e2e-b"))
+			incidentID = m.Status.OpenIncident.ID
+		}, 3*time.Minute, 3*time.Second).Should(Succeed())
+		table := mustKubectl("-n", workNS, "get", "monitors")
+		Expect(table).To(MatchRegexp(`(?m)^%s\s+http\s+\S+\s+down`, monName))
+		proved("target failing → incident %s confirmed by e2e-a and e2e-b; `kubectl get monitors`:\n%s", incidentID, table)
+
+		Eventually(func(g Gomega) {
+			ds, err := deliveries(receiverIP)
+			g.Expect(err).NotTo(HaveOccurred())
+			down := eventsFor(ds, "monitor.down", incidentID)
+			g.Expect(down).To(HaveLen(1))
+			g.Expect(down[0].Verified).To(BeTrue())
+		}, 2*time.Minute, 2*time.Second).Should(Succeed())
+		proved("signed monitor.down for incident %s reached the receiver Pod and its signature check passed", incidentID)
+	})
+
+	It("keeps history and the open incident when the manager Pod is deleted, duplicating nothing", func() {
+		pods := managerPods(ns)
+		Expect(pods).To(HaveLen(1))
+		firstPod = pods[0]
+		before, err := rawAPI("/namespaces/default/incidents")
+		Expect(err).NotTo(HaveOccurred())
+		checksBefore := countChecks()
+		Expect(checksBefore).To(BeNumerically(">", 0))
+
+		mustKubectl("-n", ns, "delete", "pod", firstPod, "--wait=true", "--timeout=120s")
+		Eventually(func() []string { return managerPods(ns) }, 3*time.Minute, 2*time.Second).Should(
+			And(HaveLen(1), Not(ContainElement(firstPod))))
+		Eventually(func() error { _, err := rawAPI("/namespaces/default/incidents"); return err }, 2*time.Minute, 2*time.Second).Should(Succeed())
+
+		m, err := getMonitor(workNS, monName)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(m.Status.OpenIncident).NotTo(BeNil())
+		Expect(m.Status.OpenIncident.ID).To(Equal(incidentID))
+		after, err := rawAPI("/namespaces/default/incidents")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(incidentIDs(after)).To(Equal(incidentIDs(before)))
+		Expect(countChecks()).To(BeNumerically(">=", checksBefore))
+		// Two more check rounds: a restarted engine must not re-open or re-alert.
+		Consistently(func(g Gomega) {
+			ds, err := deliveries(receiverIP)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(eventsFor(ds, "monitor.down", "")).To(HaveLen(1))
+			out, err := rawAPI("/namespaces/default/incidents")
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(incidentIDs(out)).To(Equal(incidentIDs(before)))
+		}, 2*checkInterval*time.Second, 5*time.Second).Should(Succeed())
+		proved("manager Pod %s deleted: the new Pod %s mounted the same volume; %d checks kept, incident %s still open, 1 incident and 1 monitor.down delivery",
+			firstPod, managerPods(ns)[0], checksBefore, incidentID)
+	})
+
+	It("resolves the incident on recovery with one signed monitor.up, resolution recovered", func() {
+		code, _, err := httpDo("POST", "http://"+targetIP+":8080/recover", nil)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(code).To(Equal(204))
+		Eventually(func(g Gomega) {
+			m, err := getMonitor(workNS, monName)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(string(m.Status.CurrentStatus)).To(Equal("up"))
+			g.Expect(m.Status.OpenIncident).To(BeNil())
+		}, 3*time.Minute, 3*time.Second).Should(Succeed())
+		Eventually(func(g Gomega) {
+			ds, err := deliveries(receiverIP)
+			g.Expect(err).NotTo(HaveOccurred())
+			up := eventsFor(ds, "monitor.up", incidentID)
+			g.Expect(up).To(HaveLen(1))
+			g.Expect(up[0].Verified).To(BeTrue())
+			g.Expect(up[0].Body.Resolution).NotTo(BeNil())
+			g.Expect(*up[0].Body.Resolution).To(Equal("recovered"))
+			g.Expect(eventsFor(ds, "monitor.down", "")).To(HaveLen(1))
+		}, 2*time.Minute, 2*time.Second).Should(Succeed())
+		proved("target recovered → one signed monitor.up for incident %s with resolution recovered", incidentID)
+	})
+
+	It("serves a status page through the manager's Service", func() {
+		apply(fmt.Sprintf(`apiVersion: monitoring.uptime-operator.io/v1alpha1
+kind: StatusPage
+metadata: {name: e2e-status, namespace: default}
+spec:
+  title: E2E status
+  slug: e2e-status
+  isPublic: true
+  monitors:
+  - monitorRef: {name: %s}
+`, monName))
+		var body []byte
+		Eventually(func(g Gomega) {
+			code, b, err := httpDo("GET", "http://"+apiIP+":443/status/e2e-status", nil)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(code).To(Equal(200), string(b))
+			g.Expect(string(b)).To(ContainSubstring("E2E target"))
+			body = b
+		}, 2*time.Minute, 2*time.Second).Should(Succeed())
+		code, page, err := httpDo("GET", "http://"+apiIP+":443/s/e2e-status", nil)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(code).To(Equal(200))
+		Expect(string(page)).To(ContainSubstring("E2E status"))
+		proved("status page /status/e2e-status (%d bytes JSON) and /s/e2e-status (HTML) answer through Service uptime-operator-api", len(body))
+	})
+
+	It("serves the aggregated API with RBAC: the admin and a bound viewer read, a user without the role gets 403", func() {
+		out, err := rawAPI("/namespaces/default/monitors")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(out).To(ContainSubstring("E2E target"))
+		out, err = rawAPI("/namespaces/default/monitors", "e2e-nobody")
+		Expect(err).To(HaveOccurred())
+		Expect(out).To(Or(ContainSubstring("Forbidden"), ContainSubstring("403")))
+		apply(`apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: e2e-viewer, namespace: default, labels: {e2e: uptime}}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: uptime-operator-viewer}
+subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: e2e-viewer}]
+`)
+		Eventually(func() error { _, err := rawAPI("/namespaces/default/monitors", "e2e-viewer"); return err },
+			time.Minute, 2*time.Second).Should(Succeed())
+		proved("kubectl get --raw /apis/api.uptime-operator.io/v1/namespaces/default/monitors: admin and a bound viewer 200, user without the role 403 (%s)",
+			strings.TrimSpace(lastLine(out)))
+	})
+
+	It("keeps data and certificates across helm upgrade with a changed value", func() {
+		certs := secretDigest("uptime-operator-ca", "uptime-operator-webhook-cert", "uptime-operator-api-cert")
+		caBundle := mustKubectl("get", "apiservice", "v1.api.uptime-operator.io", "-o", "jsonpath={.spec.caBundle}")
+		incidents, err := rawAPI("/namespaces/default/incidents")
+		Expect(err).NotTo(HaveOccurred())
+		checks := countChecks()
+		oldPods := managerPods(ns)
+
+		mustHelm("upgrade", release, "charts/uptime-operator", "-n", ns, "-f", valuesFile,
+			"--set", "manager.logLevel=debug", "--wait", "--timeout", "5m")
+		Eventually(func() []string { return managerPods(ns) }, 3*time.Minute, 2*time.Second).Should(
+			And(HaveLen(1), Not(ContainElement(oldPods[0]))))
+		args := mustKubectl("-n", ns, "get", "deploy", "uptime-operator-manager", "-o", "jsonpath={.spec.template.spec.containers[0].args}")
+		Expect(args).To(ContainSubstring("--zap-log-level=debug"))
+		Expect(secretDigest("uptime-operator-ca", "uptime-operator-webhook-cert", "uptime-operator-api-cert")).To(Equal(certs))
+		Expect(mustKubectl("get", "apiservice", "v1.api.uptime-operator.io", "-o", "jsonpath={.spec.caBundle}")).To(Equal(caBundle))
+		Eventually(func() string {
+			out, _ := kubectl("get", "apiservice", "v1.api.uptime-operator.io", "-o", `jsonpath={.status.conditions[?(@.type=="Available")].status}`)
+			return out
+		}, 2*time.Minute, 2*time.Second).Should(Equal("True"))
+		Eventually(func() error { _, err := rawAPI("/namespaces/default/incidents"); return err }, time.Minute, 2*time.Second).Should(Succeed())
+		after, err := rawAPI("/namespaces/default/incidents")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(incidentIDs(after)).To(Equal(incidentIDs(incidents)))
+		Expect(countChecks()).To(BeNumerically(">=", checks))
+		proved("helm upgrade (manager.logLevel=debug): same CA and serving certificates, same APIService caBundle, %d checks and the incident kept", checks)
+	})
+
+	It("leaves on helm uninstall exactly what docs/install.md says", func() {
+		mustHelm("uninstall", release, "-n", ns, "--wait", "--timeout", "3m")
+		// Left: the CRDs and so every Monitor.
+		mustKubectl("get", "crd", "monitors.monitoring.uptime-operator.io")
+		mustKubectl("-n", workNS, "get", "monitor", monName)
+		// Gone: the manager, its volume claim (not annotated keep), the
+		// APIService, the webhooks, the access roles and the probe Deployments.
+		for _, gone := range [][]string{
+			{"-n", ns, "get", "deploy", "uptime-operator-manager"},
+			{"get", "apiservice", "v1.api.uptime-operator.io"},
+			{"get", "clusterrole", "uptime-operator-viewer"},
+		} {
+			_, err := kubectl(gone...)
+			Expect(err).To(HaveOccurred(), "still there after uninstall: %v", gone)
+		}
+		Eventually(func() string {
+			out, _ := kubectl("-n", ns, "get", "pvc,deploy", "-o", "name")
+			return strings.TrimSpace(out)
+		}, 2*time.Minute, 2*time.Second).Should(BeEmpty())
+		Eventually(func() string {
+			out, _ := kubectl("get", "validatingwebhookconfigurations,mutatingwebhookconfigurations", "-o", "name")
+			return out
+		}, time.Minute, 2*time.Second).ShouldNot(ContainSubstring("uptime-operator"))
+		proved("helm uninstall: CRDs and Monitors kept; manager, claim, APIService, webhooks, roles and probe Deployments removed")
+	})
+
+	haScenario(&targetIP, &receiverIP, &valuesFile)
+
+	AfterAll(func() {
+		fmt.Fprintf(os.Stderr, "\ne2e: what this run proved:\n")
+		for _, l := range provedLines {
+			fmt.Fprintf(os.Stderr, "  - %s\n", strings.ReplaceAll(l, "\n", "\n      "))
+		}
+	})
+})
+
+// lastLine is the last non-empty line of s.
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
+}
+
+// items is the list of a REST answer: the answer itself when it is an
+// array, else the first array among its fields.
+func items(answer string) []map[string]any {
+	GinkgoHelper()
+	var v any
+	Expect(json.Unmarshal([]byte(answer), &v)).To(Succeed(), answer)
+	if obj, ok := v.(map[string]any); ok {
+		for _, f := range obj {
+			if arr, ok := f.([]any); ok {
+				v = arr
+				break
+			}
+		}
+	}
+	arr, ok := v.([]any)
+	Expect(ok).To(BeTrue(), "no list in %s", answer)
+	out := make([]map[string]any, 0, len(arr))
+	for _, e := range arr {
+		m, _ := e.(map[string]any)
+		out = append(out, m)
+	}
+	return out
+}
+
+// incidentIDs are the ids of an incident list answer, in order.
+func incidentIDs(answer string) []string {
+	GinkgoHelper()
+	var ids []string
+	for _, it := range items(answer) {
+		ids = append(ids, fmt.Sprint(it["id"]))
+	}
+	return ids
+}
+
+// countChecks is how many checks of the target the store holds.
+func countChecks() int {
+	GinkgoHelper()
+	m, err := getMonitor(workNS, monName)
+	Expect(err).NotTo(HaveOccurred())
+	out, err := rawAPI(fmt.Sprintf("/namespaces/default/stats/%s/checks?limit=5000", m.UID))
+	Expect(err).NotTo(HaveOccurred())
+	return len(items(out))
+}
+
+// secretDigest hashes the data of Secrets in the release namespace.
+func secretDigest(names ...string) string {
+	GinkgoHelper()
+	h := sha256.New()
+	for _, n := range names {
+		h.Write([]byte(mustKubectl("-n", ns, "get", "secret", n, "-o", "jsonpath={.data}")))
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}

@@ -1,0 +1,109 @@
+// Command testserver is the workload of the end-to-end suite (test/e2e),
+// built into a small image of its own. One Pod of it is the monitored
+// target, another the webhook receiver:
+//
+//   - GET / answers 200 "ok" while healthy and 503 after POST /fail, until
+//     POST /recover: the suite makes the target go down and come back.
+//   - POST /hooks/uptime receives a webhook channel's deliveries and checks
+//     each signature with the verifier of docs/alerting.md (HMAC-SHA256 over
+//     timestamp + "." + body, with WEBHOOK_SECRET, within 5 minutes).
+//     GET /deliveries lists what arrived, with the check's verdict, so the
+//     suite can tell that a signed monitor.down reached a Pod in the cluster.
+package main
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"log"
+	"math"
+	"net/http"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// verified reports whether r carries a valid signature of body under secret
+// (docs/alerting.md, "Receiving webhooks").
+func verified(r *http.Request, body, secret []byte) bool {
+	ts, err := strconv.ParseInt(r.Header.Get("X-Service-Timestamp"), 10, 64)
+	if err != nil || math.Abs(float64(time.Now().Unix()-ts)) > 300 {
+		return false
+	}
+	mac := hmac.New(sha256.New, secret)
+	mac.Write([]byte(strconv.FormatInt(ts, 10) + "."))
+	mac.Write(body)
+	want := "sha256=" + hex.EncodeToString(mac.Sum(nil))
+	return hmac.Equal([]byte(want), []byte(r.Header.Get("X-Service-Signature")))
+}
+
+// Delivery is one request received on /hooks/uptime.
+type Delivery struct {
+	ID       string          `json:"id"`
+	Verified bool            `json:"verified"`
+	Body     json.RawMessage `json:"body"`
+	Received time.Time       `json:"received"`
+}
+
+func main() {
+	secret := []byte(os.Getenv("WEBHOOK_SECRET"))
+	listen := os.Getenv("LISTEN")
+	if listen == "" {
+		listen = ":8080"
+	}
+	var failing atomic.Bool
+	var mu sync.Mutex
+	var deliveries []Delivery
+
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		if failing.Load() {
+			http.Error(w, "failing on purpose", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = io.WriteString(w, "ok\n")
+	})
+	mux.HandleFunc("POST /fail", func(w http.ResponseWriter, r *http.Request) {
+		failing.Store(true)
+		log.Print("testserver: failing")
+		w.WriteHeader(http.StatusNoContent)
+	})
+	mux.HandleFunc("POST /recover", func(w http.ResponseWriter, r *http.Request) {
+		failing.Store(false)
+		log.Print("testserver: healthy")
+		w.WriteHeader(http.StatusNoContent)
+	})
+	mux.HandleFunc("POST /hooks/uptime", func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		ok := len(secret) > 0 && verified(r, body, secret)
+		d := Delivery{ID: r.Header.Get("X-Service-Delivery"), Verified: ok, Received: time.Now().UTC()}
+		if json.Valid(body) {
+			d.Body = body
+		}
+		mu.Lock()
+		deliveries = append(deliveries, d)
+		mu.Unlock()
+		log.Printf("testserver: delivery %s verified=%v %s", d.ID, ok, body)
+		if !ok {
+			http.Error(w, "bad signature", http.StatusUnauthorized)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+	mux.HandleFunc("GET /deliveries", func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(deliveries)
+	})
+	log.Printf("testserver: listening on %s", listen)
+	log.Fatal(http.ListenAndServe(listen, mux))
+}
