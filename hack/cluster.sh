@@ -318,6 +318,7 @@ control_plane_up() {
     --requestheader-username-headers X-Remote-User --requestheader-group-headers X-Remote-Group \
     --requestheader-extra-headers-prefix X-Remote-Extra- \
     --proxy-client-cert-file "$p/front-proxy-client.crt" --proxy-client-key-file "$p/front-proxy-client.key" \
+    --kubelet-preferred-address-types InternalIP,Hostname \
     --allow-privileged=true --profiling=false
   wait_for kube-apiserver 90 kubectl_ get --raw /readyz
   start kube-controller-manager "$BIN/kube-controller-manager" \
