@@ -270,7 +270,7 @@ func build(s spec) ([]byte, error) {
 			MediaType: "application/vnd.oci.image.manifest.v1+json",
 			Digest:    digest(manifestBlob), Size: int64(len(manifestBlob)),
 			Annotations: map[string]string{
-				"io.containerd.image.name":          t,
+				"io.containerd.image.name":          fullName(t),
 				"org.opencontainers.image.ref.name": refName(t),
 			},
 		})
@@ -321,6 +321,20 @@ func build(s spec) ([]byte, error) {
 		return nil, err
 	}
 	return out.Bytes(), nil
+}
+
+// fullName is ref as container runtimes name it: a reference without a
+// registry host means Docker Hub (docker.io/library/ for one component), and
+// kubelet asks the runtime for the full name.
+func fullName(ref string) string {
+	first, _, hasSlash := strings.Cut(ref, "/")
+	if hasSlash && (strings.ContainsAny(first, ".:") || first == "localhost") {
+		return ref
+	}
+	if !hasSlash {
+		return "docker.io/library/" + ref
+	}
+	return "docker.io/" + ref
 }
 
 // refName is the tag part of a reference, as the OCI layout's ref.name

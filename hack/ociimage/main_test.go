@@ -130,6 +130,21 @@ func TestBuildWritesALoadableImage(t *testing.T) {
 	}
 }
 
+func TestFullName(t *testing.T) {
+	for in, want := range map[string]string{
+		"registry.k8s.io/pause:3.10":      "registry.k8s.io/pause:3.10",
+		"uptime-e2e/testserver:dev":       "docker.io/uptime-e2e/testserver:dev",
+		"busybox:1":                       "docker.io/library/busybox:1",
+		"localhost/x:1":                   "localhost/x:1",
+		"127.0.0.1:5000/x:1":              "127.0.0.1:5000/x:1",
+		"ghcr.io/uptime-operator/x:0.1.0": "ghcr.io/uptime-operator/x:0.1.0",
+	} {
+		if got := fullName(in); got != want {
+			t.Errorf("fullName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
 func TestLayerRefusesDuplicatePaths(t *testing.T) {
 	_, err := layer([]entry{{name: "/a", data: []byte("1")}, {name: "a", data: []byte("2")}})
 	if err == nil {
