@@ -20,7 +20,9 @@ set -euo pipefail
 K8S_VERSION="${K8S_VERSION:-1.37.2}"
 STAGING_VERSION="${STAGING_VERSION:-v0.37.2}"
 COREDNS_VERSION="${COREDNS_VERSION:-v1.14.7}"
-HELM_VERSION="${HELM_VERSION:-v3.22.0}"
+# helm is the one hack/verify-chart.sh builds for `make verify` (same version, same cache).
+HELM_VERSION="${HELM_VERSION:-v3.19.0}"
+HELM_DIR="${XDG_CACHE_HOME:-$HOME/.cache}/uptime-operator/helm-$HELM_VERSION"
 CACHE="${UPTIME_CLUSTER_CACHE:-$HOME/.cache/uptime-operator/cluster}"
 BIN="$CACHE/bin/k8s-${K8S_VERSION}"
 
@@ -29,7 +31,8 @@ say() { echo "cluster-binaries: $*" >&2; }
 k8s_bins=(kube-controller-manager kube-scheduler kubelet kube-proxy)
 missing=()
 for b in "${k8s_bins[@]}"; do [[ -x "$BIN/$b" ]] || missing+=("$b"); done
-if [[ ${#missing[@]} -eq 0 && -x "$BIN/coredns" && -x "$BIN/helm" ]]; then
+if [[ ${#missing[@]} -eq 0 && -x "$BIN/coredns" && -x "$HELM_DIR/helm" ]]; then
+  ln -sf "$HELM_DIR/helm" "$BIN/helm"
   echo "$BIN"
   exit 0
 fi
@@ -86,11 +89,11 @@ if [[ ! -x "$BIN/coredns" ]]; then
   )
 fi
 
-if [[ ! -x "$BIN/helm" ]]; then
-  # helm drives `make e2e` as a cluster admin would; its module builds as is.
+if [[ ! -x "$HELM_DIR/helm" ]]; then
+  # helm drives `make e2e` as a cluster admin would.
   say "building helm ${HELM_VERSION} from the Go module proxy"
-  GOBIN="$work/helm" go install -trimpath -ldflags "-s -w" "helm.sh/helm/v3/cmd/helm@${HELM_VERSION}"
-  mv "$work/helm/helm" "$BIN/helm"
+  GOBIN="$HELM_DIR" go install "helm.sh/helm/v3/cmd/helm@${HELM_VERSION}"
 fi
+ln -sf "$HELM_DIR/helm" "$BIN/helm"
 
 echo "$BIN"
