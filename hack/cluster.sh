@@ -618,10 +618,10 @@ case "$cmd" in
     for t in "$@"; do load "$t"; done ;;
   exec)
     ASSETS="$("$ROOT/hack/envtest-binaries.sh" | tail -n1)"
-    export KUBECONFIG="$DIR/admin.kubeconfig" PATH="$ASSETS:$CACHE/bin:$PATH"
+    export KUBECONFIG="$DIR/admin.kubeconfig" PATH="$ASSETS:$CACHE/bin/k8s-1.37.2:$PATH"
     in_ns "$@" ;;
   env)
     ASSETS="$("$ROOT/hack/envtest-binaries.sh" | tail -n1)"
-    echo "export KUBECONFIG=$DIR/admin.kubeconfig PATH=$ASSETS:$CACHE/bin:\$PATH UPTIME_CLUSTER_NETNS=$NETNS" ;;
+    echo "export KUBECONFIG=$DIR/admin.kubeconfig PATH=$ASSETS:$CACHE/bin/k8s-1.37.2:\$PATH UPTIME_CLUSTER_NETNS=$NETNS" ;;
   *) die "usage: hack/cluster.sh up|down|status|load TAR…|exec CMD…|env" ;;
 esac
