@@ -88,10 +88,19 @@ func prepareAndEnter() error {
 	if err != nil {
 		return err
 	}
-	env := os.Environ()
+	set := map[string]string{}
 	for _, kv := range strings.Fields(strings.TrimPrefix(strings.TrimSpace(envOut), "export ")) {
-		kv = strings.ReplaceAll(kv, "$PATH", os.Getenv("PATH"))
-		env = append(env, kv)
+		k, v, _ := strings.Cut(kv, "=")
+		set[k] = strings.ReplaceAll(v, "$PATH", os.Getenv("PATH"))
+	}
+	var env []string
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); set[k] == "" {
+			env = append(env, kv)
+		}
+	}
+	for k, v := range set {
+		env = append(env, k+"="+v)
 	}
 	env = append(env, envInside+"=1")
 	netns := "uptime-k8s"

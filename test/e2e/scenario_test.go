@@ -86,12 +86,14 @@ kind: Monitor
 metadata: {name: e2e-bad, namespace: default}
 spec:
   type: http
+  url: http://e2e-target.default.svc.cluster.local:8080/
   intervalSeconds: 30
+  regions: [e2e-a, mars-1]
 `
+		// Only the webhook knows which regions exist (the schema cannot).
 		out, err := runIn(bad, "kubectl", "apply", "-f", "-")
-		Expect(err).To(HaveOccurred(), "a Monitor without a URL was admitted")
-		Expect(out).To(ContainSubstring("admission webhook"))
-		Expect(out).To(ContainSubstring("spec.url"))
+		Expect(err).To(HaveOccurred(), "a Monitor naming an unknown region was admitted")
+		Expect(out).To(ContainSubstring(`spec.regions[1]: Unsupported value: "mars-1": supported values: "e2e-a", "e2e-b"`))
 		proved("admission webhook refused a bad Monitor naming the field: %s", strings.TrimSpace(lastLine(out)))
 	})
 
