@@ -59,6 +59,8 @@ func prepareAndEnter() error {
 		cmd := exec.Command(name, args...)
 		cmd.Dir = repoRoot
 		cmd.Stderr = os.Stderr
+		// Static binaries: the images have no libc.
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		out, err := cmd.Output()
 		if err != nil {
 			return "", fmt.Errorf("%s %s: %w", name, strings.Join(args, " "), err)
