@@ -219,7 +219,11 @@ func (r *ProbeRegionReconciler) reconcileDeployment(ctx context.Context, pr *mon
 		if res := pr.Spec.Placement.Resources; res != nil {
 			c.Resources = *res
 		}
-		ps.Volumes = nil
+		// The root filesystem is read-only, but the binary needs a writable
+		// /tmp: a package it links creates a directory there at start-up
+		// (the agent crash-looped on a real cluster without it).
+		c.VolumeMounts = []corev1.VolumeMount{{Name: "tmp", MountPath: "/tmp"}}
+		ps.Volumes = []corev1.Volume{{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
 		if r.Probe.TrustedCA != nil {
 			r.Probe.TrustedCA.mount(ps, &c)
 		}

@@ -83,6 +83,10 @@ func TestProbeRegionDeployments(t *testing.T) {
 	if ps.ServiceAccountName != "uptime-operator-probe" || ctr.SecurityContext == nil || *ctr.SecurityContext.AllowPrivilegeEscalation {
 		t.Errorf("pod identity/security: sa %q security %+v", ps.ServiceAccountName, ctr.SecurityContext)
 	}
+	if !*ctr.SecurityContext.ReadOnlyRootFilesystem || len(ctr.VolumeMounts) != 1 || ctr.VolumeMounts[0].MountPath != "/tmp" ||
+		len(ps.Volumes) != 1 || ps.Volumes[0].EmptyDir == nil || ps.Volumes[0].Name != ctr.VolumeMounts[0].Name {
+		t.Errorf("a read-only root needs a writable /tmp (emptyDir): mounts %+v volumes %+v", ctr.VolumeMounts, ps.Volumes)
+	}
 	var region monv1.ProbeRegion
 	waitFor(t, "the region's monitor count", func() bool {
 		return c.Get(ctx, client.ObjectKey{Name: "eu-west"}, &region) == nil && region.Status.Monitors == 1
