@@ -74,17 +74,19 @@ func TestProbeRegionDeployments(t *testing.T) {
 		t.Errorf("container: image %s args %v", ctr.Image, ctr.Args)
 	}
 	// The trusted CA bundle is mounted and handed to the agent.
-	if len(ps.Volumes) != 1 || ps.Volumes[0].ConfigMap == nil || ps.Volumes[0].ConfigMap.Name != "company-ca" ||
-		len(ps.Volumes[0].ConfigMap.Items) != 1 || ps.Volumes[0].ConfigMap.Items[0].Key != "bundle.pem" ||
-		len(ctr.VolumeMounts) != 1 || ctr.VolumeMounts[0].MountPath != "/etc/uptime-operator/trusted-ca" ||
+	caVol, caMount := volumeNamed(ps.Volumes, "trusted-ca"), mountNamed(ctr.VolumeMounts, "trusted-ca")
+	if caVol == nil || caVol.ConfigMap == nil || caVol.ConfigMap.Name != "company-ca" ||
+		len(caVol.ConfigMap.Items) != 1 || caVol.ConfigMap.Items[0].Key != "bundle.pem" ||
+		caMount == nil || caMount.MountPath != "/etc/uptime-operator/trusted-ca" ||
 		!slices.Contains(ctr.Args, "--trusted-ca-file") || !slices.Contains(ctr.Args, "/etc/uptime-operator/trusted-ca/ca.crt") {
 		t.Errorf("trusted CA bundle not passed: volumes %+v mounts %+v args %v", ps.Volumes, ctr.VolumeMounts, ctr.Args)
 	}
 	if ps.ServiceAccountName != "uptime-operator-probe" || ctr.SecurityContext == nil || *ctr.SecurityContext.AllowPrivilegeEscalation {
 		t.Errorf("pod identity/security: sa %q security %+v", ps.ServiceAccountName, ctr.SecurityContext)
 	}
-	if !*ctr.SecurityContext.ReadOnlyRootFilesystem || len(ctr.VolumeMounts) != 1 || ctr.VolumeMounts[0].MountPath != "/tmp" ||
-		len(ps.Volumes) != 1 || ps.Volumes[0].EmptyDir == nil || ps.Volumes[0].Name != ctr.VolumeMounts[0].Name {
+	tmpVol, tmpMount := volumeNamed(ps.Volumes, "tmp"), mountNamed(ctr.VolumeMounts, "tmp")
+	if !*ctr.SecurityContext.ReadOnlyRootFilesystem || tmpMount == nil || tmpMount.MountPath != "/tmp" ||
+		tmpVol == nil || tmpVol.EmptyDir == nil {
 		t.Errorf("a read-only root needs a writable /tmp (emptyDir): mounts %+v volumes %+v", ctr.VolumeMounts, ps.Volumes)
 	}
 	var region monv1.ProbeRegion
@@ -110,4 +112,22 @@ func waitFor(t *testing.T, what string, ok func() bool) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+func volumeNamed(vs []corev1.Volume, name string) *corev1.Volume {
+	for i := range vs {
+		if vs[i].Name == name {
+			return &vs[i]
+		}
+	}
+	return nil
+}
+
+func mountNamed(ms []corev1.VolumeMount, name string) *corev1.VolumeMount {
+	for i := range ms {
+		if ms[i].Name == name {
+			return &ms[i]
+		}
+	}
+	return nil
 }
