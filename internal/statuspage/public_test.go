@@ -50,7 +50,7 @@ func createMonitor(name, display, target string) *monv1.Monitor {
 	Eventually(func(g Gomega) {
 		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(m), m)).To(Succeed())
 		g.Expect(m.Status.ObservedGeneration).To(Equal(m.Generation))
-	}).WithTimeout(15 * time.Second).Should(Succeed(), "the Monitor controller reconciles it (slow on a loaded machine)")
+	}).WithTimeout(15*time.Second).Should(Succeed(), "the Monitor controller reconciles it (slow on a loaded machine)")
 	return m
 }
 
