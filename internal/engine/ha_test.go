@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	"os"
 	"sync"
 	"testing"
 	"time"
@@ -19,6 +18,7 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 	"github.com/uptime-operator/uptime-operator/internal/store/postgres"
+	"github.com/uptime-operator/uptime-operator/internal/testutil"
 )
 
 // countingAlerts builds one routed event per state change, like the real
@@ -36,13 +36,7 @@ func (countingAlerts) IncidentEvents(_ context.Context, kind string, m *monv1.Mo
 // must leave exactly one incident and one alert, and both replicas must
 // agree on it.
 func TestReplicasShareOneWriterPerMonitor(t *testing.T) {
-	dsn := os.Getenv("UPTIME_TEST_POSTGRES_DSN")
-	if dsn == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("UPTIME_TEST_POSTGRES_DSN is not set; hack/postgres.sh starts a server")
-		}
-		t.Skip("UPTIME_TEST_POSTGRES_DSN is not set")
-	}
+	dsn := testutil.PostgresDSN(t)
 	ctx := context.Background()
 	st, err := postgres.Open(ctx, dsn, postgres.Options{Schema: "ha_" + uuid.NewString()[:8]})
 	if err != nil {

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -23,6 +22,7 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 	"github.com/uptime-operator/uptime-operator/internal/store/postgres"
+	"github.com/uptime-operator/uptime-operator/internal/testutil"
 )
 
 // The split-ingest suite: manager replicas (Engines) share one PostgreSQL
@@ -53,16 +53,7 @@ type splitCluster struct {
 	now time.Time
 }
 
-func postgresDSN(t *testing.T) string {
-	dsn := os.Getenv("UPTIME_TEST_POSTGRES_DSN")
-	if dsn == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("UPTIME_TEST_POSTGRES_DSN is not set; hack/postgres.sh starts a server")
-		}
-		t.Skip("UPTIME_TEST_POSTGRES_DSN is not set")
-	}
-	return dsn
-}
+func postgresDSN(t *testing.T) string { return testutil.PostgresDSN(t) }
 
 // newSplitCluster starts n replicas on a fresh schema for a monitor of
 // regions, every region's agent online. start is the clock at the start.

@@ -2,9 +2,10 @@ package manager
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/uptime-operator/uptime-operator/internal/testutil"
 )
 
 func TestStoreSizeMeasuresBothBackends(t *testing.T) {
@@ -19,13 +20,7 @@ func TestStoreSizeMeasuresBothBackends(t *testing.T) {
 		t.Fatalf("sqlite size = %d, %v; want the file's size", n, err)
 	}
 
-	dsn := os.Getenv("UPTIME_TEST_POSTGRES_DSN")
-	if dsn == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("UPTIME_TEST_POSTGRES_DSN is not set in CI; run hack/postgres.sh")
-		}
-		t.Skip("UPTIME_TEST_POSTGRES_DSN not set")
-	}
+	dsn := testutil.PostgresDSN(t)
 	pg, err := OpenStore(ctx, dsn)
 	if err != nil {
 		t.Fatal(err)

@@ -3,7 +3,6 @@ package postgres_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 
@@ -14,21 +13,12 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/store"
 	"github.com/uptime-operator/uptime-operator/internal/store/postgres"
 	"github.com/uptime-operator/uptime-operator/internal/store/storetest"
+	"github.com/uptime-operator/uptime-operator/internal/testutil"
 )
 
 // dsn returns the test database, skipping without one (failing in CI, which
 // must never skip silently). hack/postgres.sh starts a local server.
-func dsn(t testing.TB) string {
-	t.Helper()
-	d := os.Getenv("UPTIME_TEST_POSTGRES_DSN")
-	if d == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("UPTIME_TEST_POSTGRES_DSN is not set in CI; run hack/postgres.sh")
-		}
-		t.Skip("UPTIME_TEST_POSTGRES_DSN not set; run: eval \"$(hack/postgres.sh | tail -n1)\"")
-	}
-	return d
-}
+func dsn(t testing.TB) string { return testutil.PostgresDSN(t) }
 
 // newStore opens a store in a fresh schema that is dropped afterwards.
 func newStore(t testing.TB) *postgres.Store {
