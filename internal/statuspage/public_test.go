@@ -21,6 +21,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -46,6 +47,13 @@ func createMonitor(name, display, target string) *monv1.Monitor {
 	m := &monv1.Monitor{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
 	m.Spec.Name = display
 	m.Spec.URL = target
+	// The fixture's checks come from region eu-1 (a name no public page may
+	// show); status reads the latest result of the monitor's own regions.
+	m.Spec.Regions = []string{"eu-1"}
+	region := &monv1.ProbeRegion{ObjectMeta: metav1.ObjectMeta{Name: "eu-1"}}
+	if err := k8s.Create(ctx, region); err != nil {
+		Expect(apierrors.IsAlreadyExists(err)).To(BeTrue(), "create region eu-1: %v", err)
+	}
 	Expect(k8s.Create(ctx, m)).To(Succeed())
 	Eventually(func(g Gomega) {
 		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(m), m)).To(Succeed())

@@ -53,6 +53,9 @@ func TestStatusPages(t *testing.T) {
 
 var _ = BeforeSuite(func() {
 	logf.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
+	// Reconciles that refresh status take seconds on a loaded 2-core
+	// machine; Gomega's 1 s default made the suite flaky there.
+	SetDefaultEventuallyTimeout(15 * time.Second)
 	var err error
 	// The manager's SQLite store is the one its engine and Monitor
 	// controller read: specs write history there and let the real pipeline
