@@ -451,8 +451,13 @@ var _ = Describe("Heartbeats", func() {
 		Expect(rec.Code).To(Equal(http.StatusOK))
 		Expect(rec.Body.Len()).To(BeZero())
 
-		Expect(do("GET", path+"?duration_ms=-1", "", nil).Code).To(Equal(http.StatusBadRequest))
-		Expect(do("GET", path+"?status=maybe", "", nil).Code).To(Equal(http.StatusBadRequest))
+		// Bad parameters answer the validation shape, naming the field.
+		rec = do("GET", path+"?duration_ms=-1", "", nil)
+		Expect(rec.Code).To(Equal(http.StatusBadRequest))
+		Expect(validationFields(obj(rec))).To(ConsistOf("duration_ms"))
+		rec = do("GET", path+"?status=maybe", "", nil)
+		Expect(rec.Code).To(Equal(http.StatusBadRequest))
+		Expect(validationFields(obj(rec))).To(ConsistOf("status"))
 		Expect(do("GET", "/heartbeat/nope", "", nil).Code).To(Equal(http.StatusNotFound))
 
 		// A paused monitor's pings are answered 200 and ignored.

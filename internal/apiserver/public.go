@@ -42,6 +42,12 @@ func (s *Server) heartbeat(w http.ResponseWriter, r *http.Request) {
 		s.limits.heartbeatFail.take(ip, now)
 		writeError(w, status, code, msg)
 	}
+	// A bad parameter answers the specification's validation shape
+	// (errors: [{field, message}]) like every other VALIDATION_ERROR.
+	failField := func(field, msg string) {
+		s.limits.heartbeatFail.take(ip, now)
+		writeValidation(w, fieldErr(field, "%s", msg))
+	}
 	q := r.URL.Query()
 	p := engine.Ping{OK: true, At: now}
 	status := strings.ToLower(strings.TrimSpace(q.Get("status")))
@@ -49,13 +55,13 @@ func (s *Server) heartbeat(w http.ResponseWriter, r *http.Request) {
 	case heartbeatFailure[status]:
 		p.OK = false
 	case !heartbeatSuccess[status]:
-		fail(http.StatusBadRequest, CodeValidation, "status must be ok or one of fail, failure, failed, down, error, err")
+		failField("status", "status must be ok or one of fail, failure, failed, down, error, err")
 		return
 	}
 	if v := q.Get("duration_ms"); v != "" {
 		f, err := strconv.ParseFloat(v, 64)
 		if err != nil || math.IsNaN(f) || f < 0 || f > maxJobDurationMs {
-			fail(http.StatusBadRequest, CodeValidation, "duration_ms must be a number of milliseconds between 0 and 604800000 (7 days)")
+			failField("duration_ms", "duration_ms must be a number of milliseconds between 0 and 604800000 (7 days)")
 			return
 		}
 		ms := int64(math.Round(f))

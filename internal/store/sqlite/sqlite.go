@@ -51,6 +51,13 @@ type Store struct {
 	closeOnce sync.Once
 	quit      chan struct{}
 	done      chan struct{}
+
+	// fault is the storage error (disk full, I/O error) of the last write
+	// that failed for one, until a later commit succeeds; while it is set
+	// Ping tries a small write, so readiness reflects whether the volume
+	// takes writes and returns by itself once it does again.
+	faultMu sync.Mutex
+	fault   error
 }
 
 var _ store.Store = (*Store)(nil)
@@ -211,6 +218,7 @@ func (s *Store) commitTx(batch []*writeReq) {
 	errs := make([]error, len(batch))
 	tx, err := s.wdb.BeginTx(ctx, nil)
 	if err != nil {
+		s.noteWrite(false, err)
 		for _, r := range batch {
 			r.done <- fmt.Errorf("begin write: %w", err)
 		}
@@ -229,6 +237,7 @@ func (s *Store) commitTx(batch []*writeReq) {
 		} else if err = tx.Commit(); err != nil {
 			err = fmt.Errorf("commit: %w", err)
 		}
+		s.noteWrite(err == nil, err)
 		r.done <- err
 		return
 	}
@@ -251,16 +260,78 @@ func (s *Store) commitTx(batch []*writeReq) {
 			errs[i] = fmt.Errorf("release savepoint: %w", err)
 		}
 	}
-	if err := tx.Commit(); err != nil {
+	commitErr := tx.Commit()
+	if commitErr != nil {
 		for i := range errs {
 			if errs[i] == nil {
-				errs[i] = fmt.Errorf("commit: %w", err)
+				errs[i] = fmt.Errorf("commit: %w", commitErr)
 			}
 		}
 	}
+	s.noteWrite(commitErr == nil, errs...)
 	for i, r := range batch {
 		r.done <- errs[i]
 	}
+}
+
+// noteWrite records the outcome of a write transaction for Ping: a storage
+// error sets the fault, a commit without one clears it.
+func (s *Store) noteWrite(committed bool, errs ...error) {
+	var fault error
+	for _, err := range errs {
+		if isStorageFault(err) {
+			fault = err
+			break
+		}
+	}
+	s.faultMu.Lock()
+	defer s.faultMu.Unlock()
+	if fault != nil {
+		s.fault = fault
+	} else if committed {
+		s.fault = nil
+	}
+}
+
+// isStorageFault says whether err is SQLite failing to store rather than a
+// write being refused: the disk or database is full, or an I/O error.
+func isStorageFault(err error) bool {
+	var e *sqlite.Error
+	if !errors.As(err, &e) {
+		return false
+	}
+	switch e.Code() & 0xff {
+	case sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR:
+		return true
+	}
+	return false
+}
+
+// Ping implements store.Store: a read answers, and when the last write
+// failed for want of space or an I/O error, a small write succeeds too.
+// Without the write a full volume would leave the manager ready while every
+// probe result and API change fails.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.Store.Ping(ctx); err != nil {
+		return err
+	}
+	s.faultMu.Lock()
+	fault := s.fault
+	s.faultMu.Unlock()
+	if fault == nil {
+		return nil
+	}
+	err := backend{s}.Write(ctx, func(q sqlstore.Querier) error {
+		if _, err := q.Exec(ctx, "CREATE TABLE IF NOT EXISTS write_probe (id INTEGER PRIMARY KEY, at INTEGER NOT NULL)"); err != nil {
+			return err
+		}
+		_, err := q.Exec(ctx, "INSERT OR REPLACE INTO write_probe (id, at) VALUES (1, ?)", time.Now().UnixNano())
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite store cannot write (last write failed: %v): %w", fault, err)
+	}
+	return nil
 }
 
 // Close flushes queued writes and closes the database.
