@@ -364,8 +364,8 @@ func (s *openAPI) operations() []operation {
 				continue
 			}
 			var o struct {
-				Parameters  []parameter `json:"parameters"`
-				Responses map[string]struct {
+				Parameters []parameter `json:"parameters"`
+				Responses  map[string]struct {
 					Content map[string]json.RawMessage `json:"content"`
 				} `json:"responses"`
 				RequestBody struct {

@@ -84,7 +84,7 @@ func (pg *privatePG) ctl(args ...string) error {
 // idRecorder is the agent's transport: it records the id of every result
 // the agent tries to push, whatever the answer.
 type idRecorder struct {
-	mu  sync.Mutex
+	mu    sync.Mutex
 	ids   map[string]time.Time // first attempt
 	acked map[string]int       // answers 2xx that carried the id
 	rt    http.RoundTripper
