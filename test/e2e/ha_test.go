@@ -86,6 +86,7 @@ func haScenario(targetIP, receiverIP *string, valuesFile *string) {
 		Expect(conn.Close(ctx)).To(Succeed())
 
 		_, _ = kubectl("create", "namespace", ns)
+		installTestCA()
 		_, _ = kubectl("-n", ns, "delete", "secret", "e2e-pg")
 		mustKubectl("-n", ns, "create", "secret", "generic", "e2e-pg",
 			"--from-literal=dsn=postgres://uptime:uptime@"+nodeIP+":"+pgPort+"/uptime_e2e?sslmode=disable")

@@ -31,6 +31,10 @@ const (
 // targets allowed (the target is a Pod), and the default SQLite store.
 const chartValues = `
 allowPrivateTargets: true
+# The receiver Pod's serving certificate comes from the suite's test CA
+# (webhook channels take https:// URLs only); the manager trusts it as an
+# admin's private CA.
+trustedCA: {configMap: e2e-trusted-ca, key: ca.crt}
 regions:
 - name: e2e-a
   displayName: Region A
@@ -66,6 +70,7 @@ var _ = Describe("uptime-operator on a real cluster", Ordered, func() {
 		_, _ = kubectl("delete", "proberegions", "--all", "--timeout=60s")
 		_, _ = kubectl("-n", workNS, "delete", "deploy,svc,secret,rolebinding", "-l", "e2e=uptime", "--timeout=60s")
 		_, _ = kubectl("delete", "namespace", ns, "--timeout=120s")
+		installTestCA()
 	})
 
 	It("installs the chart: manager Ready, APIService Available, webhook refusing a bad Monitor", func() {
@@ -133,18 +138,24 @@ spec:
       - name: server
         image: %[2]s
         imagePullPolicy: Never
-        ports: [{containerPort: 8080}]
+        ports: [{containerPort: 8080}, {containerPort: 8443}]
         env:
         - name: WEBHOOK_SECRET
           valueFrom: {secretKeyRef: {name: %[1]s, key: secret}}
+        - {name: TLS_CERT_FILE, value: /tls/tls.crt}
+        - {name: TLS_KEY_FILE, value: /tls/tls.key}
+        volumeMounts: [{name: tls, mountPath: /tls, readOnly: true}]
+      volumes:
+      - name: tls
+        secret: {secretName: %[3]s, defaultMode: 0444}
 ---
 apiVersion: v1
 kind: Service
 metadata: {name: e2e-receiver, namespace: default, labels: {e2e: uptime}}
 spec:
   selector: {app: e2e-receiver}
-  ports: [{port: 8080, targetPort: 8080}]
-`, webSecret, testImage))
+  ports: [{name: http, port: 8080, targetPort: 8080}, {name: https, port: 8443, targetPort: 8443}]
+`, webSecret, testImage, receiverTLSSecret))
 		mustKubectl("-n", workNS, "rollout", "status", "deploy/e2e-target", "--timeout=120s")
 		mustKubectl("-n", workNS, "rollout", "status", "deploy/e2e-receiver", "--timeout=120s")
 		targetIP, receiverIP = clusterIP(workNS, "e2e-target"), clusterIP(workNS, "e2e-receiver")
@@ -162,7 +173,7 @@ metadata: {name: e2e-receiver, namespace: default}
 spec:
   type: webhook
   name: e2e receiver
-  webhookURL: http://e2e-receiver.default.svc.cluster.local:8080/hooks/uptime
+  webhookURL: https://e2e-receiver.default.svc.cluster.local:8443/hooks/uptime
   signingSecretRef: {name: %s, key: secret}
   routing: {scope: all, minSeverity: down}
 ---

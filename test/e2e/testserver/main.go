@@ -9,6 +9,10 @@
 //     timestamp + "." + body, with WEBHOOK_SECRET, within 5 minutes).
 //     GET /deliveries lists what arrived, with the check's verdict, so the
 //     suite can tell that a signed monitor.down reached a Pod in the cluster.
+//   - With TLS_CERT_FILE and TLS_KEY_FILE set, the same handlers are also
+//     served over HTTPS on TLS_LISTEN (default :8443): webhook channels
+//     accept https:// URLs only, so the receiver serves a certificate from
+//     the suite's test CA, which the chart's trustedCA makes the manager trust.
 package main
 
 import (
@@ -104,6 +108,16 @@ func main() {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(deliveries)
 	})
+	if cert, key := os.Getenv("TLS_CERT_FILE"), os.Getenv("TLS_KEY_FILE"); cert != "" && key != "" {
+		tlsListen := os.Getenv("TLS_LISTEN")
+		if tlsListen == "" {
+			tlsListen = ":8443"
+		}
+		go func() {
+			log.Printf("testserver: listening on %s (TLS)", tlsListen)
+			log.Fatal(http.ListenAndServeTLS(tlsListen, cert, key, mux))
+		}()
+	}
 	log.Printf("testserver: listening on %s", listen)
 	log.Fatal(http.ListenAndServe(listen, mux))
 }
