@@ -71,7 +71,6 @@ need_packages() {
   command -v runc >/dev/null || missing+=(runc)
   [[ -x /usr/lib/cni/bridge ]] || missing+=(containernetworking-plugins)
   command -v iptables >/dev/null || missing+=(iptables)
-  command -v nft >/dev/null || missing+=(nftables)
   command -v conntrack >/dev/null || missing+=(conntrack)
   command -v openssl >/dev/null || missing+=(openssl)
   [[ -s /etc/ssl/certs/ca-certificates.crt ]] || missing+=(ca-certificates)
@@ -376,12 +375,7 @@ EOF
 apiVersion: kubeproxy.config.k8s.io/v1alpha1
 kind: KubeProxyConfiguration
 clientConnection: {kubeconfig: $DIR/proxy.kubeconfig}
-# nftables, not iptables: on this kernel iptables-nft's "-m statistic --mode
-# random" matched every time, so every connection to a Service went to its
-# first endpoint (measured: 12 of 12 to one of two manager replicas), and
-# the HA scenario could never spread agents over replicas. nftables mode
-# balances with numgen; its tables live in the node's namespace.
-mode: nftables
+mode: iptables
 clusterCIDR: $CLUSTER_CIDR
 hostnameOverride: $NODE_NAME
 metricsBindAddress: 127.0.0.1:10249
