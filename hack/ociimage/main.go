@@ -27,6 +27,7 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -132,6 +133,10 @@ func main() {
 
 	archive, err := build(s)
 	if err != nil {
+		fail("%v", err)
+	}
+	// A fresh clone has no bin/ yet: the archive's folder is made here.
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		fail("%v", err)
 	}
 	if err := os.WriteFile(out+".tmp", archive, 0o644); err != nil {

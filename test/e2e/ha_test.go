@@ -175,48 +175,67 @@ func haScenario(targetIP, receiverIP *string, valuesFile *string) {
 }
 
 // spreadAgents makes the two regions' agents send to different manager
-// replicas, restarting an agent Pod until kube-proxy puts its connection on
-// the other replica, and describes where each agent's connections go. It
-// reads the node's connection tracking table: original destination the API
-// Service, reply source the manager Pod.
+// replicas, as an L4 load balancer that spreads clients over backends would,
+// and describes where each agent's connections go.
+//
+// kube-proxy cannot be relied on for the spread here: on this kernel its
+// random endpoint choice (iptables `statistic --mode random` and nftables
+// `numgen random` alike) always yields the first endpoint, so every agent
+// lands on one replica. The suite therefore pins each agent, by its Pod IP, to
+// one replica with a DNAT rule ahead of kube-proxy's in the node's nat table,
+// drops the agents' tracked connections so that they reconnect through the
+// rules, and checks the result in the connection tracking table (original
+// destination the API Service, reply source the manager Pod). The rules stay
+// until the spec ends.
 func spreadAgents() string {
 	GinkgoHelper()
 	apiIP := clusterIP(ns, "uptime-operator-api")
+	svcPort := strings.TrimSpace(mustKubectl("-n", ns, "get", "svc", "uptime-operator-api", "-o", "jsonpath={.spec.ports[0].port}"))
+	replicas := managerPods(ns)
+	Expect(replicas).To(HaveLen(2), "two ready manager replicas")
+	sort.Strings(replicas)
+	pin := map[string]string{"e2e-a": replicas[0], "e2e-b": replicas[1]}
+	for _, region := range []string{"e2e-a", "e2e-b"} {
+		agentIP := agentPodIP(region)
+		mgr := pin[region]
+		mgrIP := strings.TrimSpace(mustKubectl("-n", ns, "get", "pod", mgr, "-o", "jsonpath={.status.podIP}"))
+		mgrPort := strings.TrimSpace(mustKubectl("-n", ns, "get", "pod", mgr, "-o",
+			`jsonpath={.spec.containers[0].ports[?(@.name=="api")].containerPort}`))
+		Expect(mgrIP).NotTo(BeEmpty(), "manager Pod %s has an IP", mgr)
+		Expect(mgrPort).NotTo(BeEmpty(), "manager Pod %s declares its api port", mgr)
+		rule := []string{"PREROUTING", "-s", agentIP, "-d", apiIP, "-p", "tcp", "--dport", svcPort,
+			"-m", "comment", "--comment", "uptime-e2e pins " + region + " to " + mgr,
+			"-j", "DNAT", "--to-destination", mgrIP + ":" + mgrPort}
+		out, err := run("iptables", append([]string{"-t", "nat", "-I"}, rule...)...)
+		Expect(err).NotTo(HaveOccurred(), out)
+		DeferCleanup(func() { _, _ = run("iptables", append([]string{"-t", "nat", "-D"}, rule...)...) })
+		// Existing connections keep their NAT mapping: forget them, so the
+		// agent's next packet is answered with a reset and it reconnects
+		// through the rule. conntrack exits 1 when nothing matched.
+		_, _ = run("conntrack", "-D", "-p", "tcp", "-s", agentIP, "-d", apiIP)
+	}
 	var desc string
 	Eventually(func(g Gomega) {
 		byRegion := map[string]map[string]bool{}
 		for _, region := range []string{"e2e-a", "e2e-b"} {
-			podIP := strings.TrimSpace(mustKubectl("-n", ns, "get", "pods", "-l", "uptime-operator.io/region="+region,
-				"--field-selector=status.phase=Running", "-o", "jsonpath={.items[0].status.podIP}"))
-			g.Expect(podIP).NotTo(BeEmpty())
-			byRegion[region] = replicasOf(podIP, apiIP)
+			byRegion[region] = replicasOf(agentPodIP(region), apiIP)
 		}
 		desc = describeSpread(byRegion)
-		a, b := byRegion["e2e-a"], byRegion["e2e-b"]
-		if len(a) == 0 || len(b) == 0 {
-			g.Expect(desc).To(Equal("both agents connected"))
+		for region, mgr := range pin {
+			g.Expect(byRegion[region]).To(Equal(map[string]bool{mgr: true}),
+				"agent of %s should reach only replica %s through the pinning DNAT rule; connections by replica: %s", region, mgr, desc)
 		}
-		if onlyIn(a, b) && onlyIn(b, a) {
-			return
-		}
-		// Same replica: a new agent Pod gets a new connection, to a replica
-		// kube-proxy picks at random.
-		_, _ = kubectl("-n", ns, "delete", "pod", "-l", "uptime-operator.io/region=e2e-b", "--wait=true")
-		_, _ = kubectl("-n", ns, "rollout", "status", "deploy/uptime-operator-probe-e2e-b", "--timeout=60s")
-		time.Sleep(5 * time.Second)
-		g.Expect(desc).To(Equal("agents on different replicas"))
-	}, 5*time.Minute, time.Second).Should(Succeed())
+	}, 2*time.Minute, 2*time.Second).Should(Succeed())
 	return desc
 }
 
-// onlyIn reports whether a has a replica that b has not.
-func onlyIn(a, b map[string]bool) bool {
-	for r := range a {
-		if !b[r] {
-			return true
-		}
-	}
-	return false
+// agentPodIP is the IP of the running agent Pod of a managed region.
+func agentPodIP(region string) string {
+	GinkgoHelper()
+	ip := strings.TrimSpace(mustKubectl("-n", ns, "get", "pods", "-l", "uptime-operator.io/region="+region,
+		"--field-selector=status.phase=Running", "-o", "jsonpath={.items[0].status.podIP}"))
+	Expect(ip).NotTo(BeEmpty(), "a running agent Pod of region %s", region)
+	return ip
 }
 
 func describeSpread(byRegion map[string]map[string]bool) string {
