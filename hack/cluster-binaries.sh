@@ -5,9 +5,8 @@
 # `make e2e`) from helm.sh/helm/v3, all from the
 # Go module proxy (no download site for prebuilt binaries is reachable here).
 #
-# The approach is hack/envtest-binaries.sh's: a throwaway module requiring
-# k8s.io/kubernetes with a replace for every staging module that its go.mod
-# points at ./staging (read from that go.mod, so the list never drifts).
+# The Kubernetes programs are built as hack/envtest-binaries.sh builds its own,
+# by hack/lib/k8s-build.sh.
 #
 # The binaries are cached outside the clone, so only the first run pays for the
 # build (about 6 minutes of CPU for the four Kubernetes programs and 4 for
@@ -27,6 +26,8 @@ CACHE="${UPTIME_CLUSTER_CACHE:-$HOME/.cache/uptime-operator/cluster}"
 BIN="$CACHE/bin/k8s-${K8S_VERSION}"
 
 say() { echo "cluster-binaries: $*" >&2; }
+# shellcheck source=hack/lib/k8s-build.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/k8s-build.sh"
 
 k8s_bins=(kube-controller-manager kube-scheduler kubelet kube-proxy)
 missing=()
@@ -45,32 +46,7 @@ export CGO_ENABLED=0
 
 if [[ ${#missing[@]} -gt 0 ]]; then
   say "building ${missing[*]} v${K8S_VERSION} from the Go module proxy (several minutes)"
-  mkdir -p "$work/k8s"
-  (
-    cd "$work/k8s"
-    go mod init cluster.local/kube >/dev/null 2>&1
-    go mod edit -require="k8s.io/kubernetes@v${K8S_VERSION}"
-    modfile="$(go mod download -json "k8s.io/kubernetes@v${K8S_VERSION}" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')"
-    for m in $(sed -n 's#^\s*\(k8s.io/[a-z0-9-]*\) => ./staging/.*#\1#p' "$modfile"); do
-      go mod edit -replace="${m}=${m}@${STAGING_VERSION}"
-    done
-    {
-      echo '//go:build tools'
-      echo
-      echo 'package tools'
-      echo
-      echo 'import ('
-      for b in "${missing[@]}"; do echo "	_ \"k8s.io/kubernetes/cmd/$b\""; done
-      echo ')'
-    } > tools.go
-    say "resolving modules"
-    go mod tidy >/dev/null
-    for b in "${missing[@]}"; do
-      say "compiling $b"
-      go build -trimpath -ldflags "-s -w -X k8s.io/component-base/version.gitVersion=v${K8S_VERSION}" -o "$BIN/$b.tmp" "k8s.io/kubernetes/cmd/$b"
-      mv "$BIN/$b.tmp" "$BIN/$b"
-    done
-  )
+  k8s_build "$work/k8s" "$BIN" "$K8S_VERSION" "$STAGING_VERSION" "${missing[@]}"
 fi
 
 if [[ ! -x "$BIN/coredns" ]]; then
