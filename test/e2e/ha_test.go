@@ -98,54 +98,26 @@ func haScenario(targetIP, receiverIP *string, valuesFile *string) {
 			out, _ := kubectl("get", "apiservice", "v1.api.uptime-operator.io", "-o", `jsonpath={.status.conditions[?(@.type=="Available")].status}`)
 			return out
 		}, 2*time.Minute, 2*time.Second).Should(Equal("True"))
-		for _, region := range []string{"e2e-a", "e2e-b"} {
-			Eventually(func() error {
-				_, err := kubectl("-n", ns, "rollout", "status", "deploy/uptime-operator-probe-"+region, "--timeout=5s")
-				return err
-			}, 3*time.Minute, 3*time.Second).Should(Succeed())
-		}
-		Eventually(func() string {
-			out, _ := kubectl("get", "proberegions", "e2e-a", "e2e-b", "-o", "jsonpath={.items[*].status.online}")
-			return out
-		}, 2*time.Minute, 2*time.Second).Should(Equal("true true"))
+		waitRegionsOnline()
 
 		spread := spreadAgents()
 		proved("HA: 2 manager replicas on PostgreSQL; agents' connections by replica: %s", spread)
 
-		Eventually(func(g Gomega) {
-			m, err := getMonitor(workNS, monName)
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(string(m.Status.CurrentStatus)).To(Equal("up"))
-			g.Expect(m.Status.Regions).To(HaveLen(2))
-			for _, r := range m.Status.Regions {
-				g.Expect(r.Status).To(Equal("up"), "region %s", r.Code)
-			}
-		}, 3*time.Minute, 3*time.Second).Should(Succeed())
+		expectMonitorUp()
 		before, err := deliveries(*receiverIP)
 		Expect(err).NotTo(HaveOccurred())
 		downBefore := len(eventsFor(before, "monitor.down", ""))
 
-		code, _, err := httpDo("POST", "http://"+*targetIP+":8080/fail", nil)
-		Expect(err).NotTo(HaveOccurred())
-		Expect(code).To(Equal(204))
-		var id string
+		setTarget(*targetIP, "fail")
+		id := expectIncidentOpen()
 		Eventually(func(g Gomega) {
 			m, err := getMonitor(workNS, monName)
 			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(string(m.Status.CurrentStatus)).To(Equal("down"))
-			g.Expect(m.Status.OpenIncident).NotTo(BeNil())
-			g.Expect(m.Status.OpenIncident.ConfirmingRegions).To(ConsistOf("e2e-a", "e2e-b"))
 			for _, r := range m.Status.Regions {
-				g.Expect(r.Status).To(Equal("down"), "region %s", r.Code)
+				g.Expect(r.Status).To(Equal("down"), "region %s in the Monitor's status", r.Code)
 			}
-			id = m.Status.OpenIncident.ID
-		}, 3*time.Minute, 3*time.Second).Should(Succeed())
-		Eventually(func(g Gomega) {
-			ds, err := deliveries(*receiverIP)
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(eventsFor(ds, "monitor.down", id)).To(HaveLen(1))
-			g.Expect(eventsFor(ds, "monitor.down", id)[0].Verified).To(BeTrue())
-		}, 2*time.Minute, 2*time.Second).Should(Succeed())
+		}, time.Minute, 3*time.Second).Should(Succeed())
+		expectDelivery(*receiverIP, "monitor.down", id)
 		Consistently(func(g Gomega) {
 			ds, err := deliveries(*receiverIP)
 			g.Expect(err).NotTo(HaveOccurred())
@@ -155,9 +127,7 @@ func haScenario(targetIP, receiverIP *string, valuesFile *string) {
 			g.Expect(incidentIDs(out)).To(Equal([]string{id}))
 		}, 2*checkInterval*time.Second, 5*time.Second).Should(Succeed())
 
-		code, _, err = httpDo("POST", "http://"+*targetIP+":8080/recover", nil)
-		Expect(err).NotTo(HaveOccurred())
-		Expect(code).To(Equal(204))
+		setTarget(*targetIP, "recover")
 		Eventually(func(g Gomega) {
 			ds, err := deliveries(*receiverIP)
 			g.Expect(err).NotTo(HaveOccurred())

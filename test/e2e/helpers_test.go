@@ -183,3 +183,70 @@ func managerPods(ns string) []string {
 	}
 	return names
 }
+
+// waitRegionsOnline waits for both managed regions' probe Deployments to roll
+// out and for `kubectl get proberegions` to show them online.
+func waitRegionsOnline() {
+	GinkgoHelper()
+	for _, region := range []string{"e2e-a", "e2e-b"} {
+		Eventually(func() error {
+			_, err := kubectl("-n", ns, "rollout", "status", "deploy/uptime-operator-probe-"+region, "--timeout=5s")
+			return err
+		}, 3*time.Minute, 3*time.Second).Should(Succeed(), "probe Deployment of %s", region)
+	}
+	Eventually(func() string {
+		out, _ := kubectl("get", "proberegions", "e2e-a", "e2e-b", "-o", "jsonpath={.items[*].status.online}")
+		return out
+	}, 2*time.Minute, 2*time.Second).Should(Equal("true true"))
+}
+
+// expectMonitorUp waits for the e2e Monitor to be up from both regions.
+func expectMonitorUp() {
+	GinkgoHelper()
+	Eventually(func(g Gomega) {
+		m, err := getMonitor(workNS, monName)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(string(m.Status.CurrentStatus)).To(Equal("up"))
+		g.Expect(m.Status.Regions).To(HaveLen(2))
+		for _, r := range m.Status.Regions {
+			g.Expect(r.Status).To(Equal("up"), "region %s", r.Code)
+		}
+	}, 3*time.Minute, 3*time.Second).Should(Succeed())
+}
+
+// setTarget makes the test server fail or recover ("fail", "recover").
+func setTarget(targetIP, action string) {
+	GinkgoHelper()
+	code, _, err := httpDo("POST", "http://"+targetIP+":8080/"+action, nil)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(code).To(Equal(204))
+}
+
+// expectIncidentOpen waits for the e2e Monitor to be down with an open
+// incident confirmed by both regions, and returns the incident's id.
+func expectIncidentOpen() string {
+	GinkgoHelper()
+	var id string
+	Eventually(func(g Gomega) {
+		m, err := getMonitor(workNS, monName)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(string(m.Status.CurrentStatus)).To(Equal("down"))
+		g.Expect(m.Status.OpenIncident).NotTo(BeNil())
+		g.Expect(m.Status.OpenIncident.ConfirmingRegions).To(ConsistOf("e2e-a", "e2e-b"))
+		id = m.Status.OpenIncident.ID
+	}, 3*time.Minute, 3*time.Second).Should(Succeed())
+	return id
+}
+
+// expectDelivery waits for exactly one delivery of event for incident id at
+// the receiver, with a signature that checks.
+func expectDelivery(receiverIP, event, id string) {
+	GinkgoHelper()
+	Eventually(func(g Gomega) {
+		ds, err := deliveries(receiverIP)
+		g.Expect(err).NotTo(HaveOccurred())
+		got := eventsFor(ds, event, id)
+		g.Expect(got).To(HaveLen(1))
+		g.Expect(got[0].Verified).To(BeTrue())
+	}, 2*time.Minute, 2*time.Second).Should(Succeed())
+}

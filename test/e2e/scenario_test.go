@@ -190,57 +190,25 @@ spec:
   http: {timeoutMs: 3000}
 `, webSecret, monName, checkInterval))
 
-		for _, region := range []string{"e2e-a", "e2e-b"} {
-			Eventually(func() error {
-				_, err := kubectl("-n", ns, "rollout", "status", "deploy/uptime-operator-probe-"+region, "--timeout=5s")
-				return err
-			}, 3*time.Minute, 3*time.Second).Should(Succeed(), "probe Deployment of %s", region)
-		}
-		Eventually(func() string {
-			out, _ := kubectl("get", "proberegions", "e2e-a", "e2e-b", "-o", "jsonpath={.items[*].status.online}")
-			return out
-		}, 2*time.Minute, 2*time.Second).Should(Equal("true true"))
+		waitRegionsOnline()
 		sa := mustKubectl("-n", ns, "get", "deploy", "uptime-operator-probe-e2e-a", "-o",
 			"jsonpath={.spec.template.spec.serviceAccountName} {.spec.template.spec.containers[0].args}")
 		Expect(sa).To(ContainSubstring("/var/run/secrets/kubernetes.io/serviceaccount/token"))
 		proved("both regions' probe Deployments run; agents authenticated with ServiceAccount %s tokens; `kubectl get proberegions`:\n%s",
 			strings.Fields(sa)[0], mustKubectl("get", "proberegions"))
 
-		Eventually(func(g Gomega) {
-			m, err := getMonitor(workNS, monName)
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(string(m.Status.CurrentStatus)).To(Equal("up"))
-			g.Expect(m.Status.Regions).To(HaveLen(2))
-			for _, r := range m.Status.Regions {
-				g.Expect(r.Status).To(Equal("up"), "region %s", r.Code)
-			}
-		}, 3*time.Minute, 3*time.Second).Should(Succeed())
+		expectMonitorUp()
 		proved("Monitor up from both regions; `kubectl get monitors`:\n%s", mustKubectl("-n", workNS, "get", "monitors"))
 	})
 
 	It("opens one incident confirmed by both regions and delivers a signed monitor.down to the receiver Pod", func() {
-		code, _, err := httpDo("POST", "http://"+targetIP+":8080/fail", nil)
-		Expect(err).NotTo(HaveOccurred())
-		Expect(code).To(Equal(204))
-		Eventually(func(g Gomega) {
-			m, err := getMonitor(workNS, monName)
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(string(m.Status.CurrentStatus)).To(Equal("down"))
-			g.Expect(m.Status.OpenIncident).NotTo(BeNil())
-			g.Expect(m.Status.OpenIncident.ConfirmingRegions).To(ConsistOf("e2e-a", "e2e-b"))
-			incidentID = m.Status.OpenIncident.ID
-		}, 3*time.Minute, 3*time.Second).Should(Succeed())
+		setTarget(targetIP, "fail")
+		incidentID = expectIncidentOpen()
 		table := mustKubectl("-n", workNS, "get", "monitors")
 		Expect(table).To(MatchRegexp(`(?m)^%s\s+http\s+\S+\s+down`, monName))
 		proved("target failing → incident %s confirmed by e2e-a and e2e-b; `kubectl get monitors`:\n%s", incidentID, table)
 
-		Eventually(func(g Gomega) {
-			ds, err := deliveries(receiverIP)
-			g.Expect(err).NotTo(HaveOccurred())
-			down := eventsFor(ds, "monitor.down", incidentID)
-			g.Expect(down).To(HaveLen(1))
-			g.Expect(down[0].Verified).To(BeTrue())
-		}, 2*time.Minute, 2*time.Second).Should(Succeed())
+		expectDelivery(receiverIP, "monitor.down", incidentID)
 		proved("signed monitor.down for incident %s reached the receiver Pod and its signature check passed", incidentID)
 	})
 
@@ -280,9 +248,7 @@ spec:
 	})
 
 	It("resolves the incident on recovery with one signed monitor.up, resolution recovered", func() {
-		code, _, err := httpDo("POST", "http://"+targetIP+":8080/recover", nil)
-		Expect(err).NotTo(HaveOccurred())
-		Expect(code).To(Equal(204))
+		setTarget(targetIP, "recover")
 		Eventually(func(g Gomega) {
 			m, err := getMonitor(workNS, monName)
 			g.Expect(err).NotTo(HaveOccurred())
