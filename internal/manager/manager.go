@@ -439,16 +439,47 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 		if err := m.setupAggregated(); err != nil {
 			return nil, err
 		}
-		if err := mgr.Add(manager.RunnableFunc(m.serveAggregated)); err != nil {
+		if err := mgr.Add(everyReplica(m.serveAggregated)); err != nil {
+			return nil, err
+		}
+		if err := mgr.AddReadyzCheck("aggregated-api", bound(m.aggBound, "the aggregated API listener")); err != nil {
 			return nil, err
 		}
 	}
 	if opts.APIListen != "" {
-		if err := mgr.Add(manager.RunnableFunc(m.serveAPI)); err != nil {
+		if err := mgr.Add(everyReplica(m.serveAPI)); err != nil {
+			return nil, err
+		}
+		if err := mgr.AddReadyzCheck("api", bound(m.apiBound, "the API listener")); err != nil {
 			return nil, err
 		}
 	}
 	return m, nil
+}
+
+// everyReplica is a runnable that runs on every replica, leader or not.
+// controller-runtime runs a runnable that does not say otherwise (a plain
+// manager.RunnableFunc) on the leader only: a listener added that way leaves
+// every other replica Ready behind the Services yet refusing connections.
+type everyReplica func(context.Context) error
+
+func (f everyReplica) Start(ctx context.Context) error { return f(ctx) }
+
+// NeedLeaderElection is false: every replica serves the API, ingests the
+// probe results that reach it and answers the aggregated API.
+func (everyReplica) NeedLeaderElection() bool { return false }
+
+// bound is a readiness check that passes once ch is closed (the listener is
+// bound), so that Services route to a replica only when it serves.
+func bound(ch <-chan struct{}, what string) healthz.Checker {
+	return func(*http.Request) error {
+		select {
+		case <-ch:
+			return nil
+		default:
+			return fmt.Errorf("%s is not bound yet", what)
+		}
+	}
 }
 
 // serveAPI runs the direct listener until ctx ends. It needs no leader: every

@@ -96,6 +96,10 @@ func (e *Env) waitForWebhooks(ctx context.Context) error {
 	return client.IgnoreNotFound(e.Client.Delete(ctx, probe))
 }
 
+// WebhookCertDir holds the webhook serving certificate that the control
+// plane trusts, for a second manager (another replica) to serve with.
+func (e *Env) WebhookCertDir() string { return e.env.WebhookInstallOptions.LocalServingCertDir }
+
 // StopManager stops the manager, leaving the control plane running.
 func (e *Env) StopManager() {
 	if e.cancel != nil {
