@@ -40,16 +40,22 @@ func bindLogFlags(fs *flag.FlagSet, def string) *logFlags {
 // logger builds the logger the flags describe, writing to w.
 func (l *logFlags) logger(w io.Writer) (logr.Logger, error) {
 	opts := []zap.Opts{zap.UseFlagOptions(&l.zap), zap.WriteTo(w)}
+	if l.zap.StacktraceLevel == nil {
+		// controller-runtime's default puts a stack trace on every error
+		// entry; an agent retrying a push every 2 s while the manager is
+		// away would write one each time. Errors here are operational
+		// (connection refused, store down), so only a panic keeps one
+		// unless --zap-stacktrace-level says otherwise.
+		opts = append(opts, zap.StacktraceLevel(zapcore.PanicLevel))
+	}
 	switch l.format {
 	case LogJSON:
 		opts = append(opts, zap.JSONEncoder())
 	case LogConsole:
-		// Errors in a terminal read better without a stack trace each;
-		// only a panic keeps one.
 		opts = append(opts, zap.ConsoleEncoder(func(c *zapcore.EncoderConfig) {
 			c.EncodeTime = zapcore.TimeEncoderOfLayout("15:04:05.000")
 			c.EncodeLevel = zapcore.CapitalLevelEncoder
-		}), zap.StacktraceLevel(zapcore.PanicLevel))
+		}))
 	default:
 		return logr.Discard(), fmt.Errorf("--log-format must be %s or %s, not %q", LogJSON, LogConsole, l.format)
 	}

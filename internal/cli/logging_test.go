@@ -10,24 +10,35 @@ import (
 	"testing"
 )
 
-// TestLogFormat checks that --log-format json writes JSON lines with a
-// stack trace on errors, console writes readable lines without one, and any
-// other value is refused.
+// TestLogFormat checks that --log-format json writes JSON lines, console
+// writes readable lines, neither puts a stack trace on an error unless
+// --zap-stacktrace-level asks for one, and any other format is refused.
 func TestLogFormat(t *testing.T) {
+	jsonEntry := func(t *testing.T, out string) map[string]any {
+		var entry map[string]any
+		if err := json.Unmarshal([]byte(strings.SplitN(out, "\n", 2)[0]), &entry); err != nil {
+			t.Fatalf("not a JSON line: %v\n%s", err, out)
+		}
+		if entry["msg"] != "unable to reach" || entry["error"] != "boom" || entry["region"] != "local" {
+			t.Errorf("entry %v: want msg, error and region", entry)
+		}
+		return entry
+	}
 	for _, tc := range []struct {
-		format string
-		check  func(t *testing.T, out string)
+		args  []string
+		check func(t *testing.T, out string)
 	}{
-		{LogJSON, func(t *testing.T, out string) {
-			var entry map[string]any
-			if err := json.Unmarshal([]byte(strings.SplitN(out, "\n", 2)[0]), &entry); err != nil {
-				t.Fatalf("not a JSON line: %v\n%s", err, out)
-			}
-			if entry["msg"] != "unable to reach" || entry["error"] != "boom" || entry["stacktrace"] == nil {
-				t.Errorf("entry %v: want msg, error and stacktrace", entry)
+		{[]string{"--log-format", LogJSON}, func(t *testing.T, out string) {
+			if entry := jsonEntry(t, out); entry["stacktrace"] != nil {
+				t.Errorf("entry %v: an operational error carries no stack trace by default", entry)
 			}
 		}},
-		{LogConsole, func(t *testing.T, out string) {
+		{[]string{"--log-format", LogJSON, "--zap-stacktrace-level", "error"}, func(t *testing.T, out string) {
+			if entry := jsonEntry(t, out); entry["stacktrace"] == nil {
+				t.Errorf("entry %v: --zap-stacktrace-level error asks for a stack trace", entry)
+			}
+		}},
+		{[]string{"--log-format", LogConsole}, func(t *testing.T, out string) {
 			if strings.HasPrefix(out, "{") || strings.Count(strings.TrimSpace(out), "\n") != 0 {
 				t.Fatalf("want one readable line, got:\n%s", out)
 			}
@@ -41,10 +52,10 @@ func TestLogFormat(t *testing.T) {
 			}
 		}},
 	} {
-		t.Run(tc.format, func(t *testing.T) {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			fs := newFlagSet("test", io.Discard)
 			logs := bindLogFlags(fs, LogConsole)
-			if err := fs.Parse([]string{"--log-format", tc.format}); err != nil {
+			if err := fs.Parse(tc.args); err != nil {
 				t.Fatal(err)
 			}
 			var buf bytes.Buffer
