@@ -22,6 +22,8 @@ import (
 
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
+
+	"github.com/uptime-operator/uptime-operator/internal/trust"
 )
 
 // ExitError is an error that asks for a particular process exit code.
@@ -91,6 +93,7 @@ func applyWithEnv(ctx context.Context, args []string, getenv func(string) string
 	fs.BoolVar(&o.yes, "yes", false, "confirm deletes and replacements (a replacement deletes the monitor's history)")
 	fs.StringVar(&o.apiURL, "api-url", "", "base URL of the API (default $UPTIME_API_URL)")
 	fs.StringVar(&o.apiKey, "api-key", "", "API key, sk_... (default $UPTIME_API_KEY)")
+	trustedCA := fs.String("trusted-ca-file", "", "PEM bundle of private CA certificates trusted in addition to the system roots, for an API served with a private CA's certificate")
 	fs.DurationVar(&o.timeout, "timeout", time.Minute, "timeout of each API request")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: uptime-operator apply -f monitors.yaml [-f more.yaml|dir] [--prune] [--dry-run [--exit-code]] [--adopt-by-name] [--continue-on-error] [--yes]")
@@ -119,12 +122,15 @@ func applyWithEnv(ctx context.Context, args []string, getenv func(string) string
 	if o.apiKey == "" {
 		return errors.New("no API key: set UPTIME_API_KEY or pass --api-key")
 	}
+	if err := trust.LoadFile(*trustedCA); err != nil {
+		return fmt.Errorf("--trusted-ca-file: %w", err)
+	}
 	specs, err := readSpecs(o.files, stdin)
 	if err != nil {
 		return err
 	}
 	a := &applier{opts: o, out: stdout, specs: specs,
-		api: &apiClient{base: strings.TrimRight(o.apiURL, "/"), key: o.apiKey, http: &http.Client{Timeout: o.timeout}}}
+		api: &apiClient{base: strings.TrimRight(o.apiURL, "/"), key: o.apiKey, http: trustingClient(o.timeout)}}
 	return a.run(ctx)
 }
 

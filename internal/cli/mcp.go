@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/uptime-operator/uptime-operator/internal/mcpserver"
+	"github.com/uptime-operator/uptime-operator/internal/trust"
 )
 
 // mcpConfig is the tool server's configuration from its environment
@@ -110,6 +111,7 @@ func splitList(v string) []string {
 func runMCPServer(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("mcp", stderr)
 	httpFlag := fs.Bool("http", false, "serve Streamable HTTP on HOST:PORT (default 127.0.0.1:3333) instead of stdio; same as TRANSPORT=http")
+	trustedCA := fs.String("trusted-ca-file", "", "PEM bundle of private CA certificates trusted in addition to the system roots, for an API URL (SERVICE_API_URL) served with a private CA's certificate")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: uptime-operator mcp [--http]")
 		fmt.Fprintln(stderr, "\nEnvironment: SERVICE_API_KEY, SERVICE_API_URL, SERVICE_READ_ONLY, SERVICE_ALLOW_DESTRUCTIVE,")
@@ -123,6 +125,12 @@ func runMCPServer(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	cfg, err := loadMCPConfig(os.Getenv, *httpFlag)
 	if err != nil {
 		return err
+	}
+	if *trustedCA != "" {
+		if err := trust.LoadFile(*trustedCA); err != nil {
+			return fmt.Errorf("--trusted-ca-file: %w", err)
+		}
+		cfg.opts.HTTPClient = trustingClient(60 * time.Second)
 	}
 	srv, err := mcpserver.New(cfg.opts)
 	if err != nil {
@@ -160,6 +168,16 @@ func serveUntilDone(ctx context.Context, ln net.Listener, h http.Handler) error 
 		return nil
 	}
 	return err
+}
+
+// trustingClient is the client that `mcp` and `apply` call the REST API
+// with: the default transport's settings (proxy from the environment,
+// keep-alives, HTTP/2) verifying servers against trust.Roots, so that
+// --trusted-ca-file reaches an API served with a private CA's certificate.
+func trustingClient(timeout time.Duration) *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.TLSClientConfig = trust.ClientConfig()
+	return &http.Client{Timeout: timeout, Transport: t}
 }
 
 type nopWriteCloser struct{ io.Writer }
