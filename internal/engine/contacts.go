@@ -67,11 +67,41 @@ func (e *Engine) sharedOnline(ctx context.Context) map[string]int {
 	if c.online != nil && now.Sub(c.readAt) < contactReadEvery && !now.Before(c.readAt) {
 		return c.online
 	}
-	online, err := e.opts.Store.AgentsOnline(ctx, now.Add(-agentOnlineWindow))
+	presence, err := e.opts.Store.AgentsOnline(ctx, now.Add(-agentOnlineWindow))
 	if err != nil {
 		e.opts.Log.Error(err, "read shared agent contacts")
 		return c.online // the last read, or none
 	}
+	online := make(map[string]int, len(presence))
+	for region, p := range presence {
+		online[region] = p.Agents
+	}
 	c.online, c.readAt = online, now
 	return online
+}
+
+// AgentsOnlineAnywhere returns how many agents of region were in contact
+// with any replica within window, and the latest contact: this replica's own
+// contacts and those the others shared through the store. The ProbeRegion
+// controller runs on the leader, whose own connections may include none of a
+// region's agents. When the store does not answer, this replica's view is
+// returned.
+func (e *Engine) AgentsOnlineAnywhere(region string, window time.Duration) (int, time.Time) {
+	n, last := e.AgentsOnline(region, window)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	presence, err := e.opts.Store.AgentsOnline(ctx, e.opts.Now().Add(-window))
+	if err != nil {
+		e.opts.Log.Error(err, "read shared agent contacts", "region", region)
+		return n, last
+	}
+	// The store holds this replica's contacts too (written at most every
+	// contactShareEvery), so the larger count is the cluster's.
+	if p := presence[region]; p.Agents > 0 {
+		n = max(n, p.Agents)
+		if p.Last.After(last) {
+			last = p.Last
+		}
+	}
+	return n, last
 }

@@ -503,3 +503,29 @@ func drain(e *Engine) int {
 		}
 	}
 }
+
+// TestAgentsOnlineAnywhere: the leader's ProbeRegion controller sees a
+// region online when its agent is connected to another replica only (it
+// read the leader's own connections before, so `kubectl get proberegions`
+// showed the region offline and not Ready in a two-replica install).
+func TestAgentsOnlineAnywhere(t *testing.T) {
+	start := time.Now().UTC().Truncate(time.Second)
+	c := newSplitCluster(t, 2, []string{"a", "b"}, start)
+	leader := c.replicas[0]
+	if n, _ := leader.AgentsOnline("b", 90*time.Second); n != 0 {
+		t.Fatalf("the leader's own connections include b's agent (%d): the test does not split", n)
+	}
+	n, last := leader.AgentsOnlineAnywhere("b", 90*time.Second)
+	if n != 1 || !last.Equal(start) {
+		t.Errorf("region b from the leader: %d agent(s), last contact %s; want 1 at %s", n, last, start)
+	}
+	if n, _ := leader.AgentsOnlineAnywhere("a", 90*time.Second); n != 1 {
+		t.Errorf("region a (the leader's own agent): %d agent(s), want 1", n)
+	}
+	c.mu.Lock()
+	c.now = start.Add(2 * time.Minute)
+	c.mu.Unlock()
+	if n, _ := leader.AgentsOnlineAnywhere("b", 90*time.Second); n != 0 {
+		t.Errorf("region b two minutes after its agent's last contact: %d agent(s), want 0", n)
+	}
+}

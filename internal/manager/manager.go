@@ -338,7 +338,7 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 		return nil, fmt.Errorf("set up monitor controller: %w", err)
 	}
 	if err := (&controllers.ProbeRegionReconciler{
-		Client: mgr.GetClient(), Agents: eng,
+		Client: mgr.GetClient(), Agents: agentsAnywhere{eng},
 		Probe: controllers.ProbeDeploymentOptions{
 			Namespace: opts.Namespace, Image: opts.ProbeImage, ServerURL: opts.ProbeServerURL,
 			ServiceAccount: engine.ProbeServiceAccount, AllowPrivate: opts.AllowPrivateTargets,
@@ -455,6 +455,15 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 		}
 	}
 	return m, nil
+}
+
+// agentsAnywhere gives the ProbeRegion controller, which runs on the leader,
+// the agents in contact with any replica (a region's agents may all be
+// connected to others).
+type agentsAnywhere struct{ e *engine.Engine }
+
+func (a agentsAnywhere) AgentsOnline(region string, window time.Duration) (int, time.Time) {
+	return a.e.AgentsOnlineAnywhere(region, window)
 }
 
 // everyReplica is a runnable that runs on every replica, leader or not.

@@ -571,9 +571,9 @@ type Store interface {
 	// RecordAgentContact records that an agent of region called a manager at
 	// at (kept when later), and forgets contacts older than a week.
 	RecordAgentContact(ctx context.Context, region, agent string, at time.Time) error
-	// AgentsOnline counts, per region, the agents whose last contact is at
-	// since or later.
-	AgentsOnline(ctx context.Context, since time.Time) (map[string]int, error)
+	// AgentsOnline returns, per region, how many agents were last in
+	// contact at since or later and the latest contact.
+	AgentsOnline(ctx context.Context, since time.Time) (map[string]AgentPresence, error)
 	// Judge runs fn in one write transaction holding the monitor's judgement
 	// lock, so that judgements of one monitor run one at a time across every
 	// process sharing the store (PostgreSQL: a transaction-scoped advisory
@@ -766,4 +766,12 @@ type Store interface {
 
 	// Close releases the store; pending writes are flushed first.
 	Close() error
+}
+
+// AgentPresence is a region's agents in contact with any replica.
+type AgentPresence struct {
+	// Agents is how many agents were in contact within the window asked.
+	Agents int
+	// Last is the latest contact of any of them.
+	Last time.Time
 }

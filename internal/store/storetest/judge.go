@@ -145,9 +145,12 @@ func testAgentContacts(t *testing.T, s store.Store) {
 	must(t, s.RecordAgentContact(c, "eu", "a2", base.Add(-time.Hour)))
 	must(t, s.RecordAgentContact(c, "us", "b1", base.Add(-time.Minute)))
 	must(t, s.RecordAgentContact(c, "us", "b1", base.Add(-2*time.Hour))) // older: kept later one
+	must(t, s.RecordAgentContact(c, "us", "b2", base.Add(-30*time.Second)))
 	got, err := s.AgentsOnline(c, base.Add(-90*time.Second))
 	must(t, err)
-	eq(t, "eu agents", got["eu"], 1)
-	eq(t, "us agents", got["us"], 1)
+	eq(t, "eu agents", got["eu"].Agents, 1)
+	eq(t, "eu last contact", got["eu"].Last.Equal(base), true)
+	eq(t, "us agents", got["us"].Agents, 2)
+	eq(t, "us last contact", got["us"].Last.Equal(base.Add(-30*time.Second)), true)
 	eq(t, "regions", len(got), 2)
 }

@@ -144,21 +144,26 @@ func (s *Store) RecordAgentContact(ctx context.Context, region, agent string, at
 }
 
 // AgentsOnline implements store.Store.
-func (s *Store) AgentsOnline(ctx context.Context, since time.Time) (map[string]int, error) {
-	rows, err := s.B.Reader().Query(ctx, "SELECT region, count(*) FROM agent_contacts WHERE last_contact >= ? GROUP BY region",
+func (s *Store) AgentsOnline(ctx context.Context, since time.Time) (map[string]store.AgentPresence, error) {
+	rows, err := s.B.Reader().Query(ctx, "SELECT region, agent, last_contact FROM agent_contacts WHERE last_contact >= ?",
 		s.D.Time(store.UTC(since)))
 	if err != nil {
 		return nil, fmt.Errorf("agents online: %w", err)
 	}
 	defer rows.Close()
-	out := map[string]int{}
+	out := map[string]store.AgentPresence{}
 	for rows.Next() {
-		var region string
-		var n int
-		if err := rows.Scan(&region, &n); err != nil {
+		var region, agent string
+		var last time.Time
+		if err := rows.Scan(&region, &agent, s.D.ScanTime(&last)); err != nil {
 			return nil, fmt.Errorf("agents online: %w", err)
 		}
-		out[region] = n
+		p := out[region]
+		p.Agents++
+		if last.After(p.Last) {
+			p.Last = last
+		}
+		out[region] = p
 	}
 	return out, rows.Err()
 }
