@@ -88,7 +88,7 @@ func NewAgent(opts AgentOptions) (*Agent, error) {
 	if id == "" {
 		id, _ = os.Hostname()
 	}
-	client := &probeapi.Client{BaseURL: opts.ServerURL, HTTPClient: opts.HTTPClient}
+	client := &probeapi.Client{BaseURL: opts.ServerURL, HTTPClient: opts.HTTPClient, AgentID: id}
 	if opts.TokenFile != "" {
 		client.Token = probeapi.TokenFile(opts.TokenFile)
 	}

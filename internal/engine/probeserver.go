@@ -297,16 +297,10 @@ func (p probeServer) IngestResults(ctx context.Context, batch *probeapi.ResultBa
 	return p.e.Ingest(ctx, batch.Results)
 }
 
-type agentKey struct{}
-
-// WithAgent tags a request context with the calling agent's id, for contact
-// tracking of long polls.
-func WithAgent(ctx context.Context, agent string) context.Context {
-	return context.WithValue(ctx, agentKey{}, agent)
-}
-
+// agentFrom is the agent id of a long poll (probeapi.WithAgent), "agent"
+// for an agent too old to send one.
 func agentFrom(ctx context.Context) string {
-	if a, ok := ctx.Value(agentKey{}).(string); ok && a != "" {
+	if a := probeapi.AgentFrom(ctx); a != "" {
 		return a
 	}
 	return "agent"

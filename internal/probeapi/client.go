@@ -30,6 +30,9 @@ type Client struct {
 	MaxRetries int
 	// Backoff is the first retry delay, doubled per retry (default 200ms).
 	Backoff time.Duration
+	// AgentID names the agent in its long polls (the agent=… parameter), as
+	// result batches name it, so the manager counts one agent, not two.
+	AgentID string
 }
 
 // TokenFile returns a Client.Token func that rereads path on every call.
@@ -62,6 +65,9 @@ func (e *StatusError) retryable() bool {
 // (nil, nil) when the revision is unchanged after wait.
 func (c *Client) Assignments(ctx context.Context, region, revision string, wait time.Duration) (*AssignmentList, error) {
 	q := url.Values{"region": {region}, "revision": {revision}, "wait": {wait.String()}}
+	if c.AgentID != "" {
+		q.Set("agent", c.AgentID)
+	}
 	var list AssignmentList
 	notModified := false
 	err := c.do(ctx, http.MethodGet, PathAssignments+"?"+q.Encode(), nil, func(resp *http.Response) error {

@@ -11,13 +11,15 @@
 //
 // # Endpoints
 //
-//	GET  /probe/v1/assignments?region=CODE&revision=R&wait=30s
+//	GET  /probe/v1/assignments?region=CODE&revision=R&wait=30s&agent=ID
 //
 // Long poll for the region's monitor assignments. When the server's current
 // revision differs from R (or R is empty) it answers 200 at once with an
 // AssignmentList. Otherwise it holds the request for up to wait (default 30s,
 // at most 60s) and answers 200 as soon as the revision changes, or
-// 304 Not Modified when wait elapses with no change.
+// 304 Not Modified when wait elapses with no change. agent names the calling
+// agent as its result batches do (agent_id), so that a long poll and a push
+// count as one agent in the region's online count.
 //
 //	POST /probe/v1/results
 //

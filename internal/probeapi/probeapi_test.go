@@ -184,3 +184,32 @@ func FuzzAssignmentDecode(f *testing.F) {
 		_ = EffectiveTimeout(&b)
 	})
 }
+
+// agentSeen records the agent id of each long poll it answers.
+type agentSeen struct {
+	MemoryServer
+	agents []string
+}
+
+func (s *agentSeen) Assignments(ctx context.Context, region, known string) (*AssignmentList, error) {
+	s.agents = append(s.agents, AgentFrom(ctx))
+	return s.MemoryServer.Assignments(ctx, region, known)
+}
+
+// TestLongPollNamesTheAgent: a long poll carries the agent id that result
+// batches carry, so the manager counts one agent, not an anonymous poller
+// beside a named pusher.
+func TestLongPollNamesTheAgent(t *testing.T) {
+	srv := &agentSeen{}
+	ts := httptest.NewServer(NewHandler(srv))
+	defer ts.Close()
+	for _, id := range []string{"probe-7f9c", ""} {
+		c := &Client{BaseURL: ts.URL, AgentID: id}
+		if _, err := c.Assignments(context.Background(), "eu-1", "", time.Second); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(srv.agents) != 2 || srv.agents[0] != "probe-7f9c" || srv.agents[1] != "" {
+		t.Fatalf("agents seen by the server: %q, want [probe-7f9c \"\"]", srv.agents)
+	}
+}

@@ -73,7 +73,7 @@ func NewHandler(srv Server) http.Handler {
 			}
 			wait = min(d, MaxWait)
 		}
-		ctx, cancel := context.WithTimeout(r.Context(), wait)
+		ctx, cancel := context.WithTimeout(WithAgent(r.Context(), r.URL.Query().Get("agent")), wait)
 		defer cancel()
 		list, err := srv.Assignments(ctx, region, r.URL.Query().Get("revision"))
 		switch {
@@ -176,4 +176,21 @@ func truncate(s string, n int) string {
 func drain(body io.ReadCloser) {
 	_, _ = io.Copy(io.Discard, io.LimitReader(body, 64<<10))
 	_ = body.Close()
+}
+
+type agentKey struct{}
+
+// WithAgent tags a request context with the calling agent's id (the agent=…
+// parameter of a long poll), for the server's contact tracking.
+func WithAgent(ctx context.Context, agent string) context.Context {
+	if agent == "" {
+		return ctx
+	}
+	return context.WithValue(ctx, agentKey{}, agent)
+}
+
+// AgentFrom returns the agent id WithAgent put on ctx, or "".
+func AgentFrom(ctx context.Context) string {
+	a, _ := ctx.Value(agentKey{}).(string)
+	return a
 }

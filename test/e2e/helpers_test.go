@@ -195,9 +195,12 @@ func waitRegionsOnline() {
 		}, 3*time.Minute, 3*time.Second).Should(Succeed(), "probe Deployment of %s", region)
 	}
 	Eventually(func() string {
-		out, _ := kubectl("get", "proberegions", "e2e-a", "e2e-b", "-o", "jsonpath={.items[*].status.online}")
+		out, _ := kubectl("get", "proberegions", "e2e-a", "e2e-b", "-o",
+			`jsonpath={range .items[*]}{.metadata.name}: online={.status.online} agents={.status.onlineAgents} {.status.conditions[?(@.type=="Ready")].message}{"\n"}{end}`)
 		return out
-	}, 2*time.Minute, 2*time.Second).Should(Equal("true true"))
+	}, 2*time.Minute, 2*time.Second).Should(And(
+		MatchRegexp(`(?m)^e2e-a: online=true agents=1 `), MatchRegexp(`(?m)^e2e-b: online=true agents=1 `)),
+		"`kubectl get proberegions` shows both regions online, each with its one agent")
 }
 
 // expectMonitorUp waits for the e2e Monitor to be up from both regions.
