@@ -21,27 +21,6 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/conditions"
 )
 
-// SigningSecretKey is the data key of the signing secret in the Secret the
-// AlertChannel controller generates.
-const SigningSecretKey = "signing-secret"
-
-// SigningSecretName is the name of the Secret generated for a webhook
-// channel without spec.signingSecretRef.
-func SigningSecretName(channelName string) string { return channelName + "-signing" }
-
-// SigningSecretRef is where a webhook channel's signing secret lives: the
-// spec's reference, else the generated Secret named in status; nil until the
-// controller has generated it.
-func SigningSecretRef(ch *monv1.AlertChannel) *monv1.SecretKeySelector {
-	if ch.Spec.SigningSecretRef != nil {
-		return ch.Spec.SigningSecretRef
-	}
-	if ch.Status.SigningSecretName != "" {
-		return &monv1.SecretKeySelector{Name: ch.Status.SigningSecretName, Key: SigningSecretKey}
-	}
-	return nil
-}
-
 // NewSigningSecret returns a random signing secret: 32 bytes, hex encoded.
 // The hex string itself is the HMAC key receivers use.
 func NewSigningSecret() (string, error) {
@@ -148,7 +127,7 @@ func (r *AlertChannelReconciler) reconcileSigningSecret(ctx context.Context, ch 
 		ch.Status.SigningSecretName = ref.Name
 		return true, "", nil // checked with the other references
 	}
-	name := SigningSecretName(ch.Name)
+	name := monv1.SigningSecretName(ch.Name)
 	var s corev1.Secret
 	err := r.Secrets.Get(ctx, client.ObjectKey{Namespace: ch.Namespace, Name: name}, &s)
 	switch {
@@ -160,7 +139,7 @@ func (r *AlertChannelReconciler) reconcileSigningSecret(ctx context.Context, ch 
 		s = corev1.Secret{
 			ObjectMeta: metav1.ObjectMeta{Namespace: ch.Namespace, Name: name},
 			Type:       corev1.SecretTypeOpaque,
-			Data:       map[string][]byte{SigningSecretKey: []byte(value)},
+			Data:       map[string][]byte{monv1.SigningSecretKey: []byte(value)},
 		}
 		if err := controllerutil.SetControllerReference(ch, &s, r.Scheme()); err != nil {
 			return false, "", fmt.Errorf("own signing secret %s: %w", name, err)
@@ -172,7 +151,7 @@ func (r *AlertChannelReconciler) reconcileSigningSecret(ctx context.Context, ch 
 		return false, "", fmt.Errorf("get signing secret %s: %w", name, err)
 	case !metav1.IsControlledBy(&s, ch):
 		return false, "", fmt.Errorf("secret %s exists and is not owned by this channel; set spec.signingSecretRef to use it", name)
-	case len(s.Data[SigningSecretKey]) == 0:
+	case len(s.Data[monv1.SigningSecretKey]) == 0:
 		value, err := NewSigningSecret()
 		if err != nil {
 			return false, "", err
@@ -181,7 +160,7 @@ func (r *AlertChannelReconciler) reconcileSigningSecret(ctx context.Context, ch 
 		if s.Data == nil {
 			s.Data = map[string][]byte{}
 		}
-		s.Data[SigningSecretKey] = []byte(value)
+		s.Data[monv1.SigningSecretKey] = []byte(value)
 		if err := r.Patch(ctx, &s, client.MergeFrom(before), client.FieldOwner(FieldOwner)); err != nil {
 			return false, "", fmt.Errorf("restore signing secret %s: %w", name, err)
 		}

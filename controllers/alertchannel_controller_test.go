@@ -115,7 +115,7 @@ func TestAlertChannelController(t *testing.T) {
 
 		var s corev1.Secret
 		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: "alerts", Name: "hook-signing"}, &s)).To(Succeed())
-		v := s.Data[controllers.SigningSecretKey]
+		v := s.Data[monv1.SigningSecretKey]
 		g.Expect(v).To(HaveLen(64))
 		_, err := hex.DecodeString(string(v))
 		g.Expect(err).NotTo(HaveOccurred())

@@ -21,6 +21,7 @@ import (
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/controllers"
+	"github.com/uptime-operator/uptime-operator/internal/alertevent"
 	"github.com/uptime-operator/uptime-operator/internal/localcp"
 	"github.com/uptime-operator/uptime-operator/internal/manager"
 	"github.com/uptime-operator/uptime-operator/internal/store"
@@ -142,7 +143,7 @@ func TestSLOAlertsOnceWhenTheStatusPatchFails(t *testing.T) {
 			t.Fatalf("reconcile %d: %v", i+2, err)
 		}
 	}
-	want := map[string]int{controllers.SLOEventBurningFast: 1, controllers.SLOEventBurningSlow: 1, controllers.SLOEventBudgetExhausted: 1}
+	want := map[string]int{alertevent.SLOBurningFast: 1, alertevent.SLOBurningSlow: 1, alertevent.SLOBudgetExhausted: 1}
 	if got := announced(t, st); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("deliveries per kind = %v, want each alert once: %v", got, want)
 	}

@@ -5,8 +5,11 @@
 // triggers another reconcile of the same object (generation predicates).
 package controllers
 
-// FieldOwner is the field manager of every write the controllers make.
-const FieldOwner = "uptime-operator"
+import monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+
+// FieldOwner is the field manager of every write the controllers make: the
+// operator's one field owner.
+const FieldOwner = monv1.FieldOwner
 
 // The REST API keeps runbooks in ConfigMaps and reads the third-party
 // provider catalog from one; the manager's role covers that here, where

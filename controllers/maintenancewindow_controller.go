@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/alertevent"
 	"github.com/uptime-operator/uptime-operator/internal/conditions"
 	"github.com/uptime-operator/uptime-operator/internal/maintenance"
 	"github.com/uptime-operator/uptime-operator/internal/store"
@@ -74,7 +75,7 @@ func (r *MaintenanceWindowReconciler) Reconcile(ctx context.Context, req ctrl.Re
 	// its next occurrence, which ends the previous one.
 	switch {
 	case state == monv1.MaintenanceOngoing && (prev != monv1.MaintenanceOngoing || !sameTime(prevStart, occ.Start)):
-		if err := r.announce(ctx, "maintenance.started", &w, occ.Start, occ.End); err != nil {
+		if err := r.announce(ctx, alertevent.MaintenanceStarted, &w, occ.Start, occ.End); err != nil {
 			return ctrl.Result{}, err
 		}
 	case prev == monv1.MaintenanceOngoing && state != monv1.MaintenanceOngoing:
@@ -86,7 +87,7 @@ func (r *MaintenanceWindowReconciler) Reconcile(ctx context.Context, req ctrl.Re
 		if prevStart != nil {
 			start = prevStart.Time
 		}
-		if err := r.announce(ctx, "maintenance.ended", &w, start, end); err != nil {
+		if err := r.announce(ctx, alertevent.MaintenanceEnded, &w, start, end); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
@@ -102,7 +103,7 @@ func (r *MaintenanceWindowReconciler) Reconcile(ctx context.Context, req ctrl.Re
 func (r *MaintenanceWindowReconciler) announce(ctx context.Context, kind string, w *monv1.MaintenanceWindow, start, end time.Time) error {
 	ctrl.LoggerFrom(ctx).Info("maintenance window transition", "event", kind)
 	if r.Subscribers != nil {
-		if err := r.Subscribers.Maintenance(ctx, w, kind == "maintenance.started", start); err != nil {
+		if err := r.Subscribers.Maintenance(ctx, w, kind == alertevent.MaintenanceStarted, start); err != nil {
 			ctrl.LoggerFrom(ctx).Error(err, "notify status page subscribers")
 		}
 	}

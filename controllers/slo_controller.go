@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/alertevent"
 	"github.com/uptime-operator/uptime-operator/internal/conditions"
 	"github.com/uptime-operator/uptime-operator/internal/maintenance"
 	"github.com/uptime-operator/uptime-operator/internal/store"
@@ -26,13 +27,6 @@ type SLIStore interface {
 	Stats(ctx context.Context, q store.StatsQuery) (store.Stats, error)
 	LatencyStats(ctx context.Context, monitorID string, from, to time.Time, thresholdMs int64) (good, total int64, err error)
 }
-
-// SLO event kinds (the alerting package sends them as notices).
-const (
-	SLOEventBurningFast     = "slo.burning_fast"
-	SLOEventBurningSlow     = "slo.burning_slow"
-	SLOEventBudgetExhausted = "slo.budget_exhausted"
-)
 
 // SLOAlerts builds the events sent when an SLO starts burning or exhausts its
 // budget; nil disables them.
@@ -144,9 +138,9 @@ func (r *SLOReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl
 		kind, condition string
 		started         bool
 	}{
-		{SLOEventBurningFast, monv1.SLOConditionBurningFast, fast && !wasFast},
-		{SLOEventBurningSlow, monv1.SLOConditionBurningSlow, slow && !wasSlow},
-		{SLOEventBudgetExhausted, monv1.SLOConditionBudgetExhausted, exhausted && !wasExhausted},
+		{alertevent.SLOBurningFast, monv1.SLOConditionBurningFast, fast && !wasFast},
+		{alertevent.SLOBurningSlow, monv1.SLOConditionBurningSlow, slow && !wasSlow},
+		{alertevent.SLOBudgetExhausted, monv1.SLOConditionBudgetExhausted, exhausted && !wasExhausted},
 	} {
 		if a.started {
 			if err := r.alert(ctx, a.kind, episode(before.Status.Conditions, a.condition), &slo, &m); err != nil {

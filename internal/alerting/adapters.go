@@ -7,8 +7,7 @@ import (
 	"time"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
-	"github.com/uptime-operator/uptime-operator/controllers"
-	"github.com/uptime-operator/uptime-operator/internal/engine"
+	"github.com/uptime-operator/uptime-operator/internal/alertevent"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
@@ -20,8 +19,8 @@ type EngineAlerts struct {
 	Kick func()
 }
 
-// IncidentEvents implements engine.Alerts.
-func (a EngineAlerts) IncidentEvents(ctx context.Context, kind string, m *monv1.Monitor, inc store.Incident, d engine.Decision) ([]store.OutboxEvent, error) {
+// IncidentEvents implements the engine's Alerts.
+func (a EngineAlerts) IncidentEvents(ctx context.Context, kind string, m *monv1.Monitor, inc store.Incident, d alertevent.Decision) ([]store.OutboxEvent, error) {
 	ev, err := a.Router.IncidentEvent(ctx, kind, m, inc, EventOptions{Region: d.Region, Reason: d.Reason, Explanation: d.Explanation})
 	if err != nil {
 		return nil, err
@@ -30,14 +29,14 @@ func (a EngineAlerts) IncidentEvents(ctx context.Context, kind string, m *monv1.
 	return []store.OutboxEvent{ev}, nil
 }
 
-// LastMileEvents implements engine.LastMileAlerts.
-func (a EngineAlerts) LastMileEvents(ctx context.Context, kind string, m *monv1.Monitor, n engine.LastMileNotice) ([]store.OutboxEvent, error) {
-	affected := make([]LastMileAffected, 0, len(n.ISPs))
+// LastMileEvents implements the engine's LastMileAlerts.
+func (a EngineAlerts) LastMileEvents(ctx context.Context, kind string, m *monv1.Monitor, n alertevent.LastMileNotice) ([]store.OutboxEvent, error) {
+	affected := make([]alertevent.LastMileAffected, 0, len(n.ISPs))
 	for _, isp := range n.ISPs {
-		affected = append(affected, LastMileAffected{ISP: isp, Name: isp, VantagePoints: len(n.FailingRegions),
+		affected = append(affected, alertevent.LastMileAffected{ISP: isp, Name: isp, VantagePoints: len(n.FailingRegions),
 			Failures: len(n.FailingRegions), FailingSince: n.Since.UTC().Format(time.RFC3339), ErrorClasses: []string{}})
 	}
-	p := NewLastMilePayload(kind == engine.EventLastMileDown, string(m.UID), MonitorName(m), n.NoticeID, a.Router.BaseURL, affected)
+	p := alertevent.NewLastMilePayload(kind == alertevent.LastMileUnreachable, string(m.UID), MonitorName(m), n.NoticeID, a.Router.BaseURL, affected)
 	ev, err := a.Router.NoticeEvent(ctx, m.Namespace, kind, p, []*monv1.Monitor{m})
 	if err != nil {
 		return nil, err
@@ -46,9 +45,10 @@ func (a EngineAlerts) LastMileEvents(ctx context.Context, kind string, m *monv1.
 	return []store.OutboxEvent{ev}, nil
 }
 
-// MaintenanceEvents implements controllers.MaintenanceAlerts.
+// MaintenanceEvents implements the MaintenanceWindow controller's
+// MaintenanceAlerts.
 func (a EngineAlerts) MaintenanceEvents(ctx context.Context, kind string, w *monv1.MaintenanceWindow, start, end time.Time) ([]store.OutboxEvent, error) {
-	f := MaintenanceFacts{ID: string(w.UID), Title: w.Spec.Title, Description: w.Spec.Description,
+	f := alertevent.MaintenanceFacts{ID: string(w.UID), Title: w.Spec.Title, Description: w.Spec.Description,
 		StartsAt: start, EndsAt: end, Impact: w.Spec.Impact, Scope: string(w.Spec.Scope), MonitorIDs: []string{}, GroupIDs: []string{}, URL: a.Router.BaseURL}
 	var affected []*monv1.Monitor
 	var list monv1.MonitorList
@@ -66,7 +66,7 @@ func (a EngineAlerts) MaintenanceEvents(ctx context.Context, kind string, w *mon
 			}
 		}
 	}
-	ev, err := a.Router.NoticeEvent(ctx, w.Namespace, kind, NewMaintenancePayload(kind == EventMaintenanceStarted, f), affected)
+	ev, err := a.Router.NoticeEvent(ctx, w.Namespace, kind, alertevent.NewMaintenancePayload(kind == alertevent.MaintenanceStarted, f), affected)
 	if err != nil {
 		return nil, err
 	}
@@ -113,37 +113,14 @@ func (t ChannelTester) TestChannel(ctx context.Context, ch *monv1.AlertChannel) 
 	return nil
 }
 
-// SLO notice kinds, sent when an SLO starts burning its error budget or
-// exhausts it. They follow the routing of the SLO's monitor.
-const (
-	EventSLOBurningFast     = controllers.SLOEventBurningFast
-	EventSLOBurningSlow     = controllers.SLOEventBurningSlow
-	EventSLOBudgetExhausted = controllers.SLOEventBudgetExhausted
-)
-
-// SLOPayload is the body of the SLO notices.
-type SLOPayload struct {
-	Event                  string             `json:"event"`
-	Title                  string             `json:"title"`
-	URL                    string             `json:"url"`
-	SLOID                  string             `json:"slo_id"`
-	SLOName                string             `json:"slo_name"`
-	MonitorID              string             `json:"monitor_id"`
-	MonitorName            string             `json:"monitor_name"`
-	TargetPercentage       float64            `json:"target_percentage"`
-	CurrentSLI             *float64           `json:"current_sli"`
-	BudgetRemainingPercent *float64           `json:"error_budget_remaining_percent"`
-	BurnRates              map[string]float64 `json:"burn_rates"`
-}
-
-// SLOEvents implements controllers.SLOAlerts.
+// SLOEvents implements the SLO controller's SLOAlerts.
 func (a EngineAlerts) SLOEvents(ctx context.Context, kind string, slo *monv1.SLO, m *monv1.Monitor) ([]store.OutboxEvent, error) {
 	what := map[string]string{
-		EventSLOBurningFast:     "is burning its error budget fast",
-		EventSLOBurningSlow:     "is burning its error budget",
-		EventSLOBudgetExhausted: "has exhausted its error budget",
+		alertevent.SLOBurningFast:     "is burning its error budget fast",
+		alertevent.SLOBurningSlow:     "is burning its error budget",
+		alertevent.SLOBudgetExhausted: "has exhausted its error budget",
 	}[kind]
-	p := SLOPayload{Event: kind, Title: fmt.Sprintf("SLO %s of %s %s", slo.Name, MonitorName(m), what), URL: a.Router.BaseURL,
+	p := alertevent.SLOPayload{Event: kind, Title: fmt.Sprintf("SLO %s of %s %s", slo.Name, MonitorName(m), what), URL: a.Router.BaseURL,
 		SLOID: string(slo.UID), SLOName: slo.Name, MonitorID: string(m.UID), MonitorName: MonitorName(m),
 		TargetPercentage: slo.Spec.TargetPercentage, CurrentSLI: slo.Status.CurrentSLI,
 		BudgetRemainingPercent: slo.Status.ErrorBudgetRemainingPercent, BurnRates: map[string]float64{}}

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/alertevent"
 )
 
 func TestSLOEventsFollowTheMonitorsRouting(t *testing.T) {
@@ -22,7 +23,7 @@ func TestSLOEventsFollowTheMonitorsRouting(t *testing.T) {
 	slo := &monv1.SLO{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "api-availability", UID: "slo-1"},
 		Spec:   monv1.SLOSpec{TargetPercentage: 99.5},
 		Status: monv1.SLOStatus{CurrentSLI: &sli, ErrorBudgetRemainingPercent: &left, BurnRates: []monv1.BurnRate{{Window: "1h", Rate: 20}}}}
-	evs, err := a.SLOEvents(context.Background(), EventSLOBudgetExhausted, slo, m)
+	evs, err := a.SLOEvents(context.Background(), alertevent.SLOBudgetExhausted, slo, m)
 	if err != nil || len(evs) != 1 {
 		t.Fatalf("SLOEvents = %v, %v", evs, err)
 	}
@@ -33,11 +34,11 @@ func TestSLOEventsFollowTheMonitorsRouting(t *testing.T) {
 	if !slices.Equal(got, []string{"uid-chat", "uid-hook"}) {
 		t.Fatalf("channels = %v", got)
 	}
-	var p SLOPayload
+	var p alertevent.SLOPayload
 	if err := json.Unmarshal(evs[0].Payload, &p); err != nil {
 		t.Fatal(err)
 	}
-	if p.Event != EventSLOBudgetExhausted || p.Title != "SLO api-availability of api has exhausted its error budget" ||
+	if p.Event != alertevent.SLOBudgetExhausted || p.Title != "SLO api-availability of api has exhausted its error budget" ||
 		*p.BudgetRemainingPercent != -12.5 || p.BurnRates["1h"] != 20 {
 		t.Fatalf("payload = %+v", p)
 	}

@@ -17,7 +17,7 @@ import (
 	"github.com/google/uuid"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/uptime-operator/uptime-operator/internal/engine"
+	"github.com/uptime-operator/uptime-operator/internal/alertevent"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 	"github.com/uptime-operator/uptime-operator/internal/store/sqlite"
 )
@@ -66,11 +66,11 @@ func BenchmarkDeliveries(b *testing.B) {
 	objs, chans := benchChannels(16, srv.URL)
 	st := benchStore(b)
 	h := &harness{st: st, k8s: fakeClient(objs...)}
-	p, _ := NewIncidentPayload(EventMonitorDown, IncidentFacts{MonitorName: "API", IncidentID: uuid.NewString(), StartedAt: time.Now()})
+	p, _ := alertevent.NewIncidentPayload(alertevent.MonitorDown, alertevent.IncidentFacts{MonitorName: "API", IncidentID: uuid.NewString(), StartedAt: time.Now()})
 	ctx := context.Background()
 	var evs []store.OutboxEvent
 	for i := 0; i < b.N; i += len(chans) {
-		ev, _ := newEvent("team", EventMonitorDown, p, chans[:min(len(chans), b.N-i)])
+		ev, _ := newEvent("team", alertevent.MonitorDown, p, chans[:min(len(chans), b.N-i)])
 		evs = append(evs, ev)
 	}
 	for batch := range slices.Chunk(evs, 256) {
@@ -138,7 +138,7 @@ func BenchmarkOpenToFirstAttempt(b *testing.B) {
 		m := monitor(fmt.Sprintf("m%d", i), "")
 		inc := store.Incident{ID: uuid.NewString(), Namespace: "team", MonitorID: string(m.UID), StartedAt: time.Now()}
 		t0 := time.Now()
-		evs, err := alerts.IncidentEvents(ctx, EventMonitorDown, m, inc, engine.Decision{Reason: "timeout"})
+		evs, err := alerts.IncidentEvents(ctx, alertevent.MonitorDown, m, inc, alertevent.Decision{Reason: "timeout"})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/alertevent"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
@@ -46,7 +47,7 @@ func (b *requestBuilder) github(ctx context.Context, ch *monv1.AlertChannel, kin
 		return out
 	}
 	incidentID := ""
-	if kind != EventTest {
+	if kind != alertevent.Test {
 		incidentID, _ = sum.Fields["incident_id"].(string)
 	}
 	var issue *CodeHostIssue
@@ -61,7 +62,7 @@ func (b *requestBuilder) github(ctx context.Context, ch *monv1.AlertChannel, kin
 		return authorize(out)
 	}
 	switch kind {
-	case EventMonitorDown, EventTest:
+	case alertevent.MonitorDown, alertevent.Test:
 		if issue != nil {
 			return comment(issue.Number, sum.markdown("**")), nil
 		}
@@ -76,7 +77,7 @@ func (b *requestBuilder) github(ctx context.Context, ch *monv1.AlertChannel, kin
 			}
 		}
 		return authorize(out), nil
-	case EventMonitorUp, EventIncidentResolved:
+	case alertevent.MonitorUp, alertevent.IncidentResolved:
 		if issue == nil {
 			return &outgoing{skip: true}, nil
 		}

@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/alertevent"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
@@ -109,7 +110,7 @@ func TestCodeHostIssueLifecycle(t *testing.T) {
 		}
 	}
 
-	down, err := r.IncidentEvent(ctx, EventMonitorDown, m, inc, EventOptions{Reason: "timeout"})
+	down, err := r.IncidentEvent(ctx, alertevent.MonitorDown, m, inc, EventOptions{Reason: "timeout"})
 	if err != nil || len(down.Channels) != 1 {
 		t.Fatalf("down event %+v: %v", down, err)
 	}
@@ -136,7 +137,7 @@ func TestCodeHostIssueLifecycle(t *testing.T) {
 	resolved := inc
 	now := time.Now()
 	resolved.ResolvedAt = &now
-	up, _ := r.IncidentEvent(ctx, EventMonitorUp, m, resolved, EventOptions{})
+	up, _ := r.IncidentEvent(ctx, alertevent.MonitorUp, m, resolved, EventOptions{})
 	process(up)
 	l := gs.log()
 	want := []string{"POST /repos/acme/ops/issues", "POST /repos/acme/ops/issues/42/comments",
@@ -155,7 +156,7 @@ func TestCodeHostIssueLifecycle(t *testing.T) {
 	// nothing to close.
 	other, _ := h.st.OpenIncident(ctx, store.Incident{ID: "inc-none", Namespace: "team", MonitorID: "m-other", StartedAt: now})
 	other.ResolvedAt = &now
-	up2, _ := r.IncidentEvent(ctx, EventIncidentResolved, m, other, EventOptions{})
+	up2, _ := r.IncidentEvent(ctx, alertevent.IncidentResolved, m, other, EventOptions{})
 	process(up2)
 	if len(gs.log()) != len(want) {
 		t.Errorf("a resolve without an issue must not call the code host: %v", gs.log())

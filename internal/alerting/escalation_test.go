@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/alertevent"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
@@ -158,8 +159,8 @@ func TestEscalatorFiresEachStepOnce(t *testing.T) {
 	if got := channelIDs(ds); !slices.Equal(got, []string{"uid-hook", "uid-other-hook"}) {
 		t.Fatalf("step 1 deliveries to %v", got)
 	}
-	var p IncidentPayload
-	if err := json.Unmarshal(ds[0].Payload, &p); err != nil || p.Event != EventMonitorDown || p.Reason == nil ||
+	var p alertevent.IncidentPayload
+	if err := json.Unmarshal(ds[0].Payload, &p); err != nil || p.Event != alertevent.MonitorDown || p.Reason == nil ||
 		*p.Reason != "Escalation step 1: still down" || p.IncidentID != f.inc.ID {
 		t.Fatalf("payload %s", ds[0].Payload)
 	}

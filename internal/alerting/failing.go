@@ -14,7 +14,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
-	"github.com/uptime-operator/uptime-operator/controllers"
 	"github.com/uptime-operator/uptime-operator/internal/conditions"
 )
 
@@ -67,7 +66,7 @@ func (w *Worker) recordOutcome(ctx context.Context, ch *monv1.AlertChannel, at t
 		before := cur.DeepCopy()
 		became = ApplyDelivery(&cur.Status, cur.Generation, at, ok, final, result)
 		return w.Client.Status().Patch(ctx, &cur, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}),
-			client.FieldOwner(controllers.FieldOwner))
+			client.FieldOwner(monv1.FieldOwner))
 	})
 	if apierrors.IsNotFound(err) {
 		return nil
@@ -108,7 +107,7 @@ func (w *Worker) noticeFailing(ctx context.Context, ch *monv1.AlertChannel) erro
 	}
 	ch.Annotations[FailingNoticeAnnotation] = now.UTC().Format(time.RFC3339)
 	if err := w.Client.Patch(ctx, ch, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}),
-		client.FieldOwner(controllers.FieldOwner)); err != nil {
+		client.FieldOwner(monv1.FieldOwner)); err != nil {
 		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
 			return nil // another replica is handling it, or the channel is gone
 		}

@@ -16,6 +16,7 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/uptime-operator/uptime-operator/internal/alertevent"
 	"github.com/uptime-operator/uptime-operator/internal/netguard"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 	"github.com/uptime-operator/uptime-operator/internal/store/sqlite"
@@ -97,7 +98,7 @@ func TestKillNineWorkerDrains(t *testing.T) {
 			w.WriteHeader(http.StatusUnauthorized)
 			return
 		}
-		id := r.Header.Get(HeaderDelivery)
+		id := r.Header.Get(alertevent.HeaderDelivery)
 		if r.Header.Get(killSenderHeader) == "child" {
 			rc.before[id]++
 		} else {

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/alertevent"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
@@ -228,9 +229,9 @@ func TestEmailChannelOverSMTP(t *testing.T) {
 	w := h.worker("a")
 	w.SMTP = &SMTP{Addr: srv.addr(), From: "Uptime <alerts@uptime.example>", Username: "alerts", Password: "s3cret",
 		TLSConfig: &tls.Config{RootCAs: srv.roots}}
-	p, _ := NewIncidentPayload(EventMonitorDown, IncidentFacts{MonitorName: "Checkout API", IncidentID: "inc-1",
+	p, _ := alertevent.NewIncidentPayload(alertevent.MonitorDown, alertevent.IncidentFacts{MonitorName: "Checkout API", IncidentID: "inc-1",
 		Reason: "connection refused", StartedAt: time.Now()})
-	ev, _ := newEvent("team", EventMonitorDown, p, []string{"uid-mail"})
+	ev, _ := newEvent("team", alertevent.MonitorDown, p, []string{"uid-mail"})
 	if err := h.st.EnqueueEvents(context.Background(), ev); err != nil {
 		t.Fatal(err)
 	}
@@ -298,8 +299,8 @@ func TestUnconfirmedRecipientsAreHeldBack(t *testing.T) {
 	w := h.worker("a")
 	w.SMTP = &SMTP{Addr: srv.addr(), From: "alerts@uptime.example", TLSConfig: &tls.Config{RootCAs: srv.roots}}
 	w.Recipients = gate{"ops@example.com": true}
-	p, _ := NewIncidentPayload(EventMonitorDown, IncidentFacts{MonitorName: "api", IncidentID: "inc-1", StartedAt: time.Now()})
-	ev, _ := newEvent("team", EventMonitorDown, p, []string{"uid-mail", EmailTargetPrefix + "Ops@example.com", EmailTargetPrefix + "new@example.com"})
+	p, _ := alertevent.NewIncidentPayload(alertevent.MonitorDown, alertevent.IncidentFacts{MonitorName: "api", IncidentID: "inc-1", StartedAt: time.Now()})
+	ev, _ := newEvent("team", alertevent.MonitorDown, p, []string{"uid-mail", EmailTargetPrefix + "Ops@example.com", EmailTargetPrefix + "new@example.com"})
 	if err := h.st.EnqueueEvents(context.Background(), ev); err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/alertevent"
 )
 
 // Twilio configures the phone channels (sms, voice, whatsapp) against a
@@ -74,7 +75,7 @@ func (t *Twilio) phoneRequest(typ monv1.AlertChannelType, to, text string) (*out
 	}
 	h := http.Header{}
 	h.Set("Content-Type", "application/x-www-form-urlencoded")
-	h.Set("User-Agent", UserAgent)
+	h.Set("User-Agent", alertevent.UserAgent)
 	req, _ := http.NewRequest(http.MethodPost, u, nil)
 	req.SetBasicAuth(t.AccountSID, t.AuthToken)
 	h.Set("Authorization", req.Header.Get("Authorization"))

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/alertevent"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
@@ -70,11 +71,11 @@ func TestPhoneChannelsThroughTwilio(t *testing.T) {
 		mk("wa", monv1.ChannelWhatsApp, "+4915112345678"), mk("bad", monv1.ChannelSMS, "0151 1234"))
 	w := h.worker("a")
 	w.Twilio = &Twilio{BaseURL: ts.URL, AccountSID: "AC123", AuthToken: "tok", From: "+15005550006", WhatsAppFrom: "+14155238886"}
-	p, _ := NewIncidentPayload(EventMonitorDown, IncidentFacts{MonitorName: "API <prod> & co", IncidentID: "inc-1", Reason: "timeout"})
+	p, _ := alertevent.NewIncidentPayload(alertevent.MonitorDown, alertevent.IncidentFacts{MonitorName: "API <prod> & co", IncidentID: "inc-1", Reason: "timeout"})
 
 	deliver := func(channelID string) store.Delivery {
 		t.Helper()
-		ev, _ := newEvent("team", EventMonitorDown, p, []string{channelID})
+		ev, _ := newEvent("team", alertevent.MonitorDown, p, []string{channelID})
 		if err := h.st.EnqueueEvents(context.Background(), ev); err != nil {
 			t.Fatal(err)
 		}

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/alertevent"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
@@ -55,10 +56,10 @@ func (r *Router) IncidentEvent(ctx context.Context, kind string, m *monv1.Monito
 		return store.OutboxEvent{}, fmt.Errorf("build %s event: the incident needs an id before it is stored", kind)
 	}
 	facts := r.incidentFacts(m, inc, opts)
-	if kind != EventMonitorDown {
+	if kind != alertevent.MonitorDown {
 		facts.Region, facts.Reason, facts.Explanation = "", "", ""
 	}
-	p, err := NewIncidentPayload(kind, facts)
+	p, err := alertevent.NewIncidentPayload(kind, facts)
 	if err != nil {
 		return store.OutboxEvent{}, err
 	}
@@ -136,7 +137,7 @@ func (r *Router) EscalationEvent(ctx context.Context, m *monv1.Monitor, inc stor
 	var ids []string
 	for i := range all {
 		ch := &all[i]
-		if ch.Spec.Disabled || !Accepts(ch.Spec.Type, EventMonitorDown) {
+		if ch.Spec.Disabled || !Accepts(ch.Spec.Type, alertevent.MonitorDown) {
 			continue
 		}
 		if named[ch.Name] || (webhooks && ch.Spec.Type == monv1.ChannelWebhook) {
@@ -145,7 +146,7 @@ func (r *Router) EscalationEvent(ctx context.Context, m *monv1.Monitor, inc stor
 	}
 	facts := r.incidentFacts(m, inc, EventOptions{})
 	facts.Region, facts.Explanation = "", ""
-	return newEvent(m.Namespace, EventMonitorDown, NewEscalationPayload(step, facts), ids)
+	return newEvent(m.Namespace, alertevent.MonitorDown, alertevent.NewEscalationPayload(step, facts), ids)
 }
 
 // NoticeEvent builds a notice event (expiry, maintenance, last-mile, site
@@ -176,7 +177,7 @@ func (r *Router) NoticeEvent(ctx context.Context, namespace, kind string, payloa
 // TestEvent builds a test event addressed to one channel, for enqueueing
 // right after a connection is created. SendTest sends one synchronously.
 func TestEvent(namespace, channelID string, now time.Time) (store.OutboxEvent, error) {
-	return newEvent(namespace, EventTest, NewTestPayload(now), []string{channelID})
+	return newEvent(namespace, alertevent.Test, alertevent.NewTestPayload(now), []string{channelID})
 }
 
 // Severities of min-severity routing.
@@ -213,7 +214,7 @@ func Covers(r *monv1.AlertRouting, m *monv1.Monitor, sev monv1.Severity) bool {
 // comments on and closes it on monitor.up and incident.resolved). Chat,
 // messaging and email channels also receive expiry and maintenance notices.
 func Accepts(t monv1.AlertChannelType, kind string) bool {
-	incident := kind == EventMonitorDown || kind == EventMonitorUp || kind == EventIncidentResolved || kind == EventTest
+	incident := kind == alertevent.MonitorDown || kind == alertevent.MonitorUp || kind == alertevent.IncidentResolved || kind == alertevent.Test
 	switch t {
 	case monv1.ChannelWebhook:
 		return true
@@ -228,8 +229,8 @@ func Accepts(t monv1.AlertChannelType, kind string) bool {
 // maintenance); the other notices go to every webhook connection.
 func routedNotice(kind string) bool {
 	switch kind {
-	case EventSSLExpiring, EventDomainExpiring, EventMaintenanceStarted, EventMaintenanceEnded,
-		EventSLOBurningFast, EventSLOBurningSlow, EventSLOBudgetExhausted:
+	case alertevent.SSLExpiring, alertevent.DomainExpiring, alertevent.MaintenanceStarted, alertevent.MaintenanceEnded,
+		alertevent.SLOBurningFast, alertevent.SLOBurningSlow, alertevent.SLOBudgetExhausted:
 		return true
 	}
 	return false
@@ -243,7 +244,7 @@ func MonitorName(m *monv1.Monitor) string {
 	return m.Name
 }
 
-func (r *Router) incidentFacts(m *monv1.Monitor, inc store.Incident, opts EventOptions) IncidentFacts {
+func (r *Router) incidentFacts(m *monv1.Monitor, inc store.Incident, opts EventOptions) alertevent.IncidentFacts {
 	name := MonitorName(m)
 	if name == "" {
 		name = inc.MonitorName
@@ -259,7 +260,7 @@ func (r *Router) incidentFacts(m *monv1.Monitor, inc store.Incident, opts EventO
 	if reason == "" {
 		reason = inc.Cause
 	}
-	f := IncidentFacts{
+	f := alertevent.IncidentFacts{
 		MonitorName: name, MonitorURL: target, IncidentID: inc.ID, StartedAt: inc.StartedAt,
 		Region: opts.Region, Reason: reason, Explanation: opts.Explanation,
 	}

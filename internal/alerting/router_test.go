@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/alertevent"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
@@ -88,9 +89,9 @@ func TestCovers(t *testing.T) {
 }
 
 func TestAccepts(t *testing.T) {
-	all := []string{EventMonitorDown, EventMonitorUp, EventIncidentResolved, EventTest, EventSSLExpiring, EventDomainExpiring,
-		EventMaintenanceStarted, EventMaintenanceEnded, EventSiteHealthIssues, EventThirdPartyIncident,
-		EventThirdPartyResolved, EventThirdPartyMaint, EventLastMileUnreachable, EventLastMileRecovered}
+	all := []string{alertevent.MonitorDown, alertevent.MonitorUp, alertevent.IncidentResolved, alertevent.Test, alertevent.SSLExpiring, alertevent.DomainExpiring,
+		alertevent.MaintenanceStarted, alertevent.MaintenanceEnded, alertevent.SiteHealthIssues, alertevent.ThirdPartyIncident,
+		alertevent.ThirdPartyResolved, alertevent.ThirdPartyMaintenance, alertevent.LastMileUnreachable, alertevent.LastMileRecovered}
 	incident := all[:4]
 	routedNotices := all[4:8]
 	for _, tt := range []struct {
@@ -139,10 +140,10 @@ func TestRouterIncidentEvent(t *testing.T) {
 		sev  monv1.Severity
 		want []string
 	}{
-		{"down of a backend monitor", EventMonitorDown, monitor("api", "backend"), "", []string{"uid-all", "uid-backend", "uid-degraded", "uid-gh", "uid-zap"}},
-		{"down of web", EventMonitorDown, monitor("web", ""), "", []string{"uid-all", "uid-degraded", "uid-gh", "uid-web-only", "uid-zap"}},
-		{"up of web (the code host closes its issue)", EventMonitorUp, monitor("web", ""), "", []string{"uid-all", "uid-degraded", "uid-gh", "uid-web-only", "uid-zap"}},
-		{"degraded", EventMonitorDown, monitor("web", ""), SeverityDegraded, []string{"uid-degraded"}},
+		{"down of a backend monitor", alertevent.MonitorDown, monitor("api", "backend"), "", []string{"uid-all", "uid-backend", "uid-degraded", "uid-gh", "uid-zap"}},
+		{"down of web", alertevent.MonitorDown, monitor("web", ""), "", []string{"uid-all", "uid-degraded", "uid-gh", "uid-web-only", "uid-zap"}},
+		{"up of web (the code host closes its issue)", alertevent.MonitorUp, monitor("web", ""), "", []string{"uid-all", "uid-degraded", "uid-gh", "uid-web-only", "uid-zap"}},
+		{"degraded", alertevent.MonitorDown, monitor("web", ""), SeverityDegraded, []string{"uid-degraded"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			ev, err := r.IncidentEvent(ctx, tt.kind, tt.m, inc, EventOptions{Severity: tt.sev})
@@ -159,19 +160,19 @@ func TestRouterIncidentEvent(t *testing.T) {
 		})
 	}
 
-	ev, _ := r.IncidentEvent(ctx, EventMonitorDown, monitor("api", ""), inc, EventOptions{})
+	ev, _ := r.IncidentEvent(ctx, alertevent.MonitorDown, monitor("api", ""), inc, EventOptions{})
 	var p map[string]any
 	_ = json.Unmarshal(ev.Payload, &p)
 	if p["incident_url"] != "https://uptime.example.com/incidents/inc-1" || p["reason"] != "timeout" || p["region"] != "eu-1" ||
 		p["monitor_url"] != "https://api.example.com" || p["title"] != "api is DOWN" {
 		t.Errorf("unexpected payload %v", p)
 	}
-	ev, _ = r.IncidentEvent(ctx, EventIncidentResolved, monitor("api", ""), inc, EventOptions{})
+	ev, _ = r.IncidentEvent(ctx, alertevent.IncidentResolved, monitor("api", ""), inc, EventOptions{})
 	_ = json.Unmarshal(ev.Payload, &p)
 	if p["duration_seconds"] != float64(60) || p["resolution"] != "manual" || p["reason"] != nil {
 		t.Errorf("unexpected payload %v", p)
 	}
-	if _, err := r.IncidentEvent(ctx, EventMonitorDown, monitor("api", ""), store.Incident{}, EventOptions{}); err == nil {
+	if _, err := r.IncidentEvent(ctx, alertevent.MonitorDown, monitor("api", ""), store.Incident{}, EventOptions{}); err == nil {
 		t.Error("an incident without id must be refused")
 	}
 
@@ -183,7 +184,7 @@ func TestRouterIncidentEvent(t *testing.T) {
 		r := &Router{Reader: fakeClient(group, mail)}
 		m := monitor("api", "backend")
 		m.Spec.NotificationEmails = []string{"own@example.com", "COVERED@example.com"}
-		ev, err := r.IncidentEvent(ctx, EventMonitorDown, m, inc, EventOptions{})
+		ev, err := r.IncidentEvent(ctx, alertevent.MonitorDown, m, inc, EventOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -191,7 +192,7 @@ func TestRouterIncidentEvent(t *testing.T) {
 		if !slices.Equal(ev.Channels, want) {
 			t.Errorf("targets = %v, want %v", ev.Channels, want)
 		}
-		if ev, _ := r.IncidentEvent(ctx, EventMonitorDown, m, inc, EventOptions{Severity: SeverityDegraded}); len(ev.Channels) != 0 {
+		if ev, _ := r.IncidentEvent(ctx, alertevent.MonitorDown, m, inc, EventOptions{Severity: SeverityDegraded}); len(ev.Channels) != 0 {
 			t.Errorf("degraded targets = %v; recipients get down events only", ev.Channels)
 		}
 	})
@@ -214,21 +215,21 @@ func TestRouterIncidentEvent(t *testing.T) {
 	})
 
 	t.Run("notices", func(t *testing.T) {
-		lm := NewLastMilePayload(true, "m", "web", "n", "u", nil)
-		ev, err := r.NoticeEvent(ctx, "team", EventLastMileUnreachable, lm, []*monv1.Monitor{monitor("web", "")})
+		lm := alertevent.NewLastMilePayload(true, "m", "web", "n", "u", nil)
+		ev, err := r.NoticeEvent(ctx, "team", alertevent.LastMileUnreachable, lm, []*monv1.Monitor{monitor("web", "")})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got, want := slices.Sorted(slices.Values(ev.Channels)), []string{"uid-all", "uid-degraded"}; !slices.Equal(got, want) {
 			t.Errorf("last mile channels = %v, want %v", got, want)
 		}
-		ex := NewExpiryPayload(ExpiryFacts{Kind: "ssl"}, start)
-		ev, _ = r.NoticeEvent(ctx, "team", EventSSLExpiring, ex, []*monv1.Monitor{monitor("api", "backend")})
+		ex := alertevent.NewExpiryPayload(alertevent.ExpiryFacts{Kind: "ssl"}, start)
+		ev, _ = r.NoticeEvent(ctx, "team", alertevent.SSLExpiring, ex, []*monv1.Monitor{monitor("api", "backend")})
 		if got, want := slices.Sorted(slices.Values(ev.Channels)), []string{"uid-all", "uid-backend", "uid-degraded"}; !slices.Equal(got, want) {
 			t.Errorf("expiry channels = %v, want %v", got, want)
 		}
-		mw := NewMaintenancePayload(true, MaintenanceFacts{Scope: "all"})
-		ev, _ = r.NoticeEvent(ctx, "team", EventMaintenanceStarted, mw, nil)
+		mw := alertevent.NewMaintenancePayload(true, alertevent.MaintenanceFacts{Scope: "all"})
+		ev, _ = r.NoticeEvent(ctx, "team", alertevent.MaintenanceStarted, mw, nil)
 		if got, want := slices.Sorted(slices.Values(ev.Channels)), []string{"uid-all", "uid-backend", "uid-degraded", "uid-web-only"}; !slices.Equal(got, want) {
 			t.Errorf("maintenance channels = %v, want %v", got, want)
 		}

@@ -21,19 +21,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
-	"github.com/uptime-operator/uptime-operator/controllers"
+	"github.com/uptime-operator/uptime-operator/internal/alertevent"
 	"github.com/uptime-operator/uptime-operator/internal/store"
-)
-
-// Request headers of webhook deliveries (the neutral names of the
-// specification).
-const (
-	HeaderEvent     = "X-Service-Event"
-	HeaderDelivery  = "X-Service-Delivery"
-	HeaderTimestamp = "X-Service-Timestamp"
-	HeaderSignature = "X-Service-Signature"
-	// UserAgent identifies webhook deliveries.
-	UserAgent = "Service-Webhooks/1.0"
 )
 
 // Sign returns the X-Service-Signature value: "sha256=" followed by the hex
@@ -189,12 +178,12 @@ func (b *requestBuilder) build(ctx context.Context, ch *monv1.AlertChannel, id, 
 		}
 		out, _ := jsonPost(u, nil)
 		out.body = payload
-		out.header.Set(HeaderEvent, kind)
-		out.header.Set(HeaderDelivery, id)
+		out.header.Set(alertevent.HeaderEvent, kind)
+		out.header.Set(alertevent.HeaderDelivery, id)
 		if ch.Spec.Type == monv1.ChannelZapier {
 			return out, nil // automation platform: unsigned, no timestamp
 		}
-		key, err := secret(controllers.SigningSecretRef(ch), "the signing secret")
+		key, err := secret(ch.SigningSecret(), "the signing secret")
 		if err != nil {
 			if isPermanent(err) {
 				// The controller has not generated the Secret yet.
@@ -203,8 +192,8 @@ func (b *requestBuilder) build(ctx context.Context, ch *monv1.AlertChannel, id, 
 			return nil, err
 		}
 		ts := strconv.FormatInt(b.now.Unix(), 10)
-		out.header.Set(HeaderTimestamp, ts)
-		out.header.Set(HeaderSignature, Sign([]byte(key), ts, payload))
+		out.header.Set(alertevent.HeaderTimestamp, ts)
+		out.header.Set(alertevent.HeaderSignature, Sign([]byte(key), ts, payload))
 		return out, nil
 
 	case monv1.ChannelSlack, monv1.ChannelMattermost, monv1.ChannelGoogleChat:
@@ -358,7 +347,7 @@ func jsonPost(u string, body any) (*outgoing, error) {
 	}
 	h := http.Header{}
 	h.Set("Content-Type", "application/json")
-	h.Set("User-Agent", UserAgent)
+	h.Set("User-Agent", alertevent.UserAgent)
 	return &outgoing{method: http.MethodPost, url: u, header: h, body: raw}, nil
 }
 
@@ -462,7 +451,7 @@ func (s summary) markdown(bold string) string {
 func (s summary) plain() string { return s.markdown("") }
 
 func (s summary) resolves() bool {
-	return s.Event == EventMonitorUp || s.Event == EventIncidentResolved
+	return s.Event == alertevent.MonitorUp || s.Event == alertevent.IncidentResolved
 }
 
 func (s summary) dedupKey(deliveryID string) string {

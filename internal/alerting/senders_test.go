@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/alertevent"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
@@ -123,10 +124,10 @@ func TestChannelSenders(t *testing.T) {
 			}
 		}},
 	}
-	p, _ := NewIncidentPayload(EventMonitorDown, IncidentFacts{MonitorName: "API", IncidentID: "inc-9", Reason: "refused"})
+	p, _ := alertevent.NewIncidentPayload(alertevent.MonitorDown, alertevent.IncidentFacts{MonitorName: "API", IncidentID: "inc-9", Reason: "refused"})
 	for _, tt := range tests {
 		t.Run(tt.channel, func(t *testing.T) {
-			ev, _ := newEvent("team", EventMonitorDown, p, []string{"uid-" + tt.channel})
+			ev, _ := newEvent("team", alertevent.MonitorDown, p, []string{"uid-" + tt.channel})
 			if err := h.st.EnqueueEvents(context.Background(), ev); err != nil {
 				t.Fatal(err)
 			}
@@ -154,8 +155,8 @@ func TestChannelSenders(t *testing.T) {
 	}
 
 	t.Run("resolves close the incident", func(t *testing.T) {
-		up, _ := NewIncidentPayload(EventMonitorUp, IncidentFacts{MonitorName: "API", IncidentID: "inc-9"})
-		ev, _ := newEvent("team", EventMonitorUp, up, []string{"uid-pd", "uid-og"})
+		up, _ := alertevent.NewIncidentPayload(alertevent.MonitorUp, alertevent.IncidentFacts{MonitorName: "API", IncidentID: "inc-9"})
+		ev, _ := newEvent("team", alertevent.MonitorUp, up, []string{"uid-pd", "uid-og"})
 		_ = h.st.EnqueueEvents(context.Background(), ev)
 		before := len(rc.reqs)
 		if _, err := w.ProcessDue(context.Background()); err != nil {
@@ -181,7 +182,7 @@ func TestChannelSenders(t *testing.T) {
 		if err := h.k8s.Create(context.Background(), voice); err != nil {
 			t.Fatal(err)
 		}
-		ev, _ := newEvent("team", EventMonitorDown, p, []string{string(voice.UID)})
+		ev, _ := newEvent("team", alertevent.MonitorDown, p, []string{string(voice.UID)})
 		_ = h.st.EnqueueEvents(context.Background(), ev)
 		if _, err := w2.ProcessDue(context.Background()); err != nil {
 			t.Fatal(err)

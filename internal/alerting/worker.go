@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/alertevent"
 	"github.com/uptime-operator/uptime-operator/internal/conditions"
 	"github.com/uptime-operator/uptime-operator/internal/metrics"
 	"github.com/uptime-operator/uptime-operator/internal/netguard"
@@ -514,12 +515,12 @@ func (t TestResult) Message() string {
 // delivery status.
 func (w *Worker) SendTest(ctx context.Context, ch *monv1.AlertChannel) (TestResult, error) {
 	w.setup()
-	p := NewTestPayload(w.Clock.Now())
+	p := alertevent.NewTestPayload(w.Clock.Now())
 	raw, err := json.Marshal(p)
 	if err != nil {
 		return TestResult{}, err
 	}
-	res := w.attempt(ctx, ch, uuid.NewString(), EventTest, raw)
+	res := w.attempt(ctx, ch, uuid.NewString(), alertevent.Test, raw)
 	if ctx.Err() != nil {
 		return TestResult{}, ctx.Err()
 	}

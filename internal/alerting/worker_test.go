@@ -27,7 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
-	"github.com/uptime-operator/uptime-operator/controllers"
+	"github.com/uptime-operator/uptime-operator/internal/alertevent"
 	"github.com/uptime-operator/uptime-operator/internal/conditions"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 	"github.com/uptime-operator/uptime-operator/internal/store/sqlite"
@@ -166,8 +166,8 @@ func (h *harness) run(w *Worker) (stop func()) {
 // enqueue stores a down event for the channels and returns its delivery ids.
 func (h *harness) enqueue(channels ...string) []string {
 	h.t.Helper()
-	p, _ := NewIncidentPayload(EventMonitorDown, IncidentFacts{MonitorName: "API", IncidentID: uuid.NewString(), StartedAt: time.Now()})
-	ev, err := newEvent("team", EventMonitorDown, p, channels)
+	p, _ := alertevent.NewIncidentPayload(alertevent.MonitorDown, alertevent.IncidentFacts{MonitorName: "API", IncidentID: uuid.NewString(), StartedAt: time.Now()})
+	ev, err := newEvent("team", alertevent.MonitorDown, p, channels)
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -232,10 +232,10 @@ func (h *harness) channel(name string) *monv1.AlertChannel {
 func webhookChannel(name, url string) (*monv1.AlertChannel, *corev1.Secret) {
 	ch := channel(name, monv1.ChannelWebhook, nil)
 	ch.Spec.WebhookURL = url
-	ch.Status.SigningSecretName = controllers.SigningSecretName(name)
+	ch.Status.SigningSecretName = monv1.SigningSecretName(name)
 	s := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: controllers.SigningSecretName(name)},
-		Data:       map[string][]byte{controllers.SigningSecretKey: []byte(testSecret)},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: monv1.SigningSecretName(name)},
+		Data:       map[string][]byte{monv1.SigningSecretKey: []byte(testSecret)},
 	}
 	return ch, s
 }
@@ -556,8 +556,8 @@ func TestAutomationPlatformIsUnsigned(t *testing.T) {
 	if hdr.Get("X-Service-Signature") != "" || hdr.Get("X-Service-Timestamp") != "" {
 		t.Errorf("automation requests must be unsigned: %v", hdr)
 	}
-	var p IncidentPayload
-	if err := json.Unmarshal(rc.reqs[0].body, &p); err != nil || p.Event != EventMonitorDown || p.Title != "API is DOWN" {
+	var p alertevent.IncidentPayload
+	if err := json.Unmarshal(rc.reqs[0].body, &p); err != nil || p.Event != alertevent.MonitorDown || p.Title != "API is DOWN" {
 		t.Errorf("body = %s", rc.reqs[0].body)
 	}
 }

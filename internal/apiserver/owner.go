@@ -16,7 +16,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
-	"github.com/uptime-operator/uptime-operator/controllers"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
@@ -533,9 +532,9 @@ func (s *Server) rotateSigningSecret(w http.ResponseWriter, r *http.Request) {
 		writeValidation(w, fieldErr("type", "only webhook connections have a signing secret"))
 		return
 	}
-	ref := controllers.SigningSecretRef(ch)
+	ref := ch.SigningSecret()
 	if ref == nil {
-		ref = &monv1.SecretKeySelector{Name: controllers.SigningSecretName(ch.Name), Key: signingKey}
+		ref = &monv1.SecretKeySelector{Name: monv1.SigningSecretName(ch.Name), Key: signingKey}
 	}
 	secret, err := newSigningSecret()
 	if err != nil {

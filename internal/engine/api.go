@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/alertevent"
 	"github.com/uptime-operator/uptime-operator/internal/metrics"
 	"github.com/uptime-operator/uptime-operator/internal/netguard"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
@@ -31,7 +32,7 @@ func (e *Engine) OpenManualIncident(ctx context.Context, m *monv1.Monitor) (stor
 	var events []store.OutboxEvent
 	if e.opts.Alerts != nil {
 		var err error
-		if events, err = e.opts.Alerts.IncidentEvents(ctx, EventMonitorDown, m, inc, Decision{Reason: "Incident opened manually"}); err != nil {
+		if events, err = e.opts.Alerts.IncidentEvents(ctx, alertevent.MonitorDown, m, inc, alertevent.Decision{Reason: "Incident opened manually"}); err != nil {
 			return store.Incident{}, err
 		}
 	}
@@ -77,7 +78,7 @@ func (e *Engine) ResolveIncident(ctx context.Context, id, note, by string) (stor
 	if m != nil && e.opts.Alerts != nil && !inc.AlertSuppressed {
 		resolved := inc
 		resolved.ResolvedAt, resolved.ResolvedManually = &now, true
-		if events, err = e.opts.Alerts.IncidentEvents(ctx, EventIncidentResolved, m, resolved, Decision{}); err != nil {
+		if events, err = e.opts.Alerts.IncidentEvents(ctx, alertevent.IncidentResolved, m, resolved, alertevent.Decision{}); err != nil {
 			return store.Incident{}, err
 		}
 	}

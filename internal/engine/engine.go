@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/alertevent"
 	"github.com/uptime-operator/uptime-operator/internal/maintenance"
 	"github.com/uptime-operator/uptime-operator/internal/metrics"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
@@ -28,27 +29,8 @@ import (
 // and the channels whose routing covers the monitor. The alerting package
 // implements it; nil means no alerts.
 type Alerts interface {
-	IncidentEvents(ctx context.Context, kind string, m *monv1.Monitor, inc store.Incident, d Decision) ([]store.OutboxEvent, error)
+	IncidentEvents(ctx context.Context, kind string, m *monv1.Monitor, inc store.Incident, d alertevent.Decision) ([]store.OutboxEvent, error)
 }
-
-// Decision is what the engine tells Alerts about a state change.
-type Decision struct {
-	// Region is the label of a region that reported the failure.
-	Region string
-	// Reason is the failure reason (down events) or empty.
-	Reason string
-	// Explanation is a one-line verdict for down events.
-	Explanation string
-}
-
-// Event kinds the engine emits.
-const (
-	EventMonitorDown      = "monitor.down"
-	EventMonitorUp        = "monitor.up"
-	EventIncidentResolved = "incident.resolved"
-	EventLastMileDown     = "last_mile.unreachable"
-	EventLastMileUp       = "last_mile.recovered"
-)
 
 // HeartbeatRegion is the pseudo-region of cron heartbeats: the manager judges
 // them itself, so there is exactly one voter.
@@ -485,7 +467,7 @@ func (e *Engine) openIncident(ctx context.Context, tx store.JudgeTx, m *monv1.Mo
 	}
 	var events []store.OutboxEvent
 	if !inc.AlertSuppressed && e.opts.Alerts != nil {
-		events, err = e.opts.Alerts.IncidentEvents(ctx, EventMonitorDown, m, inc, Decision{
+		events, err = e.opts.Alerts.IncidentEvents(ctx, alertevent.MonitorDown, m, inc, alertevent.Decision{
 			Region: firstOr(q.FailingRegions, ""), Reason: q.Reason, Explanation: q.Summary(),
 		})
 		if err != nil {
@@ -503,7 +485,7 @@ func (e *Engine) resolveIncident(ctx context.Context, tx store.JudgeTx, m *monv1
 		resolved := inc
 		resolved.ResolvedAt = &now
 		var err error
-		if events, err = e.opts.Alerts.IncidentEvents(ctx, EventMonitorUp, m, resolved, Decision{}); err != nil {
+		if events, err = e.opts.Alerts.IncidentEvents(ctx, alertevent.MonitorUp, m, resolved, alertevent.Decision{}); err != nil {
 			return inc, fmt.Errorf("build up event: %w", err)
 		}
 	}
@@ -617,11 +599,11 @@ func (e *Engine) lastMileNotice(ctx context.Context, tx store.JudgeTx, m *monv1.
 	switch {
 	case state.LastMile == nil && q.LastMileOnly && len(q.FailingRegions) > 0:
 		state.LastMile = &lastMile{NoticeID: newID(), Since: now, ISPs: q.FailingISPs}
-		if err := e.notice(ctx, tx, EventLastMileDown, m, state.LastMile, q); err != nil {
+		if err := e.notice(ctx, tx, alertevent.LastMileUnreachable, m, state.LastMile, q); err != nil {
 			return err
 		}
 	case state.LastMile != nil && len(q.FailingISPs) == 0:
-		if err := e.notice(ctx, tx, EventLastMileUp, m, state.LastMile, q); err != nil {
+		if err := e.notice(ctx, tx, alertevent.LastMileRecovered, m, state.LastMile, q); err != nil {
 			return err
 		}
 		state.LastMile = nil
@@ -647,7 +629,7 @@ func (e *Engine) notice(ctx context.Context, tx store.JudgeTx, kind string, m *m
 	if !ok {
 		return nil
 	}
-	events, err := alerts.LastMileEvents(ctx, kind, m, LastMileNotice{
+	events, err := alerts.LastMileEvents(ctx, kind, m, alertevent.LastMileNotice{
 		NoticeID: lm.NoticeID, Since: lm.Since, ISPs: lm.ISPs, FailingRegions: q.FailingRegions,
 	})
 	if err != nil {
@@ -658,15 +640,7 @@ func (e *Engine) notice(ctx context.Context, tx store.JudgeTx, kind string, m *m
 
 // LastMileAlerts is implemented by Alerts that send last-mile notices.
 type LastMileAlerts interface {
-	LastMileEvents(ctx context.Context, kind string, m *monv1.Monitor, n LastMileNotice) ([]store.OutboxEvent, error)
-}
-
-// LastMileNotice describes one last-mile outage.
-type LastMileNotice struct {
-	NoticeID       string
-	Since          time.Time
-	ISPs           []string
-	FailingRegions []string
+	LastMileEvents(ctx context.Context, kind string, m *monv1.Monitor, n alertevent.LastMileNotice) ([]store.OutboxEvent, error)
 }
 
 func snoozed(inc store.Incident, now time.Time) bool {

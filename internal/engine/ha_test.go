@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/alertevent"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 	"github.com/uptime-operator/uptime-operator/internal/store/postgres"
@@ -25,7 +26,7 @@ import (
 // router, so the test can count what would be delivered.
 type countingAlerts struct{}
 
-func (countingAlerts) IncidentEvents(_ context.Context, kind string, m *monv1.Monitor, inc store.Incident, _ Decision) ([]store.OutboxEvent, error) {
+func (countingAlerts) IncidentEvents(_ context.Context, kind string, m *monv1.Monitor, inc store.Incident, _ alertevent.Decision) ([]store.OutboxEvent, error) {
 	return []store.OutboxEvent{{ID: uuid.NewString(), Namespace: m.Namespace, Kind: kind,
 		Payload: []byte(fmt.Sprintf(`{"incident_id":%q}`, inc.ID)), Channels: []string{"channel-1"}}}, nil
 }

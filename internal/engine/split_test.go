@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/alertevent"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 	"github.com/uptime-operator/uptime-operator/internal/store/postgres"
@@ -231,8 +232,8 @@ func (c *splitCluster) wantOneIncident(regions ...string) store.Incident {
 	if inc.Confirmations != len(regions) || !slices.Equal(got, regions) {
 		c.t.Fatalf("incident confirmed by %d %v, want %d %v", inc.Confirmations, inc.ConfirmingRegions, len(regions), regions)
 	}
-	if n := c.alerts()[EventMonitorDown]; n != 1 {
-		c.t.Fatalf("%d %s alerts queued, want 1", n, EventMonitorDown)
+	if n := c.alerts()[alertevent.MonitorDown]; n != 1 {
+		c.t.Fatalf("%d %s alerts queued, want 1", n, alertevent.MonitorDown)
 	}
 	return inc
 }
@@ -345,8 +346,8 @@ func TestSplitIngest(t *testing.T) {
 			if len(incs) != 1 || incs[0].ResolvedAt == nil {
 				t.Fatalf("incidents %+v, want one resolved", incs)
 			}
-			if n := c.alerts()[EventMonitorUp]; n != 1 {
-				t.Fatalf("%d %s alerts queued, want 1", n, EventMonitorUp)
+			if n := c.alerts()[alertevent.MonitorUp]; n != 1 {
+				t.Fatalf("%d %s alerts queued, want 1", n, alertevent.MonitorUp)
 			}
 		}},
 	}
@@ -393,7 +394,7 @@ func TestSplitIngestReplicaKilled(t *testing.T) {
 	if len(incs) != 1 || incs[0].ResolvedAt == nil {
 		t.Fatalf("incidents %+v, want the one resolved", incs)
 	}
-	if got := c.alerts(); got[EventMonitorDown] != 1 || got[EventMonitorUp] != 1 {
+	if got := c.alerts(); got[alertevent.MonitorDown] != 1 || got[alertevent.MonitorUp] != 1 {
 		t.Fatalf("alerts %v, want one down and one up", got)
 	}
 }
@@ -427,7 +428,7 @@ func TestSplitIngestThreeReplicas(t *testing.T) {
 		if len(incs) != 1 || incs[0].Confirmations < 2 || incs[0].Confirmations != len(incs[0].ConfirmingRegions) {
 			t.Fatalf("incidents %+v, want one confirmed by at least 2 regions", incs)
 		}
-		if n := c.alerts()[EventMonitorDown]; n != 1 {
+		if n := c.alerts()[alertevent.MonitorDown]; n != 1 {
 			t.Fatalf("%d down alerts, want 1", n)
 		}
 		for range 3 {

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/alertevent"
 	"github.com/uptime-operator/uptime-operator/internal/alerting"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 	"github.com/uptime-operator/uptime-operator/internal/store"
@@ -333,7 +334,7 @@ func (c *Checker) notify(ctx context.Context, m *monv1.Monitor, kind string, exp
 	if c.Router == nil {
 		return next, errors.New("expiry notices need an alert router")
 	}
-	p := alerting.NewExpiryPayload(alerting.ExpiryFacts{
+	p := alertevent.NewExpiryPayload(alertevent.ExpiryFacts{
 		Kind: kind, MonitorID: string(m.UID), MonitorName: alerting.MonitorName(m), MonitorURL: monitorTarget(m),
 		ExpiresAt: expiresAt, Stage: stage, URL: c.detailsURL(m),
 	}, now)

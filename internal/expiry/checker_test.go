@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/alertevent"
 	"github.com/uptime-operator/uptime-operator/internal/alerting"
 	"github.com/uptime-operator/uptime-operator/internal/netguard"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
@@ -117,15 +118,15 @@ func httpMonitor(name, url string, annotations map[string]string) *monv1.Monitor
 }
 
 // notices returns the payloads delivered to the hook channel, oldest first.
-func (f *fixture) notices(t *testing.T) []alerting.ExpiryPayload {
+func (f *fixture) notices(t *testing.T) []alertevent.ExpiryPayload {
 	t.Helper()
 	ds, err := f.st.ListDeliveries(context.Background(), store.DeliveryQuery{ChannelID: "ch-hook", Limit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := make([]alerting.ExpiryPayload, 0, len(ds))
+	out := make([]alertevent.ExpiryPayload, 0, len(ds))
 	for i := len(ds) - 1; i >= 0; i-- {
-		var p alerting.ExpiryPayload
+		var p alertevent.ExpiryPayload
 		if err := json.Unmarshal(ds[i].Payload, &p); err != nil {
 			t.Fatal(err)
 		}
@@ -143,7 +144,7 @@ func (f *fixture) sweep(t *testing.T) time.Time {
 	return next
 }
 
-func stages(ps []alerting.ExpiryPayload) []string {
+func stages(ps []alertevent.ExpiryPayload) []string {
 	out := make([]string, 0, len(ps))
 	for _, p := range ps {
 		out = append(out, p.Kind+":"+p.Stage)
@@ -202,7 +203,7 @@ func TestCertificateNoticesAtStages(t *testing.T) {
 	}
 	ps := f.notices(t)
 	p := ps[0]
-	if p.Event != alerting.EventSSLExpiring || p.MonitorID != "uid-shop" || p.MonitorName != "Shop shop" ||
+	if p.Event != alertevent.SSLExpiring || p.MonitorID != "uid-shop" || p.MonitorName != "Shop shop" ||
 		p.DaysRemaining != 15 || p.ExpiresAt != notAfter.Format(time.RFC3339) ||
 		p.URL != "https://uptime.example.com/monitors/uid-shop/domain-ssl" || p.MonitorURL != "https://10.0.0.1/health" {
 		t.Errorf("first payload = %+v", p)
@@ -250,7 +251,7 @@ func TestDomainExpiryViaRDAP(t *testing.T) {
 		t.Fatalf("next = %v, want %v", next, want)
 	}
 	p := f.notices(t)[0]
-	if p.Event != alerting.EventDomainExpiring || p.Kind != "domain" || p.DaysRemaining != 4 {
+	if p.Event != alertevent.DomainExpiring || p.Kind != "domain" || p.DaysRemaining != 4 {
 		t.Errorf("payload = %+v", p)
 	}
 

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
-	"github.com/uptime-operator/uptime-operator/internal/alerting"
+	"github.com/uptime-operator/uptime-operator/internal/alertevent"
 	"github.com/uptime-operator/uptime-operator/internal/netguard"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 	"github.com/uptime-operator/uptime-operator/internal/store"
@@ -104,7 +104,7 @@ func (c *Checker) Details(ctx context.Context, m *monv1.Monitor) (Details, error
 		} else if ok {
 			cd.ExpiresAt, cd.Issuer, cd.Subject = ptr(iso(cert.NotAfter)), ptr(cert.Issuer), ptr(cert.Subject)
 			cd.ObservedAt = ptr(iso(obs[0].ObservedAt))
-			cd.DaysRemaining = ptr(alerting.DaysRemaining(cert.NotAfter, now))
+			cd.DaysRemaining = ptr(alertevent.DaysRemaining(cert.NotAfter, now))
 			cd.Stage = stagePtr(cert.NotAfter, now, reminder)
 		}
 		out.SSL = cd
@@ -126,7 +126,7 @@ func (c *Checker) Details(ctx context.Context, m *monv1.Monitor) (Details, error
 			}
 			if d.ExpiresAt != nil {
 				dd.ExpiresAt = ptr(iso(*d.ExpiresAt))
-				dd.DaysRemaining = ptr(alerting.DaysRemaining(*d.ExpiresAt, now))
+				dd.DaysRemaining = ptr(alertevent.DaysRemaining(*d.ExpiresAt, now))
 				dd.Stage = stagePtr(*d.ExpiresAt, now, reminder)
 			}
 		}

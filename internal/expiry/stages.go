@@ -8,7 +8,7 @@ import (
 	"time"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
-	"github.com/uptime-operator/uptime-operator/internal/alerting"
+	"github.com/uptime-operator/uptime-operator/internal/alertevent"
 )
 
 // ReminderDaysAnnotation on a Monitor asks for an early reminder that many
@@ -41,7 +41,7 @@ type preStage struct {
 var standardPre = []preStage{{StagePre15d, 15 * day}, {StagePre7d, 7 * day}, {StagePre2d, 2 * day}, {StagePre24h, day}}
 
 // postStages are indexed by the whole days since expiry (days remaining -1,
-// -2, -3, as alerting.DaysRemaining counts them).
+// -2, -3, as alertevent.DaysRemaining counts them).
 var postStages = []string{StagePost1d, StagePost2d, StagePost3d}
 
 // ReminderDays returns the early-reminder threshold of m, or 0 when the
@@ -109,7 +109,7 @@ func StageAt(expiresAt, now time.Time, reminderDays int) (stage string, next tim
 		}
 		return stage, next
 	}
-	days := -alerting.DaysRemaining(expiresAt, now)
+	days := -alertevent.DaysRemaining(expiresAt, now)
 	if days > len(postStages) {
 		return "", time.Time{}
 	}

@@ -7,7 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
-	"github.com/uptime-operator/uptime-operator/internal/alerting"
+	"github.com/uptime-operator/uptime-operator/internal/alertevent"
 )
 
 func TestStageAt(t *testing.T) {
@@ -70,7 +70,7 @@ func TestStageWalk(t *testing.T) {
 		s, _ := StageAt(exp, now, 12)
 		if s != "" && (len(seen) == 0 || seen[len(seen)-1] != s) {
 			seen = append(seen, s)
-			days[s] = alerting.DaysRemaining(exp, now)
+			days[s] = alertevent.DaysRemaining(exp, now)
 		}
 	}
 	want := []string{"pre_15d", "pre_12d", "pre_7d", "pre_2d", "pre_24h", "post_1d", "post_2d", "post_3d"}

@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/alertevent"
 	"github.com/uptime-operator/uptime-operator/internal/alerting"
 	"github.com/uptime-operator/uptime-operator/internal/netguard"
 	"github.com/uptime-operator/uptime-operator/internal/store"
@@ -301,11 +302,11 @@ func TestServiceRunsAndNotifies(t *testing.T) {
 	if len(d) != 1 {
 		t.Fatalf("deliveries after the first run = %d", len(d))
 	}
-	var p alerting.SiteHealthPayload
+	var p alertevent.SiteHealthPayload
 	if err := json.Unmarshal(d[0].Payload, &p); err != nil {
 		t.Fatal(err)
 	}
-	if p.Event != alerting.EventSiteHealthIssues || p.SiteID != site.ID || p.RunID != run.ID || p.Status != store.HealthRunCompleted ||
+	if p.Event != alertevent.SiteHealthIssues || p.SiteID != site.ID || p.RunID != run.ID || p.Status != store.HealthRunCompleted ||
 		p.BrokenLinks != 2 || p.MixedContent != 3 || len(p.NewErrors) != 5 || p.URL != "https://uptime.example.com/website-health/reports/"+run.ID {
 		t.Fatalf("payload = %+v", p)
 	}
@@ -327,7 +328,7 @@ func TestServiceRunsAndNotifies(t *testing.T) {
 	if len(d) != 2 {
 		t.Fatalf("deliveries after a new error = %d", len(d))
 	}
-	p = alerting.SiteHealthPayload{}
+	p = alertevent.SiteHealthPayload{}
 	_ = json.Unmarshal(d[0].Payload, &p)
 	if len(p.NewErrors) != 1 || p.NewErrors[0].Kind != KindBrokenLink || p.NewErrors[0].TargetURL != ts.site.URL+"/also-missing" {
 		t.Fatalf("new errors = %+v", p.NewErrors)

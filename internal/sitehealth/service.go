@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-logr/logr"
 
+	"github.com/uptime-operator/uptime-operator/internal/alertevent"
 	"github.com/uptime-operator/uptime-operator/internal/alerting"
 	"github.com/uptime-operator/uptime-operator/internal/netguard"
 	"github.com/uptime-operator/uptime-operator/internal/store"
@@ -331,7 +332,7 @@ func (s *Service) issuesEvent(ctx context.Context, site store.HealthSite, run st
 		return store.OutboxEvent{}, false, err
 	}
 	newErrors := NewErrors(prevIssues, issues)
-	var drops []alerting.ScoreDrop
+	var drops []alertevent.ScoreDrop
 	if prev != nil {
 		var ps Summary
 		if json.Unmarshal(prev.Summary, &ps) == nil {
@@ -341,7 +342,7 @@ func (s *Service) issuesEvent(ctx context.Context, site store.HealthSite, run st
 	if run.Status != store.HealthRunFailed && len(newErrors) == 0 && len(drops) == 0 {
 		return store.OutboxEvent{}, false, nil
 	}
-	p := alerting.NewSiteHealthPayload(alerting.SiteHealthPayload{
+	p := alertevent.NewSiteHealthPayload(alertevent.SiteHealthPayload{
 		URL: s.reportURL(run.ID), SiteID: site.ID, RunID: run.ID, SiteURL: site.URL, Status: run.Status,
 		BrokenLinks: sum.Counts.BrokenLinks + sum.Counts.BrokenExternal, MixedContent: sum.Counts.MixedContent,
 		NewErrors: newErrors, ScoreDrops: drops,
@@ -372,13 +373,13 @@ func (s *Service) previous(ctx context.Context, siteID, runID string) (*store.He
 }
 
 // NewErrors returns the errors of cur whose kind and URL prev does not
-// have, at most alerting.MaxSiteHealthErrors.
-func NewErrors(prev, cur []store.HealthIssue) []alerting.SiteHealthError {
+// have, at most alertevent.MaxSiteHealthErrors.
+func NewErrors(prev, cur []store.HealthIssue) []alertevent.SiteHealthError {
 	had := map[string]bool{}
 	for _, is := range prev {
 		had[is.Kind+"\x00"+is.URL] = true
 	}
-	out := []alerting.SiteHealthError{}
+	out := []alertevent.SiteHealthError{}
 	seen := map[string]bool{}
 	for _, is := range cur {
 		key := is.Kind + "\x00" + is.URL
@@ -386,8 +387,8 @@ func NewErrors(prev, cur []store.HealthIssue) []alerting.SiteHealthError {
 			continue
 		}
 		seen[key] = true
-		out = append(out, alerting.SiteHealthError{Kind: is.Kind, TargetURL: is.URL})
-		if len(out) == alerting.MaxSiteHealthErrors {
+		out = append(out, alertevent.SiteHealthError{Kind: is.Kind, TargetURL: is.URL})
+		if len(out) == alertevent.MaxSiteHealthErrors {
 			break
 		}
 	}
@@ -396,7 +397,7 @@ func NewErrors(prev, cur []store.HealthIssue) []alerting.SiteHealthError {
 
 // ScoreDrops compares the audit scores of two runs page by page and returns
 // those that fell by at least thresh points.
-func ScoreDrops(prev, cur *AuditReport, thresh int) []alerting.ScoreDrop {
+func ScoreDrops(prev, cur *AuditReport, thresh int) []alertevent.ScoreDrop {
 	if prev == nil || cur == nil {
 		return nil
 	}
@@ -407,7 +408,7 @@ func ScoreDrops(prev, cur *AuditReport, thresh int) []alerting.ScoreDrop {
 			before[p.URL] = p.Scores
 		}
 	}
-	var out []alerting.ScoreDrop
+	var out []alertevent.ScoreDrop
 	for _, p := range cur.Pages {
 		old, ok := before[p.URL]
 		if !ok || p.Error != "" {
@@ -417,7 +418,7 @@ func ScoreDrops(prev, cur *AuditReport, thresh int) []alerting.ScoreDrop {
 			from, ok1 := old[cat]
 			to, ok2 := p.Scores[cat]
 			if ok1 && ok2 && from-to >= thresh {
-				out = append(out, alerting.ScoreDrop{URL: p.URL, Category: cat, From: float64(from), To: float64(to)})
+				out = append(out, alertevent.ScoreDrop{URL: p.URL, Category: cat, From: float64(from), To: float64(to)})
 			}
 		}
 	}

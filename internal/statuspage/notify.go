@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/alertevent"
 	"github.com/uptime-operator/uptime-operator/internal/netguard"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 	"github.com/uptime-operator/uptime-operator/internal/trust"
@@ -52,17 +53,6 @@ const (
 	EventIncidentResolved    = "incident.resolved"
 	EventMaintenanceStarted  = "maintenance.started"
 	EventMaintenanceEnded    = "maintenance.completed"
-)
-
-// Webhook request headers: the names alerting uses for alert webhooks
-// (alerting imports this package through controllers, so they are repeated
-// here rather than imported).
-const (
-	headerEvent     = "X-Service-Event"
-	headerDelivery  = "X-Service-Delivery"
-	headerTimestamp = "X-Service-Timestamp"
-	headerSignature = "X-Service-Signature"
-	userAgent       = "Service-Webhooks/1.0"
 )
 
 // Delivery settings.
@@ -350,13 +340,13 @@ func (n *Notifier) post(ctx context.Context, id string, sub store.Subscriber, ev
 		return 0, &permanentError{errors.New("invalid subscriber URL")}
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("User-Agent", userAgent)
+	req.Header.Set("User-Agent", alertevent.UserAgent)
 	if signed {
 		ts := strconv.FormatInt(n.now().Unix(), 10)
-		req.Header.Set(headerEvent, event)
-		req.Header.Set(headerDelivery, id)
-		req.Header.Set(headerTimestamp, ts)
-		req.Header.Set(headerSignature, n.Sign([]byte(n.SigningSecret(sub.ID)), ts, body))
+		req.Header.Set(alertevent.HeaderEvent, event)
+		req.Header.Set(alertevent.HeaderDelivery, id)
+		req.Header.Set(alertevent.HeaderTimestamp, ts)
+		req.Header.Set(alertevent.HeaderSignature, n.Sign([]byte(n.SigningSecret(sub.ID)), ts, body))
 	}
 	resp, err := n.client.Do(req)
 	if err != nil {

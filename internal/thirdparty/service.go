@@ -14,6 +14,7 @@ import (
 	"github.com/go-logr/logr"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/uptime-operator/uptime-operator/internal/alertevent"
 	"github.com/uptime-operator/uptime-operator/internal/alerting"
 	"github.com/uptime-operator/uptime-operator/internal/netguard"
 	"github.com/uptime-operator/uptime-operator/internal/store"
@@ -253,7 +254,7 @@ func (s *Service) events(ctx context.Context, p Provider, subs []store.ThirdPart
 }
 
 // Payload is the webhook payload of change ch of provider p.
-func (s *Service) Payload(p Provider, ch Change) alerting.ThirdPartyPayload {
+func (s *Service) Payload(p Provider, ch Change) alertevent.ThirdPartyPayload {
 	url := p.pageURL()
 	if s.Router != nil && s.Router.BaseURL != "" {
 		url = strings.TrimRight(s.Router.BaseURL, "/") + "/third-party-status/providers/" + p.ID
@@ -262,7 +263,7 @@ func (s *Service) Payload(p Provider, ch Change) alerting.ThirdPartyPayload {
 	if components == nil {
 		components = []string{}
 	}
-	return alerting.NewThirdPartyPayload(alerting.ThirdPartyPayload{
+	return alertevent.NewThirdPartyPayload(alertevent.ThirdPartyPayload{
 		URL: url, ProviderID: p.ID, ProviderName: p.Name, Kind: ch.Kind, Severity: ch.Severity,
 		Detail: ch.Detail, Components: components, StatusPageURL: p.pageURL(), IncidentURL: ch.IncidentURL,
 	})

@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/alertevent"
 	"github.com/uptime-operator/uptime-operator/internal/alerting"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 	"github.com/uptime-operator/uptime-operator/internal/store/sqlite"
@@ -124,15 +125,15 @@ func newFixture(t *testing.T, providers ...Provider) *fixture {
 
 // notices returns the payloads enqueued for a channel since the last call
 // (delivered ones are marked so they are not returned again).
-func (f *fixture) notices(t *testing.T, channel string) []alerting.ThirdPartyPayload {
+func (f *fixture) notices(t *testing.T, channel string) []alertevent.ThirdPartyPayload {
 	t.Helper()
 	ds, err := f.st.ListDeliveries(context.Background(), store.DeliveryQuery{ChannelID: channel, Status: store.DeliveryPending, Limit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []alerting.ThirdPartyPayload
+	var out []alertevent.ThirdPartyPayload
 	for i := len(ds) - 1; i >= 0; i-- {
-		var p alerting.ThirdPartyPayload
+		var p alertevent.ThirdPartyPayload
 		if err := json.Unmarshal(ds[i].Payload, &p); err != nil {
 			t.Fatal(err)
 		}
@@ -153,7 +154,7 @@ func (f *fixture) notices(t *testing.T, channel string) []alerting.ThirdPartyPay
 	return out
 }
 
-func kinds(ps []alerting.ThirdPartyPayload) []string {
+func kinds(ps []alertevent.ThirdPartyPayload) []string {
 	var out []string
 	for _, p := range ps {
 		out = append(out, p.Event+"/"+p.Kind+"/"+p.Severity)

@@ -1,4 +1,4 @@
-package alerting
+package alertevent
 
 import (
 	"encoding/json"
@@ -32,18 +32,18 @@ func TestIncidentPayloads(t *testing.T) {
 		event string
 		want  map[string]any
 	}{
-		{EventMonitorDown, map[string]any{
+		{MonitorDown, map[string]any{
 			"event": "monitor.down", "title": "API is DOWN", "monitor_name": "API", "monitor_url": "https://api.example.com",
 			"incident_id": "inc-1", "region": "eu-1", "started_at": "2025-03-01T10:00:00Z", "duration_seconds": nil,
 			"resolution": nil, "reason": "connection refused", "incident_url": "https://dash/incidents/inc-1",
 			"explanation": "your server refused connections",
 		}},
-		{EventMonitorUp, map[string]any{
+		{MonitorUp, map[string]any{
 			"event": "monitor.up", "title": "API has RECOVERED", "monitor_name": "API", "monitor_url": "https://api.example.com",
 			"incident_id": "inc-1", "region": nil, "started_at": "2025-03-01T10:00:00Z", "duration_seconds": float64(90),
 			"resolution": "recovered", "reason": nil, "incident_url": "https://dash/incidents/inc-1", "explanation": nil,
 		}},
-		{EventIncidentResolved, map[string]any{
+		{IncidentResolved, map[string]any{
 			"event": "incident.resolved", "title": "API: incident resolved manually", "monitor_name": "API",
 			"monitor_url": "https://api.example.com", "incident_id": "inc-1", "region": nil,
 			"started_at": "2025-03-01T10:00:00Z", "duration_seconds": float64(90), "resolution": "manual", "reason": nil,
@@ -67,7 +67,7 @@ func TestIncidentPayloads(t *testing.T) {
 }
 
 func TestDownPayloadNullsWhenUnknown(t *testing.T) {
-	p, _ := NewIncidentPayload(EventMonitorDown, IncidentFacts{MonitorName: "x", IncidentID: "i"})
+	p, _ := NewIncidentPayload(MonitorDown, IncidentFacts{MonitorName: "x", IncidentID: "i"})
 	m := jsonMap(t, p)
 	for _, k := range []string{"region", "started_at", "duration_seconds", "resolution", "reason", "incident_url", "explanation"} {
 		if v, ok := m[k]; !ok || v != nil {
@@ -112,17 +112,17 @@ func TestNoticePayloads(t *testing.T) {
 			t.Error(diff)
 		}
 		ended := NewMaintenancePayload(false, MaintenanceFacts{Title: "DB upgrade", Scope: "all"})
-		if ended.Title != "Maintenance completed: DB upgrade" || ended.Event != EventMaintenanceEnded || ended.Scope != "global" {
+		if ended.Title != "Maintenance completed: DB upgrade" || ended.Event != MaintenanceEnded || ended.Scope != "global" {
 			t.Errorf("unexpected %+v", ended)
 		}
 	})
 	t.Run("last mile", func(t *testing.T) {
 		p := NewLastMilePayload(true, "m1", "Shop", "n1", "u", []LastMileAffected{{ISP: "as3320", Name: "Telekom", VantagePoints: 3, Failures: 9}})
-		if p.Title != "Unreachable for Telekom users: Shop" || p.Event != EventLastMileUnreachable || p.ISPs[0] != "Telekom" {
+		if p.Title != "Unreachable for Telekom users: Shop" || p.Event != LastMileUnreachable || p.ISPs[0] != "Telekom" {
 			t.Errorf("unexpected %+v", p)
 		}
 		r := NewLastMilePayload(false, "m1", "Shop", "n1", "u", []LastMileAffected{{Name: "A"}, {Name: "B"}})
-		if r.Title != "Reachable again for A and B users: Shop" || r.Event != EventLastMileRecovered || r.NoticeID != "n1" {
+		if r.Title != "Reachable again for A and B users: Shop" || r.Event != LastMileRecovered || r.NoticeID != "n1" {
 			t.Errorf("unexpected %+v", r)
 		}
 		if m := jsonMap(t, r); m["affected"].([]any)[0].(map[string]any)["error_classes"] == nil {
@@ -131,23 +131,23 @@ func TestNoticePayloads(t *testing.T) {
 	})
 	t.Run("expiry", func(t *testing.T) {
 		p := NewExpiryPayload(ExpiryFacts{Kind: "ssl", MonitorName: "Shop", ExpiresAt: now.Add(7*24*time.Hour + time.Hour), Stage: "pre_7d", URL: "u"}, now)
-		if p.Event != EventSSLExpiring || p.DaysRemaining != 7 || p.Kind != "ssl" || p.ExpiresAt != "2025-03-08T13:00:00Z" || p.URL != "u" {
+		if p.Event != SSLExpiring || p.DaysRemaining != 7 || p.Kind != "ssl" || p.ExpiresAt != "2025-03-08T13:00:00Z" || p.URL != "u" {
 			t.Errorf("unexpected %+v", p)
 		}
 		d := NewExpiryPayload(ExpiryFacts{Kind: "domain", ExpiresAt: now.Add(-time.Hour), Stage: "post_1d"}, now)
-		if d.Event != EventDomainExpiring || d.DaysRemaining != -1 {
+		if d.Event != DomainExpiring || d.DaysRemaining != -1 {
 			t.Errorf("unexpected %+v", d)
 		}
 	})
 	t.Run("third party and site health", func(t *testing.T) {
-		if p := NewThirdPartyPayload(ThirdPartyPayload{Kind: "incident_resolved"}); p.Event != EventThirdPartyResolved {
+		if p := NewThirdPartyPayload(ThirdPartyPayload{Kind: "incident_resolved"}); p.Event != ThirdPartyResolved {
 			t.Errorf("got %s", p.Event)
 		}
-		if p := NewThirdPartyPayload(ThirdPartyPayload{Kind: "maintenance_started"}); p.Event != EventThirdPartyMaint {
+		if p := NewThirdPartyPayload(ThirdPartyPayload{Kind: "maintenance_started"}); p.Event != ThirdPartyMaintenance {
 			t.Errorf("got %s", p.Event)
 		}
 		errs := make([]SiteHealthError, 60)
-		if p := NewSiteHealthPayload(SiteHealthPayload{NewErrors: errs}); len(p.NewErrors) != 50 || p.Event != EventSiteHealthIssues {
+		if p := NewSiteHealthPayload(SiteHealthPayload{NewErrors: errs}); len(p.NewErrors) != 50 || p.Event != SiteHealthIssues {
 			t.Errorf("got %d errors", len(p.NewErrors))
 		}
 	})

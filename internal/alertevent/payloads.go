@@ -1,4 +1,4 @@
-package alerting
+package alertevent
 
 import (
 	"fmt"
@@ -7,23 +7,8 @@ import (
 	"github.com/google/uuid"
 )
 
-// Event names of spec/webhooks.md. The X-Service-Event header and the
-// payload's event field carry them.
+// Fixed texts of the payloads.
 const (
-	EventMonitorDown           = "monitor.down"
-	EventMonitorUp             = "monitor.up"
-	EventIncidentResolved      = "incident.resolved"
-	EventTest                  = "test"
-	EventSSLExpiring           = "ssl.expiring"
-	EventDomainExpiring        = "domain.expiring"
-	EventMaintenanceStarted    = "maintenance.started"
-	EventMaintenanceEnded      = "maintenance.ended"
-	EventSiteHealthIssues      = "site_health.issues"
-	EventThirdPartyIncident    = "third_party.incident"
-	EventThirdPartyResolved    = "third_party.resolved"
-	EventThirdPartyMaint       = "third_party.maintenance"
-	EventLastMileUnreachable   = "last_mile.unreachable"
-	EventLastMileRecovered     = "last_mile.recovered"
 	resolutionRecovered        = "recovered"
 	resolutionManual           = "manual"
 	testMonitorName            = "Test Monitor"
@@ -81,15 +66,15 @@ func NewIncidentPayload(event string, f IncidentFacts) (IncidentPayload, error) 
 		IncidentURL: nonEmpty(f.IncidentURL),
 	}
 	switch event {
-	case EventMonitorDown:
+	case MonitorDown:
 		p.Title = f.MonitorName + " is DOWN"
 		p.Region = nonEmpty(f.Region)
 		p.Reason = nonEmpty(f.Reason)
 		p.Explanation = nonEmpty(f.Explanation)
-	case EventMonitorUp, EventIncidentResolved:
+	case MonitorUp, IncidentResolved:
 		p.Title = f.MonitorName + " has RECOVERED"
 		res := resolutionRecovered
-		if event == EventIncidentResolved {
+		if event == IncidentResolved {
 			p.Title = f.MonitorName + ": incident resolved manually"
 			res = resolutionManual
 		}
@@ -108,7 +93,7 @@ func NewIncidentPayload(event string, f IncidentFacts) (IncidentPayload, error) 
 // same incident id and start, reason "Escalation step <N>: still down".
 func NewEscalationPayload(step int, f IncidentFacts) IncidentPayload {
 	f.Reason = fmt.Sprintf(escalationReasonFormat, step)
-	p, _ := NewIncidentPayload(EventMonitorDown, f)
+	p, _ := NewIncidentPayload(MonitorDown, f)
 	return p
 }
 
@@ -117,7 +102,7 @@ func NewEscalationPayload(step int, f IncidentFacts) IncidentPayload {
 // and explanation.
 func NewTestPayload(now time.Time) IncidentPayload {
 	return IncidentPayload{
-		Event:       EventTest,
+		Event:       Test,
 		Title:       testMonitorName + " is DOWN",
 		MonitorName: testMonitorName,
 		MonitorURL:  testMonitorURL,
@@ -159,9 +144,9 @@ type ExpiryFacts struct {
 // NewExpiryPayload builds an ssl.expiring or domain.expiring notice; days
 // remaining are whole days, negative once expired.
 func NewExpiryPayload(f ExpiryFacts, now time.Time) ExpiryPayload {
-	event, what := EventSSLExpiring, "SSL certificate"
+	event, what := SSLExpiring, "SSL certificate"
 	if f.Kind == "domain" {
-		event, what = EventDomainExpiring, "Domain registration"
+		event, what = DomainExpiring, "Domain registration"
 	}
 	days := DaysRemaining(f.ExpiresAt, now)
 	title := fmt.Sprintf("%s of %s expires in %d days", what, f.MonitorName, days)
@@ -221,9 +206,9 @@ type MaintenanceFacts struct {
 // NewMaintenancePayload builds maintenance.started (started true) or
 // maintenance.ended.
 func NewMaintenancePayload(started bool, f MaintenanceFacts) MaintenancePayload {
-	event, title := EventMaintenanceStarted, maintenanceStartedPrefix+f.Title
+	event, title := MaintenanceStarted, maintenanceStartedPrefix+f.Title
 	if !started {
-		event, title = EventMaintenanceEnded, maintenanceCompletedPrefix+f.Title
+		event, title = MaintenanceEnded, maintenanceCompletedPrefix+f.Title
 	}
 	scope := "global"
 	switch f.Scope {
@@ -279,9 +264,9 @@ func NewLastMilePayload(unreachable bool, monitorID, monitorName, noticeID, url 
 		}
 	}
 	names := joinNames(isps)
-	event, title := EventLastMileUnreachable, "Unreachable for "+names+" users: "+monitorName
+	event, title := LastMileUnreachable, "Unreachable for "+names+" users: "+monitorName
 	if !unreachable {
-		event, title = EventLastMileRecovered, "Reachable again for "+names+" users: "+monitorName
+		event, title = LastMileRecovered, "Reachable again for "+names+" users: "+monitorName
 	}
 	if affected == nil {
 		affected = []LastMileAffected{}
@@ -326,7 +311,7 @@ const MaxSiteHealthErrors = 50
 
 // NewSiteHealthPayload builds site_health.issues, keeping the first 50 errors.
 func NewSiteHealthPayload(p SiteHealthPayload) SiteHealthPayload {
-	p.Event = EventSiteHealthIssues
+	p.Event = SiteHealthIssues
 	if p.Title == "" {
 		p.Title = "Website health issues: " + p.SiteURL
 	}
@@ -362,11 +347,11 @@ type ThirdPartyPayload struct {
 func NewThirdPartyPayload(p ThirdPartyPayload) ThirdPartyPayload {
 	switch p.Kind {
 	case "incident_resolved", "component_recovered":
-		p.Event = EventThirdPartyResolved
+		p.Event = ThirdPartyResolved
 	case "maintenance_started", "maintenance_completed":
-		p.Event = EventThirdPartyMaint
+		p.Event = ThirdPartyMaintenance
 	default:
-		p.Event = EventThirdPartyIncident
+		p.Event = ThirdPartyIncident
 	}
 	if p.Title == "" {
 		p.Title = p.ProviderName + ": " + p.Detail
@@ -375,6 +360,21 @@ func NewThirdPartyPayload(p ThirdPartyPayload) ThirdPartyPayload {
 		p.Components = []string{}
 	}
 	return p
+}
+
+// SLOPayload is the body of the SLO notices.
+type SLOPayload struct {
+	Event                  string             `json:"event"`
+	Title                  string             `json:"title"`
+	URL                    string             `json:"url"`
+	SLOID                  string             `json:"slo_id"`
+	SLOName                string             `json:"slo_name"`
+	MonitorID              string             `json:"monitor_id"`
+	MonitorName            string             `json:"monitor_name"`
+	TargetPercentage       float64            `json:"target_percentage"`
+	CurrentSLI             *float64           `json:"current_sli"`
+	BudgetRemainingPercent *float64           `json:"error_budget_remaining_percent"`
+	BurnRates              map[string]float64 `json:"burn_rates"`
 }
 
 // isoTime formats t as ISO 8601 in UTC, nil when zero.
