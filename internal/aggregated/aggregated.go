@@ -18,12 +18,12 @@ package aggregated
 import (
 	"context"
 	"crypto/tls"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
 	"time"
 
+	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -146,10 +146,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.URL.Path == "/openapi/v2":
 		// The REST paths are not Kubernetes resources; an empty document
 		// keeps the aggregator's OpenAPI controller quiet.
-		writeJSON(w, http.StatusOK, map[string]any{"swagger": "2.0", "info": map[string]string{"title": "uptime-operator", "version": Version}, "paths": map[string]any{}})
+		httpjson.Write(w, http.StatusOK, map[string]any{"swagger": "2.0", "info": map[string]string{"title": "uptime-operator", "version": Version}, "paths": map[string]any{}})
 		return
 	case r.URL.Path == "/openapi/v3":
-		writeJSON(w, http.StatusOK, map[string]any{"paths": map[string]any{}})
+		httpjson.Write(w, http.StatusOK, map[string]any{"paths": map[string]any{}})
 		return
 	}
 	caller, err := s.authenticate(r)
@@ -159,13 +159,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	switch r.URL.Path {
 	case "/apis":
-		writeJSON(w, http.StatusOK, s.groupList())
+		httpjson.Write(w, http.StatusOK, s.groupList())
 		return
 	case "/apis/" + Group:
-		writeJSON(w, http.StatusOK, s.group())
+		httpjson.Write(w, http.StatusOK, s.group())
 		return
 	case prefix:
-		writeJSON(w, http.StatusOK, s.resourceList())
+		httpjson.Write(w, http.StatusOK, s.resourceList())
 		return
 	}
 	rest, ok := strings.CutPrefix(r.URL.Path, prefix+"/namespaces/")
@@ -266,15 +266,9 @@ func kindOf(name string) string {
 	return strings.Join(parts, "")
 }
 
-func writeJSON(w http.ResponseWriter, code int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(code)
-	_ = json.NewEncoder(w).Encode(v)
-}
-
 // writeStatus writes a Kubernetes Status, which kubectl renders well.
 func writeStatus(w http.ResponseWriter, code int, reason, msg string) {
-	writeJSON(w, code, &metav1.Status{
+	httpjson.Write(w, code, &metav1.Status{
 		TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
 		Status:   metav1.StatusFailure, Code: int32(code), Reason: metav1.StatusReason(reason), Message: msg,
 	})

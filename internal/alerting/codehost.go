@@ -13,6 +13,7 @@ import (
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/alertevent"
 	"github.com/uptime-operator/uptime-operator/internal/store"
+	"github.com/uptime-operator/uptime-operator/internal/textutil"
 )
 
 // TimelineCodeHostIssue is the timeline kind that records an issue opened
@@ -67,7 +68,7 @@ func (b *requestBuilder) github(ctx context.Context, ch *monv1.AlertChannel, kin
 			return comment(issue.Number, sum.markdown("**")), nil
 		}
 		out, _ := jsonPost(api, map[string]any{
-			"title": truncate(sum.Title, 256), "body": sum.markdown("**"), "labels": []string{"incident"},
+			"title": textutil.Truncate(sum.Title, 256), "body": sum.markdown("**"), "labels": []string{"incident"},
 		})
 		if incidentID != "" && b.store != nil {
 			out.keepBody = true

@@ -9,6 +9,7 @@ import (
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/alertevent"
+	"github.com/uptime-operator/uptime-operator/internal/textutil"
 )
 
 // Twilio configures the phone channels (sms, voice, whatsapp) against a
@@ -66,12 +67,12 @@ func (t *Twilio) phoneRequest(typ monv1.AlertChannelType, to, text string) (*out
 		u = base + "/Messages.json"
 		form.Set("To", "whatsapp:"+to)
 		form.Set("From", "whatsapp:"+from)
-		form.Set("Body", truncate(text, 1600))
+		form.Set("Body", textutil.Truncate(text, 1600))
 	default:
 		u = base + "/Messages.json"
 		form.Set("To", to)
 		form.Set("From", from)
-		form.Set("Body", truncate(text, 320))
+		form.Set("Body", textutil.Truncate(text, 320))
 	}
 	h := http.Header{}
 	h.Set("Content-Type", "application/x-www-form-urlencoded")
@@ -86,7 +87,7 @@ func (t *Twilio) phoneRequest(typ monv1.AlertChannelType, to, text string) (*out
 func twiml(text string) string {
 	var b strings.Builder
 	b.WriteString(`<Response><Say loop="2">`)
-	_ = xml.EscapeText(&b, []byte(truncate(text, 500)))
+	_ = xml.EscapeText(&b, []byte(textutil.Truncate(text, 500)))
 	b.WriteString(`</Say></Response>`)
 	return b.String()
 }

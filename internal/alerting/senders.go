@@ -23,6 +23,7 @@ import (
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/alertevent"
 	"github.com/uptime-operator/uptime-operator/internal/store"
+	"github.com/uptime-operator/uptime-operator/internal/textutil"
 )
 
 // Sign returns the X-Service-Signature value: "sha256=" followed by the hex
@@ -212,7 +213,7 @@ func (b *requestBuilder) build(ctx context.Context, ch *monv1.AlertChannel, id, 
 		if err != nil {
 			return nil, err
 		}
-		return jsonPost(u, map[string]string{"content": truncate(sum.markdown("**"), 2000)})
+		return jsonPost(u, map[string]string{"content": textutil.Truncate(sum.markdown("**"), 2000)})
 
 	case monv1.ChannelTeams:
 		u, err := hookURL()
@@ -244,7 +245,7 @@ func (b *requestBuilder) build(ctx context.Context, ch *monv1.AlertChannel, id, 
 		body := map[string]any{
 			"routing_key": key, "event_action": action, "dedup_key": sum.dedupKey(id),
 			"payload": map[string]any{
-				"summary": truncate(sum.Title, 1024), "source": sum.source(), "severity": "critical",
+				"summary": textutil.Truncate(sum.Title, 1024), "source": sum.source(), "severity": "critical",
 				"timestamp": b.now.UTC().Format(time.RFC3339), "custom_details": sum.Fields,
 			},
 		}
@@ -275,8 +276,8 @@ func (b *requestBuilder) build(ctx context.Context, ch *monv1.AlertChannel, id, 
 				}
 			}
 			out, _ = jsonPost(base+"/v2/alerts", map[string]any{
-				"message": truncate(sum.Title, 130), "alias": sum.dedupKey(id),
-				"description": truncate(strings.Join(sum.Lines, "\n"), 15000), "priority": "P1",
+				"message": textutil.Truncate(sum.Title, 130), "alias": sum.dedupKey(id),
+				"description": textutil.Truncate(strings.Join(sum.Lines, "\n"), 15000), "priority": "P1",
 				"source": "uptime-operator", "details": details,
 			})
 		}
@@ -295,7 +296,7 @@ func (b *requestBuilder) build(ctx context.Context, ch *monv1.AlertChannel, id, 
 			return nil, permanent("no Telegram bot token is configured")
 		}
 		return jsonPost(strings.TrimRight(b.endpoints.Telegram, "/")+"/bot"+token+"/sendMessage", map[string]any{
-			"chat_id": ch.Spec.ChatID, "text": truncate(sum.plain(), 4096), "disable_web_page_preview": true,
+			"chat_id": ch.Spec.ChatID, "text": textutil.Truncate(sum.plain(), 4096), "disable_web_page_preview": true,
 		})
 
 	case monv1.ChannelGitHub:
@@ -325,7 +326,7 @@ func (b *requestBuilder) build(ctx context.Context, ch *monv1.AlertChannel, id, 
 		if !ValidE164(ch.Spec.To) {
 			return nil, permanent("%q is not an E.164 phone number", ch.Spec.To)
 		}
-		out, _ := jsonPost(relay, map[string]string{"to": ch.Spec.To, "body": truncate(text, 320), "channel": string(ch.Spec.Type)})
+		out, _ := jsonPost(relay, map[string]string{"to": ch.Spec.To, "body": textutil.Truncate(text, 320), "channel": string(ch.Spec.Type)})
 		b.authorizeRelay(out)
 		return out, nil
 
@@ -475,14 +476,6 @@ func (s summary) color() string {
 	return "E01E5A"
 }
 
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	s = s[:n]
-	return strings.ToValidUTF8(s, "")
-}
-
 // sendAll performs out (an SMTP send or an HTTP request) and the requests
 // chained after it, stopping at the first that does not succeed, and runs
 // the success hooks. mailer sends email; nil means SMTP is not configured.
@@ -529,7 +522,7 @@ func sendMail(ctx context.Context, s *SMTP, msg MailMessage) attemptResult {
 		res.outcome = Retryable
 	}
 	if errors.As(err, &se) {
-		res.status, res.excerpt = se.Code, truncate(se.Msg, excerptLimit)
+		res.status, res.excerpt = se.Code, textutil.Truncate(se.Msg, excerptLimit)
 	}
 	return res
 }

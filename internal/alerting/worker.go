@@ -27,6 +27,7 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/metrics"
 	"github.com/uptime-operator/uptime-operator/internal/netguard"
 	"github.com/uptime-operator/uptime-operator/internal/store"
+	"github.com/uptime-operator/uptime-operator/internal/textutil"
 	"github.com/uptime-operator/uptime-operator/internal/trust"
 )
 
@@ -537,7 +538,7 @@ func resultText(res attemptResult) string {
 		return strconv.Itoa(res.status)
 	}
 	if res.err != nil {
-		return truncate(res.err.Error(), 128)
+		return textutil.Truncate(res.err.Error(), 128)
 	}
 	return "ok"
 }

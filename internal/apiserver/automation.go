@@ -21,6 +21,7 @@ import (
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/apikeys"
+	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/webhooks"
 )
 
@@ -475,7 +476,7 @@ func (s *Server) planMonitors(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, p)
+	httpjson.Write(w, http.StatusOK, p)
 }
 
 // applyResult is the outcome of one change of an apply.
@@ -518,12 +519,12 @@ func (s *Server) applyMonitors(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if b.ExpectedFingerprint != "" && b.ExpectedFingerprint != p.Fingerprint {
-		writeJSON(w, http.StatusConflict, ErrorBody{Error: "the plan changed since it was reviewed; plan again", Code: CodePlanChanged,
+		httpjson.Write(w, http.StatusConflict, ErrorBody{Error: "the plan changed since it was reviewed; plan again", Code: CodePlanChanged,
 			Details: map[string]any{"expected_fingerprint": b.ExpectedFingerprint, "plan_fingerprint": p.Fingerprint}})
 		return
 	}
 	if p.destructive() && b.ExpectedFingerprint == "" && !b.AllowPruneWithoutFingerprint {
-		writeJSON(w, http.StatusPreconditionRequired, ErrorBody{
+		httpjson.Write(w, http.StatusPreconditionRequired, ErrorBody{
 			Error: "this apply deletes or replaces monitors; send the reviewed plan's expected_fingerprint or allow_prune_without_fingerprint",
 			Code:  CodePruneConfirmation, Details: map[string]any{"delete": p.Summary.Delete, "replace": p.Summary.Replace, "plan_fingerprint": p.Fingerprint}})
 		return
@@ -562,7 +563,7 @@ func (s *Server) applyMonitors(w http.ResponseWriter, r *http.Request) {
 	if sum.Failed > 0 {
 		code = http.StatusMultiStatus
 	}
-	writeJSON(w, code, map[string]any{"ok": sum.Failed == 0, "summary": sum, "results": results,
+	httpjson.Write(w, code, map[string]any{"ok": sum.Failed == 0, "summary": sum, "results": results,
 		"plan_fingerprint": p.Fingerprint, "warnings": p.Warnings})
 }
 
@@ -832,7 +833,7 @@ func (s *Server) putMonitorKey(w http.ResponseWriter, r *http.Request) {
 		other, err := s.monitorByKey(ctx, m.Namespace, key)
 		switch {
 		case err == nil && other.UID != m.UID:
-			writeJSON(w, http.StatusConflict, ErrorBody{Error: "another monitor already has this key", Code: CodeConflict,
+			httpjson.Write(w, http.StatusConflict, ErrorBody{Error: "another monitor already has this key", Code: CodeConflict,
 				Details: map[string]any{"monitor_id": string(other.UID)}})
 			return
 		case err != nil && !errors.Is(err, errNotFound):

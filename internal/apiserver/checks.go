@@ -8,6 +8,7 @@ import (
 	"time"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
@@ -114,7 +115,7 @@ func (s *Server) listChecks(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"items": checkRecords(items), "next_before": isoTimePtr(next)})
+	httpjson.Write(w, http.StatusOK, map[string]any{"items": checkRecords(items), "next_before": isoTimePtr(next)})
 }
 
 // maxExportRows is the most rows of a CSV export.

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/netguard"
 )
 
@@ -137,7 +138,7 @@ func (s *Server) discoverSubdomains(w http.ResponseWriter, r *http.Request) {
 	if s.opts.AllowPrivateTargets {
 		scope = "any address (private targets are allowed)"
 	}
-	writeJSON(w, http.StatusOK, map[string]any{
+	httpjson.Write(w, http.StatusOK, map[string]any{
 		"domain":                   domain,
 		"subdomains":               out,
 		"names_checked":            len(commonSubdomains),

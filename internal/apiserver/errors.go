@@ -1,7 +1,6 @@
 package apiserver
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -12,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/webhooks"
 )
 
@@ -68,16 +68,9 @@ type FieldError struct {
 	Message string `json:"message"`
 }
 
-// writeJSON writes v with status code.
-func writeJSON(w http.ResponseWriter, code int, v any) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.WriteHeader(code)
-	_ = json.NewEncoder(w).Encode(v)
-}
-
 // writeError writes an error body; code may be empty (missing or invalid key).
 func writeError(w http.ResponseWriter, status int, code, msg string) {
-	writeJSON(w, status, ErrorBody{Error: msg, Code: code})
+	httpjson.Write(w, status, ErrorBody{Error: msg, Code: code})
 }
 
 // writeNotFound writes the 404 of a resource absent from the workspace.
@@ -87,7 +80,7 @@ func writeNotFound(w http.ResponseWriter, what string) {
 
 // writeValidation writes the specification's validation error shape.
 func writeValidation(w http.ResponseWriter, errs ...FieldError) {
-	writeJSON(w, http.StatusBadRequest, ErrorBody{Error: "Validation failed", Code: CodeValidation, Errors: errs})
+	httpjson.Write(w, http.StatusBadRequest, ErrorBody{Error: "Validation failed", Code: CodeValidation, Errors: errs})
 }
 
 // fieldErr builds one FieldError.
@@ -120,7 +113,7 @@ func (s *Server) writeErr(w http.ResponseWriter, r *http.Request, err error) {
 	var ae *apiError
 	switch {
 	case errors.As(err, &ae):
-		writeJSON(w, ae.Status, ae.Body)
+		httpjson.Write(w, ae.Status, ae.Body)
 	case errors.Is(err, errNotFound):
 		writeNotFound(w, "resource")
 	default:

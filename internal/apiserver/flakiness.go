@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
@@ -214,7 +215,7 @@ func (s *Server) monitorFlakiness(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{
+	httpjson.Write(w, http.StatusOK, map[string]any{
 		"monitor_id":  string(m.UID),
 		"computed_at": isoTime(now),
 		"7d":          scoreFlakiness(now.Add(-7*24*time.Hour), now, checks, incidents),

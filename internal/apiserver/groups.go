@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/webhooks"
 )
 
@@ -64,7 +65,7 @@ func (s *Server) listGroups(w http.ResponseWriter, r *http.Request) {
 			out = append(out, groupObject(&list.Items[i], monitors))
 		}
 	}
-	writeJSON(w, http.StatusOK, out)
+	httpjson.Write(w, http.StatusOK, out)
 }
 
 func (s *Server) pathGroup(w http.ResponseWriter, r *http.Request) *monv1.MonitorGroup {
@@ -88,7 +89,7 @@ func (s *Server) groupSummary(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	sum := summarize(members)
-	writeJSON(w, http.StatusOK, map[string]any{"group": groupObject(g, monitors), "total": sum.Total, "counts": sum.Counts,
+	httpjson.Write(w, http.StatusOK, map[string]any{"group": groupObject(g, monitors), "total": sum.Total, "counts": sum.Counts,
 		"open_incidents": sum.OpenIncidents, "uptime_24h": sum.Uptime24h})
 }
 
@@ -133,7 +134,7 @@ func (s *Server) createGroup(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.wrote(g)
-	writeJSON(w, http.StatusCreated, groupObject(g, nil))
+	httpjson.Write(w, http.StatusCreated, groupObject(g, nil))
 }
 
 func (s *Server) updateGroup(w http.ResponseWriter, r *http.Request) {
@@ -156,7 +157,7 @@ func (s *Server) updateGroup(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, groupObject(g, monitors))
+	httpjson.Write(w, http.StatusOK, groupObject(g, monitors))
 }
 
 // deleteGroup deletes a group and takes its monitors out of it, so their

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
@@ -331,7 +332,7 @@ func (s *Server) reliabilityMonitor(w http.ResponseWriter, r *http.Request) {
 	if o := slos[m.Name]; o != nil {
 		out.SLOTarget = sloObject(o, &objectUIDs{byName: map[string]string{m.Name: string(m.UID)}})
 	}
-	writeJSON(w, http.StatusOK, out)
+	httpjson.Write(w, http.StatusOK, out)
 }
 
 // reliabilityOverview answers GET /reliability/overview: the workspace's
@@ -401,7 +402,7 @@ func (s *Server) reliabilityOverview(w http.ResponseWriter, r *http.Request) {
 	if v := health.mean(); v != nil {
 		healthScoreOut = ptrTo(int(math.Round(*v)))
 	}
-	writeJSON(w, http.StatusOK, map[string]any{
+	httpjson.Write(w, http.StatusOK, map[string]any{
 		"generated_at":          isoTime(now),
 		"monitors":              sum.Total,
 		"counts":                sum.Counts,

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 	"github.com/uptime-operator/uptime-operator/webhooks"
 )
@@ -159,7 +160,7 @@ func (s *Server) listIncidents(w http.ResponseWriter, r *http.Request) {
 	for _, inc := range list.Items {
 		items = append(items, s.incidentObject(inc, regions))
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"items": items, "total": list.Total, "page": iq.Page, "page_size": iq.PageSize, "counts": list.Counts})
+	httpjson.Write(w, http.StatusOK, map[string]any{"items": items, "total": list.Total, "page": iq.Page, "page_size": iq.PageSize, "counts": list.Counts})
 }
 
 // maxIncidentExport bounds an incident export.
@@ -200,7 +201,7 @@ func (s *Server) exportIncidents(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Export-Truncated", "true")
 	}
 	if format == "json" {
-		writeJSON(w, http.StatusOK, map[string]any{"items": items})
+		httpjson.Write(w, http.StatusOK, map[string]any{"items": items})
 		return
 	}
 	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
@@ -258,7 +259,7 @@ func (s *Server) writeIncidentDetail(w http.ResponseWriter, r *http.Request, inc
 	for _, n := range notes {
 		out.Notes = append(out.Notes, noteObject(n))
 	}
-	writeJSON(w, code, out)
+	httpjson.Write(w, code, out)
 }
 
 func (s *Server) incidentExplanation(w http.ResponseWriter, r *http.Request) {
@@ -275,7 +276,7 @@ func (s *Server) incidentExplanation(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, ex)
+	httpjson.Write(w, http.StatusOK, ex)
 }
 
 func (s *Server) replayTimeline(w http.ResponseWriter, r *http.Request) {
@@ -307,7 +308,7 @@ func (s *Server) replayTimeline(w http.ResponseWriter, r *http.Request) {
 	for _, e := range events {
 		items = append(items, eventJSON{ID: e.ID, Kind: e.Kind, At: isoTime(e.At), Data: e.Data})
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"items": items, "next_cursor": strPtr(next)})
+	httpjson.Write(w, http.StatusOK, map[string]any{"items": items, "next_cursor": strPtr(next)})
 }
 
 func (s *Server) createIncident(w http.ResponseWriter, r *http.Request) {
@@ -362,7 +363,7 @@ func (s *Server) acknowledgeIncident(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, s.incidentObject(out, s.regionNames(r.Context())))
+	httpjson.Write(w, http.StatusOK, s.incidentObject(out, s.regionNames(r.Context())))
 }
 
 func (s *Server) resolveIncident(w http.ResponseWriter, r *http.Request) {
@@ -398,7 +399,7 @@ func (s *Server) resolveIncident(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, s.incidentObject(out, s.regionNames(r.Context())))
+	httpjson.Write(w, http.StatusOK, s.incidentObject(out, s.regionNames(r.Context())))
 }
 
 func (s *Server) unsnoozeIncident(w http.ResponseWriter, r *http.Request) {
@@ -411,7 +412,7 @@ func (s *Server) unsnoozeIncident(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, s.incidentObject(out, s.regionNames(r.Context())))
+	httpjson.Write(w, http.StatusOK, s.incidentObject(out, s.regionNames(r.Context())))
 }
 
 // escalation reports the escalation state of an incident: the monitor's
@@ -428,7 +429,7 @@ func (s *Server) escalation(w http.ResponseWriter, r *http.Request) {
 			s.writeErr(w, r, err)
 			return
 		}
-		writeJSON(w, http.StatusOK, state)
+		httpjson.Write(w, http.StatusOK, state)
 		return
 	}
 	out := map[string]any{"incident_id": inc.ID, "policy": nil, "acknowledged": inc.AcknowledgedAt != nil,
@@ -461,7 +462,7 @@ func (s *Server) escalation(w http.ResponseWriter, r *http.Request) {
 			out["steps"] = steps
 		}
 	}
-	writeJSON(w, http.StatusOK, out)
+	httpjson.Write(w, http.StatusOK, out)
 }
 
 func (s *Server) listNotes(w http.ResponseWriter, r *http.Request) {
@@ -478,7 +479,7 @@ func (s *Server) listNotes(w http.ResponseWriter, r *http.Request) {
 	for _, n := range notes {
 		out = append(out, noteObject(n))
 	}
-	writeJSON(w, http.StatusOK, out)
+	httpjson.Write(w, http.StatusOK, out)
 }
 
 func (s *Server) addNote(w http.ResponseWriter, r *http.Request) {
@@ -508,7 +509,7 @@ func (s *Server) addNote(w http.ResponseWriter, r *http.Request) {
 			s.log(r).Error(err, "notify status page subscribers")
 		}
 	}
-	writeJSON(w, http.StatusCreated, noteObject(n))
+	httpjson.Write(w, http.StatusCreated, noteObject(n))
 }
 
 func (s *Server) deleteNote(w http.ResponseWriter, r *http.Request) {
@@ -548,5 +549,5 @@ func (s *Server) putPostmortem(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"incident_id": inc.ID, "postmortem": *b.Postmortem})
+	httpjson.Write(w, http.StatusOK, map[string]any{"incident_id": inc.ID, "postmortem": *b.Postmortem})
 }

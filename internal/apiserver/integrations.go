@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/plans"
 )
 
@@ -268,7 +269,7 @@ func (s *Server) createConnection(w http.ResponseWriter, r *http.Request) {
 	}
 	if f := channelFeature(t); f != "" {
 		if ae := s.requireFeature(ctx, c.Namespace, f); ae != nil {
-			writeJSON(w, ae.Status, ae.Body)
+			httpjson.Write(w, ae.Status, ae.Body)
 			return
 		}
 	}
@@ -318,7 +319,7 @@ func (s *Server) createConnection(w http.ResponseWriter, r *http.Request) {
 	if signing != "" {
 		out["signing_secret"] = signing
 	}
-	writeJSON(w, http.StatusCreated, out)
+	httpjson.Write(w, http.StatusCreated, out)
 }
 
 func (s *Server) channelSecrets(ctx context.Context, ch *monv1.AlertChannel, secrets map[string]string, signing string) error {
@@ -427,10 +428,10 @@ func (s *Server) testConnection(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := s.opts.ChannelTester.TestChannel(r.Context(), ch); err != nil {
-		writeJSON(w, http.StatusOK, map[string]any{"success": false, "message": err.Error()})
+		httpjson.Write(w, http.StatusOK, map[string]any{"success": false, "message": err.Error()})
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"success": true, "message": "Test alert sent"})
+	httpjson.Write(w, http.StatusOK, map[string]any{"success": true, "message": "Test alert sent"})
 }
 
 // channelJSON is a connection of the list.
@@ -493,7 +494,7 @@ func (s *Server) writeChannel(w http.ResponseWriter, r *http.Request, ch *monv1.
 		s.writeErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, s.channelObject(ch, groups, monitors))
+	httpjson.Write(w, http.StatusOK, s.channelObject(ch, groups, monitors))
 }
 
 func (s *Server) listIntegrations(w http.ResponseWriter, r *http.Request) {
@@ -541,5 +542,5 @@ func (s *Server) listIntegrations(w http.ResponseWriter, r *http.Request) {
 		types = append(types, map[string]any{"type": n, "fields": channelFields[t], "connections": count[t],
 			"max_connections": maxConnectionsPerType, "available": f == "" || plans.HasFeature(plan, f)})
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"types": types, "connections": conns})
+	httpjson.Write(w, http.StatusOK, map[string]any{"types": types, "connections": conns})
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/uptime-operator/uptime-operator/controllers"
 	"github.com/uptime-operator/uptime-operator/internal/credentials"
 	"github.com/uptime-operator/uptime-operator/internal/engine"
+	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/netguard"
 	"github.com/uptime-operator/uptime-operator/internal/plans"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
@@ -577,7 +578,7 @@ func (s *Server) monitorsSummary(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, summarize(liveMonitors(list.Items)))
+	httpjson.Write(w, http.StatusOK, summarize(liveMonitors(list.Items)))
 }
 
 var slugRE = regexp.MustCompile(`[^a-z0-9]+`)
@@ -632,7 +633,7 @@ func (s *Server) writeMonitor(w http.ResponseWriter, r *http.Request, m *monv1.M
 		s.writeErr(w, r, err)
 		return
 	}
-	writeJSON(w, code, o)
+	httpjson.Write(w, code, o)
 }
 
 // pathMonitor finds the monitor named by the {id} path value; it writes the
@@ -754,7 +755,7 @@ func (s *Server) resetStats(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"success": true, "message": "Statistics reset"})
+	httpjson.Write(w, http.StatusOK, map[string]any{"success": true, "message": "Statistics reset"})
 }
 
 // bulkBody is the body of POST /monitors/bulk.
@@ -833,7 +834,7 @@ func (s *Server) bulkMonitors(w http.ResponseWriter, r *http.Request) {
 		}
 		updated++
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"updated": updated, "failed": failed})
+	httpjson.Write(w, http.StatusOK, map[string]any{"updated": updated, "failed": failed})
 }
 
 func (s *Server) bulkOne(ctx context.Context, ns, id, action string, tags []string, group *monv1.LocalObjectReference) error {
@@ -941,7 +942,7 @@ func (s *Server) runCheck(w http.ResponseWriter, r *http.Request, m *monv1.Monit
 		s.writeErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, resultJSON(res))
+	httpjson.Write(w, http.StatusOK, resultJSON(res))
 }
 
 // regionsJSON is the answer of the regions endpoints. Regions lists the
@@ -967,7 +968,7 @@ func (s *Server) monitorRegions(w http.ResponseWriter, r *http.Request, m *monv1
 		// Just set: the status may still name the previous regions.
 		effective = slices.Clone(m.Spec.Regions)
 	}
-	writeJSON(w, http.StatusOK, regionsJSON{Regions: effective, EffectiveRegions: effective, IsDefault: len(m.Spec.Regions) == 0})
+	httpjson.Write(w, http.StatusOK, regionsJSON{Regions: effective, EffectiveRegions: effective, IsDefault: len(m.Spec.Regions) == 0})
 }
 
 func (s *Server) getRegions(w http.ResponseWriter, r *http.Request) {
@@ -1015,7 +1016,7 @@ func (s *Server) monitorExplanation(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, ex)
+	httpjson.Write(w, http.StatusOK, ex)
 }
 
 func (s *Server) rotateHeartbeat(w http.ResponseWriter, r *http.Request) {
@@ -1040,7 +1041,7 @@ func (s *Server) rotateHeartbeat(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"heartbeat_url": s.heartbeatURL(m)})
+	httpjson.Write(w, http.StatusOK, map[string]any{"heartbeat_url": s.heartbeatURL(m)})
 }
 
 // cronHeartbeatBody is the body of POST /monitors/:id/cron-heartbeat.
@@ -1095,7 +1096,7 @@ func (s *Server) cronHeartbeat(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"success": true, "paused": m.Spec.Paused})
+	httpjson.Write(w, http.StatusOK, map[string]any{"success": true, "paused": m.Spec.Paused})
 }
 
 type dnsRecordJSON struct {
@@ -1142,7 +1143,7 @@ func (s *Server) dnsRecords(w http.ResponseWriter, r *http.Request) {
 	if m.Spec.DNS != nil {
 		expected = m.Spec.DNS.ExpectedValues
 	}
-	writeJSON(w, http.StatusOK, map[string]any{
+	httpjson.Write(w, http.StatusOK, map[string]any{
 		"records": dnsRecords(recs), "changes": dnsRecords(changes), "expected_values": nonNil(expected),
 	})
 }

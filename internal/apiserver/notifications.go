@@ -14,6 +14,7 @@ import (
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/alerting"
+	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/recipients"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
@@ -79,7 +80,7 @@ func (s *Server) notificationRecipients(w http.ResponseWriter, r *http.Request) 
 		s.writeErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"recipients": out})
+	httpjson.Write(w, http.StatusOK, map[string]any{"recipients": out})
 }
 
 // validEmail reports whether v is a bare email address.
@@ -135,7 +136,7 @@ func (s *Server) testNotification(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, CodeChannelUnavailable, "the test email could not be sent; try again later")
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"success": true, "email": email,
+	httpjson.Write(w, http.StatusOK, map[string]any{"success": true, "email": email,
 		"message": "Test notification sent to " + email})
 }
 
@@ -196,7 +197,7 @@ func (s *Server) alertRecipients(w http.ResponseWriter, r *http.Request) {
 	for _, st := range states {
 		out = append(out, recipientState(st))
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"contacts": out, "confirmation_required": s.recipients.Required})
+	httpjson.Write(w, http.StatusOK, map[string]any{"contacts": out, "confirmation_required": s.recipients.Required})
 }
 
 // resendConfirmation answers POST /alert-recipients/resend: a new
@@ -234,7 +235,7 @@ func (s *Server) resendConfirmation(w http.ResponseWriter, r *http.Request) {
 	if !sent {
 		msg = st.Email + " is already confirmed; no email was sent"
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"email": st.Email, "confirmed": st.Record.Confirmed(), "sent": sent,
+	httpjson.Write(w, http.StatusOK, map[string]any{"email": st.Email, "confirmed": st.Record.Confirmed(), "sent": sent,
 		"status": st.Status(), "message": msg})
 }
 
@@ -280,7 +281,7 @@ func (s *Server) notificationSettings(w http.ResponseWriter, r *http.Request) {
 		degraded = degraded || (!ch.Spec.Disabled && ch.Spec.Routing != nil && ch.Spec.Routing.MinSeverity == "degraded")
 	}
 	slices.SortFunc(chs, func(a, b channelJSON) int { return strings.Compare(a.Name+"/"+a.ID, b.Name+"/"+b.ID) })
-	writeJSON(w, http.StatusOK, map[string]any{
+	httpjson.Write(w, http.StatusOK, map[string]any{
 		"channels":   chs,
 		"recipients": emails,
 		// Alerts go out when an incident opens and when it resolves;
@@ -402,5 +403,5 @@ func (s *Server) notificationAttempts(w http.ResponseWriter, r *http.Request) {
 			return strings.Compare(a.ChannelID, b.ChannelID)
 		})
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"generated_at": isoTime(now), "windows": windows, "truncated": truncated})
+	httpjson.Write(w, http.StatusOK, map[string]any{"generated_at": isoTime(now), "windows": windows, "truncated": truncated})
 }

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/oncall"
 )
 
@@ -75,7 +76,7 @@ func (s *Server) listOnCallSchedules(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, out)
+	httpjson.Write(w, http.StatusOK, out)
 }
 
 // currentOnCall answers GET /settings/on-call-schedules/current: who is on
@@ -90,5 +91,5 @@ func (s *Server) currentOnCall(w http.ResponseWriter, r *http.Request) {
 	for _, o := range all {
 		out = append(out, map[string]any{"schedule_id": o.ID, "schedule_name": o.Name, "on_call": o.Current, "until": o.CurrentUntil})
 	}
-	writeJSON(w, http.StatusOK, out)
+	httpjson.Write(w, http.StatusOK, out)
 }

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
@@ -89,7 +90,7 @@ func (s *Server) snoozeIncident(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, s.incidentObject(out, s.regionNames(r.Context())))
+	httpjson.Write(w, http.StatusOK, s.incidentObject(out, s.regionNames(r.Context())))
 }
 
 // --- maintenance windows ----------------------------------------------------
@@ -317,7 +318,7 @@ func (s *Server) createMaintenance(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.wrote(mw)
-	writeJSON(w, http.StatusCreated, maintenanceObject(mw, monitors, groups))
+	httpjson.Write(w, http.StatusCreated, maintenanceObject(mw, monitors, groups))
 }
 
 func (s *Server) pathMaintenance(w http.ResponseWriter, r *http.Request) *monv1.MaintenanceWindow {
@@ -351,7 +352,7 @@ func (s *Server) updateMaintenance(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, s.writeFailed(ctx, mw.Namespace, err, maintenanceFieldPath))
 		return
 	}
-	writeJSON(w, http.StatusOK, maintenanceObject(mw, monitors, groups))
+	httpjson.Write(w, http.StatusOK, maintenanceObject(mw, monitors, groups))
 }
 
 func (s *Server) deleteMaintenance(w http.ResponseWriter, r *http.Request) {
@@ -466,7 +467,7 @@ func (s *Server) putPageAccess(w http.ResponseWriter, r *http.Request) {
 			ctrlLog(ctx).Error(err, "unable to delete a status page password", "page", p.Name)
 		}
 	}
-	writeJSON(w, http.StatusOK, pageAccessObject(p))
+	httpjson.Write(w, http.StatusOK, pageAccessObject(p))
 }
 
 // revokePageSessions signs out every visitor session of a page.
@@ -487,7 +488,7 @@ func (s *Server) revokePageSessions(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, s.writeFailed(r.Context(), p.Namespace, err, pageFieldPath))
 		return
 	}
-	writeJSON(w, http.StatusOK, pageAccessObject(p))
+	httpjson.Write(w, http.StatusOK, pageAccessObject(p))
 }
 
 var domainRE = regexp.MustCompile(`^([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$`)
@@ -515,7 +516,7 @@ func (s *Server) putPageDomain(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, s.writeFailed(r.Context(), p.Namespace, err, pageFieldPath))
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"domain": strPtr(domain)})
+	httpjson.Write(w, http.StatusOK, map[string]any{"domain": strPtr(domain)})
 }
 
 // --- webhook signing secret -------------------------------------------------
@@ -545,7 +546,7 @@ func (s *Server) rotateSigningSecret(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, fmt.Errorf("store signing secret: %w", err))
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"connection_id": string(ch.UID), "signing_secret": secret,
+	httpjson.Write(w, http.StatusOK, map[string]any{"connection_id": string(ch.UID), "signing_secret": secret,
 		"rotated_at": isoTime(s.clock.Now())})
 }
 

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/recipients"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
@@ -75,7 +76,7 @@ func (s *Server) addRecipient(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.wrote(added)
-	writeJSON(w, http.StatusCreated, s.addedState(ctx, ns, email))
+	httpjson.Write(w, http.StatusCreated, s.addedState(ctx, ns, email))
 }
 
 // addedState is the response of an added recipient: its confirmation state

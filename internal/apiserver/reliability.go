@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/webhooks"
 )
 
@@ -114,7 +115,7 @@ func (s *Server) listSLOs(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	slices.SortFunc(out, func(a, b sloJSON) int { return strings.Compare(a.CreatedAt, b.CreatedAt) })
-	writeJSON(w, http.StatusOK, out)
+	httpjson.Write(w, http.StatusOK, out)
 }
 
 func (s *Server) writeSLO(w http.ResponseWriter, r *http.Request, o *monv1.SLO, code int, monitorID string) {
@@ -127,7 +128,7 @@ func (s *Server) writeSLO(w http.ResponseWriter, r *http.Request, o *monv1.SLO, 
 	if out.MonitorID == nil {
 		out.MonitorID = strPtr(monitorID)
 	}
-	writeJSON(w, code, out)
+	httpjson.Write(w, code, out)
 }
 
 // upsertSLO creates the monitor's SLO target or replaces the existing one.
@@ -288,7 +289,7 @@ func (s *Server) listDependencies(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, deps)
+	httpjson.Write(w, http.StatusOK, deps)
 }
 
 // createDependency answers POST /reliability/dependencies (owner only): the
@@ -345,7 +346,7 @@ func (s *Server) createDependency(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, Dependency{
+	httpjson.Write(w, http.StatusCreated, Dependency{
 		ID: dependencyID(string(child.UID), string(parent.UID)), ParentMonitorID: string(parent.UID), ChildMonitorID: string(child.UID),
 		SuppressionMode: suppressChildIfParentDown, ParentName: parent.Spec.Name, ChildName: child.Spec.Name,
 	})

@@ -12,6 +12,7 @@ import (
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/assist"
+	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
@@ -50,7 +51,7 @@ func (s *Server) assistStatus(a *assist.Service) http.HandlerFunc {
 			s.writeErr(w, r, err)
 			return
 		}
-		writeJSON(w, http.StatusOK, st)
+		httpjson.Write(w, http.StatusOK, st)
 	}
 }
 
@@ -84,7 +85,7 @@ func (s *Server) assistSaved(a *assist.Service) http.HandlerFunc {
 			s.writeErr(w, r, err)
 			return
 		}
-		writeJSON(w, http.StatusOK, saved)
+		httpjson.Write(w, http.StatusOK, saved)
 	}
 }
 
@@ -118,7 +119,7 @@ func (s *Server) generation(a *assist.Service, body any, check func() []FieldErr
 			s.writeErr(w, r, assistError(err))
 			return
 		}
-		writeJSON(w, status, out)
+		httpjson.Write(w, status, out)
 	}
 }
 
@@ -237,7 +238,7 @@ func (s *Server) editDraft(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, draftStateError(err, out))
 		return
 	}
-	writeJSON(w, http.StatusOK, out)
+	httpjson.Write(w, http.StatusOK, out)
 }
 
 // publishDraft publishes a draft as a public note of its incident (a status
@@ -258,7 +259,7 @@ func (s *Server) publishDraft(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, draftStateError(err, out))
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"draft": out, "note": note})
+	httpjson.Write(w, http.StatusOK, map[string]any{"draft": out, "note": note})
 }
 
 func (s *Server) discardDraft(w http.ResponseWriter, r *http.Request) {
@@ -276,5 +277,5 @@ func (s *Server) discardDraft(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, draftStateError(err, out))
 		return
 	}
-	writeJSON(w, http.StatusOK, out)
+	httpjson.Write(w, http.StatusOK, out)
 }

@@ -9,6 +9,7 @@ import (
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/expiry"
+	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
@@ -52,7 +53,7 @@ func (s *Server) domainSSL(x *expiry.Checker) http.HandlerFunc {
 			s.writeErr(w, r, err)
 			return
 		}
-		writeJSON(w, http.StatusOK, d)
+		httpjson.Write(w, http.StatusOK, d)
 	}
 }
 
@@ -84,11 +85,11 @@ func (s *Server) refreshDomainSSL(x *expiry.Checker) http.HandlerFunc {
 		switch {
 		case errors.As(err, &fe):
 			msg := fe.Error()
-			writeJSON(w, http.StatusOK, refreshedDetails{Details: d, RefreshError: &msg})
+			httpjson.Write(w, http.StatusOK, refreshedDetails{Details: d, RefreshError: &msg})
 		case err != nil:
 			s.writeErr(w, r, err)
 		default:
-			writeJSON(w, http.StatusOK, refreshedDetails{Details: d})
+			httpjson.Write(w, http.StatusOK, refreshedDetails{Details: d})
 		}
 	}
 }
@@ -140,7 +141,7 @@ func (s *Server) acceptDNSRecords(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, s.writeFailed(ctx, m.Namespace, err, monitorFieldPath))
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{
+	httpjson.Write(w, http.StatusOK, map[string]any{
 		"monitor_id":      string(m.UID),
 		"record_type":     latest.RecordType,
 		"observed_at":     isoTime(latest.ObservedAt),

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/net/http/httpguts"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/otelexport"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
@@ -77,7 +78,7 @@ func (s *Server) writeOTel(w http.ResponseWriter, r *http.Request, o store.OTelS
 	for k := range o.Headers {
 		headers[k] = redacted
 	}
-	writeJSON(w, code, otelJSON{Endpoint: o.Endpoint, Protocol: o.Protocol, Headers: headers, ServiceName: o.ServiceName,
+	httpjson.Write(w, code, otelJSON{Endpoint: o.Endpoint, Protocol: o.Protocol, Headers: headers, ServiceName: o.ServiceName,
 		Enabled: o.Enabled, ExportSpans: o.ExportSpans, ExportMetrics: o.ExportMetrics,
 		CreatedAt: isoTime(o.CreatedAt), UpdatedAt: isoTime(o.UpdatedAt), Delivery: d})
 }
@@ -237,9 +238,9 @@ func (s *Server) testOTel(o *otelexport.Exporter) http.HandlerFunc {
 			return
 		}
 		if err := o.SendTest(r.Context(), cur, true); err != nil {
-			writeJSON(w, http.StatusOK, map[string]any{"ok": false, "error": err.Error()})
+			httpjson.Write(w, http.StatusOK, map[string]any{"ok": false, "error": err.Error()})
 			return
 		}
-		writeJSON(w, http.StatusOK, map[string]any{"ok": true, "error": nil})
+		httpjson.Write(w, http.StatusOK, map[string]any{"ok": true, "error": nil})
 	})
 }

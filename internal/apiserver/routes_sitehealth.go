@@ -13,6 +13,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/sitehealth"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
@@ -95,7 +96,7 @@ func (s *Server) listHealthSites(h *sitehealth.Service) http.HandlerFunc {
 			}
 			out = append(out, v)
 		}
-		writeJSON(w, http.StatusOK, map[string]any{
+		httpjson.Write(w, http.StatusOK, map[string]any{
 			"sites":           out,
 			"audit_available": h != nil && h.Auditor.Available(),
 		})
@@ -251,7 +252,7 @@ func (s *Server) createHealthSite(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, healthSiteView{HealthSite: site})
+	httpjson.Write(w, http.StatusCreated, healthSiteView{HealthSite: site})
 }
 
 func (s *Server) getHealthSite(w http.ResponseWriter, r *http.Request) {
@@ -277,7 +278,7 @@ func (s *Server) getHealthSite(w http.ResponseWriter, r *http.Request) {
 	if len(runs) > 0 {
 		out.LatestReport = runView(runs[0])
 	}
-	writeJSON(w, http.StatusOK, out)
+	httpjson.Write(w, http.StatusOK, out)
 }
 
 func (s *Server) updateHealthSite(w http.ResponseWriter, r *http.Request) {
@@ -309,7 +310,7 @@ func (s *Server) updateHealthSite(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, v)
+	httpjson.Write(w, http.StatusOK, v)
 }
 
 func (s *Server) deleteHealthSite(w http.ResponseWriter, r *http.Request) {
@@ -350,7 +351,7 @@ func (s *Server) runHealthSite(h *sitehealth.Service) http.HandlerFunc {
 			s.writeErr(w, r, err)
 			return
 		}
-		writeJSON(w, http.StatusAccepted, runView(run))
+		httpjson.Write(w, http.StatusAccepted, runView(run))
 	}
 }
 
@@ -359,7 +360,7 @@ func (s *Server) healthReport(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	writeJSON(w, http.StatusOK, rep)
+	httpjson.Write(w, http.StatusOK, rep)
 }
 
 func (s *Server) healthIssuesCSV(w http.ResponseWriter, r *http.Request) {

@@ -9,6 +9,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 	"github.com/uptime-operator/uptime-operator/internal/thirdparty"
 )
@@ -71,7 +72,7 @@ func (s *Server) listProviders(t *thirdparty.Service) http.HandlerFunc {
 				list[i].StatusPageURL = strings.TrimRight(list[i].URL, "/")
 			}
 		}
-		writeJSON(w, http.StatusOK, list)
+		httpjson.Write(w, http.StatusOK, list)
 	})
 }
 
@@ -84,7 +85,7 @@ func (s *Server) getProvider(t *thirdparty.Service) http.HandlerFunc {
 		case err != nil:
 			writeError(w, http.StatusBadGateway, CodeThirdPartyUnavailable, "could not read the provider's status: "+err.Error())
 		default:
-			writeJSON(w, http.StatusOK, d)
+			httpjson.Write(w, http.StatusOK, d)
 		}
 	})
 }
@@ -114,7 +115,7 @@ func (s *Server) listThirdPartySubs(t *thirdparty.Service) http.HandlerFunc {
 		for _, sub := range subs {
 			out = append(out, s.subJSON(r, t, sub))
 		}
-		writeJSON(w, http.StatusOK, out)
+		httpjson.Write(w, http.StatusOK, out)
 	})
 }
 
@@ -216,7 +217,7 @@ func (s *Server) createThirdPartySub(t *thirdparty.Service) http.HandlerFunc {
 			s.writeErr(w, r, err)
 			return
 		}
-		writeJSON(w, http.StatusCreated, s.subJSON(r, t, created))
+		httpjson.Write(w, http.StatusCreated, s.subJSON(r, t, created))
 	})
 }
 
@@ -264,7 +265,7 @@ func (s *Server) patchThirdPartySub(t *thirdparty.Service) http.HandlerFunc {
 			s.writeErr(w, r, err)
 			return
 		}
-		writeJSON(w, http.StatusOK, s.subJSON(r, t, updated))
+		httpjson.Write(w, http.StatusOK, s.subJSON(r, t, updated))
 	})
 }
 
@@ -313,7 +314,7 @@ func (s *Server) writePageServices(w http.ResponseWriter, r *http.Request, t *th
 		}
 		out = append(out, o)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"status_page_id": p.PageUID, "services": out})
+	httpjson.Write(w, http.StatusOK, map[string]any{"status_page_id": p.PageUID, "services": out})
 }
 
 func (s *Server) getPageServices(t *thirdparty.Service) http.HandlerFunc {

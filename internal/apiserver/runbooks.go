@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
@@ -131,7 +132,7 @@ func (s *Server) listRunbooks(w http.ResponseWriter, r *http.Request) {
 			out = append(out, rb)
 		}
 	}
-	writeJSON(w, http.StatusOK, out)
+	httpjson.Write(w, http.StatusOK, out)
 }
 
 func (s *Server) decodeRunbook(w http.ResponseWriter, r *http.Request) (*runbook, []byte) {
@@ -164,7 +165,7 @@ func (s *Server) createRunbook(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out, _ := runbookFrom(cm)
-	writeJSON(w, http.StatusCreated, out)
+	httpjson.Write(w, http.StatusCreated, out)
 }
 
 func (s *Server) replaceRunbook(w http.ResponseWriter, r *http.Request) {
@@ -187,7 +188,7 @@ func (s *Server) replaceRunbook(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out, _ := runbookFrom(cm)
-	writeJSON(w, http.StatusOK, out)
+	httpjson.Write(w, http.StatusOK, out)
 }
 
 func (s *Server) deleteRunbook(w http.ResponseWriter, r *http.Request) {
@@ -268,7 +269,7 @@ func (s *Server) attachRunbook(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"incident_id": out.ID, "runbook": out.Runbook})
+	httpjson.Write(w, http.StatusOK, map[string]any{"incident_id": out.ID, "runbook": out.Runbook})
 }
 
 func (s *Server) setRunbookStep(w http.ResponseWriter, r *http.Request) {
@@ -296,7 +297,7 @@ func (s *Server) setRunbookStep(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"incident_id": out.ID, "runbook": out.Runbook})
+	httpjson.Write(w, http.StatusOK, map[string]any{"incident_id": out.ID, "runbook": out.Runbook})
 }
 
 // codeHostSources are deploy sources that must use the signed deploy hook.
@@ -337,7 +338,7 @@ func (s *Server) listDeployEvents(w http.ResponseWriter, r *http.Request) {
 	for _, e := range events {
 		out = append(out, deployEventObject(e))
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"events": out})
+	httpjson.Write(w, http.StatusOK, map[string]any{"events": out})
 }
 
 func (s *Server) createDeployEvent(w http.ResponseWriter, r *http.Request) {
@@ -397,11 +398,11 @@ func (s *Server) createDeployEvent(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, deployEventObject(e))
+	httpjson.Write(w, http.StatusCreated, deployEventObject(e))
 }
 
 // deployEventsConfig reports the signed deploy hook settings. The signed
 // hook itself is not served yet (see docs/rest-api.md).
 func (s *Server) deployEventsConfig(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{"enabled": false, "webhook_url": nil, "signature": "HMAC-SHA256"})
+	httpjson.Write(w, http.StatusOK, map[string]any{"enabled": false, "webhook_url": nil, "signature": "HMAC-SHA256"})
 }

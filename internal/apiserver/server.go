@@ -32,6 +32,7 @@ import (
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/apikeys"
+	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/plans"
 	"github.com/uptime-operator/uptime-operator/internal/recipients"
 	"github.com/uptime-operator/uptime-operator/internal/store"
@@ -414,7 +415,7 @@ func (s *Server) guard(rt route, h http.HandlerFunc) http.Handler {
 		}
 		if rt.feature != "" {
 			if ae := s.requireFeature(r.Context(), c.Namespace, rt.feature); ae != nil {
-				writeJSON(w, ae.Status, ae.Body)
+				httpjson.Write(w, ae.Status, ae.Body)
 				return
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 )
 
 // Maintenance windows and alerting settings: readable with every key;
@@ -91,7 +92,7 @@ func (s *Server) listMaintenance(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	slices.SortFunc(out, func(a, b maintenanceJSON) int { return strings.Compare(b.StartsAt, a.StartsAt) })
-	writeJSON(w, http.StatusOK, out)
+	httpjson.Write(w, http.StatusOK, out)
 }
 
 func (s *Server) listEscalationPolicies(w http.ResponseWriter, r *http.Request) {
@@ -113,9 +114,9 @@ func (s *Server) listEscalationPolicies(w http.ResponseWriter, r *http.Request) 
 		out = append(out, map[string]any{"id": string(p.UID), "name": p.Name, "description": strPtr(p.Spec.Description),
 			"repeat": p.Spec.Repeat, "steps": steps, "created_at": isoTime(p.CreationTimestamp.Time)})
 	}
-	writeJSON(w, http.StatusOK, out)
+	httpjson.Write(w, http.StatusOK, out)
 }
 
 // emptyList answers settings the operator does not model (suppression
 // windows beyond maintenance) with an empty list.
-func emptyList(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, []any{}) }
+func emptyList(w http.ResponseWriter, _ *http.Request) { httpjson.Write(w, http.StatusOK, []any{}) }

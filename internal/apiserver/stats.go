@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
@@ -77,7 +78,7 @@ func (s *Server) statsSummary(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, statsObject(st, days))
+	httpjson.Write(w, http.StatusOK, statsObject(st, days))
 }
 
 func (s *Server) statsChecks(w http.ResponseWriter, r *http.Request) {
@@ -98,7 +99,7 @@ func (s *Server) statsChecks(w http.ResponseWriter, r *http.Request) {
 	if len(items) > limit {
 		items = items[:limit]
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"items": checkRecords(items)})
+	httpjson.Write(w, http.StatusOK, map[string]any{"items": checkRecords(items)})
 }
 
 func (s *Server) statsIncidents(w http.ResponseWriter, r *http.Request) {
@@ -128,7 +129,7 @@ func (s *Server) statsIncidents(w http.ResponseWriter, r *http.Request) {
 			break
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"items": items})
+	httpjson.Write(w, http.StatusOK, map[string]any{"items": items})
 }
 
 // seriesPointJSON is one bucket of a response-time series.
@@ -184,7 +185,7 @@ func (s *Server) responseTimeChart(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"days": days, "step_seconds": int(step.Seconds()), "points": seriesJSON(points)})
+	httpjson.Write(w, http.StatusOK, map[string]any{"days": days, "step_seconds": int(step.Seconds()), "points": seriesJSON(points)})
 }
 
 // seriesRanges are the ranges of response-series and their bucket widths.
@@ -214,7 +215,7 @@ func (s *Server) responseSeries(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"range": rng, "step_seconds": int(spec[1].Seconds()), "points": seriesJSON(points)})
+	httpjson.Write(w, http.StatusOK, map[string]any{"range": rng, "step_seconds": int(spec[1].Seconds()), "points": seriesJSON(points)})
 }
 
 type dayJSON struct {
@@ -253,7 +254,7 @@ func (s *Server) uptimeHistory(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"days": out})
+	httpjson.Write(w, http.StatusOK, map[string]any{"days": out})
 }
 
 // dayStatus classifies a day for the status bars.
@@ -308,7 +309,7 @@ func (s *Server) dailyBars(w http.ResponseWriter, r *http.Request) {
 	if len(out) > days {
 		out = out[len(out)-days:]
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"days": out})
+	httpjson.Write(w, http.StatusOK, map[string]any{"days": out})
 }
 
 func (s *Server) regionStatuses(w http.ResponseWriter, r *http.Request) {
@@ -336,7 +337,7 @@ func (s *Server) regionStatuses(w http.ResponseWriter, r *http.Request) {
 		out = append(out, regionJSON{Region: c.Region, RegionName: names.name(c.Region), Status: string(c.Status), CheckedAt: isoTime(c.CheckedAt),
 			ResponseTimeMs: c.ResponseTimeMs, StatusCode: c.StatusCode, ErrorMessage: strPtr(c.ErrorMessage)})
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"regions": out})
+	httpjson.Write(w, http.StatusOK, map[string]any{"regions": out})
 }
 
 func (s *Server) pauseWindows(w http.ResponseWriter, r *http.Request) {
@@ -362,7 +363,7 @@ func (s *Server) pauseWindows(w http.ResponseWriter, r *http.Request) {
 	for _, pw := range windows {
 		out = append(out, windowJSON{PausedAt: isoTime(pw.PausedAt), ResumedAt: isoTimePtr(pw.ResumedAt)})
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"windows": out})
+	httpjson.Write(w, http.StatusOK, map[string]any{"windows": out})
 }
 
 func firstNonNil(fes ...*FieldError) []FieldError {

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/rand"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/plans"
 )
 
@@ -101,7 +102,7 @@ func (s *Server) listPages(w http.ResponseWriter, r *http.Request) {
 		out = append(out, o)
 	}
 	slices.SortFunc(out, func(a, b statusPageJSON) int { return strings.Compare(a.CreatedAt, b.CreatedAt) })
-	writeJSON(w, http.StatusOK, out)
+	httpjson.Write(w, http.StatusOK, out)
 }
 
 func (s *Server) pathPage(w http.ResponseWriter, r *http.Request) *monv1.StatusPage {
@@ -114,7 +115,7 @@ func (s *Server) writePage(w http.ResponseWriter, r *http.Request, p *monv1.Stat
 		s.writeErr(w, r, err)
 		return
 	}
-	writeJSON(w, code, s.pageObject(p, monitors))
+	httpjson.Write(w, code, s.pageObject(p, monitors))
 }
 
 func (s *Server) getPage(w http.ResponseWriter, r *http.Request) {
@@ -468,7 +469,7 @@ func (s *Server) getPageAccess(w http.ResponseWriter, r *http.Request) {
 	if p == nil {
 		return
 	}
-	writeJSON(w, http.StatusOK, pageAccessObject(p))
+	httpjson.Write(w, http.StatusOK, pageAccessObject(p))
 }
 
 func (s *Server) pageSubscribers(w http.ResponseWriter, r *http.Request) {
@@ -477,7 +478,7 @@ func (s *Server) pageSubscribers(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if s.opts.Subscribers == nil {
-		writeJSON(w, http.StatusOK, map[string]any{"email": []any{}, "chat": []any{}, "webhook": []any{}, "total": 0})
+		httpjson.Write(w, http.StatusOK, map[string]any{"email": []any{}, "chat": []any{}, "webhook": []any{}, "total": 0})
 		return
 	}
 	list, err := s.opts.Subscribers.SubscriberList(r.Context(), string(p.UID))
@@ -485,7 +486,7 @@ func (s *Server) pageSubscribers(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, list)
+	httpjson.Write(w, http.StatusOK, list)
 }
 
 type translationJSON struct {
@@ -516,7 +517,7 @@ func languagesOf(p *monv1.StatusPage) languagesJSON {
 
 func (s *Server) getPageLanguages(w http.ResponseWriter, r *http.Request) {
 	if p := s.pathPage(w, r); p != nil {
-		writeJSON(w, http.StatusOK, languagesOf(p))
+		httpjson.Write(w, http.StatusOK, languagesOf(p))
 	}
 }
 
@@ -561,7 +562,7 @@ func (s *Server) putPageLanguages(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, s.writeFailed(ctx, p.Namespace, err, snakePath))
 		return
 	}
-	writeJSON(w, http.StatusOK, languagesOf(p))
+	httpjson.Write(w, http.StatusOK, languagesOf(p))
 }
 
 func (s *Server) pagesOverview(w http.ResponseWriter, r *http.Request) {

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
@@ -84,5 +85,5 @@ func (s *Server) stepRuns(w http.ResponseWriter, r *http.Request) {
 	for _, c := range items {
 		runs = append(runs, stepRun(c))
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"monitor_id": string(m.UID), "items": runs, "next_before": isoTimePtr(next)})
+	httpjson.Write(w, http.StatusOK, map[string]any{"monitor_id": string(m.UID), "items": runs, "next_before": isoTimePtr(next)})
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/uptime-operator/uptime-operator/internal/apikeys"
+	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/plans"
 )
 
@@ -51,7 +52,7 @@ func (s *Server) whoami(w http.ResponseWriter, r *http.Request) {
 	if c.Key == nil {
 		authType = "kubernetes"
 	}
-	writeJSON(w, http.StatusOK, Whoami{
+	httpjson.Write(w, http.StatusOK, Whoami{
 		WorkspaceID:            c.Namespace,
 		AuthType:               authType,
 		APIKeyAccess:           strings.ReplaceAll(string(c.Level), "-", "_"),

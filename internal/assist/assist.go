@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/uptime-operator/uptime-operator/internal/store"
+	"github.com/uptime-operator/uptime-operator/internal/textutil"
 )
 
 // Config is the admin's model configuration.
@@ -229,7 +230,7 @@ func (s *Service) Summary(ctx context.Context, inc store.Incident) (store.AICont
 		return store.AIContent{}, err
 	}
 	return s.Store.PutAIContent(ctx, store.AIContent{IncidentID: inc.ID, Namespace: inc.Namespace, Kind: store.AIContentSummary,
-		Body: truncate(text, MaxSummary), Model: s.Config.Model, UpdatedAt: s.now()})
+		Body: strings.TrimSpace(textutil.Truncate(text, MaxSummary)), Model: s.Config.Model, UpdatedAt: s.now()})
 }
 
 // Postmortem generates a postmortem draft of inc, saves it and makes it the
@@ -249,7 +250,7 @@ func (s *Service) Postmortem(ctx context.Context, inc store.Incident, overwrite 
 		return store.AIContent{}, err
 	}
 	c, err := s.Store.PutAIContent(ctx, store.AIContent{IncidentID: inc.ID, Namespace: inc.Namespace, Kind: store.AIContentPostmortem,
-		Body: truncate(text, MaxPostmortem), Model: s.Config.Model, UpdatedAt: s.now()})
+		Body: strings.TrimSpace(textutil.Truncate(text, MaxPostmortem)), Model: s.Config.Model, UpdatedAt: s.now()})
 	if err != nil {
 		return c, err
 	}
@@ -278,7 +279,7 @@ func (s *Service) StatusUpdate(ctx context.Context, inc store.Incident, phase, g
 		return store.AIDraft{}, err
 	}
 	return s.Store.InsertAIDraft(ctx, store.AIDraft{Namespace: inc.Namespace, IncidentID: inc.ID, Phase: phase,
-		Body: truncate(text, MaxStatusUpdate), Guidance: guidance, Model: s.Config.Model, CreatedAt: s.now()})
+		Body: strings.TrimSpace(textutil.Truncate(text, MaxStatusUpdate)), Guidance: guidance, Model: s.Config.Model, CreatedAt: s.now()})
 }
 
 // Saved is the AI content of one incident.
@@ -308,13 +309,4 @@ func (s *Service) Saved(ctx context.Context, incidentID string) (Saved, error) {
 		return out, err
 	}
 	return out, nil
-}
-
-// truncate cuts s to at most n runes.
-func truncate(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return strings.TrimSpace(string(r[:n]))
 }

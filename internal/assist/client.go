@@ -9,6 +9,8 @@ import (
 	"io"
 	"net/http"
 	"strings"
+
+	"github.com/uptime-operator/uptime-operator/internal/textutil"
 )
 
 // maxReply bounds the endpoint's response body.
@@ -90,7 +92,7 @@ func (s *Service) complete(ctx context.Context, msgs []message) (string, error) 
 	if resp.StatusCode/100 != 2 {
 		msg := http.StatusText(resp.StatusCode)
 		if decodeErr == nil && cr.Error != nil && cr.Error.Message != "" {
-			msg = truncate(cr.Error.Message, 300)
+			msg = textutil.Truncate(cr.Error.Message, 300)
 		}
 		return "", &ProviderError{StatusCode: resp.StatusCode, Msg: redactKey(msg, s.Config.APIKey)}
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/uptime-operator/uptime-operator/internal/store"
+	"github.com/uptime-operator/uptime-operator/internal/textutil"
 )
 
 // The delimiters of the data block. JSON encoding with HTML escaping turns
@@ -110,7 +111,7 @@ func (s *Service) collect(ctx context.Context, inc store.Incident, publicOnly bo
 		d.Incident.ResolvedAt, d.Incident.Status = iso(*inc.ResolvedAt), "resolved"
 	}
 	if !publicOnly {
-		d.Postmortem = truncate(inc.Postmortem, maxPostmortemIn)
+		d.Postmortem = textutil.Truncate(inc.Postmortem, maxPostmortemIn)
 	}
 	notes, err := s.Store.ListNotes(ctx, inc.ID)
 	if err != nil {
@@ -120,7 +121,7 @@ func (s *Service) collect(ctx context.Context, inc store.Incident, publicOnly bo
 		if publicOnly && !n.Public {
 			continue
 		}
-		d.Notes = append(d.Notes, noteFact{At: iso(n.CreatedAt), Author: n.Author, Public: n.Public, Body: truncate(n.Body, maxNoteRunes)})
+		d.Notes = append(d.Notes, noteFact{At: iso(n.CreatedAt), Author: n.Author, Public: n.Public, Body: textutil.Truncate(n.Body, maxNoteRunes)})
 	}
 	if len(d.Notes) > maxNotes {
 		d.Notes = d.Notes[len(d.Notes)-maxNotes:]

@@ -13,6 +13,7 @@ import (
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/controllers"
 	"github.com/uptime-operator/uptime-operator/internal/store"
+	"github.com/uptime-operator/uptime-operator/internal/textutil"
 )
 
 // LiveState implements controllers.LiveSource: the latest check, per-region
@@ -38,7 +39,7 @@ func (e *Engine) LiveState(ctx context.Context, m *monv1.Monitor) (*controllers.
 	slices.SortFunc(checks, func(a, b store.Check) int { return strings.Compare(a.Region, b.Region) })
 	for _, c := range checks {
 		t := metav1.NewTime(c.CheckedAt)
-		live.Regions = append(live.Regions, monv1.RegionState{Code: c.Region, Status: string(c.Status), LastCheckedAt: &t, Error: truncate(c.ErrorMessage, 200)})
+		live.Regions = append(live.Regions, monv1.RegionState{Code: c.Region, Status: string(c.Status), LastCheckedAt: &t, Error: textutil.Truncate(c.ErrorMessage, 200)})
 	}
 	if view.Open != nil {
 		live.OpenIncident = incidentRef(*view.Open)
@@ -72,13 +73,6 @@ func incidentRef(inc store.Incident) *monv1.IncidentRef {
 		ref.ResolvedAt = &t
 	}
 	return ref
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n]
 }
 
 // recordDNS keeps the DNS record history of dns monitors from the answers

@@ -3,10 +3,11 @@ package mcpserver
 import (
 	"context"
 	"fmt"
-	"github.com/uptime-operator/uptime-operator/internal/engine"
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/uptime-operator/uptime-operator/internal/engine"
 )
 
 // Outcomes of service_explain_incident.

@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 )
 
 // fakeAPI is a small loopback REST API with the documented shapes, for
@@ -44,7 +46,7 @@ func newFakeAPI(t *testing.T) *fakeAPI {
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /automation/whoami", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, 200, map[string]any{"workspace_id": "team", "auth_type": "api_key", "api_key_access": "standard", "plan": "pro",
+		httpjson.Write(w, 200, map[string]any{"workspace_id": "team", "auth_type": "api_key", "api_key_access": "standard", "plan": "pro",
 			"limits": map[string]any{"monitors": 50, "min_interval_seconds": 30}})
 	})
 	mux.HandleFunc("GET /monitors", func(w http.ResponseWriter, r *http.Request) {
@@ -54,22 +56,22 @@ func newFakeAPI(t *testing.T) *fakeAPI {
 		for _, id := range []string{"m1", "m2"} {
 			out = append(out, f.monitors[id])
 		}
-		writeJSON(w, 200, out)
+		httpjson.Write(w, 200, out)
 	})
 	mux.HandleFunc("GET /monitors/{id}", func(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		m := f.monitors[r.PathValue("id")]
 		if m == nil {
-			writeJSON(w, 404, map[string]any{"error": "Monitor not found", "code": "NOT_FOUND"})
+			httpjson.Write(w, 404, map[string]any{"error": "Monitor not found", "code": "NOT_FOUND"})
 			return
 		}
-		writeJSON(w, 200, m)
+		httpjson.Write(w, 200, m)
 	})
 	mux.HandleFunc("PUT /monitors/{id}", func(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
 		defer f.mu.Unlock()
-		writeJSON(w, 200, f.monitors[r.PathValue("id")])
+		httpjson.Write(w, 200, f.monitors[r.PathValue("id")])
 	})
 	for _, action := range []string{"pause", "resume", "run-check"} {
 		mux.HandleFunc("POST /monitors/{id}/"+action, func(w http.ResponseWriter, r *http.Request) {
@@ -81,32 +83,32 @@ func newFakeAPI(t *testing.T) *fakeAPI {
 			}
 			f.mu.Lock()
 			defer f.mu.Unlock()
-			writeJSON(w, 200, f.monitors[r.PathValue("id")])
+			httpjson.Write(w, 200, f.monitors[r.PathValue("id")])
 		})
 	}
 	mux.HandleFunc("GET /status/pages/{id}", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, 200, f.pages[r.PathValue("id")])
+		httpjson.Write(w, 200, f.pages[r.PathValue("id")])
 	})
 	mux.HandleFunc("PATCH /status/pages/{id}", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, 200, f.pages[r.PathValue("id")])
+		httpjson.Write(w, 200, f.pages[r.PathValue("id")])
 	})
 	mux.HandleFunc("PUT /status/pages/{id}/monitors", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, 200, f.pages[r.PathValue("id")])
+		httpjson.Write(w, 200, f.pages[r.PathValue("id")])
 	})
 	mux.HandleFunc("POST /status/pages", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, 201, map[string]any{"id": "p-new", "title": "New", "slug": "new", "is_public": false})
+		httpjson.Write(w, 201, map[string]any{"id": "p-new", "title": "New", "slug": "new", "is_public": false})
 	})
 	mux.HandleFunc("POST /incidents/{id}/notes", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, 201, map[string]any{"id": "n1"})
+		httpjson.Write(w, 201, map[string]any{"id": "n1"})
 	})
 	mux.HandleFunc("POST /monitors", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, 403, map[string]any{"error": "Monitor limit reached", "code": "ENTITLEMENT_LIMIT_REACHED",
+		httpjson.Write(w, 403, map[string]any{"error": "Monitor limit reached", "code": "ENTITLEMENT_LIMIT_REACHED",
 			"details": map[string]any{"resource": "monitors", "current": 50, "limit": 50}})
 	})
 	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		key := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
 		if !goodKeys[key] {
-			writeJSON(w, 401, map[string]any{"error": "Invalid API key"})
+			httpjson.Write(w, 401, map[string]any{"error": "Invalid API key"})
 			return
 		}
 		f.mu.Lock()

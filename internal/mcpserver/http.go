@@ -2,7 +2,6 @@ package mcpserver
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net"
 	"net/http"
@@ -10,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 )
 
 type serverKey struct{}
@@ -46,7 +47,7 @@ func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusMethodNotAllowed, "method not allowed")
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "name": "uptime-operator-mcp", "version": s.opts.Version})
+	httpjson.Write(w, http.StatusOK, map[string]string{"status": "ok", "name": "uptime-operator-mcp", "version": s.opts.Version})
 }
 
 // serveMCP checks Host, Origin and the credential, picks the request's
@@ -147,7 +148,7 @@ func (s *Server) listensOnLoopback() bool {
 // challenge answers 401 with a Bearer challenge and a JSON error.
 func (s *Server) challenge(w http.ResponseWriter, msg string) {
 	w.Header().Set("WWW-Authenticate", `Bearer realm="uptime-operator", error="invalid_token", error_description="`+strings.ReplaceAll(msg, `"`, `'`)+`"`)
-	writeJSON(w, http.StatusUnauthorized, map[string]string{"error": msg, "code": "UNAUTHORIZED"})
+	httpjson.Write(w, http.StatusUnauthorized, map[string]string{"error": msg, "code": "UNAUTHORIZED"})
 }
 
 // hostAllowed applies the DNS-rebinding rules: on loopback only loopback
@@ -188,14 +189,8 @@ func (s *Server) originAllowed(origin string) bool {
 	return isLoopbackHost(u.Hostname())
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
-}
-
 func writeJSONError(w http.ResponseWriter, status int, msg string) {
-	writeJSON(w, status, map[string]string{"error": msg})
+	httpjson.Write(w, status, map[string]string{"error": msg})
 }
 
 // keyCache remembers credentials the API accepted, for a minute, so a

@@ -9,6 +9,9 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/uptime-operator/uptime-operator/internal/httpjson"
+	"github.com/uptime-operator/uptime-operator/internal/textutil"
 )
 
 // Paths of the probe API.
@@ -78,7 +81,7 @@ func NewHandler(srv Server) http.Handler {
 		list, err := srv.Assignments(ctx, region, r.URL.Query().Get("revision"))
 		switch {
 		case err == nil && list != nil:
-			writeJSON(w, http.StatusOK, list)
+			httpjson.Write(w, http.StatusOK, list)
 		case err == nil, errors.Is(err, ErrNotModified), errors.Is(err, context.DeadlineExceeded) && r.Context().Err() == nil:
 			w.WriteHeader(http.StatusNotModified)
 		case r.Context().Err() != nil:
@@ -91,7 +94,7 @@ func NewHandler(srv Server) http.Handler {
 		var batch ResultBatch
 		dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, MaxBatchBytes))
 		if err := dec.Decode(&batch); err != nil {
-			writeError(w, http.StatusBadRequest, "VALIDATION_ERROR", "decode result batch: "+truncate(err.Error(), 200))
+			writeError(w, http.StatusBadRequest, "VALIDATION_ERROR", "decode result batch: "+textutil.Truncate(err.Error(), 200))
 			return
 		}
 		if batch.Region == "" {
@@ -116,7 +119,7 @@ func NewHandler(srv Server) http.Handler {
 			serverError(w, err)
 			return
 		}
-		writeJSON(w, http.StatusOK, resp)
+		httpjson.Write(w, http.StatusOK, resp)
 	})
 	return mux
 }
@@ -156,20 +159,7 @@ func serverError(w http.ResponseWriter, err error) {
 func writeError(w http.ResponseWriter, code int, kind, msg string) {
 	var b errorBody
 	b.Error.Code, b.Error.Message = kind, msg
-	writeJSON(w, code, b)
-}
-
-func writeJSON(w http.ResponseWriter, code int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(code)
-	_ = json.NewEncoder(w).Encode(v)
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n]
+	httpjson.Write(w, code, b)
 }
 
 // drain reads and discards a little of body so the connection can be reused.

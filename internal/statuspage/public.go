@@ -1,7 +1,6 @@
 package statuspage
 
 import (
-	"encoding/json"
 	"net"
 	"net/http"
 	"strconv"
@@ -14,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
@@ -230,15 +230,8 @@ type fieldError struct {
 	Message string `json:"message"`
 }
 
-func writeJSON(w http.ResponseWriter, code int, v any) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(code)
-	_ = json.NewEncoder(w).Encode(v)
-}
-
 func writeError(w http.ResponseWriter, status int, code, msg string) {
-	writeJSON(w, status, errorBody{Error: msg, Code: code})
+	httpjson.Write(w, status, errorBody{Error: msg, Code: code})
 }
 
 func (p *Public) internalError(w http.ResponseWriter, r *http.Request, err error) {
@@ -304,7 +297,7 @@ func (p *Public) serveHistory(w http.ResponseWriter, r *http.Request, page *monv
 	if v := r.URL.Query().Get("days"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > MaxHistoryDays {
-			writeJSON(w, http.StatusBadRequest, errorBody{
+			httpjson.Write(w, http.StatusBadRequest, errorBody{
 				Error: "Validation failed", Code: CodeValidation,
 				Errors: []fieldError{{Field: "days", Message: "must be an integer from 1 to 90"}},
 			})
@@ -320,5 +313,5 @@ func (p *Public) serveHistory(w http.ResponseWriter, r *http.Request, page *monv
 	if w.Header().Get("Cache-Control") == "" {
 		w.Header().Set("Cache-Control", "public, max-age=60")
 	}
-	writeJSON(w, http.StatusOK, snap.history(days))
+	httpjson.Write(w, http.StatusOK, snap.history(days))
 }

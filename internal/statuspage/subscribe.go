@@ -20,6 +20,7 @@ import (
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/confirmlink"
+	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
@@ -301,7 +302,7 @@ type messagePage struct {
 func (p *Public) answer(w http.ResponseWriter, r *http.Request, page *monv1.StatusPage, asJSON bool, code int, v any, heading, text string) {
 	w.Header().Set("Cache-Control", "no-store")
 	if asJSON {
-		writeJSON(w, code, v)
+		httpjson.Write(w, code, v)
 		return
 	}
 	d := &messagePage{
