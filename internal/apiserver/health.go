@@ -9,153 +9,19 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
-	"k8s.io/apimachinery/pkg/api/meta"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
+	"github.com/uptime-operator/uptime-operator/internal/reliability"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
 // Reliability reports: uptime, incidents, MTTR, MTBF, a health score and the
-// SLO state per monitor and for the workspace. The formulas are in
-// docs/reliability.md.
+// SLO state per monitor and for the workspace. The math is in package
+// reliability; the formulas are in docs/reliability.md.
 
 // reliabilityWindow is the window of incident counts, MTTR and MTBF.
 const reliabilityWindow = 30 * 24 * time.Hour
-
-// Health score weights and saturation points.
-const (
-	healthAvailabilityWeight = 45.0
-	healthAvailabilityNines  = 3.0 // 99.9 % gets full points
-	healthIncidentsWeight    = 20.0
-	healthIncidentsZero      = 10.0 // 10 incidents in 30 days get none
-	healthRecoveryWeight     = 15.0
-	healthRecoveryFullMin    = 5.0   // MTTR up to 5 minutes gets full points
-	healthRecoveryZeroMin    = 120.0 // MTTR of 2 hours or more gets none
-	healthBudgetWeight       = 20.0
-	healthOpenIncidentCap    = 50
-)
-
-// incidentStats are the incident figures of one window.
-type incidentStats struct {
-	Count      int
-	Resolved   int
-	RepairSum  time.Duration // sum of resolved incidents' durations
-	Downtime   time.Duration // incident time inside the window
-	Open       bool
-	WindowSpan time.Duration
-}
-
-// incidentFigures computes the figures of [from, to) from incidents that
-// started in the window or before it.
-func incidentFigures(from, to time.Time, incidents []store.Incident) incidentStats {
-	st := incidentStats{WindowSpan: to.Sub(from)}
-	for _, inc := range incidents {
-		end := to
-		if inc.ResolvedAt != nil {
-			end = *inc.ResolvedAt
-		} else {
-			st.Open = true
-		}
-		start := inc.StartedAt
-		if start.Before(from) {
-			start = from
-		}
-		if end.After(start) {
-			st.Downtime += end.Sub(start)
-		}
-		if inc.StartedAt.Before(from) {
-			continue
-		}
-		st.Count++
-		if inc.ResolvedAt != nil {
-			st.Resolved++
-			st.RepairSum += inc.ResolvedAt.Sub(inc.StartedAt)
-		}
-	}
-	return st
-}
-
-// mttr is the mean time to recovery, nil without resolved incidents.
-func (st incidentStats) mttr() *float64 {
-	if st.Resolved == 0 {
-		return nil
-	}
-	v := round2(st.RepairSum.Seconds() / float64(st.Resolved))
-	return &v
-}
-
-// mtbf is the mean time between failures: the time up in the window divided
-// by the number of incidents, nil without incidents.
-func (st incidentStats) mtbf() *float64 {
-	if st.Count == 0 {
-		return nil
-	}
-	v := round2((st.WindowSpan - st.Downtime).Seconds() / float64(st.Count))
-	return &v
-}
-
-// healthComponent is one weighted part of a health score.
-type healthComponent struct {
-	Name   string  `json:"name"`
-	Weight float64 `json:"weight"`
-	Value  float64 `json:"value"` // 0-1
-	Points float64 `json:"points"`
-}
-
-// healthInput is what a health score is computed from.
-type healthInput struct {
-	Uptime30d *float64
-	Incidents incidentStats
-	// BudgetRemaining is the SLO's remaining error budget in percent, nil
-	// without an evaluated SLO.
-	BudgetRemaining *float64
-	BurningFast     bool
-}
-
-// healthScore scores a monitor 0-100 (higher is healthier); nil without
-// uptime data. Components without data are left out and the rest
-// re-weighted; an open incident caps the score at 50.
-func healthScore(in healthInput) (*int, []healthComponent) {
-	if in.Uptime30d == nil {
-		return nil, []healthComponent{}
-	}
-	clamp := func(v float64) float64 { return math.Max(0, math.Min(1, v)) }
-	avail := 1.0
-	if u := *in.Uptime30d; u < 100 {
-		avail = clamp(-math.Log10(1-u/100) / healthAvailabilityNines)
-	}
-	comps := []healthComponent{
-		{Name: "availability", Weight: healthAvailabilityWeight, Value: avail},
-		{Name: "incidents", Weight: healthIncidentsWeight, Value: clamp(1 - float64(in.Incidents.Count)/healthIncidentsZero)},
-	}
-	recovery := 1.0
-	if m := in.Incidents.mttr(); m != nil {
-		recovery = clamp(1 - (*m/60-healthRecoveryFullMin)/(healthRecoveryZeroMin-healthRecoveryFullMin))
-	}
-	comps = append(comps, healthComponent{Name: "recovery", Weight: healthRecoveryWeight, Value: recovery})
-	if in.BudgetRemaining != nil {
-		v := clamp(*in.BudgetRemaining / 100)
-		if in.BurningFast {
-			v = 0
-		}
-		comps = append(comps, healthComponent{Name: "error_budget", Weight: healthBudgetWeight, Value: v})
-	}
-	var sumW, sum float64
-	for _, c := range comps {
-		sumW += c.Weight
-	}
-	for i := range comps {
-		comps[i].Points = round2(100 * comps[i].Weight * comps[i].Value / sumW)
-		comps[i].Value = round2(comps[i].Value)
-		sum += 100 * comps[i].Weight * comps[i].Value / sumW
-	}
-	score := int(math.Round(sum))
-	if in.Incidents.Open {
-		score = min(score, healthOpenIncidentCap)
-	}
-	return &score, comps
-}
 
 // sloStateJSON is an SLO's evaluated state.
 type sloStateJSON struct {
@@ -187,32 +53,10 @@ type conditionJSON struct {
 	LastTransitionTime string `json:"last_transition_time"`
 }
 
-// sloStateName is the one-word state of an SLO: disabled, pending (not
-// evaluated yet), budget_exhausted, burning_fast, burning_slow, breaching
-// (SLI under target) or met.
-func sloStateName(o *monv1.SLO) string {
-	cond := func(t string) bool { return meta.IsStatusConditionTrue(o.Status.Conditions, t) }
-	switch {
-	case o.Spec.Enabled != nil && !*o.Spec.Enabled:
-		return "disabled"
-	case o.Status.CurrentSLI == nil:
-		return "pending"
-	case cond(monv1.SLOConditionBudgetExhausted):
-		return "budget_exhausted"
-	case cond(monv1.SLOConditionBurningFast):
-		return "burning_fast"
-	case cond(monv1.SLOConditionBurningSlow):
-		return "burning_slow"
-	case *o.Status.CurrentSLI < o.Spec.TargetPercentage:
-		return "breaching"
-	}
-	return "met"
-}
-
 func sloState(o *monv1.SLO) *sloStateJSON {
 	st := o.Status
 	out := &sloStateJSON{ID: string(o.UID), TargetPercentage: o.Spec.TargetPercentage, SLIType: string(o.Spec.SLIType),
-		WindowMinutes: o.Spec.WindowMinutes, IsEnabled: o.Spec.Enabled == nil || *o.Spec.Enabled, State: sloStateName(o),
+		WindowMinutes: o.Spec.WindowMinutes, IsEnabled: o.Spec.Enabled == nil || *o.Spec.Enabled, State: reliability.SLOState(o),
 		CurrentSLI: st.CurrentSLI, ErrorBudgetMinutes: st.ErrorBudgetMinutes, ErrorBudgetRemainingMinutes: st.ErrorBudgetRemainingMinutes,
 		ErrorBudgetRemainingPercent: st.ErrorBudgetRemainingPercent, BurnRates: []burnRateJSON{}, Conditions: []conditionJSON{},
 		LastEvaluatedAt: metaTimePtr(st.LastEvaluatedAt)}
@@ -228,23 +72,23 @@ func sloState(o *monv1.SLO) *sloStateJSON {
 
 // monitorReliabilityJSON is the reliability report of one monitor.
 type monitorReliabilityJSON struct {
-	MonitorID          string            `json:"monitor_id"`
-	Name               string            `json:"name"`
-	CurrentStatus      string            `json:"current_status"`
-	Uptime24h          *float64          `json:"uptime_24h"`
-	Uptime7d           *float64          `json:"uptime_7d"`
-	Uptime30d          *float64          `json:"uptime_30d"`
-	Incidents30d       int               `json:"incidents_30d"`
-	OpenIncident       bool              `json:"open_incident"`
-	DowntimeSeconds30d int64             `json:"downtime_seconds_30d"`
-	MTTRSeconds        *float64          `json:"mttr_seconds"`
-	MTBFSeconds        *float64          `json:"mtbf_seconds"`
-	HealthScore        *int              `json:"health_score"`
-	Health             []healthComponent `json:"health_components"`
-	SLO                *sloStateJSON     `json:"slo"`
-	SLOTarget          any               `json:"slo_target,omitempty"`
+	MonitorID          string                        `json:"monitor_id"`
+	Name               string                        `json:"name"`
+	CurrentStatus      string                        `json:"current_status"`
+	Uptime24h          *float64                      `json:"uptime_24h"`
+	Uptime7d           *float64                      `json:"uptime_7d"`
+	Uptime30d          *float64                      `json:"uptime_30d"`
+	Incidents30d       int                           `json:"incidents_30d"`
+	OpenIncident       bool                          `json:"open_incident"`
+	DowntimeSeconds30d int64                         `json:"downtime_seconds_30d"`
+	MTTRSeconds        *float64                      `json:"mttr_seconds"`
+	MTBFSeconds        *float64                      `json:"mtbf_seconds"`
+	HealthScore        *int                          `json:"health_score"`
+	Health             []reliability.HealthComponent `json:"health_components"`
+	SLO                *sloStateJSON                 `json:"slo"`
+	SLOTarget          any                           `json:"slo_target,omitempty"`
 
-	stats incidentStats
+	stats reliability.IncidentStats
 }
 
 // monitorReliability builds the report of m from the store, its incidents of
@@ -266,24 +110,21 @@ func (s *Server) monitorReliability(ctx context.Context, m *monv1.Monitor, incid
 			return nil, err
 		}
 		if v != nil {
-			r := round2(*v)
+			r := reliability.Round2(*v)
 			v = &r
 		}
 		*u.dst = v
 	}
-	out.stats = incidentFigures(now.Add(-reliabilityWindow), now, incidents)
+	out.stats = reliability.Incidents(now.Add(-reliabilityWindow), now, incidents)
 	out.Incidents30d, out.OpenIncident = out.stats.Count, out.stats.Open
 	out.DowntimeSeconds30d = int64(out.stats.Downtime / time.Second)
-	out.MTTRSeconds, out.MTBFSeconds = out.stats.mttr(), out.stats.mtbf()
-	in := healthInput{Uptime30d: out.Uptime30d, Incidents: out.stats}
+	out.MTTRSeconds, out.MTBFSeconds = out.stats.MTTR(), out.stats.MTBF()
+	in := out.stats.Health(out.Uptime30d)
 	if slo != nil {
 		out.SLO = sloState(slo)
-		if out.SLO.IsEnabled {
-			in.BudgetRemaining = slo.Status.ErrorBudgetRemainingPercent
-			in.BurningFast = meta.IsStatusConditionTrue(slo.Status.Conditions, monv1.SLOConditionBurningFast)
-		}
+		reliability.SLOHealth(&in, slo)
 	}
-	out.HealthScore, out.Health = healthScore(in)
+	out.HealthScore, out.Health = reliability.HealthScore(in)
 	return out, nil
 }
 
@@ -361,7 +202,7 @@ func (s *Server) reliabilityOverview(w http.ResponseWriter, r *http.Request) {
 	}
 	sum := summarize(monitors)
 	reports := make([]*monitorReliabilityJSON, 0, len(monitors))
-	var total incidentStats
+	var total reliability.IncidentStats
 	uptimes := [3]meanOf{}
 	health := meanOf{}
 	for i := range monitors {
@@ -378,13 +219,7 @@ func (s *Server) reliabilityOverview(w http.ResponseWriter, r *http.Request) {
 		if rep.HealthScore != nil {
 			health.add(ptrTo(float64(*rep.HealthScore)))
 		}
-		if rep.Uptime30d != nil {
-			total.WindowSpan += rep.stats.WindowSpan
-		}
-		total.Count += rep.stats.Count
-		total.Resolved += rep.stats.Resolved
-		total.RepairSum += rep.stats.RepairSum
-		total.Downtime += rep.stats.Downtime
+		total.Pool(rep.stats, rep.Uptime30d != nil)
 	}
 	slices.SortStableFunc(reports, func(a, b *monitorReliabilityJSON) int {
 		return healthOrder(a.HealthScore) - healthOrder(b.HealthScore)
@@ -392,7 +227,7 @@ func (s *Server) reliabilityOverview(w http.ResponseWriter, r *http.Request) {
 	sloCounts := map[string]int{"met": 0, "breaching": 0, "budget_exhausted": 0, "burning_fast": 0, "burning_slow": 0, "pending": 0, "disabled": 0}
 	breaching := 0
 	for i := range sloList {
-		st := sloStateName(&sloList[i])
+		st := reliability.SLOState(&sloList[i])
 		sloCounts[st]++
 		if st != "met" && st != "pending" && st != "disabled" {
 			breaching++
@@ -411,8 +246,8 @@ func (s *Server) reliabilityOverview(w http.ResponseWriter, r *http.Request) {
 		"uptime_7d":             uptimes[1].mean(),
 		"uptime_30d":            uptimes[2].mean(),
 		"incidents_30d":         total.Count,
-		"mttr_seconds":          total.mttr(),
-		"mtbf_seconds":          total.mtbf(),
+		"mttr_seconds":          total.MTTR(),
+		"mtbf_seconds":          total.MTBF(),
 		"health_score":          healthScoreOut,
 		"slo_targets":           len(sloList),
 		"slo_targets_breaching": breaching,
@@ -446,5 +281,5 @@ func (m *meanOf) mean() *float64 {
 	if m.n == 0 {
 		return nil
 	}
-	return ptrTo(round2(m.sum / float64(m.n)))
+	return ptrTo(reliability.Round2(m.sum / float64(m.n)))
 }

@@ -10,46 +10,59 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/uptime-operator/uptime-operator/internal/reliability"
+	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
-// HealthScore is a monitor's health over a report window, 0-100, or nil
-// without checks:
-//
-//	100 − min(60, 20 × downtime%) − min(20, 4 × incidents) − min(20, MTTR minutes / 3)
-//
-// so each 0.1 % of downtime costs 2 points (up to 60), each incident 4
-// (up to 20), and every 3 minutes of mean time to recovery 1 (up to 20).
-// The result is rounded and clamped to 0-100.
-func HealthScore(uptimePct *float64, checks, incidents int, mttrSeconds *float64) *int {
-	if uptimePct == nil || checks == 0 {
-		return nil
-	}
-	score := 100.0
-	score -= math.Min(60, 20*math.Max(0, 100-*uptimePct))
-	score -= math.Min(20, 4*float64(incidents))
-	if mttrSeconds != nil {
-		score -= math.Min(20, *mttrSeconds/60/3)
-	}
-	v := int(math.Round(math.Max(0, math.Min(100, score))))
-	return &v
-}
-
-// MTTR is the mean duration, in seconds, of the resolved incidents among
-// incs (ongoing ones are left out), or nil when none is resolved.
-func MTTR(incs []incident) *float64 {
-	var sum float64
-	n := 0
-	for _, i := range incs {
-		if i.ResolvedAt != nil {
-			sum += float64(i.DurationSeconds)
-			n++
+// reportHealth scores every row with the one health score of package
+// reliability (docs/reliability.md), over the report window: the window's
+// uptime, incident count and MTTR, the cap while an incident is open, and
+// the error budget of the monitor's enabled, evaluated SLO (zero while the
+// report sees it burn fast). byMonitor holds each row's incident figures.
+func reportHealth(rep *uptimeReport, byMonitor map[string]reliability.IncidentStats) {
+	budgets := map[string]*sloReport{}
+	for i := range rep.SLOs {
+		s := &rep.SLOs[i]
+		if s.MonitorID != nil && s.IsEnabled && s.ErrorBudgetRemainingPercent != nil {
+			budgets[*s.MonitorID] = s
 		}
 	}
-	if n == 0 {
-		return nil
+	for i := range rep.Monitors {
+		r := &rep.Monitors[i]
+		uptime := r.UptimePercent
+		if r.Checks == 0 {
+			uptime = nil
+		}
+		in := byMonitor[r.MonitorID].Health(uptime)
+		in.Window = time.Duration(rep.Days) * 24 * time.Hour
+		if s := budgets[r.MonitorID]; s != nil {
+			in.BudgetRemaining, in.BurningFast = s.ErrorBudgetRemainingPercent, s.FastBurn
+		}
+		r.HealthScore, _ = reliability.HealthScore(in)
 	}
-	v := sum / float64(n)
-	return &v
+}
+
+// incidentStats are the figures of incs (incidents that started in
+// [from, to), as the REST API lists them) for the report.
+func incidentStats(from, to time.Time, incs []incident) reliability.IncidentStats {
+	list := make([]store.Incident, 0, len(incs))
+	for _, i := range incs {
+		start, err := time.Parse(time.RFC3339, i.StartedAt)
+		if err != nil {
+			continue
+		}
+		inc := store.Incident{StartedAt: start}
+		if i.ResolvedAt != nil {
+			end := start.Add(time.Duration(i.DurationSeconds) * time.Second)
+			if t, err := time.Parse(time.RFC3339, *i.ResolvedAt); err == nil {
+				end = t
+			}
+			inc.ResolvedAt = &end
+		}
+		list = append(list, inc)
+	}
+	return reliability.Incidents(from, to, list)
 }
 
 type stats struct {
@@ -193,6 +206,10 @@ func (c *call) uptimeReport(ctx context.Context, days int, monitorID string) (*u
 		}
 	}
 	// Stats per monitor, four at a time.
+	figures := map[string]reliability.IncidentStats{}
+	for i := range monitors {
+		figures[monitors[i].ID] = incidentStats(from, now, byMonitor[monitors[i].ID])
+	}
 	rows := make([]monitorReport, len(monitors))
 	errs := make([]error, len(monitors))
 	var wg sync.WaitGroup
@@ -209,12 +226,10 @@ func (c *call) uptimeReport(ctx context.Context, days int, monitorID string) (*u
 				errs[i] = err
 				return
 			}
-			incs := byMonitor[m.ID]
-			r := monitorReport{MonitorID: m.ID, Name: m.Name, Status: m.CurrentStatus, UptimePercent: st.UptimePercentage,
+			fig := figures[m.ID]
+			rows[i] = monitorReport{MonitorID: m.ID, Name: m.Name, Status: m.CurrentStatus, UptimePercent: st.UptimePercentage,
 				Checks: st.TotalChecks, FailedChecks: st.FailedChecks, AvgResponseTimeMs: st.AvgResponseTimeMs,
-				Incidents: len(incs), MTTRSeconds: MTTR(incs)}
-			r.HealthScore = HealthScore(r.UptimePercent, r.Checks, r.Incidents, r.MTTRSeconds)
-			rows[i] = r
+				Incidents: fig.Count, MTTRSeconds: fig.MTTR()}
 		}(i)
 	}
 	wg.Wait()
@@ -240,6 +255,7 @@ func (c *call) uptimeReport(ctx context.Context, days int, monitorID string) (*u
 	if err := c.reportSLOs(ctx, rep, monitorID); err != nil {
 		return nil, err
 	}
+	reportHealth(rep, figures)
 	return rep, nil
 }
 
@@ -304,7 +320,7 @@ func reportMarkdown(r *uptimeReport) string {
 		}
 		fmt.Fprintf(&b, "| %s (`%s`) | %s | %s | %d | %d | %s | %s |\n", clean(m.Name), m.MonitorID, m.Status, pct(m.UptimePercent), m.Checks, m.Incidents, mttr, score)
 	}
-	b.WriteString("\nHealth score: 100 − min(60, 20 × downtime%) − min(20, 4 × incidents) − min(20, MTTR minutes ÷ 3).\n")
+	b.WriteString("\nHealth score (0-100, as in the REST reliability reports): availability 45, incidents 20, recovery (MTTR) 15 and, with an SLO, error budget 20 points; at most 50 while an incident is open.\n")
 	b.WriteString("\n### SLOs\n\n")
 	if len(r.SLOs) == 0 {
 		b.WriteString(clean(r.SLONote) + "\n")

@@ -4,9 +4,12 @@ import (
 	"net/http"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/uptime-operator/uptime-operator/internal/reliability"
 )
 
 var specTools = []string{
@@ -270,38 +273,63 @@ func TestMonitorOutcome(t *testing.T) {
 	}
 }
 
-func TestHealthScoreAndMTTR(t *testing.T) {
+// TestReportHealth pins the uptime report to the one health score of
+// docs/reliability.md, scaled to the report window.
+func TestReportHealth(t *testing.T) {
 	f := func(v float64) *float64 { return &v }
-	if HealthScore(f(100), 0, 0, nil) != nil {
-		t.Error("no checks must give no score")
+	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	from := now.Add(-7 * 24 * time.Hour)
+	iso := func(d time.Duration) string { return now.Add(-d).Format(time.RFC3339) }
+	resolved := iso(2*time.Hour - 20*time.Minute)
+	quick := []incident{{MonitorID: "m", StartedAt: iso(2 * time.Hour), ResolvedAt: &resolved, DurationSeconds: 1200}}
+	open := append(quick, incident{MonitorID: "m", StartedAt: iso(time.Minute)})
+	budget := func(fast bool) []sloReport {
+		return []sloReport{{slo: slo{MonitorID: ptrTo("m"), IsEnabled: true, ErrorBudgetRemainingPercent: f(50)}, FastBurn: fast}}
 	}
-	cases := []struct {
-		uptime    float64
-		incidents int
-		mttr      *float64
-		want      int
+	for _, tc := range []struct {
+		name      string
+		checks    int
+		incidents []incident
+		slos      []sloReport
+		want      *int
 	}{
-		{100, 0, nil, 100},
-		{99.9, 1, f(600), 100 - 2 - 4 - 3}, // 0.1% → 2, 1 incident → 4, 10 min → 3.33
-		{99, 0, nil, 80},
-		{90, 10, f(36000), 0},
+		{name: "no checks, no score", checks: 0},
+		{name: "perfect", checks: 100, want: ptrTo(100)},
+		// 1 incident in 7 days: 1 - 1/(10*7/30) = 0.57; MTTR 20 min: 0.87.
+		{name: "one 20-minute incident", checks: 100, incidents: quick, want: ptrTo(87)},
+		{name: "open incident caps at 50", checks: 100, incidents: open, want: ptrTo(50)},
+		{name: "half the error budget left", checks: 100, incidents: quick, slos: budget(false), want: ptrTo(79)},
+		{name: "burning fast", checks: 100, incidents: quick, slos: budget(true), want: ptrTo(69)},
+		{name: "disabled SLO is left out", checks: 100, incidents: quick,
+			slos: []sloReport{{slo: slo{MonitorID: ptrTo("m"), IsEnabled: false, ErrorBudgetRemainingPercent: f(0)}}}, want: ptrTo(87)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fig := incidentStats(from, now, tc.incidents)
+			rep := &uptimeReport{Days: 7, SLOs: tc.slos, Monitors: []monitorReport{{MonitorID: "m", UptimePercent: f(100),
+				Checks: tc.checks, Incidents: fig.Count, MTTRSeconds: fig.MTTR()}}}
+			reportHealth(rep, map[string]reliability.IncidentStats{"m": fig})
+			got := rep.Monitors[0].HealthScore
+			if (got == nil) != (tc.want == nil) || (got != nil && *got != *tc.want) {
+				t.Errorf("health score = %v, want %v", fmtInt(got), fmtInt(tc.want))
+			}
+		})
 	}
-	for _, tc := range cases {
-		if got := *HealthScore(f(tc.uptime), 100, tc.incidents, tc.mttr); got != tc.want {
-			t.Errorf("HealthScore(%v, %d, %v) = %d, want %d", tc.uptime, tc.incidents, tc.mttr, got, tc.want)
-		}
-	}
-	r := "x"
-	incs := []incident{{DurationSeconds: 60, ResolvedAt: &r}, {DurationSeconds: 180, ResolvedAt: &r}, {DurationSeconds: 9999}}
-	if m := MTTR(incs); m == nil || *m != 120 {
-		t.Errorf("MTTR = %v, want 120 (ongoing excluded)", m)
-	}
-	if MTTR(nil) != nil {
-		t.Error("MTTR without incidents must be nil")
+	fig := incidentStats(from, now, open)
+	if fig.Count != 2 || fig.MTTR() == nil || *fig.MTTR() != 1200 || !fig.Open {
+		t.Errorf("incident figures = %+v (MTTR %v), want 2 incidents, MTTR 1200 s (ongoing excluded), open", fig, fig.MTTR())
 	}
 	if br := burnRate(f(99.8), 99.9); br == nil || *br < 1.99 || *br > 2.01 {
 		t.Errorf("burnRate = %v", br)
 	}
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
+func fmtInt(p *int) string {
+	if p == nil {
+		return "<nil>"
+	}
+	return strconv.Itoa(*p)
 }
 
 func TestCheckAPIURL(t *testing.T) {
