@@ -15,6 +15,7 @@ import (
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
+	"github.com/uptime-operator/uptime-operator/internal/restapi"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 	"github.com/uptime-operator/uptime-operator/webhooks"
 )
@@ -45,36 +46,12 @@ func (s *Server) regionNames(ctx context.Context) regionLabels {
 	return out
 }
 
-// incidentJSON is an incident list item.
-type incidentJSON struct {
-	ID                    string   `json:"id"`
-	MonitorID             string   `json:"monitor_id"`
-	MonitorName           string   `json:"monitor_name"`
-	MonitorURL            string   `json:"monitor_url"`
-	MonitorType           string   `json:"monitor_type"`
-	StartedAt             string   `json:"started_at"`
-	ResolvedAt            *string  `json:"resolved_at"`
-	DurationSeconds       int64    `json:"duration_seconds"`
-	AlertSuppressed       bool     `json:"alert_suppressed"`
-	SuppressionReason     *string  `json:"suppression_reason"`
-	IsFlapping            bool     `json:"is_flapping"`
-	Confirmations         int      `json:"confirmations"`
-	ConfirmingRegions     []string `json:"confirming_regions"`
-	ConfirmingRegionNames []string `json:"confirming_region_names"`
-	RegionsTotal          int      `json:"regions_total"`
-	AcknowledgedAt        *string  `json:"acknowledged_at"`
-	AcknowledgedByName    *string  `json:"acknowledged_by_name"`
-	SnoozedUntil          *string  `json:"snoozed_until"`
-	ResolvedManually      bool     `json:"resolved_manually"`
-	CodeHostIssueURL      *string  `json:"code_host_issue_url"`
-}
-
-func (s *Server) incidentObject(inc store.Incident, regions regionLabels) incidentJSON {
+func (s *Server) incidentObject(inc store.Incident, regions regionLabels) restapi.Incident {
 	names := make([]string, 0, len(inc.ConfirmingRegions))
 	for _, c := range inc.ConfirmingRegions {
 		names = append(names, regions.name(c))
 	}
-	return incidentJSON{
+	return restapi.Incident{
 		ID: inc.ID, MonitorID: inc.MonitorID, MonitorName: inc.MonitorName, MonitorURL: inc.MonitorURL, MonitorType: inc.MonitorType,
 		StartedAt: isoTime(inc.StartedAt), ResolvedAt: isoTimePtr(inc.ResolvedAt), DurationSeconds: inc.DurationSeconds(s.clock.Now()),
 		AlertSuppressed: inc.AlertSuppressed, SuppressionReason: strPtr(inc.SuppressionReason), IsFlapping: inc.IsFlapping,
@@ -84,25 +61,8 @@ func (s *Server) incidentObject(inc store.Incident, regions regionLabels) incide
 	}
 }
 
-// incidentDetailJSON is GET /incidents/:id.
-type incidentDetailJSON struct {
-	incidentJSON
-	Cause      *string                `json:"cause"`
-	Postmortem *string                `json:"postmortem"`
-	Runbook    *store.IncidentRunbook `json:"runbook"`
-	Notes      []noteJSON             `json:"notes"`
-}
-
-type noteJSON struct {
-	ID        string  `json:"id"`
-	Body      string  `json:"body"`
-	Public    bool    `json:"public"`
-	Author    *string `json:"author"`
-	CreatedAt string  `json:"created_at"`
-}
-
-func noteObject(n store.Note) noteJSON {
-	return noteJSON{ID: n.ID, Body: n.Body, Public: n.Public, Author: strPtr(n.Author), CreatedAt: isoTime(n.CreatedAt)}
+func noteObject(n store.Note) restapi.Note {
+	return restapi.Note{ID: n.ID, Body: n.Body, Public: n.Public, Author: strPtr(n.Author), CreatedAt: isoTime(n.CreatedAt)}
 }
 
 // incidentQuery reads the list filters of GET /incidents and its export.
@@ -156,11 +116,11 @@ func (s *Server) listIncidents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	regions := s.regionNames(r.Context())
-	items := make([]incidentJSON, 0, len(list.Items))
+	items := make([]restapi.Incident, 0, len(list.Items))
 	for _, inc := range list.Items {
 		items = append(items, s.incidentObject(inc, regions))
 	}
-	httpjson.Write(w, http.StatusOK, map[string]any{"items": items, "total": list.Total, "page": iq.Page, "page_size": iq.PageSize, "counts": list.Counts})
+	httpjson.Write(w, http.StatusOK, restapi.IncidentPage{Items: items, Total: list.Total, Page: iq.Page, PageSize: iq.PageSize, Counts: list.Counts})
 }
 
 // maxIncidentExport bounds an incident export.
@@ -177,7 +137,7 @@ func (s *Server) exportIncidents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	regions := s.regionNames(r.Context())
-	items := []incidentJSON{}
+	items := []restapi.Incident{}
 	truncated := false
 	for page := 1; ; page++ {
 		iq.Page, iq.PageSize = page, 100
@@ -254,8 +214,8 @@ func (s *Server) getIncident(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) writeIncidentDetail(w http.ResponseWriter, r *http.Request, inc store.Incident, notes []store.Note, code int) {
-	out := incidentDetailJSON{incidentJSON: s.incidentObject(inc, s.regionNames(r.Context())), Cause: strPtr(inc.Cause),
-		Postmortem: strPtr(inc.Postmortem), Runbook: inc.Runbook, Notes: []noteJSON{}}
+	out := restapi.IncidentDetail{Incident: s.incidentObject(inc, s.regionNames(r.Context())), Cause: strPtr(inc.Cause),
+		Postmortem: strPtr(inc.Postmortem), Runbook: inc.Runbook, Notes: []restapi.Note{}}
 	for _, n := range notes {
 		out.Notes = append(out.Notes, noteObject(n))
 	}
@@ -475,7 +435,7 @@ func (s *Server) listNotes(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	out := []noteJSON{}
+	out := []restapi.Note{}
 	for _, n := range notes {
 		out = append(out, noteObject(n))
 	}

@@ -13,29 +13,14 @@ import (
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
+	"github.com/uptime-operator/uptime-operator/internal/restapi"
 	"github.com/uptime-operator/uptime-operator/webhooks"
 )
 
 // SLO targets map onto SLO CRs, one per monitor (create-or-replace).
 
-type sloJSON struct {
-	ID                          string   `json:"id"`
-	MonitorID                   *string  `json:"monitor_id"`
-	MonitorName                 string   `json:"monitor_name"`
-	TargetPercentage            float64  `json:"target_percentage"`
-	SLIType                     string   `json:"sli_type"`
-	WindowMinutes               int32    `json:"window_minutes"`
-	BurnRateFastThreshold       float64  `json:"burn_rate_fast_threshold"`
-	BurnRateSlowThreshold       float64  `json:"burn_rate_slow_threshold"`
-	IsEnabled                   bool     `json:"is_enabled"`
-	CurrentSLI                  *float64 `json:"current_sli"`
-	ErrorBudgetRemainingPercent *float64 `json:"error_budget_remaining_percent"`
-	ErrorBudgetRemainingMinutes *float64 `json:"error_budget_remaining_minutes"`
-	CreatedAt                   string   `json:"created_at"`
-}
-
-func sloObject(o *monv1.SLO, monitors *objectUIDs) sloJSON {
-	out := sloJSON{ID: string(o.UID), MonitorID: monitors.uidOf(o.Spec.MonitorRef.Name), MonitorName: o.Spec.MonitorRef.Name,
+func sloObject(o *monv1.SLO, monitors *objectUIDs) restapi.SLOTarget {
+	out := restapi.SLOTarget{ID: string(o.UID), MonitorID: monitors.uidOf(o.Spec.MonitorRef.Name), MonitorName: o.Spec.MonitorRef.Name,
 		TargetPercentage: o.Spec.TargetPercentage, SLIType: string(o.Spec.SLIType), WindowMinutes: o.Spec.WindowMinutes,
 		BurnRateFastThreshold: o.Spec.BurnRateFastThreshold, BurnRateSlowThreshold: o.Spec.BurnRateSlowThreshold,
 		IsEnabled: o.Spec.Enabled == nil || *o.Spec.Enabled, CurrentSLI: o.Status.CurrentSLI,
@@ -108,13 +93,13 @@ func (s *Server) listSLOs(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	out := []sloJSON{}
+	out := []restapi.SLOTarget{}
 	for i := range list.Items {
 		if list.Items[i].DeletionTimestamp == nil {
 			out = append(out, sloObject(&list.Items[i], monitors))
 		}
 	}
-	slices.SortFunc(out, func(a, b sloJSON) int { return strings.Compare(a.CreatedAt, b.CreatedAt) })
+	slices.SortFunc(out, func(a, b restapi.SLOTarget) int { return strings.Compare(a.CreatedAt, b.CreatedAt) })
 	httpjson.Write(w, http.StatusOK, out)
 }
 

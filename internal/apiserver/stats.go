@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
+	"github.com/uptime-operator/uptime-operator/internal/restapi"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
@@ -44,20 +45,8 @@ func location(r *http.Request) (*time.Location, *FieldError) {
 	return time.UTC, nil
 }
 
-type statsJSON struct {
-	UptimePercentage  *float64 `json:"uptime_percentage"`
-	TotalChecks       int64    `json:"total_checks"`
-	SuccessfulChecks  int64    `json:"successful_checks"`
-	FailedChecks      int64    `json:"failed_checks"`
-	DegradedChecks    int64    `json:"degraded_checks"`
-	AvgResponseTimeMs float64  `json:"avg_response_time_ms"`
-	MinResponseTimeMs *int64   `json:"min_response_time_ms"`
-	MaxResponseTimeMs *int64   `json:"max_response_time_ms"`
-	Days              int      `json:"days"`
-}
-
-func statsObject(st store.Stats, days int) statsJSON {
-	return statsJSON{UptimePercentage: st.UptimePercent(), TotalChecks: st.Total(), SuccessfulChecks: st.Successful(),
+func statsObject(st store.Stats, days int) restapi.Stats {
+	return restapi.Stats{UptimePercentage: st.UptimePercent(), TotalChecks: st.Total(), SuccessfulChecks: st.Successful(),
 		FailedChecks: st.Failed(), DegradedChecks: st.Degraded, AvgResponseTimeMs: st.AvgResponseMs(),
 		MinResponseTimeMs: st.ResponseMinMs, MaxResponseTimeMs: st.ResponseMaxMs, Days: days}
 }
@@ -112,7 +101,7 @@ func (s *Server) statsIncidents(w http.ResponseWriter, r *http.Request) {
 		writeValidation(w, *fe)
 		return
 	}
-	items := []incidentJSON{}
+	items := []restapi.Incident{}
 	regions := s.regionNames(r.Context())
 	for page := 1; len(items) < limit; page++ {
 		list, err := s.opts.Store.ListIncidents(r.Context(), store.IncidentQuery{Namespace: m.Namespace, MonitorID: string(m.UID), Page: page, PageSize: 100})

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"time"
 
+	"github.com/uptime-operator/uptime-operator/internal/restapi"
+
 	"github.com/uptime-operator/uptime-operator/controllers"
 )
 
@@ -32,45 +34,19 @@ type Ping struct {
 	At time.Time
 }
 
-// Fault says whose fault a failure most likely is.
-type Fault string
+// Explanation, RegionVote and Fault are the explanation's wire shape,
+// defined once in package restapi: the REST API serves what the engine
+// builds, and the MCP server decodes the same type.
+type (
+	Explanation = restapi.Explanation
+	RegionVote  = restapi.RegionVote
+	Fault       = restapi.Fault
+)
 
 // Fault verdicts of an explanation.
 const (
-	FaultYours    Fault = "yours"
-	FaultExternal Fault = "external"
-	FaultChecker  Fault = "checker"
-	FaultUnknown  Fault = "unknown"
+	FaultYours    = restapi.FaultYours
+	FaultExternal = restapi.FaultExternal
+	FaultChecker  = restapi.FaultChecker
+	FaultUnknown  = restapi.FaultUnknown
 )
-
-// RegionVote is one region's latest verdict as the quorum saw it.
-type RegionVote struct {
-	Region    string    `json:"region"`
-	Status    string    `json:"status"`
-	Vote      string    `json:"vote"` // "fail", "pass" or "abstain"
-	ErrorType string    `json:"error_type,omitempty"`
-	Error     string    `json:"error,omitempty"`
-	CheckedAt time.Time `json:"checked_at"`
-	ISP       string    `json:"isp,omitempty"`
-}
-
-// Explanation is why a monitor is (or is not) in an incident: the region
-// votes against the quorum rule, the failure class, the alert decision and a
-// fault verdict. It backs /monitors/:id/explanation and
-// /incidents/:id/explanation.
-type Explanation struct {
-	MonitorID       string       `json:"monitor_id"`
-	IncidentID      *string      `json:"incident_id"`
-	State           string       `json:"state"`
-	QuorumRule      string       `json:"quorum_rule"`
-	RequiredFailing int          `json:"required_failing"`
-	Failing         int          `json:"failing"`
-	Voting          int          `json:"voting"`
-	Abstaining      []string     `json:"abstaining_regions"`
-	Votes           []RegionVote `json:"region_votes"`
-	FailureClass    string       `json:"failure_class"`
-	AlertDecision   string       `json:"alert_decision"`
-	Fault           Fault        `json:"fault_verdict"`
-	Summary         string       `json:"summary"`
-	Findings        []string     `json:"contributing_findings"`
-}

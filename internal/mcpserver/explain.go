@@ -7,7 +7,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/uptime-operator/uptime-operator/internal/engine"
+	"github.com/uptime-operator/uptime-operator/internal/restapi"
 )
 
 // Outcomes of service_explain_incident.
@@ -24,9 +24,9 @@ const (
 // maxCandidates is how many monitors an ambiguous match lists.
 const maxCandidates = 10
 
-// explanation is the REST explanation: the engine's type, decoded from
+// explanation is the REST explanation (restapi.Explanation), decoded from
 // GET /monitors/:id/explanation and /incidents/:id/explanation.
-type explanation = engine.Explanation
+type explanation = restapi.Explanation
 
 // monitorRef names the monitor an explanation is about.
 type monitorRef struct {
@@ -48,15 +48,15 @@ func refOf(m *monitor) monitorRef {
 
 // incidentExplained is an incident with its explanation.
 type incidentExplained struct {
-	Incident    incident     `json:"incident"`
-	Explanation *explanation `json:"explanation,omitempty"`
+	Incident    restapi.Incident `json:"incident"`
+	Explanation *explanation     `json:"explanation,omitempty"`
 }
 
 // Explained is the result of service_explain_incident.
 type Explained struct {
 	Outcome           string             `json:"outcome"`
 	Monitor           *monitorRef        `json:"monitor,omitempty"`
-	Incident          *incident          `json:"incident,omitempty"`
+	Incident          *restapi.Incident  `json:"incident,omitempty"`
 	Explanation       *explanation       `json:"explanation,omitempty"`
 	Fault             string             `json:"fault,omitempty"`
 	AbstainingRegions []string           `json:"abstaining_regions"`
@@ -196,7 +196,7 @@ func (c *call) incidentExplanation(ctx context.Context, id string) (*explanation
 }
 
 // monitorIncidents is the monitor's latest incident and its incident count.
-func (c *call) monitorIncidents(ctx context.Context, monitorID string) (*incident, int, error) {
+func (c *call) monitorIncidents(ctx context.Context, monitorID string) (*restapi.Incident, int, error) {
 	p, err := c.incidents(ctx, url.Values{"monitor_id": {monitorID}, "page_size": {"1"}})
 	if err != nil {
 		return nil, 0, err
@@ -208,7 +208,7 @@ func (c *call) monitorIncidents(ctx context.Context, monitorID string) (*inciden
 }
 
 func (c *call) explainIncident(ctx context.Context, id string) (*Explained, error) {
-	var inc incident
+	var inc restapi.Incident
 	if err := c.api.Get(ctx, "/incidents/"+pathEscape(id), nil, &inc); err != nil {
 		return nil, err
 	}

@@ -319,6 +319,20 @@ var _ = Describe("MCP tools over the real REST API", Ordered, func() {
 		Expect(page.Items).To(HaveLen(1))
 		Expect(page.Items[0].ID).To(Equal(created.ID))
 
+		// The tools pass on every field of the REST incident: MCP decodes the
+		// REST wire type itself, so none is lost on the way (region names and
+		// the code-host issue link once were).
+		var raw struct {
+			Items []map[string]any `json:"items"`
+		}
+		callJSON(cs, "service_list_incidents", map[string]any{"status": "ongoing", "monitor_id": m.ID}, &raw)
+		Expect(raw.Items).To(HaveLen(1))
+		Expect(raw.Items[0]).To(HaveKey("confirming_region_names"))
+		Expect(raw.Items[0]).To(HaveKeyWithValue("code_host_issue_url", BeNil()))
+		var explained map[string]any
+		callJSON(cs, "service_explain_incident", map[string]any{"incident_id": created.ID}, &explained)
+		Expect(explained["incident"]).To(And(HaveKey("confirming_region_names"), HaveKey("code_host_issue_url")))
+
 		text, isErr := call(cs, "service_acknowledge_incident", map[string]any{"incident_id": created.ID})
 		Expect(isErr).To(BeFalse(), text)
 		text, isErr = call(cs, "service_resolve_incident", map[string]any{"incident_id": created.ID, "note": "fixed by hand"})

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/uptime-operator/uptime-operator/internal/reliability"
+	"github.com/uptime-operator/uptime-operator/internal/restapi"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
@@ -45,7 +46,7 @@ func reportHealth(rep *uptimeReport, byMonitor map[string]reliability.IncidentSt
 
 // incidentStats are the figures of incs (incidents that started in
 // [from, to), as the REST API lists them) for the report.
-func incidentStats(from, to time.Time, incs []incident) reliability.IncidentStats {
+func incidentStats(from, to time.Time, incs []restapi.Incident) reliability.IncidentStats {
 	list := make([]store.Incident, 0, len(incs))
 	for _, i := range incs {
 		start, err := time.Parse(time.RFC3339, i.StartedAt)
@@ -65,29 +66,6 @@ func incidentStats(from, to time.Time, incs []incident) reliability.IncidentStat
 	return reliability.Incidents(from, to, list)
 }
 
-type stats struct {
-	UptimePercentage  *float64 `json:"uptime_percentage"`
-	TotalChecks       int      `json:"total_checks"`
-	SuccessfulChecks  int      `json:"successful_checks"`
-	FailedChecks      int      `json:"failed_checks"`
-	AvgResponseTimeMs *float64 `json:"avg_response_time_ms"`
-}
-
-type slo struct {
-	ID                          string   `json:"id"`
-	MonitorID                   *string  `json:"monitor_id"`
-	MonitorName                 string   `json:"monitor_name"`
-	TargetPercentage            float64  `json:"target_percentage"`
-	SLIType                     string   `json:"sli_type"`
-	WindowMinutes               int      `json:"window_minutes"`
-	BurnRateFastThreshold       float64  `json:"burn_rate_fast_threshold"`
-	BurnRateSlowThreshold       float64  `json:"burn_rate_slow_threshold"`
-	IsEnabled                   bool     `json:"is_enabled"`
-	CurrentSLI                  *float64 `json:"current_sli"`
-	ErrorBudgetRemainingPercent *float64 `json:"error_budget_remaining_percent"`
-	ErrorBudgetRemainingMinutes *float64 `json:"error_budget_remaining_minutes"`
-}
-
 // monitorReport is one monitor's line of the uptime report.
 type monitorReport struct {
 	MonitorID         string   `json:"monitor_id"`
@@ -104,7 +82,7 @@ type monitorReport struct {
 
 // sloReport is one SLO with its error budget and burn rates.
 type sloReport struct {
-	slo
+	restapi.SLOTarget
 	BurnRate24h    *float64 `json:"burn_rate_24h"`
 	BurnRateReport *float64 `json:"burn_rate_report"`
 	FastBurn       bool     `json:"fast_burn"`
@@ -184,7 +162,7 @@ func (c *call) uptimeReport(ctx context.Context, days int, monitorID string) (*u
 		}
 	}
 	// Incidents that started in the window, grouped by monitor.
-	byMonitor := map[string][]incident{}
+	byMonitor := map[string][]restapi.Incident{}
 	q := url.Values{"from": {from.Format(time.RFC3339)}, "page_size": {"100"}}
 	if monitorID != "" {
 		q.Set("monitor_id", monitorID)
@@ -221,14 +199,14 @@ func (c *call) uptimeReport(ctx context.Context, days int, monitorID string) (*u
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			m := &monitors[i]
-			var st stats
+			var st restapi.Stats
 			if err := c.api.Get(ctx, "/stats/"+pathEscape(m.ID)+"/stats", url.Values{"days": {strconv.Itoa(days)}}, &st); err != nil {
 				errs[i] = err
 				return
 			}
 			fig := figures[m.ID]
 			rows[i] = monitorReport{MonitorID: m.ID, Name: m.Name, Status: m.CurrentStatus, UptimePercent: st.UptimePercentage,
-				Checks: st.TotalChecks, FailedChecks: st.FailedChecks, AvgResponseTimeMs: st.AvgResponseTimeMs,
+				Checks: int(st.TotalChecks), FailedChecks: int(st.FailedChecks), AvgResponseTimeMs: &st.AvgResponseTimeMs,
 				Incidents: fig.Count, MTTRSeconds: fig.MTTR()}
 		}(i)
 	}
@@ -262,7 +240,7 @@ func (c *call) uptimeReport(ctx context.Context, days int, monitorID string) (*u
 // reportSLOs adds the SLO targets with budgets and burn rates. Without the
 // feature, or without targets, the SLO part stays empty.
 func (c *call) reportSLOs(ctx context.Context, rep *uptimeReport, monitorID string) error {
-	var slos []slo
+	var slos []restapi.SLOTarget
 	if err := c.api.Get(ctx, "/reliability/slo-targets", nil, &slos); err != nil {
 		if IsStatus(err, http.StatusForbidden) || IsStatus(err, http.StatusNotFound) {
 			rep.SLONote = "no SLO targets available: " + err.Error()
@@ -278,8 +256,8 @@ func (c *call) reportSLOs(ctx context.Context, rep *uptimeReport, monitorID stri
 		if s.MonitorID == nil || (monitorID != "" && *s.MonitorID != monitorID) {
 			continue
 		}
-		sr := sloReport{slo: s, BurnRateReport: burnRate(uptime[*s.MonitorID], s.TargetPercentage)}
-		var day stats
+		sr := sloReport{SLOTarget: s, BurnRateReport: burnRate(uptime[*s.MonitorID], s.TargetPercentage)}
+		var day restapi.Stats
 		if err := c.api.Get(ctx, "/stats/"+pathEscape(*s.MonitorID)+"/stats", url.Values{"days": {"1"}}, &day); err == nil {
 			sr.BurnRate24h = burnRate(day.UptimePercentage, s.TargetPercentage)
 		} else if !IsStatus(err, http.StatusNotFound) {

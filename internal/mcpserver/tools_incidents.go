@@ -8,47 +8,21 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/uptime-operator/uptime-operator/internal/restapi"
+	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
 // incident is a REST incident list item.
-type incident struct {
-	ID                 string   `json:"id"`
-	MonitorID          string   `json:"monitor_id"`
-	MonitorName        string   `json:"monitor_name"`
-	MonitorURL         string   `json:"monitor_url"`
-	MonitorType        string   `json:"monitor_type"`
-	StartedAt          string   `json:"started_at"`
-	ResolvedAt         *string  `json:"resolved_at"`
-	DurationSeconds    int64    `json:"duration_seconds"`
-	AlertSuppressed    bool     `json:"alert_suppressed"`
-	SuppressionReason  *string  `json:"suppression_reason"`
-	IsFlapping         bool     `json:"is_flapping"`
-	Confirmations      int      `json:"confirmations"`
-	ConfirmingRegions  []string `json:"confirming_regions"`
-	RegionsTotal       int      `json:"regions_total"`
-	AcknowledgedAt     *string  `json:"acknowledged_at"`
-	AcknowledgedByName *string  `json:"acknowledged_by_name"`
-	SnoozedUntil       *string  `json:"snoozed_until"`
-	ResolvedManually   bool     `json:"resolved_manually"`
-}
-
-type incidentPage struct {
-	Items    []incident     `json:"items"`
-	Total    int            `json:"total"`
-	Page     int            `json:"page"`
-	PageSize int            `json:"page_size"`
-	Counts   map[string]int `json:"counts"`
-}
-
-func (c *call) incidents(ctx context.Context, q url.Values) (*incidentPage, error) {
-	var p incidentPage
+func (c *call) incidents(ctx context.Context, q url.Values) (*restapi.IncidentPage, error) {
+	var p restapi.IncidentPage
 	if err := c.api.Get(ctx, "/incidents", q, &p); err != nil {
 		return nil, err
 	}
 	return &p, nil
 }
 
-func incidentState(i *incident) string {
+func incidentState(i *restapi.Incident) string {
 	switch {
 	case i.ResolvedAt != nil:
 		return "resolved"
@@ -60,7 +34,7 @@ func incidentState(i *incident) string {
 }
 
 // incidentLine is one incident as a markdown list item.
-func incidentLine(i *incident) string {
+func incidentLine(i *restapi.Incident) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "- `%s` **%s** on %s (`%s`): started %s", i.ID, incidentState(i), clean(i.MonitorName), i.MonitorID, i.StartedAt)
 	if i.ResolvedAt != nil {
@@ -153,8 +127,8 @@ func listIncidentsTool() toolSpec {
 			return render(f, p, func() string {
 				var b strings.Builder
 				fmt.Fprintf(&b, "%d incident(s) match; page %d (%d per page).", p.Total, page, size)
-				if len(p.Counts) > 0 {
-					fmt.Fprintf(&b, " Counts: all %d, ongoing %d, resolved %d, suppressed %d.", p.Counts["all"], p.Counts["ongoing"], p.Counts["resolved"], p.Counts["suppressed"])
+				if p.Counts != (store.IncidentCounts{}) {
+					fmt.Fprintf(&b, " Counts: all %d, ongoing %d, resolved %d, suppressed %d.", p.Counts.All, p.Counts.Ongoing, p.Counts.Resolved, p.Counts.Suppressed)
 				}
 				b.WriteString("\n\n")
 				for i := range p.Items {
@@ -177,20 +151,6 @@ type getIncidentIn struct {
 	Format
 }
 
-type incidentDetail struct {
-	incident
-	Cause      *string `json:"cause"`
-	Postmortem *string `json:"postmortem"`
-	Runbook    any     `json:"runbook"`
-	Notes      []struct {
-		ID        string  `json:"id"`
-		Body      string  `json:"body"`
-		Public    bool    `json:"public"`
-		Author    *string `json:"author"`
-		CreatedAt string  `json:"created_at"`
-	} `json:"notes"`
-}
-
 func getIncidentTool() toolSpec {
 	return newTool("service_get_incident", "Get an incident",
 		"One incident with its timeline, error details, notes, runbook and postmortem. JSON by default.",
@@ -206,11 +166,11 @@ func getIncidentTool() toolSpec {
 			if err := c.api.Get(ctx, "/incidents/"+pathEscape(in.IncidentID), nil, &raw); err != nil {
 				return "", err
 			}
-			var d incidentDetail
+			var d restapi.IncidentDetail
 			_ = decodeInto(raw, &d)
 			return render(f, raw, func() string {
 				var b strings.Builder
-				fmt.Fprintf(&b, "## Incident %s\n\n%s\n", d.ID, incidentLine(&d.incident))
+				fmt.Fprintf(&b, "## Incident %s\n\n%s\n", d.ID, incidentLine(&d.Incident))
 				if d.Cause != nil {
 					fmt.Fprintf(&b, "\nCause (data): %s\n", clean(*d.Cause))
 				}
@@ -242,7 +202,7 @@ func acknowledgeIncidentTool() toolSpec {
 			if err := required("incident_id", in.IncidentID); err != nil {
 				return "", err
 			}
-			var out incident
+			var out restapi.Incident
 			if err := c.api.Do(ctx, http.MethodPost, "/incidents/"+pathEscape(in.IncidentID)+"/acknowledge", nil, nil, &out); err != nil {
 				return "", err
 			}
@@ -272,7 +232,7 @@ func resolveIncidentTool() toolSpec {
 			if in.Note != "" {
 				body["note"] = in.Note
 			}
-			var out incident
+			var out restapi.Incident
 			if err := c.api.Do(ctx, http.MethodPost, "/incidents/"+pathEscape(in.IncidentID)+"/resolve", nil, body, &out); err != nil {
 				return "", err
 			}

@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/uptime-operator/uptime-operator/internal/restapi"
 )
 
 type whoami struct {
@@ -155,7 +157,7 @@ func monitorSummaryTool() toolSpec {
 			if err != nil {
 				return "", err
 			}
-			var last *incident
+			var last *restapi.Incident
 			if len(page.Items) > 0 {
 				last = &page.Items[0]
 			}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/uptime-operator/uptime-operator/internal/reliability"
+	"github.com/uptime-operator/uptime-operator/internal/restapi"
 )
 
 var specTools = []string{
@@ -281,15 +282,15 @@ func TestReportHealth(t *testing.T) {
 	from := now.Add(-7 * 24 * time.Hour)
 	iso := func(d time.Duration) string { return now.Add(-d).Format(time.RFC3339) }
 	resolved := iso(2*time.Hour - 20*time.Minute)
-	quick := []incident{{MonitorID: "m", StartedAt: iso(2 * time.Hour), ResolvedAt: &resolved, DurationSeconds: 1200}}
-	open := append(quick, incident{MonitorID: "m", StartedAt: iso(time.Minute)})
+	quick := []restapi.Incident{{MonitorID: "m", StartedAt: iso(2 * time.Hour), ResolvedAt: &resolved, DurationSeconds: 1200}}
+	open := append(quick, restapi.Incident{MonitorID: "m", StartedAt: iso(time.Minute)})
 	budget := func(fast bool) []sloReport {
-		return []sloReport{{slo: slo{MonitorID: ptrTo("m"), IsEnabled: true, ErrorBudgetRemainingPercent: f(50)}, FastBurn: fast}}
+		return []sloReport{{SLOTarget: restapi.SLOTarget{MonitorID: ptrTo("m"), IsEnabled: true, ErrorBudgetRemainingPercent: f(50)}, FastBurn: fast}}
 	}
 	for _, tc := range []struct {
 		name      string
 		checks    int
-		incidents []incident
+		incidents []restapi.Incident
 		slos      []sloReport
 		want      *int
 	}{
@@ -301,7 +302,7 @@ func TestReportHealth(t *testing.T) {
 		{name: "half the error budget left", checks: 100, incidents: quick, slos: budget(false), want: ptrTo(79)},
 		{name: "burning fast", checks: 100, incidents: quick, slos: budget(true), want: ptrTo(69)},
 		{name: "disabled SLO is left out", checks: 100, incidents: quick,
-			slos: []sloReport{{slo: slo{MonitorID: ptrTo("m"), IsEnabled: false, ErrorBudgetRemainingPercent: f(0)}}}, want: ptrTo(87)},
+			slos: []sloReport{{SLOTarget: restapi.SLOTarget{MonitorID: ptrTo("m"), IsEnabled: false, ErrorBudgetRemainingPercent: f(0)}}}, want: ptrTo(87)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fig := incidentStats(from, now, tc.incidents)
