@@ -89,6 +89,16 @@ type Worker struct {
 	// Retention, when positive, prunes finished outbox events older than it
 	// once an hour.
 	Retention time.Duration
+	// RetryWindow, when positive, keeps retrying a delivery whose six
+	// attempts of the specification's schedule (5, 10, 20, 40, 80 s, about
+	// 155 s in all) failed with a retryable error: every 80 s (or what a
+	// Retry-After asks for) until the next attempt would fall more than
+	// RetryWindow after the delivery was queued. A receiver that is down for
+	// longer than the schedule (a deploy, a five-minute outage) then gets
+	// every delivery once it is back. Zero gives up after the sixth attempt,
+	// as the specification says. The sixth failed attempt counts towards
+	// the channel's Failing marker either way.
+	RetryWindow time.Duration
 
 	init sync.Once
 	hc   *http.Client
@@ -103,8 +113,16 @@ type Worker struct {
 type Target interface {
 	// DeliverOutbox makes one attempt of d, bounded by ctx. status is the
 	// receiver's HTTP status (0 when there is none); permanent says that a
-	// retry cannot help. A nil err means delivered.
+	// retry cannot help. A nil err means delivered. An err that has a
+	// RetryAfter() string method (see RetryAfterer) passes on the
+	// receiver's Retry-After header, honoured on 429 and 503 as for alerts.
 	DeliverOutbox(ctx context.Context, d store.Delivery) (status int, permanent bool, err error)
+}
+
+// RetryAfterer is implemented by a Target's error that carries the
+// receiver's Retry-After header value.
+type RetryAfterer interface {
+	RetryAfter() string
 }
 
 // target returns the Target of a delivery's channel id and its name (the
@@ -125,6 +143,10 @@ func (w *Worker) attemptTarget(ctx context.Context, t Target, d store.Delivery) 
 	start := time.Now()
 	status, permanent, err := t.DeliverOutbox(actx, d)
 	res := attemptResult{outcome: Delivered, status: status, err: err, latency: time.Since(start)}
+	var ra RetryAfterer
+	if errors.As(err, &ra) {
+		res.header = http.Header{"Retry-After": {ra.RetryAfter()}}
+	}
 	switch {
 	case err == nil:
 	case permanent:
@@ -368,14 +390,17 @@ func (w *Worker) deliver(ctx context.Context, d store.Delivery, ch *monv1.AlertC
 		a.Error = res.err.Error()
 	}
 	final := true
+	var next *time.Time
+	if res.outcome == Retryable {
+		next = w.retryAt(d, attempt, res, now)
+	}
 	var err error
 	switch {
 	case res.outcome == Delivered:
 		err = w.Store.CompleteDelivery(ctx, w.Owner, a)
-	case res.outcome == Retryable && attempt < MaxAttempts:
+	case next != nil:
 		final = false
-		next := now.Add(NextDelay(w.Backoff(attempt), res.status, res.header, now))
-		err = w.Store.RetryDelivery(ctx, w.Owner, a, next)
+		err = w.Store.RetryDelivery(ctx, w.Owner, a, *next)
 	default:
 		err = w.Store.FailDelivery(ctx, w.Owner, a)
 	}
@@ -403,16 +428,41 @@ func (w *Worker) deliver(ctx context.Context, d store.Delivery, ch *monv1.AlertC
 	default:
 		outcome = "failed"
 	}
-	metrics.AlertDeliveries.WithLabelValues(channelType, outcome, strconv.Itoa(attempt)).Inc()
+	metrics.AlertDeliveries.WithLabelValues(channelType, outcome, attemptLabel(attempt)).Inc()
 	if ch == nil || ch.Spec.Disabled {
 		return
 	}
 	if res.outcome == Delivered && statusCurrent(&ch.Status, now, resultText(res)) {
 		return // a healthy channel's status is refreshed at most every statusRefresh
 	}
-	if err := w.recordOutcome(ctx, ch, now, res.outcome == Delivered, final, resultText(res)); err != nil {
+	// A delivery whose sixth attempt failed is a failed delivery for the
+	// Failing marker, even when the retry window keeps it going; it counts
+	// once, not again when the window ends.
+	failed := attempt == MaxAttempts || (final && attempt < MaxAttempts)
+	if err := w.recordOutcome(ctx, ch, now, res.outcome == Delivered, failed, resultText(res)); err != nil {
 		log.Error(err, "unable to update alert channel status", "name", ch.Name)
 	}
+}
+
+// retryAt is when a delivery whose attempt number attempt failed with a
+// retryable error is tried again, or nil when it is not: within the
+// specification's six attempts always, after them while the next attempt
+// still falls inside RetryWindow from the delivery's creation.
+func (w *Worker) retryAt(d store.Delivery, attempt int, res attemptResult, now time.Time) *time.Time {
+	next := now.Add(NextDelay(w.Backoff(attempt), res.status, res.header, now))
+	if attempt < MaxAttempts || (w.RetryWindow > 0 && !next.After(d.CreatedAt.Add(w.RetryWindow))) {
+		return &next
+	}
+	return nil
+}
+
+// attemptLabel is the attempt label of the deliveries metric: 1-6, and "7+"
+// for the attempts of the retry window, so the label set stays bounded.
+func attemptLabel(attempt int) string {
+	if attempt > MaxAttempts {
+		return strconv.Itoa(MaxAttempts+1) + "+"
+	}
+	return strconv.Itoa(attempt)
 }
 
 // statusRefresh is how stale a healthy channel's lastDeliveryAt may get:

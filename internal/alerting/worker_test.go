@@ -356,6 +356,64 @@ func TestAttemptCap(t *testing.T) {
 	}
 }
 
+// TestRetryWindowOutlastsTheSchedule: with a retry window, a receiver that
+// fails for longer than the six attempts of the schedule still gets the
+// delivery, once, when it is back; the sixth failure counts towards Failing
+// once, and the window's end fails the delivery for good.
+func TestRetryWindowOutlastsTheSchedule(t *testing.T) {
+	t.Run("back within the window", func(t *testing.T) {
+		rc := newReceiver(t, func(n int, w http.ResponseWriter) {
+			if n <= 9 {
+				w.WriteHeader(http.StatusServiceUnavailable)
+				return
+			}
+			w.WriteHeader(http.StatusOK)
+		})
+		ch, s := webhookChannel("hook", rc.URL)
+		h := newHarness(t, ch, s)
+		ids := h.enqueue("uid-hook")
+		w := h.worker("a")
+		w.RetryWindow = time.Minute
+		defer h.run(w)()
+		d := h.wait(ids...)[0]
+		if d.Status != store.DeliveryDelivered || d.Attempts != 10 || rc.count() != 10 {
+			t.Fatalf("delivery = %+v, hits %d; want delivered at the 10th attempt", d, rc.count())
+		}
+		rc.mu.Lock()
+		hits := rc.hits[ids[0]]
+		rc.mu.Unlock()
+		if hits != 10 {
+			t.Errorf("the delivery id was sent %d times, want 10 (one id across all attempts)", hits)
+		}
+		eventually(t, func() bool { return h.channel("hook").Status.LastDeliveryStatus == "200" })
+		if got := h.channel("hook").Status; got.ConsecutiveFailures != 0 {
+			t.Errorf("a success resets the failures: %+v", got)
+		}
+	})
+	t.Run("window ends", func(t *testing.T) {
+		rc := newReceiver(t, func(_ int, w http.ResponseWriter) { w.WriteHeader(http.StatusInternalServerError) })
+		ch, s := webhookChannel("hook", rc.URL)
+		h := newHarness(t, ch, s)
+		ids := h.enqueue("uid-hook")
+		w := h.worker("a")
+		w.RetryWindow = 400 * time.Millisecond
+		w.Backoff = func(int) time.Duration { return 30 * time.Millisecond }
+		defer h.run(w)()
+		d := h.wait(ids...)[0]
+		if d.Status != store.DeliveryFailed || d.Attempts <= MaxAttempts || rc.count() != d.Attempts {
+			t.Fatalf("delivery = %+v, hits %d; want failed after more than %d attempts", d, rc.count(), MaxAttempts)
+		}
+		if last := d.UpdatedAt.Sub(d.CreatedAt); last > w.RetryWindow+time.Second {
+			t.Errorf("last attempt %s after the delivery was queued, window %s", last, w.RetryWindow)
+		}
+		eventually(t, func() bool { return h.channel("hook").Status.ConsecutiveFailures > 0 })
+		time.Sleep(100 * time.Millisecond)
+		if got := h.channel("hook").Status; got.ConsecutiveFailures != 1 {
+			t.Errorf("one failed delivery counts once: %+v", got)
+		}
+	})
+}
+
 func TestTimeoutIsRetried(t *testing.T) {
 	release := make(chan struct{})
 	defer close(release)

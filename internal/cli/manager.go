@@ -34,6 +34,7 @@ func managerFlags(fs *flag.FlagSet, o *manager.Options) (finish func() error) {
 	forwardedHeader := fs.String("forwarded-header", clientip.HeaderXForwardedFor, "the header the trusted proxies append the client address to: X-Forwarded-For or Forwarded")
 	fs.StringVar(&o.Store, "store", "/data/uptime-operator.db", "history store: a SQLite file path (sqlite://PATH) or a postgres:// DSN")
 	fs.DurationVar(&o.Retention, "retention", 30*24*time.Hour, "how long raw check results are kept (rollups are kept longer)")
+	fs.DurationVar(&o.DeliveryRetryWindow, "delivery-retry-window", 0, "after the 6 attempts of the webhook schedule (5, 10, 20, 40, 80 s), keep retrying a delivery that fails with a retryable error every 80 s until this long after it was queued, so a receiver down for longer than the schedule still gets it (0: give up after the 6th attempt, as the webhook specification says)")
 	fs.StringVar(&o.Namespace, "namespace", envOr("POD_NAMESPACE", "uptime-operator-system"), "the manager's namespace")
 	fs.StringVar(&o.ProbeImage, "probe-image", "", "image of managed probe Deployments (empty: no Deployments)")
 	fs.StringVar(&o.ProbeServerURL, "probe-server-url", "", "probe API URL as probe pods reach it")
@@ -70,6 +71,9 @@ func managerFlags(fs *flag.FlagSet, o *manager.Options) (finish func() error) {
 		}
 		if probeCA.ConfigMap != "" || probeCA.Secret != "" {
 			o.ProbeTrustedCA = &probeCA
+		}
+		if o.DeliveryRetryWindow < 0 {
+			return fmt.Errorf("--delivery-retry-window must not be negative")
 		}
 		var err error
 		if o.ClientAddresses.Trusted, err = clientip.ParsePrefixes(strings.Split(*trustedProxies, ",")); err != nil {

@@ -97,6 +97,11 @@ type Options struct {
 	Store string
 	// Retention is how long raw checks are kept (rollups stay).
 	Retention time.Duration
+	// DeliveryRetryWindow keeps retrying deliveries every 80 s after the
+	// specification's six attempts, until this long after they were queued
+	// (zero: six attempts, as the specification says); see
+	// alerting.Worker.RetryWindow.
+	DeliveryRetryWindow time.Duration
 	// Namespace is the manager's own namespace: probe Deployments, the probe
 	// ServiceAccount and region token Secrets live there.
 	Namespace string
@@ -246,7 +251,7 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 	}
 	worker := &alerting.Worker{
 		Store: st, Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Owner: replicaID(),
-		AllowPrivateTargets: opts.AllowPrivateTargets, Retention: opts.Retention, Recipients: confirmer,
+		AllowPrivateTargets: opts.AllowPrivateTargets, Retention: opts.Retention, RetryWindow: opts.DeliveryRetryWindow, Recipients: confirmer,
 		SMTP: opts.SMTP, Twilio: opts.Twilio, Recorder: mgr.GetEventRecorderFor("uptime-operator-alerting"),
 	}
 	for _, r := range []manager.Runnable{worker, confirmer} {

@@ -299,6 +299,18 @@ func (n *Notifier) DeliverOutbox(ctx context.Context, d store.Delivery) (int, bo
 	return status, errors.As(err, &perm), err
 }
 
+// retryAfterError is a retryable answer (429, 503) with the receiver's
+// Retry-After header: the alerting worker, which schedules the retry, reads
+// it through the RetryAfter method and honours it as it does for alerts.
+type retryAfterError struct {
+	err   error
+	after string
+}
+
+func (e *retryAfterError) Error() string      { return e.err.Error() }
+func (e *retryAfterError) Unwrap() error      { return e.err }
+func (e *retryAfterError) RetryAfter() string { return e.after }
+
 // permanentError is a failure that retrying cannot fix.
 type permanentError struct{ err error }
 
@@ -360,7 +372,9 @@ func (n *Notifier) post(ctx context.Context, id string, sub store.Subscriber, ev
 	switch c := resp.StatusCode; {
 	case c >= 200 && c < 300:
 		return c, nil
-	case c == http.StatusRequestTimeout || c == http.StatusTooManyRequests || c >= 500:
+	case c == http.StatusTooManyRequests || c == http.StatusServiceUnavailable:
+		return c, &retryAfterError{err: fmt.Errorf("subscriber answered %d", c), after: resp.Header.Get("Retry-After")}
+	case c == http.StatusRequestTimeout || c >= 500:
 		return c, fmt.Errorf("subscriber answered %d", c)
 	default:
 		return c, &permanentError{fmt.Errorf("subscriber answered %d", c)}

@@ -137,6 +137,33 @@ var _ = Describe("Durable subscriber notifications", Ordered, func() {
 		}
 		Expect(codes).To(Equal([]int{503, 503, 503, 200}))
 	})
+
+	It("honours a subscriber webhook's Retry-After on 503, as alerts do", func() {
+		hook := newReceiver(1)
+		hook.retryAfter = "120"
+		DeferCleanup(hook.srv.Close)
+		st := openStore(filepath.Join(GinkgoT().TempDir(), "retry-after.db"))
+		DeferCleanup(st.Close)
+		sub := subscribeWebhook(st, hook.srv.URL+"/ra")
+		n := newNotifier(st, nil, hook)
+		wctx, stop := context.WithCancel(ctx)
+		DeferCleanup(stop)
+		runWorker(wctx, st, n, alerting.Backoff)
+		Expect(n.PublicUpdate(ctx, ns, string(api.UID), "inc-retry-after", "Investigating.")).To(Succeed())
+
+		Eventually(hook.attempts, "10s").Should(HaveLen(1))
+		var d store.Delivery
+		Eventually(func(g Gomega) {
+			ds, err := st.ListDeliveries(ctx, store.DeliveryQuery{ChannelID: statuspage.OutboxPrefix + sub.ID})
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(ds).To(HaveLen(1))
+			g.Expect(ds[0].Attempts).To(Equal(1))
+			d = ds[0]
+		}).Should(Succeed())
+		wait := d.NextAttemptAt.Sub(hook.attempts()[0])
+		Expect(wait).To(BeNumerically(">=", 115*time.Second), "the next attempt waits for the Retry-After (120 s), not the 5 s backoff")
+		Expect(wait).To(BeNumerically("<=", 125*time.Second))
+	})
 })
 
 func ptrTime(t time.Time) *time.Time { return &t }

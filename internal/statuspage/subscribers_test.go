@@ -77,6 +77,8 @@ type receiver struct {
 	mu        sync.Mutex
 	got       []receivedPost
 	failFirst int
+	// retryAfter is the Retry-After header of the failing answers.
+	retryAfter string
 	// tried is when each request arrived, failed ones included.
 	tried []time.Time
 }
@@ -95,6 +97,9 @@ func newReceiver(failFirst int) *receiver {
 		rc.tried = append(rc.tried, time.Now())
 		if rc.failFirst > 0 {
 			rc.failFirst--
+			if rc.retryAfter != "" {
+				w.Header().Set("Retry-After", rc.retryAfter)
+			}
 			w.WriteHeader(http.StatusServiceUnavailable)
 			return
 		}
