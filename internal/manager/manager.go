@@ -211,6 +211,12 @@ func (m *Manager) Handler() http.Handler { return m.root }
 
 // New builds the manager with every controller, webhook and listener.
 func New(cfg *rest.Config, opts Options) (*Manager, error) {
+	if opts.LeaderElectionNamespace == "" {
+		// The Lease lives in the manager's namespace; controller-runtime's
+		// own default reads the in-cluster namespace file, which a manager
+		// run outside a Pod (a kubeconfig) does not have.
+		opts.LeaderElectionNamespace = opts.Namespace
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  Scheme(),
 		Metrics:                 metricsserver.Options{BindAddress: orZero(opts.MetricsAddr)},

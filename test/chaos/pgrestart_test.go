@@ -87,7 +87,51 @@ type idRecorder struct {
 	mu    sync.Mutex
 	ids   map[string]time.Time // first attempt
 	acked map[string]int       // answers 2xx that carried the id
+	acks  []time.Time          // when each 2xx answer to a push arrived
 	rt    http.RoundTripper
+	// parent, when set, records the same ids (one recorder of all agents
+	// beside each agent's own).
+	parent *idRecorder
+}
+
+// note records ids as sent now (first time only).
+func (r *idRecorder) note(ids []string) {
+	r.mu.Lock()
+	for _, id := range ids {
+		if _, seen := r.ids[id]; !seen {
+			r.ids[id] = time.Now()
+		}
+	}
+	r.mu.Unlock()
+	if r.parent != nil {
+		r.parent.note(ids)
+	}
+}
+
+// ack records a 2xx answer to a push of ids.
+func (r *idRecorder) ack(ids []string) {
+	r.mu.Lock()
+	for _, id := range ids {
+		r.acked[id]++
+	}
+	r.acks = append(r.acks, time.Now())
+	r.mu.Unlock()
+	if r.parent != nil {
+		r.parent.ack(ids)
+	}
+}
+
+// firstAckAfter returns when the first push after t was acknowledged (zero:
+// none was).
+func (r *idRecorder) firstAckAfter(t time.Time) time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, at := range r.acks {
+		if at.After(t) {
+			return at
+		}
+	}
+	return time.Time{}
 }
 
 func (r *idRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -102,23 +146,15 @@ func (r *idRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 			} `json:"results"`
 		}
 		if json.Unmarshal(b, &batch) == nil {
-			r.mu.Lock()
 			for _, res := range batch.Results {
-				if _, seen := r.ids[res.ID]; !seen {
-					r.ids[res.ID] = time.Now()
-				}
 				batchIDs = append(batchIDs, res.ID)
 			}
-			r.mu.Unlock()
+			r.note(batchIDs)
 		}
 	}
 	res, err := r.rt.RoundTrip(req)
 	if err == nil && res.StatusCode/100 == 2 && len(batchIDs) > 0 {
-		r.mu.Lock()
-		for _, id := range batchIDs {
-			r.acked[id]++
-		}
-		r.mu.Unlock()
+		r.ack(batchIDs)
 	}
 	return res, err
 }
