@@ -77,7 +77,7 @@ func TestManagerKillNine(t *testing.T) {
 	leader := -1
 	waitFor(t, "a leader", 90*time.Second, func() bool {
 		for i, r := range reps {
-			if logContains(r.p, "successfully acquired lease") {
+			if logContains(r.p, `"msg":"Starting Controller"`) { // controllers run on the leader only
 				leader = i
 				return true
 			}
