@@ -95,9 +95,10 @@ CHAOS_FLAGS ?=
 .PHONY: chaos
 chaos: envtest ## Run the fault suite (test/chaos, own network and mount namespaces; root) and print its table of figures.
 	@export KUBEBUILDER_ASSETS="$$(hack/envtest-binaries.sh)"; \
+		go build -o $(LOCALBIN)/uptime-operator . && \
 		go test -c -tags chaos -o $(LOCALBIN)/chaos.test ./test/chaos && \
 		cd test/chaos && unshare --net --mount --propagation private -- sh -c 'ip link set lo up && ip addr add 192.0.2.1/32 dev lo && ip route add default dev lo && exec "$$0" "$$@"' \
-			$(LOCALBIN)/chaos.test -test.v -test.timeout 40m $(CHAOS_FLAGS) 2>&1 | tee /tmp/uptime-operator-chaos.log | \
+			$(LOCALBIN)/chaos.test -test.v -test.timeout 40m -test.parallel 6 -chaos.binary=$(LOCALBIN)/uptime-operator $(CHAOS_FLAGS) 2>&1 | tee /tmp/uptime-operator-chaos.log | \
 			grep -E '^(=== RUN|--- |\s+\S+_test.go:|chaos figures|\|)|^(ok|FAIL|PASS)'
 
 PEERS_DIR ?= $(CURDIR)/../shared/peers

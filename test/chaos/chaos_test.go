@@ -6,6 +6,10 @@
 // Each test adds rows to one table of figures that TestMain prints at the
 // end: the scenario, the measured figure and the figure expected.
 //
+// Every test runs in parallel with the others (`make chaos` passes
+// -test.parallel 6), so the suite takes about as long as its longest test,
+// the 5-minute webhook receiver outage.
+//
 // The suite is excluded from `go test ./...` by the chaos build tag. It runs
 // inside network and mount namespaces of its own (`make chaos` starts the
 // test binary under `unshare --net --mount`), so its traffic cannot leave

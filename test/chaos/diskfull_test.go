@@ -29,6 +29,7 @@ import (
 // acknowledged write is lost, and once space returns /readyz and writes
 // recover without a restart.
 func TestSQLiteVolumeFull(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		t.Skip("mounting a tmpfs needs root")
 	}

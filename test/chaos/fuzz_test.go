@@ -41,6 +41,7 @@ import (
 // is given, `errors` [{field, message}] with VALIDATION_ERROR, and for 429
 // either that or the documented plain text, with Retry-After.
 func TestRESTFuzz(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	spec := loadSpec(t)

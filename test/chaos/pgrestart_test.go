@@ -178,6 +178,7 @@ func (r *idRecorder) sent(cutoff ...time.Time) []string {
 // (immediate stop, as a crash) while results flow, and compares the result
 // ids the agents sent with the ids stored: none may be lost.
 func TestPostgresRestartMidIngest(t *testing.T) {
+	t.Parallel()
 	pg := startPrivatePG(t)
 	const ns = "uptime-operator-system"
 	env := startEnv(t, manager.Options{Store: pg.dsn, APIListen: "127.0.0.1:0", AllowPrivateTargets: true, Namespace: ns})

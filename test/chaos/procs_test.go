@@ -340,6 +340,8 @@ type hookReceiver struct {
 	srv     *httptest.Server
 	arrived map[string][]time.Time
 	bad     int
+	// delay is how long each answer takes (a receiver doing some work).
+	delay time.Duration
 }
 
 func newHookReceiver(t *testing.T) *hookReceiver {
@@ -378,6 +380,8 @@ func (r *hookReceiver) url() string { return "https://" + r.addr + "/hook" }
 
 func (r *hookReceiver) serve(w http.ResponseWriter, req *http.Request) {
 	body, _ := io.ReadAll(req.Body)
+	got := time.Now()
+	time.Sleep(r.delay)
 	id := req.Header.Get("X-Service-Delivery")
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -391,7 +395,7 @@ func (r *hookReceiver) serve(w http.ResponseWriter, req *http.Request) {
 			return
 		}
 	}
-	r.arrived[id] = append(r.arrived[id], time.Now())
+	r.arrived[id] = append(r.arrived[id], got)
 	w.WriteHeader(http.StatusNoContent)
 }
 
