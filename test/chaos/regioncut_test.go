@@ -51,7 +51,11 @@ func newAgentNetns(t *testing.T) *agentNetns {
 	holder.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNET, Setpgid: true}
 	must(t, holder.Start())
 	n := &agentNetns{holder: holder, pid: fmt.Sprint(holder.Process.Pid)}
-	t.Cleanup(func() { _ = holder.Process.Kill(); _ = holder.Wait(); _ = exec.Command("ip", "link", "del", "chaos-h").Run() })
+	t.Cleanup(func() {
+		_ = holder.Process.Kill()
+		_ = holder.Wait()
+		_ = exec.Command("ip", "link", "del", "chaos-h").Run()
+	})
 	run := func(args ...string) {
 		t.Helper()
 		if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
