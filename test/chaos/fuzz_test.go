@@ -18,6 +18,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -549,12 +550,19 @@ func must(t *testing.T, err error) {
 }
 
 // startEnv starts envtest with the real manager and stops it with the test.
+// startMu serialises control-plane start-ups (see startEnv).
+var startMu sync.Mutex
+
 func startEnv(t *testing.T, opts manager.Options) *testenv.Env {
 	t.Helper()
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		t.Fatal("KUBEBUILDER_ASSETS is not set; run `make chaos`")
 	}
+	// Control planes start one at a time: started together on a busy
+	// machine, kube-apiservers miss envtest's start timeout.
+	startMu.Lock()
 	env, err := testenv.Start(opts)
+	startMu.Unlock()
 	must(t, err)
 	t.Cleanup(env.Stop)
 	return env

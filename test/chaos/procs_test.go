@@ -87,7 +87,9 @@ func startControlPlane(t *testing.T) *controlPlane {
 	}
 	env, err := localcp.New(localcp.Options{WebhookHost: "127.0.0.1"})
 	must(t, err)
+	startMu.Lock() // one start-up at a time (see startEnv)
 	cfg, err := env.Start()
+	startMu.Unlock()
 	must(t, err)
 	t.Cleanup(func() { _ = env.Stop() })
 	user, err := env.AddUser(envtest.User{Name: "chaos-admin", Groups: []string{"system:masters"}}, nil)
