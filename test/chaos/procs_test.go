@@ -31,7 +31,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
-	"github.com/uptime-operator/uptime-operator/controllers"
 	"github.com/uptime-operator/uptime-operator/internal/engine"
 	"github.com/uptime-operator/uptime-operator/internal/localcp"
 	"github.com/uptime-operator/uptime-operator/internal/manager"
@@ -439,7 +438,7 @@ func webhookChannel(t *testing.T, ctx context.Context, c client.Client, ns, name
 		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: ch.Status.SigningSecretName}, &s); err != nil {
 			return false
 		}
-		secret = s.Data[controllers.SigningSecretKey]
+		secret = s.Data[monv1.SigningSecretKey]
 		return len(secret) > 0
 	})
 	return secret
