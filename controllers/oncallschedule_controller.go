@@ -42,7 +42,7 @@ func (r *OnCallScheduleReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 	p, until, ok := oncall.Current(&s.Spec, now)
 	if !ok {
 		s.Status.Current, s.Status.CurrentUntil = nil, nil
-		conditions.Set(&s.Status.Conditions, s.Generation, monv1.ConditionReady, true, "NotStarted", "the rotation starts at "+s.Spec.StartsAt.UTC().Format(time.RFC3339))
+		conditions.Set(&s.Status.Conditions, s.Generation, monv1.ConditionReady, true, monv1.ReasonNotStarted, "the rotation starts at "+s.Spec.StartsAt.UTC().Format(time.RFC3339))
 		return ctrl.Result{RequeueAfter: s.Spec.StartsAt.Sub(now) + time.Second}, nil
 	}
 	s.Status.Current = &p

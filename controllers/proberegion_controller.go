@@ -24,7 +24,8 @@ import (
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/conditions"
 	"github.com/uptime-operator/uptime-operator/internal/metrics"
-	"github.com/uptime-operator/uptime-operator/webhooks"
+	"github.com/uptime-operator/uptime-operator/internal/monitor"
+	"github.com/uptime-operator/uptime-operator/internal/trust"
 )
 
 // AgentTracker reports the agents of a region that contacted the manager.
@@ -47,22 +48,14 @@ type ProbeDeploymentOptions struct {
 	AllowPrivate bool
 	// TrustedCA, when set, is mounted into probe pods and passed to the
 	// agents as --trusted-ca-file, so they trust private CAs too.
-	TrustedCA *TrustedCABundle
-}
-
-// TrustedCABundle names a ConfigMap or a Secret (exactly one) of the
-// manager's namespace whose Key holds PEM CA certificates.
-type TrustedCABundle struct {
-	ConfigMap string
-	Secret    string
-	Key       string
+	TrustedCA *trust.BundleRef
 }
 
 // trustedCADir is where probe pods mount the trusted CA bundle.
 const trustedCADir = "/etc/uptime-operator/trusted-ca"
 
-// mount adds the bundle's volume to ps and its mount and flag to c.
-func (b *TrustedCABundle) mount(ps *corev1.PodSpec, c *corev1.Container) {
+// mountTrustedCA adds the bundle's volume to ps and its mount and flag to c.
+func mountTrustedCA(b *trust.BundleRef, ps *corev1.PodSpec, c *corev1.Container) {
 	key := b.Key
 	if key == "" {
 		key = "ca.crt"
@@ -108,7 +101,7 @@ func (r *ProbeRegionReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	if !pr.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
 	}
-	code := webhooks.RegionCode(&pr)
+	code := monitor.RegionCode(&pr)
 	inUse, err := r.monitorsUsing(ctx, code)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -182,7 +175,7 @@ func (r *ProbeRegionReconciler) reconcileDeployment(ctx context.Context, pr *mon
 	if err := r.ensureServiceAccount(ctx); err != nil {
 		return err
 	}
-	code := webhooks.RegionCode(pr)
+	code := monitor.RegionCode(pr)
 	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: probeDeploymentName(code), Namespace: r.Probe.Namespace}}
 	_, err := controllerutil.CreateOrPatch(ctx, r.Client, dep, func() error {
 		replicas := max(pr.Spec.Placement.Replicas, 1)
@@ -225,7 +218,7 @@ func (r *ProbeRegionReconciler) reconcileDeployment(ctx context.Context, pr *mon
 		c.VolumeMounts = []corev1.VolumeMount{{Name: "tmp", MountPath: "/tmp"}}
 		ps.Volumes = []corev1.Volume{{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
 		if r.Probe.TrustedCA != nil {
-			r.Probe.TrustedCA.mount(ps, &c)
+			mountTrustedCA(r.Probe.TrustedCA, ps, &c)
 		}
 		ps.Containers = []corev1.Container{c}
 		return controllerutil.SetControllerReference(pr, dep, r.Scheme())
@@ -267,7 +260,7 @@ func (r *ProbeRegionReconciler) regionsOf(ctx context.Context, o client.Object) 
 	}
 	var out []reconcile.Request
 	for _, pr := range list.Items {
-		if slices.Contains(m.Status.EffectiveRegions, webhooks.RegionCode(&pr)) {
+		if slices.Contains(m.Status.EffectiveRegions, monitor.RegionCode(&pr)) {
 			out = append(out, reconcile.Request{NamespacedName: client.ObjectKey{Name: pr.Name}})
 		}
 	}

@@ -14,9 +14,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
-	"github.com/uptime-operator/uptime-operator/controllers"
 	"github.com/uptime-operator/uptime-operator/internal/manager"
 	"github.com/uptime-operator/uptime-operator/internal/testenv"
+	"github.com/uptime-operator/uptime-operator/internal/trust"
 )
 
 // TestProbeRegionDeployments runs the real manager on envtest and checks
@@ -31,7 +31,7 @@ func TestProbeRegionDeployments(t *testing.T) {
 	env, err := testenv.Start(manager.Options{
 		Namespace: ns, ProbeImage: "registry.example/uptime-operator:v1", ProbeServerURL: "https://uptime-operator-api." + ns + ".svc",
 		Store: filepath.Join(t.TempDir(), "uptime.db"), SkipNameValidation: true,
-		ProbeTrustedCA: &controllers.TrustedCABundle{ConfigMap: "company-ca", Key: "bundle.pem"},
+		ProbeTrustedCA: &trust.BundleRef{ConfigMap: "company-ca", Key: "bundle.pem"},
 	})
 	if err != nil {
 		t.Fatal(err)

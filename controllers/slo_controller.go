@@ -73,7 +73,7 @@ func (r *SLOReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl
 	}
 	slo.Status.ObservedGeneration = slo.Generation
 	if slo.Spec.Enabled != nil && !*slo.Spec.Enabled {
-		conditions.Set(&slo.Status.Conditions, slo.Generation, monv1.ConditionReady, true, "Disabled", "evaluation is disabled")
+		conditions.Set(&slo.Status.Conditions, slo.Generation, monv1.ConditionReady, true, monv1.ReasonDisabled, "evaluation is disabled")
 		return ctrl.Result{}, nil
 	}
 	var m monv1.Monitor
@@ -119,19 +119,7 @@ func (r *SLOReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl
 	wasSlow := conditions.IsTrue(slo.Status.Conditions, monv1.SLOConditionBurningSlow)
 	wasExhausted := conditions.IsTrue(slo.Status.Conditions, monv1.SLOConditionBudgetExhausted)
 	exhausted := total > 0 && b.RemainingMinutes <= 0
-	setBool := func(t string, on bool, reasonOn, reasonOff, msg string) {
-		reason := reasonOff
-		if on {
-			reason = reasonOn
-		}
-		conditions.Set(&slo.Status.Conditions, slo.Generation, t, on, reason, msg)
-	}
-	setBool(monv1.SLOConditionBurningFast, fast, "FastBurn", "BelowThreshold",
-		fmt.Sprintf("burn rate 1h %.2f, 5m %.2f (threshold %.2f)", rates["1h"], rates["5m"], slo.Spec.BurnRateFastThreshold))
-	setBool(monv1.SLOConditionBurningSlow, slow, "SlowBurn", "BelowThreshold",
-		fmt.Sprintf("burn rate 6h %.2f, 30m %.2f (threshold %.2f)", rates["6h"], rates["30m"], slo.Spec.BurnRateSlowThreshold))
-	setBool(monv1.SLOConditionBudgetExhausted, exhausted, "Exhausted", "BudgetLeft",
-		fmt.Sprintf("%.1f of %.1f budget minutes left", b.RemainingMinutes, b.TotalMinutes))
+	setSLOBurnConditions(&slo, rates, fast, slow, exhausted, b)
 	conditions.Set(&slo.Status.Conditions, slo.Generation, monv1.ConditionReady, true, monv1.ReasonReconciled, "evaluated")
 
 	for _, a := range []struct {
@@ -335,4 +323,23 @@ func (r *SLOReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&monv1.SLO{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Named("slo").
 		Complete(r)
+}
+
+// setSLOBurnConditions records the three alert conditions of an evaluation:
+// BurningFast and BurningSlow with the burn rates of their windows, and
+// BudgetExhausted with the minutes left.
+func setSLOBurnConditions(slo *monv1.SLO, rates map[string]float64, fast, slow, exhausted bool, b Budget) {
+	set := func(t string, on bool, reasonOn, reasonOff, msg string) {
+		reason := reasonOff
+		if on {
+			reason = reasonOn
+		}
+		conditions.Set(&slo.Status.Conditions, slo.Generation, t, on, reason, msg)
+	}
+	set(monv1.SLOConditionBurningFast, fast, monv1.ReasonFastBurn, monv1.ReasonBelowThreshold,
+		fmt.Sprintf("burn rate 1h %.2f, 5m %.2f (threshold %.2f)", rates["1h"], rates["5m"], slo.Spec.BurnRateFastThreshold))
+	set(monv1.SLOConditionBurningSlow, slow, monv1.ReasonSlowBurn, monv1.ReasonBelowThreshold,
+		fmt.Sprintf("burn rate 6h %.2f, 30m %.2f (threshold %.2f)", rates["6h"], rates["30m"], slo.Spec.BurnRateSlowThreshold))
+	set(monv1.SLOConditionBudgetExhausted, exhausted, monv1.ReasonExhausted, monv1.ReasonBudgetLeft,
+		fmt.Sprintf("%.1f of %.1f budget minutes left", b.RemainingMinutes, b.TotalMinutes))
 }

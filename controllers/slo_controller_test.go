@@ -3,6 +3,10 @@ package controllers
 import (
 	"testing"
 	"time"
+
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 func TestComputeBudget(t *testing.T) {
@@ -61,4 +65,32 @@ func deref(p *float64) any {
 		return nil
 	}
 	return *p
+}
+
+func TestSetSLOBurnConditions(t *testing.T) {
+	for _, tc := range []struct {
+		name                           string
+		fast, slow, exhausted          bool
+		wantFast, wantSlow, wantBudget string
+	}{
+		{"quiet", false, false, false, monv1.ReasonBelowThreshold, monv1.ReasonBelowThreshold, monv1.ReasonBudgetLeft},
+		{"fast burn", true, false, false, monv1.ReasonFastBurn, monv1.ReasonBelowThreshold, monv1.ReasonBudgetLeft},
+		{"slow burn, budget gone", false, true, true, monv1.ReasonBelowThreshold, monv1.ReasonSlowBurn, monv1.ReasonExhausted},
+	} {
+		slo := &monv1.SLO{Spec: monv1.SLOSpec{BurnRateFastThreshold: 14.4, BurnRateSlowThreshold: 6}}
+		setSLOBurnConditions(slo, map[string]float64{"1h": 20, "5m": 20}, tc.fast, tc.slow, tc.exhausted, Budget{TotalMinutes: 43.2})
+		for typ, want := range map[string]struct {
+			on     bool
+			reason string
+		}{
+			monv1.SLOConditionBurningFast:     {tc.fast, tc.wantFast},
+			monv1.SLOConditionBurningSlow:     {tc.slow, tc.wantSlow},
+			monv1.SLOConditionBudgetExhausted: {tc.exhausted, tc.wantBudget},
+		} {
+			c := meta.FindStatusCondition(slo.Status.Conditions, typ)
+			if c == nil || (c.Status == metav1.ConditionTrue) != want.on || c.Reason != want.reason {
+				t.Errorf("%s: %s = %+v, want %v/%s", tc.name, typ, c, want.on, want.reason)
+			}
+		}
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/monitor"
 	"github.com/uptime-operator/uptime-operator/internal/plans"
 )
 
@@ -28,29 +29,17 @@ func (MonitorGroupWebhook) Default(_ context.Context, g *monv1.MonitorGroup) err
 
 // ValidateCreate checks a new group.
 func (w MonitorGroupWebhook) ValidateCreate(_ context.Context, g *monv1.MonitorGroup) (admission.Warnings, error) {
-	return nil, invalid(g, ValidateMonitorGroupSpec(&g.Spec, field.NewPath("spec")))
+	return nil, invalid(g, monitor.ValidateMonitorGroupSpec(&g.Spec, field.NewPath("spec")))
 }
 
 // ValidateUpdate checks a changed group.
 func (w MonitorGroupWebhook) ValidateUpdate(_ context.Context, _, g *monv1.MonitorGroup) (admission.Warnings, error) {
-	return nil, invalid(g, ValidateMonitorGroupSpec(&g.Spec, field.NewPath("spec")))
+	return nil, invalid(g, monitor.ValidateMonitorGroupSpec(&g.Spec, field.NewPath("spec")))
 }
 
 // ValidateDelete allows every delete.
 func (MonitorGroupWebhook) ValidateDelete(context.Context, *monv1.MonitorGroup) (admission.Warnings, error) {
 	return nil, nil
-}
-
-// ValidateMonitorGroupSpec checks a group's fields.
-func ValidateMonitorGroupSpec(s *monv1.MonitorGroupSpec, path *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	if len(s.Name) < 1 || len(s.Name) > 255 {
-		errs = append(errs, field.Invalid(path.Child("name"), s.Name, "must be 1-255 characters"))
-	}
-	if len(s.NotificationEmails) > 20 {
-		errs = append(errs, field.TooMany(path.Child("notificationEmails"), len(s.NotificationEmails), 20))
-	}
-	return append(errs, validateEmails(s.NotificationEmails, path.Child("notificationEmails"))...)
 }
 
 // StatusPageWebhook defaults and validates StatusPages.
@@ -110,7 +99,7 @@ func (w StatusPageWebhook) validate(ctx context.Context, old, p *monv1.StatusPag
 	}
 	if old == nil && plan.Spec.Limits.StatusPages > 0 && inNamespace >= int(plan.Spec.Limits.StatusPages) {
 		errs = append(errs, field.Forbidden(spec, fmt.Sprintf("plan limit reached: %d of %d status pages (%s)",
-			inNamespace, plan.Spec.Limits.StatusPages, CodeEntitlementLimit)))
+			inNamespace, plan.Spec.Limits.StatusPages, monitor.CodeEntitlementLimit)))
 	}
 	return invalid(p, errs)
 }
@@ -140,10 +129,10 @@ func ValidateStatusPageSpec(s *monv1.StatusPageSpec, plan *monv1.Plan, path *fie
 	}
 	if !plans.HasFeature(plan, monv1.FeatureWhiteLabel) {
 		if s.HidePoweredBy {
-			errs = append(errs, field.Forbidden(path.Child("hidePoweredBy"), "needs a plan with white-label ("+CodeWhiteLabel+")"))
+			errs = append(errs, field.Forbidden(path.Child("hidePoweredBy"), "needs a plan with white-label ("+monitor.CodeWhiteLabel+")"))
 		}
 		if s.FaviconURL != "" {
-			errs = append(errs, field.Forbidden(path.Child("faviconURL"), "needs a plan with white-label ("+CodeWhiteLabel+")"))
+			errs = append(errs, field.Forbidden(path.Child("faviconURL"), "needs a plan with white-label ("+monitor.CodeWhiteLabel+")"))
 		}
 	}
 	if len(s.Monitors) > 500 {
@@ -223,7 +212,7 @@ func (w AlertChannelWebhook) validate(ctx context.Context, old, c *monv1.AlertCh
 		}
 		if n >= maxConnectionsPerType {
 			errs = append(errs, field.Forbidden(spec.Child("type"), fmt.Sprintf(
-				"already %d %s connections; at most %d per type (%s)", n, c.Spec.Type, maxConnectionsPerType, CodeConnectionLimit)))
+				"already %d %s connections; at most %d per type (%s)", n, c.Spec.Type, maxConnectionsPerType, monitor.CodeConnectionLimit)))
 		}
 	}
 	return invalid(c, errs)
@@ -231,7 +220,7 @@ func (w AlertChannelWebhook) validate(ctx context.Context, old, c *monv1.AlertCh
 
 // ValidateAlertChannelSpec checks the fields each channel type needs, the
 // webhook URL rules of the specification and the plan's channel features.
-func ValidateAlertChannelSpec(ctx context.Context, s *monv1.AlertChannelSpec, plan *monv1.Plan, guard HostChecker, path *field.Path) field.ErrorList {
+func ValidateAlertChannelSpec(ctx context.Context, s *monv1.AlertChannelSpec, plan *monv1.Plan, guard monitor.HostChecker, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if len(s.Name) > 60 {
 		errs = append(errs, field.TooLong(path.Child("name"), "", 60))
@@ -268,7 +257,7 @@ func ValidateAlertChannelSpec(ctx context.Context, s *monv1.AlertChannelSpec, pl
 		}
 	case monv1.ChannelEmail:
 		need(len(s.Emails) > 0, "emails", "at least one address")
-		errs = append(errs, validateEmails(s.Emails, path.Child("emails"))...)
+		errs = append(errs, monitor.ValidateEmails(s.Emails, path.Child("emails"))...)
 	}
 	if r := s.Routing; r != nil {
 		rp := path.Child("routing")
@@ -285,25 +274,25 @@ func ValidateAlertChannelSpec(ctx context.Context, s *monv1.AlertChannelSpec, pl
 // ValidateWebhookURL applies the connection-time rules of the webhook
 // specification: https only, no credentials, and a host that resolves to a
 // public address (an unresolvable host is refused too).
-func ValidateWebhookURL(ctx context.Context, raw string, guard HostChecker, path *field.Path) field.ErrorList {
+func ValidateWebhookURL(ctx context.Context, raw string, guard monitor.HostChecker, path *field.Path) field.ErrorList {
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" {
 		return field.ErrorList{field.Invalid(path, raw, "must be a valid URL")}
 	}
 	if u.Scheme != "https" {
-		return field.ErrorList{field.Invalid(path, redactURL(u), "must start with https:// (plain http is refused)")}
+		return field.ErrorList{field.Invalid(path, monitor.RedactURL(u), "must start with https:// (plain http is refused)")}
 	}
 	if u.User != nil {
-		return field.ErrorList{field.Invalid(path, redactURL(u), "must not contain a username or password")}
+		return field.ErrorList{field.Invalid(path, monitor.RedactURL(u), "must not contain a username or password")}
 	}
 	if guard == nil {
 		return nil
 	}
 	if err := guard.CheckHost(ctx, u.Hostname()); err != nil {
-		if isBlocked(err) {
-			return field.ErrorList{field.Invalid(path, redactURL(u), PrivateAddressMessage)}
+		if monitor.IsBlocked(err) {
+			return field.ErrorList{field.Invalid(path, monitor.RedactURL(u), monitor.PrivateAddressMessage)}
 		}
-		return field.ErrorList{field.Invalid(path, redactURL(u), "host could not be resolved")}
+		return field.ErrorList{field.Invalid(path, monitor.RedactURL(u), "host could not be resolved")}
 	}
 	return nil
 }
@@ -313,29 +302,8 @@ type SLOWebhook struct{ *Deps }
 
 // Default fills the SLI type, window and burn-rate thresholds.
 func (SLOWebhook) Default(_ context.Context, s *monv1.SLO) error {
-	DefaultSLO(&s.Spec)
+	monitor.DefaultSLO(&s.Spec)
 	return nil
-}
-
-// DefaultSLO applies SLO defaults: availability over 30 days with the Google
-// SRE workbook's 14.4 (fast) and 6 (slow) burn-rate thresholds.
-func DefaultSLO(s *monv1.SLOSpec) {
-	if s.SLIType == "" {
-		s.SLIType = monv1.SLIAvailability
-	}
-	if s.WindowMinutes == 0 {
-		s.WindowMinutes = 43200
-	}
-	if s.BurnRateFastThreshold == 0 {
-		s.BurnRateFastThreshold = 14.4
-	}
-	if s.BurnRateSlowThreshold == 0 {
-		s.BurnRateSlowThreshold = 6
-	}
-	if s.Enabled == nil {
-		t := true
-		s.Enabled = &t
-	}
 }
 
 // ValidateCreate checks a new SLO: plan feature, monitor exists, one per monitor.
@@ -359,7 +327,7 @@ func (w SLOWebhook) validate(ctx context.Context, s *monv1.SLO) error {
 	if err != nil {
 		return apierrors.NewInternalError(err)
 	}
-	errs := ValidateSLOSpec(&s.Spec, spec)
+	errs := monitor.ValidateSLOSpec(&s.Spec, spec)
 	if !plans.HasFeature(plan, monv1.FeatureSLO) {
 		errs = append(errs, featureError(spec, plan, monv1.FeatureSLO))
 	}
@@ -376,23 +344,6 @@ func (w SLOWebhook) validate(ctx context.Context, s *monv1.SLO) error {
 		}
 	}
 	return invalid(s, errs)
-}
-
-// ValidateSLOSpec checks an SLO's ranges.
-func ValidateSLOSpec(s *monv1.SLOSpec, path *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	if s.TargetPercentage < 90 || s.TargetPercentage > 99.999 {
-		errs = append(errs, field.Invalid(path.Child("targetPercentage"), s.TargetPercentage, "must be between 90 and 99.999"))
-	}
-	if s.WindowMinutes != 0 && (s.WindowMinutes < 60 || s.WindowMinutes > 43200) {
-		errs = append(errs, field.Invalid(path.Child("windowMinutes"), s.WindowMinutes, "must be between 60 and 43200"))
-	}
-	for name, v := range map[string]float64{"burnRateFastThreshold": s.BurnRateFastThreshold, "burnRateSlowThreshold": s.BurnRateSlowThreshold} {
-		if v != 0 && (v < 0.1 || v > 100) {
-			errs = append(errs, field.Invalid(path.Child(name), v, "must be between 0.1 and 100"))
-		}
-	}
-	return errs
 }
 
 // MaintenanceWindowWebhook defaults and validates MaintenanceWindows.
@@ -430,7 +381,7 @@ func (MaintenanceWindowWebhook) ValidateDelete(context.Context, *monv1.Maintenan
 func (w MaintenanceWindowWebhook) validate(ctx context.Context, m *monv1.MaintenanceWindow) error {
 	spec := field.NewPath("spec")
 	var errs field.ErrorList
-	errs = append(errs, validateTimeZone(m.Spec.TimeZone, spec.Child("timeZone"))...)
+	errs = append(errs, monitor.ValidateTimeZone(m.Spec.TimeZone, spec.Child("timeZone"))...)
 	if !m.Spec.EndsAt.After(m.Spec.StartsAt.Time) {
 		errs = append(errs, field.Invalid(spec.Child("endsAt"), m.Spec.EndsAt, "must be after startsAt"))
 	}
@@ -472,7 +423,7 @@ func validateEscalationPolicy(s *monv1.EscalationPolicySpec, path *field.Path) f
 		if len(st.Channels) == 0 && len(st.Emails) == 0 && len(st.OnCall) == 0 {
 			errs = append(errs, field.Required(p, "a step needs channels, emails or onCall"))
 		}
-		errs = append(errs, validateEmails(st.Emails, p.Child("emails"))...)
+		errs = append(errs, monitor.ValidateEmails(st.Emails, p.Child("emails"))...)
 		if i > 0 && st.DelayMinutes < s.Steps[i-1].DelayMinutes {
 			errs = append(errs, field.Invalid(p.Child("delayMinutes"), st.DelayMinutes, "must not be lower than the previous step's delay"))
 		}
@@ -515,7 +466,7 @@ func (ProbeRegionWebhook) ValidateDelete(context.Context, *monv1.ProbeRegion) (a
 func (w ProbeRegionWebhook) validate(ctx context.Context, old, r *monv1.ProbeRegion) error {
 	spec := field.NewPath("spec")
 	var errs field.ErrorList
-	if old != nil && RegionCode(old) != RegionCode(r) {
+	if old != nil && monitor.RegionCode(old) != monitor.RegionCode(r) {
 		errs = append(errs, field.Forbidden(spec.Child("code"), "code cannot change; monitors and history refer to it"))
 	}
 	var list monv1.ProbeRegionList
@@ -523,8 +474,8 @@ func (w ProbeRegionWebhook) validate(ctx context.Context, old, r *monv1.ProbeReg
 		return apierrors.NewInternalError(fmt.Errorf("list probe regions: %w", err))
 	}
 	for _, other := range list.Items {
-		if other.Name != r.Name && RegionCode(&other) == RegionCode(r) {
-			errs = append(errs, field.Duplicate(spec.Child("code"), RegionCode(r)))
+		if other.Name != r.Name && monitor.RegionCode(&other) == monitor.RegionCode(r) {
+			errs = append(errs, field.Duplicate(spec.Child("code"), monitor.RegionCode(r)))
 		}
 	}
 	return invalid(r, errs)
@@ -584,13 +535,13 @@ func (OnCallScheduleWebhook) ValidateDelete(context.Context, *monv1.OnCallSchedu
 
 func validateOnCall(s *monv1.OnCallScheduleSpec, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	errs = append(errs, validateTimeZone(s.TimeZone, path.Child("timeZone"))...)
+	errs = append(errs, monitor.ValidateTimeZone(s.TimeZone, path.Child("timeZone"))...)
 	for i, p := range s.Participants {
-		errs = append(errs, validateEmails([]string{p.Email}, path.Child("participants").Index(i).Child("email"))...)
+		errs = append(errs, monitor.ValidateEmails([]string{p.Email}, path.Child("participants").Index(i).Child("email"))...)
 	}
 	for i, o := range s.Overrides {
 		op := path.Child("overrides").Index(i)
-		errs = append(errs, validateEmails([]string{o.Participant.Email}, op.Child("participant", "email"))...)
+		errs = append(errs, monitor.ValidateEmails([]string{o.Participant.Email}, op.Child("participant", "email"))...)
 		if !o.EndsAt.After(o.StartsAt.Time) {
 			errs = append(errs, field.Invalid(op.Child("endsAt"), o.EndsAt, "must be after startsAt"))
 		}

@@ -2,7 +2,6 @@ package webhooks
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"reflect"
 
@@ -13,19 +12,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/monitor"
 	"github.com/uptime-operator/uptime-operator/internal/netguard"
 	"github.com/uptime-operator/uptime-operator/internal/plans"
 )
 
-// Error codes of the specification that admission refusals carry in their
-// message, so a REST client and a kubectl user read the same reason.
-const (
-	CodeEntitlementLimit  = "ENTITLEMENT_LIMIT_REACHED"
-	CodeFeatureNotAvail   = "FEATURE_NOT_AVAILABLE"
-	CodeWhiteLabel        = "WHITE_LABEL_NOT_ENTITLED"
-	CodeConnectionLimit   = "CONNECTION_LIMIT_REACHED"
-	maxConnectionsPerType = 10
-)
+// maxConnectionsPerType is the specification's limit of alert channels of
+// one type per workspace.
+const maxConnectionsPerType = 10
 
 // Deps are what every webhook needs: a reader that bypasses the cache (so two
 // objects created back to back see each other), the plan resolver and the
@@ -41,7 +35,7 @@ type Deps struct {
 }
 
 // Guard returns the address guard admission checks hosts with.
-func (d *Deps) Guard() HostChecker {
+func (d *Deps) Guard() monitor.HostChecker {
 	return netguard.Guard{AllowPrivate: d.AllowPrivateTargets}
 }
 
@@ -130,12 +124,7 @@ func (d *Deps) mustExist(ctx context.Context, ns, name string, obj client.Object
 	return d.Reader.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, obj)
 }
 
-func isBlocked(err error) bool {
-	var b *netguard.BlockedError
-	return errors.As(err, &b)
-}
-
 // featureError is the refusal for a feature the plan lacks.
 func featureError(path *field.Path, plan *monv1.Plan, f monv1.Feature) *field.Error {
-	return field.Forbidden(path, fmt.Sprintf("the %s plan does not include %s (%s)", plan.Name, f, CodeFeatureNotAvail))
+	return field.Forbidden(path, fmt.Sprintf("the %s plan does not include %s (%s)", plan.Name, f, monitor.CodeFeatureNotAvail))
 }

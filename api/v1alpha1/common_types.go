@@ -53,4 +53,6 @@ const (
 	ReasonPaused = "Paused"
 	// ReasonReconcileError means reconciliation failed; the message says why.
 	ReasonReconcileError = "ReconcileError"
+	// ReasonNotStarted means an OnCallSchedule's rotation has not begun yet.
+	ReasonNotStarted = "NotStarted"
 )

@@ -584,6 +584,11 @@ const (
 	ReasonAwaitingChecks = "AwaitingChecks"
 	// ReasonUnderMaintenance means a maintenance window covers the monitor.
 	ReasonUnderMaintenance = "UnderMaintenance"
+	// ReasonNoRegions means no probe region is available to the monitor
+	// (Configured is False).
+	ReasonNoRegions = "NoRegions"
+	// ReasonNotConfigured means Ready is False because Configured is.
+	ReasonNotConfigured = "NotConfigured"
 )
 
 // IncidentRef summarises an incident in Monitor status.

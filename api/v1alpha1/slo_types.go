@@ -69,6 +69,22 @@ const (
 	SLOConditionBurningSlow = "BurningSlow"
 )
 
+// SLO condition reasons.
+const (
+	// ReasonFastBurn means the 1 h and 5 m burn rates exceed the fast threshold.
+	ReasonFastBurn = "FastBurn"
+	// ReasonSlowBurn means the 6 h and 30 m burn rates exceed the slow threshold.
+	ReasonSlowBurn = "SlowBurn"
+	// ReasonBelowThreshold means a burn-rate alert does not fire.
+	ReasonBelowThreshold = "BelowThreshold"
+	// ReasonExhausted means no error budget remains.
+	ReasonExhausted = "Exhausted"
+	// ReasonBudgetLeft means error budget remains.
+	ReasonBudgetLeft = "BudgetLeft"
+	// ReasonDisabled means evaluation is turned off (spec.enabled is false).
+	ReasonDisabled = "Disabled"
+)
+
 // SLOStatus is the observed state of an SLO.
 type SLOStatus struct {
 	// observedGeneration is the generation this status describes.

@@ -22,7 +22,7 @@ import (
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/apikeys"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
-	"github.com/uptime-operator/uptime-operator/webhooks"
+	"github.com/uptime-operator/uptime-operator/internal/monitor"
 )
 
 // Monitoring as code. A keyed monitor is a Monitor CR whose spec.key is set
@@ -396,7 +396,7 @@ func (s *Server) buildPlan(ctx context.Context, ns string, specs []*monitorBody,
 			id := string(ch.current.UID)
 			ch.MonitorID = &id
 			cur := ch.current.DeepCopy()
-			webhooks.DefaultMonitor(cur, plan)
+			monitor.DefaultMonitor(cur, plan)
 			inlined, err := s.inlineCredentials(ctx, cur)
 			if err != nil {
 				return nil, err

@@ -8,11 +8,11 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/uptime-operator/uptime-operator/internal/monitor"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
-	"github.com/uptime-operator/uptime-operator/webhooks"
 )
 
 // Error codes of the specification.
@@ -164,7 +164,7 @@ func stripCauseType(msg string) string {
 	return rest
 }
 
-var limitRE = regexp.MustCompile(`plan limit reached: (\d+) of (\d+) ([a-z ]+) \(` + webhooks.CodeEntitlementLimit + `\)`)
+var limitRE = regexp.MustCompile(`plan limit reached: (\d+) of (\d+) ([a-z ]+) \(` + monitor.CodeEntitlementLimit + `\)`)
 
 // fromAdmission maps an API server refusal to the REST error: plan limits to
 // 403 ENTITLEMENT_LIMIT_REACHED, missing features to 403, connection limits to
@@ -186,7 +186,7 @@ func (s *Server) fromAdmission(err error, plan string, mapPath fieldPathMap) *ap
 	}
 	for _, c := range causes {
 		switch {
-		case strings.Contains(c.Message, "("+webhooks.CodeEntitlementLimit+")"):
+		case strings.Contains(c.Message, "("+monitor.CodeEntitlementLimit+")"):
 			details := map[string]any{}
 			if m := limitRE.FindStringSubmatch(c.Message); m != nil {
 				cur, _ := strconv.Atoi(m[1])
@@ -194,14 +194,14 @@ func (s *Server) fromAdmission(err error, plan string, mapPath fieldPathMap) *ap
 				details = map[string]any{"resource": strings.ReplaceAll(m[3], " ", "_"), "current": cur, "limit": lim}
 			}
 			return &apiError{Status: http.StatusForbidden, Body: ErrorBody{
-				Error: strings.TrimSuffix(c.Message, " ("+webhooks.CodeEntitlementLimit+")"), Code: CodeEntitlementLimit, Details: details}}
-		case strings.Contains(c.Message, "("+webhooks.CodeFeatureNotAvail+")"):
+				Error: strings.TrimSuffix(c.Message, " ("+monitor.CodeEntitlementLimit+")"), Code: CodeEntitlementLimit, Details: details}}
+		case strings.Contains(c.Message, "("+monitor.CodeFeatureNotAvail+")"):
 			return &apiError{Status: http.StatusForbidden, Body: ErrorBody{
-				Error: strings.TrimSuffix(c.Message, " ("+webhooks.CodeFeatureNotAvail+")"), Code: CodeFeatureNotAvailable, Plan: plan}}
-		case strings.Contains(c.Message, "("+webhooks.CodeWhiteLabel+")"):
-			return newAPIError(http.StatusForbidden, CodeWhiteLabel, strings.TrimSuffix(c.Message, " ("+webhooks.CodeWhiteLabel+")"))
-		case strings.Contains(c.Message, "("+webhooks.CodeConnectionLimit+")"):
-			return newAPIError(http.StatusConflict, CodeConnectionLimit, strings.TrimSuffix(c.Message, " ("+webhooks.CodeConnectionLimit+")"))
+				Error: strings.TrimSuffix(c.Message, " ("+monitor.CodeFeatureNotAvail+")"), Code: CodeFeatureNotAvailable, Plan: plan}}
+		case strings.Contains(c.Message, "("+monitor.CodeWhiteLabel+")"):
+			return newAPIError(http.StatusForbidden, CodeWhiteLabel, strings.TrimSuffix(c.Message, " ("+monitor.CodeWhiteLabel+")"))
+		case strings.Contains(c.Message, "("+monitor.CodeConnectionLimit+")"):
+			return newAPIError(http.StatusConflict, CodeConnectionLimit, strings.TrimSuffix(c.Message, " ("+monitor.CodeConnectionLimit+")"))
 		}
 	}
 	return validationError(causes...)

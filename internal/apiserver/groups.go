@@ -9,7 +9,7 @@ import (
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
-	"github.com/uptime-operator/uptime-operator/webhooks"
+	"github.com/uptime-operator/uptime-operator/internal/monitor"
 )
 
 // groupJSON is a monitor group of responses.
@@ -106,7 +106,7 @@ func applyGroupBody(g *monv1.MonitorGroup, b *groupBody, create bool) error {
 	if b.Description.Set {
 		g.Spec.Description = b.Description.value()
 	}
-	errs := webhooks.ValidateMonitorGroupSpec(&g.Spec, field.NewPath("spec"))
+	errs := monitor.ValidateMonitorGroupSpec(&g.Spec, field.NewPath("spec"))
 	if len(b.Description.value()) > 1000 {
 		errs = append(errs, field.TooLong(field.NewPath("spec", "description"), "", 1000))
 	}

@@ -16,8 +16,8 @@ import (
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/restapi"
+	"github.com/uptime-operator/uptime-operator/internal/monitor"
 	"github.com/uptime-operator/uptime-operator/internal/store"
-	"github.com/uptime-operator/uptime-operator/webhooks"
 )
 
 // regionLabels maps region codes to display labels.
@@ -41,7 +41,7 @@ func (s *Server) regionNames(ctx context.Context) regionLabels {
 		if label == "" && pr.Spec.City != "" {
 			label = pr.Spec.City
 		}
-		out[webhooks.RegionCode(&pr)] = label
+		out[monitor.RegionCode(&pr)] = label
 	}
 	return out
 }

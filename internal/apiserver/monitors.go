@@ -20,15 +20,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
-	"github.com/uptime-operator/uptime-operator/controllers"
 	"github.com/uptime-operator/uptime-operator/internal/credentials"
 	"github.com/uptime-operator/uptime-operator/internal/engine"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
+	"github.com/uptime-operator/uptime-operator/internal/monitor"
 	"github.com/uptime-operator/uptime-operator/internal/netguard"
 	"github.com/uptime-operator/uptime-operator/internal/plans"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 	"github.com/uptime-operator/uptime-operator/internal/store"
-	"github.com/uptime-operator/uptime-operator/webhooks"
 )
 
 // isoTime formats a timestamp the way every response does: UTC with
@@ -125,7 +124,7 @@ func (s *Server) applyMonitorBody(ctx context.Context, m *monv1.Monitor, b *moni
 		spec.Paused = b.Paused.value()
 	}
 	if b.Tags.Set {
-		spec.Tags = webhooks.NormalizeTags(b.Tags.value())
+		spec.Tags = monitor.NormalizeTags(b.Tags.value())
 	}
 	if b.Regions.Set {
 		regions := b.Regions.value()
@@ -223,9 +222,9 @@ func (s *Server) validateMonitor(ctx context.Context, m *monv1.Monitor) error {
 	if err != nil {
 		return err
 	}
-	webhooks.DefaultMonitor(m, plan)
+	monitor.DefaultMonitor(m, plan)
 	guard := netguard.Guard{AllowPrivate: s.opts.AllowPrivateTargets}
-	errs := webhooks.ValidateMonitorSpec(ctx, &m.Spec, guard, field.NewPath("spec"))
+	errs := monitor.ValidateMonitorSpec(ctx, &m.Spec, guard, field.NewPath("spec"))
 	if min := plans.MinIntervalSeconds(plan); m.Spec.IntervalSeconds < min {
 		errs = append(errs, field.Invalid(field.NewPath("spec", "intervalSeconds"), m.Spec.IntervalSeconds,
 			fmt.Sprintf("must not be below the plan's minimum interval of %d seconds", min)))
@@ -310,7 +309,7 @@ func (x *monitorRefs) load(ctx context.Context) error {
 	if x.plan, err = x.s.opts.Plans.ForNamespace(ctx, x.ns); err != nil {
 		return err
 	}
-	if x.regions, err = webhooks.RegionCodes(ctx, x.s.opts.Client); err != nil {
+	if x.regions, err = monitor.RegionCodes(ctx, x.s.opts.Client); err != nil {
 		return err
 	}
 	x.loaded = true
@@ -333,18 +332,6 @@ func (x *monitorRefs) refUID(ctx context.Context, idx *objectUIDs, obj client.Ob
 	return nil
 }
 
-// parsePercent reads a status percentage such as "99.95%".
-func parsePercent(s string) *float64 {
-	if s == "" {
-		return nil
-	}
-	f, err := strconv.ParseFloat(strings.TrimSuffix(s, "%"), 64)
-	if err != nil {
-		return nil
-	}
-	return &f
-}
-
 // monitorObject renders m. With uptime, the 24 h and 30 d uptime are
 // computed from the store rather than read from status.
 func (s *Server) monitorObject(ctx context.Context, m *monv1.Monitor, x *monitorRefs, uptime bool) (*monitorJSON, error) {
@@ -362,7 +349,7 @@ func (s *Server) monitorObject(ctx context.Context, m *monv1.Monitor, x *monitor
 		CurrentStatus: string(st.CurrentStatus), LastStatus: strPtr(st.LastStatus),
 		LastCheckedAt: metaTimePtr(st.LastCheckedAt), LastResponseTimeMs: st.LastResponseTimeMs,
 		LastError: strPtr(st.LastError), UnderMaintenance: st.UnderMaintenance,
-		Uptime24h: parsePercent(st.Uptime24h), Uptime30d: parsePercent(st.Uptime30d),
+		Uptime24h: monitor.ParsePercent(st.Uptime24h), Uptime30d: monitor.ParsePercent(st.Uptime30d),
 		EffectiveTimeoutMs: st.EffectiveTimeoutMs, EffectiveRegions: st.EffectiveRegions,
 	}
 	switch {
@@ -375,14 +362,11 @@ func (s *Server) monitorObject(ctx context.Context, m *monv1.Monitor, x *monitor
 		out.OpenIncident = &openIncidentJSON{ID: oi.ID, StartedAt: isoTime(oi.StartedAt.Time)}
 	}
 	if out.EffectiveTimeoutMs == 0 {
-		out.EffectiveTimeoutMs = controllers.EffectiveTimeoutMs(&m.Spec)
+		out.EffectiveTimeoutMs = monitor.EffectiveTimeoutMs(&m.Spec)
 	}
-	if len(out.EffectiveRegions) == 0 && m.Spec.Type != monv1.MonitorCron {
-		if len(m.Spec.Regions) > 0 {
-			out.EffectiveRegions = m.Spec.Regions
-		} else {
-			out.EffectiveRegions = plans.DefaultRegions(x.plan, x.regions)
-		}
+	if len(out.EffectiveRegions) == 0 {
+		// Not reconciled yet: compute what the controller will write.
+		out.EffectiveRegions = monitor.EffectiveRegions(&m.Spec, x.plan, x.regions)
 	}
 	out.EffectiveRegions = nonNil(out.EffectiveRegions)
 	if m.Spec.Type == monv1.MonitorCron {
@@ -559,7 +543,7 @@ func summarize(items []monv1.Monitor) monitorSummary {
 		if m.Status.OpenIncident != nil {
 			sum.OpenIncidents++
 		}
-		if p := parsePercent(m.Status.Uptime24h); p != nil {
+		if p := monitor.ParsePercent(m.Status.Uptime24h); p != nil {
 			total += *p
 			n++
 		}
@@ -786,7 +770,7 @@ func (s *Server) bulkMonitors(w http.ResponseWriter, r *http.Request) {
 	if len(b.IDs) < 1 || len(b.IDs) > 500 {
 		errs = append(errs, fieldErr("ids", "must have 1-500 monitor ids"))
 	}
-	tags := webhooks.NormalizeTags(b.Tags)
+	tags := monitor.NormalizeTags(b.Tags)
 	if (b.Action == "add_tags" || b.Action == "remove_tags") && len(tags) == 0 {
 		errs = append(errs, fieldErr("tags", "is required for %s", b.Action))
 	}
@@ -860,7 +844,7 @@ func (s *Server) bulkOne(ctx context.Context, ns, id, action string, tags []stri
 		case "resume":
 			m.Spec.Paused = false
 		case "add_tags":
-			m.Spec.Tags = webhooks.NormalizeTags(append(slices.Clone(m.Spec.Tags), tags...))
+			m.Spec.Tags = monitor.NormalizeTags(append(slices.Clone(m.Spec.Tags), tags...))
 			if len(m.Spec.Tags) > 20 {
 				return validationError(fieldErr("tags", "a monitor has at most 20 tags"))
 			}

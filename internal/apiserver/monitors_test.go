@@ -17,7 +17,6 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/aggregated"
 	"github.com/uptime-operator/uptime-operator/internal/apikeys"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver"
-	"github.com/uptime-operator/uptime-operator/internal/engine"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
@@ -438,7 +437,7 @@ var _ = Describe("Heartbeats", func() {
 		url := obj(rec)["heartbeat_url"].(string)
 		Expect(url).To(HavePrefix("https://uptime.example.com/heartbeat/"))
 		path := strings.TrimPrefix(url, "https://uptime.example.com")
-		tok := monitorCR("team", id).Annotations[engine.HeartbeatAnnotation]
+		tok := monitorCR("team", id).Annotations[monv1.HeartbeatTokenAnnotation]
 		Expect(path).To(Equal("/heartbeat/" + tok))
 
 		Eventually(func() int { return do("GET", path, "", nil).Code }).Should(Equal(http.StatusOK))

@@ -7,7 +7,7 @@ import (
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
-	"github.com/uptime-operator/uptime-operator/webhooks"
+	"github.com/uptime-operator/uptime-operator/internal/monitor"
 )
 
 // probeRegionJSON is one probe region of GET /regions.
@@ -25,7 +25,7 @@ type probeRegionJSON struct {
 }
 
 func probeRegionObject(pr *monv1.ProbeRegion) probeRegionJSON {
-	code := webhooks.RegionCode(pr)
+	code := monitor.RegionCode(pr)
 	name := pr.Spec.DisplayName
 	if name == "" {
 		name = pr.Spec.City

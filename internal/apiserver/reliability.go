@@ -14,7 +14,7 @@ import (
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/restapi"
-	"github.com/uptime-operator/uptime-operator/webhooks"
+	"github.com/uptime-operator/uptime-operator/internal/monitor"
 )
 
 // SLO targets map onto SLO CRs, one per monitor (create-or-replace).
@@ -60,7 +60,7 @@ func (b *sloBody) apply(spec *monv1.SLOSpec) []FieldError {
 	if b.IsEnabled.Set && !b.IsEnabled.Null {
 		spec.Enabled = ptrTo(b.IsEnabled.value())
 	}
-	webhooks.DefaultSLO(spec)
+	monitor.DefaultSLO(spec)
 	if spec.TargetPercentage < 90 || spec.TargetPercentage > 99.999 {
 		errs = append(errs, fieldErr("target_percentage", "must be between 90 and 99.999"))
 	}

@@ -243,7 +243,7 @@ func (e *fakeEngine) HeartbeatByToken(ctx context.Context, token string, p engin
 		return err
 	}
 	for _, m := range list.Items {
-		if m.Annotations[engine.HeartbeatAnnotation] == token {
+		if m.Annotations[monv1.HeartbeatTokenAnnotation] == token {
 			return e.Heartbeat(ctx, &m, p)
 		}
 	}

@@ -11,7 +11,6 @@ import (
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	"github.com/uptime-operator/uptime-operator/controllers"
 	"github.com/uptime-operator/uptime-operator/internal/alerting"
 	"github.com/uptime-operator/uptime-operator/internal/clientip"
 	"github.com/uptime-operator/uptime-operator/internal/manager"
@@ -52,7 +51,7 @@ func managerFlags(fs *flag.FlagSet, o *manager.Options) (finish func() error) {
 	fs.BoolVar(&o.RequireRecipientConfirmation, "require-recipient-confirmation", false, "send alert emails only to addresses that confirmed them (each new address is sent a confirmation link)")
 	fs.StringVar(&smtp.TLSMode, "smtp-tls", "opportunistic", "SMTP TLS mode: opportunistic (STARTTLS when offered), starttls (required), tls (implicit) or none")
 	trustedCA := fs.String("trusted-ca-file", "", "PEM bundle of private CA certificates trusted in addition to the system roots (probes run from the manager, deliveries, crawler, exports)")
-	var probeCA controllers.TrustedCABundle
+	var probeCA trust.BundleRef
 	fs.StringVar(&probeCA.ConfigMap, "probe-trusted-ca-configmap", "", "ConfigMap of the manager's namespace with the PEM bundle to mount into managed probe pods (--trusted-ca-file of the agents)")
 	fs.StringVar(&probeCA.Secret, "probe-trusted-ca-secret", "", "Secret of the manager's namespace with the PEM bundle to mount into managed probe pods (instead of a ConfigMap)")
 	fs.StringVar(&probeCA.Key, "probe-trusted-ca-key", "ca.crt", "key of the bundle in that ConfigMap or Secret")

@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
-	"github.com/uptime-operator/uptime-operator/controllers"
+	"github.com/uptime-operator/uptime-operator/internal/monitor"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 )
 
@@ -32,13 +32,10 @@ func ToAssignment(ctx context.Context, secrets SecretReader, m *monv1.Monitor) (
 		Name:            m.Name,
 		Type:            string(s.Type),
 		URL:             s.URL,
-		IntervalSeconds: int(max(s.IntervalSeconds, m.Status.EffectiveIntervalSeconds)),
-		TimeoutMs:       int(controllers.EffectiveTimeoutMs(s)),
-		Regions:         slices.Clone(m.Status.EffectiveRegions),
+		IntervalSeconds: int(monitor.IntervalSeconds(m)),
+		TimeoutMs:       int(monitor.EffectiveTimeoutMs(s)),
+		Regions:         slices.Clone(monitor.Regions(m)),
 		Generation:      m.Generation,
-	}
-	if len(a.Regions) == 0 {
-		a.Regions = slices.Clone(s.Regions)
 	}
 	if a.IntervalSeconds == 0 {
 		a.IntervalSeconds = 120

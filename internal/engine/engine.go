@@ -20,9 +20,9 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/alertevent"
 	"github.com/uptime-operator/uptime-operator/internal/maintenance"
 	"github.com/uptime-operator/uptime-operator/internal/metrics"
+	"github.com/uptime-operator/uptime-operator/internal/monitor"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 	"github.com/uptime-operator/uptime-operator/internal/store"
-	"github.com/uptime-operator/uptime-operator/webhooks"
 )
 
 // Alerts builds the outbox events of an incident state change: the payload
@@ -571,7 +571,7 @@ func (e *Engine) regionFacts(ctx context.Context) (RegionFacts, error) {
 	facts := RegionFacts{ISP: map[string]string{}, Online: map[string]bool{}}
 	shared := e.sharedOnline(ctx)
 	for _, r := range list.Items {
-		code := webhooks.RegionCode(&r)
+		code := monitor.RegionCode(&r)
 		if r.Spec.ISP != "" {
 			facts.ISP[code] = r.Spec.ISP
 		}

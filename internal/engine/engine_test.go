@@ -131,7 +131,7 @@ var _ = Describe("Cron heartbeats", func() {
 		var token string
 		Eventually(func(g Gomega) {
 			got := get(m)
-			token = got.Annotations[engine.HeartbeatAnnotation]
+			token = got.Annotations[monv1.HeartbeatTokenAnnotation]
 			g.Expect(token).To(HaveLen(32))
 			g.Expect(got.Status.HeartbeatPath).To(Equal("/heartbeat/" + token))
 		}, 10*time.Second, 100*time.Millisecond).Should(Succeed())

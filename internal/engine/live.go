@@ -11,21 +11,21 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
-	"github.com/uptime-operator/uptime-operator/controllers"
+	"github.com/uptime-operator/uptime-operator/internal/monitor"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 	"github.com/uptime-operator/uptime-operator/internal/textutil"
 )
 
-// LiveState implements controllers.LiveSource: the latest check, per-region
+// LiveState implements monitor.LiveSource: the latest check, per-region
 // verdicts and the open incident as the store holds them (whichever replica
 // stored them), recent incidents, uptime and maintenance.
-func (e *Engine) LiveState(ctx context.Context, m *monv1.Monitor) (*controllers.LiveState, error) {
+func (e *Engine) LiveState(ctx context.Context, m *monv1.Monitor) (*monitor.LiveState, error) {
 	view, err := e.opts.Store.MonitorView(ctx, string(m.UID), viewQuery(m, e.opts.Now()))
 	if err != nil {
 		return nil, fmt.Errorf("read monitor view: %w", err)
 	}
 	now := e.opts.Now()
-	live := &controllers.LiveState{}
+	live := &monitor.LiveState{}
 	live.HeartbeatPath = monv1.HeartbeatPath(m)
 	if last := latestOf(view); last != nil {
 		t := last.CheckedAt

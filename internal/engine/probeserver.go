@@ -14,8 +14,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/monitor"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
-	"github.com/uptime-operator/uptime-operator/webhooks"
 )
 
 // ProbeServiceAccount is the ServiceAccount managed probe Deployments run
@@ -101,7 +101,7 @@ func (p probeServer) Authorize(ctx context.Context, token, region string) error 
 	}
 	var pr *monv1.ProbeRegion
 	for i := range regions.Items {
-		if webhooks.RegionCode(&regions.Items[i]) == region {
+		if monitor.RegionCode(&regions.Items[i]) == region {
 			pr = &regions.Items[i]
 		}
 	}

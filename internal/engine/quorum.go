@@ -7,6 +7,7 @@ import (
 	"time"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/monitor"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
@@ -182,10 +183,7 @@ func monitorRegions(m *monv1.Monitor) []string {
 	if m.Spec.Type == monv1.MonitorCron {
 		return []string{HeartbeatRegion}
 	}
-	if len(m.Status.EffectiveRegions) > 0 {
-		return m.Status.EffectiveRegions
-	}
-	return m.Spec.Regions
+	return monitor.Regions(m)
 }
 
 // ManagerRegion labels results of checks the manager ran itself because no
@@ -210,7 +208,7 @@ func viewQuery(m *monv1.Monitor, now time.Time) store.ViewQuery {
 
 // staleness is how old a verdict may be before its region abstains.
 func staleness(m *monv1.Monitor) time.Duration {
-	interval := time.Duration(max(m.Spec.IntervalSeconds, m.Status.EffectiveIntervalSeconds, 15)) * time.Second
+	interval := time.Duration(max(monitor.IntervalSeconds(m), 15)) * time.Second
 	if m.Spec.Type == monv1.MonitorCron {
 		return 366 * 24 * time.Hour // a heartbeat verdict holds until the next ping or miss
 	}

@@ -33,7 +33,7 @@ func (e *Engine) SetupWithManager(ctx context.Context, mgr ctrl.Manager, retenti
 		return fmt.Errorf("index monitors by uid: %w", err)
 	}
 	if err := idx.IndexField(ctx, &monv1.Monitor{}, HeartbeatTokenIndex, func(o client.Object) []string {
-		if t := o.GetAnnotations()[HeartbeatAnnotation]; t != "" {
+		if t := o.GetAnnotations()[monv1.HeartbeatTokenAnnotation]; t != "" {
 			return []string{t}
 		}
 		return nil

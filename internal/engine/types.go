@@ -6,17 +6,10 @@ import (
 
 	"github.com/uptime-operator/uptime-operator/internal/restapi"
 
-	"github.com/uptime-operator/uptime-operator/controllers"
 )
 
 // ErrUnknownToken is returned for a heartbeat token no monitor owns.
 var ErrUnknownToken = errors.New("unknown heartbeat token")
-
-// HeartbeatAnnotation on a cron Monitor holds its heartbeat token: the path
-// /heartbeat/<token> is the credential a job pings. The Monitor controller
-// creates it; rotation replaces it, and the old URL stops working as soon as
-// the cache sees the change.
-const HeartbeatAnnotation = controllers.HeartbeatAnnotation
 
 // HeartbeatTokenIndex is the cache field index of Monitors by heartbeat token.
 const HeartbeatTokenIndex = "heartbeatToken"

@@ -56,6 +56,7 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/store/postgres"
 	"github.com/uptime-operator/uptime-operator/internal/store/sqlite"
 	"github.com/uptime-operator/uptime-operator/internal/thirdparty"
+	"github.com/uptime-operator/uptime-operator/internal/trust"
 	"github.com/uptime-operator/uptime-operator/webhooks"
 )
 
@@ -112,7 +113,7 @@ type Options struct {
 	ProbeServerURL string
 	// ProbeTrustedCA is the ConfigMap or Secret of private CA certificates
 	// mounted into managed probe pods (nil: none).
-	ProbeTrustedCA *controllers.TrustedCABundle
+	ProbeTrustedCA *trust.BundleRef
 	// SkipNameValidation allows a second manager in one process (tests that
 	// restart the manager).
 	SkipNameValidation bool

@@ -1,0 +1,137 @@
+package monitor
+
+import (
+	"net"
+	"slices"
+	"strconv"
+
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/plans"
+)
+
+// Default timeouts by type, used when the spec sets none. They are the
+// values docs/checks.md and the CRD reference document (the specification
+// gives ranges only).
+const (
+	DefaultHTTPTimeoutMs      = 30000
+	DefaultPingTimeoutSeconds = 10
+	DefaultPortTimeoutSeconds = 10
+	DefaultUDPTimeoutSeconds  = 5
+	DefaultDNSTimeoutSeconds  = 5
+	DefaultMultistepTimeoutMs = 60000
+	DefaultMCPTimeoutMs       = 30000
+)
+
+// EffectiveTimeoutMs is the timeout a check of this spec actually uses: the
+// type's timeout field when set, else the type's default. Status, REST's
+// effective_timeout_ms and the probe assignment all show this one value.
+func EffectiveTimeoutMs(s *monv1.MonitorSpec) int32 {
+	pick := func(v, def int32) int32 {
+		if v > 0 {
+			return v
+		}
+		return def
+	}
+	switch {
+	case s.HTTP != nil:
+		return pick(s.HTTP.TimeoutMs, DefaultHTTPTimeoutMs)
+	case s.Ping != nil:
+		return 1000 * pick(s.Ping.TimeoutSeconds, DefaultPingTimeoutSeconds)
+	case s.Port != nil:
+		return 1000 * pick(s.Port.TimeoutSeconds, DefaultPortTimeoutSeconds)
+	case s.UDP != nil:
+		return 1000 * pick(s.UDP.TimeoutSeconds, DefaultUDPTimeoutSeconds)
+	case s.DNS != nil:
+		return 1000 * pick(s.DNS.TimeoutSeconds, DefaultDNSTimeoutSeconds)
+	case s.Multistep != nil:
+		return pick(s.Multistep.TimeoutMs, DefaultMultistepTimeoutMs)
+	case s.MCP != nil:
+		return pick(s.MCP.TimeoutMs, DefaultMCPTimeoutMs)
+	case s.Type == monv1.MonitorHTTP || s.Type == monv1.MonitorAPI || s.Type == monv1.MonitorMCP:
+		return DefaultHTTPTimeoutMs
+	}
+	return 0
+}
+
+// EffectiveRegions are the regions a monitor of spec is checked from under
+// plan: its own list, else the plan's default among the available region
+// codes. Cron monitors have none: the manager evaluates their heartbeats.
+func EffectiveRegions(s *monv1.MonitorSpec, plan *monv1.Plan, available []string) []string {
+	if s.Type == monv1.MonitorCron {
+		return nil
+	}
+	if len(s.Regions) > 0 {
+		return slices.Clone(s.Regions)
+	}
+	return plans.DefaultRegions(plan, available)
+}
+
+// EffectiveIntervalSeconds is the check interval under plan: the spec's,
+// raised to the plan's minimum.
+func EffectiveIntervalSeconds(s *monv1.MonitorSpec, plan *monv1.Plan) int32 {
+	return max(s.IntervalSeconds, plans.MinIntervalSeconds(plan))
+}
+
+// Regions are the regions m runs in as far as its status says (the Monitor
+// controller writes the effective list there), else its spec's list. The
+// engine reads this to build assignments and to count quorum votes.
+func Regions(m *monv1.Monitor) []string {
+	if m.Spec.Type == monv1.MonitorCron {
+		return nil
+	}
+	if len(m.Status.EffectiveRegions) > 0 {
+		return m.Status.EffectiveRegions
+	}
+	return m.Spec.Regions
+}
+
+// IntervalSeconds is the interval m runs at: its effective interval from
+// status, at least the spec's; zero only for a monitor never defaulted.
+func IntervalSeconds(m *monv1.Monitor) int32 {
+	return max(m.Spec.IntervalSeconds, m.Status.EffectiveIntervalSeconds)
+}
+
+// Target is the monitored URL, host[:port] or DNS name, for display.
+func Target(s *monv1.MonitorSpec) string {
+	switch {
+	case s.URL != "":
+		return s.URL
+	case s.Ping != nil:
+		return s.Ping.Host
+	case s.Port != nil:
+		return net.JoinHostPort(s.Port.Host, strconv.Itoa(int(s.Port.Port)))
+	case s.UDP != nil:
+		return "udp://" + net.JoinHostPort(s.UDP.Host, strconv.Itoa(int(s.UDP.Port)))
+	case s.DNS != nil:
+		return string(s.DNS.RecordType) + " " + s.DNS.Name
+	case s.Cron != nil:
+		return "heartbeat " + s.Cron.CronExpression
+	case s.Multistep != nil && len(s.Multistep.Steps) > 0:
+		return s.Multistep.Steps[0].URL
+	}
+	return ""
+}
+
+// SecretRefs lists every Secret key the spec reads.
+func SecretRefs(s *monv1.MonitorSpec) []monv1.SecretKeySelector {
+	var out []monv1.SecretKeySelector
+	add := func(hs []monv1.HTTPHeader) {
+		for _, h := range hs {
+			if h.ValueFrom != nil {
+				out = append(out, *h.ValueFrom)
+			}
+		}
+	}
+	if s.HTTP != nil {
+		add(s.HTTP.Headers)
+	}
+	if s.MCP != nil {
+		add(s.MCP.Headers)
+	}
+	if s.Multistep != nil {
+		for _, st := range s.Multistep.Steps {
+			add(st.Headers)
+		}
+	}
+	return out
+}
