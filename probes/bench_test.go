@@ -85,7 +85,7 @@ func BenchmarkSchedulerIdleMemory(b *testing.B) {
 				for i := range as {
 					as[i] = probeapi.Assignment{ID: fmt.Sprintf("00000000-0000-0000-0000-%012d", i), Namespace: "team-a", Name: fmt.Sprintf("monitor-%d", i),
 						Type: probeapi.TypeHTTP, URL: fmt.Sprintf("https://example-%d.com/health", i), IntervalSeconds: 60, Regions: []string{"eu1", "us1"},
-						Config: probeapi.Config{HTTPConfig: probeapi.HTTPConfig{Method: "GET", Headers: map[string]string{"Accept": "application/json"}, Keyword: "ok"}}}
+						Config: probeapi.Config{HTTPConfig: probeapi.HTTPConfig{Method: "GET", Headers: probeapi.TextHeaders(map[string]string{"Accept": "application/json"}), Keyword: "ok"}}}
 				}
 				s := &Scheduler{Run: func(context.Context, *probeapi.Assignment, time.Time) {}}
 				s.Update(as)

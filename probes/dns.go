@@ -132,9 +132,9 @@ func checkDNS(ctx context.Context, a *probeapi.Assignment, env *Env) probeapi.Re
 		res.Status, res.ErrorType, res.ErrorMessage = probeapi.StatusDown, probeapi.ErrorDNS, "resolver answered "+d.Rcode
 	case len(d.Answers) == 0:
 		res.Status, res.ErrorType, res.ErrorMessage = probeapi.StatusDown, probeapi.ErrorDNSAnswer, "no "+rt+" records"
-	case len(cfg.ExpectedValues) > 0 && !matchValues(d.Answers, normalizeExpected(cfg.ExpectedValues, qtype), cfg.Match):
+	case len(cfg.ExpectedValues) > 0 && !matchValues(d.Answers, normalizeExpected(cfg.ExpectedValues, qtype), cfg.MatchMode):
 		res.Status, res.ErrorType = probeapi.StatusDown, probeapi.ErrorDNSAnswer
-		res.ErrorMessage = fmt.Sprintf("answers %s do not match expected values (%s)", truncateString(strings.Join(d.Answers, ", "), 200), matchMode(cfg.Match))
+		res.ErrorMessage = fmt.Sprintf("answers %s do not match expected values (%s)", truncateString(strings.Join(d.Answers, ", "), 200), matchMode(cfg.MatchMode))
 	}
 	return res
 }

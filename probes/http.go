@@ -106,19 +106,27 @@ func unwrapURLError(err error) error {
 }
 
 // statusOK applies expected_status_codes, or 2xx/3xx when none are set.
-func statusOK(code int, expected []int) bool {
+func statusOK(code int, expected []int32) bool {
 	if len(expected) > 0 {
-		return slices.Contains(expected, code)
+		return slices.Contains(expected, int32(code))
 	}
 	return code >= 200 && code < 400
 }
 
 // maxRedirects returns the configured redirect limit clamped to 0-5.
-func maxRedirects(p *int) int {
+func maxRedirects(p *int32) int {
 	if p == nil {
 		return defaultMaxRedirects
 	}
-	return max(0, min(*p, defaultMaxRedirects))
+	return max(0, min(int(*p), defaultMaxRedirects))
+}
+
+// orZero is *p, or 0 for nil (an unset limit).
+func orZero(p *int32) int64 {
+	if p == nil {
+		return 0
+	}
+	return int64(*p)
 }
 
 // httpDetails is Result.Details of http and api checks.
@@ -138,15 +146,15 @@ func checkHTTP(ctx context.Context, a *probeapi.Assignment, env *Env) probeapi.R
 	}
 	s := &httpSession{env: env, maxRedirects: maxRedirects(cfg.MaxRedirects)}
 	out, err := s.fetch(ctx, httpRequest{
-		Method: cfg.Method, URL: a.URL, Headers: cfg.Headers, Body: cfg.Body,
-		MaxBytes: cfg.MaxResponseBytes, Region: env.Region,
+		Method: cfg.Method, URL: a.URL, Headers: cfg.Headers.Text(), Body: cfg.Body,
+		MaxBytes: orZero(cfg.MaxResponseBytes), Region: env.Region,
 	})
 	return httpVerdict(out, err, cfg.ExpectedStatusCodes, cfg)
 }
 
 // httpVerdict turns a fetched response into a result: status codes,
 // keyword, assertions, then response-time thresholds.
-func httpVerdict(out *httpOutcome, err error, expected []int, cfg *probeapi.HTTPConfig) probeapi.Result {
+func httpVerdict(out *httpOutcome, err error, expected []int32, cfg *probeapi.HTTPConfig) probeapi.Result {
 	if err != nil {
 		res := fromError(err)
 		if errors.Is(err, errTooManyRedirects) {
@@ -184,11 +192,11 @@ func httpVerdict(out *httpOutcome, err error, expected []int, cfg *probeapi.HTTP
 	}
 	elapsed := out.Elapsed.Milliseconds()
 	switch {
-	case cfg.MaxResponseTimeMs > 0 && elapsed > int64(cfg.MaxResponseTimeMs):
-		fail(probeapi.ErrorResponseTime, fmt.Sprintf("response took %d ms, more than %d ms", elapsed, cfg.MaxResponseTimeMs))
-	case cfg.DegradedResponseTimeMs > 0 && elapsed > int64(cfg.DegradedResponseTimeMs) && res.Status == probeapi.StatusUp:
+	case orZero(cfg.MaxResponseTimeMs) > 0 && elapsed > orZero(cfg.MaxResponseTimeMs):
+		fail(probeapi.ErrorResponseTime, fmt.Sprintf("response took %d ms, more than %d ms", elapsed, orZero(cfg.MaxResponseTimeMs)))
+	case orZero(cfg.DegradedResponseTimeMs) > 0 && elapsed > orZero(cfg.DegradedResponseTimeMs) && res.Status == probeapi.StatusUp:
 		res.Status, res.ErrorType = probeapi.StatusDegraded, probeapi.ErrorResponseTime
-		res.ErrorMessage = fmt.Sprintf("response took %d ms, more than %d ms", elapsed, cfg.DegradedResponseTimeMs)
+		res.ErrorMessage = fmt.Sprintf("response took %d ms, more than %d ms", elapsed, orZero(cfg.DegradedResponseTimeMs))
 	}
 	res.Details = d.json()
 	return res

@@ -71,7 +71,7 @@ func TestHTTPStatusCodes(t *testing.T) {
 	defer ts.Close()
 	cases := []struct {
 		code     int
-		expected []int
+		expected []int32
 		want     probeapi.Status
 	}{
 		{200, nil, probeapi.StatusUp},
@@ -79,8 +79,8 @@ func TestHTTPStatusCodes(t *testing.T) {
 		{304, nil, probeapi.StatusUp},
 		{404, nil, probeapi.StatusDown},
 		{500, nil, probeapi.StatusDown},
-		{404, []int{404}, probeapi.StatusUp},
-		{200, []int{201}, probeapi.StatusDown},
+		{404, []int32{404}, probeapi.StatusUp},
+		{200, []int32{201}, probeapi.StatusDown},
 	}
 	for _, c := range cases {
 		t.Run(fmt.Sprintf("%d-%v", c.code, c.expected), func(t *testing.T) {
@@ -103,7 +103,7 @@ func TestHTTPMethodHeadersBody(t *testing.T) {
 	ts := httptest.NewServer(testMux())
 	defer ts.Close()
 	res := run(t, httpAssignment(ts.URL+"/echo", probeapi.HTTPConfig{
-		Method: "POST", Headers: map[string]string{"Authorization": "Bearer tok"}, Body: "payload",
+		Method: "POST", Headers: probeapi.TextHeaders(map[string]string{"Authorization": "Bearer tok"}), Body: "payload",
 		Assertions: []probeapi.Assertion{
 			{Source: "header", Property: "X-Method", Operator: "equals", Target: "POST"},
 			{Source: "header", Property: "x-auth", Operator: "equals", Target: "Bearer tok"},
@@ -118,7 +118,7 @@ func TestHTTPRedirects(t *testing.T) {
 	defer ts.Close()
 	cases := []struct {
 		hops      int
-		max       *int
+		max       *int32
 		want      probeapi.Status
 		wantCode  int
 		errorType string
@@ -126,9 +126,9 @@ func TestHTTPRedirects(t *testing.T) {
 		{3, nil, probeapi.StatusUp, 200, ""},
 		{5, nil, probeapi.StatusUp, 200, ""},
 		{6, nil, probeapi.StatusDown, 0, ErrorRedirects},
-		{2, ptr(2), probeapi.StatusUp, 200, ""},
-		{3, ptr(2), probeapi.StatusDown, 0, ErrorRedirects},
-		{1, ptr(0), probeapi.StatusUp, 302, ""},
+		{2, ptr[int32](2), probeapi.StatusUp, 200, ""},
+		{3, ptr[int32](2), probeapi.StatusDown, 0, ErrorRedirects},
+		{1, ptr[int32](0), probeapi.StatusUp, 302, ""},
 	}
 	for _, c := range cases {
 		t.Run(fmt.Sprintf("hops%d", c.hops), func(t *testing.T) {
@@ -161,13 +161,13 @@ func TestHTTPResponseTime(t *testing.T) {
 	ts := httptest.NewServer(testMux())
 	defer ts.Close()
 	url := ts.URL + "/slow"
-	res := run(t, httpAssignment(url, probeapi.HTTPConfig{MaxResponseTimeMs: 50}), testEnv())
+	res := run(t, httpAssignment(url, probeapi.HTTPConfig{MaxResponseTimeMs: ptr[int32](50)}), testEnv())
 	wantStatus(t, res, probeapi.StatusDown)
 	if res.ErrorType != probeapi.ErrorResponseTime || res.ResponseTimeMs < 150 {
 		t.Fatalf("%+v", res)
 	}
-	wantStatus(t, run(t, httpAssignment(url, probeapi.HTTPConfig{MaxResponseTimeMs: 5000, DegradedResponseTimeMs: 50}), testEnv()), probeapi.StatusDegraded)
-	wantStatus(t, run(t, httpAssignment(url, probeapi.HTTPConfig{MaxResponseTimeMs: 5000, DegradedResponseTimeMs: 4000}), testEnv()), probeapi.StatusUp)
+	wantStatus(t, run(t, httpAssignment(url, probeapi.HTTPConfig{MaxResponseTimeMs: ptr[int32](5000), DegradedResponseTimeMs: ptr[int32](50)}), testEnv()), probeapi.StatusDegraded)
+	wantStatus(t, run(t, httpAssignment(url, probeapi.HTTPConfig{MaxResponseTimeMs: ptr[int32](5000), DegradedResponseTimeMs: ptr[int32](4000)}), testEnv()), probeapi.StatusUp)
 	// The check timeout also bounds a slow server.
 	a := httpAssignment(url, probeapi.HTTPConfig{})
 	a.TimeoutMs = 50
@@ -188,7 +188,7 @@ func TestHTTPHugeBodyBounded(t *testing.T) {
 	if d.BodyBytes != defaultMaxResponseBytes || !d.BodyTruncated {
 		t.Fatalf("details %+v", d)
 	}
-	res = run(t, httpAssignment(ts.URL+"/huge", probeapi.HTTPConfig{MaxResponseBytes: 1000}), testEnv())
+	res = run(t, httpAssignment(ts.URL+"/huge", probeapi.HTTPConfig{MaxResponseBytes: ptr[int32](1000)}), testEnv())
 	wantStatus(t, res, probeapi.StatusUp)
 	json.Unmarshal(res.Details, &d)
 	if d.BodyBytes != 1000 {

@@ -96,7 +96,7 @@ func TestHTTPSessionBehavesLikeNetHTTP(t *testing.T) {
 func TestHTTPHeaderInjectionRefused(t *testing.T) {
 	ts := httptest.NewServer(testMux())
 	defer ts.Close()
-	res := run(t, httpAssignment(ts.URL+"/text", probeapi.HTTPConfig{Headers: map[string]string{"X-A": "1\r\nX-Injected: 2"}}), testEnv())
+	res := run(t, httpAssignment(ts.URL+"/text", probeapi.HTTPConfig{Headers: probeapi.TextHeaders(map[string]string{"X-A": "1\r\nX-Injected: 2"})}), testEnv())
 	if res.Status == probeapi.StatusUp || !strings.Contains(res.ErrorMessage, "invalid header") {
 		t.Fatalf("got %s %q, want a refused request", res.Status, res.ErrorMessage)
 	}

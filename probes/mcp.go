@@ -106,7 +106,7 @@ func checkMCP(ctx context.Context, a *probeapi.Assignment, env *Env) probeapi.Re
 		return failure(probeapi.StatusUnknown, probeapi.ErrorInvalidConfig, errors.New("url is required"))
 	}
 	hc := newHTTPClient(env, probeapi.EffectiveTimeout(a), 0, nil)
-	tr := &mcpTransport{base: hc.Transport, headers: cfg.Headers, region: env.Region}
+	tr := &mcpTransport{base: hc.Transport, headers: cfg.Headers.Text(), region: env.Region}
 	hc.Transport = tr
 	transport := &mcp.StreamableClientTransport{Endpoint: a.URL, HTTPClient: hc, MaxRetries: -1, DisableStandaloneSSE: true}
 	client := mcp.NewClient(&mcp.Implementation{Name: "uptime-operator-probe", Version: "1"}, nil)

@@ -51,7 +51,7 @@ func TestMCP(t *testing.T) {
 	env := tlsEnv(ts)
 	base := func(cfg probeapi.MCPConfig) probeapi.Assignment {
 		return probeapi.Assignment{Type: probeapi.TypeMCP, URL: ts.URL + "/mcp", TimeoutMs: 5000, Config: probeapi.Config{
-			HTTPConfig: probeapi.HTTPConfig{Headers: map[string]string{"X-Api-Key": "k"}}, MCPConfig: cfg}}
+			HTTPConfig: probeapi.HTTPConfig{Headers: probeapi.TextHeaders(map[string]string{"X-Api-Key": "k"})}, MCPConfig: cfg}}
 	}
 	res := run(t, base(probeapi.MCPConfig{ExpectedTools: []string{"greet"},
 		ToolCall: &probeapi.ToolCall{Name: "greet", Arguments: json.RawMessage(`{"name":"probe"}`)}}), env)

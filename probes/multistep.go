@@ -55,7 +55,7 @@ func checkMultistep(ctx context.Context, a *probeapi.Assignment, env *Env) probe
 		if name == "" {
 			name = fmt.Sprintf("step %d", i+1)
 		}
-		sr, out, err := runStep(ctx, session, st, vars, a.Config.MaxResponseBytes, env.Region)
+		sr, out, err := runStep(ctx, session, st, vars, orZero(a.Config.MaxResponseBytes), env.Region)
 		sr.Name = name
 		d.Steps = append(d.Steps, sr)
 		if out != nil {
@@ -95,7 +95,7 @@ func runStep(ctx context.Context, session *httpSession, st probeapi.Step, vars m
 		})
 	}
 	headers := make(map[string]string, len(st.Headers))
-	for k, v := range st.Headers {
+	for k, v := range st.Headers.Text() {
 		headers[k] = subst(v)
 	}
 	url := subst(st.URL)

@@ -35,7 +35,7 @@ func TestMultistep(t *testing.T) {
 			{Variable: "uid", Source: "json_body", Property: "$.user.id"},
 			{Variable: "rid", Source: "header", Property: "X-Request-Id"},
 		}},
-		{Name: "profile", URL: ts.URL + "/users/{{uid}}", Headers: map[string]string{"Authorization": "Bearer {{ token }}", "X-Trace": "{{rid}}"},
+		{Name: "profile", URL: ts.URL + "/users/{{uid}}", Headers: probeapi.TextHeaders(map[string]string{"Authorization": "Bearer {{ token }}", "X-Trace": "{{rid}}"}),
 			Assertions: []probeapi.Assertion{{Source: "json_body", Property: "$.name", Operator: "equals", Target: "ada"}}},
 	}
 	a := probeapi.Assignment{Type: probeapi.TypeMultistep, TimeoutMs: 5000, Config: probeapi.Config{MultistepConfig: probeapi.MultistepConfig{Steps: steps}}}
@@ -63,7 +63,7 @@ func TestMultistep(t *testing.T) {
 	}
 
 	// A failing first step stops the run.
-	a.Config.Steps[0].ExpectedStatusCodes = []int{201}
+	a.Config.Steps[0].ExpectedStatusCodes = []int32{201}
 	res = run(t, a, testEnv())
 	json.Unmarshal(res.Details, &d)
 	wantStatus(t, res, probeapi.StatusDown)

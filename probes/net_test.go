@@ -16,14 +16,14 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 )
 
-func hostPort(t *testing.T, addr string) (string, int) {
+func hostPort(t *testing.T, addr string) (string, int32) {
 	t.Helper()
 	h, p, err := net.SplitHostPort(addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	n, _ := strconv.Atoi(p)
-	return h, n
+	return h, int32(n)
 }
 
 func netAssignment(typ, addr string, t *testing.T, cfg probeapi.Config) probeapi.Assignment {
@@ -100,7 +100,7 @@ func TestUDP(t *testing.T) {
 	cfg := func(u probeapi.UDPConfig) probeapi.Config { return probeapi.Config{UDPConfig: u} }
 
 	wantStatus(t, run(t, netAssignment(probeapi.TypeUDP, echo, t, cfg(probeapi.UDPConfig{Payload: "ping", ExpectedResponse: "PONG"})), testEnv()), probeapi.StatusUp)
-	wantStatus(t, run(t, netAssignment(probeapi.TypeUDP, echo, t, cfg(probeapi.UDPConfig{Payload: "70696e67", PayloadEncoding: "hex", ExpectedResponse: `^PONG pi.g$`, ExpectedResponseMatch: "regex"})), testEnv()), probeapi.StatusUp)
+	wantStatus(t, run(t, netAssignment(probeapi.TypeUDP, echo, t, cfg(probeapi.UDPConfig{PayloadHex: "70696e67", ExpectedResponse: `^PONG pi.g$`})), testEnv()), probeapi.StatusUp)
 	res := run(t, netAssignment(probeapi.TypeUDP, echo, t, cfg(probeapi.UDPConfig{Payload: "ping", ExpectedResponse: "HELLO"})), testEnv())
 	wantStatus(t, res, probeapi.StatusDown)
 	if res.ErrorType != probeapi.ErrorResponseMismatch {
@@ -217,7 +217,7 @@ func TestDNS(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name+"-"+c.rt+"-"+c.match, func(t *testing.T) {
 			a := probeapi.Assignment{Type: probeapi.TypeDNS, TimeoutMs: 2000, Config: probeapi.Config{DNSConfig: probeapi.DNSConfig{
-				Name: c.name, RecordType: c.rt, Resolver: server, Protocol: c.proto, Match: c.match, ExpectedValues: c.expected}}}
+				Name: c.name, RecordType: c.rt, Resolver: server, Protocol: c.proto, MatchMode: c.match, ExpectedValues: c.expected}}}
 			res := run(t, a, testEnv())
 			wantStatus(t, res, c.want)
 			if c.answers != nil {

@@ -57,7 +57,7 @@ func checkPing(ctx context.Context, a *probeapi.Assignment, env *Env) probeapi.R
 	}
 	defer conn.Close()
 
-	count := cfg.PacketCount
+	count := int(cfg.PacketCount)
 	if count == 0 {
 		count = defaultPacketCount
 	}

@@ -24,7 +24,7 @@ func checkPort(ctx context.Context, a *probeapi.Assignment, env *Env) probeapi.R
 	if cfg.Host == "" || cfg.Port < 1 || cfg.Port > 65535 {
 		return failure(probeapi.StatusUnknown, probeapi.ErrorInvalidConfig, errors.New("host and port 1-65535 are required"))
 	}
-	addr := net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port))
+	addr := net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port)))
 	start := time.Now()
 	conn, err := env.dialer(probeapi.EffectiveTimeout(a)).DialContext(ctx, "tcp", addr)
 	connected := time.Since(start)

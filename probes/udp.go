@@ -2,7 +2,6 @@ package probes
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -36,17 +35,17 @@ func checkUDP(ctx context.Context, a *probeapi.Assignment, env *Env) probeapi.Re
 	if cfg.Host == "" || cfg.Port < 1 || cfg.Port > 65535 {
 		return failure(probeapi.StatusUnknown, probeapi.ErrorInvalidConfig, errors.New("host and port 1-65535 are required"))
 	}
-	payload, err := decodePayload(cfg.Payload, cfg.PayloadEncoding)
+	payload, err := decodePayload(cfg.Payload, cfg.PayloadHex)
 	if err != nil {
 		return failure(probeapi.StatusUnknown, probeapi.ErrorInvalidConfig, err)
 	}
 	var re *regexp.Regexp
-	if cfg.ExpectedResponse != "" && cfg.ExpectedResponseMatch == "regex" {
+	if cfg.ExpectedResponse != "" {
 		if re, err = regexp.Compile(cfg.ExpectedResponse); err != nil {
 			return failure(probeapi.StatusUnknown, probeapi.ErrorInvalidConfig, fmt.Errorf("compile expected_response: %w", err))
 		}
 	}
-	addr := net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port))
+	addr := net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port)))
 	start := time.Now()
 	conn, err := env.dialer(probeapi.EffectiveTimeout(a)).DialContext(ctx, "udp", addr)
 	if err != nil {
@@ -83,9 +82,6 @@ func checkUDP(ctx context.Context, a *probeapi.Assignment, env *Env) probeapi.Re
 	case re != nil && !re.Match(reply):
 		res.Status, res.ErrorType = probeapi.StatusDown, probeapi.ErrorResponseMismatch
 		res.ErrorMessage = "reply does not match expected_response"
-	case re == nil && cfg.ExpectedResponse != "" && !strings.Contains(string(reply), cfg.ExpectedResponse):
-		res.Status, res.ErrorType = probeapi.StatusDown, probeapi.ErrorResponseMismatch
-		res.ErrorMessage = "reply does not contain expected_response"
 	}
 	return res
 }
@@ -99,24 +95,15 @@ func udpError(err error, start time.Time) probeapi.Result {
 	return res
 }
 
-// decodePayload decodes a udp payload given as text, hex or base64.
-func decodePayload(p, encoding string) ([]byte, error) {
-	switch encoding {
-	case "", "text":
-		return []byte(p), nil
-	case "hex":
-		b, err := hex.DecodeString(strings.ReplaceAll(p, " ", ""))
-		if err != nil {
-			return nil, fmt.Errorf("decode hex payload: %w", err)
-		}
-		return b, nil
-	case "base64":
-		b, err := base64.StdEncoding.DecodeString(p)
-		if err != nil {
-			return nil, fmt.Errorf("decode base64 payload: %w", err)
-		}
-		return b, nil
-	default:
-		return nil, fmt.Errorf("unknown payload_encoding %q", truncateString(encoding, 16))
+// decodePayload is the datagram to send: payload_hex decoded when set
+// (spaces allowed between bytes), else payload as text.
+func decodePayload(text, hexText string) ([]byte, error) {
+	if hexText == "" {
+		return []byte(text), nil
 	}
+	b, err := hex.DecodeString(strings.ReplaceAll(hexText, " ", ""))
+	if err != nil {
+		return nil, fmt.Errorf("decode payload_hex: %w", err)
+	}
+	return b, nil
 }

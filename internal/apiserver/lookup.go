@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 )
 
 // UIDIndex is the cache field index on metadata.uid the manager registers for
@@ -201,6 +202,10 @@ func decodeBytes(raw []byte, v any, strict bool, prefix string) error {
 	var fe *fieldDecodeError
 	if errors.As(err, &fe) {
 		return validationError(fieldErr(prefix+fe.field, "%s", fe.msg))
+	}
+	var ke *probeapi.KeyError
+	if errors.As(err, &ke) {
+		return validationError(fieldErr(prefix+ke.Key, "%s", ke.Msg))
 	}
 	return validationError(fieldErr(strings.TrimSuffix(prefix, "."), "%s", strings.TrimPrefix(err.Error(), "json: ")))
 }

@@ -40,99 +40,32 @@ func ToAssignment(ctx context.Context, secrets SecretReader, m *monv1.Monitor) (
 	if a.IntervalSeconds == 0 {
 		a.IntervalSeconds = 120
 	}
-	resolve := func(hs []monv1.HTTPHeader) (map[string]string, error) {
-		if len(hs) == 0 {
-			return nil, nil
-		}
-		out := make(map[string]string, len(hs))
-		for _, h := range hs {
-			if h.Value != nil {
-				out[h.Name] = *h.Value
-				continue
-			}
-			v, err := secretValue(ctx, secrets, m.Namespace, h.ValueFrom)
-			if err != nil {
-				return nil, err
-			}
-			out[h.Name] = v
-		}
-		return out, nil
+	a.Config = monitor.ConfigOf(s)
+	if err := resolveHeaders(ctx, secrets, m.Namespace, a.Config.Headers); err != nil {
+		return a, err
 	}
-	var err error
-	c := &a.Config
-	switch {
-	case s.HTTP != nil:
-		h := s.HTTP
-		c.Method = string(h.Method)
-		if c.Headers, err = resolve(h.Headers); err != nil {
+	for _, st := range a.Config.Steps {
+		if err := resolveHeaders(ctx, secrets, m.Namespace, st.Headers); err != nil {
 			return a, err
-		}
-		c.Body = h.Body
-		c.Timeout = int(h.TimeoutMs)
-		c.ExpectedStatusCodes = ints(h.ExpectedStatusCodes)
-		c.Keyword = h.Keyword
-		c.KeywordCaseInsensitive = h.KeywordCaseInsensitive
-		if h.MaxRedirects != nil {
-			v := int(*h.MaxRedirects)
-			c.MaxRedirects = &v
-		}
-		c.MaxResponseTimeMs = intp(h.MaxResponseTimeMs)
-		c.DegradedResponseTimeMs = intp(h.DegradedResponseTimeMs)
-		if h.MaxResponseBytes != nil {
-			c.MaxResponseBytes = int64(*h.MaxResponseBytes)
-		}
-		c.Assertions = assertions(h.Assertions)
-	case s.Ping != nil:
-		c.Host, c.PacketCount, c.Timeout = s.Ping.Host, int(s.Ping.PacketCount), int(s.Ping.TimeoutSeconds)
-	case s.Port != nil:
-		c.Host, c.Port, c.TLS, c.Timeout = s.Port.Host, int(s.Port.Port), s.Port.TLS, int(s.Port.TimeoutSeconds)
-	case s.UDP != nil:
-		u := s.UDP
-		c.Host, c.Port, c.Timeout = u.Host, int(u.Port), int(u.TimeoutSeconds)
-		c.Payload, c.PayloadEncoding = u.Payload, "text"
-		if u.PayloadHex != "" {
-			c.Payload, c.PayloadEncoding = u.PayloadHex, "hex"
-		}
-		if u.ExpectedResponse != "" {
-			c.ExpectedResponse, c.ExpectedResponseMatch = u.ExpectedResponse, "regex"
-		}
-		c.SilentIsUp = u.SilentIsUp
-	case s.DNS != nil:
-		d := s.DNS
-		c.Name, c.RecordType, c.Resolver, c.Protocol = d.Name, string(d.RecordType), d.Resolver, d.Protocol
-		c.ExpectedValues, c.Match = slices.Clone(d.ExpectedValues), string(d.MatchMode)
-		c.Timeout = int(d.TimeoutSeconds) * 1000
-	case s.Multistep != nil:
-		c.Timeout = int(s.Multistep.TimeoutMs)
-		for _, st := range s.Multistep.Steps {
-			hs, err := resolve(st.Headers)
-			if err != nil {
-				return a, err
-			}
-			step := probeapi.Step{
-				Name: st.Name, Method: string(st.Method), URL: st.URL, Headers: hs, Body: st.Body,
-				ExpectedStatusCodes: ints(st.ExpectedStatusCodes), Assertions: assertions(st.Assertions),
-			}
-			for _, ex := range st.Extract {
-				step.Extract = append(step.Extract, probeapi.Extract{Variable: ex.Variable, Source: ex.Source, Property: ex.Property})
-			}
-			c.Steps = append(c.Steps, step)
-		}
-	case s.MCP != nil:
-		if c.Headers, err = resolve(s.MCP.Headers); err != nil {
-			return a, err
-		}
-		c.Timeout = int(s.MCP.TimeoutMs)
-		c.ExpectedTools = slices.Clone(s.MCP.ExpectedTools)
-		c.ProtocolVersion = s.MCP.ProtocolVersion
-		if tc := s.MCP.ToolCall; tc != nil {
-			c.ToolCall = &probeapi.ToolCall{Name: tc.Name}
-			if tc.ArgumentsJSON != "" {
-				c.ToolCall.Arguments = json.RawMessage(tc.ArgumentsJSON)
-			}
 		}
 	}
 	return a, nil
+}
+
+// resolveHeaders replaces Secret references in hs by the Secrets' values:
+// agents receive text only.
+func resolveHeaders(ctx context.Context, secrets SecretReader, ns string, hs probeapi.Headers) error {
+	for name, h := range hs {
+		if h.SecretRef == nil {
+			continue
+		}
+		v, err := secretValue(ctx, secrets, ns, &monv1.SecretKeySelector{Name: h.SecretRef.Name, Key: h.SecretRef.Key})
+		if err != nil {
+			return err
+		}
+		hs[name] = probeapi.HeaderValue{Value: v}
+	}
+	return nil
 }
 
 func secretValue(ctx context.Context, secrets SecretReader, ns string, ref *monv1.SecretKeySelector) (string, error) {
@@ -145,35 +78,6 @@ func secretValue(ctx context.Context, secrets SecretReader, ns string, ref *monv
 		return "", fmt.Errorf("secret %s has no key %s", ref.Name, ref.Key)
 	}
 	return string(v), nil
-}
-
-func ints(in []int32) []int {
-	if len(in) == 0 {
-		return nil
-	}
-	out := make([]int, len(in))
-	for i, v := range in {
-		out[i] = int(v)
-	}
-	return out
-}
-
-func intp(p *int32) int {
-	if p == nil {
-		return 0
-	}
-	return int(*p)
-}
-
-func assertions(in []monv1.Assertion) []probeapi.Assertion {
-	if len(in) == 0 {
-		return nil
-	}
-	out := make([]probeapi.Assertion, len(in))
-	for i, a := range in {
-		out[i] = probeapi.Assertion{Source: string(a.Source), Property: a.Property, Operator: string(a.Operator), Target: probeapi.Scalar(a.Target)}
-	}
-	return out
 }
 
 // revision is a stable digest of an assignment list.

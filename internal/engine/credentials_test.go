@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 )
 
 var _ = Describe("Credentials by reference", func() {
@@ -42,7 +43,7 @@ var _ = Describe("Credentials by reference", func() {
 			for _, a := range list.Assignments {
 				if a.ID == string(m.UID) {
 					found = true
-					g.Expect(a.Config.Headers).To(HaveKeyWithValue("Authorization", "Basic dXNlcjpwYXNz"))
+					g.Expect(a.Config.Headers).To(HaveKeyWithValue("Authorization", probeapi.HeaderValue{Value: "Basic dXNlcjpwYXNz"}))
 				}
 			}
 			g.Expect(found).To(BeTrue())

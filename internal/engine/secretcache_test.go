@@ -44,7 +44,7 @@ func TestSecretCacheResolvesAssignmentsCheaply(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if a.Config.Headers["Authorization"] != "Bearer one" || a.Config.Headers["X-Plain"] != "v" {
+		if a.Config.Headers["Authorization"].Value != "Bearer one" || a.Config.Headers["X-Plain"].Value != "v" {
 			t.Fatalf("headers: %v", a.Config.Headers)
 		}
 	}
@@ -59,7 +59,7 @@ func TestSecretCacheResolvesAssignmentsCheaply(t *testing.T) {
 	}
 	now = now.Add(credentialsTTL)
 	a, err := ToAssignment(ctx, cache, m)
-	if err != nil || a.Config.Headers["Authorization"] != "Bearer two" {
+	if err != nil || a.Config.Headers["Authorization"].Value != "Bearer two" {
 		t.Fatalf("after the TTL: %v %v", a.Config.Headers, err)
 	}
 
@@ -72,7 +72,7 @@ func TestSecretCacheResolvesAssignmentsCheaply(t *testing.T) {
 		Data: map[string][]byte{"token": []byte("Bearer late")}}); err != nil {
 		t.Fatal(err)
 	}
-	if a, err := ToAssignment(ctx, cache, m); err != nil || a.Config.Headers["Authorization"] != "Bearer late" {
+	if a, err := ToAssignment(ctx, cache, m); err != nil || a.Config.Headers["Authorization"].Value != "Bearer late" {
 		t.Fatalf("a Secret created later: %v %v", a.Config.Headers, err)
 	}
 }

@@ -7,50 +7,16 @@ import (
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/plans"
-)
-
-// Default timeouts by type, used when the spec sets none. They are the
-// values docs/checks.md and the CRD reference document (the specification
-// gives ranges only).
-const (
-	DefaultHTTPTimeoutMs      = 30000
-	DefaultPingTimeoutSeconds = 10
-	DefaultPortTimeoutSeconds = 10
-	DefaultUDPTimeoutSeconds  = 5
-	DefaultDNSTimeoutSeconds  = 5
-	DefaultMultistepTimeoutMs = 60000
-	DefaultMCPTimeoutMs       = 30000
+	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 )
 
 // EffectiveTimeoutMs is the timeout a check of this spec actually uses: the
-// type's timeout field when set, else the type's default. Status, REST's
+// config's timeout in its type's unit, else the type's default (both from
+// probeapi, the one place that knows them). Status, REST's
 // effective_timeout_ms and the probe assignment all show this one value.
 func EffectiveTimeoutMs(s *monv1.MonitorSpec) int32 {
-	pick := func(v, def int32) int32 {
-		if v > 0 {
-			return v
-		}
-		return def
-	}
-	switch {
-	case s.HTTP != nil:
-		return pick(s.HTTP.TimeoutMs, DefaultHTTPTimeoutMs)
-	case s.Ping != nil:
-		return 1000 * pick(s.Ping.TimeoutSeconds, DefaultPingTimeoutSeconds)
-	case s.Port != nil:
-		return 1000 * pick(s.Port.TimeoutSeconds, DefaultPortTimeoutSeconds)
-	case s.UDP != nil:
-		return 1000 * pick(s.UDP.TimeoutSeconds, DefaultUDPTimeoutSeconds)
-	case s.DNS != nil:
-		return 1000 * pick(s.DNS.TimeoutSeconds, DefaultDNSTimeoutSeconds)
-	case s.Multistep != nil:
-		return pick(s.Multistep.TimeoutMs, DefaultMultistepTimeoutMs)
-	case s.MCP != nil:
-		return pick(s.MCP.TimeoutMs, DefaultMCPTimeoutMs)
-	case s.Type == monv1.MonitorHTTP || s.Type == monv1.MonitorAPI || s.Type == monv1.MonitorMCP:
-		return DefaultHTTPTimeoutMs
-	}
-	return 0
+	c := ConfigOf(s)
+	return int32(probeapi.ConfigTimeout(string(typeOf(s)), &c).Milliseconds())
 }
 
 // EffectiveRegions are the regions a monitor of spec is checked from under

@@ -15,14 +15,14 @@ func TestEffectiveTimeoutMs(t *testing.T) {
 		want int32
 	}{
 		{"http default", monv1.MonitorSpec{Type: monv1.MonitorHTTP}, 30000},
-		{"http set", monv1.MonitorSpec{HTTP: &monv1.HTTPConfig{TimeoutMs: 2000}}, 2000},
-		{"ping default", monv1.MonitorSpec{Ping: &monv1.PingConfig{}}, 10000},
-		{"port set", monv1.MonitorSpec{Port: &monv1.PortConfig{TimeoutSeconds: 3}}, 3000},
-		{"udp default", monv1.MonitorSpec{UDP: &monv1.UDPConfig{}}, 5000},
-		{"dns default", monv1.MonitorSpec{DNS: &monv1.DNSConfig{}}, 5000},
-		{"dns set", monv1.MonitorSpec{DNS: &monv1.DNSConfig{TimeoutSeconds: 2}}, 2000},
-		{"multistep default", monv1.MonitorSpec{Multistep: &monv1.MultistepConfig{}}, 60000},
-		{"mcp default", monv1.MonitorSpec{MCP: &monv1.MCPConfig{}}, 30000},
+		{"http set", monv1.MonitorSpec{Type: monv1.MonitorHTTP, HTTP: &monv1.HTTPConfig{TimeoutMs: 2000}}, 2000},
+		{"ping default", monv1.MonitorSpec{Type: monv1.MonitorPing, Ping: &monv1.PingConfig{}}, 10000},
+		{"port set", monv1.MonitorSpec{Type: monv1.MonitorPort, Port: &monv1.PortConfig{TimeoutSeconds: 3}}, 3000},
+		{"udp default", monv1.MonitorSpec{Type: monv1.MonitorUDP, UDP: &monv1.UDPConfig{}}, 5000},
+		{"dns default", monv1.MonitorSpec{Type: monv1.MonitorDNS, DNS: &monv1.DNSConfig{}}, 5000},
+		{"dns set", monv1.MonitorSpec{Type: monv1.MonitorDNS, DNS: &monv1.DNSConfig{TimeoutSeconds: 2}}, 2000},
+		{"multistep default", monv1.MonitorSpec{Type: monv1.MonitorMultistep, Multistep: &monv1.MultistepConfig{}}, 60000},
+		{"mcp default", monv1.MonitorSpec{Type: monv1.MonitorMCP, MCP: &monv1.MCPConfig{}}, 30000},
 		{"mcp without config", monv1.MonitorSpec{Type: monv1.MonitorMCP}, 30000},
 		{"cron has none", monv1.MonitorSpec{Type: monv1.MonitorCron, Cron: &monv1.CronConfig{}}, 0},
 	} {

@@ -37,8 +37,11 @@
 // # Types
 //
 // An Assignment is one monitor as one agent must run it: identity, type,
-// interval, effective timeout and a Config whose JSON keys are the
-// snake_case keys of the REST API's monitor config, with secrets already
-// resolved. A Result is one check record, the same fields as a check record
+// interval, effective timeout and a Config. Config IS the REST API's monitor
+// config object: the same keys and units (config.timeout in seconds for
+// ping, port, udp and dns), decoded by the REST layer into this very type
+// and translated to and from the Monitor's spec only by package monitor.
+// In an assignment, header values that reference Secrets are already
+// resolved to text. A Result is one check record, the same fields as a check record
 // in the REST API plus timings, TLS certificate data and type-specific Details.
 package probeapi

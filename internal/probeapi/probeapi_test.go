@@ -134,6 +134,12 @@ func TestEffectiveTimeout(t *testing.T) {
 		{Assignment{Type: TypePort, Config: Config{Timeout: 5}}, 5 * time.Second},
 		{Assignment{Type: TypeHTTP, Config: Config{Timeout: 5000}}, 5 * time.Second},
 		{Assignment{Type: TypeHTTP, TimeoutMs: 1500, Config: Config{Timeout: 5000}}, 1500 * time.Millisecond},
+		// The documented defaults, and dns counting seconds like the REST key.
+		{Assignment{Type: TypeUDP}, 5 * time.Second},
+		{Assignment{Type: TypeDNS}, 5 * time.Second},
+		{Assignment{Type: TypeDNS, Config: Config{Timeout: 3}}, 3 * time.Second},
+		{Assignment{Type: TypeMultistep}, 60 * time.Second},
+		{Assignment{Type: TypeMCP}, 30 * time.Second},
 	}
 	for _, c := range cases {
 		if got := EffectiveTimeout(&c.a); got != c.want {
@@ -151,7 +157,7 @@ func TestConfigIsFlat(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := a.Config
-	if c.Method != "POST" || c.Headers["A"] != "b" || c.Host != "h" || c.Port != 53 || c.RecordType != "MX" ||
+	if c.Method != "POST" || c.Headers["A"].Value != "b" || c.Host != "h" || c.Port != 53 || c.RecordType != "MX" ||
 		len(c.Steps) != 1 || len(c.ExpectedTools) != 1 || c.Assertions[0].Target != "200" || !c.SilentIsUp {
 		t.Fatalf("decoded %+v", c)
 	}
@@ -160,6 +166,43 @@ func TestConfigIsFlat(t *testing.T) {
 	_ = json.Unmarshal(out, &m)
 	if m["method"] != "POST" || m["record_type"] != "MX" {
 		t.Fatalf("encoded not flat: %s", out)
+	}
+}
+
+func TestKeyAllowed(t *testing.T) {
+	for _, c := range []struct {
+		typ, key string
+		want     bool
+	}{
+		{TypeHTTP, "keyword", true}, {TypeAPI, "assertions", true}, {TypeMCP, "headers", true},
+		{TypeUDP, "payload_hex", true}, {TypeDNS, "match_mode", true}, {TypeCron, "cron_expression", true},
+		{TypePing, "port", false}, {TypeCron, "timeout", false}, {TypeHTTP, "host", false},
+		{TypeDNS, "match", false}, {TypeUDP, "payload_encoding", false},
+	} {
+		if got := KeyAllowed(c.typ, c.key); got != c.want {
+			t.Errorf("KeyAllowed(%s, %s) = %v, want %v", c.typ, c.key, got, c.want)
+		}
+	}
+}
+
+func TestHeaderValues(t *testing.T) {
+	var h Headers
+	if err := json.Unmarshal([]byte(`{"A":"b","T":{"secret_ref":{"name":"s","key":"k"}}}`), &h); err != nil {
+		t.Fatal(err)
+	}
+	if h["A"].Value != "b" || h["T"].SecretRef == nil || h["T"].SecretRef.Name != "s" {
+		t.Fatalf("decoded %+v", h)
+	}
+	if text := h.Text(); len(text) != 1 || text["A"] != "b" {
+		t.Fatalf("Text() = %v: references must not reach an agent as text", text)
+	}
+	out, _ := json.Marshal(h)
+	if string(out) != `{"A":"b","T":{"secret_ref":{"name":"s","key":"k"}}}` {
+		t.Fatalf("encoded %s", out)
+	}
+	var ke *KeyError
+	if err := json.Unmarshal([]byte(`{"A":1}`), &h); !errors.As(err, &ke) || ke.Key != "headers" {
+		t.Fatalf("a number header value: %v", err)
 	}
 }
 

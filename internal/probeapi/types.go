@@ -90,17 +90,21 @@ type Assignment struct {
 	Config Config `json:"config"`
 }
 
-// Config is the monitor config. The per-type parts are embedded so that the
-// JSON is the flat object of the REST API's monitor config.
+// Config is a monitor's type-specific settings: the flat object of the REST
+// API's monitor `config`, with its keys and units. The model fills it from a
+// Monitor (monitor.ConfigOf) and writes it back (monitor.ApplyConfig), the
+// REST API decodes and renders it, and agents run it; no other type defines
+// these keys. The `for` tag of each field names the monitor types that
+// accept its key; the REST API refuses a key its type does not list.
 type Config struct {
-	// Timeout is in milliseconds for http, api, dns, multistep and mcp and in
-	// seconds for ping, port and udp. (The REST API and the CRD give dns in
-	// seconds; the manager converts it.)
-	Timeout int `json:"timeout,omitempty"`
+	// Timeout bounds the whole check: milliseconds for http, api, multistep
+	// and mcp, seconds for ping, port, udp and dns (see TimeoutInSeconds).
+	Timeout int32 `json:"timeout,omitempty" for:"http api ping port udp dns multistep mcp"`
 	HTTPConfig
 	NetConfig
-	DNSConfig
 	UDPConfig
+	CronConfig
+	DNSConfig
 	MultistepConfig
 	MCPConfig
 }
@@ -108,90 +112,99 @@ type Config struct {
 // HTTPConfig configures http and api monitors; mcp monitors use its Headers.
 type HTTPConfig struct {
 	// Method is GET (default), HEAD, POST, PUT, PATCH, DELETE or OPTIONS.
-	Method string `json:"method,omitempty"`
-	// Headers are sent with the request; secret references are resolved by
-	// the manager before assignment.
-	Headers map[string]string `json:"headers,omitempty"`
+	Method string `json:"method,omitempty" for:"http api"`
+	// Headers are sent with the request.
+	Headers Headers `json:"headers,omitempty" for:"http api mcp"`
 	// Body is the request body.
-	Body string `json:"body,omitempty"`
+	Body string `json:"body,omitempty" for:"http api"`
 	// ExpectedStatusCodes replaces the default rule (2xx and 3xx up).
-	ExpectedStatusCodes []int `json:"expected_status_codes,omitempty"`
+	ExpectedStatusCodes []int32 `json:"expected_status_codes,omitempty" for:"http api"`
 	// Keyword must appear in the response body.
-	Keyword string `json:"keyword,omitempty"`
+	Keyword string `json:"keyword,omitempty" for:"http api"`
 	// KeywordCaseInsensitive compares Keyword ignoring case.
-	KeywordCaseInsensitive bool `json:"keyword_case_insensitive,omitempty"`
+	KeywordCaseInsensitive bool `json:"keyword_case_insensitive,omitempty" for:"http api"`
 	// MaxRedirects is the number of redirects followed (0-5); nil means 5.
-	MaxRedirects *int `json:"max_redirects,omitempty"`
+	MaxRedirects *int32 `json:"max_redirects,omitempty" for:"http api"`
 	// MaxResponseTimeMs marks slower responses down.
-	MaxResponseTimeMs int `json:"max_response_time_ms,omitempty"`
+	MaxResponseTimeMs *int32 `json:"max_response_time_ms,omitempty" for:"http api"`
 	// DegradedResponseTimeMs marks slower responses degraded.
-	DegradedResponseTimeMs int `json:"degraded_response_time_ms,omitempty"`
+	DegradedResponseTimeMs *int32 `json:"degraded_response_time_ms,omitempty" for:"http api"`
 	// MaxResponseBytes bounds how much of the body is read (default 1 MiB).
-	MaxResponseBytes int64 `json:"max_response_bytes,omitempty"`
+	MaxResponseBytes *int32 `json:"max_response_bytes,omitempty" for:"http api"`
 	// Assertions (api monitors) are evaluated against the response.
-	Assertions []Assertion `json:"assertions,omitempty"`
+	Assertions []Assertion `json:"assertions,omitempty" for:"http api"`
 }
 
 // NetConfig configures ping, port and udp monitors.
 type NetConfig struct {
 	// Host is a hostname or IP address.
-	Host string `json:"host,omitempty"`
+	Host string `json:"host,omitempty" for:"ping port udp"`
 	// Port is the TCP or UDP port.
-	Port int `json:"port,omitempty"`
+	Port int32 `json:"port,omitempty" for:"port udp"`
 	// PacketCount is the number of ICMP echoes (clamped to 1-10, default 3).
-	PacketCount int `json:"packet_count,omitempty"`
+	PacketCount int32 `json:"packet_count,omitempty" for:"ping"`
 	// TLS makes a port monitor perform a TLS handshake after connecting.
-	TLS bool `json:"tls,omitempty"`
+	TLS bool `json:"tls,omitempty" for:"port"`
+}
+
+// UDPConfig configures udp monitors (Host and Port come from NetConfig).
+type UDPConfig struct {
+	// Payload is the datagram sent, as text.
+	Payload string `json:"payload,omitempty" for:"udp"`
+	// PayloadHex is the datagram as hex, for binary protocols; it wins over
+	// Payload.
+	PayloadHex string `json:"payload_hex,omitempty" for:"udp"`
+	// ExpectedResponse is a regular expression the reply must match.
+	ExpectedResponse string `json:"expected_response,omitempty" for:"udp"`
+	// SilentIsUp treats a missing reply as up (for services that never answer).
+	SilentIsUp bool `json:"silent_is_up,omitempty" for:"udp"`
+}
+
+// CronConfig configures cron monitors. Agents never run them (the manager
+// evaluates heartbeats), but the keys belong to the one config shape.
+type CronConfig struct {
+	// CronExpression is the schedule the job runs on.
+	CronExpression string `json:"cron_expression,omitempty" for:"cron"`
+	// GraceSeconds is how late a ping may be.
+	GraceSeconds int32 `json:"grace_seconds,omitempty" for:"cron"`
+	// TimeZone is the IANA zone of the schedule.
+	TimeZone string `json:"time_zone,omitempty" for:"cron"`
 }
 
 // DNSConfig configures dns monitors.
 type DNSConfig struct {
 	// RecordType is A (default), AAAA, CNAME, MX, NS, TXT, SOA, CAA or SRV.
-	RecordType string `json:"record_type,omitempty"`
+	RecordType string `json:"record_type,omitempty" for:"dns"`
 	// Name is the name queried.
-	Name string `json:"name,omitempty"`
+	Name string `json:"name,omitempty" for:"dns"`
 	// Resolver is "host:port" (port defaults to 53); empty means the probe's
 	// system resolver.
-	Resolver string `json:"resolver,omitempty"`
+	Resolver string `json:"resolver,omitempty" for:"dns"`
 	// Protocol is "udp" (default) or "tcp".
-	Protocol string `json:"protocol,omitempty"`
+	Protocol string `json:"protocol,omitempty" for:"dns"`
 	// ExpectedValues are compared with the normalized answers.
-	ExpectedValues []string `json:"expected_values,omitempty"`
-	// Match is "any" (default: one expected value is present), "all" (every
-	// expected value is present) or "exact" (the answers are exactly the
-	// expected values).
-	Match string `json:"match,omitempty"`
-}
-
-// UDPConfig configures udp monitors (Host and Port come from NetConfig).
-type UDPConfig struct {
-	// Payload is the datagram sent.
-	Payload string `json:"payload,omitempty"`
-	// PayloadEncoding is "text" (default), "hex" or "base64".
-	PayloadEncoding string `json:"payload_encoding,omitempty"`
-	// ExpectedResponse must match the reply when set.
-	ExpectedResponse string `json:"expected_response,omitempty"`
-	// ExpectedResponseMatch is "contains" (default) or "regex".
-	ExpectedResponseMatch string `json:"expected_response_match,omitempty"`
-	// SilentIsUp treats a missing reply as up (for services that never answer).
-	SilentIsUp bool `json:"silent_is_up,omitempty"`
+	ExpectedValues []string `json:"expected_values,omitempty" for:"dns"`
+	// MatchMode is "any" (default: one expected value is present), "all"
+	// (every expected value is present) or "exact" (the answers are exactly
+	// the expected values).
+	MatchMode string `json:"match_mode,omitempty" for:"dns"`
 }
 
 // MultistepConfig configures multistep monitors.
 type MultistepConfig struct {
 	// Steps run in order and share a cookie jar (at most 20).
-	Steps []Step `json:"steps,omitempty"`
+	Steps []Step `json:"steps,omitempty" for:"multistep"`
 }
 
 // Step is one HTTP request of a multistep monitor. URL, headers and body may
 // contain {{variable}} references to values extracted by earlier steps.
 type Step struct {
-	Name                string            `json:"name,omitempty"`
-	Method              string            `json:"method,omitempty"`
-	URL                 string            `json:"url"`
-	Headers             map[string]string `json:"headers,omitempty"`
-	Body                string            `json:"body,omitempty"`
-	ExpectedStatusCodes []int             `json:"expected_status_codes,omitempty"`
+	Name                string  `json:"name"`
+	Method              string  `json:"method,omitempty"`
+	URL                 string  `json:"url"`
+	Headers             Headers `json:"headers,omitempty"`
+	Body                string  `json:"body,omitempty"`
+	ExpectedStatusCodes []int32 `json:"expected_status_codes,omitempty"`
 	// Extract stores response values into variables for later steps.
 	Extract    []Extract   `json:"extract,omitempty"`
 	Assertions []Assertion `json:"assertions,omitempty"`
@@ -211,12 +224,12 @@ type Extract struct {
 // headers come from HTTPConfig.Headers).
 type MCPConfig struct {
 	// ExpectedTools must all be listed by tools/list.
-	ExpectedTools []string `json:"expected_tools,omitempty"`
+	ExpectedTools []string `json:"expected_tools,omitempty" for:"mcp"`
 	// ProtocolVersion is requested at initialize and must be what the server
 	// negotiates.
-	ProtocolVersion string `json:"protocol_version,omitempty"`
+	ProtocolVersion string `json:"protocol_version,omitempty" for:"mcp"`
 	// ToolCall, when set, is called once; a tool error makes the check down.
-	ToolCall *ToolCall `json:"tool_call,omitempty"`
+	ToolCall *ToolCall `json:"tool_call,omitempty" for:"mcp"`
 }
 
 // ToolCall is one tools/call request.
@@ -290,25 +303,44 @@ func (s *Scalar) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// Default check timeouts by type, used when the config sets none; the
+// documented defaults (docs/checks.md). Cron monitors have no check.
+var defaultTimeouts = map[string]time.Duration{
+	TypeHTTP: 30 * time.Second, TypeAPI: 30 * time.Second, TypeMCP: 30 * time.Second,
+	TypePing: 10 * time.Second, TypePort: 10 * time.Second,
+	TypeUDP: 5 * time.Second, TypeDNS: 5 * time.Second,
+	TypeMultistep: 60 * time.Second,
+}
+
+// DefaultTimeout is the check timeout of a monitor type whose config sets
+// none (zero for cron).
+func DefaultTimeout(typ string) time.Duration { return defaultTimeouts[typ] }
+
+// TimeoutInSeconds reports whether config.timeout of typ counts seconds
+// (ping, port, udp, dns) rather than milliseconds.
+func TimeoutInSeconds(typ string) bool {
+	return typ == TypePing || typ == TypePort || typ == TypeUDP || typ == TypeDNS
+}
+
+// ConfigTimeout is the timeout c sets for a monitor of type typ, else the
+// type's default.
+func ConfigTimeout(typ string, c *Config) time.Duration {
+	switch {
+	case c.Timeout <= 0:
+		return DefaultTimeout(typ)
+	case TimeoutInSeconds(typ):
+		return time.Duration(c.Timeout) * time.Second
+	}
+	return time.Duration(c.Timeout) * time.Millisecond
+}
+
 // EffectiveTimeout returns the timeout a check of a runs with: TimeoutMs when
-// set, else Config.Timeout in the type's unit, else the type's default
-// (10 s for ping, port and udp, 30 s otherwise). The manager reports the same
-// value as effective_timeout_ms.
+// the manager set it (it always does), else ConfigTimeout.
 func EffectiveTimeout(a *Assignment) time.Duration {
 	if a.TimeoutMs > 0 {
 		return time.Duration(a.TimeoutMs) * time.Millisecond
 	}
-	seconds := a.Type == TypePing || a.Type == TypePort || a.Type == TypeUDP
-	if t := a.Config.Timeout; t > 0 {
-		if seconds {
-			return time.Duration(t) * time.Second
-		}
-		return time.Duration(t) * time.Millisecond
-	}
-	if seconds {
-		return 10 * time.Second
-	}
-	return 30 * time.Second
+	return ConfigTimeout(a.Type, &a.Config)
 }
 
 // AssignmentList is every assignment of one region at one revision.

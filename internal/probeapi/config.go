@@ -1,0 +1,111 @@
+package probeapi
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"sync"
+)
+
+// Headers are request headers by name.
+type Headers map[string]HeaderValue
+
+// HeaderValue is one request header's value: text, or (in the REST API and
+// the model) a reference to a Secret key, written {"secret_ref": {"name",
+// "key"}}. The manager resolves references before assignment, so agents only
+// ever see text.
+type HeaderValue struct {
+	Value     string
+	SecretRef *SecretKeyRef
+}
+
+// SecretKeyRef names a key of a Secret in the monitor's namespace.
+type SecretKeyRef struct {
+	Name string `json:"name"`
+	Key  string `json:"key"`
+}
+
+// KeyError is a config key whose value has the wrong shape.
+type KeyError struct {
+	Key, Msg string
+}
+
+func (e *KeyError) Error() string { return e.Key + ": " + e.Msg }
+
+// TextHeaders makes Headers of plain values.
+func TextHeaders(h map[string]string) Headers {
+	if h == nil {
+		return nil
+	}
+	out := make(Headers, len(h))
+	for k, v := range h {
+		out[k] = HeaderValue{Value: v}
+	}
+	return out
+}
+
+// Text returns the header values as text; unresolved Secret references are
+// left out (an assignment never holds one).
+func (hs Headers) Text() map[string]string {
+	if len(hs) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(hs))
+	for k, v := range hs {
+		if v.SecretRef == nil {
+			out[k] = v.Value
+		}
+	}
+	return out
+}
+
+// UnmarshalJSON accepts a string or a secret reference.
+func (h *HeaderValue) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		return json.Unmarshal(b, &h.Value)
+	}
+	var ref struct {
+		SecretRef *SecretKeyRef `json:"secret_ref"`
+	}
+	if err := json.Unmarshal(b, &ref); err != nil || ref.SecretRef == nil || ref.SecretRef.Name == "" || ref.SecretRef.Key == "" {
+		return &KeyError{Key: "headers", Msg: `header values must be strings or {"secret_ref": {"name", "key"}}`}
+	}
+	h.SecretRef = ref.SecretRef
+	return nil
+}
+
+// MarshalJSON writes the text or the secret reference.
+func (h HeaderValue) MarshalJSON() ([]byte, error) {
+	if h.SecretRef != nil {
+		return json.Marshal(map[string]any{"secret_ref": h.SecretRef})
+	}
+	return json.Marshal(h.Value)
+}
+
+// configKeys maps each monitor type to the config keys it accepts, read
+// once from the `for` tags of Config.
+var configKeys = sync.OnceValue(func() map[string]map[string]bool {
+	out := map[string]map[string]bool{}
+	var walk func(t reflect.Type)
+	walk = func(t reflect.Type) {
+		for i := range t.NumField() {
+			f := t.Field(i)
+			if f.Anonymous {
+				walk(f.Type)
+				continue
+			}
+			key, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			for _, typ := range strings.Fields(f.Tag.Get("for")) {
+				if out[typ] == nil {
+					out[typ] = map[string]bool{}
+				}
+				out[typ][key] = true
+			}
+		}
+	}
+	walk(reflect.TypeOf(Config{}))
+	return out
+})
+
+// KeyAllowed reports whether config key belongs to monitors of type typ.
+func KeyAllowed(typ, key string) bool { return configKeys()[typ][key] }
