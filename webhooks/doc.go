@@ -4,9 +4,10 @@
 // read other objects (references, plan limits, uniqueness of slugs, keys and
 // region codes).
 //
-// The pure validation functions (ValidateMonitorSpec and friends) are also
-// called by the REST layer, so both front doors refuse the same input with the
-// same words.
+// The rules that need no other object (monitor.ValidateMonitorSpec,
+// monitor.DefaultMonitor and friends) live in internal/monitor, which the REST
+// layer calls too, so both front doors refuse the same input with the same
+// words; this package adds what reads the API server.
 package webhooks
 
 // +kubebuilder:webhook:path=/mutate-monitoring-uptime-operator-io-v1alpha1-monitor,mutating=true,failurePolicy=fail,sideEffects=None,groups=monitoring.uptime-operator.io,resources=monitors,verbs=create;update,versions=v1alpha1,name=mmonitor.uptime-operator.io,admissionReviewVersions=v1

@@ -6,7 +6,8 @@
 // lives in the store. Field names follow Kubernetes conventions; the REST layer
 // maps them to the snake_case JSON of the product specification. Every limit the
 // specification states is enforced here with markers and CEL where it fits, and
-// by the admission webhooks in package webhooks otherwise, with the same messages.
+// otherwise by the rules of internal/monitor (called by the admission webhooks
+// and the REST layer) and the webhooks, with the same messages.
 //
 // +kubebuilder:object:generate=true
 // +groupName=monitoring.uptime-operator.io

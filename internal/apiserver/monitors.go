@@ -214,9 +214,9 @@ func (s *Server) applyMonitorBody(ctx context.Context, m *monv1.Monitor, b *moni
 var monitorTypes = []monv1.MonitorType{monv1.MonitorHTTP, monv1.MonitorAPI, monv1.MonitorPing, monv1.MonitorPort,
 	monv1.MonitorUDP, monv1.MonitorCron, monv1.MonitorDNS, monv1.MonitorMultistep, monv1.MonitorMCP}
 
-// validateMonitor applies the admission defaults and the pure validation of
-// package webhooks, so the REST API refuses what admission would, with the
-// REST field names.
+// validateMonitor applies the defaults and the pure validation of package
+// monitor, which the admission webhooks call too, so the REST API refuses
+// what admission would, with the REST field names.
 func (s *Server) validateMonitor(ctx context.Context, m *monv1.Monitor) error {
 	plan, err := s.opts.Plans.ForNamespace(ctx, m.Namespace)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/alertevent"
+	"github.com/uptime-operator/uptime-operator/internal/assign"
 	"github.com/uptime-operator/uptime-operator/internal/metrics"
 	"github.com/uptime-operator/uptime-operator/internal/netguard"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
@@ -116,7 +117,7 @@ func (e *Engine) RunCheck(ctx context.Context, m *monv1.Monitor, region string, 
 	if m.Spec.Type == monv1.MonitorCron {
 		return probeapi.Result{}, fmt.Errorf("cron monitors are checked by their heartbeats, not by probes")
 	}
-	a, err := ToAssignment(ctx, e.credentials, m)
+	a, err := assign.ToAssignment(ctx, e.credentials, m)
 	if err != nil {
 		return probeapi.Result{}, err
 	}

@@ -4,6 +4,11 @@
 // abstain), and resolves when they recover. It records confirmations,
 // flapping and suppression (maintenance, parent dependency, snooze), writes
 // alert events to the outbox in the same transaction as the state change, and
-// evaluates cron heartbeats. It also serves the probe API (assignments out,
-// results in) and supplies the Monitor controller's live state.
+// evaluates cron heartbeats, and supplies the Monitor controller's live state
+// (monitor.LiveState).
+//
+// Assignments are built by package assign. The manager side of the probe API
+// (TokenReview and region-token authorization, the assignment long poll,
+// agent contact and ad-hoc checks, probeserver.go) still lives here: it
+// shares the ad-hoc queue with RunCheck and agent presence with the quorum.
 package engine

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,6 +17,7 @@ import (
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/alertevent"
+	"github.com/uptime-operator/uptime-operator/internal/assign"
 	"github.com/uptime-operator/uptime-operator/internal/maintenance"
 	"github.com/uptime-operator/uptime-operator/internal/metrics"
 	"github.com/uptime-operator/uptime-operator/internal/monitor"
@@ -43,7 +43,7 @@ type Options struct {
 	// Client reads Monitors, regions and windows from the cache.
 	Client client.Client
 	// Secrets reads Secrets directly.
-	Secrets SecretReader
+	Secrets assign.SecretReader
 	// Alerts builds alert events; nil disables alerts.
 	Alerts Alerts
 	// Now is the clock (time.Now when nil).
@@ -100,7 +100,7 @@ type Engine struct {
 
 	// credentials reads the Secrets that assignments resolve (a short-lived
 	// cache over opts.Secrets).
-	credentials SecretReader
+	credentials assign.SecretReader
 }
 
 // monitorState is what one replica keeps of a monitor besides the store.
@@ -119,16 +119,6 @@ type monitorState struct {
 	// schedule restarts at the resume.
 	pausedSeen bool
 	resumedAt  *time.Time
-}
-
-type verdict struct {
-	Region    string
-	Status    string
-	CheckedAt time.Time
-	Code      *int
-	RTMs      int64
-	ErrType   string
-	ErrMsg    string
 }
 
 // lastMile is an open last-mile notice, kept in the monitor's judgement
@@ -162,7 +152,7 @@ func New(opts Options) *Engine {
 		probe:    newProbeState(),
 	}
 	if opts.Secrets != nil {
-		e.credentials = newSecretCache(opts.Secrets, credentialsTTL, opts.Now)
+		e.credentials = assign.NewSecretCache(opts.Secrets, assign.CredentialsTTL, opts.Now)
 	}
 	return e
 }
@@ -187,11 +177,6 @@ func (e *Engine) Forget(uid string) {
 	e.mu.Lock()
 	delete(e.monitors, uid)
 	e.mu.Unlock()
-}
-
-func verdictOf(c store.Check) verdict {
-	return verdict{Region: c.Region, Status: string(c.Status), CheckedAt: c.CheckedAt, Code: c.StatusCode,
-		RTMs: c.ResponseTimeMs, ErrType: c.ErrorType, ErrMsg: c.ErrorMessage}
 }
 
 // Ingest stores a batch of results (idempotently by id) and evaluates every
@@ -420,9 +405,9 @@ func (e *Engine) SweepMonitors(ctx context.Context) error {
 
 // tallyView counts the votes of a store view.
 func tallyView(m *monv1.Monitor, view store.MonitorView, facts RegionFacts, now time.Time) Quorum {
-	verdicts := make(map[string]verdict, len(view.Checks))
+	verdicts := make(map[string]store.Check, len(view.Checks))
 	for _, c := range view.Checks {
-		verdicts[c.Region] = verdictOf(c)
+		verdicts[c.Region] = c
 	}
 	var since time.Time
 	if view.RunSince != nil {
@@ -692,8 +677,6 @@ func (e *Engine) push(m *monv1.Monitor, st *monitorState, now time.Time) {
 	default: // the controller is behind; its next pass reads the latest state anyway
 	}
 }
-
-func sum256(b []byte) [32]byte { return sha256.Sum256(b) }
 
 // sortedKeys returns the keys of m in order.
 func sortedKeys[V any](m map[string]V) []string {

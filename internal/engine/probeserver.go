@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/assign"
 	"github.com/uptime-operator/uptime-operator/internal/monitor"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 )
@@ -159,30 +160,11 @@ func (e *Engine) AssignmentList(ctx context.Context, region string) (*probeapi.A
 	if err := e.opts.Client.List(ctx, &monitors); err != nil {
 		return nil, fmt.Errorf("list monitors: %w", err)
 	}
-	list := &probeapi.AssignmentList{Region: region, Assignments: []probeapi.Assignment{}}
-	for i := range monitors.Items {
-		m := &monitors.Items[i]
-		if m.Spec.Paused || m.Spec.Type == monv1.MonitorCron || !m.DeletionTimestamp.IsZero() ||
-			!slices.Contains(monitorRegions(m), region) {
-			continue
-		}
-		a, err := ToAssignment(ctx, e.credentials, m)
-		if err != nil {
-			e.opts.Log.V(1).Info("monitor not assigned", "monitor", m.Name, "namespace", m.Namespace, "reason", err.Error())
-			continue
-		}
-		list.Assignments = append(list.Assignments, a)
-	}
-	slices.SortFunc(list.Assignments, func(a, b probeapi.Assignment) int {
-		if a.ID < b.ID {
-			return -1
-		}
-		if a.ID > b.ID {
-			return 1
-		}
-		return 0
+	list := &probeapi.AssignmentList{Region: region}
+	list.Assignments = assign.ForRegion(ctx, e.credentials, monitors.Items, region, func(m *monv1.Monitor, err error) {
+		e.opts.Log.V(1).Info("monitor not assigned", "monitor", m.Name, "namespace", m.Namespace, "reason", err.Error())
 	})
-	list.Revision = revision(list.Assignments)
+	list.Revision = assign.Revision(list.Assignments)
 	e.probe.mu.Lock()
 	for _, req := range e.probe.adhoc {
 		if req.region == region {
@@ -244,7 +226,7 @@ func (e *Engine) CheckOnResume(m *monv1.Monitor) {
 	}
 	m = m.DeepCopy()
 	go func() {
-		a, err := ToAssignment(context.Background(), e.opts.Secrets, m)
+		a, err := assign.ToAssignment(context.Background(), e.opts.Secrets, m)
 		if err != nil {
 			e.opts.Log.V(1).Info("resumed monitor not checked at once", "monitor", m.Name, "namespace", m.Namespace, "reason", err.Error())
 			return

@@ -76,10 +76,10 @@ type RegionFacts struct {
 }
 
 // Tally counts votes of the monitor's regions: verdicts holds each region's
-// latest result and since is when the monitor's current run of results
+// latest stored check and since is when the monitor's current run of results
 // began (store.MonitorView.RunSince; zero when it began more than a
 // staleness period ago or nothing was stored since).
-func Tally(m *monv1.Monitor, verdicts map[string]verdict, since time.Time, facts RegionFacts, now time.Time) Quorum {
+func Tally(m *monv1.Monitor, verdicts map[string]store.Check, since time.Time, facts RegionFacts, now time.Time) Quorum {
 	isp := facts.ISP
 	regions := monitorRegions(m)
 	q := Quorum{Total: len(regions), Majority: true}
@@ -119,17 +119,17 @@ func Tally(m *monv1.Monitor, verdicts map[string]verdict, since time.Time, facts
 				warmingUp++
 			}
 		case now.Sub(v.CheckedAt) > staleAfter:
-			vote.Status, vote.Vote, vote.CheckedAt = v.Status, "abstain", v.CheckedAt
+			vote.Status, vote.Vote, vote.CheckedAt = string(v.Status), "abstain", v.CheckedAt
 			vote.Error = "stale: no recent result from this region"
 			if facts.Online[code] && warmup {
 				warmingUp++
 			}
 		default:
-			vote.Status, vote.CheckedAt, vote.ErrorType, vote.Error = v.Status, v.CheckedAt, v.ErrType, v.ErrMsg
+			vote.Status, vote.CheckedAt, vote.ErrorType, vote.Error = string(v.Status), v.CheckedAt, v.ErrorType, v.ErrorMessage
 			switch v.Status {
-			case "down":
+			case store.StatusDown:
 				vote.Vote = "fail"
-			case "up", "degraded":
+			case store.StatusUp, store.StatusDegraded:
 				vote.Vote = "pass"
 			default:
 				vote.Vote = "abstain"
@@ -144,7 +144,7 @@ func Tally(m *monv1.Monitor, verdicts map[string]verdict, since time.Time, facts
 				q.FirstFailure = v.CheckedAt
 			}
 			if q.Cause == "" {
-				q.Cause, q.Reason = v.ErrType, v.ErrMsg
+				q.Cause, q.Reason = v.ErrorType, v.ErrorMessage
 			}
 			if name, ok := isp[code]; ok {
 				if !slices.Contains(q.FailingISPs, name) {

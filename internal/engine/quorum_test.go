@@ -6,6 +6,7 @@ import (
 	"time"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
 func TestTally(t *testing.T) {
@@ -17,7 +18,9 @@ func TestTally(t *testing.T) {
 		m.Status.EffectiveRegions = regions
 		return m
 	}
-	v := func(status string) verdict { return verdict{Status: status, CheckedAt: fresh, ErrType: "timeout"} }
+	v := func(status string) store.Check {
+		return store.Check{Status: store.CheckStatus(status), CheckedAt: fresh, ErrorType: "timeout"}
+	}
 	noMajority := false
 	lenient := mon("a", "b", "c", "d")
 	lenient.Spec.Confirmation = &monv1.ConfirmationSpec{Regions: 1, Majority: &noMajority}
@@ -25,7 +28,7 @@ func TestTally(t *testing.T) {
 	for _, tc := range []struct {
 		name                        string
 		m                           *monv1.Monitor
-		votes                       map[string]verdict
+		votes                       map[string]store.Check
 		isp                         map[string]string
 		online                      []string
 		since                       time.Time // first stored result; the oldest verdict when zero
@@ -33,54 +36,54 @@ func TestTally(t *testing.T) {
 		required, voting            int
 		wantFailing, wantAbstaining []string
 	}{
-		{name: "one region down", m: mon("a"), votes: map[string]verdict{"a": v("down")},
+		{name: "one region down", m: mon("a"), votes: map[string]store.Check{"a": v("down")},
 			outage: true, required: 1, voting: 1, wantFailing: []string{"a"}},
-		{name: "two of three down", m: mon("a", "b", "c"), votes: map[string]verdict{"a": v("down"), "b": v("down"), "c": v("up")},
+		{name: "two of three down", m: mon("a", "b", "c"), votes: map[string]store.Check{"a": v("down"), "b": v("down"), "c": v("up")},
 			outage: true, required: 2, voting: 3, wantFailing: []string{"a", "b"}},
-		{name: "one of three down", m: mon("a", "b", "c"), votes: map[string]verdict{"a": v("down"), "b": v("up"), "c": v("up")},
+		{name: "one of three down", m: mon("a", "b", "c"), votes: map[string]store.Check{"a": v("down"), "b": v("up"), "c": v("up")},
 			recovered: true, required: 2, voting: 3, wantFailing: []string{"a"}},
-		{name: "two of four is no majority", m: mon("a", "b", "c", "d"), votes: map[string]verdict{"a": v("down"), "b": v("down"), "c": v("up"), "d": v("up")},
+		{name: "two of four is no majority", m: mon("a", "b", "c", "d"), votes: map[string]store.Check{"a": v("down"), "b": v("down"), "c": v("up"), "d": v("up")},
 			recovered: true, required: 2, voting: 4, wantFailing: []string{"a", "b"}},
-		{name: "blocked and unknown abstain", m: mon("a", "b", "c"), votes: map[string]verdict{"a": v("down"), "b": v("down"), "c": v("blocked")},
+		{name: "blocked and unknown abstain", m: mon("a", "b", "c"), votes: map[string]store.Check{"a": v("down"), "b": v("down"), "c": v("blocked")},
 			outage: true, required: 2, voting: 2, wantFailing: []string{"a", "b"}, wantAbstaining: []string{"c"}},
-		{name: "a lone voter decides", m: mon("a", "b", "c"), votes: map[string]verdict{"a": v("down"), "b": v("blocked"), "c": v("unknown")},
+		{name: "a lone voter decides", m: mon("a", "b", "c"), votes: map[string]store.Check{"a": v("down"), "b": v("blocked"), "c": v("unknown")},
 			outage: true, required: 1, voting: 1, wantFailing: []string{"a"}, wantAbstaining: []string{"b", "c"}},
-		{name: "degraded passes", m: mon("a", "b"), votes: map[string]verdict{"a": v("degraded"), "b": v("degraded")},
+		{name: "degraded passes", m: mon("a", "b"), votes: map[string]store.Check{"a": v("degraded"), "b": v("degraded")},
 			recovered: true, required: 2, voting: 2},
-		{name: "stale verdicts abstain and cap the confirmations", m: mon("a", "b"), votes: map[string]verdict{"a": {Status: "down", CheckedAt: now.Add(-time.Hour)}, "b": v("down")},
+		{name: "stale verdicts abstain and cap the confirmations", m: mon("a", "b"), votes: map[string]store.Check{"a": {Status: store.StatusDown, CheckedAt: now.Add(-time.Hour)}, "b": v("down")},
 			outage: true, required: 1, voting: 1, wantFailing: []string{"b"}, wantAbstaining: []string{"a"}},
-		{name: "a region without an agent does not hide an outage", m: mon("a", "b", "c"), votes: map[string]verdict{"a": v("down"), "b": v("down")},
+		{name: "a region without an agent does not hide an outage", m: mon("a", "b", "c"), votes: map[string]store.Check{"a": v("down"), "b": v("down")},
 			outage: true, required: 2, voting: 2, wantFailing: []string{"a", "b"}, wantAbstaining: []string{"c"}},
-		{name: "online regions yet to report count during the warm-up", m: mon("a", "b", "c"), votes: map[string]verdict{"a": v("down")}, online: []string{"a", "b"},
+		{name: "online regions yet to report count during the warm-up", m: mon("a", "b", "c"), votes: map[string]store.Check{"a": v("down")}, online: []string{"a", "b"},
 			required: 2, voting: 1, wantFailing: []string{"a"}, wantAbstaining: []string{"b", "c"}},
-		{name: "regions without an agent are not waited for", m: mon("a", "b", "c"), votes: map[string]verdict{"a": v("down")}, online: []string{"a"},
+		{name: "regions without an agent are not waited for", m: mon("a", "b", "c"), votes: map[string]store.Check{"a": v("down")}, online: []string{"a"},
 			outage: true, required: 1, voting: 1, wantFailing: []string{"a"}, wantAbstaining: []string{"b", "c"}},
-		{name: "a region silent after the warm-up cannot hold back an outage", online: []string{"a", "b", "c"}, m: mon("a", "b", "c"), votes: map[string]verdict{"a": v("down"), "b": {Status: "up", CheckedAt: now.Add(-time.Hour)}},
+		{name: "a region silent after the warm-up cannot hold back an outage", online: []string{"a", "b", "c"}, m: mon("a", "b", "c"), votes: map[string]store.Check{"a": v("down"), "b": {Status: "up", CheckedAt: now.Add(-time.Hour)}},
 			outage: true, required: 1, voting: 1, wantFailing: []string{"a"}, wantAbstaining: []string{"b", "c"}},
-		{name: "an online region that never reported is not waited for after the warm-up", m: mon("a", "b", "c"), votes: map[string]verdict{"a": v("down")},
+		{name: "an online region that never reported is not waited for after the warm-up", m: mon("a", "b", "c"), votes: map[string]store.Check{"a": v("down")},
 			online: []string{"a", "b"}, since: now.Add(-time.Hour),
 			outage: true, required: 1, voting: 1, wantFailing: []string{"a"}, wantAbstaining: []string{"b", "c"}},
-		{name: "a fresh verdict does not prolong the warm-up", m: mon("a", "b"), votes: map[string]verdict{"a": v("down")},
+		{name: "a fresh verdict does not prolong the warm-up", m: mon("a", "b"), votes: map[string]store.Check{"a": v("down")},
 			online: []string{"a", "b"}, since: now.Add(-10 * time.Minute),
 			outage: true, required: 1, voting: 1, wantFailing: []string{"a"}, wantAbstaining: []string{"b"}},
-		{name: "during the warm-up an online silent region is waited for", m: mon("a", "b"), votes: map[string]verdict{"a": v("down")},
+		{name: "during the warm-up an online silent region is waited for", m: mon("a", "b"), votes: map[string]store.Check{"a": v("down")},
 			online: []string{"a", "b"}, since: now.Add(-2 * time.Minute),
 			required: 2, voting: 1, wantFailing: []string{"a"}, wantAbstaining: []string{"b"}},
 		{name: "after every region fell silent, an online region is waited for again", m: mon("a", "b"),
-			votes:  map[string]verdict{"a": v("down"), "b": {Status: "up", CheckedAt: now.Add(-10 * time.Minute)}},
+			votes:  map[string]store.Check{"a": v("down"), "b": {Status: "up", CheckedAt: now.Add(-10 * time.Minute)}},
 			online: []string{"a", "b"}, since: fresh,
 			required: 2, voting: 1, wantFailing: []string{"a"}, wantAbstaining: []string{"b"}},
-		{name: "one of two voters failing is no majority", m: mon("a", "b", "c"), votes: map[string]verdict{"a": v("down"), "b": v("up")},
+		{name: "one of two voters failing is no majority", m: mon("a", "b", "c"), votes: map[string]store.Check{"a": v("down"), "b": v("up")},
 			recovered: true, required: 2, voting: 2, wantFailing: []string{"a"}, wantAbstaining: []string{"c"}},
-		{name: "all abstain keeps state", m: mon("a", "b"), votes: map[string]verdict{"a": v("unknown")},
+		{name: "all abstain keeps state", m: mon("a", "b"), votes: map[string]store.Check{"a": v("unknown")},
 			required: 1, voting: 0, wantAbstaining: []string{"a", "b"}},
-		{name: "lenient rule", m: lenient, votes: map[string]verdict{"a": v("down"), "b": v("up"), "c": v("up"), "d": v("up")},
+		{name: "lenient rule", m: lenient, votes: map[string]store.Check{"a": v("down"), "b": v("up"), "c": v("up"), "d": v("up")},
 			outage: true, required: 1, voting: 4, wantFailing: []string{"a"}},
 		{name: "only an ISP fails", m: mon("dc1", "dc2", "isp1"), isp: map[string]string{"isp1": "Comcast"},
-			votes:     map[string]verdict{"dc1": v("up"), "dc2": v("up"), "isp1": v("down")},
+			votes:     map[string]store.Check{"dc1": v("up"), "dc2": v("up"), "isp1": v("down")},
 			recovered: true, lastMile: true, required: 2, voting: 3, wantFailing: []string{"isp1"}},
 		{name: "ISP and data centre fail", m: mon("dc1", "isp1", "isp2"), isp: map[string]string{"isp1": "A", "isp2": "B"},
-			votes:  map[string]verdict{"dc1": v("down"), "isp1": v("down"), "isp2": v("down")},
+			votes:  map[string]store.Check{"dc1": v("down"), "isp1": v("down"), "isp2": v("down")},
 			outage: true, required: 2, voting: 3, wantFailing: []string{"dc1", "isp1", "isp2"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -21,7 +21,7 @@ func TestConfigRoundTrip(t *testing.T) {
 		wantJSON string
 	}{
 		{"http", monv1.MonitorSpec{Type: monv1.MonitorAPI, HTTP: &monv1.HTTPConfig{Method: "POST", TimeoutMs: 5000,
-			Headers: []monv1.HTTPHeader{{Name: "A", Value: ptr("b")}, {Name: "T", ValueFrom: &monv1.SecretKeySelector{Name: "s", Key: "k"}}},
+			Headers:             []monv1.HTTPHeader{{Name: "A", Value: ptr("b")}, {Name: "T", ValueFrom: &monv1.SecretKeySelector{Name: "s", Key: "k"}}},
 			ExpectedStatusCodes: []int32{200}, MaxRedirects: ptr[int32](0), MaxResponseBytes: ptr[int32](100),
 			Assertions: []monv1.Assertion{{Source: "status_code", Operator: "equals", Target: "200"}}}},
 			`{"timeout":5000,"method":"POST","headers":{"A":"b","T":{"secret_ref":{"name":"s","key":"k"}}},"expected_status_codes":[200],"max_redirects":0,"max_response_bytes":100,"assertions":[{"source":"status_code","operator":"equals","target":"200"}]}`},

@@ -1,4 +1,4 @@
-package engine
+package assign
 
 import (
 	"context"
@@ -31,7 +31,7 @@ func TestSecretCacheResolvesAssignmentsCheaply(t *testing.T) {
 		Data: map[string][]byte{"token": []byte("Bearer one")}}
 	api := &countingReader{Client: fake.NewClientBuilder().WithObjects(sec).Build()}
 	now := time.Date(2026, 11, 26, 8, 0, 0, 0, time.UTC)
-	cache := newSecretCache(api, credentialsTTL, func() time.Time { return now })
+	cache := NewSecretCache(api, CredentialsTTL, func() time.Time { return now })
 
 	m := &monv1.Monitor{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "api", UID: "u1"}}
 	m.Spec.Type, m.Spec.URL = monv1.MonitorHTTP, "https://api.example.com/"
@@ -57,7 +57,7 @@ func TestSecretCacheResolvesAssignmentsCheaply(t *testing.T) {
 	if err := api.Update(ctx, sec); err != nil {
 		t.Fatal(err)
 	}
-	now = now.Add(credentialsTTL)
+	now = now.Add(CredentialsTTL)
 	a, err := ToAssignment(ctx, cache, m)
 	if err != nil || a.Config.Headers["Authorization"].Value != "Bearer two" {
 		t.Fatalf("after the TTL: %v %v", a.Config.Headers, err)

@@ -1,4 +1,4 @@
-package engine
+package assign
 
 import (
 	"context"
@@ -9,9 +9,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// credentialsTTL is how long a Secret read for an assignment is reused: a
+// CredentialsTTL is how long a Secret read for an assignment is reused: a
 // rotated credential reaches the agents within it.
-const credentialsTTL = 30 * time.Second
+const CredentialsTTL = 30 * time.Second
 
 // secretCache is the narrow Secret reader of assignments: it reads through
 // to the API server (the manager's cache holds only API key Secrets, so
@@ -37,7 +37,9 @@ type cachedSecret struct {
 // maxCachedSecrets bounds the cache; it starts over when full.
 const maxCachedSecrets = 10_000
 
-func newSecretCache(r SecretReader, ttl time.Duration, now func() time.Time) *secretCache {
+// NewSecretCache returns a SecretReader over r that keeps found Secrets for
+// ttl, by the clock now.
+func NewSecretCache(r SecretReader, ttl time.Duration, now func() time.Time) SecretReader {
 	return &secretCache{reader: r, ttl: ttl, now: now, entries: map[client.ObjectKey]cachedSecret{}}
 }
 

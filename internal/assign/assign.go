@@ -1,11 +1,13 @@
-package engine
+package assign
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -80,9 +82,35 @@ func secretValue(ctx context.Context, secrets SecretReader, ns string, ref *monv
 	return string(v), nil
 }
 
-// revision is a stable digest of an assignment list.
-func revision(list []probeapi.Assignment) string {
+// Revision is a stable digest of an assignment list: agents long-poll until
+// it changes.
+func Revision(list []probeapi.Assignment) string {
 	raw, _ := json.Marshal(list)
-	sum := sum256(raw)
+	sum := sha256.Sum256(raw)
 	return hex.EncodeToString(sum[:12])
+}
+
+// ForRegion lists the assignments of region among monitors: every active,
+// non-cron monitor whose regions include it, sorted by id. Monitors whose
+// Secrets cannot be read are left out until they can; skipped reports each
+// with the reason.
+func ForRegion(ctx context.Context, secrets SecretReader, monitors []monv1.Monitor, region string, skipped func(m *monv1.Monitor, err error)) []probeapi.Assignment {
+	out := []probeapi.Assignment{}
+	for i := range monitors {
+		m := &monitors[i]
+		if m.Spec.Paused || m.Spec.Type == monv1.MonitorCron || !m.DeletionTimestamp.IsZero() ||
+			!slices.Contains(monitor.Regions(m), region) {
+			continue
+		}
+		a, err := ToAssignment(ctx, secrets, m)
+		if err != nil {
+			if skipped != nil {
+				skipped(m, err)
+			}
+			continue
+		}
+		out = append(out, a)
+	}
+	slices.SortFunc(out, func(a, b probeapi.Assignment) int { return strings.Compare(a.ID, b.ID) })
+	return out
 }
