@@ -29,6 +29,7 @@ var layered = []string{
 	"internal/probeapi",
 	"probes",
 	"internal/assign",
+	"internal/probeserver",
 	"internal/engine",
 	"internal/mcpserver",
 	"internal/statuspage",

@@ -29,6 +29,7 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/engine"
 	"github.com/uptime-operator/uptime-operator/internal/localcp"
 	"github.com/uptime-operator/uptime-operator/internal/manager"
+	"github.com/uptime-operator/uptime-operator/internal/probeserver"
 	"github.com/uptime-operator/uptime-operator/internal/trust"
 	"github.com/uptime-operator/uptime-operator/probes"
 )
@@ -282,7 +283,7 @@ const devNamespace = "uptime-operator-system"
 func localRegion(ctx context.Context, c client.Client, dir string) (string, error) {
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "uptime-probe-local", Namespace: devNamespace}}
 	if err := c.Get(ctx, client.ObjectKeyFromObject(secret), secret); apierrors.IsNotFound(err) {
-		secret.Data = map[string][]byte{engine.RegionTokenKey: []byte(engine.NewHeartbeatToken() + engine.NewHeartbeatToken())}
+		secret.Data = map[string][]byte{probeserver.RegionTokenKey: []byte(engine.NewHeartbeatToken() + engine.NewHeartbeatToken())}
 		if err := c.Create(ctx, secret); err != nil {
 			return "", fmt.Errorf("create region token: %w", err)
 		}
@@ -290,7 +291,7 @@ func localRegion(ctx context.Context, c client.Client, dir string) (string, erro
 		return "", fmt.Errorf("read region token: %w", err)
 	}
 	tokenFile := filepath.Join(dir, "probe-token")
-	if err := os.WriteFile(tokenFile, secret.Data[engine.RegionTokenKey], 0o600); err != nil {
+	if err := os.WriteFile(tokenFile, secret.Data[probeserver.RegionTokenKey], 0o600); err != nil {
 		return "", err
 	}
 	region := &monv1.ProbeRegion{}
@@ -300,7 +301,7 @@ func localRegion(ctx context.Context, c client.Client, dir string) (string, erro
 		Placement: monv1.ProbePlacement{
 			Mode:           monv1.PlacementLocal,
 			Namespace:      devNamespace,
-			TokenSecretRef: &monv1.SecretKeySelector{Name: secret.Name, Key: engine.RegionTokenKey},
+			TokenSecretRef: &monv1.SecretKeySelector{Name: secret.Name, Key: probeserver.RegionTokenKey},
 		},
 	}
 	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {

@@ -127,18 +127,18 @@ func (e *Engine) RunCheck(ctx context.Context, m *monv1.Monitor, region string, 
 	if region == "" {
 		// Prefer a region of the monitor whose agents are online.
 		for _, code := range monitorRegions(m) {
-			if n, _ := e.AgentsOnline(code, agentOnlineWindow); n > 0 {
+			if n, _ := e.agentsOnline(code); n > 0 {
 				region = code
 				break
 			}
 		}
 	}
 	if region != "" {
-		if n, _ := e.AgentsOnline(region, agentOnlineWindow); n > 0 {
+		if n, _ := e.agentsOnline(region); n > 0 {
 			// The check runs from the region's own vantage point.
 			wait, cancel := context.WithTimeout(ctx, probeapi.EffectiveTimeout(&a)+15*time.Second)
 			defer cancel()
-			return e.runOnAgent(wait, region, a, save && m.UID != "")
+			return e.opts.Agents.RunOnAgent(wait, region, a, save && m.UID != "")
 		}
 	}
 	// No agent of the region is reachable: check from the manager itself,

@@ -29,9 +29,9 @@ type sharedContacts struct {
 	readAt time.Time
 }
 
-// shareContact writes an agent's contact to the store, at most every
+// ShareContact writes an agent's contact to the store, at most every
 // contactShareEvery per agent, without delaying the agent's request.
-func (e *Engine) shareContact(region, agent string, at time.Time) {
+func (e *Engine) ShareContact(region, agent string, at time.Time) {
 	c := &e.contacts
 	key := region + "/" + agent
 	c.mu.Lock()

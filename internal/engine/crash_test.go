@@ -26,6 +26,7 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/engine"
 	"github.com/uptime-operator/uptime-operator/internal/localcp"
 	"github.com/uptime-operator/uptime-operator/internal/manager"
+	"github.com/uptime-operator/uptime-operator/internal/probeserver"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 	"github.com/uptime-operator/uptime-operator/internal/store/sqlite"
 	"github.com/uptime-operator/uptime-operator/probes"
@@ -137,10 +138,10 @@ func TestManagerKill(t *testing.T) {
 	for _, code := range []string{"r1", "r2", "r3"} {
 		token := engine.NewHeartbeatToken()
 		mustT(t, c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "tok-" + code, Namespace: crashRegionNS},
-			Data: map[string][]byte{engine.RegionTokenKey: []byte(token)}}))
+			Data: map[string][]byte{probeserver.RegionTokenKey: []byte(token)}}))
 		waitUntil(t, "region "+code, func() bool {
 			return c.Create(ctx, &monv1.ProbeRegion{ObjectMeta: metav1.ObjectMeta{Name: code}, Spec: monv1.ProbeRegionSpec{
-				Placement: monv1.ProbePlacement{Mode: monv1.PlacementRemote, TokenSecretRef: &monv1.SecretKeySelector{Name: "tok-" + code, Key: engine.RegionTokenKey}}}}) == nil
+				Placement: monv1.ProbePlacement{Mode: monv1.PlacementRemote, TokenSecretRef: &monv1.SecretKeySelector{Name: "tok-" + code, Key: probeserver.RegionTokenKey}}}}) == nil
 		})
 		tokenFile := filepath.Join(dir, code+".token")
 		mustT(t, os.WriteFile(tokenFile, []byte(token), 0o600))

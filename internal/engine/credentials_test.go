@@ -37,7 +37,7 @@ var _ = Describe("Credentials by reference", func() {
 		Expect(string(raw)).NotTo(ContainSubstring("dXNlcjpwYXNz"), "the Monitor holds a reference only")
 
 		Eventually(func(g Gomega) {
-			list, err := env.Manager.Engine.AssignmentList(ctx, "r1")
+			list, err := env.Manager.Probes.AssignmentList(ctx, "r1")
 			g.Expect(err).NotTo(HaveOccurred())
 			var found bool
 			for _, a := range list.Assignments {

@@ -7,8 +7,7 @@
 // evaluates cron heartbeats, and supplies the Monitor controller's live state
 // (monitor.LiveState).
 //
-// Assignments are built by package assign. The manager side of the probe API
-// (TokenReview and region-token authorization, the assignment long poll,
-// agent contact and ad-hoc checks, probeserver.go) still lives here: it
-// shares the ad-hoc queue with RunCheck and agent presence with the quorum.
+// Assignments are built by package assign and served to agents by package
+// probeserver, which hands their results to Ingest; the engine asks it which
+// agents are online (Agents) for the quorum and for RunCheck.
 package engine

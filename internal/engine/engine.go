@@ -67,6 +67,33 @@ type Options struct {
 	Export CheckExporter
 	// Recorder records Kubernetes Events on Monitors for incidents; may be nil.
 	Recorder record.EventRecorder
+	// Agents is the probe API server: agent presence for the quorum and
+	// ad-hoc checks on a region's agents. Nil means no agent is ever online
+	// (RunCheck then checks from the manager).
+	Agents Agents
+}
+
+// Agents is what the engine asks of the probe API server.
+type Agents interface {
+	// AgentsOnline counts the agents of region that called within window.
+	AgentsOnline(region string, window time.Duration) (int, time.Time)
+	// RunOnAgent runs one check on an agent of region and waits for it.
+	RunOnAgent(ctx context.Context, region string, a probeapi.Assignment, save bool) (probeapi.Result, error)
+}
+
+// AgentsOnline returns how many agents of region called this replica within
+// window, and the last contact (none without Agents).
+func (e *Engine) AgentsOnline(region string, window time.Duration) (int, time.Time) {
+	if e.opts.Agents == nil {
+		return 0, time.Time{}
+	}
+	return e.opts.Agents.AgentsOnline(region, window)
+}
+
+// agentsOnline counts region's agents seen by this replica recently enough
+// to take an ad-hoc check.
+func (e *Engine) agentsOnline(region string) (int, time.Time) {
+	return e.AgentsOnline(region, agentOnlineWindow)
 }
 
 // CheckExporter forwards stored checks (the OTLP telemetry export).
@@ -95,7 +122,6 @@ type Engine struct {
 
 	updates chan event.TypedGenericEvent[*monv1.Monitor]
 
-	probe    probeState
 	contacts sharedContacts
 
 	// credentials reads the Secrets that assignments resolve (a short-lived
@@ -149,7 +175,6 @@ func New(opts Options) *Engine {
 		opts:     opts,
 		monitors: map[string]*monitorState{},
 		updates:  make(chan event.TypedGenericEvent[*monv1.Monitor], 4096),
-		probe:    newProbeState(),
 	}
 	if opts.Secrets != nil {
 		e.credentials = assign.NewSecretCache(opts.Secrets, assign.CredentialsTTL, opts.Now)
@@ -184,11 +209,7 @@ func (e *Engine) Forget(uid string) {
 func (e *Engine) Ingest(ctx context.Context, results []probeapi.Result) (probeapi.ResultsResponse, error) {
 	monitors := map[string]*monv1.Monitor{}
 	checks := make([]store.Check, 0, len(results))
-	skip := e.claimAdHoc(results)
 	for _, r := range results {
-		if skip[r.ID] {
-			continue
-		}
 		m, ok := monitors[r.MonitorID]
 		if !ok {
 			var err error
@@ -218,7 +239,7 @@ func (e *Engine) Ingest(ctx context.Context, results []probeapi.Result) (probeap
 	}
 	if e.opts.TLS != nil {
 		for _, r := range results {
-			if r.TLS == nil || monitors[r.MonitorID] == nil || skip[r.ID] {
+			if r.TLS == nil || monitors[r.MonitorID] == nil {
 				continue
 			}
 			if err := e.opts.TLS.ObserveTLS(ctx, r.MonitorID, r.Region, r.CheckedAt.UTC(), *r.TLS); err != nil {
@@ -560,7 +581,7 @@ func (e *Engine) regionFacts(ctx context.Context) (RegionFacts, error) {
 		if r.Spec.ISP != "" {
 			facts.ISP[code] = r.Spec.ISP
 		}
-		if n, _ := e.AgentsOnline(code, agentOnlineWindow); n > 0 || r.Status.Online || shared[code] > 0 {
+		if n, _ := e.agentsOnline(code); n > 0 || r.Status.Online || shared[code] > 0 {
 			facts.Online[code] = true
 		}
 	}

@@ -21,6 +21,7 @@ import (
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/engine"
 	"github.com/uptime-operator/uptime-operator/internal/manager"
+	"github.com/uptime-operator/uptime-operator/internal/probeserver"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 	"github.com/uptime-operator/uptime-operator/internal/testenv"
 	"github.com/uptime-operator/uptime-operator/probes"
@@ -96,12 +97,12 @@ var _ = BeforeSuite(func() {
 		token := engine.NewHeartbeatToken()
 		Expect(k8s.Create(ctx, &corev1.Secret{
 			ObjectMeta: metav1.ObjectMeta{Name: "token-" + code, Namespace: managerNS},
-			Data:       map[string][]byte{engine.RegionTokenKey: []byte(token)},
+			Data:       map[string][]byte{probeserver.RegionTokenKey: []byte(token)},
 		})).To(Succeed())
 		Expect(k8s.Create(ctx, &monv1.ProbeRegion{
 			ObjectMeta: metav1.ObjectMeta{Name: code},
 			Spec: monv1.ProbeRegionSpec{Placement: monv1.ProbePlacement{
-				Mode: monv1.PlacementRemote, TokenSecretRef: &monv1.SecretKeySelector{Name: "token-" + code, Key: engine.RegionTokenKey},
+				Mode: monv1.PlacementRemote, TokenSecretRef: &monv1.SecretKeySelector{Name: "token-" + code, Key: probeserver.RegionTokenKey},
 			}},
 		})).To(Succeed())
 		tokenFile := filepath.Join(tmp, code+".token")

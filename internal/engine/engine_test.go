@@ -217,7 +217,7 @@ var _ = Describe("Ad-hoc checks", func() {
 		// Each run below goes to its region's agent only while one is online
 		// (else the manager runs it); wait for all three.
 		for _, r := range []string{"r1", "r2", "r3"} {
-			Eventually(func() int { n, _ := env.Manager.Engine.AgentsOnline(r, time.Minute); return n }, 10*time.Second).Should(BeNumerically(">", 0), r)
+			Eventually(func() int { n, _ := env.Manager.Probes.AgentsOnline(r, time.Minute); return n }, 10*time.Second).Should(BeNumerically(">", 0), r)
 		}
 		res, err := env.Manager.Engine.RunCheck(ctx, m, "r2", true)
 		Expect(err).NotTo(HaveOccurred())

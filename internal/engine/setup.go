@@ -22,8 +22,8 @@ const (
 	retentionEvery = time.Hour
 )
 
-// SetupWithManager registers the engine's cache indexes, wakes long polls on
-// configuration changes, and runs the heartbeat, sweep and retention loops
+// SetupWithManager registers the engine's cache indexes, forgets deleted
+// monitors, and runs the heartbeat, sweep and retention loops
 // (on the leader only, so HA replicas do not judge heartbeats twice).
 func (e *Engine) SetupWithManager(ctx context.Context, mgr ctrl.Manager, retention time.Duration) error {
 	idx := mgr.GetFieldIndexer()
@@ -40,31 +40,18 @@ func (e *Engine) SetupWithManager(ctx context.Context, mgr ctrl.Manager, retenti
 	}); err != nil {
 		return fmt.Errorf("index monitors by heartbeat token: %w", err)
 	}
-	for _, obj := range []client.Object{&monv1.Monitor{}, &monv1.ProbeRegion{}} {
-		inf, err := mgr.GetCache().GetInformer(ctx, obj)
-		if err != nil {
-			return fmt.Errorf("get informer: %w", err)
-		}
-		wake := func(any) { e.AssignmentsChanged() }
-		if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-			AddFunc: wake,
-			UpdateFunc: func(o, n any) {
-				if was, ok := o.(*monv1.Monitor); ok && was.Spec.Paused {
-					if now, ok := n.(*monv1.Monitor); ok && !now.Spec.Paused {
-						e.CheckOnResume(now)
-					}
-				}
-				e.AssignmentsChanged()
-			},
-			DeleteFunc: func(o any) {
-				if m, ok := o.(*monv1.Monitor); ok {
-					e.Forget(string(m.UID))
-				}
-				e.AssignmentsChanged()
-			},
-		}); err != nil {
-			return fmt.Errorf("watch for assignment changes: %w", err)
-		}
+	inf, err := mgr.GetCache().GetInformer(ctx, &monv1.Monitor{})
+	if err != nil {
+		return fmt.Errorf("get informer: %w", err)
+	}
+	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		DeleteFunc: func(o any) {
+			if m, ok := o.(*monv1.Monitor); ok {
+				e.Forget(string(m.UID))
+			}
+		},
+	}); err != nil {
+		return fmt.Errorf("watch monitor deletions: %w", err)
 	}
 	return mgr.Add(&housekeeping{e: e, retention: retention})
 }

@@ -96,7 +96,7 @@ func (c *splitCluster) contact() {
 	c.t.Helper()
 	now := c.clock()
 	for region, i := range c.route {
-		c.replicas[i].touchAgent(region, "agent-"+region)
+		c.replicas[i].ShareContact(region, "agent-"+region, now)
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {

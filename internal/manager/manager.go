@@ -49,6 +49,7 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/otelexport"
 	"github.com/uptime-operator/uptime-operator/internal/plans"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
+	"github.com/uptime-operator/uptime-operator/internal/probeserver"
 	"github.com/uptime-operator/uptime-operator/internal/recipients"
 	"github.com/uptime-operator/uptime-operator/internal/sitehealth"
 	"github.com/uptime-operator/uptime-operator/internal/statuspage"
@@ -157,6 +158,8 @@ type Manager struct {
 	Store store.Store
 	// Engine is the incident engine.
 	Engine *engine.Engine
+	// Probes is the manager side of the probe API.
+	Probes *probeserver.Server
 	// Alerts is the delivery worker.
 	Alerts *alerting.Worker
 	root   http.Handler
@@ -322,15 +325,31 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 			return nil, err
 		}
 	}
-	eng := engine.New(engine.Options{
+	// The probe API server and the engine know each other only through the
+	// callbacks and the interface wired here: the server hands results to
+	// the engine, the engine asks the server which agents are online.
+	var eng *engine.Engine
+	probes := probeserver.New(probeserver.Options{
+		Client: mgr.GetClient(), Secrets: mgr.GetAPIReader(), ManagerNamespace: opts.Namespace,
+		Ingest: func(ctx context.Context, results []probeapi.Result) (probeapi.ResultsResponse, error) {
+			return eng.Ingest(ctx, results)
+		},
+		Contact: func(region, agent string, at time.Time) { eng.ShareContact(region, agent, at) },
+		Log:     ctrl.Log.WithName("probeserver"),
+	})
+	eng = engine.New(engine.Options{
 		TLS: expiryChecker, Subscribers: notifier, Export: otel,
 		Recorder: mgr.GetEventRecorderFor("uptime-operator-engine"),
 		Alerts:   alerts,
 		Store:    st, Client: mgr.GetClient(), Secrets: mgr.GetAPIReader(),
 		AllowPrivateTargets: opts.AllowPrivateTargets, ManagerNamespace: opts.Namespace,
-		Log: ctrl.Log.WithName("engine"),
+		Log:    ctrl.Log.WithName("engine"),
+		Agents: probes,
 	})
 	if err := eng.SetupWithManager(ctx, mgr, opts.Retention); err != nil {
+		return nil, err
+	}
+	if err := probes.SetupWithManager(ctx, mgr); err != nil {
 		return nil, err
 	}
 	// The REST API finds objects by id (metadata.uid); the engine indexes
@@ -353,7 +372,7 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 		Client: mgr.GetClient(), Agents: agentsAnywhere{eng},
 		Probe: controllers.ProbeDeploymentOptions{
 			Namespace: opts.Namespace, Image: opts.ProbeImage, ServerURL: opts.ProbeServerURL,
-			ServiceAccount: engine.ProbeServiceAccount, AllowPrivate: opts.AllowPrivateTargets,
+			ServiceAccount: probeserver.ProbeServiceAccount, AllowPrivate: opts.AllowPrivateTargets,
 			TrustedCA: opts.ProbeTrustedCA,
 		},
 	}).SetupWithManager(mgr); err != nil {
@@ -386,7 +405,7 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 		return nil, err
 	}
 
-	m := &Manager{Manager: mgr, opts: opts, Store: st, Engine: eng, Alerts: worker, apiBound: make(chan struct{}), aggBound: make(chan struct{})}
+	m := &Manager{Manager: mgr, opts: opts, Store: st, Engine: eng, Probes: probes, Alerts: worker, apiBound: make(chan struct{}), aggBound: make(chan struct{})}
 	if err := (&controllers.StatusPageReconciler{Client: mgr.GetClient(), BaseURL: opts.PublicURL}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("set up status page controller: %w", err)
 	}
@@ -436,7 +455,7 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 		Recorder:            mgr.GetEventRecorderFor("uptime-operator-api"),
 	})
 	root := http.NewServeMux()
-	root.Handle("/probe/v1/", probeapi.NewHandler(eng.ProbeServer()))
+	root.Handle("/probe/v1/", probeapi.NewHandler(m.Probes))
 	root.Handle("/mcp", m.hostedMCP())
 	root.Handle("/", apiserver.Instrument(m.api.Handler()))
 	m.root = opts.ClientAddresses.Middleware(root)

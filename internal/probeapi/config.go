@@ -3,6 +3,7 @@ package probeapi
 import (
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -109,3 +110,19 @@ var configKeys = sync.OnceValue(func() map[string]map[string]bool {
 
 // KeyAllowed reports whether config key belongs to monitors of type typ.
 func KeyAllowed(typ, key string) bool { return configKeys()[typ][key] }
+
+// ConfigKeys lists every key of Config, sorted.
+func ConfigKeys() []string {
+	seen := map[string]bool{}
+	for _, keys := range configKeys() {
+		for k := range keys {
+			seen[k] = true
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for k := range seen {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}

@@ -26,6 +26,7 @@ import (
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/engine"
 	"github.com/uptime-operator/uptime-operator/internal/manager"
+	"github.com/uptime-operator/uptime-operator/internal/probeserver"
 	"github.com/uptime-operator/uptime-operator/probes"
 )
 
@@ -198,9 +199,9 @@ func TestPostgresRestartMidIngest(t *testing.T) {
 	for _, code := range regions {
 		token := engine.NewHeartbeatToken()
 		must(t, env.Client.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "tok-" + code, Namespace: ns},
-			Data: map[string][]byte{engine.RegionTokenKey: []byte(token)}}))
+			Data: map[string][]byte{probeserver.RegionTokenKey: []byte(token)}}))
 		must(t, env.Client.Create(ctx, &monv1.ProbeRegion{ObjectMeta: metav1.ObjectMeta{Name: code}, Spec: monv1.ProbeRegionSpec{
-			Placement: monv1.ProbePlacement{Mode: monv1.PlacementRemote, TokenSecretRef: &monv1.SecretKeySelector{Name: "tok-" + code, Key: engine.RegionTokenKey}}}}))
+			Placement: monv1.ProbePlacement{Mode: monv1.PlacementRemote, TokenSecretRef: &monv1.SecretKeySelector{Name: "tok-" + code, Key: probeserver.RegionTokenKey}}}}))
 		tokenFile := filepath.Join(t.TempDir(), code+".token")
 		must(t, os.WriteFile(tokenFile, []byte(token), 0o600))
 		agents.Add(1)

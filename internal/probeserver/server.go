@@ -1,4 +1,4 @@
-package engine
+package probeserver
 
 import (
 	"context"
@@ -11,8 +11,12 @@ import (
 
 	authv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/cache"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/go-logr/logr"
+	"github.com/google/uuid"
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/assign"
 	"github.com/uptime-operator/uptime-operator/internal/monitor"
@@ -26,9 +30,34 @@ const ProbeServiceAccount = "uptime-operator-probe"
 // RegionTokenKey is the data key of region token Secrets.
 const RegionTokenKey = "token"
 
-// probeState tracks assignment changes (for long polls), agent contact and
-// ad-hoc checks waiting for an agent.
-type probeState struct {
+// Options configure a Server.
+type Options struct {
+	// Client reads Monitors and ProbeRegions from the cache and creates
+	// TokenReviews.
+	Client client.Client
+	// Secrets reads region token Secrets directly.
+	Secrets assign.SecretReader
+	// ManagerNamespace holds region token Secrets by default and the probe
+	// ServiceAccount.
+	ManagerNamespace string
+	// Ingest stores and judges results (the engine).
+	Ingest func(ctx context.Context, results []probeapi.Result) (probeapi.ResultsResponse, error)
+	// Contact, when set, hears of every agent contact (the engine shares
+	// them with the other replicas through the store).
+	Contact func(region, agent string, at time.Time)
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+	// Log receives the server's logs.
+	Log logr.Logger
+}
+
+// Server is the manager side of the probe API. It tracks assignment changes
+// (for long polls), agent contact and ad-hoc checks waiting for an agent.
+type Server struct {
+	opts Options
+	// credentials reads the Secrets that assignments resolve.
+	credentials assign.SecretReader
+
 	mu      sync.Mutex
 	changed chan struct{}
 	// adhoc are one-off checks by request id.
@@ -37,44 +66,59 @@ type probeState struct {
 	contact map[string]map[string]time.Time
 }
 
-func newProbeState() probeState {
-	return probeState{changed: make(chan struct{}), contact: map[string]map[string]time.Time{}, adhoc: map[string]*adhocRequest{}}
+// New returns a probe API server.
+func New(opts Options) *Server {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Log.GetSink() == nil {
+		opts.Log = logr.Discard()
+	}
+	s := &Server{opts: opts, changed: make(chan struct{}), contact: map[string]map[string]time.Time{}, adhoc: map[string]*adhocRequest{}}
+	if opts.Secrets != nil {
+		s.credentials = assign.NewSecretCache(opts.Secrets, assign.CredentialsTTL, opts.Now)
+	}
+	return s
 }
+
+var _ probeapi.Server = (*Server)(nil)
 
 // AssignmentsChanged wakes every long poll so agents re-read their lists. The
 // manager calls it on any Monitor, ProbeRegion or Secret change.
-func (e *Engine) AssignmentsChanged() {
-	e.probe.mu.Lock()
-	close(e.probe.changed)
-	e.probe.changed = make(chan struct{})
-	e.probe.mu.Unlock()
+func (e *Server) AssignmentsChanged() {
+	e.mu.Lock()
+	close(e.changed)
+	e.changed = make(chan struct{})
+	e.mu.Unlock()
 }
 
-func (e *Engine) changedCh() <-chan struct{} {
-	e.probe.mu.Lock()
-	defer e.probe.mu.Unlock()
-	return e.probe.changed
+func (e *Server) changedCh() <-chan struct{} {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.changed
 }
 
-func (e *Engine) touchAgent(region, agent string) {
-	e.probe.mu.Lock()
-	defer e.probe.mu.Unlock()
-	if e.probe.contact[region] == nil {
-		e.probe.contact[region] = map[string]time.Time{}
+func (e *Server) touchAgent(region, agent string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.contact[region] == nil {
+		e.contact[region] = map[string]time.Time{}
 	}
 	now := e.opts.Now()
-	e.probe.contact[region][agent] = now
-	e.shareContact(region, agent, now)
+	e.contact[region][agent] = now
+	if e.opts.Contact != nil {
+		e.opts.Contact(region, agent, now)
+	}
 }
 
 // AgentsOnline returns how many agents of region called within window and
 // the last contact.
-func (e *Engine) AgentsOnline(region string, window time.Duration) (int, time.Time) {
-	e.probe.mu.Lock()
-	defer e.probe.mu.Unlock()
+func (e *Server) AgentsOnline(region string, window time.Duration) (int, time.Time) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
 	now := e.opts.Now()
 	n, last := 0, time.Time{}
-	for _, t := range e.probe.contact[region] {
+	for _, t := range e.contact[region] {
 		if now.Sub(t) <= window {
 			n++
 		}
@@ -85,19 +129,14 @@ func (e *Engine) AgentsOnline(region string, window time.Duration) (int, time.Ti
 	return n, last
 }
 
-// ProbeServer returns the manager side of the probe API.
-func (e *Engine) ProbeServer() probeapi.Server { return probeServer{e} }
-
-type probeServer struct{ e *Engine }
-
 // Authorize accepts the region's token Secret, or a token of the probe
 // ServiceAccount in the manager's namespace verified by TokenReview.
-func (p probeServer) Authorize(ctx context.Context, token, region string) error {
+func (p *Server) Authorize(ctx context.Context, token, region string) error {
 	if token == "" {
 		return probeapi.ErrUnauthorized
 	}
 	var regions monv1.ProbeRegionList
-	if err := p.e.opts.Client.List(ctx, &regions); err != nil {
+	if err := p.opts.Client.List(ctx, &regions); err != nil {
 		return fmt.Errorf("list probe regions: %w", err)
 	}
 	var pr *monv1.ProbeRegion
@@ -112,20 +151,20 @@ func (p probeServer) Authorize(ctx context.Context, token, region string) error 
 	if ref := pr.Spec.Placement.TokenSecretRef; ref != nil {
 		ns := pr.Spec.Placement.Namespace
 		if ns == "" {
-			ns = p.e.opts.ManagerNamespace
+			ns = p.opts.ManagerNamespace
 		}
 		var s corev1.Secret
-		if err := p.e.opts.Secrets.Get(ctx, client.ObjectKey{Namespace: ns, Name: ref.Name}, &s); err == nil {
+		if err := p.opts.Secrets.Get(ctx, client.ObjectKey{Namespace: ns, Name: ref.Name}, &s); err == nil {
 			if want := s.Data[ref.Key]; len(want) > 0 && subtle.ConstantTimeCompare(want, []byte(token)) == 1 {
 				return nil
 			}
 		}
 	}
 	tr := &authv1.TokenReview{Spec: authv1.TokenReviewSpec{Token: token}}
-	if err := p.e.opts.Client.Create(ctx, tr); err != nil {
+	if err := p.opts.Client.Create(ctx, tr); err != nil {
 		return fmt.Errorf("review token: %w", err)
 	}
-	want := "system:serviceaccount:" + p.e.opts.ManagerNamespace + ":" + ProbeServiceAccount
+	want := "system:serviceaccount:" + p.opts.ManagerNamespace + ":" + ProbeServiceAccount
 	if tr.Status.Authenticated && tr.Status.User.Username == want {
 		return nil
 	}
@@ -133,11 +172,11 @@ func (p probeServer) Authorize(ctx context.Context, token, region string) error 
 }
 
 // Assignments long-polls for the region's assignment list.
-func (p probeServer) Assignments(ctx context.Context, region, known string) (*probeapi.AssignmentList, error) {
-	p.e.touchAgent(region, agentFrom(ctx))
+func (p *Server) Assignments(ctx context.Context, region, known string) (*probeapi.AssignmentList, error) {
+	p.touchAgent(region, agentFrom(ctx))
 	for {
-		changed := p.e.changedCh()
-		list, err := p.e.AssignmentList(ctx, region)
+		changed := p.changedCh()
+		list, err := p.AssignmentList(ctx, region)
 		if err != nil {
 			return nil, err
 		}
@@ -155,7 +194,7 @@ func (p probeServer) Assignments(ctx context.Context, region, known string) (*pr
 // AssignmentList computes the assignments of a region: every active,
 // non-cron monitor whose effective regions include it. Monitors whose
 // Secrets cannot be read are left out until they can.
-func (e *Engine) AssignmentList(ctx context.Context, region string) (*probeapi.AssignmentList, error) {
+func (e *Server) AssignmentList(ctx context.Context, region string) (*probeapi.AssignmentList, error) {
 	var monitors monv1.MonitorList
 	if err := e.opts.Client.List(ctx, &monitors); err != nil {
 		return nil, fmt.Errorf("list monitors: %w", err)
@@ -165,13 +204,13 @@ func (e *Engine) AssignmentList(ctx context.Context, region string) (*probeapi.A
 		e.opts.Log.V(1).Info("monitor not assigned", "monitor", m.Name, "namespace", m.Namespace, "reason", err.Error())
 	})
 	list.Revision = assign.Revision(list.Assignments)
-	e.probe.mu.Lock()
-	for _, req := range e.probe.adhoc {
+	e.mu.Lock()
+	for _, req := range e.adhoc {
 		if req.region == region {
 			list.AdHoc = append(list.AdHoc, req.check)
 		}
 	}
-	e.probe.mu.Unlock()
+	e.mu.Unlock()
 	if len(list.AdHoc) > 0 {
 		slices.SortFunc(list.AdHoc, func(a, b probeapi.AdHocCheck) int { return strings.Compare(a.RequestID, b.RequestID) })
 		ids := make([]string, len(list.AdHoc))
@@ -191,18 +230,18 @@ type adhocRequest struct {
 	done   chan probeapi.Result
 }
 
-// runOnAgent queues a one-off check for region's agents and waits for the
+// RunOnAgent queues a one-off check for region's agents and waits for the
 // result (or ctx). The agent runs it from its own vantage point.
-func (e *Engine) runOnAgent(ctx context.Context, region string, a probeapi.Assignment, save bool) (probeapi.Result, error) {
+func (e *Server) RunOnAgent(ctx context.Context, region string, a probeapi.Assignment, save bool) (probeapi.Result, error) {
 	req := &adhocRequest{region: region, save: save, done: make(chan probeapi.Result, 1),
-		check: probeapi.AdHocCheck{RequestID: newID(), Assignment: a}}
-	e.probe.mu.Lock()
-	e.probe.adhoc[req.check.RequestID] = req
-	e.probe.mu.Unlock()
+		check: probeapi.AdHocCheck{RequestID: uuid.NewString(), Assignment: a}}
+	e.mu.Lock()
+	e.adhoc[req.check.RequestID] = req
+	e.mu.Unlock()
 	defer func() {
-		e.probe.mu.Lock()
-		delete(e.probe.adhoc, req.check.RequestID)
-		e.probe.mu.Unlock()
+		e.mu.Lock()
+		delete(e.adhoc, req.check.RequestID)
+		e.mu.Unlock()
 	}()
 	e.AssignmentsChanged()
 	select {
@@ -220,7 +259,7 @@ func (e *Engine) runOnAgent(ctx context.Context, region string, a probeapi.Assig
 // spec go from paused to active, so every way of resuming (REST, bulk, MCP,
 // kubectl) gets it. A check no agent picks up within the monitor's interval
 // is dropped: by then the scheduled check has run.
-func (e *Engine) CheckOnResume(m *monv1.Monitor) {
+func (e *Server) CheckOnResume(m *monv1.Monitor) {
 	if m.Spec.Paused || m.Spec.Type == monv1.MonitorCron || !m.DeletionTimestamp.IsZero() {
 		return
 	}
@@ -232,24 +271,24 @@ func (e *Engine) CheckOnResume(m *monv1.Monitor) {
 			return
 		}
 		ttl := time.Duration(a.IntervalSeconds) * time.Second
-		for _, region := range monitorRegions(m) {
+		for _, region := range monitor.Regions(m) {
 			go func() {
 				ctx, cancel := context.WithTimeout(context.Background(), ttl)
 				defer cancel()
-				_, _ = e.runOnAgent(ctx, region, a, true)
+				_, _ = e.RunOnAgent(ctx, region, a, true)
 			}()
 		}
 	}()
 }
 
-// claimAdHoc hands results of one-off checks to their waiters and reports
+// ClaimAdHoc hands results of one-off checks to their waiters and reports
 // which of them must not be stored.
-func (e *Engine) claimAdHoc(results []probeapi.Result) map[string]bool {
-	e.probe.mu.Lock()
-	defer e.probe.mu.Unlock()
+func (e *Server) ClaimAdHoc(results []probeapi.Result) map[string]bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
 	var skip map[string]bool
 	for _, r := range results {
-		req, ok := e.probe.adhoc[r.ID]
+		req, ok := e.adhoc[r.ID]
 		if !ok {
 			continue
 		}
@@ -257,7 +296,7 @@ func (e *Engine) claimAdHoc(results []probeapi.Result) map[string]bool {
 		case req.done <- r:
 		default:
 		}
-		delete(e.probe.adhoc, r.ID)
+		delete(e.adhoc, r.ID)
 		if !req.save {
 			if skip == nil {
 				skip = map[string]bool{}
@@ -269,14 +308,23 @@ func (e *Engine) claimAdHoc(results []probeapi.Result) map[string]bool {
 }
 
 // IngestResults stores and evaluates a batch from an agent.
-func (p probeServer) IngestResults(ctx context.Context, batch *probeapi.ResultBatch) (probeapi.ResultsResponse, error) {
-	p.e.touchAgent(batch.Region, batch.AgentID)
+func (p *Server) IngestResults(ctx context.Context, batch *probeapi.ResultBatch) (probeapi.ResultsResponse, error) {
+	p.touchAgent(batch.Region, batch.AgentID)
 	for i := range batch.Results {
 		if batch.Results[i].Region == "" {
 			batch.Results[i].Region = batch.Region
 		}
 	}
-	return p.e.Ingest(ctx, batch.Results)
+	if skip := p.ClaimAdHoc(batch.Results); len(skip) > 0 {
+		kept := make([]probeapi.Result, 0, len(batch.Results))
+		for _, r := range batch.Results {
+			if !skip[r.ID] {
+				kept = append(kept, r)
+			}
+		}
+		batch.Results = kept
+	}
+	return p.opts.Ingest(ctx, batch.Results)
 }
 
 // agentFrom is the agent id of a long poll (probeapi.WithAgent), "agent"
@@ -286,4 +334,32 @@ func agentFrom(ctx context.Context) string {
 		return a
 	}
 	return "agent"
+}
+
+// SetupWithManager wakes long polls whenever a Monitor or ProbeRegion
+// changes, and checks a monitor at once when its spec goes from paused to
+// active.
+func (e *Server) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
+	for _, obj := range []client.Object{&monv1.Monitor{}, &monv1.ProbeRegion{}} {
+		inf, err := mgr.GetCache().GetInformer(ctx, obj)
+		if err != nil {
+			return fmt.Errorf("get informer: %w", err)
+		}
+		wake := func(any) { e.AssignmentsChanged() }
+		if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc: wake,
+			UpdateFunc: func(o, n any) {
+				if was, ok := o.(*monv1.Monitor); ok && was.Spec.Paused {
+					if now, ok := n.(*monv1.Monitor); ok && !now.Spec.Paused {
+						e.CheckOnResume(now)
+					}
+				}
+				e.AssignmentsChanged()
+			},
+			DeleteFunc: wake,
+		}); err != nil {
+			return fmt.Errorf("watch for assignment changes: %w", err)
+		}
+	}
+	return nil
 }
