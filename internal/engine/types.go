@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/uptime-operator/uptime-operator/internal/restapi"
-
 )
 
 // ErrUnknownToken is returned for a heartbeat token no monitor owns.
