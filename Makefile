@@ -108,6 +108,13 @@ BENCH_PEERS_FLAGS ?=
 bench-peers: ## Measure the probe agent beside blackbox_exporter and Gatus (sources in PEERS_DIR) on 127.0.0.1.
 	PEERS_DIR=$(PEERS_DIR) go run ./hack/bench-peers $(BENCH_PEERS_FLAGS)
 
+BENCH_SCALE_FLAGS ?=
+.PHONY: bench-scale
+bench-scale: envtest ## Measure 100,000 HTTP Monitors (real CRs, manager, one agent) with SQLite, then PostgreSQL (BENCH_SCALE_FLAGS="-n 2000" for a short run).
+	@eval "$$(hack/postgres.sh | tail -n 1)"; \
+		export KUBEBUILDER_ASSETS="$$(hack/envtest-binaries.sh)"; \
+		go run ./hack/bench-scale $(BENCH_SCALE_FLAGS)
+
 ##@ Build
 
 .PHONY: build

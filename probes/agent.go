@@ -118,6 +118,7 @@ func NewAgent(opts AgentOptions) (*Agent, error) {
 		func() float64 { return float64(a.Scheduler.InFlight()) },
 		func() float64 { return float64(a.Buffer.Len()) },
 		func() float64 { return float64(a.Buffer.Dropped()) },
+		func() float64 { return float64(a.Scheduler.Len()) },
 	)
 	a.Scheduler.ObserveLag = func(d time.Duration) { a.metrics.lag.Observe(d.Seconds()) }
 	a.Scheduler.OnSkip = func(*probeapi.Assignment) { a.metrics.skipped.Inc() }

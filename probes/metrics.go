@@ -13,7 +13,7 @@ type metrics struct {
 	pushes   *prometheus.CounterVec
 }
 
-func newMetrics(inFlight, buffered, dropped func() float64) *metrics {
+func newMetrics(inFlight, buffered, dropped, scheduled func() float64) *metrics {
 	m := &metrics{
 		registry: prometheus.NewRegistry(),
 		checks: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -32,6 +32,7 @@ func newMetrics(inFlight, buffered, dropped func() float64) *metrics {
 	}
 	m.registry.MustRegister(m.checks, m.lag, m.skipped, m.pushes,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "uptime_probe", Name: "in_flight", Help: "Checks running now."}, inFlight),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "uptime_probe", Name: "scheduled_monitors", Help: "Monitors in the schedule (the assignments received that this agent can run)."}, scheduled),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "uptime_probe", Name: "buffered_results", Help: "Results waiting for delivery to the manager."}, buffered),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Namespace: "uptime_probe", Name: "dropped_results_total", Help: "Results discarded because the buffer was full."}, dropped),
 		prometheus.NewGoCollector(),

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -22,11 +23,16 @@ var _ admission.Defaulter[*monv1.Monitor] = MonitorWebhook{}
 var _ admission.Validator[*monv1.Monitor] = MonitorWebhook{}
 
 // Default fills in the name, interval and type defaults, normalises tags and
-// clamps the ping packet count.
+// clamps the ping packet count. Only the default interval depends on the
+// plan, so the plan is read only when it is needed: every write of a Monitor
+// passes here, the controller's finalizer update too.
 func (w MonitorWebhook) Default(ctx context.Context, m *monv1.Monitor) error {
-	plan, err := w.Plans.ForNamespace(ctx, m.Namespace)
-	if err != nil {
-		return err
+	var plan *monv1.Plan
+	if m.Spec.IntervalSeconds == 0 {
+		var err error
+		if plan, err = w.Plans.ForNamespace(ctx, m.Namespace); err != nil {
+			return err
+		}
 	}
 	monitor.DefaultMonitor(m, plan)
 	return nil
@@ -37,9 +43,13 @@ func (w MonitorWebhook) ValidateCreate(ctx context.Context, m *monv1.Monitor) (a
 	return nil, w.validate(ctx, nil, m)
 }
 
-// ValidateUpdate checks a changed Monitor; its type cannot change.
+// ValidateUpdate checks a changed Monitor; its type cannot change. An
+// update that leaves the spec as it was (finalizers, labels, annotations)
+// is not checked again: the spec was checked when it was written, and a
+// rule that changed since (a region removed, a lower plan limit) must not
+// block the controller's finalizer or a label edit.
 func (w MonitorWebhook) ValidateUpdate(ctx context.Context, old, m *monv1.Monitor) (admission.Warnings, error) {
-	if !m.DeletionTimestamp.IsZero() {
+	if !m.DeletionTimestamp.IsZero() || equality.Semantic.DeepEqual(old.Spec, m.Spec) {
 		return nil, nil
 	}
 	return nil, w.validate(ctx, old, m)

@@ -183,6 +183,34 @@ var _ = Describe("Monitor admission", func() {
 		Expect(err.Error()).To(ContainSubstring("plan limit reached: 2 of 2 monitors (ENTITLEMENT_LIMIT_REACHED)"))
 	})
 
+	It("lets a metadata-only update through when the spec would no longer pass, and checks a spec change", func() {
+		region := &monv1.ProbeRegion{ObjectMeta: metav1.ObjectMeta{Name: "gone-1"}}
+		Expect(k8s.Create(ctx, region)).To(Succeed())
+		m := &monv1.Monitor{
+			ObjectMeta: metav1.ObjectMeta{Name: "orphaned-region", Namespace: "team"},
+			Spec:       monv1.MonitorSpec{URL: "https://example.com/", Regions: []string{"gone-1"}},
+		}
+		Expect(k8s.Create(ctx, m)).To(Succeed())
+		Expect(k8s.Delete(ctx, region)).To(Succeed())
+		Eventually(func(g Gomega) {
+			var fresh monv1.Monitor
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(m), &fresh)).To(Succeed())
+			fresh.Spec.IntervalSeconds++
+			err := k8s.Update(ctx, &fresh)
+			g.Expect(err).To(HaveOccurred())
+			g.Expect(err.Error()).To(ContainSubstring("spec.regions[0]: Unsupported value"))
+		}).Should(Succeed())
+		Eventually(func(g Gomega) {
+			var fresh monv1.Monitor
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(m), &fresh)).To(Succeed())
+			fresh.Labels = map[string]string{"team": "web"}
+			fresh.Finalizers = append(fresh.Finalizers, "example.com/hold")
+			g.Expect(k8s.Update(ctx, &fresh)).To(Succeed())
+			fresh.Finalizers = nil
+			g.Expect(k8s.Update(ctx, &fresh)).To(Succeed())
+		}).Should(Succeed())
+	})
+
 	It("accepts references that exist", func() {
 		Expect(create("team", "kind: MonitorGroup\nmetadata: {name: web}\nspec: {name: Web}")).To(Succeed())
 		Expect(create("team", "kind: AlertChannel\nmetadata: {name: hook}\nspec: {type: webhook, webhookURLFrom: {name: s, key: url}}")).To(Succeed())

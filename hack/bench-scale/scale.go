@@ -1,0 +1,669 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"text/tabwriter"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+)
+
+// result is what one backend's run measured.
+type result struct {
+	backend, machine string
+	n, interval      int
+	loadStart        string
+	loadEnd          string
+
+	createTook   time.Duration
+	createErrors int
+	reconciled   time.Duration // from the first create until all are Ready
+	scheduled    time.Duration // from the first create until the agent has all
+	coldStart    time.Duration // from the restart until the agent has all again
+	coldRecon    time.Duration // from the restart until the monitor work queue drained
+
+	steady                 time.Duration
+	managerCPU, agentCPU   float64 // cores
+	managerRSS, agentRSS   int64
+	checksPerSec           float64
+	ingestLagP99           string
+	scheduleLagP99         string
+	writes                 map[string]float64 // per second, by "VERB resource/subresource"
+	statusWrites           float64
+	restListP50, restList  time.Duration // p50 and p99 of GET /monitors
+	restListN              int
+	restListBytes          int
+	restGetRate            float64
+	restGetP99             time.Duration
+	restGetErr             int
+	detect                 []time.Duration
+	detectMissing          int
+	managerRSSAfterCreated int64
+}
+
+// runBackend runs every phase against one store backend.
+func runBackend(ctx context.Context, o options, bin, dir, backend string) (*result, error) {
+	r := &result{backend: backend, machine: machine(), n: o.n, interval: o.interval, loadStart: loadAvg()}
+	store := ""
+	switch backend {
+	case "sqlite":
+		store = filepath.Join(dir, "uptime.db")
+	case "postgres":
+		dsn := os.Getenv("UPTIME_TEST_POSTGRES_DSN")
+		if dsn == "" {
+			return nil, errors.New(`UPTIME_TEST_POSTGRES_DSN is not set (eval "$(hack/postgres.sh | tail -n1)")`)
+		}
+		schema := fmt.Sprintf("bench_scale_%d", time.Now().Unix())
+		drop, err := createSchema(ctx, dsn, schema)
+		if err != nil {
+			return nil, err
+		}
+		if !o.keep {
+			defer drop()
+		}
+		sep := "?"
+		if strings.Contains(dsn, "?") {
+			sep = "&"
+		}
+		store = dsn + sep + "search_path=" + schema
+		r.backend = "postgres (schema " + schema + ")"
+	default:
+		return nil, fmt.Errorf("unknown backend %q (sqlite or postgres)", backend)
+	}
+
+	targets, err := startTargets(o.n, 4)
+	if err != nil {
+		return nil, err
+	}
+	defer targets.close()
+	// 256 keys: the per-key limit is 1,200 requests a minute.
+	cl, err := startCluster(ctx, bin, dir, store, 256)
+	if err != nil {
+		return nil, err
+	}
+	defer cl.stop()
+	w := newWatcher(cl.cfg)
+	go w.run(ctx)
+
+	// Create every Monitor, as fast as the apiserver and the webhooks take them.
+	say("creating %d Monitors with %d concurrent creates", o.n, o.creators)
+	start := time.Now()
+	r.createErrors, err = createMonitors(ctx, cl, targets, o)
+	if err != nil {
+		return nil, err
+	}
+	r.createTook = time.Since(start)
+	say("created in %s", r.createTook.Round(time.Second))
+
+	var reconciledAt, scheduledAt time.Time
+	err = wait.PollUntilContextTimeout(ctx, time.Second, o.reconcileTO, true, func(context.Context) (bool, error) {
+		if cl.manager.exited() || cl.agent.exited() {
+			return false, fmt.Errorf("a process exited; see %s", cl.dir)
+		}
+		ready := w.ready()
+		sched, _ := scrapeGauge(cl.agentMetrics, "uptime_probe_scheduled_monitors")
+		now := time.Now()
+		if reconciledAt.IsZero() && ready >= o.n {
+			reconciledAt = now
+		}
+		if scheduledAt.IsZero() && int(sched) >= o.n {
+			scheduledAt = now
+		}
+		if now.Second()%10 == 0 {
+			say("%s since the first create: %d reconciled, %d scheduled", now.Sub(start).Round(time.Second), ready, int(sched))
+		}
+		return !reconciledAt.IsZero() && !scheduledAt.IsZero(), nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("waiting for reconciliation and scheduling: %w (%d reconciled)", err, w.ready())
+	}
+	r.reconciled, r.scheduled = reconciledAt.Sub(start), scheduledAt.Sub(start)
+	if u, err := cl.manager.usage(); err == nil {
+		r.managerRSSAfterCreated = u.rss
+	}
+	say("all reconciled after %s, all scheduled after %s", r.reconciled.Round(time.Second), r.scheduled.Round(time.Second))
+
+	// One interval so that every monitor has been checked and its first
+	// status written, then the steady window.
+	say("waiting one interval (%d s) before the steady window", o.interval)
+	if err := sleepCtx(ctx, time.Duration(o.interval)*time.Second); err != nil {
+		return nil, err
+	}
+	if err := steadyWindow(ctx, cl, r, o.steady); err != nil {
+		return nil, err
+	}
+	if err := restLoad(ctx, cl, w, r, o); err != nil {
+		return nil, err
+	}
+	if err := detection(ctx, cl, w, targets, r, o); err != nil {
+		return nil, err
+	}
+	if o.coldStart {
+		if err := coldStart(ctx, cl, r, o); err != nil {
+			return nil, err
+		}
+	}
+	r.loadEnd = loadAvg()
+	return r, nil
+}
+
+// createSchema makes a fresh PostgreSQL schema for the run.
+func createSchema(ctx context.Context, dsn, schema string) (drop func(), err error) {
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		return nil, fmt.Errorf("connect postgres: %w", err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
+		return nil, fmt.Errorf("create schema: %w", err)
+	}
+	return func() {
+		c, err := pgx.Connect(context.Background(), dsn)
+		if err != nil {
+			return
+		}
+		defer c.Close(context.Background())
+		_, _ = c.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
+	}, nil
+}
+
+// targets are HTTP servers on 127.0.0.1; monitor i checks
+// http://<server i mod k>/m/i, which answers 200 "ok" until i is turned
+// bad, then 503.
+type targets struct {
+	addrs []string
+	bad   []atomic.Bool
+	srvs  []*http.Server
+}
+
+func startTargets(n, k int) (*targets, error) {
+	t := &targets{bad: make([]atomic.Bool, n)}
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		i, err := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/m/"))
+		if err != nil || i < 0 || i >= n {
+			http.NotFound(w, r)
+			return
+		}
+		if t.bad[i].Load() {
+			http.Error(w, "bad", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	for range k {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.close()
+			return nil, err
+		}
+		srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+		go func() { _ = srv.Serve(ln) }()
+		t.srvs = append(t.srvs, srv)
+		t.addrs = append(t.addrs, ln.Addr().String())
+	}
+	return t, nil
+}
+
+func (t *targets) url(i int) string { return fmt.Sprintf("http://%s/m/%d", t.addrs[i%len(t.addrs)], i) }
+
+func (t *targets) close() {
+	for _, s := range t.srvs {
+		_ = s.Close()
+	}
+}
+
+func monitorName(i int) string { return fmt.Sprintf("bench-%06d", i) }
+
+// createMonitors creates monitors 0..n-1, retrying each a few times (the
+// webhooks answer slowly when the manager is busy).
+func createMonitors(ctx context.Context, cl *cluster, t *targets, o options) (errs int, err error) {
+	next := make(chan int)
+	var failed atomic.Int64
+	var wg sync.WaitGroup
+	var firstErr atomic.Value
+	for range o.creators {
+		wg.Go(func() {
+			for i := range next {
+				m := &monv1.Monitor{ObjectMeta: metav1.ObjectMeta{Name: monitorName(i), Namespace: workspaceNS}}
+				m.Spec = monv1.MonitorSpec{Name: fmt.Sprintf("Bench %d", i), Type: monv1.MonitorHTTP, URL: t.url(i),
+					IntervalSeconds: int32(o.interval), Regions: []string{regionCode}}
+				var err error
+				for try := range 8 {
+					if err = cl.c.Create(ctx, m.DeepCopy()); err == nil || strings.Contains(err.Error(), "already exists") {
+						err = nil
+						break
+					}
+					if ctx.Err() != nil {
+						return
+					}
+					time.Sleep(time.Duration(250<<try) * time.Millisecond)
+				}
+				if err != nil {
+					failed.Add(1)
+					firstErr.CompareAndSwap(nil, err)
+				}
+			}
+		})
+	}
+	last := time.Now()
+	for i := range o.n {
+		select {
+		case next <- i:
+		case <-ctx.Done():
+		}
+		if time.Since(last) > 10*time.Second {
+			say("  %d created", i)
+			last = time.Now()
+		}
+	}
+	close(next)
+	wg.Wait()
+	if ctx.Err() != nil {
+		return 0, ctx.Err()
+	}
+	if f := failed.Load(); f > 0 {
+		say("%d creates failed; the first: %v", f, firstErr.Load())
+	}
+	return int(failed.Load()), nil
+}
+
+// steadyWindow measures CPU, RSS, checks, lags and apiserver writes over d.
+func steadyWindow(ctx context.Context, cl *cluster, r *result, d time.Duration) error {
+	say("steady window of %s", d)
+	kc, err := kubernetes.NewForConfig(cl.cfg)
+	if err != nil {
+		return err
+	}
+	apiBefore, err := apiserverWrites(ctx, kc)
+	if err != nil {
+		return err
+	}
+	mBefore, err := scrape(cl.managerMetrics)
+	if err != nil {
+		return err
+	}
+	aBefore, err := scrape(cl.agentMetrics)
+	if err != nil {
+		return err
+	}
+	mu0, err := cl.manager.usage()
+	if err != nil {
+		return err
+	}
+	au0, err := cl.agent.usage()
+	if err != nil {
+		return err
+	}
+	t0 := time.Now()
+	// RSS is the largest seen in the window.
+	tick := time.NewTicker(5 * time.Second)
+	deadline := time.After(d)
+loop:
+	for {
+		select {
+		case <-ctx.Done():
+			tick.Stop()
+			return ctx.Err()
+		case <-deadline:
+			break loop
+		case <-tick.C:
+			if u, err := cl.manager.usage(); err == nil {
+				r.managerRSS = max(r.managerRSS, u.rss)
+			}
+			if u, err := cl.agent.usage(); err == nil {
+				r.agentRSS = max(r.agentRSS, u.rss)
+			}
+		}
+	}
+	tick.Stop()
+	secs := time.Since(t0).Seconds()
+	mu1, err := cl.manager.usage()
+	if err != nil {
+		return err
+	}
+	au1, err := cl.agent.usage()
+	if err != nil {
+		return err
+	}
+	r.managerRSS, r.agentRSS = max(r.managerRSS, mu1.rss), max(r.agentRSS, au1.rss)
+	r.managerCPU = (mu1.cpu - mu0.cpu).Seconds() / secs
+	r.agentCPU = (au1.cpu - au0.cpu).Seconds() / secs
+	r.steady = time.Duration(secs * float64(time.Second))
+	apiAfter, err := apiserverWrites(ctx, kc)
+	if err != nil {
+		return err
+	}
+	r.writes = map[string]float64{}
+	for k, v := range apiAfter {
+		if dv := v - apiBefore[k]; dv > 0 {
+			r.writes[k] = dv / secs
+			if strings.HasSuffix(k, "/status") {
+				r.statusWrites += dv / secs
+			}
+		}
+	}
+	mAfter, err := scrape(cl.managerMetrics)
+	if err != nil {
+		return err
+	}
+	aAfter, err := scrape(cl.agentMetrics)
+	if err != nil {
+		return err
+	}
+	r.ingestLagP99 = quantile(mBefore, mAfter, "uptime_operator_ingest_lag_seconds", 0.99)
+	r.scheduleLagP99 = quantile(aBefore, aAfter, "uptime_probe_schedule_lag_seconds", 0.99)
+	r.checksPerSec = (sumPrefix(aAfter, "uptime_probe_checks_total") - sumPrefix(aBefore, "uptime_probe_checks_total")) / secs
+	return nil
+}
+
+// apiserverWrites reads kube-apiserver's apiserver_request_total for
+// Monitors, by "VERB monitors[/subresource]", write verbs only.
+func apiserverWrites(ctx context.Context, kc *kubernetes.Clientset) (map[string]float64, error) {
+	raw, err := kc.RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("kube-apiserver metrics: %w", err)
+	}
+	out := map[string]float64{}
+	for _, s := range parseMetrics(string(raw)) {
+		if s.name != "apiserver_request_total" || s.labels["resource"] != "monitors" {
+			continue
+		}
+		verb := s.labels["verb"]
+		switch verb {
+		case "POST", "PUT", "PATCH", "DELETE", "APPLY":
+		default:
+			continue
+		}
+		key := verb + " monitors"
+		if sub := s.labels["subresource"]; sub != "" {
+			key += "/" + sub
+		}
+		out[key] += s.value
+	}
+	return out, nil
+}
+
+// restLoad measures GET /monitors and GET /monitors/:id while the checks
+// go on.
+func restLoad(ctx context.Context, cl *cluster, w *watcher, r *result, o options) error {
+	hc := &http.Client{Timeout: 2 * time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	get := func(path string, key string) (int, int, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, cl.apiURL+path, nil)
+		if err != nil {
+			return 0, 0, err
+		}
+		req.Header.Set("Authorization", "Bearer "+key)
+		resp, err := hc.Do(req)
+		if err != nil {
+			return 0, 0, err
+		}
+		defer resp.Body.Close()
+		n, err := io.Copy(io.Discard, resp.Body)
+		return resp.StatusCode, int(n), err
+	}
+	say("REST GET /monitors for %s", o.restWindow)
+	var lat []time.Duration
+	end := time.Now().Add(o.restWindow)
+	for i := 0; time.Now().Before(end) || i < 3; i++ {
+		t := time.Now()
+		code, n, err := get("/monitors", cl.keys[i%len(cl.keys)])
+		if err != nil {
+			return fmt.Errorf("GET /monitors: %w", err)
+		}
+		if code != http.StatusOK {
+			return fmt.Errorf("GET /monitors: status %d", code)
+		}
+		lat = append(lat, time.Since(t))
+		r.restListBytes = n
+	}
+	r.restListN = len(lat)
+	r.restListP50, r.restList = percentile(lat, 0.5), percentile(lat, 0.99)
+
+	say("REST GET /monitors/:id with %d clients for %s", o.restClients, o.restWindow)
+	ids := w.uids()
+	if len(ids) == 0 {
+		return errors.New("no monitor uids seen")
+	}
+	var mu sync.Mutex
+	var all []time.Duration
+	var errs atomic.Int64
+	var wg sync.WaitGroup
+	stop := time.Now().Add(o.restWindow)
+	t0 := time.Now()
+	for c := range o.restClients {
+		wg.Go(func() {
+			var mine []time.Duration
+			for i := c; time.Now().Before(stop); i += o.restClients {
+				t := time.Now()
+				code, _, err := get("/monitors/"+ids[rand.IntN(len(ids))], cl.keys[i%len(cl.keys)])
+				if err != nil || code != http.StatusOK {
+					errs.Add(1)
+					continue
+				}
+				mine = append(mine, time.Since(t))
+			}
+			mu.Lock()
+			all = append(all, mine...)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	r.restGetRate = float64(len(all)) / time.Since(t0).Seconds()
+	r.restGetP99 = percentile(all, 0.99)
+	r.restGetErr = int(errs.Load())
+	return nil
+}
+
+// detection turns o.bad targets bad at one instant and polls GET
+// /incidents until each of their monitors has an open incident.
+func detection(ctx context.Context, cl *cluster, w *watcher, t *targets, r *result, o options) error {
+	if o.bad == 0 {
+		return nil
+	}
+	uidToIndex := map[string]int{}
+	want := map[string]bool{}
+	step := o.n / o.bad
+	for k := range o.bad {
+		i := k * step
+		uid := w.uid(monitorName(i))
+		if uid == "" {
+			return fmt.Errorf("no uid seen for %s", monitorName(i))
+		}
+		uidToIndex[uid] = i
+		want[uid] = true
+	}
+	say("turning %d targets bad; polling GET /incidents for their incidents", o.bad)
+	turned := time.Now()
+	for _, i := range uidToIndex {
+		t.bad[i].Store(true)
+	}
+	defer func() {
+		for _, i := range uidToIndex {
+			t.bad[i].Store(false)
+		}
+	}()
+	hc := &http.Client{Timeout: 30 * time.Second}
+	seen := map[string]time.Duration{}
+	limit := time.Duration(3*o.interval)*time.Second + time.Minute
+	for len(seen) < len(want) && time.Since(turned) < limit {
+		for page := 1; ; page++ {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet,
+				fmt.Sprintf("%s/incidents?status=ongoing&page_size=100&page=%d", cl.apiURL, page), nil)
+			req.Header.Set("Authorization", "Bearer "+cl.keys[page%len(cl.keys)])
+			resp, err := hc.Do(req)
+			if err != nil {
+				return fmt.Errorf("GET /incidents: %w", err)
+			}
+			var body struct {
+				Items []struct {
+					MonitorID string `json:"monitor_id"`
+				} `json:"items"`
+			}
+			err = json.NewDecoder(resp.Body).Decode(&body)
+			resp.Body.Close()
+			if err != nil {
+				return fmt.Errorf("GET /incidents: %w", err)
+			}
+			now := time.Since(turned)
+			for _, it := range body.Items {
+				if want[it.MonitorID] {
+					if _, ok := seen[it.MonitorID]; !ok {
+						seen[it.MonitorID] = now
+					}
+				}
+			}
+			if len(body.Items) < 100 {
+				break
+			}
+		}
+		if err := sleepCtx(ctx, 500*time.Millisecond); err != nil {
+			return err
+		}
+	}
+	for _, d := range seen {
+		r.detect = append(r.detect, d)
+	}
+	r.detectMissing = len(want) - len(seen)
+	return nil
+}
+
+// coldStart restarts the manager and the agent with every Monitor in
+// place and times until the agent has all of them scheduled again.
+func coldStart(ctx context.Context, cl *cluster, r *result, o options) error {
+	say("cold start: restarting the manager and the agent")
+	cl.agent.stop()
+	cl.manager.stop()
+	restart := func(p *proc) (*proc, error) {
+		args := p.cmd.Args[1:]
+		var env []string
+		for _, e := range p.cmd.Env {
+			if strings.HasPrefix(e, "KUBECONFIG=") {
+				env = append(env, e)
+			}
+		}
+		return startProc(p.cmd.Path, args, env, p.logPath+".restart")
+	}
+	t0 := time.Now()
+	var err error
+	if cl.manager, err = restart(cl.manager); err != nil {
+		return err
+	}
+	if cl.agent, err = restart(cl.agent); err != nil {
+		return err
+	}
+	err = wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, o.reconcileTO, true, func(context.Context) (bool, error) {
+		if cl.manager.exited() {
+			return false, errors.New("the manager exited after the restart")
+		}
+		sched, _ := scrapeGauge(cl.agentMetrics, "uptime_probe_scheduled_monitors")
+		return int(sched) >= o.n, nil
+	})
+	if err != nil {
+		return fmt.Errorf("cold start: %w", err)
+	}
+	r.coldStart = time.Since(t0)
+	say("cold start: all scheduled after %s", r.coldStart.Round(100*time.Millisecond))
+	// The manager reconciles every Monitor after a restart; the work queue
+	// drains when that is done.
+	err = wait.PollUntilContextTimeout(ctx, time.Second, o.reconcileTO, true, func(context.Context) (bool, error) {
+		depth, err := scrapeGauge(cl.managerMetrics, `workqueue_depth{controller="monitor",name="monitor"}`)
+		return err == nil && depth == 0 && time.Since(t0) > 5*time.Second, nil
+	})
+	if err == nil {
+		r.coldRecon = time.Since(t0)
+	}
+	return nil
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+func percentile(xs []time.Duration, q float64) time.Duration {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	i := int(q*float64(len(s))+0.999999) - 1
+	return s[min(max(i, 0), len(s)-1)]
+}
+
+func runCmd(dir, name string, args ...string) error {
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	return cmd.Run()
+}
+
+func (r *result) print(out io.Writer) {
+	mib := func(b int64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }
+	fmt.Fprintf(out, "\nbench-scale: %d HTTP Monitors, %d s interval, one region, store %s\n", r.n, r.interval, r.backend)
+	fmt.Fprintf(out, "machine: %s; load average at start %s, at end %s\n", r.machine, r.loadStart, r.loadEnd)
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	row := func(k, v, goal string) { fmt.Fprintf(tw, "  %s\t%s\t%s\n", k, v, goal) }
+	row("figure", "measured", "goal")
+	row("create all Monitors (kube-apiserver + webhooks)", fmt.Sprintf("%s (%.0f/s, %d failed)", r.createTook.Round(time.Second),
+		float64(r.n)/r.createTook.Seconds(), r.createErrors), "")
+	row("all reconciled (Ready, observedGeneration), from the first create", r.reconciled.Round(time.Second).String(), "≤ 120s")
+	row("all scheduled on the agent, from the first create", r.scheduled.Round(time.Second).String(), "≤ 120s")
+	if r.coldStart > 0 {
+		row("cold start: manager+agent restarted, until all scheduled", r.coldStart.Round(100*time.Millisecond).String(), "≤ 120s")
+		if r.coldRecon > 0 {
+			row("cold start: until the monitor work queue drained", r.coldRecon.Round(time.Second).String(), "")
+		}
+	}
+	row(fmt.Sprintf("steady window (after one interval) %s: checks/s", r.steady.Round(time.Second)), fmt.Sprintf("%.0f", r.checksPerSec),
+		fmt.Sprintf("%.0f (N / interval)", float64(r.n)/float64(r.interval)))
+	row("manager CPU / RSS (max in window)", fmt.Sprintf("%.2f cores / %s", r.managerCPU, mib(r.managerRSS)), "")
+	row("agent CPU / RSS (max in window)", fmt.Sprintf("%.2f cores / %s", r.agentCPU, mib(r.agentRSS)), "")
+	row("manager RSS when all were reconciled", mib(r.managerRSSAfterCreated), "")
+	row("ingest lag p99 (check start → stored)", r.ingestLagP99, "")
+	row("agent schedule lag p99", r.scheduleLagP99, "")
+	row("kube-apiserver status writes to Monitors", fmt.Sprintf("%.1f/s", r.statusWrites), "bounded")
+	keys := make([]string, 0, len(r.writes))
+	for k := range r.writes {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		row("  "+k, fmt.Sprintf("%.1f/s", r.writes[k]), "")
+	}
+	row(fmt.Sprintf("REST GET /monitors (all, %.1f MB), %d requests", float64(r.restListBytes)/1e6, r.restListN),
+		fmt.Sprintf("p50 %s, p99 %s", r.restListP50.Round(time.Millisecond), r.restList.Round(time.Millisecond)), "")
+	row("REST GET /monitors/:id", fmt.Sprintf("%.0f req/s, p99 %s, %d errors", r.restGetRate, r.restGetP99.Round(100*time.Microsecond), r.restGetErr), "")
+	if len(r.detect) > 0 || r.detectMissing > 0 {
+		row(fmt.Sprintf("detection: %d targets turned bad → incident open (GET /incidents)", len(r.detect)+r.detectMissing),
+			fmt.Sprintf("p50 %s, p99 %s, max %s, %d never", percentile(r.detect, 0.5).Round(100*time.Millisecond),
+				percentile(r.detect, 0.99).Round(100*time.Millisecond), percentile(r.detect, 1).Round(100*time.Millisecond), r.detectMissing),
+			fmt.Sprintf("p99 ≤ %ds", r.interval+5))
+	}
+	tw.Flush()
+}
