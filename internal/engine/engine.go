@@ -53,6 +53,11 @@ type Options struct {
 	// StatusInterval throttles Monitor status refreshes while nothing
 	// changes (default 30 s).
 	StatusInterval time.Duration
+	// StatusRefreshRate bounds those unchanged refreshes across all
+	// monitors, per second (default DefaultStatusRefreshRate): with more
+	// monitors than StatusInterval × rate, each one's refresh interval grows
+	// to monitors ÷ rate. Refreshes of a changed status are not bounded.
+	StatusRefreshRate float64
 	// ManagerNamespace holds region token Secrets by default and the probe
 	// ServiceAccount.
 	ManagerNamespace string
@@ -167,6 +172,9 @@ func New(opts Options) *Engine {
 	}
 	if opts.StatusInterval == 0 {
 		opts.StatusInterval = 30 * time.Second
+	}
+	if opts.StatusRefreshRate <= 0 {
+		opts.StatusRefreshRate = DefaultStatusRefreshRate
 	}
 	if opts.Log.GetSink() == nil {
 		opts.Log = logr.Discard()
@@ -670,8 +678,29 @@ func target(m *monv1.Monitor) string {
 	return m.Spec.URL
 }
 
+// DefaultStatusRefreshRate is how many unchanged Monitor statuses are
+// refreshed per second at most, across all monitors. Every refresh is a
+// status write to kube-apiserver (and etcd) and a reconcile that reads the
+// store: unbounded, 100,000 monitors at a 60 s interval would write 1,667
+// statuses a second, more than a small control plane takes. At this rate
+// up to 1,500 monitors keep the 30 s StatusInterval; 100,000 refresh every
+// 2,000 s, while a change (up to down, an incident) is written at once.
+const DefaultStatusRefreshRate = 50
+
+// refreshEvery is the interval between refreshes of an unchanged status:
+// StatusInterval, or longer when the monitors this replica judges would
+// exceed StatusRefreshRate.
+func (e *Engine) refreshEvery() time.Duration {
+	e.mu.Lock()
+	n := len(e.monitors)
+	e.mu.Unlock()
+	return max(e.opts.StatusInterval, time.Duration(float64(n)/e.opts.StatusRefreshRate*float64(time.Second)))
+}
+
 // maybePush asks the Monitor controller to refresh status: at once when the
-// store's view of the monitor changed, else at most every StatusInterval.
+// store's view of the monitor changed, else at most every refreshEvery. A
+// request the controller's channel had no room for is asked again at the
+// monitor's next judgement.
 func (e *Engine) maybePush(m *monv1.Monitor, st *monitorState, view store.MonitorView, now time.Time) {
 	key := ""
 	if last := latestOf(view); last != nil {
@@ -683,19 +712,24 @@ func (e *Engine) maybePush(m *monv1.Monitor, st *monitorState, view store.Monito
 	if view.Open != nil {
 		key += "/" + view.Open.ID
 	}
-	if key != st.pushedKey || now.Sub(st.lastPush) >= e.opts.StatusInterval {
-		e.push(m, st, now)
-		st.pushedKey = key
+	if key != st.pushedKey || now.Sub(st.lastPush) >= e.refreshEvery() {
+		if e.push(m, st, now) {
+			st.pushedKey = key
+		}
 	}
 }
 
-func (e *Engine) push(m *monv1.Monitor, st *monitorState, now time.Time) {
-	st.lastPush = now
+// push asks for a status refresh and reports whether the request was
+// queued; when the controller is that far behind, it is dropped.
+func (e *Engine) push(m *monv1.Monitor, st *monitorState, now time.Time) bool {
 	obj := &monv1.Monitor{}
 	obj.Name, obj.Namespace = m.Name, m.Namespace
 	select {
 	case e.updates <- event.TypedGenericEvent[*monv1.Monitor]{Object: obj}:
-	default: // the controller is behind; its next pass reads the latest state anyway
+		st.lastPush = now
+		return true
+	default:
+		return false
 	}
 }
 
