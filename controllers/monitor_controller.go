@@ -203,7 +203,10 @@ func (r *MonitorReconciler) SetupWithManager(mgr ctrl.Manager) error {
 			predicate.AnnotationChangedPredicate{}))).
 		Watches(&monv1.MaintenanceWindow{}, handler.EnqueueRequestsFromMapFunc(r.monitorsInNamespace)).
 		Named("monitor").
-		WithOptions(controller.Options{MaxConcurrentReconciles: 8})
+		// A reconcile mostly waits on kube-apiserver (a status patch) and
+		// the store, so many run side by side: with 100,000 Monitors the
+		// first pass after a start or a bulk create is bounded by this.
+		WithOptions(controller.Options{MaxConcurrentReconciles: 32})
 	if r.Updates != nil {
 		b = b.WatchesRawSource(source.Channel(r.Updates, &handler.TypedEnqueueRequestForObject[*monv1.Monitor]{}))
 	}

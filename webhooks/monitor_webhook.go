@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"slices"
 
+	admissionv1 "k8s.io/api/admission/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
@@ -26,7 +28,14 @@ var _ admission.Validator[*monv1.Monitor] = MonitorWebhook{}
 // clamps the ping packet count. Only the default interval depends on the
 // plan, so the plan is read only when it is needed: every write of a Monitor
 // passes here, the controller's finalizer update too.
+//
+// A new Monitor gets the history finalizer here, so the controller does not
+// need a write of its own (and another pass through these webhooks) to
+// add it; the controller still adds it to Monitors created without it.
 func (w MonitorWebhook) Default(ctx context.Context, m *monv1.Monitor) error {
+	if req, err := admission.RequestFromContext(ctx); err == nil && req.Operation == admissionv1.Create {
+		controllerutil.AddFinalizer(m, monv1.HistoryFinalizer)
+	}
 	var plan *monv1.Plan
 	if m.Spec.IntervalSeconds == 0 {
 		var err error

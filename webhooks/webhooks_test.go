@@ -133,6 +133,9 @@ var _ = Describe("Monitor admission", func() {
 		Expect(m.Spec.IntervalSeconds).To(Equal(int32(120)))
 		Expect(m.Spec.Tags).To(Equal([]string{"prod", "web"}))
 		Expect(m.Spec.HTTP.Method).To(Equal(monv1.HTTPMethod("GET")))
+		// The object the create returns is the one admission stored: the
+		// history finalizer is there before the controller has run.
+		Expect(m.Finalizers).To(ConsistOf(monv1.HistoryFinalizer))
 
 		p := &monv1.Monitor{
 			ObjectMeta: metav1.ObjectMeta{Name: "ping-clamped", Namespace: "team"},
