@@ -158,7 +158,7 @@ func (w MonitorWebhook) validateRegions(ctx context.Context, codes []string, pla
 	if limit := plan.Spec.Limits.ProbeLocations; limit > 0 && len(codes) > int(limit) {
 		errs = append(errs, field.TooMany(path, len(codes), int(limit)))
 	}
-	known, err := monitor.RegionCodes(ctx, w.Reader)
+	known, err := w.regionCodes(ctx, codes)
 	if err != nil {
 		return nil, err
 	}
@@ -181,4 +181,20 @@ func countLive(items []monv1.Monitor, except string) int {
 		}
 	}
 	return n
+}
+
+// regionCodes lists the region codes from the cache, and again from the
+// API server when one of want is not among them (a region created a
+// moment ago).
+func (w MonitorWebhook) regionCodes(ctx context.Context, want []string) ([]string, error) {
+	if w.Cache != nil {
+		known, err := monitor.RegionCodes(ctx, w.Cache)
+		if err != nil {
+			return nil, err
+		}
+		if !slices.ContainsFunc(want, func(c string) bool { return !slices.Contains(known, c) }) {
+			return known, nil
+		}
+	}
+	return monitor.RegionCodes(ctx, w.Reader)
 }

@@ -27,6 +27,10 @@ const maxConnectionsPerType = 10
 type Deps struct {
 	// Reader reads objects directly from the API server.
 	Reader client.Reader
+	// Cache is the manager's cache, read first for what rarely changes and
+	// is read on every create (the namespace, its plan, the region codes);
+	// what it does not have yet is read again through Reader. May be nil.
+	Cache client.Reader
 	// Plans resolves a namespace's plan.
 	Plans *plans.Resolver
 	// AllowPrivateTargets lets monitors and webhooks target private,
@@ -52,7 +56,8 @@ type Options struct {
 func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 	deps := &Deps{
 		Reader:              mgr.GetAPIReader(),
-		Plans:               &plans.Resolver{Reader: mgr.GetAPIReader(), DefaultPlan: opts.DefaultPlan},
+		Cache:               mgr.GetClient(),
+		Plans:               &plans.Resolver{Reader: cacheFirst{cache: mgr.GetClient(), direct: mgr.GetAPIReader()}, DefaultPlan: opts.DefaultPlan},
 		AllowPrivateTargets: opts.AllowPrivateTargets,
 	}
 	regs := []func() error{
@@ -117,6 +122,23 @@ func invalid(obj client.Object, errs field.ErrorList) error {
 	}
 	gk := schema.GroupKind{Group: monv1.GroupVersion.Group, Kind: kind}
 	return apierrors.NewInvalid(gk, obj.GetName(), errs)
+}
+
+// cacheFirst gets objects from the cache and, when the cache does not have
+// them (created a moment ago), from the API server; it lists from the API
+// server.
+type cacheFirst struct{ cache, direct client.Reader }
+
+func (c cacheFirst) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	err := c.cache.Get(ctx, key, obj, opts...)
+	if apierrors.IsNotFound(err) {
+		return c.direct.Get(ctx, key, obj, opts...)
+	}
+	return err
+}
+
+func (c cacheFirst) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	return c.direct.List(ctx, list, opts...)
 }
 
 // mustExist returns an error when the named object does not exist in ns.
