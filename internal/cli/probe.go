@@ -40,5 +40,6 @@ func runProbe(ctx context.Context, args []string, _, stderr io.Writer) error {
 	}
 	ctrl.SetLogger(log)
 	o.Log = ctrl.Log.WithName("probe").WithValues("region", o.Region)
+	probes.TuneProcess()
 	return probes.RunAgent(ctx, o)
 }
