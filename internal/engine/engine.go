@@ -418,12 +418,24 @@ func (e *Engine) judge(ctx context.Context, m *monv1.Monitor, force, passing boo
 // whose results stopped goes stale and abstains, a warm-up ends) even when
 // no new result arrives. Monitors in the steady state (see judge) cost two
 // reads and no write.
-func (e *Engine) SweepMonitors(ctx context.Context) error {
+func (e *Engine) SweepMonitors(ctx context.Context) error { return e.sweep(ctx, 0) }
+
+// sweep judges every monitor; rate > 0 paces it to at most rate judgements
+// a second (wall clock), so that a large fleet costs a bounded share of the
+// CPU and the store.
+func (e *Engine) sweep(ctx context.Context, rate float64) error {
 	var list monv1.MonitorList
 	if err := e.opts.Client.List(ctx, &list); err != nil {
 		return fmt.Errorf("list monitors: %w", err)
 	}
+	start := time.Now()
 	for i := range list.Items {
+		if rate > 0 && i%100 == 0 {
+			due := time.Duration(float64(i) / rate * float64(time.Second))
+			if !sleepCtx(ctx, due-time.Since(start)) {
+				return ctx.Err()
+			}
+		}
 		m := &list.Items[i]
 		if err := e.judge(ctx, m, false, false); err != nil {
 			e.opts.Log.Error(err, "judge monitor", "monitor", m.Name, "namespace", m.Namespace)

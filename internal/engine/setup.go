@@ -18,7 +18,14 @@ const (
 	heartbeatEvery = 5 * time.Second
 	// sweepEvery is how often the leader judges every monitor from the
 	// store (SweepMonitors).
-	sweepEvery     = 10 * time.Second
+	sweepEvery = 10 * time.Second
+	// sweepRate bounds the sweep's judgements per second: a judgement is a
+	// store read or two, and judging 100,000 monitors every 10 s kept a
+	// core busy. Up to 10,000 monitors are swept every 10 s; 100,000 every
+	// 100 s. What only the sweep notices (a region gone stale after three
+	// intervals, a warm-up's end, results stored by another replica) is
+	// noticed that much later; results themselves are judged at once.
+	sweepRate      = 1000
 	retentionEvery = time.Hour
 )
 
@@ -56,6 +63,34 @@ func (e *Engine) SetupWithManager(ctx context.Context, mgr ctrl.Manager, retenti
 	return mgr.Add(&housekeeping{e: e, retention: retention})
 }
 
+// sweepLoop sweeps every monitor, starting a sweep at most every
+// sweepEvery, each paced to sweepRate judgements a second.
+func (h *housekeeping) sweepLoop(ctx context.Context) {
+	for {
+		start := time.Now()
+		if err := h.e.sweep(ctx, sweepRate); err != nil && ctx.Err() == nil {
+			h.e.opts.Log.Error(err, "sweep monitors")
+		}
+		if !sleepCtx(ctx, sweepEvery-time.Since(start)) {
+			return
+		}
+	}
+}
+
+// sleepCtx waits d (nothing when d ≤ 0) and reports whether ctx is still
+// going.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	if d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+		}
+	}
+	return ctx.Err() == nil
+}
+
 // housekeeping runs the periodic work of the leader.
 type housekeeping struct {
 	e         *Engine
@@ -72,18 +107,15 @@ func (h *housekeeping) Start(ctx context.Context) error {
 	defer hb.Stop()
 	prune := time.NewTicker(retentionEvery)
 	defer prune.Stop()
-	sweep := time.NewTicker(sweepEvery)
-	defer sweep.Stop()
+	// The sweep runs on its own: paced, it takes longer than a heartbeat
+	// tick once there are more than sweepEvery × sweepRate monitors.
+	go h.sweepLoop(ctx)
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-hb.C:
 			_ = h.e.CheckHeartbeats(ctx)
-		case <-sweep.C:
-			if err := h.e.SweepMonitors(ctx); err != nil {
-				h.e.opts.Log.Error(err, "sweep monitors")
-			}
 		case <-prune.C:
 			h.prune(ctx)
 		}

@@ -354,7 +354,9 @@ func (e *Server) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
 						e.CheckOnResume(now)
 					}
 				}
-				e.AssignmentsChanged()
+				if assignmentsMayChange(o, n) {
+					e.AssignmentsChanged()
+				}
 			},
 			DeleteFunc: wake,
 		}); err != nil {
@@ -362,4 +364,26 @@ func (e *Server) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
 		}
 	}
 	return nil
+}
+
+// assignmentsMayChange reports whether an update of a Monitor or
+// ProbeRegion can change an assignment list. Status writes that only carry
+// live state (the last check, uptime, incidents) cannot, and at 100,000
+// Monitors each wake rebuilt every region's list for nothing: a spec change
+// moves the generation, and the effective regions and interval are the
+// only status fields an assignment reads (see ToAssignment).
+func assignmentsMayChange(o, n any) bool {
+	was, ok1 := o.(client.Object)
+	now, ok2 := n.(client.Object)
+	if !ok1 || !ok2 || was.GetGeneration() != now.GetGeneration() ||
+		was.GetDeletionTimestamp().IsZero() != now.GetDeletionTimestamp().IsZero() {
+		return true
+	}
+	if wm, ok := o.(*monv1.Monitor); ok {
+		if nm, ok := n.(*monv1.Monitor); ok {
+			return wm.Status.EffectiveIntervalSeconds != nm.Status.EffectiveIntervalSeconds ||
+				!slices.Equal(wm.Status.EffectiveRegions, nm.Status.EffectiveRegions)
+		}
+	}
+	return false
 }
