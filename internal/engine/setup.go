@@ -21,11 +21,11 @@ const (
 	sweepEvery = 10 * time.Second
 	// sweepRate bounds the sweep's judgements per second: a judgement is a
 	// store read or two, and judging 100,000 monitors every 10 s kept a
-	// core busy. Up to 10,000 monitors are swept every 10 s; 100,000 every
-	// 100 s. What only the sweep notices (a region gone stale after three
+	// core busy. Up to 5,000 monitors are swept every 10 s; 100,000 every
+	// 200 s. What only the sweep notices (a region gone stale after three
 	// intervals, a warm-up's end, results stored by another replica) is
 	// noticed that much later; results themselves are judged at once.
-	sweepRate      = 1000
+	sweepRate      = 500
 	retentionEvery = time.Hour
 )
 

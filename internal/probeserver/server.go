@@ -195,8 +195,11 @@ func (p *Server) Assignments(ctx context.Context, region, known string) (*probea
 // non-cron monitor whose effective regions include it. Monitors whose
 // Secrets cannot be read are left out until they can.
 func (e *Server) AssignmentList(ctx context.Context, region string) (*probeapi.AssignmentList, error) {
+	// The cache's own objects, not copies: this only reads them (an
+	// assignment copies what it takes), and the list is rebuilt for every
+	// wake, which copied every Monitor each time.
 	var monitors monv1.MonitorList
-	if err := e.opts.Client.List(ctx, &monitors); err != nil {
+	if err := e.opts.Client.List(ctx, &monitors, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("list monitors: %w", err)
 	}
 	list := &probeapi.AssignmentList{Region: region}
