@@ -38,6 +38,9 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/go-logr/logr"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 )
 
 type options struct {
@@ -68,6 +71,9 @@ func main() {
 	flag.BoolVar(&o.keep, "keep", false, "keep the state directory (logs, SQLite file) after the run")
 	flag.DurationVar(&o.reconcileTO, "timeout", 20*time.Minute, "give up waiting for reconciliation or scheduling after this long")
 	flag.Parse()
+	// envtest and the clients log through controller-runtime; the harness
+	// prints its own progress.
+	ctrllog.SetLogger(logr.Discard())
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
 	if err := run(ctx, o, os.Stdout); err != nil {
