@@ -70,6 +70,8 @@ func startCluster(ctx context.Context, bin, dir, store string, keys int) (_ *clu
 		env.ControlPlane.Etcd = &envtest.Etcd{}
 	}
 	env.ControlPlane.Etcd.Configure().Set("quota-backend-bytes", strconv.Itoa(8<<30))
+	// A busy machine starts kube-apiserver slowly.
+	env.ControlPlaneStartTimeout = 3 * time.Minute
 	cl.env = env
 	say("starting etcd and kube-apiserver %s", localcp.KubernetesVersion)
 	cfg, err := env.Start()
