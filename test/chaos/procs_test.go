@@ -31,9 +31,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
-	"github.com/uptime-operator/uptime-operator/internal/engine"
 	"github.com/uptime-operator/uptime-operator/internal/localcp"
 	"github.com/uptime-operator/uptime-operator/internal/manager"
+	"github.com/uptime-operator/uptime-operator/internal/probeserver"
 )
 
 var binaryFlag = flag.String("chaos.binary", "", "the uptime-operator binary the process scenarios run (empty: the suite builds it once with go build)")
@@ -267,11 +267,11 @@ func (b *balancer) backendFor(ip string) int {
 // path of a token file for its agents.
 func remoteRegion(t *testing.T, ctx context.Context, c client.Client, ns, code string) string {
 	t.Helper()
-	token := engine.NewHeartbeatToken()
+	token := monv1.NewHeartbeatToken()
 	must(t, c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "tok-" + code, Namespace: ns},
-		Data: map[string][]byte{engine.RegionTokenKey: []byte(token)}}))
+		Data: map[string][]byte{probeserver.RegionTokenKey: []byte(token)}}))
 	createWhenAdmitted(t, ctx, c, &monv1.ProbeRegion{ObjectMeta: metav1.ObjectMeta{Name: code}, Spec: monv1.ProbeRegionSpec{
-		Placement: monv1.ProbePlacement{Mode: monv1.PlacementRemote, TokenSecretRef: &monv1.SecretKeySelector{Name: "tok-" + code, Key: engine.RegionTokenKey}}}})
+		Placement: monv1.ProbePlacement{Mode: monv1.PlacementRemote, TokenSecretRef: &monv1.SecretKeySelector{Name: "tok-" + code, Key: probeserver.RegionTokenKey}}}})
 	tokenFile := filepath.Join(t.TempDir(), code+".token")
 	must(t, os.WriteFile(tokenFile, []byte(token), 0o600))
 	return tokenFile
