@@ -39,8 +39,9 @@ fmt: ## Run gofmt on the code.
 	gofmt -w $$(git ls-files '*.go')
 
 .PHONY: vet
-vet: ## Run go vet.
+vet: ## Run go vet, also over the suites behind build tags (chaos, e2e), so they keep compiling.
 	go vet ./...
+	go vet -tags chaos,e2e ./test/...
 
 .PHONY: lint
 lint: vet ## Run the linters (gofmt check and go vet).
