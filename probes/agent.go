@@ -48,7 +48,8 @@ type AgentOptions struct {
 	MaxBufferedInMemory int
 	// PollWait is the long-poll wait (default probeapi.DefaultWait).
 	PollWait time.Duration
-	// Log receives agent logs.
+	// Log receives agent logs; callers give it the region's key/value (the
+	// probe command and dev do), so lines do not repeat it.
 	Log logr.Logger
 	// Clock and IntervalUnit are for tests (see Scheduler).
 	Clock        Clock
@@ -194,7 +195,7 @@ func (a *Agent) pollLoop(ctx context.Context) {
 			if ctx.Err() != nil {
 				return
 			}
-			a.log.Error(err, "poll assignments", "region", a.Region)
+			a.log.Error(err, "poll assignments")
 			sleep(ctx, backoff)
 			backoff = min(backoff*2, 30*time.Second)
 			continue
@@ -215,7 +216,7 @@ func (a *Agent) pollLoop(ctx context.Context) {
 		}
 		revision = list.Revision
 		a.ready.Store(true)
-		a.log.V(1).Info("assignments updated", "region", a.Region, "revision", revision, "monitors", len(runnable))
+		a.log.V(1).Info("assignments updated", "revision", revision, "monitors", len(runnable))
 	}
 }
 
@@ -288,7 +289,7 @@ func (a *Agent) flush(ctx context.Context) {
 		_, err := a.Client.PushResults(ctx, &probeapi.ResultBatch{Region: a.Region, AgentID: a.AgentID, Results: batch})
 		if err != nil {
 			a.metrics.pushes.WithLabelValues("error").Inc()
-			a.log.Error(err, "push results", "region", a.Region, "buffered", a.Buffer.Len())
+			a.log.Error(err, "push results", "buffered", a.Buffer.Len())
 			return
 		}
 		a.metrics.pushes.WithLabelValues("ok").Inc()
