@@ -535,7 +535,7 @@ func (s *Server) rotateSigningSecret(w http.ResponseWriter, r *http.Request) {
 	}
 	ref := ch.SigningSecret()
 	if ref == nil {
-		ref = &monv1.SecretKeySelector{Name: monv1.SigningSecretName(ch.Name), Key: signingKey}
+		ref = &monv1.SecretKeySelector{Name: monv1.SigningSecretName(ch.Name), Key: monv1.SigningSecretKey}
 	}
 	secret, err := newSigningSecret()
 	if err != nil {
