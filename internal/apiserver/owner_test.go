@@ -7,7 +7,6 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
@@ -208,18 +207,6 @@ var _ = Describe("Owner-only endpoints", Ordered, func() {
 		Expect(rec.Code).To(Equal(http.StatusOK), rec.Body.String())
 		Expect(obj(rec)).To(HaveKeyWithValue("has_password", false))
 		Expect(do("PUT", path, "", map[string]any{"mode": "public", "extra": 1}, owner).Code).To(Equal(http.StatusBadRequest))
-	})
-
-	It("rotates the signing secret of a webhook channel applied without one, under the key the controller signs with", func() {
-		ch := &monv1.AlertChannel{ObjectMeta: metav1.ObjectMeta{Name: "applied-hook", Namespace: ns},
-			Spec: monv1.AlertChannelSpec{Type: monv1.ChannelWebhook, WebhookURL: "https://93.184.216.34/applied"}}
-		Expect(k8s.Create(ctx, ch)).To(Succeed())
-		rec := do("POST", "/integrations/connections/"+string(ch.UID)+"/rotate-secret", "", nil, owner)
-		Expect(rec.Code).To(Equal(http.StatusOK), rec.Body.String())
-		fresh := obj(rec)["signing_secret"].(string)
-		var sec corev1.Secret
-		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: monv1.SigningSecretName(ch.Name)}, &sec)).To(Succeed())
-		Expect(string(sec.Data[monv1.SigningSecretKey])).To(Equal(fresh), "the key %q is what the AlertChannel controller signs with", monv1.SigningSecretKey)
 	})
 
 	It("rotates a webhook's signing secret: the new one is returned once and replaces the old", func() {
