@@ -21,6 +21,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/uptime-operator/uptime-operator/hack/internal/benchproc"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 )
 
@@ -70,17 +71,9 @@ type proc struct {
 }
 
 func startProc(bin string, args, env []string, logPath string) (*proc, error) {
-	logf, err := os.Create(logPath)
+	cmd, logf, err := benchproc.Start(bin, args, env, logPath)
 	if err != nil {
 		return nil, err
-	}
-	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), env...)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		logf.Close()
-		return nil, fmt.Errorf("start %s: %w", bin, err)
 	}
 	return &proc{cmd: cmd, log: logf}, nil
 }

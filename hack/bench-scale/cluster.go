@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/hack/internal/benchproc"
 	"github.com/uptime-operator/uptime-operator/internal/apikeys"
 	"github.com/uptime-operator/uptime-operator/internal/engine"
 	"github.com/uptime-operator/uptime-operator/internal/localcp"
@@ -246,17 +247,9 @@ type proc struct {
 }
 
 func startProc(bin string, args, env []string, logPath string) (*proc, error) {
-	logf, err := os.Create(logPath)
+	cmd, logf, err := benchproc.Start(bin, args, env, logPath)
 	if err != nil {
 		return nil, err
-	}
-	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), env...)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		logf.Close()
-		return nil, fmt.Errorf("start %s: %w", bin, err)
 	}
 	p := &proc{cmd: cmd, log: logf, logPath: logPath, done: make(chan struct{})}
 	go func() { _ = cmd.Wait(); close(p.done) }()
