@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/alertevent"
 	"github.com/uptime-operator/uptime-operator/internal/conditions"
 )
 
@@ -39,7 +40,7 @@ func ApplyDelivery(st *monv1.AlertChannelStatus, generation int64, at time.Time,
 			monv1.ReasonDeliveriesSucceeding, "the last delivery succeeded")
 	case final:
 		st.ConsecutiveFailures++
-		if st.ConsecutiveFailures >= FailingThreshold {
+		if st.ConsecutiveFailures >= alertevent.FailingThreshold {
 			was := conditions.IsTrue(st.Conditions, monv1.AlertChannelConditionFailing)
 			conditions.Set(&st.Conditions, generation, monv1.AlertChannelConditionFailing, true,
 				monv1.ReasonDeliveriesFailing, fmt.Sprintf("%d deliveries in a row failed; last result: %s",
@@ -98,7 +99,7 @@ func (w *Worker) recordOutcome(ctx context.Context, ch *monv1.AlertChannel, at t
 func (w *Worker) noticeFailing(ctx context.Context, ch *monv1.AlertChannel) error {
 	log := ctrl.LoggerFrom(ctx)
 	now := w.Clock.Now()
-	if last, err := time.Parse(time.RFC3339, ch.Annotations[FailingNoticeAnnotation]); err == nil && now.Sub(last) < FailingNoticeInterval {
+	if last, err := time.Parse(time.RFC3339, ch.Annotations[FailingNoticeAnnotation]); err == nil && now.Sub(last) < alertevent.FailingNoticeInterval {
 		return nil
 	}
 	before := ch.DeepCopy()
@@ -130,7 +131,7 @@ func (w *Worker) noticeFailing(ctx context.Context, ch *monv1.AlertChannel) erro
 	}
 	actx, cancel := context.WithTimeout(ctx, w.AttemptTimeout)
 	defer cancel()
-	if res := sendAll(actx, w.hc, w.SMTP, out); res.outcome != Delivered {
+	if res := sendAll(actx, w.hc, w.SMTP, out); res.outcome != alertevent.Delivered {
 		return fmt.Errorf("email owner about failing alert channel %s: %s", ch.Name, resultText(res))
 	}
 	return nil

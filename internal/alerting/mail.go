@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/uptime-operator/uptime-operator/internal/alertevent"
 	"github.com/uptime-operator/uptime-operator/internal/trust"
 )
 
@@ -97,7 +98,7 @@ func (s SMTP) Send(ctx context.Context, msg MailMessage) error {
 	}
 	tlsCfg := s.tlsConfig(host)
 
-	d := net.Dialer{Timeout: AttemptTimeout}
+	d := net.Dialer{Timeout: alertevent.AttemptTimeout}
 	var conn net.Conn
 	if s.TLSMode == SMTPTLSImplicit {
 		conn, err = (&tls.Dialer{NetDialer: &d, Config: tlsCfg}).DialContext(ctx, "tcp", s.Addr)

@@ -386,9 +386,9 @@ func TestSMTPModes(t *testing.T) {
 			srv := newSMTPServer(t)
 			srv.offerTLS, srv.rcptReply = false, reply
 			res := sendMail(context.Background(), &SMTP{Addr: srv.addr(), From: "alerts@uptime.example"}, msg)
-			want := Retryable
+			want := alertevent.Retryable
 			if perm {
-				want = Permanent
+				want = alertevent.Permanent
 			}
 			if res.outcome != want || res.status != atoiPrefix(reply) {
 				t.Errorf("%s: outcome %s status %d, want %s", reply, res.outcome, res.status, want)
@@ -400,14 +400,14 @@ func TestSMTPModes(t *testing.T) {
 		addr := ln.Addr().String()
 		_ = ln.Close()
 		res := sendMail(context.Background(), &SMTP{Addr: addr, From: "alerts@uptime.example"}, msg)
-		if res.outcome != Retryable {
+		if res.outcome != alertevent.Retryable {
 			t.Errorf("outcome %s (%v)", res.outcome, res.err)
 		}
 	})
 	t.Run("bad recipient is permanent", func(t *testing.T) {
 		res := sendMail(context.Background(), &SMTP{Addr: "127.0.0.1:1", From: "alerts@uptime.example"},
 			MailMessage{To: []string{"not an address"}, Subject: "x"})
-		if res.outcome != Permanent {
+		if res.outcome != alertevent.Permanent {
 			t.Errorf("outcome %s (%v)", res.outcome, res.err)
 		}
 	})

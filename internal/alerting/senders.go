@@ -26,6 +26,9 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/textutil"
 )
 
+// excerptLimit bounds the response excerpt stored with an attempt.
+const excerptLimit = 256
+
 // Sign returns the X-Service-Signature value: "sha256=" followed by the hex
 // HMAC-SHA256 of timestamp + "." + body under secret.
 func Sign(secret []byte, timestamp string, body []byte) string {
@@ -491,7 +494,7 @@ func sendAll(ctx context.Context, hc *http.Client, mailer *SMTP, out *outgoing) 
 		}
 		latency += res.latency
 		res.latency = latency
-		if res.outcome != Delivered {
+		if res.outcome != alertevent.Delivered {
 			return res
 		}
 		if o.onSuccess != nil {
@@ -507,7 +510,7 @@ func sendAll(ctx context.Context, hc *http.Client, mailer *SMTP, out *outgoing) 
 // 5xx replies and bad addresses are permanent, the rest is retried.
 func sendMail(ctx context.Context, s *SMTP, msg MailMessage) attemptResult {
 	if s == nil {
-		return attemptResult{outcome: Permanent, err: permanent("no SMTP server is configured")}
+		return attemptResult{outcome: alertevent.Permanent, err: permanent("no SMTP server is configured")}
 	}
 	start := time.Now()
 	err := s.Send(ctx, msg)
@@ -515,11 +518,11 @@ func sendMail(ctx context.Context, s *SMTP, msg MailMessage) attemptResult {
 	var se *SMTPError
 	switch {
 	case err == nil:
-		res.outcome = Delivered
+		res.outcome = alertevent.Delivered
 	case isPermanent(err):
-		res.outcome = Permanent
+		res.outcome = alertevent.Permanent
 	default:
-		res.outcome = Retryable
+		res.outcome = alertevent.Retryable
 	}
 	if errors.As(err, &se) {
 		res.status, res.excerpt = se.Code, textutil.Truncate(se.Msg, excerptLimit)
@@ -533,16 +536,16 @@ func send(ctx context.Context, hc *http.Client, out *outgoing) (attemptResult, [
 	start := time.Now()
 	req, err := http.NewRequestWithContext(ctx, out.method, out.url, bytes.NewReader(out.body))
 	if err != nil {
-		return attemptResult{outcome: Permanent, err: permanent("invalid endpoint URL")}, nil
+		return attemptResult{outcome: alertevent.Permanent, err: permanent("invalid endpoint URL")}, nil
 	}
 	req.Header = out.header.Clone()
 	resp, err := hc.Do(req)
 	res := attemptResult{latency: time.Since(start)}
 	if err != nil {
 		res.err = redact(err)
-		res.outcome = Retryable
+		res.outcome = alertevent.Retryable
 		if isBlockedErr(err) {
-			res.outcome = Permanent
+			res.outcome = alertevent.Permanent
 		}
 		return res, nil
 	}
@@ -558,6 +561,6 @@ func send(ctx context.Context, hc *http.Client, out *outgoing) (attemptResult, [
 	res.status = resp.StatusCode
 	res.header = resp.Header
 	res.excerpt = strings.ToValidUTF8(string(buf[:min(n, excerptLimit)]), "")
-	res.outcome = Classify(resp.StatusCode)
+	res.outcome = alertevent.Classify(resp.StatusCode)
 	return res, buf[:n]
 }

@@ -142,7 +142,7 @@ func (w *Worker) attemptTarget(ctx context.Context, t Target, d store.Delivery) 
 	defer cancel()
 	start := time.Now()
 	status, permanent, err := t.DeliverOutbox(actx, d)
-	res := attemptResult{outcome: Delivered, status: status, err: err, latency: time.Since(start)}
+	res := attemptResult{outcome: alertevent.Delivered, status: status, err: err, latency: time.Since(start)}
 	var ra RetryAfterer
 	if errors.As(err, &ra) {
 		res.header = http.Header{"Retry-After": {ra.RetryAfter()}}
@@ -150,9 +150,9 @@ func (w *Worker) attemptTarget(ctx context.Context, t Target, d store.Delivery) 
 	switch {
 	case err == nil:
 	case permanent:
-		res.outcome = Permanent
+		res.outcome = alertevent.Permanent
 	default:
-		res.outcome = Retryable
+		res.outcome = alertevent.Retryable
 	}
 	return res
 }
@@ -239,10 +239,10 @@ func (w *Worker) setup() {
 			w.PollInterval = time.Second
 		}
 		if w.AttemptTimeout <= 0 {
-			w.AttemptTimeout = AttemptTimeout
+			w.AttemptTimeout = alertevent.AttemptTimeout
 		}
 		if w.Backoff == nil {
-			w.Backoff = Backoff
+			w.Backoff = alertevent.Backoff
 		}
 		// A lease must outlast an attempt, or nothing is ever sent.
 		w.LeaseFor = max(w.LeaseFor, 2*w.AttemptTimeout)
@@ -264,11 +264,11 @@ func (w *Worker) setup() {
 // system roots plus the trusted CA bundle (package trust).
 func NewTransport(guard netguard.Guard) *http.Transport {
 	return &http.Transport{
-		DialContext:           guard.Dialer(AttemptTimeout).DialContext,
+		DialContext:           guard.Dialer(alertevent.AttemptTimeout).DialContext,
 		TLSClientConfig:       trust.ClientConfig(),
 		ForceAttemptHTTP2:     true,
-		TLSHandshakeTimeout:   AttemptTimeout,
-		ResponseHeaderTimeout: AttemptTimeout,
+		TLSHandshakeTimeout:   alertevent.AttemptTimeout,
+		ResponseHeaderTimeout: alertevent.AttemptTimeout,
 		MaxIdleConnsPerHost:   2,
 		IdleConnTimeout:       90 * time.Second,
 	}
@@ -349,7 +349,7 @@ func (w *Worker) listChannels(ctx context.Context, namespace string, into map[st
 
 // attemptResult is how one attempt went.
 type attemptResult struct {
-	outcome Outcome
+	outcome alertevent.Outcome
 	status  int
 	header  http.Header
 	excerpt string
@@ -373,11 +373,11 @@ func (w *Worker) deliver(ctx context.Context, d store.Delivery, ch *monv1.AlertC
 	case isEmailTarget(d.ChannelID):
 		res = w.attemptEmailTarget(ctx, d)
 	case listErr != nil:
-		res = attemptResult{outcome: Retryable, err: listErr}
+		res = attemptResult{outcome: alertevent.Retryable, err: listErr}
 	case ch == nil || !ch.DeletionTimestamp.IsZero():
-		res = attemptResult{outcome: Permanent, err: errors.New("the alert channel no longer exists")}
+		res = attemptResult{outcome: alertevent.Permanent, err: errors.New("the alert channel no longer exists")}
 	case ch.Spec.Disabled:
-		res = attemptResult{outcome: Permanent, err: errors.New("the alert channel is disabled")}
+		res = attemptResult{outcome: alertevent.Permanent, err: errors.New("the alert channel is disabled")}
 	default:
 		res = w.attempt(ctx, ch, d.ID, d.Kind, d.Payload)
 	}
@@ -391,12 +391,12 @@ func (w *Worker) deliver(ctx context.Context, d store.Delivery, ch *monv1.AlertC
 	}
 	final := true
 	var next *time.Time
-	if res.outcome == Retryable {
+	if res.outcome == alertevent.Retryable {
 		next = w.retryAt(d, attempt, res, now)
 	}
 	var err error
 	switch {
-	case res.outcome == Delivered:
+	case res.outcome == alertevent.Delivered:
 		err = w.Store.CompleteDelivery(ctx, w.Owner, a)
 	case next != nil:
 		final = false
@@ -422,7 +422,7 @@ func (w *Worker) deliver(ctx context.Context, d store.Delivery, ch *monv1.AlertC
 	}
 	outcome := "delivered"
 	switch {
-	case res.outcome == Delivered:
+	case res.outcome == alertevent.Delivered:
 	case !final:
 		outcome = "retried"
 	default:
@@ -432,14 +432,14 @@ func (w *Worker) deliver(ctx context.Context, d store.Delivery, ch *monv1.AlertC
 	if ch == nil || ch.Spec.Disabled {
 		return
 	}
-	if res.outcome == Delivered && statusCurrent(&ch.Status, now, resultText(res)) {
+	if res.outcome == alertevent.Delivered && statusCurrent(&ch.Status, now, resultText(res)) {
 		return // a healthy channel's status is refreshed at most every statusRefresh
 	}
 	// A delivery whose sixth attempt failed is a failed delivery for the
 	// Failing marker, even when the retry window keeps it going; it counts
 	// once, not again when the window ends.
-	failed := attempt == MaxAttempts || (final && attempt < MaxAttempts)
-	if err := w.recordOutcome(ctx, ch, now, res.outcome == Delivered, failed, resultText(res)); err != nil {
+	failed := attempt == alertevent.MaxAttempts || (final && attempt < alertevent.MaxAttempts)
+	if err := w.recordOutcome(ctx, ch, now, res.outcome == alertevent.Delivered, failed, resultText(res)); err != nil {
 		log.Error(err, "unable to update alert channel status", "name", ch.Name)
 	}
 }
@@ -449,8 +449,8 @@ func (w *Worker) deliver(ctx context.Context, d store.Delivery, ch *monv1.AlertC
 // specification's six attempts always, after them while the next attempt
 // still falls inside RetryWindow from the delivery's creation.
 func (w *Worker) retryAt(d store.Delivery, attempt int, res attemptResult, now time.Time) *time.Time {
-	next := now.Add(NextDelay(w.Backoff(attempt), res.status, res.header, now))
-	if attempt < MaxAttempts || (w.RetryWindow > 0 && !next.After(d.CreatedAt.Add(w.RetryWindow))) {
+	next := now.Add(alertevent.NextDelay(w.Backoff(attempt), res.status, res.header, now))
+	if attempt < alertevent.MaxAttempts || (w.RetryWindow > 0 && !next.After(d.CreatedAt.Add(w.RetryWindow))) {
 		return &next
 	}
 	return nil
@@ -459,8 +459,8 @@ func (w *Worker) retryAt(d store.Delivery, attempt int, res attemptResult, now t
 // attemptLabel is the attempt label of the deliveries metric: 1-6, and "7+"
 // for the attempts of the retry window, so the label set stays bounded.
 func attemptLabel(attempt int) string {
-	if attempt > MaxAttempts {
-		return strconv.Itoa(MaxAttempts+1) + "+"
+	if attempt > alertevent.MaxAttempts {
+		return strconv.Itoa(alertevent.MaxAttempts+1) + "+"
 	}
 	return strconv.Itoa(attempt)
 }
@@ -484,14 +484,14 @@ func (w *Worker) attempt(ctx context.Context, ch *monv1.AlertChannel, id, kind s
 	b := w.builder()
 	out, err := b.build(ctx, ch, id, kind, payload)
 	if err != nil {
-		o := Retryable
+		o := alertevent.Retryable
 		if isPermanent(err) {
-			o = Permanent
+			o = alertevent.Permanent
 		}
 		return attemptResult{outcome: o, err: err}
 	}
 	if out.skip {
-		return attemptResult{outcome: Delivered}
+		return attemptResult{outcome: alertevent.Delivered}
 	}
 	actx, cancel := context.WithTimeout(ctx, w.AttemptTimeout)
 	defer cancel()
@@ -521,15 +521,15 @@ func (w *Worker) attemptEmailTarget(ctx context.Context, d store.Delivery) attem
 	b := w.builder()
 	to, err := b.confirmedOnly(ctx, d.Namespace, []string{strings.TrimPrefix(d.ChannelID, EmailTargetPrefix)})
 	if err != nil {
-		o := Retryable
+		o := alertevent.Retryable
 		if isPermanent(err) {
-			o = Permanent
+			o = alertevent.Permanent
 		}
 		return attemptResult{outcome: o, err: err}
 	}
 	out, err := b.email(MailMessage{To: to, Subject: sum.Title, Text: sum.plain()})
 	if err != nil {
-		return attemptResult{outcome: Permanent, err: err}
+		return attemptResult{outcome: alertevent.Permanent, err: err}
 	}
 	actx, cancel := context.WithTimeout(ctx, w.AttemptTimeout)
 	defer cancel()
@@ -575,7 +575,7 @@ func (w *Worker) SendTest(ctx context.Context, ch *monv1.AlertChannel) (TestResu
 	if ctx.Err() != nil {
 		return TestResult{}, ctx.Err()
 	}
-	t := TestResult{Delivered: res.outcome == Delivered, StatusCode: res.status, Excerpt: res.excerpt}
+	t := TestResult{Delivered: res.outcome == alertevent.Delivered, StatusCode: res.status, Excerpt: res.excerpt}
 	if res.err != nil {
 		t.Error = res.err.Error()
 	}

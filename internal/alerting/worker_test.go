@@ -396,12 +396,14 @@ func TestRetryWindowOutlastsTheSchedule(t *testing.T) {
 		h := newHarness(t, ch, s)
 		ids := h.enqueue("uid-hook")
 		w := h.worker("a")
-		w.RetryWindow = 400 * time.Millisecond
-		w.Backoff = func(int) time.Duration { return 30 * time.Millisecond }
+		// Long enough for more than the schedule's attempts on a loaded
+		// machine (each attempt is a round trip and a store write).
+		w.RetryWindow = 1500 * time.Millisecond
+		w.Backoff = func(int) time.Duration { return 20 * time.Millisecond }
 		defer h.run(w)()
 		d := h.wait(ids...)[0]
-		if d.Status != store.DeliveryFailed || d.Attempts <= MaxAttempts || rc.count() != d.Attempts {
-			t.Fatalf("delivery = %+v, hits %d; want failed after more than %d attempts", d, rc.count(), MaxAttempts)
+		if d.Status != store.DeliveryFailed || d.Attempts <= alertevent.MaxAttempts || rc.count() != d.Attempts {
+			t.Fatalf("delivery = %+v, hits %d; want failed after more than %d attempts", d, rc.count(), alertevent.MaxAttempts)
 		}
 		if last := d.UpdatedAt.Sub(d.CreatedAt); last > w.RetryWindow+time.Second {
 			t.Errorf("last attempt %s after the delivery was queued, window %s", last, w.RetryWindow)
@@ -456,7 +458,7 @@ func TestRetryAfter(t *testing.T) {
 			h := newHarness(t, ch, s)
 			ids := h.enqueue("uid-hook")
 			w := h.worker("a")
-			w.Backoff = Backoff // the production schedule: 5 s after the first attempt
+			w.Backoff = alertevent.Backoff // the production schedule: 5 s after the first attempt
 			before := time.Now()
 			if _, err := w.ProcessDue(context.Background()); err != nil {
 				t.Fatal(err)

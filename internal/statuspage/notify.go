@@ -369,16 +369,20 @@ func (n *Notifier) post(ctx context.Context, id string, sub store.Subscriber, ev
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	_ = resp.Body.Close()
-	switch c := resp.StatusCode; {
-	case c >= 200 && c < 300:
+	// Subscribers' answers are judged by the alert webhooks' rules, so a
+	// 409 or 425 is retried here as it is for alerts.
+	c := resp.StatusCode
+	switch alertevent.Classify(c) {
+	case alertevent.Delivered:
 		return c, nil
-	case c == http.StatusTooManyRequests || c == http.StatusServiceUnavailable:
-		return c, &retryAfterError{err: fmt.Errorf("subscriber answered %d", c), after: resp.Header.Get("Retry-After")}
-	case c == http.StatusRequestTimeout || c >= 500:
-		return c, fmt.Errorf("subscriber answered %d", c)
-	default:
+	case alertevent.Permanent:
 		return c, &permanentError{fmt.Errorf("subscriber answered %d", c)}
 	}
+	err = fmt.Errorf("subscriber answered %d", c)
+	if c == http.StatusTooManyRequests || c == http.StatusServiceUnavailable {
+		return c, &retryAfterError{err: err, after: resp.Header.Get("Retry-After")}
+	}
+	return c, err
 }
 
 // redactURL drops the request URL from a transport error: chat URLs are

@@ -2,6 +2,7 @@ package statuspage_test
 
 import (
 	"context"
+	"net/http"
 	"path/filepath"
 	"time"
 
@@ -12,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
-	"github.com/uptime-operator/uptime-operator/internal/alerting"
+	"github.com/uptime-operator/uptime-operator/internal/alertevent"
 	"github.com/uptime-operator/uptime-operator/internal/statuspage"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 	"github.com/uptime-operator/uptime-operator/internal/store/sqlite"
@@ -91,7 +92,7 @@ var _ = Describe("Durable subscriber notifications", Ordered, func() {
 		DeferCleanup(st.Close)
 		wctx, stop := context.WithCancel(ctx)
 		DeferCleanup(stop)
-		runWorker(wctx, st, newNotifier(st, nil, hook), alerting.Backoff)
+		runWorker(wctx, st, newNotifier(st, nil, hook), alertevent.Backoff)
 		Eventually(hook.posts, "10s").Should(HaveLen(1))
 		Consistently(hook.attempts, "500ms").Should(HaveLen(1), "delivered once")
 		p := hook.posts()[0]
@@ -107,6 +108,8 @@ var _ = Describe("Durable subscriber notifications", Ordered, func() {
 
 	It("retries a failing receiver on the schedule, with one delivery id", func() {
 		hook := newReceiver(3)
+		// The retried answers of spec/webhooks.md, not only 5xx.
+		hook.failWith = []int{http.StatusConflict, http.StatusTooEarly, http.StatusServiceUnavailable}
 		DeferCleanup(hook.srv.Close)
 		st := openStore(filepath.Join(GinkgoT().TempDir(), "retry.db"))
 		DeferCleanup(st.Close)
@@ -115,12 +118,12 @@ var _ = Describe("Durable subscriber notifications", Ordered, func() {
 		wctx, stop := context.WithCancel(ctx)
 		DeferCleanup(stop)
 		// The alert schedule (5, 10, 20 s) scaled down a hundredfold.
-		backoff := func(i int) time.Duration { return alerting.Backoff(i) / 100 }
+		backoff := func(i int) time.Duration { return alertevent.Backoff(i) / 100 }
 		runWorker(wctx, st, n, backoff)
 		Expect(n.PublicUpdate(ctx, ns, string(api.UID), "inc-retry", "Rolling back.")).To(Succeed())
 
 		Eventually(hook.posts, "10s").Should(HaveLen(1))
-		Consistently(hook.attempts, "500ms").Should(HaveLen(4), "three 503s, then delivered, then nothing more")
+		Consistently(hook.attempts, "500ms").Should(HaveLen(4), "409, 425, 503, then delivered, then nothing more")
 		at := hook.attempts()
 		for i := 1; i < len(at); i++ {
 			Expect(at[i].Sub(at[i-1])).To(BeNumerically(">=", backoff(i)), "attempt %d came before its backoff", i+1)
@@ -135,7 +138,7 @@ var _ = Describe("Durable subscriber notifications", Ordered, func() {
 		for _, a := range log {
 			codes = append(codes, a.StatusCode)
 		}
-		Expect(codes).To(Equal([]int{503, 503, 503, 200}))
+		Expect(codes).To(Equal([]int{409, 425, 503, 200}))
 	})
 
 	It("honours a subscriber webhook's Retry-After on 503, as alerts do", func() {
@@ -148,7 +151,7 @@ var _ = Describe("Durable subscriber notifications", Ordered, func() {
 		n := newNotifier(st, nil, hook)
 		wctx, stop := context.WithCancel(ctx)
 		DeferCleanup(stop)
-		runWorker(wctx, st, n, alerting.Backoff)
+		runWorker(wctx, st, n, alertevent.Backoff)
 		Expect(n.PublicUpdate(ctx, ns, string(api.UID), "inc-retry-after", "Investigating.")).To(Succeed())
 
 		Eventually(hook.attempts, "10s").Should(HaveLen(1))

@@ -77,6 +77,9 @@ type receiver struct {
 	mu        sync.Mutex
 	got       []receivedPost
 	failFirst int
+	// failWith are the statuses of the failing answers in turn (503 when
+	// empty or used up).
+	failWith []int
 	// retryAfter is the Retry-After header of the failing answers.
 	retryAfter string
 	// tried is when each request arrived, failed ones included.
@@ -100,7 +103,11 @@ func newReceiver(failFirst int) *receiver {
 			if rc.retryAfter != "" {
 				w.Header().Set("Retry-After", rc.retryAfter)
 			}
-			w.WriteHeader(http.StatusServiceUnavailable)
+			code := http.StatusServiceUnavailable
+			if len(rc.failWith) > 0 {
+				code, rc.failWith = rc.failWith[0], rc.failWith[1:]
+			}
+			w.WriteHeader(code)
 			return
 		}
 		rc.got = append(rc.got, receivedPost{r.Header.Clone(), body})

@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
-	"github.com/uptime-operator/uptime-operator/internal/alerting"
+	"github.com/uptime-operator/uptime-operator/internal/alertevent"
 	"github.com/uptime-operator/uptime-operator/internal/manager"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 	"github.com/uptime-operator/uptime-operator/internal/trust"
@@ -160,14 +160,14 @@ func TestWebhookReceiverOutage(t *testing.T) {
 		log, err := st.ListDeliveryAttempts(ctx, d.ID)
 		must(t, err)
 		for i := 1; i < len(log); i++ {
-			want := alerting.Backoff(i)
+			want := alertevent.Backoff(i)
 			gap := log[i].At.Sub(log[i-1].At)
 			if gap < want-250*time.Millisecond {
 				early++
 				t.Logf("delivery %s: attempt %d came %s after attempt %d, schedule %s", d.ID, i+1, gap, i, want)
 			}
 			worstLate = max(worstLate, gap-want)
-			if i+1 > alerting.MaxAttempts {
+			if i+1 > alertevent.MaxAttempts {
 				windowAttempts++
 			}
 		}

@@ -1,4 +1,4 @@
-package alerting
+package alertevent
 
 import (
 	"net/http"
@@ -21,8 +21,6 @@ const (
 	// FailingNoticeInterval is the least time between two owner emails about
 	// one failing channel.
 	FailingNoticeInterval = 24 * time.Hour
-	// excerptLimit bounds the response excerpt stored with an attempt.
-	excerptLimit = 256
 )
 
 // Outcome is how one attempt ended.

@@ -1,4 +1,4 @@
-package alerting
+package alertevent
 
 import (
 	"net/http"
