@@ -460,9 +460,7 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 	root.Handle("/", apiserver.Instrument(m.api.Handler()))
 	m.root = opts.ClientAddresses.Middleware(root)
 	if size := storeSize(opts.Store, st); size != nil {
-		if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
-			return reportStoreSize(ctx, size)
-		})); err != nil {
+		if err := mgr.Add(storeSizeReporter(size)); err != nil {
 			return nil, err
 		}
 	}
@@ -680,6 +678,13 @@ func sqlitePath(spec string) (string, bool) {
 		path = "uptime-operator.db"
 	}
 	return path, true
+}
+
+// storeSizeReporter publishes the store's size on every replica, not only
+// on the leader: a scrape of any manager Pod shows it, and the replicas
+// share one store, so they report the same figure (aggregate with max).
+func storeSizeReporter(size func(context.Context) (int64, error)) everyReplica {
+	return func(ctx context.Context) error { return reportStoreSize(ctx, size) }
 }
 
 // reportStoreSize publishes the store's size, as size measures it, every
