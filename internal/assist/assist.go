@@ -102,7 +102,7 @@ func (e *ProviderError) Error() string {
 type Service struct {
 	Config Config
 	// Store holds incidents, AI content, drafts and usage.
-	Store store.Store
+	Store Store
 	// HTTPClient calls the model endpoint (a plain client when nil; Config.
 	// Timeout bounds each call either way).
 	HTTPClient *http.Client

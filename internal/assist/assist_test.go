@@ -220,7 +220,7 @@ func TestPostmortemOverwrite(t *testing.T) {
 	if _, err := svc.Postmortem(ctx, inc, false); err != nil {
 		t.Fatal(err)
 	}
-	got, err := svc.Store.GetIncident(ctx, inc.ID)
+	got, err := svc.Store.(store.Store).GetIncident(ctx, inc.ID)
 	if err != nil || got.Postmortem != "# Postmortem\n\nDraft." {
 		t.Fatalf("incident postmortem = %q, %v", got.Postmortem, err)
 	}

@@ -51,7 +51,7 @@ const (
 // ObserveTLS, Details and Refresh may be called on every replica.
 type Checker struct {
 	// Store keeps observations, domain lookups and sent notices.
-	Store store.Store
+	Store Store
 	// Reader lists Monitors (the manager's cache).
 	Reader client.Reader
 	// Router builds the notice events and picks their channels.

@@ -57,7 +57,7 @@ const (
 // exports what it ingested); Export and SendTest may be called before Start.
 type Exporter struct {
 	// Store holds the settings and the delivery status.
-	Store store.Store
+	Store Store
 	// Reader lists Monitors for their names (the manager's cache); nil
 	// names spans after monitor ids.
 	Reader client.Reader

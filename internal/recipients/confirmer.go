@@ -80,7 +80,7 @@ type Confirmer struct {
 	// Reader lists the resources naming recipients (the manager's cache).
 	Reader client.Reader
 	// Store keeps the confirmation state.
-	Store store.AlertRecipientStore
+	Store Store
 	// Mailer sends the confirmations; without one nothing is sent and
 	// Resend returns ErrNoMailer.
 	Mailer Mailer

@@ -16,7 +16,7 @@ type Report struct {
 }
 
 // LoadReport reads run runID with its issues; ErrNotFound when missing.
-func LoadReport(ctx context.Context, st store.Store, runID string) (Report, error) {
+func LoadReport(ctx context.Context, st ReportStore, runID string) (Report, error) {
 	run, err := st.GetHealthRun(ctx, runID)
 	if err != nil {
 		return Report{}, err

@@ -43,7 +43,7 @@ var ErrRunInProgress = errors.New("a crawl of this site is already in progress")
 // the read methods may be used on every replica.
 type Service struct {
 	// Store keeps sites, runs and the outbox.
-	Store store.Store
+	Store Store
 	// Router builds site_health.issues events; nil sends none.
 	Router *alerting.Router
 	// Kick wakes the delivery worker after an event is enqueued; may be nil.

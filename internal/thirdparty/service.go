@@ -42,7 +42,7 @@ var ErrUnknownProvider = errors.New("thirdparty: unknown provider")
 // be called on every replica.
 type Service struct {
 	// Store keeps subscriptions, poller state and enqueued notices.
-	Store store.Store
+	Store Store
 	// Catalog lists the providers.
 	Catalog *Catalog
 	// Router builds the notice events and picks their channels.
