@@ -93,7 +93,7 @@ func (b *requestBuilder) github(ctx context.Context, ch *monv1.AlertChannel, kin
 
 // findIssue returns the issue that channel opened for an incident, nil when
 // none was recorded.
-func findIssue(ctx context.Context, st store.Store, incidentID, channelID string) (*CodeHostIssue, error) {
+func findIssue(ctx context.Context, st timelineStore, incidentID, channelID string) (*CodeHostIssue, error) {
 	var found *CodeHostIssue
 	err := eachTimeline(ctx, st, incidentID, func(e store.TimelineEvent) {
 		if e.Kind != TimelineCodeHostIssue || found != nil {
@@ -112,7 +112,7 @@ func findIssue(ctx context.Context, st store.Store, incidentID, channelID string
 
 // eachTimeline calls fn with every timeline event of an incident, oldest
 // first.
-func eachTimeline(ctx context.Context, st store.Store, incidentID string, fn func(store.TimelineEvent)) error {
+func eachTimeline(ctx context.Context, st timelineStore, incidentID string, fn func(store.TimelineEvent)) error {
 	cursor := ""
 	for {
 		items, next, err := st.ListTimeline(ctx, store.TimelineQuery{IncidentID: incidentID, Cursor: cursor, Limit: 1000})
@@ -132,7 +132,7 @@ func eachTimeline(ctx context.Context, st store.Store, incidentID string, fn fun
 // recordIssue links a newly opened issue to its incident: a timeline event
 // for the channel, and the incident's issue URL (the REST API's
 // code_host_issue_url) unless another channel linked one first.
-func recordIssue(ctx context.Context, st store.Store, ch *monv1.AlertChannel, incidentID string, body []byte, at time.Time) error {
+func recordIssue(ctx context.Context, st issueStore, ch *monv1.AlertChannel, incidentID string, body []byte, at time.Time) error {
 	var resp struct {
 		Number  int    `json:"number"`
 		HTMLURL string `json:"html_url"`

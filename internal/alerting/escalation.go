@@ -48,7 +48,7 @@ const MinRepeatInterval = time.Minute
 // or the process dies between enqueueing and recording it.
 type Escalator struct {
 	// Store holds incidents, their timelines and the outbox.
-	Store store.Store
+	Store EscalationStore
 	// Reader reads Monitors and EscalationPolicies (the cache is fine).
 	Reader client.Reader
 	// Router builds the escalation events.
@@ -267,7 +267,7 @@ type slotKey struct{ cycle, step int }
 
 // firedSteps reads the escalation records of an incident: when each
 // (cycle, step) first fired.
-func firedSteps(ctx context.Context, st store.Store, incidentID string) (map[slotKey]time.Time, error) {
+func firedSteps(ctx context.Context, st timelineStore, incidentID string) (map[slotKey]time.Time, error) {
 	out := map[slotKey]time.Time{}
 	err := eachTimeline(ctx, st, incidentID, func(ev store.TimelineEvent) {
 		if ev.Kind != TimelineEscalation {

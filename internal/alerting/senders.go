@@ -22,7 +22,6 @@ import (
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/alertevent"
-	"github.com/uptime-operator/uptime-operator/internal/store"
 	"github.com/uptime-operator/uptime-operator/internal/textutil"
 )
 
@@ -124,7 +123,7 @@ type requestBuilder struct {
 	endpoints Endpoints
 	now       time.Time
 	// store finds and records code-host issues of incidents (may be nil).
-	store store.Store
+	store issueStore
 	// smtp sends email when set; else the HTTP relay of endpoints does.
 	smtp *SMTP
 	// twilio sends phone alerts when configured; else the relays do.

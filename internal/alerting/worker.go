@@ -37,7 +37,7 @@ import (
 // lease expires (at least once; receivers de-duplicate on the delivery id).
 type Worker struct {
 	// Store holds the outbox.
-	Store store.Store
+	Store WorkerStore
 	// Client writes AlertChannel status and annotations.
 	Client client.Client
 	// Reader reads AlertChannels and Secrets; the manager's API reader

@@ -85,7 +85,7 @@ type Notifier struct {
 	// manager's cached client).
 	Reader client.Reader
 	// Store keeps the subscribers and the outbox.
-	Store store.Store
+	Store NotifierStore
 	// Kick wakes the delivery worker after notifications are enqueued; may
 	// be nil (the worker polls).
 	Kick func()

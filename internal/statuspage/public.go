@@ -14,7 +14,6 @@ import (
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
-	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
 // Error codes of the specification used by the public endpoints.
@@ -43,7 +42,7 @@ type Public struct {
 	Secrets client.Reader
 	// Store holds check history and incidents. When nil, pages show live
 	// state only (no uptime, bars, incidents or feed entries).
-	Store store.Store
+	Store PublicStore
 	// Clock is the time source; the real clock when nil.
 	Clock clock.PassiveClock
 	// BaseURL is the externally visible base URL (https://status.example.com);
