@@ -39,7 +39,7 @@ const HeartbeatRegion = "heartbeat"
 // Options configure an Engine.
 type Options struct {
 	// Store holds history.
-	Store store.Store
+	Store Store
 	// Client reads Monitors, regions and windows from the cache.
 	Client client.Client
 	// Secrets reads Secrets directly.

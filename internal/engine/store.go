@@ -1,0 +1,39 @@
+package engine
+
+import (
+	"context"
+	"time"
+
+	"github.com/uptime-operator/uptime-operator/internal/store"
+)
+
+// Store is the part of the history store (internal/store) that the Engine
+// uses. It holds only the methods the Engine calls, so the dependency is
+// visible here and a test can fake or wrap it; every store backend
+// satisfies it.
+type Store interface {
+	// Judging: results are stored, then judged under the monitor's lock;
+	// the REST API's resolve and acknowledge go through the engine.
+	InsertChecks(ctx context.Context, checks []store.Check) (inserted int, err error)
+	Judge(ctx context.Context, monitorID string, fn func(tx store.JudgeTx) error) error
+	MonitorView(ctx context.Context, monitorID string, q store.ViewQuery) (store.MonitorView, error)
+	GetOpenIncident(ctx context.Context, monitorID string) (store.Incident, error)
+	GetIncident(ctx context.Context, id string) (store.Incident, error)
+	ResolveIncident(ctx context.Context, id string, at time.Time, manual bool, note string, events ...store.OutboxEvent) (store.Incident, error)
+	AcknowledgeIncident(ctx context.Context, id, by string, at time.Time, events ...store.OutboxEvent) (store.Incident, error)
+	// The live state written to Monitor status: recent incidents, uptime,
+	// observed DNS answers.
+	ListIncidents(ctx context.Context, q store.IncidentQuery) (store.IncidentList, error)
+	Uptime(ctx context.Context, monitorID string, from, to time.Time) (*float64, error)
+	RecordDNS(ctx context.Context, r store.DNSRecord) (store.DNSRecord, error)
+	// Heartbeat (cron) monitors: pings and the pauses that excuse silence.
+	RecordHeartbeat(ctx context.Context, p store.HeartbeatPing) error
+	ListHeartbeats(ctx context.Context, monitorID string, limit int) ([]store.HeartbeatPing, error)
+	ListPauseWindows(ctx context.Context, monitorID string, since time.Time) ([]store.PauseWindow, error)
+	// Probe agents in contact with any replica.
+	RecordAgentContact(ctx context.Context, region, agent string, at time.Time) error
+	AgentsOnline(ctx context.Context, since time.Time) (map[string]store.AgentPresence, error)
+	// Retention of raw checks and rollups.
+	PruneChecks(ctx context.Context, olderThan time.Time, chunkSize int) (int64, error)
+	PruneRollups(ctx context.Context, step time.Duration, olderThan time.Time) (int64, error)
+}
