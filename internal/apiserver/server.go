@@ -52,7 +52,7 @@ type Options struct {
 	// Keys finds API keys; a cached reader of API key Secrets.
 	Keys client.Reader
 	// Store holds history: checks, incidents, notes, deploy events.
-	Store store.Store
+	Store Store
 	// Engine changes incident state, records heartbeats and runs checks.
 	Engine Engine
 	// Public serves the public status page endpoints; nil answers 404.
