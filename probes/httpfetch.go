@@ -250,8 +250,14 @@ func (x *httpExchange) do(ctx context.Context) (*http.Response, error) {
 // net (the ones net/http's Transport uses), which may run on several
 // goroutines with Happy Eyeballs, hence the lock.
 func (x *httpExchange) dial(ctx context.Context, env *Env, timeout time.Duration, host, port string) (net.Conn, error) {
-	d := env.dialer(timeout)
-	addr := net.JoinHostPort(host, port)
+	d := env.checkDialer()
+	if _, ok := ctx.Deadline(); !ok {
+		d = env.dialer(timeout)
+	}
+	addr := x.url.Host
+	if x.url.Port() == "" {
+		addr = net.JoinHostPort(host, port)
+	}
 	if _, err := netip.ParseAddr(host); err == nil {
 		t0 := time.Now()
 		conn, err := d.DialContext(ctx, "tcp", addr)
@@ -292,7 +298,9 @@ func (x *httpExchange) writeRequest() error {
 	if host == "" {
 		host = u.Host
 	}
-	b := make([]byte, 0, 512)
+	bp := requestBufs.Get().(*[]byte)
+	defer func() { requestBufs.Put(bp) }()
+	b := (*bp)[:0]
 	b = append(b, x.method...)
 	b = append(b, ' ')
 	b = append(b, u.RequestURI()...)
@@ -347,8 +355,14 @@ func (x *httpExchange) writeRequest() error {
 	b = append(b, "Connection: close\r\n\r\n"...)
 	b = append(b, x.body...)
 	_, err := x.conn.Write(b)
+	if cap(b) <= 4<<10 {
+		*bp = b
+	}
 	return err
 }
+
+// requestBufs recycles the buffers requests are written from.
+var requestBufs = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
 
 // maxResponseHeaderBytes bounds a response head.
 const maxResponseHeaderBytes = 64 << 10

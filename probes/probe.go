@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"sync"
 	"syscall"
 	"time"
 
@@ -80,6 +81,22 @@ func (e *Env) dialer(timeout time.Duration) *net.Dialer {
 	d := e.Guard.Dialer(timeout)
 	d.KeepAlive = -1
 	return d
+}
+
+// checkDialers holds one dialer without a timeout per guard, shared by
+// the checks whose context carries their deadline (every scheduled check):
+// building a dialer and its guard hook per check was two allocations of
+// every HTTP check.
+var checkDialers sync.Map // netguard.Guard → *net.Dialer
+
+// checkDialer is the guarded dialer of a check whose context has a
+// deadline; it must not be modified.
+func (e *Env) checkDialer() *net.Dialer {
+	if d, ok := checkDialers.Load(e.Guard); ok {
+		return d.(*net.Dialer)
+	}
+	d, _ := checkDialers.LoadOrStore(e.Guard, e.dialer(0))
+	return d.(*net.Dialer)
 }
 
 func (e *Env) tlsConfig(serverName string) *tls.Config {

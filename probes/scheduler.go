@@ -182,11 +182,17 @@ func (s *Scheduler) Start(ctx context.Context) {
 	work := make(chan dueJob)
 	for range s.Concurrency {
 		s.wg.Go(func() {
+			// Each worker's runs derive their contexts (their timeouts)
+			// from one of the worker's own: derived from ctx itself,
+			// every run would enter and leave ctx's one set of children,
+			// under a lock all workers share.
+			wctx, cancel := context.WithCancel(ctx)
+			defer cancel()
 			for job := range work {
 				if s.ObserveLag != nil {
 					s.ObserveLag(s.Clock.Now().Sub(job.planned))
 				}
-				s.Run(ctx, job.a, job.planned)
+				s.Run(wctx, job.a, job.planned)
 				s.finish(job.e)
 			}
 		})
