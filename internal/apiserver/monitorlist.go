@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"hash/maphash"
 	"net/http"
 	"slices"
 	"strings"
@@ -20,15 +21,19 @@ import (
 // workspace, newest first. Each item is the encoded monitor object, reused
 // from listCache while nothing it is built from changed, and the array is
 // streamed: a workspace of 10,000 monitors is 8 MB of JSON that would
-// otherwise be built and encoded again for every request.
+// otherwise be built and encoded again for every request. When no item
+// changed since the last answer of the same workspace and tag (the
+// fingerprint of every item's key is the same), that answer's items are
+// written again in their order without sorting or looking them up.
 func (s *Server) listMonitors(w http.ResponseWriter, r *http.Request) {
 	ctx, c := r.Context(), CallerFrom(r.Context())
-	ms, err := s.sharedMonitors(ctx, c.Namespace)
+	ms, err := s.sharedMonitors(ctx, c.Namespace, false)
 	if err != nil {
 		s.writeErr(w, r, err)
 		return
 	}
-	if tag := strings.ToLower(strings.TrimSpace(r.URL.Query().Get("tag"))); tag != "" {
+	tag := strings.ToLower(strings.TrimSpace(r.URL.Query().Get("tag")))
+	if tag != "" {
 		ms = slices.DeleteFunc(ms, func(m *monv1.Monitor) bool { return !slices.Contains(m.Spec.Tags, tag) })
 	}
 	x := s.refs(c.Namespace)
@@ -36,26 +41,23 @@ func (s *Server) listMonitors(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	keys := make([]listKey, len(ms))
 	defaults := strings.Join(plans.DefaultRegions(x.plan, x.regions), ",")
-	for k, m := range ms {
-		keys[k] = s.listKeyOf(ctx, m, x, defaults)
+	fp, cacheable := s.fingerprint(ctx, ms, x)
+	answer := answerKey{namespace: c.Namespace, tag: tag, defaultRegions: defaults, fingerprint: fp, n: len(ms)}
+	var raws [][]byte
+	if cacheable {
+		raws = s.items.answer(answer)
 	}
-	raws := s.items.lookup(keys)
-	var fresh []int
-	for k, m := range ms {
-		if raws[k] != nil {
-			continue
-		}
-		raw, err := s.encodeMonitor(ctx, m, x)
-		if err != nil {
+	if raws == nil {
+		slices.SortFunc(ms, newestFirst)
+		if raws, err = s.listItems(ctx, ms, x, defaults); err != nil {
 			s.writeErr(w, r, err)
 			return
 		}
-		raws[k] = raw
-		fresh = append(fresh, k)
+		if cacheable {
+			s.items.storeAnswer(answer, raws)
+		}
 	}
-	s.items.store(keys, raws, fresh)
 
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(http.StatusOK)
@@ -71,16 +73,72 @@ func (s *Server) listMonitors(w http.ResponseWriter, r *http.Request) {
 	_ = bw.Flush()
 }
 
+// listItems returns the encoded list item of each of ms, from the cache
+// where its key has not changed.
+func (s *Server) listItems(ctx context.Context, ms []*monv1.Monitor, x *monitorRefs, defaults string) ([][]byte, error) {
+	keys := make([]listKey, len(ms))
+	for k, m := range ms {
+		keys[k] = s.listKeyOf(ctx, m, x, defaults)
+	}
+	raws := s.items.lookup(keys)
+	var fresh []int
+	for k, m := range ms {
+		if raws[k] != nil {
+			continue
+		}
+		raw, err := s.encodeMonitor(ctx, m, x)
+		if err != nil {
+			return nil, err
+		}
+		raws[k] = raw
+		fresh = append(fresh, k)
+	}
+	s.items.store(keys, raws, fresh)
+	return raws, nil
+}
+
+// fingerprintSeed seeds the hashes of list keys for this process.
+var fingerprintSeed = maphash.MakeSeed()
+
+// fingerprint sums a hash of each monitor's list key (uid,
+// resourceVersion, group and escalation policy uids): the same set of
+// items gives the same sum in whatever order the cache returns them, and
+// any changed, added or removed item changes it (but for a 64-bit
+// collision). Objects without a uid or resourceVersion (never stored by an
+// API server) make the answer uncacheable.
+func (s *Server) fingerprint(ctx context.Context, ms []*monv1.Monitor, x *monitorRefs) (uint64, bool) {
+	var h maphash.Hash
+	h.SetSeed(fingerprintSeed)
+	var sum uint64
+	for _, m := range ms {
+		if m.UID == "" || m.ResourceVersion == "" {
+			return 0, false
+		}
+		h.Reset()
+		_, _ = h.WriteString(string(m.UID))
+		_ = h.WriteByte(0)
+		_, _ = h.WriteString(m.ResourceVersion)
+		if m.Spec.GroupRef != nil || m.Spec.EscalationPolicyRef != nil {
+			_ = h.WriteByte(0)
+			_, _ = h.WriteString(refKey(ctx, x, x.groups, &monv1.MonitorGroup{}, m.Spec.GroupRef))
+			_ = h.WriteByte(0)
+			_, _ = h.WriteString(refKey(ctx, x, x.policies, &monv1.EscalationPolicy{}, m.Spec.EscalationPolicyRef))
+		}
+		sum += h.Sum64()
+	}
+	return sum, true
+}
+
 // MonitorLister lists a namespace's Monitors without copying them. The
 // objects are shared with the informer and must not be modified.
 type MonitorLister interface {
 	ListMonitors(ctx context.Context, namespace string) ([]*monv1.Monitor, error)
 }
 
-// sharedMonitors returns the Monitors of ns not being deleted, newest
-// first, read-only. Through Options.Monitors nothing is copied; the
-// fallback List copies each object into the list once.
-func (s *Server) sharedMonitors(ctx context.Context, ns string) ([]*monv1.Monitor, error) {
+// sharedMonitors returns the Monitors of ns not being deleted, read-only,
+// newest first when sorted is set. Through Options.Monitors nothing is
+// copied; the fallback List copies each object into the list once.
+func (s *Server) sharedMonitors(ctx context.Context, ns string, sorted bool) ([]*monv1.Monitor, error) {
 	var ms []*monv1.Monitor
 	if s.opts.Monitors != nil {
 		all, err := s.opts.Monitors.ListMonitors(ctx, ns)
@@ -106,7 +164,9 @@ func (s *Server) sharedMonitors(ctx context.Context, ns string) ([]*monv1.Monito
 			}
 		}
 	}
-	slices.SortFunc(ms, newestFirst)
+	if sorted {
+		slices.SortFunc(ms, newestFirst)
+	}
 	return ms, nil
 }
 
@@ -173,15 +233,92 @@ func refKey(ctx context.Context, x *monitorRefs, idx *objectUIDs, obj client.Obj
 const maxListEntries = 200_000
 
 // listCache keeps the encoded list item of each monitor by uid with the key
-// it was built from. Lookups and stores take the lock once per request.
+// it was built from, and the items of the last answer of each workspace and
+// tag. Lookups and stores take the lock once per request.
 type listCache struct {
 	mu      sync.Mutex
 	entries map[types.UID]listEntry
+	answers map[answerKey][][]byte
+	singles map[types.UID]singleEntry
+}
+
+// answerOf is what the answer of GET /monitors/:id is built from: the
+// monitor's list key and its 24 h and 30 d uptime (see percentKey).
+type answerOf struct {
+	item     listKey
+	day, mon uint64
+}
+
+type singleEntry struct {
+	key  answerOf
+	body []byte
+}
+
+// maxSingles bounds the answers of GET /monitors/:id kept; past it they
+// start over.
+const maxSingles = 20_000
+
+// single returns the answer of GET /monitors/:id built for k, nil when
+// there is none.
+func (c *listCache) single(k answerOf) []byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.singles[k.item.uid]; ok && e.key == k {
+		return e.body
+	}
+	return nil
+}
+
+// storeSingle remembers body as the answer of GET /monitors/:id for k.
+func (c *listCache) storeSingle(k answerOf, body []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.singles == nil || len(c.singles) >= maxSingles {
+		c.singles = map[types.UID]singleEntry{}
+	}
+	c.singles[k.item.uid] = singleEntry{key: k, body: body}
 }
 
 type listEntry struct {
 	key listKey
 	raw []byte
+}
+
+// answerKey is what a list answer is built from: the workspace, the tag
+// filter, the plan's default regions and the fingerprint and number of its
+// items' keys.
+type answerKey struct {
+	namespace, tag, defaultRegions string
+	fingerprint                    uint64
+	n                              int
+}
+
+// maxListAnswers bounds the answers kept; past it the answers start over.
+// An answer holds the items' slices, not copies of them.
+const maxListAnswers = 256
+
+// answer returns the items of the answer built for k, nil when there is
+// none.
+func (c *listCache) answer(k answerKey) [][]byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.answers[k]
+}
+
+// storeAnswer remembers raws as the answer of k, replacing the answer of
+// the same workspace and tag built from other items.
+func (c *listCache) storeAnswer(k answerKey, raws [][]byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.answers == nil || len(c.answers) >= maxListAnswers {
+		c.answers = map[answerKey][][]byte{}
+	}
+	for old := range c.answers {
+		if old.namespace == k.namespace && old.tag == k.tag {
+			delete(c.answers, old)
+		}
+	}
+	c.answers[k] = raws
 }
 
 // lookup returns the cached item of each key, nil where there is none or
