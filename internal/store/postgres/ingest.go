@@ -4,16 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-
-	"github.com/jackc/pgx/v5"
+	"time"
 
 	"github.com/uptime-operator/uptime-operator/internal/store"
 	"github.com/uptime-operator/uptime-operator/internal/store/internal/sqlstore"
 )
 
 // Check ingest is group-committed, like the SQLite writer: batches that
-// arrive while one is being merged are merged together next, in one COPY
-// and one statement. Concurrent batches would otherwise update the same
+// arrive while one is being merged are merged together next, in one
+// statement. Concurrent batches would otherwise update the same
 // rollup rows (every batch touches the minute, hour and day bucket of each
 // monitor and region in it) and wait on each other's row locks.
 
@@ -34,9 +33,8 @@ type ingestResult struct {
 	err      error
 }
 
-// InsertChecks streams the batch with COPY into a temporary staging table and
-// merges it in one statement (see ingestSQL), together with batches that
-// arrived meanwhile.
+// InsertChecks stores the batch and its rollups in one statement (see
+// ingestSQL), together with batches that arrived meanwhile.
 func (s *Store) InsertChecks(ctx context.Context, checks []store.Check) (int, error) {
 	batch, err := sqlstore.PrepareChecks(checks)
 	if err != nil {
@@ -119,56 +117,56 @@ func (s *Store) mergeGroup(group []*ingestReq) {
 	}
 }
 
-// merge runs one COPY and merge of checks and returns the ids that were new.
+// merge stores checks and their rollups in one statement (ingestSQL, one
+// round trip: a statement is its own transaction) and returns the ids that
+// were new. The rows go as one array parameter per column in pgx's binary
+// format; a COPY into a staging table took five round trips (begin, create
+// the table, copy, merge, commit) and emptied the table at every commit.
 func (s *Store) merge(ctx context.Context, checks []store.Check) (map[string]bool, error) {
-	tx, err := s.pool.Begin(ctx)
+	n := len(checks)
+	var (
+		ids, monitors, namespaces = make([]string, n), make([]string, n), make([]string, n)
+		regions, statuses         = make([]string, n), make([]string, n)
+		checkedAt                 = make([]time.Time, n)
+		codes                     = make([]*int64, n)
+		rts                       = make([]int64, n)
+		errTypes, errMsgs, detail = make([]*string, n), make([]*string, n), make([]*string, n)
+	)
+	for i := range checks {
+		c := &checks[i]
+		ids[i], monitors[i], namespaces[i], regions[i] = c.ID, c.MonitorID, c.Namespace, c.Region
+		checkedAt[i], statuses[i], rts[i] = c.CheckedAt, string(c.Status), c.ResponseTimeMs
+		if c.StatusCode != nil {
+			code := int64(*c.StatusCode)
+			codes[i] = &code
+		}
+		if c.ErrorType != "" {
+			errTypes[i] = &c.ErrorType
+		}
+		if c.ErrorMessage != "" {
+			errMsgs[i] = &c.ErrorMessage
+		}
+		if len(c.Details) > 0 {
+			d := string(c.Details)
+			detail[i] = &d
+		}
+	}
+	rows, err := s.pool.Query(ctx, ingestSQL, ids, monitors, namespaces, regions, checkedAt, statuses, codes, rts, errTypes, errMsgs, detail)
 	if err != nil {
 		return nil, fmt.Errorf("insert checks: %w", err)
 	}
-	defer tx.Rollback(ctx) //nolint:errcheck // no-op after commit
-	if _, err := tx.Exec(ctx, "CREATE TEMP TABLE IF NOT EXISTS checks_staging (LIKE checks) ON COMMIT DELETE ROWS"); err != nil {
-		return nil, fmt.Errorf("create staging table: %w", err)
-	}
-	_, err = tx.CopyFrom(ctx, pgx.Identifier{"checks_staging"}, copyCols, pgx.CopyFromSlice(len(checks), func(i int) ([]any, error) {
-		c := &checks[i]
-		var code, details, errType, errMsg any
-		if c.StatusCode != nil {
-			code = int64(*c.StatusCode)
-		}
-		if len(c.Details) > 0 {
-			details = string(c.Details)
-		}
-		if c.ErrorType != "" {
-			errType = c.ErrorType
-		}
-		if c.ErrorMessage != "" {
-			errMsg = c.ErrorMessage
-		}
-		return []any{c.ID, c.MonitorID, c.Namespace, c.Region, c.CheckedAt, string(c.Status), code,
-			c.ResponseTimeMs, errType, errMsg, details}, nil
-	}))
-	if err != nil {
-		return nil, fmt.Errorf("copy checks: %w", err)
-	}
-	rows, err := tx.Query(ctx, ingestSQL)
-	if err != nil {
-		return nil, fmt.Errorf("merge checks: %w", err)
-	}
-	fresh := make(map[string]bool, len(checks))
+	fresh := make(map[string]bool, n)
 	for rows.Next() {
 		var id string
 		if err := rows.Scan(&id); err != nil {
 			rows.Close()
-			return nil, fmt.Errorf("merge checks: %w", err)
+			return nil, fmt.Errorf("insert checks: %w", err)
 		}
 		fresh[id] = true
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("merge checks: %w", err)
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return nil, fmt.Errorf("commit checks: %w", err)
+		return nil, fmt.Errorf("insert checks: %w", err)
 	}
 	return fresh, nil
 }

@@ -146,11 +146,17 @@ func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 var copyCols = []string{"id", "monitor_id", "namespace", "region", "checked_at", "status", "status_code",
 	"response_time_ms", "error_type", "error_message", "details"}
 
-// ingestSQL moves staged checks into checks, skipping known ids, and adds the
-// new ones to their minute, hour and day rollups; it returns the new ids.
-var ingestSQL = `WITH ins AS (
+// ingestSQL inserts the checks given as one array per column ($1 to $11
+// in copyCols order), skipping known ids, and adds the new ones to their
+// minute, hour and day rollups; it returns the new ids.
+var ingestSQL = `WITH src AS (
+  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::text[], $7::bigint[],
+    $8::bigint[], $9::text[], $10::text[], $11::text[])
+    AS t(id, monitor_id, namespace, region, checked_at, status, status_code, response_time_ms, error_type, error_message, details)
+), ins AS (
   INSERT INTO checks (` + strings.Join(copyCols, ", ") + `)
-  SELECT ` + strings.Join(copyCols, ", ") + ` FROM checks_staging
+  SELECT id, monitor_id, namespace, region, checked_at, status, status_code, response_time_ms, error_type, error_message,
+    details::jsonb FROM src
   ON CONFLICT (id) DO NOTHING
   RETURNING id, monitor_id, region, checked_at, status, response_time_ms
 ), agg AS (
