@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -30,8 +31,16 @@ import (
 // while no monitor of the workspace changed; an update (new
 // resourceVersion), a new monitor, a deleted one and a group created
 // for a dangling reference each show at once, and a tag filter has an
-// answer of its own.
+// answer of its own. It runs with the informer's change count (the
+// indexer changed, then the count, as the informer notifies its handlers
+// after updating its indexer) and without.
 func TestListAnswerFollowsChanges(t *testing.T) {
+	for _, counted := range []bool{true, false} {
+		t.Run(fmt.Sprintf("counted=%v", counted), func(t *testing.T) { testListAnswer(t, counted) })
+	}
+}
+
+func testListAnswer(t *testing.T, counted bool) {
 	scheme := kruntime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
@@ -55,7 +64,20 @@ func TestListAnswerFollowsChanges(t *testing.T) {
 		}
 	}
 	idx := cr.indexers[monitorGVK]
-	s := New(Options{Client: cr, Reader: cr, Monitors: informerMonitors{idx}, Plans: &plans.Resolver{Reader: cr, DefaultPlan: "p"}})
+	lister := informerMonitors{indexer: idx}
+	if counted {
+		lister.versions = &monitorVersions{}
+	}
+	s := New(Options{Client: cr, Reader: cr, Monitors: lister, Plans: &plans.Resolver{Reader: cr, DefaultPlan: "p"}})
+	changed := func(obj *monv1.Monitor, apply func(any) error) {
+		t.Helper()
+		if err := apply(obj); err != nil {
+			t.Fatal(err)
+		}
+		if counted {
+			lister.versions.changed(obj)
+		}
+	}
 
 	list := func(query string) []monitorJSON {
 		t.Helper()
@@ -93,18 +115,12 @@ func TestListAnswerFollowsChanges(t *testing.T) {
 	m1 := benchMonitorIn(ns, 1, now)
 	m1.ResourceVersion = "5001"
 	m1.Spec.Name = "Site 1 renamed"
-	if err := idx.Update(m1); err != nil {
-		t.Fatal(err)
-	}
+	changed(m1, idx.Update)
 	expect(list(""), "Site 2", "Site 1 renamed", "Site 0")
 
 	// A new monitor and a deleted one.
-	if err := idx.Add(benchMonitorIn(ns, 3, now)); err != nil {
-		t.Fatal(err)
-	}
-	if err := idx.Delete(benchMonitorIn(ns, 0, now)); err != nil {
-		t.Fatal(err)
-	}
+	changed(benchMonitorIn(ns, 3, now), idx.Add)
+	changed(benchMonitorIn(ns, 0, now), idx.Delete)
 	expect(list(""), "Site 3", "Site 2", "Site 1 renamed")
 
 	// A tag filter has its own answer; the unfiltered one stays.
@@ -116,9 +132,7 @@ func TestListAnswerFollowsChanges(t *testing.T) {
 	m2 := benchMonitorIn(ns, 2, now)
 	m2.ResourceVersion = "5002"
 	m2.Spec.GroupRef = &monv1.LocalObjectReference{Name: "web"}
-	if err := idx.Update(m2); err != nil {
-		t.Fatal(err)
-	}
+	changed(m2, idx.Update)
 	if got := list(""); got[1].GroupID != nil {
 		t.Fatalf("group_id = %q before the group exists", *got[1].GroupID)
 	}
@@ -168,7 +182,7 @@ func TestGetAnswerFollowsChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
-	s := New(Options{Client: cr, Reader: cr, Monitors: informerMonitors{cr.indexers[monitorGVK]}, Plans: &plans.Resolver{Reader: cr, DefaultPlan: "p"}, Store: st})
+	s := New(Options{Client: cr, Reader: cr, Monitors: informerMonitors{indexer: cr.indexers[monitorGVK]}, Plans: &plans.Resolver{Reader: cr, DefaultPlan: "p"}, Store: st})
 	s.uptimes.ttl = -1 // uptime from the store on every request
 
 	get := func() monitorJSON {
@@ -218,5 +232,31 @@ func TestGetAnswerFollowsChanges(t *testing.T) {
 	}
 	if got := get(); got.Name != "Renamed" || *got.Uptime24h != 75 {
 		t.Fatalf("after the update: name %q, uptime_24h %v", got.Name, got.Uptime24h)
+	}
+}
+
+// TestSortNewestFirstMatchesNewestFirst: the keyed sort orders as
+// newestFirst does, with equal, zero and sub-second creation times.
+func TestSortNewestFirstMatchesNewestFirst(t *testing.T) {
+	base := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	var ms []*monv1.Monitor
+	for i := range 200 {
+		m := &monv1.Monitor{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("m-%03d", (i*37)%200), Namespace: fmt.Sprintf("ns-%d", i%2)}}
+		switch i % 4 {
+		case 0: // zero
+		case 1:
+			m.CreationTimestamp = metav1.NewTime(base.Add(time.Duration(i%7) * time.Second))
+		default:
+			m.CreationTimestamp = metav1.NewTime(base.Add(time.Duration(i%5) * 300 * time.Millisecond))
+		}
+		ms = append(ms, m)
+	}
+	want := slices.Clone(ms)
+	slices.SortFunc(want, newestFirst)
+	sortNewestFirst(ms)
+	for i := range ms {
+		if ms[i] != want[i] {
+			t.Fatalf("position %d: %s/%s, want %s/%s", i, ms[i].Namespace, ms[i].Name, want[i].Namespace, want[i].Name)
+		}
 	}
 }

@@ -124,6 +124,19 @@ func (o *writeOverlay) lay(items []client.Object, typ reflect.Type, ns string, n
 	return out, changed
 }
 
+// quiet reports that no recent write of this replica in namespace ns is
+// laid over cached objects.
+func (o *writeOverlay) quiet(ns string, now time.Time) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, e := range o.entries {
+		if e.ns == ns && now.Sub(e.at) <= overlayTTL {
+			return false
+		}
+	}
+	return true
+}
+
 // layShared is apply for a slice of shared objects (a MonitorLister's): the
 // slice itself when no recent write of this replica concerns it.
 func layShared[T client.Object](o *writeOverlay, items []T, ns string, now time.Time) []T {
