@@ -143,24 +143,35 @@ func writeList(w http.ResponseWriter, raws [][]byte) {
 // listItems returns the encoded list item of each of ms, from the cache
 // where its key has not changed.
 func (s *Server) listItems(ctx context.Context, ms []*monv1.Monitor, x *monitorRefs, defaults string) ([][]byte, error) {
-	keys := make([]listKey, len(ms))
-	for k, m := range ms {
-		keys[k] = s.listKeyOf(ctx, m, x, defaults)
-	}
-	raws := s.items.lookup(keys)
-	var fresh []int
-	for k, m := range ms {
-		if raws[k] != nil {
-			continue
+	// Monitors without references (most) are matched against the cache in
+	// one pass under its lock; the others, and those whose item changed,
+	// get their full key.
+	raws := s.items.lookupPlain(ms, defaults)
+	var rest []int
+	for k := range ms {
+		if raws[k] == nil {
+			rest = append(rest, k)
 		}
-		raw, err := s.encodeMonitor(ctx, m, x)
-		if err != nil {
-			return nil, err
+	}
+	keys := make([]listKey, len(rest))
+	for i, k := range rest {
+		keys[i] = s.listKeyOf(ctx, ms[k], x, defaults)
+	}
+	found := s.items.lookup(keys)
+	var fresh []int
+	for i, k := range rest {
+		raw := found[i]
+		if raw == nil {
+			var err error
+			if raw, err = s.encodeMonitor(ctx, ms[k], x); err != nil {
+				return nil, err
+			}
+			found[i] = raw
+			fresh = append(fresh, i)
 		}
 		raws[k] = raw
-		fresh = append(fresh, k)
 	}
-	s.items.store(keys, raws, fresh)
+	s.items.store(keys, found, fresh)
 	return raws, nil
 }
 
@@ -442,6 +453,24 @@ func (c *listCache) storeAnswer(k answerKey, raws [][]byte) {
 		}
 	}
 	c.answers[k] = raws
+}
+
+// lookupPlain returns the cached item of each monitor that refers to no
+// group or escalation policy and whose cached key is its key (nil for the
+// others), without building the keys.
+func (c *listCache) lookupPlain(ms []*monv1.Monitor, defaults string) [][]byte {
+	out := make([][]byte, len(ms))
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, m := range ms {
+		if m.Spec.GroupRef != nil || m.Spec.EscalationPolicyRef != nil {
+			continue
+		}
+		if e, ok := c.entries[m.UID]; ok && e.key == (listKey{uid: m.UID, resourceVersion: m.ResourceVersion, defaultRegions: defaults}) {
+			out[i] = e.raw
+		}
+	}
+	return out
 }
 
 // lookup returns the cached item of each key, nil where there is none or
