@@ -9,28 +9,17 @@ import (
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
+	"github.com/uptime-operator/uptime-operator/internal/restapi"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
-// checkJSON is a check record of the history endpoints.
-type checkJSON struct {
-	ID             string  `json:"id"`
-	CheckedAt      string  `json:"checked_at"`
-	Region         string  `json:"region"`
-	Status         string  `json:"status"`
-	StatusCode     *int    `json:"status_code"`
-	ResponseTimeMs int64   `json:"response_time_ms"`
-	ErrorType      *string `json:"error_type"`
-	ErrorMessage   *string `json:"error_message"`
-}
-
-func checkRecord(c store.Check) checkJSON {
-	return checkJSON{ID: c.ID, CheckedAt: isoTime(c.CheckedAt), Region: c.Region, Status: string(c.Status),
+func checkRecord(c store.Check) restapi.Check {
+	return restapi.Check{ID: c.ID, CheckedAt: isoTime(c.CheckedAt), Region: c.Region, Status: string(c.Status),
 		StatusCode: c.StatusCode, ResponseTimeMs: c.ResponseTimeMs, ErrorType: strPtr(c.ErrorType), ErrorMessage: strPtr(c.ErrorMessage)}
 }
 
-func checkRecords(cs []store.Check) []checkJSON {
-	out := make([]checkJSON, 0, len(cs))
+func checkRecords(cs []store.Check) []restapi.Check {
+	out := make([]restapi.Check, 0, len(cs))
 	for _, c := range cs {
 		out = append(out, checkRecord(c))
 	}
@@ -115,7 +104,7 @@ func (s *Server) listChecks(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	httpjson.Write(w, http.StatusOK, map[string]any{"items": checkRecords(items), "next_before": isoTimePtr(next)})
+	httpjson.Write(w, http.StatusOK, restapi.CheckPage{Items: checkRecords(items), NextBefore: isoTimePtr(next)})
 }
 
 // maxExportRows is the most rows of a CSV export.

@@ -28,6 +28,7 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/netguard"
 	"github.com/uptime-operator/uptime-operator/internal/plans"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
+	"github.com/uptime-operator/uptime-operator/internal/restapi"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
@@ -249,40 +250,6 @@ func (s *Server) writeFailed(ctx context.Context, ns string, err error, mapPath 
 	return err
 }
 
-// monitorJSON is the monitor object of responses.
-type monitorJSON struct {
-	ID                 string            `json:"id"`
-	Name               string            `json:"name"`
-	Type               string            `json:"type"`
-	URL                *string           `json:"url"`
-	IntervalSeconds    int32             `json:"interval_seconds"`
-	IsActive           bool              `json:"is_active"`
-	GroupID            *string           `json:"group_id"`
-	EscalationPolicyID *string           `json:"escalation_policy_id"`
-	Tags               []string          `json:"tags"`
-	Regions            []string          `json:"regions"`
-	Config             json.RawMessage   `json:"config"`
-	Key                *string           `json:"key"`
-	CreatedAt          string            `json:"created_at"`
-	CurrentStatus      string            `json:"current_status"`
-	LastStatus         *string           `json:"last_status"`
-	LastCheckedAt      *string           `json:"last_checked_at"`
-	LastResponseTimeMs *int64            `json:"last_response_time_ms"`
-	LastError          *string           `json:"last_error"`
-	OpenIncident       *openIncidentJSON `json:"open_incident"`
-	UnderMaintenance   bool              `json:"under_maintenance"`
-	Uptime24h          *float64          `json:"uptime_24h"`
-	Uptime30d          *float64          `json:"uptime_30d"`
-	HeartbeatURL       *string           `json:"heartbeat_url"`
-	EffectiveTimeoutMs int32             `json:"effective_timeout_ms"`
-	EffectiveRegions   []string          `json:"effective_regions"`
-}
-
-type openIncidentJSON struct {
-	ID        string `json:"id"`
-	StartedAt string `json:"started_at"`
-}
-
 // monitorRefs resolves what monitor objects reference, once per request.
 type monitorRefs struct {
 	s        *Server
@@ -335,12 +302,12 @@ func (x *monitorRefs) refUID(ctx context.Context, idx *objectUIDs, obj client.Ob
 
 // monitorObject renders m. With uptime, the 24 h and 30 d uptime are
 // computed from the store rather than read from status.
-func (s *Server) monitorObject(ctx context.Context, m *monv1.Monitor, x *monitorRefs, uptime bool) (*monitorJSON, error) {
+func (s *Server) monitorObject(ctx context.Context, m *monv1.Monitor, x *monitorRefs, uptime bool) (*restapi.Monitor, error) {
 	if err := x.load(ctx); err != nil {
 		return nil, err
 	}
 	st := &m.Status
-	out := &monitorJSON{
+	out := &restapi.Monitor{
 		ID: string(m.UID), Name: m.Spec.Name, Type: string(typeOrDefault(m.Spec.Type)), URL: strPtr(m.Spec.URL),
 		IntervalSeconds: m.Spec.IntervalSeconds, IsActive: !m.Spec.Paused,
 		GroupID:            x.refUID(ctx, x.groups, &monv1.MonitorGroup{}, m.Spec.GroupRef),
@@ -360,7 +327,7 @@ func (s *Server) monitorObject(ctx context.Context, m *monv1.Monitor, x *monitor
 		out.CurrentStatus = string(monv1.StatusPending)
 	}
 	if oi := st.OpenIncident; oi != nil {
-		out.OpenIncident = &openIncidentJSON{ID: oi.ID, StartedAt: isoTime(oi.StartedAt.Time)}
+		out.OpenIncident = &restapi.OpenIncident{ID: oi.ID, StartedAt: isoTime(oi.StartedAt.Time)}
 	}
 	if out.EffectiveTimeoutMs == 0 {
 		out.EffectiveTimeoutMs = monitor.EffectiveTimeoutMs(&m.Spec)
@@ -514,16 +481,8 @@ func (c *configCache) get(m *monv1.Monitor) json.RawMessage {
 	return cfg
 }
 
-// monitorSummary counts monitors by status.
-type monitorSummary struct {
-	Total         int            `json:"total"`
-	Counts        map[string]int `json:"counts"`
-	OpenIncidents int            `json:"open_incidents"`
-	Uptime24h     *float64       `json:"uptime_24h"`
-}
-
-func summarize(items []monv1.Monitor) monitorSummary {
-	sum := monitorSummary{Counts: map[string]int{}}
+func summarize(items []monv1.Monitor) restapi.MonitorSummary {
+	sum := restapi.MonitorSummary{Counts: map[string]int{}}
 	for _, st := range []monv1.MonitorStatusValue{monv1.StatusUp, monv1.StatusDown, monv1.StatusDegraded, monv1.StatusBlocked,
 		monv1.StatusUnknown, monv1.StatusPending, monv1.StatusPaused, monv1.StatusMaintenance} {
 		sum.Counts[string(st)] = 0
@@ -912,17 +871,9 @@ func (s *Server) bulkOne(ctx context.Context, ns, id, action string, tags []stri
 	return nil
 }
 
-// checkResultJSON is the answer of a one-off check.
-type checkResultJSON struct {
-	checkJSON
-	Timings *probeapi.Timings `json:"timings,omitempty"`
-	TLS     *probeapi.TLSInfo `json:"tls,omitempty"`
-	Details json.RawMessage   `json:"details,omitempty"`
-}
-
-func resultJSON(res probeapi.Result) checkResultJSON {
-	return checkResultJSON{
-		checkJSON: checkJSON{ID: res.ID, CheckedAt: isoTime(store.UTC(res.CheckedAt)), Region: res.Region, Status: string(res.Status),
+func resultJSON(res probeapi.Result) restapi.CheckResult {
+	return restapi.CheckResult{
+		Check: restapi.Check{ID: res.ID, CheckedAt: isoTime(store.UTC(res.CheckedAt)), Region: res.Region, Status: string(res.Status),
 			StatusCode: res.StatusCode, ResponseTimeMs: res.ResponseTimeMs, ErrorType: strPtr(res.ErrorType), ErrorMessage: strPtr(res.ErrorMessage)},
 		Timings: res.Timings, TLS: res.TLS, Details: res.Details,
 	}

@@ -8,23 +8,10 @@ import (
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/monitor"
+	"github.com/uptime-operator/uptime-operator/internal/restapi"
 )
 
-// probeRegionJSON is one probe region of GET /regions.
-type probeRegionJSON struct {
-	Code        string  `json:"code"`
-	Name        string  `json:"name"`
-	City        *string `json:"city"`
-	Country     *string `json:"country"`
-	Continent   *string `json:"continent"`
-	ISP         *string `json:"isp"`
-	Online      bool    `json:"online"`
-	Agents      int32   `json:"agents"`
-	Monitors    int32   `json:"monitors"`
-	LastContact *string `json:"last_contact"`
-}
-
-func probeRegionObject(pr *monv1.ProbeRegion) probeRegionJSON {
+func probeRegionObject(pr *monv1.ProbeRegion) restapi.ProbeRegion {
 	code := monitor.RegionCode(pr)
 	name := pr.Spec.DisplayName
 	if name == "" {
@@ -33,7 +20,7 @@ func probeRegionObject(pr *monv1.ProbeRegion) probeRegionJSON {
 	if name == "" {
 		name = code
 	}
-	return probeRegionJSON{Code: code, Name: name, City: strPtr(pr.Spec.City), Country: strPtr(pr.Spec.Country),
+	return restapi.ProbeRegion{Code: code, Name: name, City: strPtr(pr.Spec.City), Country: strPtr(pr.Spec.Country),
 		Continent: strPtr(string(pr.Spec.Continent)), ISP: strPtr(pr.Spec.ISP), Online: pr.Status.Online,
 		Agents: pr.Status.OnlineAgents, Monitors: pr.Status.Monitors, LastContact: metaTimePtr(pr.Status.LastContact)}
 }
@@ -47,12 +34,12 @@ func (s *Server) listRegions(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	out := make([]probeRegionJSON, 0, len(list.Items))
+	out := make([]restapi.ProbeRegion, 0, len(list.Items))
 	for i := range list.Items {
 		if list.Items[i].DeletionTimestamp == nil {
 			out = append(out, probeRegionObject(&list.Items[i]))
 		}
 	}
-	slices.SortFunc(out, func(a, b probeRegionJSON) int { return strings.Compare(a.Code, b.Code) })
+	slices.SortFunc(out, func(a, b restapi.ProbeRegion) int { return strings.Compare(a.Code, b.Code) })
 	httpjson.Write(w, http.StatusOK, out)
 }

@@ -7,31 +7,14 @@ import (
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
+	"github.com/uptime-operator/uptime-operator/internal/restapi"
 )
 
 // Maintenance windows and alerting settings: readable with every key;
 // changing them is owner-only (see routes).
 
-type maintenanceJSON struct {
-	ID           string   `json:"id"`
-	Title        string   `json:"title"`
-	Description  *string  `json:"description"`
-	StartsAt     string   `json:"starts_at"`
-	EndsAt       string   `json:"ends_at"`
-	TimeZone     string   `json:"time_zone"`
-	Recurrence   *string  `json:"recurrence"`
-	Scope        string   `json:"scope"`
-	MonitorIDs   []string `json:"monitor_ids"`
-	GroupIDs     []string `json:"group_ids"`
-	Impact       string   `json:"impact"`
-	State        string   `json:"state"`
-	CurrentStart *string  `json:"current_start"`
-	CurrentEnd   *string  `json:"current_end"`
-	Cancelled    bool     `json:"cancelled"`
-}
-
 // maintenanceObject renders a window; references are shown as ids.
-func maintenanceObject(mw *monv1.MaintenanceWindow, monitors, groups *objectUIDs) maintenanceJSON {
+func maintenanceObject(mw *monv1.MaintenanceWindow, monitors, groups *objectUIDs) restapi.MaintenanceWindow {
 	ids := func(refs []monv1.LocalObjectReference, idx *objectUIDs) []string {
 		out := []string{}
 		for _, ref := range refs {
@@ -61,7 +44,7 @@ func maintenanceObject(mw *monv1.MaintenanceWindow, monitors, groups *objectUIDs
 	if impact == "" {
 		impact = "medium"
 	}
-	return maintenanceJSON{ID: string(mw.UID), Title: sp.Title, Description: strPtr(sp.Description),
+	return restapi.MaintenanceWindow{ID: string(mw.UID), Title: sp.Title, Description: strPtr(sp.Description),
 		StartsAt: isoTime(sp.StartsAt.Time), EndsAt: isoTime(sp.EndsAt.Time), TimeZone: tz, Recurrence: rec,
 		Scope: string(sp.Scope), MonitorIDs: ids(sp.Monitors, monitors), GroupIDs: ids(sp.Groups, groups), Impact: impact,
 		State: state, CurrentStart: metaTimePtr(mw.Status.CurrentStart), CurrentEnd: metaTimePtr(mw.Status.CurrentEnd),
@@ -85,13 +68,13 @@ func (s *Server) listMaintenance(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	out := []maintenanceJSON{}
+	out := []restapi.MaintenanceWindow{}
 	for i := range list.Items {
 		if list.Items[i].DeletionTimestamp == nil {
 			out = append(out, maintenanceObject(&list.Items[i], monitors, groups))
 		}
 	}
-	slices.SortFunc(out, func(a, b maintenanceJSON) int { return strings.Compare(b.StartsAt, a.StartsAt) })
+	slices.SortFunc(out, func(a, b restapi.MaintenanceWindow) int { return strings.Compare(b.StartsAt, a.StartsAt) })
 	httpjson.Write(w, http.StatusOK, out)
 }
 

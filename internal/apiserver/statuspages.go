@@ -16,40 +16,17 @@ import (
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/plans"
+	"github.com/uptime-operator/uptime-operator/internal/restapi"
 )
 
 // Status page REST endpoints (/status/pages/...) map onto StatusPage CRs.
 
-type pageMonitorJSON struct {
-	MonitorID     string  `json:"monitor_id"`
-	Name          string  `json:"name"`
-	Section       *string `json:"section"`
-	CurrentStatus string  `json:"current_status"`
-}
-
-type statusPageJSON struct {
-	ID                string            `json:"id"`
-	Title             string            `json:"title"`
-	Description       *string           `json:"description"`
-	Slug              string            `json:"slug"`
-	IsPublic          bool              `json:"is_public"`
-	LogoURL           *string           `json:"logo_url"`
-	FaviconURL        *string           `json:"favicon_url"`
-	AccentColor       *string           `json:"accent_color"`
-	HidePoweredBy     bool              `json:"hide_powered_by"`
-	ShowResponseTimes bool              `json:"show_response_times"`
-	URL               string            `json:"url"`
-	OverallStatus     *string           `json:"overall_status"`
-	Monitors          []pageMonitorJSON `json:"monitors"`
-	CreatedAt         string            `json:"created_at"`
-}
-
-func (s *Server) pageObject(p *monv1.StatusPage, monitors []monv1.Monitor) statusPageJSON {
-	out := statusPageJSON{ID: string(p.UID), Title: p.Spec.Title, Description: strPtr(p.Spec.Description), Slug: p.Spec.Slug,
-		IsPublic: p.Spec.IsPublic, LogoURL: strPtr(p.Spec.LogoURL), FaviconURL: strPtr(p.Spec.FaviconURL), AccentColor: strPtr(p.Spec.AccentColor),
+func (s *Server) pageObject(p *monv1.StatusPage, monitors []monv1.Monitor) restapi.StatusPage {
+	out := restapi.StatusPage{ID: string(p.UID), Title: p.Spec.Title, Description: strPtr(p.Spec.Description), Slug: p.Spec.Slug,
+		IsPublic: p.Spec.IsPublic, CustomDomain: strPtr(p.Spec.CustomDomain), LogoURL: strPtr(p.Spec.LogoURL), FaviconURL: strPtr(p.Spec.FaviconURL), AccentColor: strPtr(p.Spec.AccentColor),
 		HidePoweredBy: p.Spec.HidePoweredBy, ShowResponseTimes: p.Spec.ShowResponseTimes,
 		URL: strings.TrimSuffix(s.opts.PublicURL, "/") + "/s/" + p.Spec.Slug, OverallStatus: strPtr(p.Status.OverallStatus),
-		Monitors: []pageMonitorJSON{}, CreatedAt: isoTime(p.CreationTimestamp.Time)}
+		Monitors: []restapi.PageMonitor{}, CreatedAt: isoTime(p.CreationTimestamp.Time)}
 	if out.Slug == "" {
 		out.Slug = p.Name
 	}
@@ -72,7 +49,7 @@ func (s *Server) pageObject(p *monv1.StatusPage, monitors []monv1.Monitor) statu
 		if pm.DisplayName != "" {
 			name = pm.DisplayName
 		}
-		out.Monitors = append(out.Monitors, pageMonitorJSON{MonitorID: string(m.UID), Name: name, Section: strPtr(pm.Section), CurrentStatus: st})
+		out.Monitors = append(out.Monitors, restapi.PageMonitor{MonitorID: string(m.UID), Name: name, Section: strPtr(pm.Section), CurrentStatus: st})
 	}
 	return out
 }
@@ -89,19 +66,19 @@ func (s *Server) listPages(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	monitorID := chi.URLParam(r, "monitorId")
-	out := []statusPageJSON{}
+	out := []restapi.StatusPage{}
 	for i := range list.Items {
 		p := &list.Items[i]
 		if p.DeletionTimestamp != nil {
 			continue
 		}
 		o := s.pageObject(p, monitors)
-		if monitorID != "" && !slices.ContainsFunc(o.Monitors, func(m pageMonitorJSON) bool { return m.MonitorID == monitorID }) {
+		if monitorID != "" && !slices.ContainsFunc(o.Monitors, func(m restapi.PageMonitor) bool { return m.MonitorID == monitorID }) {
 			continue
 		}
 		out = append(out, o)
 	}
-	slices.SortFunc(out, func(a, b statusPageJSON) int { return strings.Compare(a.CreatedAt, b.CreatedAt) })
+	slices.SortFunc(out, func(a, b restapi.StatusPage) int { return strings.Compare(a.CreatedAt, b.CreatedAt) })
 	httpjson.Write(w, http.StatusOK, out)
 }
 

@@ -6,6 +6,7 @@ import (
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
+	"github.com/uptime-operator/uptime-operator/internal/restapi"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
@@ -24,7 +25,7 @@ type stepResultJSON struct {
 
 // stepRunJSON is one multistep check with its steps.
 type stepRunJSON struct {
-	checkJSON
+	restapi.Check
 	Steps     []stepResultJSON `json:"steps"`
 	Extracted []string         `json:"extracted"`
 }
@@ -47,7 +48,7 @@ func stepRun(c store.Check) stepRunJSON {
 	if len(c.Details) > 0 {
 		_ = json.Unmarshal(c.Details, &d)
 	}
-	out := stepRunJSON{checkJSON: checkRecord(c), Steps: []stepResultJSON{}, Extracted: nonNil(d.Extracted)}
+	out := stepRunJSON{Check: checkRecord(c), Steps: []stepResultJSON{}, Extracted: nonNil(d.Extracted)}
 	for i, st := range d.Steps {
 		var code *int
 		if st.StatusCode != 0 {

@@ -7,29 +7,8 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/apikeys"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/plans"
+	"github.com/uptime-operator/uptime-operator/internal/restapi"
 )
-
-// Whoami is the response of GET /automation/whoami.
-type Whoami struct {
-	WorkspaceID            string       `json:"workspace_id"`
-	UserEmail              *string      `json:"user_email"`
-	AuthType               string       `json:"auth_type"`
-	APIKeyAccess           string       `json:"api_key_access"`
-	WorkspaceRole          string       `json:"workspace_role"`
-	ReadOnly               bool         `json:"read_only"`
-	CanManageAlertChannels bool         `json:"can_manage_alert_channels"`
-	Plan                   string       `json:"plan"`
-	Market                 *string      `json:"market"`
-	Limits                 WhoamiLimits `json:"limits"`
-}
-
-// WhoamiLimits are the plan limits whoami reports; null means unlimited.
-type WhoamiLimits struct {
-	Monitors           *int32 `json:"monitors"`
-	MinIntervalSeconds int32  `json:"min_interval_seconds"`
-	ProbeLocations     *int32 `json:"probe_locations"`
-	StatusPages        *int32 `json:"status_pages"`
-}
 
 func (s *Server) whoami(w http.ResponseWriter, r *http.Request) {
 	c := CallerFrom(r.Context())
@@ -52,7 +31,7 @@ func (s *Server) whoami(w http.ResponseWriter, r *http.Request) {
 	if c.Key == nil {
 		authType = "kubernetes"
 	}
-	httpjson.Write(w, http.StatusOK, Whoami{
+	httpjson.Write(w, http.StatusOK, restapi.Whoami{
 		WorkspaceID:            c.Namespace,
 		AuthType:               authType,
 		APIKeyAccess:           strings.ReplaceAll(string(c.Level), "-", "_"),
@@ -60,7 +39,7 @@ func (s *Server) whoami(w http.ResponseWriter, r *http.Request) {
 		ReadOnly:               c.Level == apikeys.ReadOnly,
 		CanManageAlertChannels: c.Level == apikeys.Automation,
 		Plan:                   plan.Name,
-		Limits: WhoamiLimits{
+		Limits: restapi.WhoamiLimits{
 			Monitors:           limit(plan.Spec.Limits.Monitors),
 			MinIntervalSeconds: plans.MinIntervalSeconds(plan),
 			ProbeLocations:     limit(plan.Spec.Limits.ProbeLocations),

@@ -38,8 +38,8 @@ type monitorRef struct {
 	Status string `json:"current_status"`
 }
 
-func refOf(m *monitor) monitorRef {
-	r := monitorRef{ID: m.ID, Name: m.Name, Type: m.Type, URL: m.url(), Status: m.CurrentStatus}
+func refOf(m *restapi.Monitor) monitorRef {
+	r := monitorRef{ID: m.ID, Name: m.Name, Type: m.Type, URL: monitorURL(m), Status: m.CurrentStatus}
 	if m.Key != nil {
 		r.Key = *m.Key
 	}
@@ -100,20 +100,16 @@ func explainIncidentTool() toolSpec {
 			case in.IncidentID != "":
 				res, err = c.explainIncident(ctx, strings.TrimSpace(in.IncidentID))
 			case in.MonitorID != "":
-				var d *monitorDoc
-				if d, err = c.getMonitor(ctx, in.MonitorID); err == nil {
-					res, err = c.explainMonitor(ctx, &d.monitor, includeLast)
+				var m *restapi.Monitor
+				if m, err = c.getMonitor(ctx, in.MonitorID); err == nil {
+					res, err = c.explainMonitor(ctx, m, includeLast)
 				}
 			default:
-				var all []monitorDoc
+				var all []restapi.Monitor
 				if all, err = c.listMonitors(ctx, ""); err != nil {
 					break
 				}
-				ms := make([]monitor, len(all))
-				for i := range all {
-					ms[i] = all[i].monitor
-				}
-				match := MatchMonitors(ms, in.Monitor)
+				match := MatchMonitors(all, in.Monitor)
 				switch len(match) {
 				case 0:
 					err = fmt.Errorf("no monitor matches %q by name, key or URL; list monitors with service_list_monitors", in.Monitor)
@@ -132,12 +128,12 @@ func explainIncidentTool() toolSpec {
 
 // MatchMonitors finds the monitors q names. An exact id, key or name
 // (case-insensitive) wins; otherwise monitors whose name or URL contains q.
-func MatchMonitors(all []monitor, q string) []monitor {
+func MatchMonitors(all []restapi.Monitor, q string) []restapi.Monitor {
 	q = strings.ToLower(strings.TrimSpace(q))
 	if q == "" {
 		return nil
 	}
-	var exact, partial []monitor
+	var exact, partial []restapi.Monitor
 	for _, m := range all {
 		key := ""
 		if m.Key != nil {
@@ -146,7 +142,7 @@ func MatchMonitors(all []monitor, q string) []monitor {
 		switch {
 		case strings.ToLower(m.ID) == q || key == q || strings.ToLower(m.Name) == q:
 			exact = append(exact, m)
-		case strings.Contains(strings.ToLower(m.Name), q) || strings.Contains(strings.ToLower(m.url()), q):
+		case strings.Contains(strings.ToLower(m.Name), q) || strings.Contains(strings.ToLower(monitorURL(&m)), q):
 			partial = append(partial, m)
 		}
 	}
@@ -156,7 +152,7 @@ func MatchMonitors(all []monitor, q string) []monitor {
 	return partial
 }
 
-func ambiguous(match []monitor) *Explained {
+func ambiguous(match []restapi.Monitor) *Explained {
 	res := &Explained{Outcome: OutcomeAmbiguous, CandidatesTotal: len(match), AbstainingRegions: []string{}}
 	for i := range match[:min(len(match), maxCandidates)] {
 		res.Candidates = append(res.Candidates, refOf(&match[i]))
@@ -220,10 +216,10 @@ func (c *call) explainIncident(ctx context.Context, id string) (*Explained, erro
 	if inc.ResolvedAt != nil {
 		res.Outcome = OutcomeResolved
 	}
-	var d monitorDoc
+	var d restapi.Monitor
 	switch err := c.api.Get(ctx, "/monitors/"+pathEscape(inc.MonitorID), nil, &d); {
 	case err == nil:
-		ref := refOf(&d.monitor)
+		ref := refOf(&d)
 		res.Monitor, res.InMaintenance = &ref, d.UnderMaintenance
 	case IsStatus(err, http.StatusNotFound):
 		res.Monitor = &monitorRef{ID: inc.MonitorID, Name: inc.MonitorName, Type: inc.MonitorType, URL: redactURL(inc.MonitorURL), Status: "deleted"}
@@ -238,7 +234,7 @@ func (c *call) explainIncident(ctx context.Context, id string) (*Explained, erro
 	return res, nil
 }
 
-func (c *call) explainMonitor(ctx context.Context, m *monitor, includeLast bool) (*Explained, error) {
+func (c *call) explainMonitor(ctx context.Context, m *restapi.Monitor, includeLast bool) (*Explained, error) {
 	if m.OpenIncident != nil {
 		res, err := c.explainIncident(ctx, m.OpenIncident.ID)
 		if err != nil || res.Outcome == OutcomeOngoing {

@@ -66,23 +66,3 @@ func jsonBlock(v any) string {
 	}
 	return "```json\n" + string(raw) + "\n```\n"
 }
-
-// toMap converts a typed value to a generic JSON map.
-func toMap(v any) map[string]any {
-	raw, err := json.Marshal(v)
-	if err != nil {
-		return nil
-	}
-	var m map[string]any
-	_ = json.Unmarshal(raw, &m)
-	return m
-}
-
-// decodeInto converts a generic JSON value into a typed one.
-func decodeInto(v any, out any) error {
-	raw, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(raw, out)
-}

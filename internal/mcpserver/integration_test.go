@@ -16,6 +16,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -353,6 +354,73 @@ var _ = Describe("MCP tools over the real REST API", Ordered, func() {
 		Expect(noLast.IncidentsTotal).To(Equal(1))
 	})
 
+	// Every tool that shows a REST object decodes the REST wire type of
+	// package restapi, so no field the REST API sends is lost on the way
+	// (probe regions once lost name, ISP and agents, maintenance windows
+	// their current occurrence). The comparison is by key path, nested
+	// objects and list elements included.
+	It("passes on every field of the REST responses", func() {
+		cs := session(stdKey)
+		m := monitorNamed(cs, "MCP shop")
+		var mons monv1.MonitorList
+		Expect(env.Client.List(ctx, &mons, client.InNamespace("default"))).To(Succeed())
+		i := slices.IndexFunc(mons.Items, func(x monv1.Monitor) bool { return string(x.UID) == m.ID })
+		Expect(i).To(BeNumerically(">=", 0))
+		crName := mons.Items[i].Name
+
+		region := &monv1.ProbeRegion{ObjectMeta: metav1.ObjectMeta{Name: "mcp-fields"},
+			Spec: monv1.ProbeRegionSpec{DisplayName: "Fields", City: "Lisbon", Country: "PT", Continent: "europe", ISP: "Example"}}
+		Expect(env.Client.Create(ctx, region)).To(Succeed())
+		DeferCleanup(func() { _ = env.Client.Delete(ctx, region) })
+		start := time.Now().Add(-time.Hour).Truncate(time.Second)
+		mw := &monv1.MaintenanceWindow{ObjectMeta: metav1.ObjectMeta{Name: "mcp-fields", Namespace: "default"},
+			Spec: monv1.MaintenanceWindowSpec{Title: "Fields", Description: "all of them", StartsAt: metav1.NewTime(start),
+				EndsAt: metav1.NewTime(start.Add(3 * time.Hour)), Scope: "monitors", Monitors: []monv1.LocalObjectReference{{Name: crName}}}}
+		Expect(env.Client.Create(ctx, mw)).To(Succeed())
+		DeferCleanup(func() { _ = env.Client.Delete(ctx, mw) })
+		page := &monv1.StatusPage{ObjectMeta: metav1.ObjectMeta{Name: "mcp-fields", Namespace: "default"},
+			Spec: monv1.StatusPageSpec{Title: "Fields", Description: "every one", Slug: "mcp-fields", CustomDomain: "status.example.com",
+				LogoURL: "https://example.com/logo.png", AccentColor: "#123456",
+				Monitors: []monv1.StatusPageMonitor{{MonitorRef: monv1.LocalObjectReference{Name: crName}, Section: "Shop"}}}}
+		Expect(env.Client.Create(ctx, page)).To(Succeed())
+		DeferCleanup(func() { _ = env.Client.Delete(ctx, page) })
+		// The REST API reads through the manager's cache.
+		Eventually(func() []any { return restGet("/maintenance").([]any) }, 10*time.Second, 100*time.Millisecond).ShouldNot(BeEmpty())
+		Eventually(func() []any { return restGet("/status/pages/me").([]any) }, 10*time.Second, 100*time.Millisecond).ShouldNot(BeEmpty())
+		pageID := string(page.UID)
+
+		for _, c := range []struct {
+			rest, tool string
+			args       map[string]any
+			unwrap     string // the key of the tool's answer that holds the REST value
+		}{
+			{"/automation/whoami", "service_whoami", nil, ""},
+			{"/regions", "service_list_regions", nil, ""},
+			{"/monitors/summary", "service_monitor_summary", nil, ""},
+			{"/monitors", "service_list_monitors", map[string]any{"limit": 200}, "items"},
+			{"/monitors/" + m.ID, "service_get_monitor", map[string]any{"monitor_id": m.ID}, ""},
+			{"/monitors/" + m.ID + "/checks", "service_get_check_results", map[string]any{"monitor_id": m.ID}, ""},
+			{"/status/pages/me", "service_list_status_pages", nil, ""},
+			{"/status/pages/" + pageID, "service_get_status_page", map[string]any{"status_page_id": pageID}, ""},
+			{"/maintenance", "service_list_maintenance_windows", nil, ""},
+			{"/incidents", "service_list_incidents", map[string]any{"status": "all"}, ""},
+		} {
+			rest := restGet(c.rest)
+			var got any
+			callJSON(cs, c.tool, c.args, &got)
+			if c.unwrap != "" {
+				got = got.(map[string]any)[c.unwrap]
+			}
+			have := keyPaths(got, "", map[string]bool{})
+			for p := range keyPaths(rest, "", map[string]bool{}) {
+				Expect(have).To(HaveKey(p), "%s drops %s of GET %s", c.tool, p, c.rest)
+			}
+		}
+		var shown map[string]any
+		callJSON(cs, "service_get_status_page", map[string]any{"status_page_id": pageID}, &shown)
+		Expect(shown).To(HaveKeyWithValue("custom_domain", "status.example.com"))
+	})
+
 	It("passes the API's refusal of a read-only key through", func() {
 		text, isErr := call(session(roKey), "service_create_monitor", map[string]any{"name": "nope", "url": target.URL})
 		Expect(isErr).To(BeTrue())
@@ -368,3 +436,34 @@ var _ = Describe("MCP tools over the real REST API", Ordered, func() {
 		Expect(err).To(HaveOccurred(), "a hidden tool cannot be called")
 	})
 })
+
+// restGet answers a GET of the REST API with the standard key as generic
+// JSON.
+func restGet(path string) any {
+	req, _ := http.NewRequest(http.MethodGet, apiURL+path, nil)
+	req.Header.Set("Authorization", "Bearer "+stdKey)
+	resp, err := http.DefaultClient.Do(req)
+	Expect(err).NotTo(HaveOccurred())
+	defer resp.Body.Close()
+	Expect(resp.StatusCode).To(Equal(http.StatusOK), path)
+	var out any
+	Expect(json.NewDecoder(resp.Body).Decode(&out)).To(Succeed())
+	return out
+}
+
+// keyPaths adds the key path of every object key in v to into: "a.b" for
+// nested objects, "a[].b" for the keys of list elements.
+func keyPaths(v any, prefix string, into map[string]bool) map[string]bool {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, x := range t {
+			into[prefix+"."+k] = true
+			keyPaths(x, prefix+"."+k, into)
+		}
+	case []any:
+		for _, x := range t {
+			keyPaths(x, prefix+"[]", into)
+		}
+	}
+	return into
+}

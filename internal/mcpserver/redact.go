@@ -52,22 +52,3 @@ func redactURL(raw string) string {
 	// Build by hand: url.UserPassword would percent-encode the brackets.
 	return strings.Replace(raw, u.User.String()+"@", url.User(u.User.Username()).String()+":"+Redacted+"@", 1)
 }
-
-// redactMonitor redacts a monitor object decoded as a generic map: its
-// config and the password of its URL.
-func redactMonitor(m map[string]any) map[string]any {
-	if m == nil {
-		return nil
-	}
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	if cfg, ok := m["config"].(map[string]any); ok {
-		out["config"] = RedactConfig(cfg)
-	}
-	if u, ok := m["url"].(string); ok {
-		out["url"] = redactURL(u)
-	}
-	return out
-}

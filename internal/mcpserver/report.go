@@ -145,21 +145,19 @@ func (c *call) uptimeReport(ctx context.Context, days int, monitorID string) (*u
 	now := time.Now().UTC()
 	from := now.Add(-time.Duration(days) * 24 * time.Hour)
 	rep := &uptimeReport{Days: days, From: from.Format(time.RFC3339), To: now.Format(time.RFC3339), Monitors: []monitorReport{}, SLOs: []sloReport{}}
-	var monitors []monitor
+	var monitors []restapi.Monitor
 	if monitorID != "" {
-		d, err := c.getMonitor(ctx, monitorID)
+		m, err := c.getMonitor(ctx, monitorID)
 		if err != nil {
 			return nil, err
 		}
-		monitors = []monitor{d.monitor}
+		monitors = []restapi.Monitor{*m}
 	} else {
 		all, err := c.listMonitors(ctx, "")
 		if err != nil {
 			return nil, err
 		}
-		for i := range all {
-			monitors = append(monitors, all[i].monitor)
-		}
+		monitors = all
 	}
 	// Incidents that started in the window, grouped by monitor.
 	byMonitor := map[string][]restapi.Incident{}

@@ -162,13 +162,11 @@ func getIncidentTool() toolSpec {
 			if err := required("incident_id", in.IncidentID); err != nil {
 				return "", err
 			}
-			var raw map[string]any
-			if err := c.api.Get(ctx, "/incidents/"+pathEscape(in.IncidentID), nil, &raw); err != nil {
+			var d restapi.IncidentDetail
+			if err := c.api.Get(ctx, "/incidents/"+pathEscape(in.IncidentID), nil, &d); err != nil {
 				return "", err
 			}
-			var d restapi.IncidentDetail
-			_ = decodeInto(raw, &d)
-			return render(f, raw, func() string {
+			return render(f, d, func() string {
 				var b strings.Builder
 				fmt.Fprintf(&b, "## Incident %s\n\n%s\n", d.ID, incidentLine(&d.Incident))
 				if d.Cause != nil {

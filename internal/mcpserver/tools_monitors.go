@@ -10,80 +10,63 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/uptime-operator/uptime-operator/internal/restapi"
 )
 
-// monitor is the REST monitor object (the fields the tools read).
-type monitor struct {
-	ID                 string         `json:"id"`
-	Name               string         `json:"name"`
-	Type               string         `json:"type"`
-	URL                *string        `json:"url"`
-	IntervalSeconds    int            `json:"interval_seconds"`
-	IsActive           bool           `json:"is_active"`
-	Tags               []string       `json:"tags"`
-	Regions            []string       `json:"regions"`
-	Config             map[string]any `json:"config"`
-	Key                *string        `json:"key"`
-	CurrentStatus      string         `json:"current_status"`
-	LastStatus         *string        `json:"last_status"`
-	LastCheckedAt      *string        `json:"last_checked_at"`
-	LastResponseTimeMs *int64         `json:"last_response_time_ms"`
-	LastError          *string        `json:"last_error"`
-	OpenIncident       *struct {
-		ID        string `json:"id"`
-		StartedAt string `json:"started_at"`
-	} `json:"open_incident"`
-	UnderMaintenance bool     `json:"under_maintenance"`
-	Uptime24h        *float64 `json:"uptime_24h"`
-	Uptime30d        *float64 `json:"uptime_30d"`
-	HeartbeatURL     *string  `json:"heartbeat_url"`
-	EffectiveRegions []string `json:"effective_regions"`
-}
-
-func (m *monitor) url() string {
+// monitorURL is the monitor's target URL with the password of its user
+// info redacted ("" without a URL).
+func monitorURL(m *restapi.Monitor) string {
 	if m.URL == nil {
 		return ""
 	}
 	return redactURL(*m.URL)
 }
 
-// monitorDoc is a monitor decoded twice: typed for summaries and generic
-// (redacted) for JSON output.
-type monitorDoc struct {
-	monitor
-	raw map[string]any
+// monitorConfig is the monitor's config object as REST shows it (stored
+// credentials already [REDACTED]); nil when it has none.
+func monitorConfig(m *restapi.Monitor) map[string]any {
+	var cfg map[string]any
+	_ = json.Unmarshal(m.Config, &cfg)
+	return cfg
 }
 
-func (d *monitorDoc) UnmarshalJSON(b []byte) error {
-	if err := json.Unmarshal(b, &d.monitor); err != nil {
-		return err
+// redactedMonitor is m as the tools return it: the REST monitor object,
+// every field kept, with credentials in its config and URL redacted.
+func redactedMonitor(m restapi.Monitor) restapi.Monitor {
+	if m.URL != nil {
+		u := redactURL(*m.URL)
+		m.URL = &u
 	}
-	return json.Unmarshal(b, &d.raw)
+	if cfg := monitorConfig(&m); cfg != nil {
+		if raw, err := json.Marshal(RedactConfig(cfg)); err == nil {
+			m.Config = raw
+		}
+	}
+	return m
 }
-
-func (d *monitorDoc) redacted() map[string]any { return redactMonitor(d.raw) }
 
 var monitorTypes = []string{"http", "api", "ping", "port", "udp", "cron", "dns", "multistep", "mcp"}
 
 var keyRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$`)
 
-func (c *call) getMonitor(ctx context.Context, id string) (*monitorDoc, error) {
+func (c *call) getMonitor(ctx context.Context, id string) (*restapi.Monitor, error) {
 	if err := required("monitor_id", id); err != nil {
 		return nil, err
 	}
-	var d monitorDoc
+	var d restapi.Monitor
 	if err := c.api.Get(ctx, "/monitors/"+pathEscape(strings.TrimSpace(id)), nil, &d); err != nil {
 		return nil, err
 	}
 	return &d, nil
 }
 
-func (c *call) listMonitors(ctx context.Context, tag string) ([]monitorDoc, error) {
+func (c *call) listMonitors(ctx context.Context, tag string) ([]restapi.Monitor, error) {
 	var q url.Values
 	if tag != "" {
 		q = url.Values{"tag": {tag}}
 	}
-	var out []monitorDoc
+	var out []restapi.Monitor
 	if err := c.api.Get(ctx, "/monitors", q, &out); err != nil {
 		return nil, err
 	}
@@ -91,8 +74,8 @@ func (c *call) listMonitors(ctx context.Context, tag string) ([]monitorDoc, erro
 }
 
 // monitorByKey finds a monitor by its monitoring-as-code key.
-func (c *call) monitorByKey(ctx context.Context, key string) (*monitorDoc, error) {
-	var d monitorDoc
+func (c *call) monitorByKey(ctx context.Context, key string) (*restapi.Monitor, error) {
+	var d restapi.Monitor
 	err := c.api.Get(ctx, "/automation/monitors/"+pathEscape(key), nil, &d)
 	if err == nil && d.ID != "" {
 		return &d, nil
@@ -113,10 +96,10 @@ func (c *call) monitorByKey(ctx context.Context, key string) (*monitorDoc, error
 }
 
 // monitorLine is one monitor as a markdown list item.
-func monitorLine(m *monitor) string {
+func monitorLine(m *restapi.Monitor) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "- **%s** (`%s`, %s) status **%s**", clean(m.Name), m.ID, m.Type, m.CurrentStatus)
-	if u := m.url(); u != "" {
+	if u := monitorURL(m); u != "" {
 		fmt.Fprintf(&b, ", %s", clean(u))
 	}
 	fmt.Fprintf(&b, ", every %ds, uptime 24h %s / 30d %s", m.IntervalSeconds, pct(m.Uptime24h), pct(m.Uptime30d))
@@ -133,12 +116,11 @@ func monitorLine(m *monitor) string {
 }
 
 // monitorMarkdown is the detailed view of one monitor.
-func monitorMarkdown(d *monitorDoc) string {
-	m := &d.monitor
+func monitorMarkdown(m *restapi.Monitor) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## Monitor %s\n\n", clean(m.Name))
 	fmt.Fprintf(&b, "- id: `%s`\n- type: %s\n", m.ID, m.Type)
-	if u := m.url(); u != "" {
+	if u := monitorURL(m); u != "" {
 		fmt.Fprintf(&b, "- url: %s\n", clean(u))
 	}
 	if m.Key != nil {
@@ -165,9 +147,9 @@ func monitorMarkdown(d *monitorDoc) string {
 	if m.HeartbeatURL != nil {
 		fmt.Fprintf(&b, "- heartbeat URL: %s\n", *m.HeartbeatURL)
 	}
-	if len(m.Config) > 0 {
+	if cfg := monitorConfig(m); len(cfg) > 0 {
 		b.WriteString("\nConfig (stored credentials shown as [REDACTED]; send [REDACTED] back to keep them):\n")
-		b.WriteString(jsonBlock(RedactConfig(m.Config)))
+		b.WriteString(jsonBlock(RedactConfig(cfg)))
 	}
 	return b.String()
 }
@@ -214,27 +196,27 @@ func listMonitorsTool() toolSpec {
 				return "", err
 			}
 			search := strings.ToLower(strings.TrimSpace(in.Search))
-			var match []monitorDoc
+			var match []restapi.Monitor
 			for _, m := range all {
 				if in.Status != "" && m.CurrentStatus != in.Status {
 					continue
 				}
-				if search != "" && !strings.Contains(strings.ToLower(m.Name), search) && !strings.Contains(strings.ToLower(m.url()), search) {
+				if search != "" && !strings.Contains(strings.ToLower(m.Name), search) && !strings.Contains(strings.ToLower(monitorURL(&m)), search) {
 					continue
 				}
 				match = append(match, m)
 			}
 			page := match[min(offset, len(match)):min(offset+limit, len(match))]
-			items := make([]map[string]any, 0, len(page))
-			for i := range page {
-				items = append(items, page[i].redacted())
+			items := make([]restapi.Monitor, 0, len(page))
+			for _, m := range page {
+				items = append(items, redactedMonitor(m))
 			}
 			data := map[string]any{"total": len(match), "offset": offset, "limit": limit, "items": items}
 			return render(f, data, func() string {
 				var b strings.Builder
 				fmt.Fprintf(&b, "%d monitor(s) match; showing %d from offset %d.\n\n", len(match), len(page), offset)
 				for i := range page {
-					b.WriteString(monitorLine(&page[i].monitor) + "\n")
+					b.WriteString(monitorLine(&page[i]) + "\n")
 				}
 				if offset+len(page) < len(match) {
 					fmt.Fprintf(&b, "\nMore: call again with offset %d.\n", offset+len(page))
@@ -259,7 +241,7 @@ func getMonitorTool() toolSpec {
 				return "", err
 			}
 			id, key := strings.TrimSpace(in.MonitorID), strings.TrimSpace(in.Key)
-			var d *monitorDoc
+			var d *restapi.Monitor
 			switch {
 			case id != "" && key != "":
 				return "", invalid("give monitor_id or key, not both")
@@ -273,7 +255,7 @@ func getMonitorTool() toolSpec {
 			if err != nil {
 				return "", err
 			}
-			return render(f, d.redacted(), func() string { return monitorMarkdown(d) })
+			return render(f, redactedMonitor(*d), func() string { return monitorMarkdown(d) })
 		}, formatOpt)
 }
 
@@ -284,17 +266,6 @@ type checkResultsIn struct {
 	Region    string `json:"region,omitempty" jsonschema:"only checks from this region code"`
 	Status    string `json:"status,omitempty" jsonschema:"up, down, degraded, or problem (anything not up)"`
 	Format
-}
-
-type checkRecord struct {
-	ID             string  `json:"id"`
-	CheckedAt      string  `json:"checked_at"`
-	Region         string  `json:"region"`
-	Status         string  `json:"status"`
-	StatusCode     *int    `json:"status_code"`
-	ResponseTimeMs *int64  `json:"response_time_ms"`
-	ErrorType      *string `json:"error_type"`
-	ErrorMessage   *string `json:"error_message"`
 }
 
 func checkResultsTool() toolSpec {
@@ -325,10 +296,7 @@ func checkResultsTool() toolSpec {
 			if in.Status != "" {
 				q.Set("status", in.Status)
 			}
-			var page struct {
-				Items      []checkRecord `json:"items"`
-				NextBefore *string       `json:"next_before"`
-			}
+			var page restapi.CheckPage
 			if err := c.api.Get(ctx, "/monitors/"+pathEscape(in.MonitorID)+"/checks", q, &page); err != nil {
 				return "", err
 			}
@@ -344,7 +312,7 @@ func checkResultsTool() toolSpec {
 					if r.ErrorMessage != nil {
 						e = clean(str(r.ErrorType) + ": " + *r.ErrorMessage)
 					}
-					fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", r.CheckedAt, r.Region, r.Status, code, ms(r.ResponseTimeMs), e)
+					fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", r.CheckedAt, r.Region, r.Status, code, ms(&r.ResponseTimeMs), e)
 				}
 				if page.NextBefore != nil {
 					fmt.Fprintf(&b, "\nOlder checks: call again with before = `%s`.\n", *page.NextBefore)
@@ -455,7 +423,7 @@ func createMonitorTool() toolSpec {
 			if in.Regions != nil {
 				body["regions"] = in.Regions
 			}
-			var d monitorDoc
+			var d restapi.Monitor
 			verb := "Created"
 			if key := strings.TrimSpace(in.Key); key != "" {
 				if !keyRE.MatchString(key) {
@@ -473,7 +441,7 @@ func createMonitorTool() toolSpec {
 					return "", err
 				}
 				if in.Paused != nil && *in.Paused {
-					var p monitorDoc
+					var p restapi.Monitor
 					if err := c.api.Do(ctx, http.MethodPost, "/monitors/"+pathEscape(d.ID)+"/pause", nil, nil, &p); err != nil {
 						return "", fmt.Errorf("monitor %s was created but pausing it failed: %w", d.ID, err)
 					}
@@ -545,7 +513,7 @@ func updateMonitorTool() toolSpec {
 				body["tags"] = nonNilStrings(tags)
 			}
 			if in.Config != nil {
-				cfg, err := replacementConfig(in.Config, cur.Config)
+				cfg, err := replacementConfig(in.Config, monitorConfig(cur))
 				if err != nil {
 					return "", err
 				}
@@ -553,7 +521,7 @@ func updateMonitorTool() toolSpec {
 			}
 			d := cur
 			if len(body) > 0 {
-				var out monitorDoc
+				var out restapi.Monitor
 				if err := c.api.Do(ctx, http.MethodPut, "/monitors/"+pathEscape(cur.ID), nil, body, &out); err != nil {
 					return "", err
 				}
@@ -619,11 +587,11 @@ func monitorActionTool(name, title, description, action, done string) toolSpec {
 			if err := required("monitor_id", in.MonitorID); err != nil {
 				return "", err
 			}
-			var d monitorDoc
+			var d restapi.Monitor
 			if err := c.api.Do(ctx, http.MethodPost, "/monitors/"+pathEscape(in.MonitorID)+"/"+action, nil, nil, &d); err != nil {
 				return "", err
 			}
-			return done + "\n\n" + monitorLine(&d.monitor), nil
+			return done + "\n\n" + monitorLine(&d), nil
 		})
 }
 
@@ -638,26 +606,17 @@ func runCheckTool() toolSpec {
 			if !d.IsActive || d.CurrentStatus == "paused" {
 				return "", fmt.Errorf("refused: monitor %s is paused; resume it before running a check", d.ID)
 			}
-			var res map[string]any
-			if err := c.api.Do(ctx, http.MethodPost, "/monitors/"+pathEscape(d.ID)+"/run-check", nil, nil, &res); err != nil {
+			var r restapi.CheckResult
+			if err := c.api.Do(ctx, http.MethodPost, "/monitors/"+pathEscape(d.ID)+"/run-check", nil, nil, &r); err != nil {
 				return "", err
 			}
-			var r struct {
-				Region         string  `json:"region"`
-				Status         string  `json:"status"`
-				StatusCode     *int    `json:"status_code"`
-				ResponseTimeMs *int64  `json:"response_time_ms"`
-				ErrorType      *string `json:"error_type"`
-				ErrorMessage   *string `json:"error_message"`
-			}
-			_ = decodeInto(res, &r)
 			var b strings.Builder
 			fmt.Fprintf(&b, "Ran a check of **%s** (`%s`)", clean(d.Name), d.ID)
 			if r.Region != "" {
 				fmt.Fprintf(&b, " from %s", r.Region)
 			}
 			if r.Status != "" {
-				fmt.Fprintf(&b, ": status **%s**, %s", r.Status, ms(r.ResponseTimeMs))
+				fmt.Fprintf(&b, ": status **%s**, %s", r.Status, ms(&r.ResponseTimeMs))
 				if r.StatusCode != nil {
 					fmt.Fprintf(&b, ", HTTP %d", *r.StatusCode)
 				}
@@ -666,7 +625,7 @@ func runCheckTool() toolSpec {
 				}
 			}
 			b.WriteString(".\n\n")
-			b.WriteString(jsonBlock(res))
+			b.WriteString(jsonBlock(r))
 			return b.String(), nil
 		})
 }

@@ -8,43 +8,23 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/uptime-operator/uptime-operator/internal/restapi"
 )
 
-type statusPage struct {
-	ID                string  `json:"id"`
-	Title             string  `json:"title"`
-	Description       *string `json:"description"`
-	Slug              string  `json:"slug"`
-	IsPublic          bool    `json:"is_public"`
-	CustomDomain      *string `json:"custom_domain"`
-	LogoURL           *string `json:"logo_url"`
-	FaviconURL        *string `json:"favicon_url"`
-	AccentColor       *string `json:"accent_color"`
-	HidePoweredBy     bool    `json:"hide_powered_by"`
-	ShowResponseTimes bool    `json:"show_response_times"`
-	URL               string  `json:"url"`
-	OverallStatus     *string `json:"overall_status"`
-	Monitors          []struct {
-		MonitorID     string  `json:"monitor_id"`
-		Name          string  `json:"name"`
-		Section       *string `json:"section"`
-		CurrentStatus string  `json:"current_status"`
-	} `json:"monitors"`
-}
-
-func visibility(p *statusPage) string {
+func visibility(p *restapi.StatusPage) string {
 	if p.IsPublic {
 		return "public"
 	}
 	return "private"
 }
 
-func pageLine(p *statusPage) string {
+func pageLine(p *restapi.StatusPage) string {
 	return fmt.Sprintf("- **%s** (`%s`): slug `%s`, %s, custom domain %s, %d monitor(s), status %s, %s",
 		clean(p.Title), p.ID, clean(p.Slug), visibility(p), clean(str(p.CustomDomain)), len(p.Monitors), str(p.OverallStatus), p.URL)
 }
 
-func pageMarkdown(p *statusPage) string {
+func pageMarkdown(p *restapi.StatusPage) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## Status page %s\n\n", clean(p.Title))
 	fmt.Fprintf(&b, "- id: `%s`\n- slug: `%s`\n- visibility: %s\n- url: %s\n", p.ID, clean(p.Slug), visibility(p), p.URL)
@@ -68,16 +48,19 @@ func listStatusPagesTool() toolSpec {
 			if err != nil {
 				return "", err
 			}
-			var raw []map[string]any
-			if err := c.api.Get(ctx, "/status/pages/me", nil, &raw); err != nil {
+			var pages []restapi.StatusPage
+			if err := c.api.Get(ctx, "/status/pages/me", nil, &pages); err != nil {
 				return "", err
 			}
-			pages := make([]statusPage, len(raw))
-			for i := range raw {
-				_ = decodeInto(raw[i], &pages[i])
-				raw[i]["monitor_count"] = len(pages[i].Monitors)
+			type listed struct {
+				restapi.StatusPage
+				MonitorCount int `json:"monitor_count"`
 			}
-			return render(f, raw, func() string {
+			out := make([]listed, len(pages))
+			for i := range pages {
+				out[i] = listed{pages[i], len(pages[i].Monitors)}
+			}
+			return render(f, out, func() string {
 				var b strings.Builder
 				fmt.Fprintf(&b, "%d status page(s).\n\n", len(pages))
 				for i := range pages {
@@ -97,19 +80,15 @@ type getPageIn struct {
 	Format
 }
 
-func (c *call) getPage(ctx context.Context, id string) (*statusPage, map[string]any, error) {
+func (c *call) getPage(ctx context.Context, id string) (*restapi.StatusPage, error) {
 	if err := required("status_page_id", id); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	var raw map[string]any
-	if err := c.api.Get(ctx, "/status/pages/"+pathEscape(id), nil, &raw); err != nil {
-		return nil, nil, err
+	var p restapi.StatusPage
+	if err := c.api.Get(ctx, "/status/pages/"+pathEscape(id), nil, &p); err != nil {
+		return nil, err
 	}
-	var p statusPage
-	if err := decodeInto(raw, &p); err != nil {
-		return nil, nil, err
-	}
-	return &p, raw, nil
+	return &p, nil
 }
 
 func getStatusPageTool() toolSpec {
@@ -120,11 +99,11 @@ func getStatusPageTool() toolSpec {
 			if err != nil {
 				return "", err
 			}
-			p, raw, err := c.getPage(ctx, in.StatusPageID)
+			p, err := c.getPage(ctx, in.StatusPageID)
 			if err != nil {
 				return "", err
 			}
-			return render(f, raw, func() string { return pageMarkdown(p) })
+			return render(f, p, func() string { return pageMarkdown(p) })
 		}, formatOpt)
 }
 
@@ -155,12 +134,10 @@ func createStatusPageTool() toolSpec {
 			if in.Description != nil {
 				body["description"] = *in.Description
 			}
-			var raw map[string]any
-			if err := c.api.Do(ctx, http.MethodPost, "/status/pages", nil, body, &raw); err != nil {
+			var p restapi.StatusPage
+			if err := c.api.Do(ctx, http.MethodPost, "/status/pages", nil, body, &p); err != nil {
 				return "", err
 			}
-			var p statusPage
-			_ = decodeInto(raw, &p)
 			return "Created status page.\n\n" + pageMarkdown(&p) + note, nil
 		}, maxLen("title", 255), maxLen("description", 1000))
 }
@@ -289,7 +266,7 @@ func updateStatusPageTool() toolSpec {
 				if _, ok := body["slug"]; ok {
 					return "", refuseDestructive("changing the slug of a status page")
 				}
-				cur, _, err := c.getPage(ctx, in.StatusPageID)
+				cur, err := c.getPage(ctx, in.StatusPageID)
 				if err != nil {
 					return "", err
 				}
@@ -297,12 +274,10 @@ func updateStatusPageTool() toolSpec {
 					return "", refuseDestructive("editing a public status page")
 				}
 			}
-			var raw map[string]any
-			if err := c.api.Do(ctx, http.MethodPatch, "/status/pages/"+pathEscape(in.StatusPageID), nil, body, &raw); err != nil {
+			var p restapi.StatusPage
+			if err := c.api.Do(ctx, http.MethodPatch, "/status/pages/"+pathEscape(in.StatusPageID), nil, body, &p); err != nil {
 				return "", err
 			}
-			var p statusPage
-			_ = decodeInto(raw, &p)
 			return "Updated status page.\n\n" + pageMarkdown(&p), nil
 		}, maxLen("title", 255), maxLen("description", 1000))
 }
@@ -352,12 +327,11 @@ func setStatusPageMonitorsTool() toolSpec {
 				}
 				entries = append(entries, e)
 			}
-			var raw map[string]any
-			if err := c.api.Do(ctx, http.MethodPut, "/status/pages/"+pathEscape(in.StatusPageID)+"/monitors", nil, map[string]any{"monitors": entries}, &raw); err != nil {
+			var p restapi.StatusPage
+			if err := c.api.Do(ctx, http.MethodPut, "/status/pages/"+pathEscape(in.StatusPageID)+"/monitors", nil, map[string]any{"monitors": entries}, &p); err != nil {
 				return "", err
 			}
-			var p statusPage
-			if decodeInto(raw, &p) != nil || p.ID == "" {
+			if p.ID == "" {
 				return fmt.Sprintf("The page now shows %d monitor(s).", len(entries)), nil
 			}
 			return "Replaced the page's monitors.\n\n" + pageMarkdown(&p), nil

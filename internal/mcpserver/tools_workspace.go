@@ -11,24 +11,7 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/restapi"
 )
 
-type whoami struct {
-	WorkspaceID            string  `json:"workspace_id"`
-	UserEmail              *string `json:"user_email"`
-	AuthType               string  `json:"auth_type"`
-	APIKeyAccess           string  `json:"api_key_access"`
-	WorkspaceRole          string  `json:"workspace_role"`
-	ReadOnly               bool    `json:"read_only"`
-	CanManageAlertChannels bool    `json:"can_manage_alert_channels"`
-	Plan                   string  `json:"plan"`
-	Limits                 struct {
-		Monitors           *int `json:"monitors"`
-		MinIntervalSeconds int  `json:"min_interval_seconds"`
-		ProbeLocations     *int `json:"probe_locations"`
-		StatusPages        *int `json:"status_pages"`
-	} `json:"limits"`
-}
-
-func limitText(p *int) string {
+func limitText(p *int32) string {
 	if p == nil {
 		return "unlimited"
 	}
@@ -43,14 +26,15 @@ func whoamiTool() toolSpec {
 			if err != nil {
 				return "", err
 			}
-			var raw map[string]any
-			if err := c.api.Get(ctx, "/automation/whoami", nil, &raw); err != nil {
+			var w restapi.Whoami
+			if err := c.api.Get(ctx, "/automation/whoami", nil, &w); err != nil {
 				return "", err
 			}
-			var w whoami
-			_ = decodeInto(raw, &w)
-			raw["mcp_mode"] = c.mode.String()
-			return render(f, raw, func() string {
+			out := struct {
+				restapi.Whoami
+				MCPMode string `json:"mcp_mode"`
+			}{w, c.mode.String()}
+			return render(f, out, func() string {
 				var b strings.Builder
 				fmt.Fprintf(&b, "## Workspace %s\n\n", clean(w.WorkspaceID))
 				fmt.Fprintf(&b, "- plan: %s\n", clean(w.Plan))
@@ -67,14 +51,6 @@ func whoamiTool() toolSpec {
 		}, formatOpt)
 }
 
-type region struct {
-	Code      string `json:"code"`
-	City      string `json:"city"`
-	Country   string `json:"country"`
-	Continent string `json:"continent"`
-	Online    *bool  `json:"online"`
-}
-
 func listRegionsTool() toolSpec {
 	return newTool("service_list_regions", "List probe regions",
 		"Probe locations monitors can be checked from: code, city, country, continent and whether the location is online.",
@@ -83,19 +59,23 @@ func listRegionsTool() toolSpec {
 			if err != nil {
 				return "", err
 			}
-			regions, note, err := c.regions(ctx)
+			regions, fallback, err := c.regions(ctx)
 			if err != nil {
 				return "", err
+			}
+			note := ""
+			if fallback {
+				note = " (the API has no region list; these are the codes your monitors use)"
 			}
 			return render(f, regions, func() string {
 				var b strings.Builder
 				fmt.Fprintf(&b, "%d probe location(s).%s\n\n| code | city | country | continent | online |\n|---|---|---|---|---|\n", len(regions), note)
 				for _, r := range regions {
-					online := "unknown"
-					if r.Online != nil {
-						online = fmt.Sprint(*r.Online)
+					online := fmt.Sprint(r.Online)
+					if fallback {
+						online = "unknown"
 					}
-					fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", clean(r.Code), clean(r.City), clean(r.Country), clean(r.Continent), online)
+					fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", clean(r.Code), clean(str(r.City)), clean(str(r.Country)), clean(str(r.Continent)), online)
 				}
 				return b.String()
 			})
@@ -103,19 +83,19 @@ func listRegionsTool() toolSpec {
 }
 
 // regions lists the probe locations from GET /regions. Where that endpoint
-// is missing it falls back to the codes monitors use.
-func (c *call) regions(ctx context.Context) ([]region, string, error) {
-	var regions []region
-	err := c.api.Get(ctx, "/regions", nil, &regions)
+// is missing it falls back to the codes monitors use (fallback: then only
+// the codes are known).
+func (c *call) regions(ctx context.Context) (regions []restapi.ProbeRegion, fallback bool, err error) {
+	err = c.api.Get(ctx, "/regions", nil, &regions)
 	if err == nil {
-		return regions, "", nil
+		return regions, false, nil
 	}
 	if !IsStatus(err, http.StatusNotFound) {
-		return nil, "", err
+		return nil, false, err
 	}
 	all, lerr := c.listMonitors(ctx, "")
 	if lerr != nil {
-		return nil, "", lerr
+		return nil, false, lerr
 	}
 	var codes []string
 	for _, m := range all {
@@ -127,16 +107,9 @@ func (c *call) regions(ctx context.Context) ([]region, string, error) {
 	}
 	slices.Sort(codes)
 	for _, code := range codes {
-		regions = append(regions, region{Code: code})
+		regions = append(regions, restapi.ProbeRegion{Code: code, Name: code})
 	}
-	return regions, " (the API has no region list; these are the codes your monitors use)", nil
-}
-
-type summary struct {
-	Total         int            `json:"total"`
-	Counts        map[string]int `json:"counts"`
-	OpenIncidents int            `json:"open_incidents"`
-	Uptime24h     *float64       `json:"uptime_24h"`
+	return regions, true, nil
 }
 
 func monitorSummaryTool() toolSpec {
@@ -147,12 +120,10 @@ func monitorSummaryTool() toolSpec {
 			if err != nil {
 				return "", err
 			}
-			var raw map[string]any
-			if err := c.api.Get(ctx, "/monitors/summary", nil, &raw); err != nil {
+			var s restapi.MonitorSummary
+			if err := c.api.Get(ctx, "/monitors/summary", nil, &s); err != nil {
 				return "", err
 			}
-			var s summary
-			_ = decodeInto(raw, &s)
 			page, err := c.incidents(ctx, url.Values{"page_size": {"1"}})
 			if err != nil {
 				return "", err
@@ -161,8 +132,11 @@ func monitorSummaryTool() toolSpec {
 			if len(page.Items) > 0 {
 				last = &page.Items[0]
 			}
-			raw["last_incident"] = last
-			return render(f, raw, func() string {
+			out := struct {
+				restapi.MonitorSummary
+				LastIncident *restapi.Incident `json:"last_incident"`
+			}{s, last}
+			return render(f, out, func() string {
 				var b strings.Builder
 				fmt.Fprintf(&b, "## Monitors: %d\n\n", s.Total)
 				keys := make([]string, 0, len(s.Counts))
@@ -191,21 +165,6 @@ type maintenanceIn struct {
 	Format
 }
 
-type maintenanceWindow struct {
-	ID          string   `json:"id"`
-	Title       string   `json:"title"`
-	Description *string  `json:"description"`
-	StartsAt    string   `json:"starts_at"`
-	EndsAt      string   `json:"ends_at"`
-	TimeZone    string   `json:"time_zone"`
-	Recurrence  *string  `json:"recurrence"`
-	Scope       string   `json:"scope"`
-	MonitorIDs  []string `json:"monitor_ids"`
-	GroupIDs    []string `json:"group_ids"`
-	Impact      string   `json:"impact"`
-	State       string   `json:"state"`
-}
-
 func listMaintenanceTool() toolSpec {
 	return newTool("service_list_maintenance_windows", "List maintenance windows",
 		"Maintenance windows, newest start first, with live state, times, time zone, impact, scope (all monitors, monitors or groups) and recurrence. Read-only: the owner changes windows in the dashboard.",
@@ -217,19 +176,19 @@ func listMaintenanceTool() toolSpec {
 			if err := oneOf("status", in.Status, "scheduled", "ongoing", "completed", "cancelled"); err != nil {
 				return "", err
 			}
-			var all []maintenanceWindow
+			var all []restapi.MaintenanceWindow
 			if err := c.api.Get(ctx, "/maintenance", nil, &all); err != nil {
 				return "", err
 			}
-			var out []maintenanceWindow
+			var out []restapi.MaintenanceWindow
 			for _, w := range all {
 				if in.Status == "" || w.State == in.Status {
 					out = append(out, w)
 				}
 			}
-			slices.SortStableFunc(out, func(a, b maintenanceWindow) int { return strings.Compare(b.StartsAt, a.StartsAt) })
+			slices.SortStableFunc(out, func(a, b restapi.MaintenanceWindow) int { return strings.Compare(b.StartsAt, a.StartsAt) })
 			if out == nil {
-				out = []maintenanceWindow{}
+				out = []restapi.MaintenanceWindow{}
 			}
 			return render(f, out, func() string {
 				var b strings.Builder

@@ -217,12 +217,12 @@ func TestRedactAndRestore(t *testing.T) {
 func TestMatchMonitors(t *testing.T) {
 	key := "shop-api"
 	u := func(s string) *string { return &s }
-	all := []monitor{
+	all := []restapi.Monitor{
 		{ID: "1", Name: "Shop API", URL: u("https://shop.example.com/api"), Key: &key},
 		{ID: "2", Name: "Shop web", URL: u("https://shop.example.com/")},
 		{ID: "3", Name: "Blog", URL: u("https://blog.example.org")},
 	}
-	ids := func(ms []monitor) []string {
+	ids := func(ms []restapi.Monitor) []string {
 		var out []string
 		for _, m := range ms {
 			out = append(out, m.ID)
@@ -242,9 +242,9 @@ func TestMatchMonitors(t *testing.T) {
 			t.Errorf("MatchMonitors(%q) = %v, want %v", q, got, want)
 		}
 	}
-	var many []monitor
+	var many []restapi.Monitor
 	for i := range 15 {
-		many = append(many, monitor{ID: string(rune('a' + i)), Name: "api " + string(rune('a'+i))})
+		many = append(many, restapi.Monitor{ID: string(rune('a' + i)), Name: "api " + string(rune('a'+i))})
 	}
 	res := ambiguous(MatchMonitors(many, "api"))
 	if res.Outcome != OutcomeAmbiguous || len(res.Candidates) != 10 || res.CandidatesTotal != 15 {

@@ -4,6 +4,6 @@
 // (internal/mcpserver), a client of the same API, decodes them, so a field
 // added to a response reaches the assistant without a second declaration.
 //
-// The package has no behaviour and imports only the store's record types
-// that responses embed unchanged.
+// The package has no behaviour and imports only the record types that
+// responses embed unchanged: the store's and the probe API's.
 package restapi

@@ -1,0 +1,37 @@
+package restapi
+
+import (
+	"encoding/json"
+
+	"github.com/uptime-operator/uptime-operator/internal/probeapi"
+)
+
+// Check is one check record of the history endpoints
+// (GET /monitors/:id/checks and friends): one check from one region.
+type Check struct {
+	ID             string  `json:"id"`
+	CheckedAt      string  `json:"checked_at"`
+	Region         string  `json:"region"`
+	Status         string  `json:"status"`
+	StatusCode     *int    `json:"status_code"`
+	ResponseTimeMs int64   `json:"response_time_ms"`
+	ErrorType      *string `json:"error_type"`
+	ErrorMessage   *string `json:"error_message"`
+}
+
+// CheckPage is one page of GET /monitors/:id/checks, newest first;
+// NextBefore is the cursor of the next older page (null on the last).
+type CheckPage struct {
+	Items      []Check `json:"items"`
+	NextBefore *string `json:"next_before"`
+}
+
+// CheckResult is the answer of a one-off check (POST /monitors/:id/run-check,
+// POST /monitors/test): the check record with the probe's timings, TLS
+// details and type-specific details.
+type CheckResult struct {
+	Check
+	Timings *probeapi.Timings `json:"timings,omitempty"`
+	TLS     *probeapi.TLSInfo `json:"tls,omitempty"`
+	Details json.RawMessage   `json:"details,omitempty"`
+}

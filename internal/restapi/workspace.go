@@ -1,0 +1,61 @@
+package restapi
+
+// Whoami is GET /automation/whoami: the caller's workspace, access level
+// and plan.
+type Whoami struct {
+	WorkspaceID            string       `json:"workspace_id"`
+	UserEmail              *string      `json:"user_email"`
+	AuthType               string       `json:"auth_type"`
+	APIKeyAccess           string       `json:"api_key_access"`
+	WorkspaceRole          string       `json:"workspace_role"`
+	ReadOnly               bool         `json:"read_only"`
+	CanManageAlertChannels bool         `json:"can_manage_alert_channels"`
+	Plan                   string       `json:"plan"`
+	Market                 *string      `json:"market"`
+	Limits                 WhoamiLimits `json:"limits"`
+}
+
+// WhoamiLimits are the plan limits whoami reports; null means unlimited.
+type WhoamiLimits struct {
+	Monitors           *int32 `json:"monitors"`
+	MinIntervalSeconds int32  `json:"min_interval_seconds"`
+	ProbeLocations     *int32 `json:"probe_locations"`
+	StatusPages        *int32 `json:"status_pages"`
+}
+
+// ProbeRegion is one probe region of GET /regions, with its location and
+// live state.
+type ProbeRegion struct {
+	Code        string  `json:"code"`
+	Name        string  `json:"name"`
+	City        *string `json:"city"`
+	Country     *string `json:"country"`
+	Continent   *string `json:"continent"`
+	ISP         *string `json:"isp"`
+	Online      bool    `json:"online"`
+	Agents      int32   `json:"agents"`
+	Monitors    int32   `json:"monitors"`
+	LastContact *string `json:"last_contact"`
+}
+
+// MaintenanceWindow is a maintenance window of GET /maintenance; monitors
+// and groups are referenced by id. State is the live state (a scheduled
+// window whose start has passed is ongoing); CurrentStart and CurrentEnd
+// are the occurrence that is running or next.
+type MaintenanceWindow struct {
+	ID           string   `json:"id"`
+	Title        string   `json:"title"`
+	Description  *string  `json:"description"`
+	StartsAt     string   `json:"starts_at"`
+	EndsAt       string   `json:"ends_at"`
+	TimeZone     string   `json:"time_zone"`
+	Recurrence   *string  `json:"recurrence"`
+	Scope        string   `json:"scope"`
+	MonitorIDs   []string `json:"monitor_ids"`
+	GroupIDs     []string `json:"group_ids"`
+	Impact       string   `json:"impact"`
+	State        string   `json:"state"`
+	CurrentStart *string  `json:"current_start"`
+	CurrentEnd   *string  `json:"current_end"`
+	Cancelled    bool     `json:"cancelled"`
+}
