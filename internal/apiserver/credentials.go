@@ -27,38 +27,6 @@ import (
 // credentialsLabel marks the Secrets the REST API keeps credentials in.
 const credentialsLabel = "monitoring.uptime-operator.io/credentials-of"
 
-// restoreRedacted replaces the [REDACTED] values of a sent config object by
-// the values at the same place of the current one (the real, unredacted
-// config; nil on create, where [REDACTED] is refused).
-func restoreRedacted(sent, cur map[string]json.RawMessage) (map[string]json.RawMessage, error) {
-	if !bytes.Contains(mustJSON(sent), []byte(credentials.Redacted)) {
-		return sent, nil
-	}
-	var s, c map[string]any
-	_ = json.Unmarshal(mustJSON(sent), &s)
-	if cur != nil {
-		_ = json.Unmarshal(mustJSON(cur), &c)
-	}
-	restored, err := credentials.RestoreRedacted(s, c)
-	if err != nil {
-		return nil, validationError(fieldErr("config", "%v", err))
-	}
-	out := map[string]json.RawMessage{}
-	for k, v := range restored {
-		raw, err := json.Marshal(v)
-		if err != nil {
-			return nil, fmt.Errorf("encode restored config: %w", err)
-		}
-		out[k] = raw
-	}
-	return out, nil
-}
-
-func mustJSON(v any) []byte {
-	raw, _ := json.Marshal(v)
-	return raw
-}
-
 // keepCredentials moves the literal credential values of m's spec into m's
 // credentials Secret, creating or updating it, so that the spec written
 // next holds references only. A Monitor not created yet is named here

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/credentials"
 	"github.com/uptime-operator/uptime-operator/internal/monitor"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 )
@@ -17,7 +18,8 @@ import (
 // agents. monitor.ConfigOf and monitor.ApplyConfig translate it to and from
 // the Monitor's typed structs; this file only adds what is REST's own: the
 // size limits, refusing keys of other types, notification_emails (a
-// top-level spec field shown under config) and the merge of an update.
+// top-level spec field shown under config) and the typed merge of an
+// update.
 
 // Config limits of the specification.
 const (
@@ -41,32 +43,37 @@ func checkConfigLimits(cfg map[string]json.RawMessage) []FieldError {
 	return nil
 }
 
-// applyConfig sets the type's config struct of spec from the config object
-// (notification_emails excluded) and clears the structs of other types.
-func applyConfig(spec *monv1.MonitorSpec, cfg map[string]json.RawMessage) error {
-	typ := typeOrDefault(spec.Type)
+// updatedConfig is the config an update writes, merged field by field: the
+// stored config cur (nil on create) with the sent keys overlaid, a null
+// removing its key. The sent keys decode into probeapi.Config by the one
+// codec (so their errors name config.<key>), [REDACTED] credentials get
+// their stored values (credentials.RestoreConfig), and each sent key's
+// field is then copied over the stored one.
+func updatedConfig(typ monv1.MonitorType, cur *probeapi.Config, sent map[string]json.RawMessage) (probeapi.Config, error) {
 	if !slices.Contains(monitorTypes, typ) {
-		return validationError(fieldErr("type", "must be one of http, api, ping, port, udp, cron, dns, multistep, mcp"))
+		return probeapi.Config{}, validationError(fieldErr("type", "must be one of http, api, ping, port, udp, cron, dns, multistep, mcp"))
 	}
-	keys := make([]string, 0, len(cfg))
-	for k := range cfg {
+	keys := make([]string, 0, len(sent))
+	set := map[string]json.RawMessage{}
+	for k, v := range sent {
+		if string(bytes.TrimSpace(v)) == "null" {
+			continue
+		}
 		keys = append(keys, k)
+		set[k] = v
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
 		if !probeapi.KeyAllowed(string(typ), k) {
-			return validationError(fieldErr("config."+k, "unknown config key for %s monitors", typ))
+			return probeapi.Config{}, validationError(fieldErr("config."+k, "unknown config key for %s monitors", typ))
 		}
 	}
-	raw := []byte("{}")
-	if len(cfg) > 0 {
-		var err error
-		if raw, err = json.Marshal(cfg); err != nil {
-			return err
-		}
+	var patch probeapi.Config
+	raw, err := json.Marshal(set)
+	if err != nil {
+		return probeapi.Config{}, fmt.Errorf("encode sent config: %w", err)
 	}
-	var c probeapi.Config
-	if err := decodeBytes(raw, &c, true, "config."); err != nil {
+	if err := decodeBytes(raw, &patch, true, "config."); err != nil {
 		if ae, ok := err.(*apiError); ok && ae.Body.Code == CodeValidation {
 			for i, e := range ae.Body.Errors {
 				if e.Message == "unknown field" {
@@ -74,15 +81,31 @@ func applyConfig(spec *monv1.MonitorSpec, cfg map[string]json.RawMessage) error 
 				}
 			}
 		}
-		return err
+		return probeapi.Config{}, err
 	}
-	if tc := c.ToolCall; tc != nil {
+	if tc := patch.ToolCall; tc != nil {
 		if args := bytes.TrimSpace(tc.Arguments); len(args) > 0 && string(args) != "null" && args[0] != '{' {
-			return validationError(fieldErr("config.tool_call.arguments", "must be a JSON object"))
+			return probeapi.Config{}, validationError(fieldErr("config.tool_call.arguments", "must be a JSON object"))
 		}
 	}
-	monitor.ApplyConfig(spec, &c)
-	return nil
+	if err := credentials.RestoreConfig(&patch, cur); err != nil {
+		return probeapi.Config{}, validationError(fieldErr("config", "%v", err))
+	}
+	var out probeapi.Config
+	if cur != nil {
+		out = *cur
+	}
+	for k := range sent {
+		if _, ok := set[k]; ok {
+			out.CopyKey(k, &patch)
+		} else {
+			out.ClearKey(k)
+		}
+	}
+	if raw, err := json.Marshal(out); err == nil && len(raw) > maxConfigBytes {
+		return probeapi.Config{}, validationError(fieldErr("config", "must be at most 32 KB as JSON"))
+	}
+	return out, nil
 }
 
 // configOf renders a spec's config object, notification_emails included.
@@ -157,21 +180,4 @@ func monitorFieldPath(p string) string {
 		return "config." + strings.Join(parts, ".")
 	}
 	return snakePath(p)
-}
-
-// mergeConfig overlays sent config keys on the current ones; a null value
-// removes the key.
-func mergeConfig(cur, sent map[string]json.RawMessage) map[string]json.RawMessage {
-	out := map[string]json.RawMessage{}
-	for k, v := range cur {
-		out[k] = v
-	}
-	for k, v := range sent {
-		if string(bytes.TrimSpace(v)) == "null" {
-			delete(out, k)
-			continue
-		}
-		out[k] = v
-	}
-	return out
 }

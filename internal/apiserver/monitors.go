@@ -171,10 +171,10 @@ func (s *Server) applyMonitorBody(ctx context.Context, m *monv1.Monitor, b *moni
 	}
 	// The config: sent keys are merged over the current ones, unless the
 	// type changed (then the new config stands alone).
-	cur := configOf(spec)
-	delete(cur, configNotificationEmails)
-	if mode == modeCreate {
-		cur = nil
+	var cur *probeapi.Config
+	if mode != modeCreate {
+		c := monitor.ConfigOf(spec)
+		cur = &c
 	}
 	sent := map[string]json.RawMessage{}
 	if b.Config.Set && !b.Config.Null {
@@ -198,19 +198,15 @@ func (s *Server) applyMonitorBody(ctx context.Context, m *monv1.Monitor, b *moni
 			spec.NotificationEmails = list
 		}
 	}
-	// [REDACTED] values keep what is stored (refused on create).
-	sent, err := restoreRedacted(sent, cur)
+	if b.Config.Set && b.Config.Null {
+		cur = nil // null config: the type's defaults alone
+	}
+	cfg, err := updatedConfig(spec.Type, cur, sent)
 	if err != nil {
 		return err
 	}
-	merged := mergeConfig(cur, sent)
-	if b.Config.Set && b.Config.Null {
-		merged = map[string]json.RawMessage{}
-	}
-	if fe := checkConfigLimits(merged); fe != nil {
-		return validationError(fe...)
-	}
-	return applyConfig(spec, merged)
+	monitor.ApplyConfig(spec, &cfg)
+	return nil
 }
 
 var monitorTypes = []monv1.MonitorType{monv1.MonitorHTTP, monv1.MonitorAPI, monv1.MonitorPing, monv1.MonitorPort,

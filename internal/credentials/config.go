@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 )
 
 // Redacted stands for a stored credential wherever a monitor is shown (REST
@@ -148,4 +150,51 @@ func restoreValue(sent, cur any, path string) (any, error) {
 	default:
 		return sent, nil
 	}
+}
+
+// RestoreConfig replaces the [REDACTED] credentials of a config sent to the
+// REST API by the stored ones, field by field: the values of the request
+// headers (http, api, mcp) and of each multi-step step's headers (steps by
+// position), the credentials Redact shows as [REDACTED]. Header names
+// compare case-insensitively. cur is the stored config, nil on create,
+// where a [REDACTED] has nothing to keep and is refused.
+func RestoreConfig(sent, cur *probeapi.Config) error {
+	var stored probeapi.Config
+	if cur != nil {
+		stored = *cur
+	}
+	if err := restoreHeaders(sent.Headers, stored.Headers, "config.headers"); err != nil {
+		return err
+	}
+	for i := range sent.Steps {
+		var was probeapi.Headers
+		if i < len(stored.Steps) {
+			was = stored.Steps[i].Headers
+		}
+		if err := restoreHeaders(sent.Steps[i].Headers, was, "config.steps["+strconv.Itoa(i)+"].headers"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func restoreHeaders(sent, cur probeapi.Headers, path string) error {
+	for name, v := range sent {
+		if v.SecretRef != nil || v.Value != Redacted {
+			continue
+		}
+		was, ok := cur[name]
+		if !ok {
+			for k, x := range cur {
+				if strings.EqualFold(k, name) {
+					was, ok = x, true
+				}
+			}
+		}
+		if !ok {
+			return fmt.Errorf("%s.%s is %s but there is no stored value to keep; send the real value", path, name, Redacted)
+		}
+		sent[name] = was
+	}
+	return nil
 }

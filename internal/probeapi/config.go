@@ -83,38 +83,69 @@ func (h HeaderValue) MarshalJSON() ([]byte, error) {
 	return json.Marshal(h.Value)
 }
 
-// configKeys maps each monitor type to the config keys it accepts, read
-// once from the `for` tags of Config.
-var configKeys = sync.OnceValue(func() map[string]map[string]bool {
-	out := map[string]map[string]bool{}
-	var walk func(t reflect.Type)
-	walk = func(t reflect.Type) {
+// configShape is what the tags of Config say: the keys each monitor type
+// accepts (from the `for` tags) and where each key's field is.
+type configShape struct {
+	byType map[string]map[string]bool
+	fields map[string][]int
+}
+
+// shape reads Config's tags once.
+var shape = sync.OnceValue(func() configShape {
+	out := configShape{byType: map[string]map[string]bool{}, fields: map[string][]int{}}
+	var walk func(t reflect.Type, index []int)
+	walk = func(t reflect.Type, index []int) {
 		for i := range t.NumField() {
 			f := t.Field(i)
+			at := append(slices.Clone(index), i)
 			if f.Anonymous {
-				walk(f.Type)
+				walk(f.Type, at)
 				continue
 			}
 			key, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			out.fields[key] = at
 			for _, typ := range strings.Fields(f.Tag.Get("for")) {
-				if out[typ] == nil {
-					out[typ] = map[string]bool{}
+				if out.byType[typ] == nil {
+					out.byType[typ] = map[string]bool{}
 				}
-				out[typ][key] = true
+				out.byType[typ][key] = true
 			}
 		}
 	}
-	walk(reflect.TypeOf(Config{}))
+	walk(reflect.TypeOf(Config{}), nil)
 	return out
 })
 
+// CopyKey sets the field of config key in c to its value in from, so a
+// partial update (the keys a REST client sent) overlays a stored config
+// field by field. It reports false for a key Config does not have.
+func (c *Config) CopyKey(key string, from *Config) bool {
+	at, ok := shape().fields[key]
+	if ok {
+		reflect.ValueOf(c).Elem().FieldByIndex(at).Set(reflect.ValueOf(from).Elem().FieldByIndex(at))
+	}
+	return ok
+}
+
+// ClearKey resets the field of config key in c to its zero value (the key
+// is then absent from the wire form). It reports false for a key Config
+// does not have.
+func (c *Config) ClearKey(key string) bool {
+	at, ok := shape().fields[key]
+	if ok {
+		f := reflect.ValueOf(c).Elem().FieldByIndex(at)
+		f.Set(reflect.Zero(f.Type()))
+	}
+	return ok
+}
+
 // KeyAllowed reports whether config key belongs to monitors of type typ.
-func KeyAllowed(typ, key string) bool { return configKeys()[typ][key] }
+func KeyAllowed(typ, key string) bool { return shape().byType[typ][key] }
 
 // ConfigKeys lists every key of Config, sorted.
 func ConfigKeys() []string {
 	seen := map[string]bool{}
-	for _, keys := range configKeys() {
+	for _, keys := range shape().byType {
 		for k := range keys {
 			seen[k] = true
 		}
