@@ -12,7 +12,6 @@ import (
 	"math"
 	"sort"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -21,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/monitor"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
@@ -364,8 +364,8 @@ func (p *Public) history(ctx context.Context, page *monv1.StatusPage, entries []
 	out := make([][]DayUptime, len(entries))
 	if p.Store == nil {
 		for i, e := range entries {
-			e.pub.Uptime24h = parsePercent(e.mon.Status.Uptime24h)
-			e.pub.Uptime30d = parsePercent(e.mon.Status.Uptime30d)
+			e.pub.Uptime24h = monitor.ParsePercent(e.mon.Status.Uptime24h)
+			e.pub.Uptime30d = monitor.ParsePercent(e.mon.Status.Uptime30d)
 			days := make([]DayUptime, 0, MaxHistoryDays)
 			for _, d := range store.DailyRanges(now, MaxHistoryDays, time.UTC) {
 				days = append(days, DayUptime{Date: d.Date})
@@ -618,17 +618,4 @@ func round(v *float64, places int) *float64 {
 	f := math.Pow(10, float64(places))
 	r := math.Round(*v*f) / f
 	return &r
-}
-
-// parsePercent reads Monitor status uptime text ("99.95" or "99.95%").
-func parsePercent(s string) *float64 {
-	s = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(s), "%"))
-	if s == "" {
-		return nil
-	}
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		return nil
-	}
-	return &v
 }
