@@ -2,8 +2,6 @@ package controllers
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"time"
 
@@ -20,16 +18,6 @@ import (
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/conditions"
 )
-
-// NewSigningSecret returns a random signing secret: 32 bytes, hex encoded.
-// The hex string itself is the HMAC key receivers use.
-func NewSigningSecret() (string, error) {
-	b := make([]byte, 32)
-	if _, err := rand.Read(b); err != nil {
-		return "", fmt.Errorf("generate signing secret: %w", err)
-	}
-	return hex.EncodeToString(b), nil
-}
 
 // secretRetryInterval is how soon a channel whose Secret is missing is
 // checked again: Secrets are not watched (the manager caches only API keys).
@@ -132,7 +120,7 @@ func (r *AlertChannelReconciler) reconcileSigningSecret(ctx context.Context, ch 
 	err := r.Secrets.Get(ctx, client.ObjectKey{Namespace: ch.Namespace, Name: name}, &s)
 	switch {
 	case apierrors.IsNotFound(err):
-		value, err := NewSigningSecret()
+		value, err := monv1.NewSigningSecret()
 		if err != nil {
 			return false, "", err
 		}
@@ -152,7 +140,7 @@ func (r *AlertChannelReconciler) reconcileSigningSecret(ctx context.Context, ch 
 	case !metav1.IsControlledBy(&s, ch):
 		return false, "", fmt.Errorf("secret %s exists and is not owned by this channel; set spec.signingSecretRef to use it", name)
 	case len(s.Data[monv1.SigningSecretKey]) == 0:
-		value, err := NewSigningSecret()
+		value, err := monv1.NewSigningSecret()
 		if err != nil {
 			return false, "", err
 		}

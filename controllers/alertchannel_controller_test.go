@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -115,9 +116,10 @@ func TestAlertChannelController(t *testing.T) {
 
 		var s corev1.Secret
 		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: "alerts", Name: "hook-signing"}, &s)).To(Succeed())
-		v := s.Data[monv1.SigningSecretKey]
-		g.Expect(v).To(HaveLen(64))
-		_, err := hex.DecodeString(string(v))
+		v := string(s.Data[monv1.SigningSecretKey])
+		g.Expect(v).To(HavePrefix("whsec_"), "the form of monv1.NewSigningSecret, as the REST API generates it")
+		raw, err := hex.DecodeString(strings.TrimPrefix(v, "whsec_"))
+		g.Expect(raw).To(HaveLen(32))
 		g.Expect(err).NotTo(HaveOccurred())
 		owner := metav1.GetControllerOf(&s)
 		g.Expect(owner).NotTo(BeNil())

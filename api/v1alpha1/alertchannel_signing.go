@@ -1,5 +1,11 @@
 package v1alpha1
 
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+)
+
 // FieldOwner is the field manager of every write the operator makes to the
 // API server: controllers, the alert worker and the REST API all patch as
 // the same owner, so server-side apply and managedFields show one writer.
@@ -25,4 +31,17 @@ func (ch *AlertChannel) SigningSecret() *SecretKeySelector {
 		return &SecretKeySelector{Name: ch.Status.SigningSecretName, Key: SigningSecretKey}
 	}
 	return nil
+}
+
+// NewSigningSecret returns a new random webhook signing secret: "whsec_"
+// and 32 random bytes in hex. The whole string is the HMAC key receivers
+// use. The AlertChannel controller generates one for a webhook channel
+// without a secret, and the REST API when it creates a webhook channel or
+// rotates its secret.
+func NewSigningSecret() (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("generate signing secret: %w", err)
+	}
+	return "whsec_" + hex.EncodeToString(b), nil
 }

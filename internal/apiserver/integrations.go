@@ -2,8 +2,6 @@ package apiserver
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -252,14 +250,6 @@ func (s *Server) putSecret(ctx context.Context, ch *monv1.AlertChannel, name str
 	return s.putOwnedSecret(ctx, ch, "AlertChannel", name, data)
 }
 
-func newSigningSecret() (string, error) {
-	b := make([]byte, 32)
-	if _, err := rand.Read(b); err != nil {
-		return "", fmt.Errorf("generate signing secret: %w", err)
-	}
-	return "whsec_" + hex.EncodeToString(b), nil
-}
-
 func (s *Server) createConnection(w http.ResponseWriter, r *http.Request) {
 	ctx, c := r.Context(), CallerFrom(r.Context())
 	t := monv1.AlertChannelType(strings.ToLower(chi.URLParam(r, "type")))
@@ -295,7 +285,7 @@ func (s *Server) createConnection(w http.ResponseWriter, r *http.Request) {
 	}
 	var signing string
 	if t == monv1.ChannelWebhook {
-		if signing, err = newSigningSecret(); err != nil {
+		if signing, err = monv1.NewSigningSecret(); err != nil {
 			s.writeErr(w, r, err)
 			return
 		}

@@ -537,7 +537,7 @@ func (s *Server) rotateSigningSecret(w http.ResponseWriter, r *http.Request) {
 	if ref == nil {
 		ref = &monv1.SecretKeySelector{Name: monv1.SigningSecretName(ch.Name), Key: monv1.SigningSecretKey}
 	}
-	secret, err := newSigningSecret()
+	secret, err := monv1.NewSigningSecret()
 	if err != nil {
 		s.writeErr(w, r, err)
 		return
