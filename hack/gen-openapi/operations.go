@@ -44,6 +44,7 @@ type op struct {
 	status          int    // success status; default 200
 	resp            M      // success body; nil with 204
 	respType        string // success content type; default application/json
+	jsonResp        M      // with respType text/html: the JSON success body of requests that accept application/json
 	respHeaders     M
 	extra           []int // further error statuses: 409, 428, 501, 503
 	entitlement     bool  // plan limits (403 ENTITLEMENT_LIMIT_REACHED)
@@ -177,6 +178,9 @@ func (o op) build() M {
 		if o.resp != nil {
 			r["content"] = content(typ, o.resp)
 		}
+		if o.jsonResp != nil {
+			r["content"].(M)["application/json"] = M{"schema": o.jsonResp}
+		}
 		if o.respHeaders != nil {
 			r["headers"] = o.respHeaders
 		}
@@ -301,13 +305,15 @@ func operations() []op {
 		{method: get, path: "/s/{slug}/confirm", tag: "Public", summary: "Subscription confirmation page", access: public, limit: "60 per minute per IP", query: []param{q("token", str(""), "Confirmation token.")},
 			desc: "The link of a subscription confirmation message. Shows a button that POSTs to the same URL; fetching the link confirms nothing.", resp: str("HTML page."), respType: "text/html"},
 		{method: post, path: "/s/{slug}/confirm", tag: "Public", summary: "Confirm a subscription", access: public, limit: "60 per minute per IP", query: []param{q("token", str(""), "Confirmation token.")},
-			desc: "Confirms the pending subscriber of the token, once, within 48 hours; 404 for an unknown, used or expired token. JSON requests get {\"status\":\"confirmed\"}.", resp: str("HTML page."), respType: "text/html"},
+			desc: "Confirms the pending subscriber of the token, once, within 48 hours; 404 for an unknown, used or expired token. JSON requests get {\"status\":\"confirmed\"}.", resp: str("HTML page."), respType: "text/html",
+			jsonResp: obj("", M{"status": enum("", "confirmed")}, "status")},
 		{method: get, path: "/s/{slug}/unsubscribe", tag: "Public", summary: "Unsubscribe page", access: public, limit: "60 per minute per IP", query: []param{q("token", str(""), "Subscription token.")}, resp: str("HTML page."), respType: "text/html"},
 		{method: post, path: "/s/{slug}/unsubscribe", tag: "Public", summary: "Unsubscribe (form)", access: public, limit: "60 per minute per IP", resp: str("HTML page."), respType: "text/html", extra: []int{400}},
 		{method: get, path: "/recipients/confirm/{token}", tag: "Public", summary: "Alert recipient confirmation page", access: public,
 			desc: "The link of a confirmation email. Shows a button that POSTs to the same URL; fetching the link confirms nothing.", resp: str("HTML page."), respType: "text/html"},
 		{method: post, path: "/recipients/confirm/{token}", tag: "Public", summary: "Confirm an alert recipient", access: public, limit: "30 per 15 minutes per IP (plain-text 429)",
-			desc: "Confirms the address the link was sent to. A used, replaced or expired (7 days) link answers 404.", resp: str("HTML page."), respType: "text/html", extra: []int{404}},
+			desc: "Confirms the address the link was sent to. A used, replaced or expired (7 days) link answers 404. Browsers get HTML pages (the 404 and 503 included); a request that accepts application/json (or sends a JSON body) gets {\"status\":\"confirmed\",\"email\"} and the JSON error shape.",
+			resp: str("HTML page."), respType: "text/html", jsonResp: obj("", M{"status": enum("", "confirmed"), "email": email("")}, "status", "email"), extra: []int{404, 503}},
 	}
 	for _, m := range []string{get, post, head} {
 		ops = append(ops, op{method: m, path: "/heartbeat/{token}", tag: "Public", summary: "Heartbeat ping (" + m + ")", access: public,

@@ -229,7 +229,14 @@ var _ = Describe("Test notifications and recipients", func() {
 			HaveKeyWithValue("confirmed_at", Not(BeNil()))))
 		Expect(contact("second@example.com")).To(HaveKeyWithValue("status", "unconfirmed"))
 		Expect(doOn(api, "POST", link[1], "", nil).Code).To(Equal(http.StatusNotFound), "a link works once")
-		Expect(doOn(api, "POST", "/recipients/confirm/not-a-token", "", nil).Code).To(Equal(http.StatusNotFound))
+		rec = doOn(api, "POST", "/recipients/confirm/not-a-token", "", nil)
+		Expect(rec.Code).To(Equal(http.StatusNotFound))
+		Expect(rec.Header().Get("Content-Type")).To(HavePrefix("text/html"), "a browser gets a page")
+		// An API client gets the error shape docs/openapi.json describes.
+		rec = doOn(api, "POST", "/recipients/confirm/not-a-token", "", nil, header("Accept", "application/json"))
+		Expect(rec.Code).To(Equal(http.StatusNotFound))
+		Expect(rec.Header().Get("Content-Type")).To(HavePrefix("application/json"))
+		Expect(obj(rec)).To(SatisfyAll(HaveKeyWithValue("code", "NOT_FOUND"), HaveKeyWithValue("error", ContainSubstring("not valid"))))
 		for i := range 30 {
 			Expect(doOn(api, "POST", "/recipients/confirm/guess", "", nil, fromIP("192.0.2.50")).Code).To(Equal(http.StatusNotFound), "attempt %d", i)
 		}

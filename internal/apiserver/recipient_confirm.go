@@ -8,11 +8,14 @@ import (
 
 	"github.com/uptime-operator/uptime-operator/internal/clientip"
 	"github.com/uptime-operator/uptime-operator/internal/confirmlink"
+	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
 // confirmRecipient serves the link of a recipient confirmation email: GET
-// shows a button (confirmlink), the POST confirms.
+// shows a button (confirmlink), the POST confirms. Browsers get HTML pages;
+// a request that wants JSON (httpjson.Wanted) gets {"status": "confirmed"}
+// or the API's error shape, as docs/openapi.json says.
 func (s *Server) confirmRecipient(w http.ResponseWriter, r *http.Request) {
 	token := chi.URLParam(r, "token")
 	prompt := confirmlink.Page{Title: "Confirm alert emails",
@@ -22,15 +25,24 @@ func (s *Server) confirmRecipient(w http.ResponseWriter, r *http.Request) {
 			writeTooMany(w, s.limits.recipientConfirm, d)
 			return
 		}
+		asJSON := httpjson.Wanted(r)
 		rec, err := s.recipients.Confirm(r.Context(), token)
 		switch {
+		case errors.Is(err, store.ErrNotFound) && asJSON:
+			writeError(w, http.StatusNotFound, CodeNotFound, "Confirmation link not valid: used, replaced by a newer one, or expired")
 		case errors.Is(err, store.ErrNotFound):
 			confirmlink.Render(w, http.StatusNotFound, confirmlink.Page{Title: "Link not valid",
 				Text: "This confirmation link was already used, was replaced by a newer one, or has expired. Ask the workspace for a new confirmation email."})
 		case err != nil:
 			s.log(r).Error(err, "unable to confirm an alert recipient")
+			if asJSON {
+				writeError(w, http.StatusServiceUnavailable, CodeInternal, "the confirmation could not be saved; try again in a minute")
+				return
+			}
 			confirmlink.Render(w, http.StatusServiceUnavailable, confirmlink.Page{Title: "Try again later",
 				Text: "The confirmation could not be saved. Please try again in a minute."})
+		case asJSON:
+			httpjson.Write(w, http.StatusOK, map[string]string{"status": "confirmed", "email": rec.Email})
 		default:
 			confirmlink.Render(w, http.StatusOK, confirmlink.Page{Title: "Alert emails confirmed",
 				Text: rec.Email + " will receive the alert emails of workspace " + rec.Namespace + "."})

@@ -5,7 +5,9 @@ package httpjson
 
 import (
 	"encoding/json"
+	"mime"
 	"net/http"
+	"strings"
 )
 
 // ContentType is the media type of every JSON response.
@@ -21,4 +23,14 @@ func Write(w http.ResponseWriter, code int, v any) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(code)
 	_ = json.NewEncoder(w).Encode(v)
+}
+
+// Wanted reports whether a request to an endpoint that serves browsers too
+// (confirmation links, status page forms) should be answered in JSON rather
+// than HTML: it sends a JSON body or accepts application/json.
+func Wanted(r *http.Request) bool {
+	if ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); ct == "application/json" {
+		return true
+	}
+	return strings.Contains(r.Header.Get("Accept"), "application/json")
 }

@@ -46,15 +46,6 @@ type subscribeRequest struct {
 	URL     string `json:"url"`
 }
 
-// wantsJSON reports whether a request should be answered in JSON rather
-// than HTML: a JSON body or an Accept header that prefers it.
-func wantsJSON(r *http.Request) bool {
-	if ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); ct == "application/json" {
-		return true
-	}
-	return strings.Contains(r.Header.Get("Accept"), "application/json")
-}
-
 // readSubscribe decodes and validates a subscribe request.
 func readSubscribe(r *http.Request) (store.SubscriberChannel, string, []fieldError, error) {
 	var in subscribeRequest
@@ -177,7 +168,7 @@ func (p *Public) ServeSubscribe(w http.ResponseWriter, r *http.Request, slug str
 		writeError(w, http.StatusUnauthorized, CodeUnauthorized, "This status page is private: sign in at /s/"+Slug(page))
 		return
 	}
-	asJSON := wantsJSON(r)
+	asJSON := httpjson.Wanted(r)
 	r.Body = http.MaxBytesReader(w, r.Body, maxSubscribeBytes)
 	ch, addr, invalid, err := readSubscribe(r)
 	switch {
@@ -234,12 +225,12 @@ func (p *Public) ServeConfirm(w http.ResponseWriter, r *http.Request, slug strin
 		_, err := n.Store.ConfirmSubscriber(ctx, hashToken(r.URL.Query().Get("token")), n.now())
 		switch {
 		case errors.Is(err, store.ErrNotFound):
-			p.answer(w, r, page, wantsJSON(r), http.StatusNotFound, errorBody{Error: "Invalid or expired link", Code: CodeNotFound},
+			p.answer(w, r, page, httpjson.Wanted(r), http.StatusNotFound, errorBody{Error: "Invalid or expired link", Code: CodeNotFound},
 				"Link expired", "This confirmation link is invalid, used or expired. Subscribe again from the status page.")
 		case err != nil:
 			p.internalError(w, r, err)
 		default:
-			p.answer(w, r, page, wantsJSON(r), http.StatusOK, map[string]any{"status": "confirmed"},
+			p.answer(w, r, page, httpjson.Wanted(r), http.StatusOK, map[string]any{"status": "confirmed"},
 				"Subscribed", "You will be notified of incidents and maintenance. Every message has a link to unsubscribe.")
 		}
 	})
@@ -256,7 +247,7 @@ func (p *Public) ServeUnsubscribe(w http.ResponseWriter, r *http.Request, slug s
 	}
 	id, valid := p.Notifier.checkUnsubscribeToken(r.URL.Query().Get("token"))
 	if !valid {
-		p.answer(w, r, page, wantsJSON(r), http.StatusNotFound, errorBody{Error: "Invalid link", Code: CodeNotFound},
+		p.answer(w, r, page, httpjson.Wanted(r), http.StatusNotFound, errorBody{Error: "Invalid link", Code: CodeNotFound},
 			"Invalid link", "This unsubscribe link is not valid.")
 		return
 	}
@@ -264,7 +255,7 @@ func (p *Public) ServeUnsubscribe(w http.ResponseWriter, r *http.Request, slug s
 		p.internalError(w, r, err)
 		return
 	}
-	p.answer(w, r, page, wantsJSON(r), http.StatusOK, map[string]any{"status": "unsubscribed"},
+	p.answer(w, r, page, httpjson.Wanted(r), http.StatusOK, map[string]any{"status": "unsubscribed"},
 		"Unsubscribed", "You will not receive further updates from this status page.")
 }
 
