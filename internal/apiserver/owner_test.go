@@ -1,15 +1,22 @@
 package apiserver_test
 
 import (
+	"context"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver"
 )
 
 var _ = Describe("Owner-only endpoints", Ordered, func() {
@@ -209,6 +216,72 @@ var _ = Describe("Owner-only endpoints", Ordered, func() {
 		Expect(do("PUT", path, "", map[string]any{"mode": "public", "extra": 1}, owner).Code).To(Equal(http.StatusBadRequest))
 	})
 
+	// The AlertChannel controller writes the signing Secret of a webhook
+	// channel applied without one; a rotation can meet it at any moment.
+	It("rotates the signing secret of a webhook channel applied without one, also while the controller writes the same Secret", func() {
+		ch := &monv1.AlertChannel{ObjectMeta: metav1.ObjectMeta{Name: "applied-hook", Namespace: ns},
+			Spec: monv1.AlertChannelSpec{Type: monv1.ChannelWebhook, WebhookURL: "https://93.184.216.34/applied"}}
+		Expect(k8s.Create(ctx, ch)).To(Succeed())
+		path := "/integrations/connections/" + string(ch.UID) + "/rotate-secret"
+		secretKey := client.ObjectKey{Namespace: ns, Name: monv1.SigningSecretName(ch.Name)}
+		signingSecret := func(g Gomega) string {
+			var sec corev1.Secret
+			g.Expect(k8s.Get(ctx, secretKey, &sec)).To(Succeed())
+			g.Expect(metav1.GetControllerOf(&sec)).To(HaveField("UID", ch.UID), "the controller accepts only a Secret the channel controls")
+			return string(sec.Data[monv1.SigningSecretKey])
+		}
+
+		// Right after the apply: whoever creates the Secret first, the
+		// rotation answers 200 and the controller ends Ready with the
+		// rotated value, under the key it signs with.
+		var fresh string
+		Eventually(func(g Gomega) {
+			rec := do("POST", path, "", nil, owner)
+			g.Expect(rec.Code).To(Equal(http.StatusOK), rec.Body.String())
+			fresh = obj(rec)["signing_secret"].(string)
+		}).WithTimeout(10 * time.Second).Should(Succeed())
+		Eventually(func(g Gomega) {
+			var got monv1.AlertChannel
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(ch), &got)).To(Succeed())
+			g.Expect(meta.IsStatusConditionTrue(got.Status.Conditions, monv1.ConditionReady)).To(BeTrue(), "%v", got.Status.Conditions)
+			g.Expect(signingSecret(g)).To(Equal(fresh))
+		}).WithTimeout(30 * time.Second).Should(Succeed())
+
+		// The controller creates the Secret between the handler's read and
+		// its create (AlreadyExists), or changes it between the read and the
+		// update (Conflict): the rotation is redone on the fresh Secret.
+		controllerWrites := func(ctx context.Context) {
+			var sec corev1.Secret
+			err := k8s.Get(ctx, secretKey, &sec)
+			if apierrors.IsNotFound(err) {
+				sec = corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: secretKey.Name}, Type: corev1.SecretTypeOpaque,
+					Data: map[string][]byte{monv1.SigningSecretKey: []byte("whsec_from_the_controller")}}
+				Expect(controllerutil.SetControllerReference(ch, &sec, k8s.Scheme())).To(Succeed())
+				Expect(k8s.Create(ctx, &sec)).To(Succeed())
+				return
+			}
+			Expect(err).NotTo(HaveOccurred())
+			sec.Data[monv1.SigningSecretKey] = []byte("whsec_from_the_controller")
+			Expect(k8s.Update(ctx, &sec)).To(Succeed())
+		}
+		for _, verb := range []string{"create", "update"} {
+			if verb == "create" {
+				var sec corev1.Secret
+				Expect(k8s.Get(ctx, secretKey, &sec)).To(Succeed())
+				Expect(k8s.Delete(ctx, &sec)).To(Succeed())
+				Eventually(func() bool { return apierrors.IsNotFound(k8s.Get(ctx, secretKey, &sec)) }).Should(BeTrue())
+			}
+			opts := suiteOptions()
+			racing := &racingClient{Client: opts.Client, verb: verb, secret: secretKey, race: controllerWrites}
+			opts.Client = racing
+			rec := doOn(apiserver.New(opts), "POST", path, "", nil, owner)
+			Expect(racing.raced.Load()).To(BeTrue(), "the controller wrote between the handler's read and its %s", verb)
+			Expect(rec.Code).To(Equal(http.StatusOK), "%s race: %s", verb, rec.Body.String())
+			fresh = obj(rec)["signing_secret"].(string)
+			Expect(signingSecret(Default)).To(Equal(fresh), "%s race: the rotated value is stored", verb)
+		}
+	})
+
 	It("rotates a webhook's signing secret: the new one is returned once and replaces the old", func() {
 		rec := do("POST", "/integrations/webhook/connections", key(ns, "automation"), map[string]any{"webhook_url": "https://93.184.216.34/hook"})
 		Expect(rec.Code).To(Equal(http.StatusCreated), rec.Body.String())
@@ -239,3 +312,31 @@ var _ = Describe("Owner-only endpoints", Ordered, func() {
 			To(Equal(http.StatusBadRequest))
 	})
 })
+
+// racingClient is the API's client with a writer that comes in between:
+// right before the handler's first <verb> ("create" or "update") of the
+// Secret named secret, race runs once, as the AlertChannel controller
+// writing the same Secret at that moment would.
+type racingClient struct {
+	client.Client
+	verb   string
+	secret client.ObjectKey
+	race   func(context.Context)
+	raced  atomic.Bool
+}
+
+func (c *racingClient) before(ctx context.Context, verb string, obj client.Object) {
+	if _, ok := obj.(*corev1.Secret); ok && verb == c.verb && client.ObjectKeyFromObject(obj) == c.secret && c.raced.CompareAndSwap(false, true) {
+		c.race(ctx)
+	}
+}
+
+func (c *racingClient) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
+	c.before(ctx, "create", obj)
+	return c.Client.Create(ctx, obj, opts...)
+}
+
+func (c *racingClient) Update(ctx context.Context, obj client.Object, opts ...client.UpdateOption) error {
+	c.before(ctx, "update", obj)
+	return c.Client.Update(ctx, obj, opts...)
+}
