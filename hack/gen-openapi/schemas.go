@@ -398,11 +398,11 @@ func schemas() M {
 		// Status pages.
 		"StatusPage": obj("", M{
 			"id": uuid(""), "title": str(""), "description": null(str("")), "slug": str(""), "is_public": boolean(""),
-			"custom_domain": null(str("Set with PUT /status/pages/:id/domain (owner only).")),
 			"logo_url": null(uri("")), "favicon_url": null(uri("")), "accent_color": null(str("")), "hide_powered_by": boolean(""),
 			"show_response_times": boolean(""), "url": uri(""), "overall_status": null(str("")),
-			"monitors":   arr(obj("", M{"monitor_id": uuid(""), "name": str(""), "section": null(str("")), "current_status": str("")}, "monitor_id"), ""),
-			"created_at": dateTime(""),
+			"custom_domain": null(str("Set with PUT /status/pages/:id/domain (owner only).")),
+			"monitors":      arr(obj("", M{"monitor_id": uuid(""), "name": str(""), "section": null(str("")), "current_status": str("")}, "monitor_id"), ""),
+			"created_at":    dateTime(""),
 		}, "id", "title", "slug", "is_public", "url", "monitors", "created_at"),
 		"StatusPageCreate": obj("", M{"title": bounds(str(""), 1, 255), "description": null(bounds(str(""), nil, 1000)), "is_public": boolean("")}, "title"),
 		"StatusPageUpdate": strict(obj("Unknown fields are rejected.", M{
