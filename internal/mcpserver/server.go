@@ -144,8 +144,6 @@ func isLoopbackHost(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// session is what the tools of one MCP session act with: a credential, a
-// mode and the key its write limits are counted under.
 // Identity is a caller authenticated by the host (see Options.Identity).
 type Identity struct {
 	// ID counts the caller's limits.
@@ -156,6 +154,8 @@ type Identity struct {
 	ReadOnly bool
 }
 
+// session is what the tools of one MCP session act with: a credential, a
+// mode and the key its write limits are counted under.
 type session struct {
 	srv   *Server
 	key   string
