@@ -23,6 +23,7 @@ import (
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/plans"
+	"github.com/uptime-operator/uptime-operator/internal/restapi"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 	"github.com/uptime-operator/uptime-operator/internal/store/sqlite"
 )
@@ -79,7 +80,7 @@ func testListAnswer(t *testing.T, counted bool) {
 		}
 	}
 
-	list := func(query string) []monitorJSON {
+	list := func(query string) []restapi.Monitor {
 		t.Helper()
 		req := httptest.NewRequest(http.MethodGet, "/monitors"+query, nil)
 		req = req.WithContext(context.WithValue(req.Context(), callerKey{}, &Caller{Namespace: ns, Level: "read-only"}))
@@ -88,20 +89,20 @@ func testListAnswer(t *testing.T, counted bool) {
 		if rec.Code != http.StatusOK {
 			t.Fatalf("GET /monitors%s = %d %s", query, rec.Code, rec.Body)
 		}
-		var out []monitorJSON
+		var out []restapi.Monitor
 		if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil {
 			t.Fatal(err)
 		}
 		return out
 	}
-	names := func(ms []monitorJSON) []string {
+	names := func(ms []restapi.Monitor) []string {
 		var out []string
 		for _, m := range ms {
 			out = append(out, m.Name)
 		}
 		return out
 	}
-	expect := func(got []monitorJSON, want ...string) {
+	expect := func(got []restapi.Monitor, want ...string) {
 		t.Helper()
 		if fmt.Sprint(names(got)) != fmt.Sprint(want) {
 			t.Fatalf("names = %v, want %v", names(got), want)
@@ -185,7 +186,7 @@ func TestGetAnswerFollowsChanges(t *testing.T) {
 	s := New(Options{Client: cr, Reader: cr, Monitors: informerMonitors{indexer: cr.indexers[monitorGVK]}, Plans: &plans.Resolver{Reader: cr, DefaultPlan: "p"}, Store: st})
 	s.uptimes.ttl = -1 // uptime from the store on every request
 
-	get := func() monitorJSON {
+	get := func() restapi.Monitor {
 		t.Helper()
 		req := httptest.NewRequest(http.MethodGet, "/monitors/"+string(m.UID), nil)
 		rctx := chi.NewRouteContext()
@@ -196,7 +197,7 @@ func TestGetAnswerFollowsChanges(t *testing.T) {
 		if rec.Code != http.StatusOK || rec.Header().Get("Content-Type") != httpjson.ContentType {
 			t.Fatalf("GET = %d %s %s", rec.Code, rec.Header().Get("Content-Type"), rec.Body)
 		}
-		var out monitorJSON
+		var out restapi.Monitor
 		if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil {
 			t.Fatal(err)
 		}
