@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
@@ -49,19 +50,31 @@ type cluster struct {
 	apiURL  string
 	// managerMetrics and agentMetrics are the /metrics URLs.
 	managerMetrics, agentMetrics string
-	keys                         []string
+	// pprof is the manager's /debug/pprof/ URL.
+	pprof string
+	keys  []string
+	// existing is how many Monitors the control plane held before the
+	// manager started (a kept -data directory), and baseline the time a
+	// bare informer took to list and sync them.
+	existing int
+	baseline time.Duration
+	// managerStarted is when the manager process was started.
+	managerStarted time.Time
 }
 
 // startCluster starts the control plane, the manager with store and the
-// agent of region "local".
-func startCluster(ctx context.Context, bin, dir, store string, keys int) (_ *cluster, err error) {
+// agent of region "local". With data set, etcd keeps its data there across
+// runs: Monitors created by an earlier run are in place before the manager
+// starts, and a bare informer's sync of them is timed first (the cold
+// start's baseline).
+func startCluster(ctx context.Context, bin, dir, store string, keys int, data string) (_ *cluster, err error) {
 	cl := &cluster{dir: dir}
 	defer func() {
 		if err != nil {
 			cl.stop()
 		}
 	}()
-	env, err := localcp.New(localcp.Options{WebhookHost: "127.0.0.1"})
+	env, err := localcp.New(localcp.Options{WebhookHost: "127.0.0.1", StateDir: data})
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +116,13 @@ func startCluster(ctx context.Context, bin, dir, store string, keys int) (_ *clu
 	token := engine.NewHeartbeatToken() + engine.NewHeartbeatToken()
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "uptime-probe-" + regionCode, Namespace: managerNS},
 		Data: map[string][]byte{probeserver.RegionTokenKey: []byte(token)}}
-	if err := cl.c.Create(ctx, secret); err != nil {
+	if err := cl.c.Create(ctx, secret); apierrors.IsAlreadyExists(err) {
+		// A kept -data directory: the region's token is the one made before.
+		if err := cl.c.Get(ctx, client.ObjectKeyFromObject(secret), secret); err != nil {
+			return nil, fmt.Errorf("read region token: %w", err)
+		}
+		token = string(secret.Data[probeserver.RegionTokenKey])
+	} else if err != nil {
 		return nil, fmt.Errorf("create region token: %w", err)
 	}
 	tokenFile := filepath.Join(dir, "probe-token")
@@ -111,7 +130,13 @@ func startCluster(ctx context.Context, bin, dir, store string, keys int) (_ *clu
 		return nil, err
 	}
 
-	ports, err := freePorts(4)
+	if data != "" {
+		if cl.existing, cl.baseline, err = informerSync(ctx, cfg); err != nil {
+			return nil, err
+		}
+		say("%d Monitors in place; a bare informer listed and synced them in %s", cl.existing, cl.baseline.Round(time.Millisecond))
+	}
+	ports, err := freePorts(5)
 	if err != nil {
 		return nil, err
 	}
@@ -119,8 +144,10 @@ func startCluster(ctx context.Context, bin, dir, store string, keys int) (_ *clu
 	cl.apiURL = "http://" + apiAddr
 	cl.managerMetrics = fmt.Sprintf("http://127.0.0.1:%d/metrics", ports[1])
 	cl.agentMetrics = fmt.Sprintf("http://127.0.0.1:%d/metrics", ports[3])
+	cl.pprof = fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/", ports[4])
 	wo := env.WebhookInstallOptions
-	say("starting the manager (store %s)", redact(store))
+	say("starting the manager (store %s, profiles at %s)", redact(store), cl.pprof)
+	cl.managerStarted = time.Now()
 	cl.manager, err = startProc(bin, []string{"manager",
 		"--store", store,
 		"--webhook-port", strconv.Itoa(wo.LocalServingPort),
@@ -129,6 +156,7 @@ func startCluster(ctx context.Context, bin, dir, store string, keys int) (_ *clu
 		"--public-url", cl.apiURL,
 		"--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", ports[1]),
 		"--health-probe-bind-address", fmt.Sprintf("127.0.0.1:%d", ports[2]),
+		"--pprof-bind-address", fmt.Sprintf("127.0.0.1:%d", ports[4]),
 		"--allow-private-targets",
 		"--namespace", managerNS,
 	}, []string{"KUBECONFIG=" + kubeconfig}, filepath.Join(dir, "manager.log"))
@@ -285,8 +313,9 @@ type usage struct {
 	rss int64 // bytes
 }
 
-func (p *proc) usage() (usage, error) {
-	pid := p.cmd.Process.Pid
+func (p *proc) usage() (usage, error) { return pidUsage(p.cmd.Process.Pid) }
+
+func pidUsage(pid int) (usage, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return usage{}, err
@@ -300,4 +329,59 @@ func (p *proc) usage() (usage, error) {
 	stime, _ := strconv.ParseInt(f[12], 10, 64)
 	pages, _ := strconv.ParseInt(f[21], 10, 64)
 	return usage{cpu: time.Duration(utime+stime) * time.Second / userHZ, rss: pages * int64(os.Getpagesize())}, nil
+}
+
+// informerSync is the cold start's baseline: the time a bare informer takes
+// to list and sync every Monitor from kube-apiserver, which any controller
+// pays before its first reconcile. It also counts them.
+func informerSync(ctx context.Context, cfg *rest.Config) (int, time.Duration, error) {
+	c, err := cache.New(cfg, cache.Options{Scheme: manager.Scheme()})
+	if err != nil {
+		return 0, 0, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	t0 := time.Now()
+	if _, err := c.GetInformer(ctx, &monv1.Monitor{}); err != nil {
+		return 0, 0, err
+	}
+	go func() { _ = c.Start(ctx) }()
+	if !c.WaitForCacheSync(ctx) {
+		return 0, 0, fmt.Errorf("the bare informer never synced")
+	}
+	took := time.Since(t0)
+	var list monv1.MonitorList
+	if err := c.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
+		return 0, 0, err
+	}
+	return len(list.Items), took, nil
+}
+
+// controlPlaneUsage is the CPU time and RSS of this program's child
+// process named comm (kube-apiserver or etcd, which envtest starts).
+func controlPlaneUsage(comm string) (usage, error) {
+	self := os.Getpid()
+	dirs, err := os.ReadDir("/proc")
+	if err != nil {
+		return usage{}, err
+	}
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue
+		}
+		st := string(b)
+		open, end := strings.IndexByte(st, '('), strings.LastIndexByte(st, ')')
+		if open < 0 || end < open || st[open+1:end] != comm {
+			continue
+		}
+		if f := strings.Fields(st[end+1:]); len(f) > 1 && f[1] == strconv.Itoa(self) {
+			return pidUsage(pid)
+		}
+	}
+	return usage{}, fmt.Errorf("no %s process of this program", comm)
 }
