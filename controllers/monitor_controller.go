@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -51,6 +52,10 @@ type MonitorReconciler struct {
 	// Updates triggers reconciles when the engine's state of a monitor
 	// changes (throttled by the engine); may be nil.
 	Updates <-chan event.TypedGenericEvent[*monv1.Monitor]
+	// StatusWrites paces status writes across all Monitors; nil writes at
+	// once. Nothing else waits for them: agents are assigned a Monitor
+	// from the cache as soon as it exists (see assign.ForRegion).
+	StatusWrites *StatusPacer
 }
 
 // +kubebuilder:rbac:groups=monitoring.uptime-operator.io,resources=monitors,verbs=get;list;watch;create;update;patch;delete
@@ -60,15 +65,31 @@ type MonitorReconciler struct {
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;patch;delete
 
-// Reconcile brings one Monitor's status up to date.
-func (r *MonitorReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, retErr error) {
+// Reconcile brings one Monitor's status up to date. A status that changed
+// is written when the pacer gives its turn; until then the reconcile
+// requeues itself for that time and does nothing else when it comes early.
+func (r *MonitorReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, retErr error) {
+	if wait := r.StatusWrites.Waiting(req.NamespacedName, time.Now()); wait > 0 {
+		return ctrl.Result{RequeueAfter: wait}, nil
+	}
 	var m monv1.Monitor
 	if err := r.Get(ctx, req.NamespacedName, &m); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.StatusWrites.Forget(req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	before := m.DeepCopy()
 	defer func() {
-		patchStatus(ctx, r.Client, &m, before, !equality.Semantic.DeepEqual(before.Status, m.Status), &retErr)
+		if equality.Semantic.DeepEqual(before.Status, m.Status) {
+			r.StatusWrites.Forget(req.NamespacedName)
+			return
+		}
+		if wait := r.StatusWrites.Turn(req.NamespacedName, time.Now()); wait > 0 {
+			res = ctrl.Result{RequeueAfter: wait}
+			return
+		}
+		patchStatus(ctx, r.Client, &m, before, true, &retErr)
 	}()
 
 	if !m.DeletionTimestamp.IsZero() {

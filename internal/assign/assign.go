@@ -91,15 +91,22 @@ func Revision(list []probeapi.Assignment) string {
 }
 
 // ForRegion lists the assignments of region among monitors: every active,
-// non-cron monitor whose regions include it, sorted by id. Monitors whose
-// Secrets cannot be read are left out until they can; skipped reports each
-// with the reason.
-func ForRegion(ctx context.Context, secrets SecretReader, monitors []monv1.Monitor, region string, skipped func(m *monv1.Monitor, err error)) []probeapi.Assignment {
+// non-cron monitor whose regions include it, sorted by id. A monitor's
+// regions come from regions (see monitor.RegionResolver: a Monitor is
+// assigned as soon as it is in the cache, not once its status is written);
+// nil regions reads them from the monitor alone (monitor.Regions).
+// Monitors whose Secrets cannot be read are left out until they can;
+// skipped reports each with the reason.
+func ForRegion(ctx context.Context, secrets SecretReader, monitors []monv1.Monitor, region string,
+	regions *monitor.RegionResolver, skipped func(m *monv1.Monitor, err error)) []probeapi.Assignment {
 	out := []probeapi.Assignment{}
 	for i := range monitors {
 		m := &monitors[i]
-		if m.Spec.Paused || m.Spec.Type == monv1.MonitorCron || !m.DeletionTimestamp.IsZero() ||
-			!slices.Contains(monitor.Regions(m), region) {
+		if m.Spec.Paused || m.Spec.Type == monv1.MonitorCron || !m.DeletionTimestamp.IsZero() {
+			continue
+		}
+		rs := regions.Regions(ctx, m)
+		if !slices.Contains(rs, region) {
 			continue
 		}
 		a, err := ToAssignment(ctx, secrets, m)
@@ -109,6 +116,7 @@ func ForRegion(ctx context.Context, secrets SecretReader, monitors []monv1.Monit
 			}
 			continue
 		}
+		a.Regions = slices.Clone(rs)
 		out = append(out, a)
 	}
 	slices.SortFunc(out, func(a, b probeapi.Assignment) int { return strings.Compare(a.ID, b.ID) })

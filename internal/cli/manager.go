@@ -20,6 +20,7 @@ import (
 // managerFlags registers the manager's flags on fs.
 func managerFlags(fs *flag.FlagSet, o *manager.Options) (finish func() error) {
 	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", ":8443", "address of the metrics endpoint (0 disables)")
+	fs.Float64Var(&o.MonitorStatusWrites, "monitor-status-writes", manager.DefaultMonitorStatusWrites, "Monitor status writes per second to kube-apiserver at most, across all Monitors (a changed status waits for its turn; checks, incidents and alerts do not)")
 	fs.StringVar(&o.PprofAddr, "pprof-bind-address", "", "address of Go's /debug/pprof/ profiles (empty disables; never expose it)")
 	fs.StringVar(&o.HealthAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz")
 	fs.IntVar(&o.WebhookPort, "webhook-port", 9443, "port of the admission webhook server")

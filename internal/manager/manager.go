@@ -5,6 +5,7 @@
 package manager
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -65,6 +66,9 @@ import (
 type Options struct {
 	// MetricsAddr serves Prometheus metrics ("0" disables).
 	MetricsAddr string
+	// MonitorStatusWrites bounds Monitor status writes per second across
+	// all Monitors (zero: controllers.DefaultMonitorStatusWrites).
+	MonitorStatusWrites float64
 	// PprofAddr serves Go's net/http/pprof profiles (empty or "0"
 	// disables): how the manager's CPU and memory at scale were measured.
 	PprofAddr string
@@ -137,6 +141,9 @@ type Options struct {
 	// alerts, heartbeat URLs, status pages).
 	PublicURL string
 }
+
+// DefaultMonitorStatusWrites is the default of Options.MonitorStatusWrites.
+const DefaultMonitorStatusWrites = controllers.DefaultMonitorStatusWrites
 
 // Scheme returns a scheme with the core kinds and ours.
 func Scheme() *runtime.Scheme {
@@ -340,7 +347,7 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 	// the engine, the engine asks the server which agents are online.
 	var eng *engine.Engine
 	probes := probeserver.New(probeserver.Options{
-		Client: mgr.GetClient(), Secrets: mgr.GetAPIReader(), ManagerNamespace: opts.Namespace,
+		Client: mgr.GetClient(), Secrets: mgr.GetAPIReader(), Plans: resolver, ManagerNamespace: opts.Namespace,
 		Ingest: func(ctx context.Context, results []probeapi.Result) (probeapi.ResultsResponse, error) {
 			return eng.Ingest(ctx, results)
 		},
@@ -375,6 +382,7 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 	if err := (&controllers.MonitorReconciler{
 		Client: mgr.GetClient(), Secrets: mgr.GetAPIReader(), Plans: resolver,
 		Live: eng, History: st, Updates: eng.Updates(), NewHeartbeatToken: engine.NewHeartbeatToken,
+		StatusWrites: controllers.NewStatusPacer(cmp.Or(opts.MonitorStatusWrites, controllers.DefaultMonitorStatusWrites)),
 	}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("set up monitor controller: %w", err)
 	}

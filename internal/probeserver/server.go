@@ -20,6 +20,7 @@ import (
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/assign"
 	"github.com/uptime-operator/uptime-operator/internal/monitor"
+	"github.com/uptime-operator/uptime-operator/internal/plans"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 )
 
@@ -35,6 +36,9 @@ type Options struct {
 	// Client reads Monitors and ProbeRegions from the cache and creates
 	// TokenReviews.
 	Client client.Client
+	// Plans resolves the plan of a monitor whose status does not name its
+	// regions yet (nil: such a monitor waits for its status).
+	Plans *plans.Resolver
 	// Secrets reads region token Secrets directly.
 	Secrets assign.SecretReader
 	// ManagerNamespace holds region token Secrets by default and the probe
@@ -60,6 +64,13 @@ type Server struct {
 
 	mu      sync.Mutex
 	changed chan struct{}
+	// gen counts Monitor and ProbeRegion changes; built[region] is the
+	// list last built for a region, at some generation.
+	gen   uint64
+	built map[string]*builtList
+	// building serializes list builds: agents of one region polling at
+	// once find the list one of them built.
+	building sync.Mutex
 	// adhoc are one-off checks by request id.
 	adhoc map[string]*adhocRequest
 	// contact[region][agent] is the last time an agent of the region called.
@@ -74,7 +85,8 @@ func New(opts Options) *Server {
 	if opts.Log.GetSink() == nil {
 		opts.Log = logr.Discard()
 	}
-	s := &Server{opts: opts, changed: make(chan struct{}), contact: map[string]map[string]time.Time{}, adhoc: map[string]*adhocRequest{}}
+	s := &Server{opts: opts, changed: make(chan struct{}), contact: map[string]map[string]time.Time{}, adhoc: map[string]*adhocRequest{},
+		built: map[string]*builtList{}}
 	if opts.Secrets != nil {
 		s.credentials = assign.NewSecretCache(opts.Secrets, assign.CredentialsTTL, opts.Now)
 	}
@@ -87,9 +99,15 @@ var _ probeapi.Server = (*Server)(nil)
 // manager calls it on any Monitor, ProbeRegion or Secret change.
 func (e *Server) AssignmentsChanged() {
 	e.mu.Lock()
+	e.gen++
+	e.wakeLocked()
+	e.mu.Unlock()
+}
+
+// wakeLocked wakes every long poll; e.mu is held.
+func (e *Server) wakeLocked() {
 	close(e.changed)
 	e.changed = make(chan struct{})
-	e.mu.Unlock()
 }
 
 func (e *Server) changedCh() <-chan struct{} {
@@ -191,22 +209,36 @@ func (p *Server) Assignments(ctx context.Context, region, known string) (*probea
 	}
 }
 
+// builtList is a region's assignment list as built at generation gen.
+type builtList struct {
+	gen         uint64
+	at          time.Time
+	took        time.Duration
+	assignments []probeapi.Assignment
+	revision    string
+}
+
+// settle is how long after a build the next one waits for more changes:
+// ten times what a build took, at least a second and at most ten. A bulk
+// create or a restart changes Monitors many times a second, and each
+// change woke every long poll into building the region's whole list (at
+// 100,000 Monitors, O(N) work per create); coalesced, a build covers the
+// changes of its settle time and costs at most about a tenth of a core.
+func (b *builtList) settle() time.Duration {
+	return min(max(time.Second, 10*b.took), 10*time.Second)
+}
+
 // AssignmentList computes the assignments of a region: every active,
 // non-cron monitor whose effective regions include it. Monitors whose
-// Secrets cannot be read are left out until they can.
+// Secrets cannot be read are left out until they can. The list is built
+// again only after a Monitor or ProbeRegion changed, and no sooner than
+// the previous build's settle time; one-off checks are added at once.
 func (e *Server) AssignmentList(ctx context.Context, region string) (*probeapi.AssignmentList, error) {
-	// The cache's own objects, not copies: this only reads them (an
-	// assignment copies what it takes), and the list is rebuilt for every
-	// wake, which copied every Monitor each time.
-	var monitors monv1.MonitorList
-	if err := e.opts.Client.List(ctx, &monitors, client.UnsafeDisableDeepCopy); err != nil {
-		return nil, fmt.Errorf("list monitors: %w", err)
+	b, err := e.regionList(ctx, region)
+	if err != nil {
+		return nil, err
 	}
-	list := &probeapi.AssignmentList{Region: region}
-	list.Assignments = assign.ForRegion(ctx, e.credentials, monitors.Items, region, func(m *monv1.Monitor, err error) {
-		e.opts.Log.V(1).Info("monitor not assigned", "monitor", m.Name, "namespace", m.Namespace, "reason", err.Error())
-	})
-	list.Revision = assign.Revision(list.Assignments)
+	list := &probeapi.AssignmentList{Region: region, Assignments: b.assignments, Revision: b.revision}
 	e.mu.Lock()
 	for _, req := range e.adhoc {
 		if req.region == region {
@@ -225,6 +257,51 @@ func (e *Server) AssignmentList(ctx context.Context, region string) (*probeapi.A
 	return list, nil
 }
 
+// regionList returns region's list, building it when a change came after
+// the last build, or when the last build is older than the credentials it
+// resolved may be (assign.CredentialsTTL: Secrets are not watched, so a
+// rotated header value or a Secret that now exists reaches the agents this
+// way).
+func (e *Server) regionList(ctx context.Context, region string) (*builtList, error) {
+	e.building.Lock()
+	defer e.building.Unlock()
+	e.mu.Lock()
+	b, gen := e.built[region], e.gen
+	e.mu.Unlock()
+	if b != nil && b.gen == gen && time.Since(b.at) < assign.CredentialsTTL {
+		return b, nil
+	}
+	if b != nil && b.gen != gen {
+		t := time.NewTimer(time.Until(b.at.Add(b.settle())))
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		}
+		e.mu.Lock()
+		gen = e.gen
+		e.mu.Unlock()
+	}
+	start := time.Now()
+	// The cache's own objects, not copies: this only reads them (an
+	// assignment copies what it takes).
+	var monitors monv1.MonitorList
+	if err := e.opts.Client.List(ctx, &monitors, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, fmt.Errorf("list monitors: %w", err)
+	}
+	regions := &monitor.RegionResolver{Reader: e.opts.Client, Plans: e.opts.Plans}
+	assignments := assign.ForRegion(ctx, e.credentials, monitors.Items, region, regions, func(m *monv1.Monitor, err error) {
+		e.opts.Log.V(1).Info("monitor not assigned", "monitor", m.Name, "namespace", m.Namespace, "reason", err.Error())
+	})
+	b = &builtList{gen: gen, at: time.Now(), assignments: assignments, revision: assign.Revision(assignments)}
+	b.took = b.at.Sub(start)
+	e.mu.Lock()
+	e.built[region] = b
+	e.mu.Unlock()
+	return b, nil
+}
+
 // adhocRequest is a one-off check waiting for its region's agent.
 type adhocRequest struct {
 	region string
@@ -240,13 +317,15 @@ func (e *Server) RunOnAgent(ctx context.Context, region string, a probeapi.Assig
 		check: probeapi.AdHocCheck{RequestID: uuid.NewString(), Assignment: a}}
 	e.mu.Lock()
 	e.adhoc[req.check.RequestID] = req
+	// A one-off check changes no region's list: the long polls wake and
+	// add it to the list they have.
+	e.wakeLocked()
 	e.mu.Unlock()
 	defer func() {
 		e.mu.Lock()
 		delete(e.adhoc, req.check.RequestID)
 		e.mu.Unlock()
 	}()
-	e.AssignmentsChanged()
 	select {
 	case res := <-req.done:
 		return res, nil

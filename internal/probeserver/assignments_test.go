@@ -1,0 +1,57 @@
+package probeserver
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+)
+
+// TestAssignmentListSettles: a region's list is built again only after a
+// change, and no sooner than a second after the previous build, so a burst
+// of creates costs one build, not one per create; an unchanged list is the
+// one built before.
+func TestAssignmentListSettles(t *testing.T) {
+	scheme := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(scheme)
+	_ = monv1.AddToScheme(scheme)
+	mon := func(name string) *monv1.Monitor {
+		return &monv1.Monitor{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", UID: types.UID("uid-" + name)},
+			Spec: monv1.MonitorSpec{Type: monv1.MonitorHTTP, URL: "https://example.com/", IntervalSeconds: 60, Regions: []string{"eu"}}}
+	}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(mon("a")).Build()
+	s := New(Options{Client: c})
+	ctx := context.Background()
+	first, err := s.AssignmentList(ctx, "eu")
+	if err != nil || len(first.Assignments) != 1 {
+		t.Fatalf("first list: %v, %v", first, err)
+	}
+	again, err := s.AssignmentList(ctx, "eu")
+	if err != nil || &again.Assignments[0] != &first.Assignments[0] {
+		t.Fatalf("an unchanged list was built again (%v)", err)
+	}
+	start := time.Now()
+	for _, n := range []string{"b", "c", "d"} {
+		if err := c.Create(ctx, mon(n)); err != nil {
+			t.Fatal(err)
+		}
+		s.AssignmentsChanged()
+	}
+	list, err := s.AssignmentList(ctx, "eu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Assignments) != 4 || list.Revision == first.Revision {
+		t.Fatalf("after the creates: %d assignments, revision changed %v; want 4 and a new revision", len(list.Assignments), list.Revision != first.Revision)
+	}
+	if took := time.Since(start); took < 900*time.Millisecond {
+		t.Fatalf("the list was built again %s after the previous build; want a second's settling", took)
+	}
+}
