@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net"
@@ -131,10 +132,17 @@ func startCluster(ctx context.Context, bin, dir, store string, keys int, data st
 	}
 
 	if data != "" {
-		if cl.existing, cl.baseline, err = informerSync(ctx, cfg); err != nil {
-			return nil, err
+		// The first list after kube-apiserver started also waits for it to
+		// fill its watch cache from etcd; the second is the baseline.
+		first := time.Duration(0)
+		for range 2 {
+			first = cmp.Or(first, cl.baseline)
+			if cl.existing, cl.baseline, err = informerSync(ctx, cfg); err != nil {
+				return nil, err
+			}
 		}
-		say("%d Monitors in place; a bare informer listed and synced them in %s", cl.existing, cl.baseline.Round(time.Millisecond))
+		say("%d Monitors in place; a bare informer listed and synced them in %s (the first, while kube-apiserver filled its cache, in %s)",
+			cl.existing, cl.baseline.Round(time.Millisecond), first.Round(time.Millisecond))
 	}
 	ports, err := freePorts(5)
 	if err != nil {

@@ -47,10 +47,14 @@ type result struct {
 	// spent during the creates.
 	createCPU  map[string]time.Duration
 	reconciled time.Duration // from the first create until all are Ready
-	scheduled  time.Duration // from the first create until the agent has all
-	coldStart  time.Duration // from the restart until the agent has all again
-	coldRecon  time.Duration // from the restart until the monitor work queue drained
-	coldBase   time.Duration // a bare informer's list and sync of the same Monitors
+	// readyAtEnd Monitors were Ready at the end of the run, readyEndAfter
+	// after the first create, when not all of them were.
+	readyAtEnd    int
+	readyEndAfter time.Duration
+	scheduled     time.Duration // from the first create until the agent has all
+	coldStart     time.Duration // from the restart until the agent has all again
+	coldRecon     time.Duration // from the restart until the monitor work queue drained
+	coldBase      time.Duration // a bare informer's list and sync of the same Monitors
 
 	steady                 time.Duration
 	managerCPU, agentCPU   float64 // cores
@@ -167,36 +171,53 @@ func runBackend(ctx context.Context, o options, bin, dir, backend string) (*resu
 		}
 	}
 
-	var reconciledAt, scheduledAt time.Time
+	// The measurements go on once every Monitor is scheduled; status
+	// writes are paced, so "all Ready" may come later: a watch of the
+	// harness's own records when, for as long as the run lasts.
+	readyAt := make(chan time.Time, 1)
+	go func() {
+		for ctx.Err() == nil {
+			if w.ready() >= o.n {
+				readyAt <- time.Now()
+				return
+			}
+			time.Sleep(time.Second)
+		}
+	}()
+	defer func() {
+		select {
+		case t := <-readyAt:
+			r.reconciled = t.Sub(start)
+		default:
+			r.readyAtEnd, r.readyEndAfter = w.ready(), time.Since(start)
+		}
+	}()
+	var scheduledAt time.Time
 	err = wait.PollUntilContextTimeout(ctx, time.Second, o.reconcileTO, true, func(context.Context) (bool, error) {
 		if cl.manager.exited() || cl.agent.exited() {
 			return false, fmt.Errorf("a process exited; see %s", cl.dir)
 		}
-		ready := w.ready()
 		sched, _ := scrapeGauge(cl.agentMetrics, "uptime_probe_scheduled_monitors")
 		now := time.Now()
-		if reconciledAt.IsZero() && ready >= o.n {
-			reconciledAt = now
-		}
-		if scheduledAt.IsZero() && int(sched) >= o.n {
+		if int(sched) >= o.n {
 			scheduledAt = now
 		}
 		if now.Second()%10 == 0 {
-			say("%s since the first create: %d reconciled, %d scheduled", now.Sub(start).Round(time.Second), ready, int(sched))
+			say("%s: %d Ready, %d scheduled", now.Sub(start).Round(time.Second), w.ready(), int(sched))
 		}
-		return !reconciledAt.IsZero() && !scheduledAt.IsZero(), nil
+		return !scheduledAt.IsZero(), nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("waiting for reconciliation and scheduling: %w (%d reconciled)", err, w.ready())
+		return nil, fmt.Errorf("waiting for scheduling: %w", err)
 	}
-	r.reconciled, r.scheduled = reconciledAt.Sub(start), scheduledAt.Sub(start)
+	r.scheduled = scheduledAt.Sub(start)
 	if r.existing > 0 {
 		r.coldStart = r.scheduled
 	}
 	if u, err := cl.manager.usage(); err == nil {
 		r.managerRSSAfterCreated = u.rss
 	}
-	say("all reconciled after %s, all scheduled after %s", r.reconciled.Round(time.Second), r.scheduled.Round(time.Second))
+	say("all scheduled after %s; %d Ready", r.scheduled.Round(time.Second), w.ready())
 
 	// One interval so that every monitor has been checked and its first
 	// status written, then the steady window.
@@ -727,7 +748,12 @@ func (r *result) print(out io.Writer) {
 	}
 	if r.scheduled > 0 {
 		row("all scheduled on the agent, "+from, r.scheduled.Round(100*time.Millisecond).String(), "≤ 120s")
-		row("all status Ready (observedGeneration current), "+from, r.reconciled.Round(time.Second).String(), "")
+		if r.reconciled > 0 {
+			row("all status Ready (observedGeneration current), "+from, r.reconciled.Round(time.Second).String(), "")
+		} else {
+			row("status Ready (observedGeneration current) at the end of the run", fmt.Sprintf("%d of %d, %s %s",
+				r.readyAtEnd, r.n, r.readyEndAfter.Round(time.Second), from), "")
+		}
 	}
 	if r.coldStart > 0 {
 		row("cold start: manager+agent (re)started, until all scheduled", r.coldStart.Round(100*time.Millisecond).String(), "≤ 120s")
@@ -745,7 +771,7 @@ func (r *result) print(out io.Writer) {
 		fmt.Sprintf("%.0f (N / interval)", float64(r.n)/float64(r.interval)))
 	row("manager CPU / RSS (max in window)", fmt.Sprintf("%.2f cores / %s", r.managerCPU, mib(r.managerRSS)), "")
 	row("agent CPU / RSS (max in window)", fmt.Sprintf("%.2f cores / %s", r.agentCPU, mib(r.agentRSS)), "")
-	row("manager RSS when all were reconciled", mib(r.managerRSSAfterCreated), "")
+	row("manager RSS when all were scheduled", mib(r.managerRSSAfterCreated), "")
 	row("ingest lag p99 (check start → stored)", r.ingestLagP99, "")
 	row("agent schedule lag p99", r.scheduleLagP99, "")
 	row("kube-apiserver status writes to Monitors", fmt.Sprintf("%.1f/s", r.statusWrites), "bounded")

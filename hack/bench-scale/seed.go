@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -32,12 +31,13 @@ func seedMonitors(ctx context.Context, cl *cluster, t *targets, from, n, interva
 	if err := cl.c.Get(ctx, client.ObjectKey{Namespace: workspaceNS, Name: monitorName(0)}, &tmpl); err != nil {
 		return fmt.Errorf("read a created monitor as the template: %w", err)
 	}
-	have, err := monitorNames(ctx, cl.c)
+	etcd := strings.TrimSuffix(cl.env.ControlPlane.Etcd.URL.String(), "/")
+	hc := &http.Client{Timeout: time.Minute}
+	have, err := etcdNames(ctx, hc, etcd)
 	if err != nil {
 		return err
 	}
-	etcd := cl.env.ControlPlane.Etcd.URL.String()
-	hc := &http.Client{Timeout: time.Minute}
+	say("%d Monitors in etcd", len(have))
 	const perTxn = 100 // etcd's --max-txn-ops is 128
 	type op struct {
 		RequestPut struct {
@@ -71,7 +71,7 @@ func seedMonitors(ctx context.Context, cl *cluster, t *targets, from, n, interva
 			continue
 		}
 		body, _ := json.Marshal(map[string]any{"success": ops})
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(etcd, "/")+"/v3/kv/txn", bytes.NewReader(body))
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, etcd+"/v3/kv/txn", bytes.NewReader(body))
 		if err != nil {
 			return err
 		}
@@ -91,21 +91,37 @@ func seedMonitors(ctx context.Context, cl *cluster, t *targets, from, n, interva
 	return nil
 }
 
-// monitorNames lists the names of the Monitors in place.
-func monitorNames(ctx context.Context, c client.Client) (map[string]bool, error) {
-	out := map[string]bool{}
-	cont := ""
-	for {
-		var list metav1.PartialObjectMetadataList
-		list.SetGroupVersionKind(monv1.GroupVersion.WithKind("MonitorList"))
-		if err := c.List(ctx, &list, client.InNamespace(workspaceNS), client.Limit(5000), client.Continue(cont)); err != nil {
-			return nil, fmt.Errorf("list monitors: %w", err)
-		}
-		for _, m := range list.Items {
-			out[m.Name] = true
-		}
-		if cont = list.Continue; cont == "" {
-			return out, nil
-		}
+// etcdNames lists the names of the Monitors in etcd (keys only, from
+// etcd itself: a kube-apiserver busy with a fresh manager's list times out).
+func etcdNames(ctx context.Context, hc *http.Client, etcd string) (map[string]bool, error) {
+	prefix := "/registry/" + monv1.GroupVersion.Group + "/monitors/" + workspaceNS + "/"
+	end := prefix[:len(prefix)-1] + string(prefix[len(prefix)-1]+1)
+	body, _ := json.Marshal(map[string]any{"key": base64.StdEncoding.EncodeToString([]byte(prefix)),
+		"range_end": base64.StdEncoding.EncodeToString([]byte(end)), "keys_only": true})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, etcd+"/v3/kv/range", bytes.NewReader(body))
+	if err != nil {
+		return nil, err
 	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("etcd range: %w", err)
+	}
+	defer resp.Body.Close()
+	var out struct {
+		KVs []struct {
+			Key string `json:"key"`
+		} `json:"kvs"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		return nil, fmt.Errorf("etcd range: %w", err)
+	}
+	names := map[string]bool{}
+	for _, kv := range out.KVs {
+		k, err := base64.StdEncoding.DecodeString(kv.Key)
+		if err != nil {
+			return nil, err
+		}
+		names[strings.TrimPrefix(string(k), prefix)] = true
+	}
+	return names, nil
 }
