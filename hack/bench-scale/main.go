@@ -115,6 +115,11 @@ func run(ctx context.Context, o options, out io.Writer) error {
 			return err
 		}
 		r, err := runBackend(ctx, o, bin, dir, backend)
+		if r != nil && err != nil {
+			// What was measured before the failure.
+			r.loadEnd = loadAvg()
+			r.print(out)
+		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", backend, err)
 		}

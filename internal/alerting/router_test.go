@@ -45,7 +45,7 @@ func monitor(name, group string) *monv1.Monitor {
 
 func fakeClient(objs ...client.Object) client.Client {
 	return fake.NewClientBuilder().WithScheme(testScheme()).WithObjects(objs...).
-		WithStatusSubresource(&monv1.AlertChannel{}).Build()
+		WithStatusSubresource(&monv1.AlertChannel{}).WithIndex(&monv1.Monitor{}, EscalatingIndex, escalating).Build()
 }
 
 // testScheme is built here: importing the manager package would cycle once

@@ -103,18 +103,16 @@ func NextExpected(m *monv1.Monitor, lastPing *time.Time) (time.Time, error) {
 // down (error type missed_heartbeat) and the quorum of its single voter opens
 // an incident. The manager calls it periodically.
 func (e *Engine) CheckHeartbeats(ctx context.Context) error {
-	// The cache's own objects, scanned read-only and copied only for cron
-	// monitors: a pass every 5 s copied every Monitor.
 	var list monv1.MonitorList
-	if err := e.opts.Client.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
+	if err := e.opts.Client.List(ctx, &list, client.MatchingFields{MonitorTypeIndex: string(monv1.MonitorCron)}); err != nil {
 		return fmt.Errorf("list monitors: %w", err)
 	}
 	now := e.opts.Now()
 	for i := range list.Items {
-		if m := &list.Items[i]; m.Spec.Type != monv1.MonitorCron || !m.DeletionTimestamp.IsZero() {
+		m := &list.Items[i]
+		if m.Spec.Type != monv1.MonitorCron || !m.DeletionTimestamp.IsZero() {
 			continue
 		}
-		m := list.Items[i].DeepCopy()
 		if e.notePause(m, now) {
 			continue
 		}

@@ -47,6 +47,11 @@ func (e *Engine) SetupWithManager(ctx context.Context, mgr ctrl.Manager, retenti
 	}); err != nil {
 		return fmt.Errorf("index monitors by heartbeat token: %w", err)
 	}
+	if err := idx.IndexField(ctx, &monv1.Monitor{}, MonitorTypeIndex, func(o client.Object) []string {
+		return []string{string(o.(*monv1.Monitor).Spec.Type)}
+	}); err != nil {
+		return fmt.Errorf("index monitors by type: %w", err)
+	}
 	inf, err := mgr.GetCache().GetInformer(ctx, &monv1.Monitor{})
 	if err != nil {
 		return fmt.Errorf("get informer: %w", err)

@@ -291,6 +291,9 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 		return nil, fmt.Errorf("set up alert channel controller: %w", err)
 	}
 	escalator := &alerting.Escalator{Store: st, Reader: mgr.GetClient(), Router: alerts.Router, Kick: worker.Kick}
+	if err := alerting.IndexMonitors(ctx, mgr.GetFieldIndexer()); err != nil {
+		return nil, err
+	}
 	if err := mgr.Add(escalator); err != nil {
 		return nil, err
 	}

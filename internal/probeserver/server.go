@@ -453,7 +453,10 @@ func (e *Server) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
 // live state (the last check, uptime, incidents) cannot, and at 100,000
 // Monitors each wake rebuilt every region's list for nothing: a spec change
 // moves the generation, and the effective regions and interval are the
-// only status fields an assignment reads (see ToAssignment).
+// only status fields an assignment reads (see ToAssignment), compared as
+// an assignment reads them: a first status write that names the regions
+// the spec names changes no list, and after a bulk create or a restart
+// those came 100 a second.
 func assignmentsMayChange(o, n any) bool {
 	was, ok1 := o.(client.Object)
 	now, ok2 := n.(client.Object)
@@ -463,8 +466,8 @@ func assignmentsMayChange(o, n any) bool {
 	}
 	if wm, ok := o.(*monv1.Monitor); ok {
 		if nm, ok := n.(*monv1.Monitor); ok {
-			return wm.Status.EffectiveIntervalSeconds != nm.Status.EffectiveIntervalSeconds ||
-				!slices.Equal(wm.Status.EffectiveRegions, nm.Status.EffectiveRegions)
+			return monitor.IntervalSeconds(wm) != monitor.IntervalSeconds(nm) ||
+				!slices.Equal(monitor.Regions(wm), monitor.Regions(nm))
 		}
 	}
 	return false

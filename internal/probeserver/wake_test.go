@@ -33,6 +33,14 @@ func TestAssignmentsMayChange(t *testing.T) {
 			t.Errorf("%s: got %v, want %v", tc.name, got, tc.want)
 		}
 	}
+	// A first status write that names the regions and interval the spec
+	// names changes no assignment.
+	unwritten := &monv1.Monitor{Spec: monv1.MonitorSpec{Regions: []string{"eu"}, IntervalSeconds: 60}}
+	written := unwritten.DeepCopy()
+	written.Status.EffectiveRegions, written.Status.EffectiveIntervalSeconds = []string{"eu"}, 60
+	if assignmentsMayChange(unwritten, written) {
+		t.Error("a first status write naming the spec's regions woke the long polls")
+	}
 	region, regionStatus := &monv1.ProbeRegion{}, &monv1.ProbeRegion{}
 	regionStatus.Status.ObservedGeneration = 1
 	if assignmentsMayChange(region, regionStatus) {
