@@ -5,11 +5,13 @@
 // webhooks, and local HTTP targets on 127.0.0.1 served by this program.
 // It runs once per store backend (SQLite, then PostgreSQL) and prints:
 //
-//   - how long creating the Monitors took, and when all of them were
-//     reconciled (status.observedGeneration current, Ready) and scheduled on
-//     the agent (its uptime_probe_scheduled_monitors gauge);
+//   - how long creating the Monitors took (and the CPU kube-apiserver, etcd
+//     and the manager spent meanwhile), when all of them were scheduled on
+//     the agent (its uptime_probe_scheduled_monitors gauge) and when their
+//     statuses were all written (observedGeneration current, Ready);
 //   - the time from a cold start (manager and agent restarted with every
-//     Monitor in place) until all are scheduled again;
+//     Monitor in place, or started against Monitors kept with -data) until
+//     all are scheduled again, beside a bare informer's sync of them;
 //   - steady CPU (from /proc/<pid>/stat) and RSS of the manager and the
 //     agent over a window that starts one interval after scheduling;
 //   - ingest lag p99 (the manager's uptime_operator_ingest_lag_seconds) and
