@@ -139,7 +139,10 @@ func (w MonitorWebhook) validateMonitorRefs(ctx context.Context, old, m *monv1.M
 			return nil, fmt.Errorf("list monitors: %w", err)
 		}
 		for _, other := range list.Items {
-			if other.Name != m.Name && other.Spec.Key == m.Spec.Key {
+			// One being deleted does not hold its key: a replace deletes the
+			// old Monitor and creates the new one while the old one's
+			// history finalizer still runs.
+			if other.Name != m.Name && other.Spec.Key == m.Spec.Key && other.DeletionTimestamp.IsZero() {
 				errs = append(errs, field.Duplicate(spec.Child("key"), m.Spec.Key))
 				break
 			}

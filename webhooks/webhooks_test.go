@@ -178,6 +178,28 @@ var _ = Describe("Monitor admission", func() {
 		Expect(create("limits", monitor("url: https://example.com\nkey: shop/api"))).To(Succeed())
 	})
 
+	It("lets a key be reused while the Monitor that had it is being deleted", func() {
+		// A replace through /automation/monitors deletes the old Monitor and
+		// creates the new one at once; the old one lingers while its
+		// history finalizer runs, and must not block the key.
+		old := &monv1.Monitor{
+			// A finalizer of the test's own keeps it while the Monitor
+			// controller removes the history finalizer.
+			ObjectMeta: metav1.ObjectMeta{Name: "replaced", Namespace: "team", Finalizers: []string{"test.uptime-operator.io/hold"}},
+			Spec:       monv1.MonitorSpec{URL: "https://example.com/", Key: "shop/replaced"},
+		}
+		Expect(k8s.Create(ctx, old)).To(Succeed())
+		Expect(k8s.Delete(ctx, old)).To(Succeed())
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(old), old)).To(Succeed())
+		Expect(old.DeletionTimestamp).NotTo(BeNil())
+		DeferCleanup(func() {
+			Expect(client.IgnoreNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(old), old))).To(Succeed())
+			old.Finalizers = nil
+			Expect(client.IgnoreNotFound(k8s.Update(ctx, old))).To(Succeed())
+		})
+		Expect(create("team", monitor("url: https://example.com\nkey: shop/replaced"))).To(Succeed())
+	})
+
 	It("enforces the plan's monitor count", func() {
 		Expect(create("free-ws", monitor("url: https://example.com\nintervalSeconds: 300"))).To(Succeed())
 		// free-default above is the first; this is the third.
