@@ -316,8 +316,8 @@ const maxListEntries = 200_000
 type listCache struct {
 	mu        sync.Mutex
 	entries   map[types.UID]listEntry
-	answers   map[answerKey][][]byte
-	byVersion map[versionKey][][]byte
+	answers   answerSet[answerKey]
+	byVersion answerSet[versionKey]
 	singles   map[types.UID]singleEntry
 }
 
@@ -330,29 +330,7 @@ type versionKey struct {
 	version, refs                  uint64
 }
 
-// versioned returns the items of the answer built for k, nil when there is
-// none.
-func (c *listCache) versioned(k versionKey) [][]byte {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.byVersion[k]
-}
-
-// storeVersioned remembers raws as the answer of k, replacing the answer
-// of the same workspace and tag of another version.
-func (c *listCache) storeVersioned(k versionKey, raws [][]byte) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.byVersion == nil || len(c.byVersion) >= maxListAnswers {
-		c.byVersion = map[versionKey][][]byte{}
-	}
-	for old := range c.byVersion {
-		if old.namespace == k.namespace && old.tag == k.tag {
-			delete(c.byVersion, old)
-		}
-	}
-	c.byVersion[k] = raws
-}
+func (k versionKey) slot() [2]string { return [2]string{k.namespace, k.tag} }
 
 // fingerprint sums a hash of every group and escalation policy name with
 // its uid: what the items' group_id and escalation_policy_id resolve from.
@@ -427,33 +405,62 @@ type answerKey struct {
 	n                              int
 }
 
-// maxListAnswers bounds the answers kept; past it the answers start over.
-// An answer holds the items' slices, not copies of them.
-const maxListAnswers = 256
+func (k answerKey) slot() [2]string { return [2]string{k.namespace, k.tag} }
 
-// answer returns the items of the answer built for k, nil when there is
-// none.
+// answerSet keeps the last list answer of each workspace and tag by what
+// it was built from (K); a new answer of the same workspace and tag
+// replaces the old one. The listCache's lock guards it.
+type answerSet[K interface {
+	comparable
+	slot() [2]string
+}] map[K][][]byte
+
+// get returns the items of the answer built for k, nil when there is none.
+func (a answerSet[K]) get(k K) [][]byte { return a[k] }
+
+// put remembers raws as the answer of k, replacing the answer of the same
+// workspace and tag built from something else.
+func (a *answerSet[K]) put(k K, raws [][]byte) {
+	if *a == nil || len(*a) >= maxListAnswers {
+		*a = answerSet[K]{}
+	}
+	for old := range *a {
+		if old.slot() == k.slot() {
+			delete(*a, old)
+		}
+	}
+	(*a)[k] = raws
+}
+
+// answer and versioned look up, storeAnswer and storeVersioned remember,
+// list answers under the lock.
 func (c *listCache) answer(k answerKey) [][]byte {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.answers[k]
+	return c.answers.get(k)
 }
 
-// storeAnswer remembers raws as the answer of k, replacing the answer of
-// the same workspace and tag built from other items.
 func (c *listCache) storeAnswer(k answerKey, raws [][]byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.answers == nil || len(c.answers) >= maxListAnswers {
-		c.answers = map[answerKey][][]byte{}
-	}
-	for old := range c.answers {
-		if old.namespace == k.namespace && old.tag == k.tag {
-			delete(c.answers, old)
-		}
-	}
-	c.answers[k] = raws
+	c.answers.put(k, raws)
 }
+
+func (c *listCache) versioned(k versionKey) [][]byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.byVersion.get(k)
+}
+
+func (c *listCache) storeVersioned(k versionKey, raws [][]byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.byVersion.put(k, raws)
+}
+
+// maxListAnswers bounds the answers kept; past it the answers start over.
+// An answer holds the items' slices, not copies of them.
+const maxListAnswers = 256
 
 // lookupPlain returns the cached item of each monitor that refers to no
 // group or escalation policy and whose cached key is its key (nil for the

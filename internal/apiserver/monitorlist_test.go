@@ -42,22 +42,8 @@ func TestListAnswerFollowsChanges(t *testing.T) {
 }
 
 func testListAnswer(t *testing.T, counted bool) {
-	scheme := kruntime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	if err := monv1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	cr := newCacheReader(scheme, fake.NewClientBuilder().WithScheme(scheme).Build())
-	cr.track(&monv1.Monitor{}, &monv1.MonitorGroup{}, &monv1.EscalationPolicy{}, &monv1.Plan{}, &monv1.ProbeRegion{}, &corev1.Namespace{})
 	const ns = "team"
-	if err := cr.add(
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, UID: "ns-team", Labels: map[string]string{monv1.PlanLabel: "p"}}},
-		&monv1.Plan{ObjectMeta: metav1.ObjectMeta{Name: "p", UID: "plan-p"}, Spec: monv1.PlanSpec{Features: plans.AllFeatures()}},
-	); err != nil {
-		t.Fatal(err)
-	}
+	cr := teamCache(t, ns)
 	now := time.Now()
 	for i := range 3 {
 		if err := cr.add(benchMonitorIn(ns, i, now)); err != nil {
@@ -156,22 +142,8 @@ func benchMonitorIn(ns string, i int, now time.Time) *monv1.Monitor {
 // TestGetAnswerFollowsChanges: GET /monitors/:id reuses its bytes only
 // while the monitor and both uptimes are unchanged.
 func TestGetAnswerFollowsChanges(t *testing.T) {
-	scheme := kruntime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	if err := monv1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	cr := newCacheReader(scheme, fake.NewClientBuilder().WithScheme(scheme).Build())
-	cr.track(&monv1.Monitor{}, &monv1.MonitorGroup{}, &monv1.EscalationPolicy{}, &monv1.Plan{}, &monv1.ProbeRegion{}, &corev1.Namespace{})
 	const ns = "team"
-	if err := cr.add(
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, UID: "ns-team", Labels: map[string]string{monv1.PlanLabel: "p"}}},
-		&monv1.Plan{ObjectMeta: metav1.ObjectMeta{Name: "p", UID: "plan-p"}, Spec: monv1.PlanSpec{Features: plans.AllFeatures()}},
-	); err != nil {
-		t.Fatal(err)
-	}
+	cr := teamCache(t, ns)
 	now := time.Now()
 	m := benchMonitorIn(ns, 0, now)
 	if err := cr.add(m); err != nil {
@@ -260,4 +232,26 @@ func TestSortNewestFirstMatchesNewestFirst(t *testing.T) {
 			t.Fatalf("position %d: %s/%s, want %s/%s", i, ms[i].Namespace, ms[i].Name, want[i].Namespace, want[i].Name)
 		}
 	}
+}
+
+// teamCache is a cache reader of the kinds a monitor list reads, holding
+// namespace ns on a plan with every feature.
+func teamCache(t *testing.T, ns string) *cacheReader {
+	t.Helper()
+	scheme := kruntime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	if err := monv1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	cr := newCacheReader(scheme, fake.NewClientBuilder().WithScheme(scheme).Build())
+	cr.track(&monv1.Monitor{}, &monv1.MonitorGroup{}, &monv1.EscalationPolicy{}, &monv1.Plan{}, &monv1.ProbeRegion{}, &corev1.Namespace{})
+	if err := cr.add(
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, UID: "ns-team", Labels: map[string]string{monv1.PlanLabel: "p"}}},
+		&monv1.Plan{ObjectMeta: metav1.ObjectMeta{Name: "p", UID: "plan-p"}, Spec: monv1.PlanSpec{Features: plans.AllFeatures()}},
+	); err != nil {
+		t.Fatal(err)
+	}
+	return cr
 }
