@@ -21,6 +21,7 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/maintenance"
 	"github.com/uptime-operator/uptime-operator/internal/metrics"
 	"github.com/uptime-operator/uptime-operator/internal/monitor"
+	"github.com/uptime-operator/uptime-operator/internal/plans"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
@@ -72,6 +73,10 @@ type Options struct {
 	Export CheckExporter
 	// Recorder records Kubernetes Events on Monitors for incidents; may be nil.
 	Recorder record.EventRecorder
+	// Plans resolves a namespace's plan, for the default regions of a
+	// Monitor whose status does not name its regions yet; nil leaves such a
+	// Monitor unjudged until it does.
+	Plans *plans.Resolver
 	// Agents is the probe API server: agent presence for the quorum and
 	// ad-hoc checks on a region's agents. Nil means no agent is ever online
 	// (RunCheck then checks from the manager).
@@ -345,6 +350,7 @@ func (e *Engine) judge(ctx context.Context, m *monv1.Monitor, force, passing boo
 	if m.Spec.Paused || !m.DeletionTimestamp.IsZero() {
 		return nil
 	}
+	m = e.withRegions(ctx, m)
 	st := e.state(string(m.UID))
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -753,4 +759,24 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// withRegions returns m, or a copy of it naming the regions it runs in when
+// its status does not name them yet. The Monitor controller's status writes
+// are paced (after a bulk create or a restart a first write can come
+// minutes later), while the agents check such a Monitor at once from its
+// plan's default regions (monitor.RegionResolver); its results must be
+// judged as they come, not once the status is written.
+func (e *Engine) withRegions(ctx context.Context, m *monv1.Monitor) *monv1.Monitor {
+	if e.opts.Plans == nil || len(monitorRegions(m)) > 0 {
+		return m
+	}
+	r := &monitor.RegionResolver{Reader: e.opts.Client, Plans: e.opts.Plans}
+	rs := r.Regions(ctx, m)
+	if len(rs) == 0 {
+		return m
+	}
+	m = m.DeepCopy()
+	m.Status.EffectiveRegions = rs
+	return m
 }

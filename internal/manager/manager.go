@@ -361,7 +361,7 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 		TLS: expiryChecker, Subscribers: notifier, Export: otel,
 		Recorder: mgr.GetEventRecorderFor("uptime-operator-engine"),
 		Alerts:   alerts,
-		Store:    st, Client: mgr.GetClient(), Secrets: mgr.GetAPIReader(),
+		Store:    st, Client: mgr.GetClient(), Secrets: mgr.GetAPIReader(), Plans: resolver,
 		AllowPrivateTargets: opts.AllowPrivateTargets, ManagerNamespace: opts.Namespace,
 		Log:    ctrl.Log.WithName("engine"),
 		Agents: probes,

@@ -1,0 +1,75 @@
+package engine
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/plans"
+	"github.com/uptime-operator/uptime-operator/internal/probeapi"
+	"github.com/uptime-operator/uptime-operator/internal/store"
+	"github.com/uptime-operator/uptime-operator/internal/store/sqlite"
+)
+
+// TestJudgedBeforeStatusNamesRegions: a Monitor that names no regions runs
+// in its plan's default ones, and the agents check it from the cache before
+// the Monitor controller's (paced) status write names them. Its results
+// must be judged as they come: two of three default regions failing open
+// an incident although the status is still empty.
+func TestJudgedBeforeStatusNamesRegions(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "uptime.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+
+	scheme := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(scheme)
+	_ = monv1.AddToScheme(scheme)
+	m := &monv1.Monitor{
+		ObjectMeta: metav1.ObjectMeta{Name: "api", Namespace: "default", UID: "6f1f7c2e-0000-4000-8000-0000000000d1"},
+		Spec:       monv1.MonitorSpec{Name: "API", URL: "https://example.com", IntervalSeconds: 60},
+	}
+	objs := []client.Object{m, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "default"}}}
+	for _, code := range []string{"a", "b", "c"} {
+		objs = append(objs, &monv1.ProbeRegion{ObjectMeta: metav1.ObjectMeta{Name: code}})
+	}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).
+		WithIndex(&monv1.Monitor{}, UIDIndex, func(o client.Object) []string { return []string{string(o.GetUID())} }).Build()
+	e := New(Options{Store: st, Client: c, Secrets: c, Alerts: countingAlerts{}, Plans: &plans.Resolver{Reader: c}})
+
+	now := time.Now().UTC()
+	var results []probeapi.Result
+	for i, region := range []string{"a", "b", "c"} {
+		status := probeapi.StatusDown
+		if region == "c" {
+			status = probeapi.StatusUp
+		}
+		results = append(results, probeapi.Result{ID: uuid.NewString(), MonitorID: string(m.UID), Region: region,
+			CheckedAt: now.Add(time.Duration(i) * time.Millisecond), Status: status, ErrorType: "timeout"})
+	}
+	if _, err := e.Ingest(ctx, results); err != nil {
+		t.Fatal(err)
+	}
+	list, err := st.ListIncidents(ctx, store.IncidentQuery{MonitorID: string(m.UID), Page: 1, PageSize: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Items) != 1 {
+		t.Fatalf("%d incidents for a monitor failing in 2 of its 3 default regions before its status names them, want 1", len(list.Items))
+	}
+	if got := list.Items[0].ConfirmingRegions; len(got) != 2 {
+		t.Errorf("confirming regions = %v, want a and b", got)
+	}
+}
