@@ -6,17 +6,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/plans"
-	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 	"github.com/uptime-operator/uptime-operator/internal/store/sqlite"
 )
@@ -34,9 +29,6 @@ func TestJudgedBeforeStatusNamesRegions(t *testing.T) {
 	}
 	defer st.Close()
 
-	scheme := runtime.NewScheme()
-	_ = clientgoscheme.AddToScheme(scheme)
-	_ = monv1.AddToScheme(scheme)
 	m := &monv1.Monitor{
 		ObjectMeta: metav1.ObjectMeta{Name: "api", Namespace: "default", UID: "6f1f7c2e-0000-4000-8000-0000000000d1"},
 		Spec:       monv1.MonitorSpec{Name: "API", URL: "https://example.com", IntervalSeconds: 60},
@@ -45,20 +37,10 @@ func TestJudgedBeforeStatusNamesRegions(t *testing.T) {
 	for _, code := range []string{"a", "b", "c"} {
 		objs = append(objs, &monv1.ProbeRegion{ObjectMeta: metav1.ObjectMeta{Name: code}})
 	}
-	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).
-		WithIndex(&monv1.Monitor{}, UIDIndex, func(o client.Object) []string { return []string{string(o.GetUID())} }).Build()
+	c := cacheOf(objs...)
 	e := New(Options{Store: st, Client: c, Secrets: c, Alerts: countingAlerts{}, Plans: &plans.Resolver{Reader: c}})
 
-	now := time.Now().UTC()
-	var results []probeapi.Result
-	for i, region := range []string{"a", "b", "c"} {
-		status := probeapi.StatusDown
-		if region == "c" {
-			status = probeapi.StatusUp
-		}
-		results = append(results, probeapi.Result{ID: uuid.NewString(), MonitorID: string(m.UID), Region: region,
-			CheckedAt: now.Add(time.Duration(i) * time.Millisecond), Status: status, ErrorType: "timeout"})
-	}
+	results := outageResults(string(m.UID), time.Now().UTC())
 	if _, err := e.Ingest(ctx, results); err != nil {
 		t.Fatal(err)
 	}

@@ -45,31 +45,19 @@ func TestReplicasShareOneWriterPerMonitor(t *testing.T) {
 	}
 	defer st.Close()
 
-	scheme := runtime.NewScheme()
-	_ = clientgoscheme.AddToScheme(scheme)
-	_ = monv1.AddToScheme(scheme)
 	m := &monv1.Monitor{
 		ObjectMeta: metav1.ObjectMeta{Name: "api", Namespace: "default", UID: "6f1f7c2e-0000-4000-8000-000000000001"},
 		Spec:       monv1.MonitorSpec{Name: "API", URL: "https://example.com", IntervalSeconds: 60, Regions: []string{"a", "b", "c"}},
 		Status:     monv1.MonitorStatus{EffectiveRegions: []string{"a", "b", "c"}, EffectiveIntervalSeconds: 60},
 	}
 	newEngine := func() *Engine {
-		c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(m.DeepCopy()).
-			WithIndex(&monv1.Monitor{}, UIDIndex, func(o client.Object) []string { return []string{string(o.GetUID())} }).Build()
+		c := cacheOf(m.DeepCopy())
 		return New(Options{Store: st, Client: c, Secrets: c, Alerts: countingAlerts{}})
 	}
 	replicas := []*Engine{newEngine(), newEngine()}
 
 	now := time.Now().UTC()
-	var results []probeapi.Result
-	for i, region := range []string{"a", "b", "c"} {
-		status := probeapi.StatusDown
-		if region == "c" {
-			status = probeapi.StatusUp
-		}
-		results = append(results, probeapi.Result{ID: uuid.NewString(), MonitorID: string(m.UID), Region: region,
-			CheckedAt: now.Add(time.Duration(i) * time.Millisecond), Status: status, ErrorType: "timeout"})
-	}
+	results := outageResults(string(m.UID), now)
 	var wg sync.WaitGroup
 	for range 5 {
 		for _, e := range replicas {
@@ -114,4 +102,29 @@ func TestReplicasShareOneWriterPerMonitor(t *testing.T) {
 			t.Fatalf("replica %d does not know the open incident", i)
 		}
 	}
+}
+
+// cacheOf is a fake of the manager's cache holding objs, with the Monitor
+// uid index the engine looks monitors up by.
+func cacheOf(objs ...client.Object) client.Client {
+	scheme := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(scheme)
+	_ = monv1.AddToScheme(scheme)
+	return fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).
+		WithIndex(&monv1.Monitor{}, UIDIndex, func(o client.Object) []string { return []string{string(o.GetUID())} }).Build()
+}
+
+// outageResults are one result per region of a, b and c for monitorID at
+// now: a and b fail, c passes (an outage confirmed by two of three).
+func outageResults(monitorID string, now time.Time) []probeapi.Result {
+	var results []probeapi.Result
+	for i, region := range []string{"a", "b", "c"} {
+		status := probeapi.StatusDown
+		if region == "c" {
+			status = probeapi.StatusUp
+		}
+		results = append(results, probeapi.Result{ID: uuid.NewString(), MonitorID: monitorID, Region: region,
+			CheckedAt: now.Add(time.Duration(i) * time.Millisecond), Status: status, ErrorType: "timeout"})
+	}
+	return results
 }
