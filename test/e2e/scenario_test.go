@@ -96,8 +96,15 @@ spec:
   regions: [e2e-a, mars-1]
 `
 		// Only the webhook knows which regions exist (the schema cannot).
-		out, err := runIn(bad, "kubectl", "apply", "-f", "-")
-		Expect(err).To(HaveOccurred(), "a Monitor naming an unknown region was admitted")
+		// Right after the Pod is Ready, kube-proxy may not have programmed
+		// the webhook Service yet (connection refused): wait for it.
+		var out string
+		Eventually(func(g Gomega) {
+			var err error
+			out, err = runIn(bad, "kubectl", "apply", "-f", "-")
+			g.Expect(err).To(HaveOccurred(), "a Monitor naming an unknown region was admitted")
+			g.Expect(out).NotTo(ContainSubstring("connection refused"))
+		}, "60s", "2s").Should(Succeed())
 		Expect(out).To(ContainSubstring(`spec.regions[1]: Unsupported value: "mars-1": supported values: "e2e-a", "e2e-b"`))
 		proved("admission webhook refused a bad Monitor naming the field: %s", strings.TrimSpace(lastLine(out)))
 	})
