@@ -178,6 +178,18 @@ var _ = Describe("Monitor admission", func() {
 		Expect(create("limits", monitor("url: https://example.com\nkey: shop/api"))).To(Succeed())
 	})
 
+	It("finds keyed monitors by the spec.key field selector, which admission relies on", func() {
+		// Admission reads only the Monitors carrying a key. Without the
+		// CRD's selectable field kube-apiserver refuses the selector.
+		Expect(create("team", monitor("url: https://example.com\nkey: shop/selected"))).To(Succeed())
+		Expect(create("team", monitor("url: https://example.com\nkey: shop/other"))).To(Succeed())
+		var list monv1.MonitorList
+		Expect(k8s.List(ctx, &list, client.InNamespace("team"),
+			client.MatchingFields{monv1.MonitorKeyField: "shop/selected"})).To(Succeed())
+		Expect(list.Items).To(HaveLen(1))
+		Expect(list.Items[0].Spec.Key).To(Equal("shop/selected"))
+	})
+
 	It("lets a key be reused while the Monitor that had it is being deleted", func() {
 		// A replace through /automation/monitors deletes the old Monitor and
 		// creates the new one at once; the old one lingers while its

@@ -28,9 +28,10 @@ const (
 	// PlanLabel on a Namespace selects the Plan that governs the workspace.
 	// Without it the manager's default plan applies.
 	PlanLabel = "uptime-operator.io/plan"
-	// MonitorKeyLabel mirrors spec.key (hashed when longer than a label value
-	// allows) so keyed monitors are found by index, not by listing.
-	MonitorKeyLabel = "uptime-operator.io/key"
+	// MonitorKeyField is the field selector on spec.key (a selectable field
+	// of the Monitor CRD): kube-apiserver filters keyed monitors in its
+	// watch cache, so admission does not read the whole namespace.
+	MonitorKeyField = "spec.key"
 	// HistoryFinalizer keeps a Monitor until its history is removed from the store.
 	HistoryFinalizer = "monitoring.uptime-operator.io/history"
 )

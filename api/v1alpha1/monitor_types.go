@@ -90,6 +90,9 @@ type MonitorSpec struct {
 	// key is the monitoring-as-code key (1-128 characters: letters, digits and
 	// . _ : / -, starting with a letter or digit), unique in the namespace.
 	// /automation/monitors/:key reads and writes the monitor that carries it.
+	// It is a selectable field (`kubectl get monitors --field-selector
+	// spec.key=KEY`), which is how admission finds a duplicate without
+	// reading every Monitor of the namespace.
 	// +optional
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=128
@@ -690,6 +693,7 @@ type MonitorStatus struct {
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=mon,categories=uptime
+// +kubebuilder:selectablefield:JSONPath=`.spec.key`
 // +kubebuilder:printcolumn:name="Type",type=string,JSONPath=`.spec.type`
 // +kubebuilder:printcolumn:name="Target",type=string,JSONPath=`.status.target`
 // +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.currentStatus`
