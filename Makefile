@@ -64,6 +64,11 @@ verify: ## Fail when generated code is stale, code is unformatted or vet complai
 envtest: ## Build kube-apiserver, etcd and kubectl from the Go module proxy (once; cached).
 	@hack/envtest-binaries.sh >/dev/null
 
+# Each checkout keeps its own logs, so two runs on one machine do not
+# overwrite each other's.
+TEST_LOG ?= $(CURDIR)/bin/test.log
+E2E_LOG ?= $(CURDIR)/bin/e2e.log
+
 .PHONY: test
 test: envtest ## Run verify, then every test (envtest control plane, SQLite, PostgreSQL and headless Chromium).
 	@$(MAKE) --no-print-directory verify
@@ -72,11 +77,13 @@ test: envtest ## Run verify, then every test (envtest control plane, SQLite, Pos
 		export KUBEBUILDER_ASSETS="$$(hack/envtest-binaries.sh)"; \
 		export UPTIME_BROWSER_TESTS=required; \
 		echo "test: KUBEBUILDER_ASSETS=$$KUBEBUILDER_ASSETS"; \
-		go test -count=1 -timeout 30m ./... 2>&1 | tee /tmp/uptime-operator-test.log
+		mkdir -p "$(dir $(TEST_LOG))"; \
+		go test -count=1 -timeout 30m ./... 2>&1 | tee "$(TEST_LOG)"
 
 .PHONY: e2e
 e2e: envtest ## End to end on a single-node Kubernetes built from source: image, helm install, probe Pods, incidents (root; see README).
-	@go test -tags e2e -count=1 -timeout 90m -v ./test/e2e/ 2>&1 | tee /tmp/uptime-operator-e2e.log
+	@mkdir -p "$(dir $(E2E_LOG))"
+	@go test -tags e2e -count=1 -timeout 90m -v ./test/e2e/ 2>&1 | tee "$(E2E_LOG)"
 
 .PHONY: cluster-up
 cluster-up: ## Start the local single-node cluster (hack/cluster.sh up).
