@@ -23,14 +23,14 @@ import (
 // fields (tokens, keys, chat webhook URLs that embed tokens) go to a Secret
 // "<channel>-credentials" the API creates and the channel references; a
 // webhook channel's signing secret is generated here, returned once, and
-// kept in "<channel>-signing" (key "secret"). Both Secrets are owned by the
-// channel, so deleting it removes them.
+// kept where the AlertChannel controller would keep one it generated
+// (monv1.SigningSecretName, key monv1.SigningSecretKey). Channels created
+// before name key "secret" in their reference, which keeps working. Both
+// Secrets are owned by the channel, so deleting it removes them.
 
 const (
 	maxConnectionsPerType = 10
 	credentialsSuffix     = "-credentials"
-	signingSuffix         = "-signing"
-	signingKey            = "secret"
 )
 
 // channelFields are the body fields of each channel type.
@@ -289,7 +289,7 @@ func (s *Server) createConnection(w http.ResponseWriter, r *http.Request) {
 			s.writeErr(w, r, err)
 			return
 		}
-		ch.Spec.SigningSecretRef = &monv1.SecretKeySelector{Name: ch.Name + signingSuffix, Key: signingKey}
+		ch.Spec.SigningSecretRef = &monv1.SecretKeySelector{Name: monv1.SigningSecretName(ch.Name), Key: monv1.SigningSecretKey}
 	}
 	if err := s.opts.Client.Create(ctx, ch); err != nil {
 		s.writeErr(w, r, s.writeFailed(ctx, c.Namespace, err, channelFieldPath))
@@ -319,7 +319,8 @@ func (s *Server) channelSecrets(ctx context.Context, ch *monv1.AlertChannel, sec
 		}
 	}
 	if signing != "" {
-		if err := s.putSecret(ctx, ch, ch.Name+signingSuffix, map[string]string{signingKey: signing}); err != nil {
+		ref := ch.Spec.SigningSecretRef
+		if err := s.putSecret(ctx, ch, ref.Name, map[string]string{ref.Key: signing}); err != nil {
 			return fmt.Errorf("store signing secret: %w", err)
 		}
 	}
@@ -378,8 +379,8 @@ func (s *Server) deleteConnection(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	for _, suffix := range []string{credentialsSuffix, signingSuffix} {
-		sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ch.Namespace, Name: ch.Name + suffix}}
+	for _, name := range []string{ch.Name + credentialsSuffix, monv1.SigningSecretName(ch.Name)} {
+		sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ch.Namespace, Name: name}}
 		_ = client.IgnoreNotFound(s.opts.Client.Delete(ctx, sec))
 	}
 	w.WriteHeader(http.StatusNoContent)

@@ -304,7 +304,7 @@ var _ = Describe("Owner-only endpoints", Ordered, func() {
 		}
 		var sec corev1.Secret
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name + "-signing"}, &sec)).To(Succeed())
-		Expect(string(sec.Data["secret"])).To(Equal(fresh))
+		Expect(string(sec.Data[monv1.SigningSecretKey])).To(Equal(fresh))
 
 		rec = do("POST", "/integrations/pagerduty/connections", key(ns, "automation"), map[string]any{"integration_key": "pd"})
 		Expect(rec.Code).To(Equal(http.StatusCreated), rec.Body.String())

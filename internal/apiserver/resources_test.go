@@ -304,10 +304,10 @@ var _ = Describe("Alert channels", func() {
 			}
 		}
 		Expect(ch).NotTo(BeNil())
-		Expect(ch.Spec.SigningSecretRef).To(Equal(&monv1.SecretKeySelector{Name: ch.Name + "-signing", Key: "secret"}))
+		Expect(ch.Spec.SigningSecretRef).To(Equal(&monv1.SecretKeySelector{Name: monv1.SigningSecretName(ch.Name), Key: monv1.SigningSecretKey}))
 		var sec corev1.Secret
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: "team", Name: ch.Name + "-signing"}, &sec)).To(Succeed())
-		Expect(string(sec.Data["secret"])).To(Equal(secret))
+		Expect(string(sec.Data[monv1.SigningSecretKey])).To(Equal(secret))
 
 		Eventually(func() []any {
 			return obj(do("GET", "/integrations", key("team", "read-only"), nil))["connections"].([]any)
