@@ -3,8 +3,8 @@ package apiserver
 // Benchmarks of the REST API with 10,000 monitors in one workspace (make
 // bench):
 //
-//	BenchmarkGetMonitor    GET /monitors/{id}   target ≥ 10,000 req/s
-//	BenchmarkListMonitors  GET /monitors        target p99 ≤ 50 ms
+//	BenchmarkGetMonitor    GET /monitors/{id}   target ratio ≥ 0.5
+//	BenchmarkListMonitors  GET /monitors        target ratio ≥ 0.5 unchanged, ≥ 0.25 one changed
 //	BenchmarkKeyCheck      API key authentication per request, ns/op
 //
 // The server reads through a client.Reader that works like
@@ -469,18 +469,21 @@ func (f *benchFixture) get(path string) (int, string) {
 }
 
 // BenchmarkGetMonitor: GET /monitors/{id} with 10,000 monitors in the
-// workspace (target ≥ 10,000 req/s). Ids cycle through every monitor;
-// every 500th request is one of the monitors with 30 days of history.
-// "uptime=store" computes the 24 h and 30 d uptime from the store on every
-// request; "uptime=reused" lets requests reuse it for 10 s as served.
+// workspace (target: ratio ≥ 0.5 to the bare handler serving the same
+// bytes). Ids cycle through every monitor; every 500th request is one of
+// the monitors with 30 days of history. "uptime=cached" is the server as
+// it runs (the 24 h and 30 d uptime are reused while the monitor's
+// rollups and the minute are the same); "uptime=store" computes them from
+// the store on every request, as it does with PostgreSQL.
 func BenchmarkGetMonitor(b *testing.B) {
 	for _, tc := range []struct {
 		name string
-		ttl  time.Duration
-	}{{"uptime=store", -1}, {"uptime=reused", 0}} {
+		off  bool
+	}{{"uptime=cached", false}, {"uptime=store", true}} {
 		b.Run(tc.name, func(b *testing.B) {
 			f := fixture(b)
-			f.srv.uptimes.ttl = tc.ttl
+			f.srv.uptimes.off = tc.off
+			defer func() { f.srv.uptimes.off = false }()
 			runHTTP(b, f, 4, func(i int) string {
 				if i%500 == 0 {
 					return "/monitors/" + f.history[(i/500)%len(f.history)]

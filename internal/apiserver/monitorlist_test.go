@@ -156,7 +156,6 @@ func TestGetAnswerFollowsChanges(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = st.Close() })
 	s := New(Options{Client: cr, Reader: cr, Monitors: informerMonitors{indexer: cr.indexers[monitorGVK]}, Plans: &plans.Resolver{Reader: cr, DefaultPlan: "p"}, Store: st})
-	s.uptimes.ttl = -1 // uptime from the store on every request
 
 	get := func() restapi.Monitor {
 		t.Helper()

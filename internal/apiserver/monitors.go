@@ -345,49 +345,67 @@ func (s *Server) monitorObject(ctx context.Context, m *monv1.Monitor, x *monitor
 	return out, nil
 }
 
-// uptimeTTL is how long a monitor's computed uptime is reused: uptime over
-// a day or a month moves slowly, and the store queries behind it are what a
-// busy GET /monitors/:id would otherwise spend its time on.
-const uptimeTTL = 10 * time.Second
-
-// uptimeCache remembers recent 24 h and 30 d uptimes per monitor.
+// uptimeCache keeps the 24 h and 30 d uptime of each monitor that GET
+// /monitors/:id computed, for as long as it is exact. The windows end at
+// the end of the current minute (store.UptimeWindowEnd), so the answer
+// changes only when the minute turns or the monitor's rollups change; a
+// store that numbers those changes (uptimeVersioner: SQLite, the only
+// writer of its file) lets an entry be reused until its version moves.
+// Without one (PostgreSQL, where other replicas ingest too) nothing is
+// kept and every request asks the store, in one query.
 type uptimeCache struct {
 	mu      sync.Mutex
 	entries map[string]uptimeEntry
-	// ttl overrides uptimeTTL when set; negative disables reuse (benchmarks
-	// of the store path).
-	ttl time.Duration
+	// off disables reuse (benchmarks of the store path).
+	off bool
+}
+
+// uptimeVersioner is a store that numbers the changes of each monitor's
+// rollups (see sqlite.Store.UptimeVersion). ok is false when it cannot
+// tell.
+type uptimeVersioner interface {
+	UptimeVersion(monitorID string) (version uint64, ok bool)
 }
 
 type uptimeEntry struct {
-	at       time.Time
+	to       time.Time
+	version  uint64
 	day, mon *float64
 }
 
+// maxUptimeEntries bounds the cache; it starts over when full.
+const maxUptimeEntries = 200_000
+
 func (u *uptimeCache) get(ctx context.Context, s *Server, uid string) (day, mon *float64, err error) {
-	now := s.clock.Now()
-	u.mu.Lock()
-	e, ok := u.entries[uid]
-	u.mu.Unlock()
-	ttl := uptimeTTL
-	if u.ttl != 0 {
-		ttl = u.ttl
+	to := store.UptimeWindowEnd(s.clock.Now())
+	// The version is read before the store: a change that commits in
+	// between gives a newer version at the next request.
+	var version uint64
+	versioned := false
+	if v, ok := s.opts.Store.(uptimeVersioner); ok && !u.off {
+		version, versioned = v.UptimeVersion(uid)
 	}
-	if ok && now.Sub(e.at) < ttl {
-		return e.day, e.mon, nil
+	if versioned {
+		u.mu.Lock()
+		e, ok := u.entries[uid]
+		u.mu.Unlock()
+		if ok && e.version == version && e.to.Equal(to) {
+			return e.day, e.mon, nil
+		}
 	}
-	if day, err = s.opts.Store.Uptime(ctx, uid, now.Add(-24*time.Hour), now); err != nil {
+	ps, err := s.opts.Store.UptimeWindows(ctx, uid, to, 30*24*time.Hour, 24*time.Hour)
+	if err != nil {
 		return nil, nil, err
 	}
-	if mon, err = s.opts.Store.Uptime(ctx, uid, now.Add(-30*24*time.Hour), now); err != nil {
-		return nil, nil, err
+	mon, day = ps[0], ps[1]
+	if versioned {
+		u.mu.Lock()
+		if u.entries == nil || len(u.entries) >= maxUptimeEntries {
+			u.entries = map[string]uptimeEntry{}
+		}
+		u.entries[uid] = uptimeEntry{to: to, version: version, day: day, mon: mon}
+		u.mu.Unlock()
 	}
-	u.mu.Lock()
-	if u.entries == nil || len(u.entries) > 100_000 {
-		u.entries = map[string]uptimeEntry{}
-	}
-	u.entries[uid] = uptimeEntry{at: now, day: day, mon: mon}
-	u.mu.Unlock()
 	return day, mon, nil
 }
 

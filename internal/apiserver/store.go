@@ -31,6 +31,7 @@ type Store interface {
 	ResetStats(ctx context.Context, monitorID string) error
 	DeleteMonitorHistory(ctx context.Context, monitorID string) error
 	Uptime(ctx context.Context, monitorID string, from, to time.Time) (*float64, error)
+	UptimeWindows(ctx context.Context, monitorID string, to time.Time, windows ...time.Duration) ([]*float64, error)
 	ListDNSRecords(ctx context.Context, monitorID string, changedOnly bool, limit int) ([]store.DNSRecord, error)
 	// Check history, statistics, flakiness and step runs.
 	ListChecks(ctx context.Context, q store.ChecksQuery) (items []store.Check, nextBefore *time.Time, err error)

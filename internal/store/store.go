@@ -587,6 +587,11 @@ type Store interface {
 	// Uptime is the uptime percentage of a monitor over [from, to), nil when
 	// there is no countable check.
 	Uptime(ctx context.Context, monitorID string, from, to time.Time) (*float64, error)
+	// UptimeWindows is the uptime of a monitor over each of the nested
+	// windows [to-windows[i], to) in one query of the rollups, nil where
+	// there is no countable check. to and the windows are whole minutes
+	// (see UptimeWindowEnd); windows are sorted longest first.
+	UptimeWindows(ctx context.Context, monitorID string, to time.Time, windows ...time.Duration) ([]*float64, error)
 	// UptimeDaily returns the last days calendar days in loc, oldest first,
 	// today (up to now) included.
 	UptimeDaily(ctx context.Context, monitorID string, days int, loc *time.Location) ([]DailyUptime, error)

@@ -58,6 +58,10 @@ type Store struct {
 	// takes writes and returns by itself once it does again.
 	faultMu sync.Mutex
 	fault   error
+
+	// versions numbers the changes of each monitor's rollups (see
+	// UptimeVersion).
+	versions uptimeVersions
 }
 
 var _ store.Store = (*Store)(nil)
@@ -457,5 +461,6 @@ func (m nullMicroTime) Scan(src any) error {
 // LoadRollups adds pre-aggregated rollup buckets, for bulk import of history
 // from another system and for benchmarks.
 func (s *Store) LoadRollups(ctx context.Context, rs []store.Rollup) error {
+	defer s.versions.changedAll()
 	return s.Store.B.Write(ctx, func(q sqlstore.Querier) error { return sqlstore.UpsertRollups(ctx, q, rs) })
 }
