@@ -102,7 +102,7 @@ func TestUptimeCacheIsExact(t *testing.T) {
 		insert(store.StatusUp, t0.Add(-time.Duration(i+1)*time.Minute)) // 11:57:30 to 11:59:30
 	}
 	expect("three up", p(100), p(100), 2)
-	insert(store.StatusDown, t0.Add(-10*time.Second))               // 12:00:20
+	insert(store.StatusDown, t0.Add(-10*time.Second))              // 12:00:20
 	insert(store.StatusDown, t0.Add(-24*time.Hour+40*time.Second)) // yesterday 12:01:10
 	expect("two down", p(60), p(60), 3)
 	clk.SetTime(t0.Add(20 * time.Second)) // 12:00:50: the same minute
