@@ -382,6 +382,11 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 			return nil, fmt.Errorf("index by uid: %w", err)
 		}
 	}
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &corev1.Secret{}, apikeys.HashIndex, func(o client.Object) []string {
+		return []string{o.GetLabels()[apikeys.HashLabel]}
+	}); err != nil {
+		return nil, fmt.Errorf("index api keys by hash: %w", err)
+	}
 	if err := (&controllers.MonitorReconciler{
 		Client: mgr.GetClient(), Secrets: mgr.GetAPIReader(), Plans: resolver,
 		Live: eng, History: st, Updates: eng.Updates(), NewHeartbeatToken: engine.NewHeartbeatToken,
