@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 
@@ -35,9 +36,9 @@ func InformerMonitors(ctx context.Context, c cache.Cache) (MonitorLister, error)
 	}
 	v := &monitorVersions{}
 	if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    v.changed,
-		UpdateFunc: func(_, obj any) { v.changed(obj) },
-		DeleteFunc: v.changed,
+		AddFunc:    func(obj any) { v.changed(obj) },
+		UpdateFunc: func(old, obj any) { v.changed(old, obj) },
+		DeleteFunc: func(obj any) { v.changed(obj) },
 	}); err != nil {
 		return nil, fmt.Errorf("monitor informer: %w", err)
 	}
@@ -77,34 +78,141 @@ type monitorVersioner interface {
 	MonitorsVersion(ns string) (uint64, bool)
 }
 
-// monitorVersions counts the changes of Monitors per namespace.
-type monitorVersions struct {
-	mu   sync.Mutex
-	byNS map[string]uint64
+// MonitorChanges implements monitorJournal.
+func (l informerMonitors) MonitorChanges(ns string, after, upTo uint64) ([]monitorChange, bool) {
+	if l.versions == nil {
+		return nil, false
+	}
+	return l.versions.since(ns, after, upTo)
 }
 
-// changed is the informer's handler of an added, updated or deleted
-// Monitor (a tombstone when the deletion was missed).
-func (v *monitorVersions) changed(obj any) {
-	var ns string
-	switch o := obj.(type) {
-	case *monv1.Monitor:
-		ns = o.Namespace
-	case toolscache.DeletedFinalStateUnknown:
-		ns, _, _ = toolscache.SplitMetaNamespaceKey(o.Key)
-	default:
-		return
+// MonitorByKey implements monitorJournal.
+func (l informerMonitors) MonitorByKey(key string) (*monv1.Monitor, error) {
+	obj, ok, err := l.indexer.GetByKey(key)
+	if err != nil || !ok {
+		return nil, err
 	}
+	m, _ := obj.(*monv1.Monitor)
+	return m, nil
+}
+
+// monitorJournal is a monitorVersioner that also tells which Monitors
+// changed between two versions, so a list answer can be brought up to
+// date by placing the few changed monitors rather than sorting and
+// looking up every one.
+type monitorJournal interface {
+	monitorVersioner
+	// MonitorChanges returns the changes of ns's Monitors after version
+	// after up to version upTo, oldest first; ok is false when they are
+	// not all known any more (or one named no object).
+	MonitorChanges(ns string, after, upTo uint64) (changes []monitorChange, ok bool)
+	// MonitorByKey returns the Monitor of key (namespace/name) as the
+	// informer has it now, nil when there is none. It must not be
+	// modified.
+	MonitorByKey(key string) (*monv1.Monitor, error)
+}
+
+// monitorChange is one changed Monitor: its name and creation time (where
+// it sits in a list, newest first) as the informer's event showed it.
+type monitorChange struct {
+	version uint64
+	name    string
+	created metav1.Time
+}
+
+// maxMonitorChanges is how many changes of a namespace are remembered.
+const maxMonitorChanges = 1024
+
+// monitorVersions counts the changes of Monitors per namespace and
+// remembers the last maxMonitorChanges of each.
+type monitorVersions struct {
+	mu   sync.Mutex
+	byNS map[string]*namespaceChanges
+}
+
+type namespaceChanges struct {
+	version uint64
+	log     []monitorChange
+	// known is the version after which every change is in log: the
+	// version of an event without an object (a missed deletion), or of the
+	// last change dropped from the log.
+	known uint64
+}
+
+// changed is the informer's handler of an added, updated (old and new) or
+// deleted Monitor (a tombstone when the deletion was missed): one version
+// for the event, a change for each place in a list it names.
+func (v *monitorVersions) changed(objs ...any) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if v.byNS == nil {
-		v.byNS = map[string]uint64{}
+		v.byNS = map[string]*namespaceChanges{}
 	}
-	v.byNS[ns]++
+	var nc *namespaceChanges
+	for _, obj := range objs {
+		var m *monv1.Monitor
+		var ns string
+		switch o := obj.(type) {
+		case *monv1.Monitor:
+			if o == nil {
+				continue
+			}
+			m, ns = o, o.Namespace
+		case toolscache.DeletedFinalStateUnknown:
+			ns, _, _ = toolscache.SplitMetaNamespaceKey(o.Key)
+			m, _ = o.Obj.(*monv1.Monitor)
+		default:
+			continue
+		}
+		if nc == nil {
+			if nc = v.byNS[ns]; nc == nil {
+				nc = &namespaceChanges{}
+				v.byNS[ns] = nc
+			}
+			nc.version++
+		}
+		if m == nil {
+			nc.known = nc.version
+			continue
+		}
+		if n := len(nc.log); n > 0 && nc.log[n-1].version == nc.version &&
+			nc.log[n-1].name == m.Name && nc.log[n-1].created.Equal(&m.CreationTimestamp) {
+			continue // an update that did not move the monitor
+		}
+		if len(nc.log) >= maxMonitorChanges {
+			drop := len(nc.log) - maxMonitorChanges/2
+			nc.known = max(nc.known, nc.log[drop-1].version)
+			nc.log = append(nc.log[:0], nc.log[drop:]...)
+		}
+		nc.log = append(nc.log, monitorChange{version: nc.version, name: m.Name, created: m.CreationTimestamp})
+	}
 }
 
 func (v *monitorVersions) get(ns string) uint64 {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	return v.byNS[ns]
+	if nc := v.byNS[ns]; nc != nil {
+		return nc.version
+	}
+	return 0
+}
+
+// since returns the changes of ns after version after up to upTo.
+func (v *monitorVersions) since(ns string, after, upTo uint64) ([]monitorChange, bool) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	nc := v.byNS[ns]
+	if nc == nil {
+		return nil, after == 0 && upTo == 0
+	}
+	if after > upTo || upTo > nc.version || after < nc.known {
+		return nil, false
+	}
+	var out []monitorChange
+	for _, c := range nc.log {
+		if c.version > after && c.version <= upTo {
+			out = append(out, c)
+		}
+	}
+	return out, true
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -44,14 +45,20 @@ func (s *Server) listMonitors(w http.ResponseWriter, r *http.Request) {
 	if v, ok := s.opts.Monitors.(monitorVersioner); ok && s.overlay.quiet(c.Namespace, s.clock.Now()) {
 		version.version, versioned = v.MonitorsVersion(c.Namespace)
 	}
-	var raws [][]byte
 	if versioned {
-		raws = s.items.versioned(version)
+		if a := s.items.latestAnswer(version.slot()); a != nil {
+			if a.key == version {
+				writeList(w, a.raws)
+				return
+			}
+			if next := s.advance(ctx, a, version, x, defaults, tag); next != nil {
+				s.items.storeLatest(next)
+				writeList(w, next.raws)
+				return
+			}
+		}
 	}
-	if raws != nil {
-		writeList(w, raws)
-		return
-	}
+	var raws [][]byte
 	ms, err := s.sharedMonitors(ctx, c.Namespace, false)
 	if err != nil {
 		s.writeErr(w, r, err)
@@ -84,9 +91,69 @@ func (s *Server) listMonitors(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if versioned && storable(ms) {
-		s.items.storeVersioned(version, raws)
+		s.items.storeLatest(&sortedAnswer{key: version, ms: ms, raws: raws})
 	}
 	writeList(w, raws)
+}
+
+// maxAdvance is the most changed monitors placed into an answer; past it
+// the list is built again.
+const maxAdvance = 256
+
+// advance brings answer a up to the informer's version k.version: each
+// monitor that changed since (monitorJournal) leaves its place and, as the
+// informer has it now, is placed again by binary search with its item
+// (from the cache, or encoded). The other items keep their place and
+// bytes, which depend on nothing else that k does not name. nil when it
+// cannot: a is of other references, default regions or a later version,
+// the changes are not all known, or there are too many.
+func (s *Server) advance(ctx context.Context, a *sortedAnswer, k versionKey, x *monitorRefs, defaults, tag string) *sortedAnswer {
+	j, ok := s.opts.Monitors.(monitorJournal)
+	same := a.key
+	same.version = k.version
+	if !ok || same != k || a.key.version > k.version {
+		return nil
+	}
+	changes, ok := j.MonitorChanges(k.namespace, a.key.version, k.version)
+	if !ok || len(changes) > maxAdvance {
+		return nil
+	}
+	ms, raws := slices.Clone(a.ms), slices.Clone(a.raws)
+	names := make(map[string]struct{}, len(changes))
+	for _, c := range changes {
+		names[c.name] = struct{}{}
+		at := &monv1.Monitor{ObjectMeta: metav1.ObjectMeta{Namespace: k.namespace, Name: c.name, CreationTimestamp: c.created}}
+		if i, found := slices.BinarySearchFunc(ms, at, newestFirst); found {
+			ms, raws = slices.Delete(ms, i, i+1), slices.Delete(raws, i, i+1)
+		}
+	}
+	var placed []*monv1.Monitor
+	for name := range names {
+		m, err := j.MonitorByKey(k.namespace + "/" + name)
+		if err != nil {
+			return nil
+		}
+		if m == nil || m.DeletionTimestamp != nil || (tag != "" && !slices.Contains(m.Spec.Tags, tag)) {
+			continue
+		}
+		if m.UID == "" || m.ResourceVersion == "" {
+			return nil
+		}
+		placed = append(placed, m)
+	}
+	items, err := s.listItems(ctx, placed, x, defaults)
+	if err != nil {
+		return nil
+	}
+	for n, m := range placed {
+		i, found := slices.BinarySearchFunc(ms, m, newestFirst)
+		if found {
+			ms[i], raws[i] = m, items[n]
+			continue
+		}
+		ms, raws = slices.Insert(ms, i, m), slices.Insert(raws, i, items[n])
+	}
+	return &sortedAnswer{key: k, ms: ms, raws: raws}
 }
 
 // storable reports whether every monitor has a uid and a resourceVersion
@@ -314,11 +381,20 @@ const maxListEntries = 200_000
 // it was built from, and the items of the last answer of each workspace and
 // tag. Lookups and stores take the lock once per request.
 type listCache struct {
-	mu        sync.Mutex
-	entries   map[types.UID]listEntry
-	answers   answerSet[answerKey]
-	byVersion answerSet[versionKey]
-	singles   map[types.UID]singleEntry
+	mu      sync.Mutex
+	entries map[types.UID]listEntry
+	answers answerSet[answerKey]
+	latest  map[[2]string]*sortedAnswer
+	singles map[types.UID]singleEntry
+}
+
+// sortedAnswer is the last list answer of a workspace and tag built at an
+// informer version, with the monitors of its items in their order; it is
+// never modified (advance builds a new one).
+type sortedAnswer struct {
+	key  versionKey
+	ms   []*monv1.Monitor
+	raws [][]byte
 }
 
 // versionKey names a list answer by the informer's version of the
@@ -432,7 +508,7 @@ func (a *answerSet[K]) put(k K, raws [][]byte) {
 	(*a)[k] = raws
 }
 
-// answer and versioned look up, storeAnswer and storeVersioned remember,
+// answer and latestAnswer look up, storeAnswer and storeLatest remember,
 // list answers under the lock.
 func (c *listCache) answer(k answerKey) [][]byte {
 	c.mu.Lock()
@@ -446,16 +522,24 @@ func (c *listCache) storeAnswer(k answerKey, raws [][]byte) {
 	c.answers.put(k, raws)
 }
 
-func (c *listCache) versioned(k versionKey) [][]byte {
+func (c *listCache) latestAnswer(slot [2]string) *sortedAnswer {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.byVersion.get(k)
+	return c.latest[slot]
 }
 
-func (c *listCache) storeVersioned(k versionKey, raws [][]byte) {
+// storeLatest remembers a as the answer of its workspace and tag unless
+// one of a later version is already there.
+func (c *listCache) storeLatest(a *sortedAnswer) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.byVersion.put(k, raws)
+	if c.latest == nil || len(c.latest) >= maxListAnswers {
+		c.latest = map[[2]string]*sortedAnswer{}
+	}
+	if old := c.latest[a.key.slot()]; old != nil && old.key.version > a.key.version {
+		return
+	}
+	c.latest[a.key.slot()] = a
 }
 
 // maxListAnswers bounds the answers kept; past it the answers start over.
