@@ -226,7 +226,7 @@ func fixture(b *testing.B) *benchFixture {
 			return
 		}
 		benchDir = dir
-		benchFix, benchErr = newBenchFixture(dir)
+		benchFix, benchErr = newBenchFixture(dir, benchMonitors, benchHistory)
 	})
 	if benchErr != nil {
 		b.Fatal(benchErr)
@@ -241,7 +241,9 @@ func tempDir() (string, error) {
 	return os.MkdirTemp("", "uptime-apiserver-bench-")
 }
 
-func newBenchFixture(dir string) (*benchFixture, error) {
+// newBenchFixture builds a server with monitors monitors in one workspace,
+// the first history of them with 30 days of checks.
+func newBenchFixture(dir string, monitors, history int) (*benchFixture, error) {
 	ctx := context.Background()
 	scheme := kruntime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
@@ -296,7 +298,7 @@ func newBenchFixture(dir string) (*benchFixture, error) {
 
 	now := time.Now()
 	f := &benchFixture{key: full, reader: cr}
-	for i := range benchMonitors {
+	for i := range monitors {
 		m := benchMonitor(i, now)
 		f.ids = append(f.ids, string(m.UID))
 		if err := cr.add(m); err != nil {
@@ -311,7 +313,7 @@ func newBenchFixture(dir string) (*benchFixture, error) {
 	f.store = st
 	// 30 days of checks every 10 minutes from one region for benchHistory
 	// monitors (4,320 rows each).
-	f.history = f.ids[:benchHistory]
+	f.history = f.ids[:history]
 	for _, id := range f.history {
 		var checks []store.Check
 		for t := now.Add(-30 * 24 * time.Hour); t.Before(now); t = t.Add(10 * time.Minute) {
