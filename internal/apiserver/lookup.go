@@ -93,6 +93,23 @@ func (s *Server) monitorByID(ctx context.Context, ns, id string) (*monv1.Monitor
 	return obj.(*monv1.Monitor), nil
 }
 
+// sharedMonitorByID is monitorByID for a reader that does not modify the
+// monitor (GET /monitors/:id): the indexed read hands out the cache's
+// object (a shallow copy) instead of a deep copy. Readers without the
+// index take monitorByID's way.
+func (s *Server) sharedMonitorByID(ctx context.Context, ns, id string) (*monv1.Monitor, error) {
+	var list monv1.MonitorList
+	if id != "" && s.opts.Client.List(ctx, &list, client.InNamespace(ns), client.MatchingFields{UIDIndex: id}, client.UnsafeDisableDeepCopy) == nil {
+		if err := s.overlay.apply(&list, ns, s.clock.Now()); err != nil {
+			return nil, err
+		}
+		if obj := liveWithUID(&list, id); obj != nil {
+			return obj.(*monv1.Monitor), nil
+		}
+	}
+	return s.monitorByID(ctx, ns, id)
+}
+
 // fresh re-reads obj (found by id) from the API server, so an update starts
 // from the newest version.
 func (s *Server) fresh(ctx context.Context, obj client.Object) error {

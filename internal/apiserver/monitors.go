@@ -248,13 +248,14 @@ func (s *Server) writeFailed(ctx context.Context, ns string, err error, mapPath 
 
 // monitorRefs resolves what monitor objects reference, once per request.
 type monitorRefs struct {
-	s        *Server
-	ns       string
-	groups   *objectUIDs
-	policies *objectUIDs
-	plan     *monv1.Plan
-	regions  []string
-	loaded   bool
+	s          *Server
+	ns         string
+	groups     *objectUIDs
+	policies   *objectUIDs
+	plan       *monv1.Plan
+	regions    []string
+	loaded     bool
+	planLoaded bool
 }
 
 func (s *Server) refs(ns string) *monitorRefs { return &monitorRefs{s: s, ns: ns} }
@@ -263,6 +264,9 @@ func (x *monitorRefs) load(ctx context.Context) error {
 	if x.loaded {
 		return nil
 	}
+	if err := x.loadPlan(ctx); err != nil {
+		return err
+	}
 	var err error
 	if x.groups, err = x.s.uidIndex(ctx, &monv1.MonitorGroupList{}, x.ns); err != nil {
 		return err
@@ -270,13 +274,26 @@ func (x *monitorRefs) load(ctx context.Context) error {
 	if x.policies, err = x.s.uidIndex(ctx, &monv1.EscalationPolicyList{}, x.ns); err != nil {
 		return err
 	}
+	x.loaded = true
+	return nil
+}
+
+// loadPlan reads the workspace's plan and the regions: what the default
+// regions come from. load also reads the groups and escalation policies
+// that references resolve to; a monitor without references needs only
+// this (GET /monitors/:id).
+func (x *monitorRefs) loadPlan(ctx context.Context) error {
+	if x.planLoaded {
+		return nil
+	}
+	var err error
 	if x.plan, err = x.s.opts.Plans.ForNamespace(ctx, x.ns); err != nil {
 		return err
 	}
 	if x.regions, err = monitor.RegionCodes(ctx, x.s.opts.Client); err != nil {
 		return err
 	}
-	x.loaded = true
+	x.planLoaded = true
 	return nil
 }
 
@@ -613,17 +630,26 @@ func (s *Server) pathMonitor(w http.ResponseWriter, r *http.Request) *monv1.Moni
 // monitor with the uptimes computed from the store; its bytes are reused
 // while the item's key (see listKey) and both uptimes are the same.
 func (s *Server) getMonitor(w http.ResponseWriter, r *http.Request) {
-	m := s.pathMonitor(w, r)
-	if m == nil {
+	ctx := r.Context()
+	m, err := s.sharedMonitorByID(ctx, CallerFrom(ctx).Namespace, chi.URLParam(r, "id"))
+	if errors.Is(err, errNotFound) {
+		writeNotFound(w, "Monitor")
 		return
 	}
-	ctx := r.Context()
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
 	if s.opts.Store == nil || m.UID == "" || m.ResourceVersion == "" {
 		s.writeMonitor(w, r, m, http.StatusOK, true)
 		return
 	}
 	x := s.refs(m.Namespace)
-	if err := x.load(ctx); err != nil {
+	load := x.loadPlan
+	if m.Spec.GroupRef != nil || m.Spec.EscalationPolicyRef != nil {
+		load = x.load
+	}
+	if err := load(ctx); err != nil {
 		s.writeErr(w, r, err)
 		return
 	}
