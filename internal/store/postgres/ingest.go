@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/uptime-operator/uptime-operator/internal/store"
 	"github.com/uptime-operator/uptime-operator/internal/store/internal/sqlstore"
 )
@@ -117,12 +119,96 @@ func (s *Store) mergeGroup(group []*ingestReq) {
 	}
 }
 
-// merge stores checks and their rollups in one statement (ingestSQL, one
-// round trip: a statement is its own transaction) and returns the ids that
-// were new. The rows go as one array parameter per column in pgx's binary
-// format; a COPY into a staging table took five round trips (begin, create
-// the table, copy, merge, commit) and emptied the table at every commit.
+// merge stores checks and their rollup increments in one transaction and
+// returns the ids that were new. The common case, a batch none of whose ids
+// is known, is two COPYs: the checks into checks and their increments per
+// monitor, region and minute into rollup_deltas (folded into rollups by the
+// compactor, see compact.go). COPY cannot skip known ids, so a batch with one
+// (an agent retrying after a lost acknowledgement, or two replicas sent the
+// same result) fails with a unique violation and is merged again by
+// knownSQL, which skips them.
 func (s *Store) merge(ctx context.Context, checks []store.Check) (map[string]bool, error) {
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"checks"}, checkCols, pgx.CopyFromSlice(len(checks), func(i int) ([]any, error) {
+			return checkRow(&checks[i]), nil
+		})); err != nil {
+			return fmt.Errorf("copy checks: %w", err)
+		}
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"rollup_deltas"}, deltaCols, pgx.CopyFromRows(minuteDeltas(checks))); err != nil {
+			return fmt.Errorf("copy rollup deltas: %w", err)
+		}
+		return nil
+	})
+	if err == nil {
+		fresh := make(map[string]bool, len(checks))
+		for i := range checks {
+			fresh[checks[i].ID] = true
+		}
+		return fresh, nil
+	}
+	if !dialect.IsUniqueViolation(err) {
+		return nil, fmt.Errorf("insert checks: %w", err)
+	}
+	return s.mergeKnown(ctx, checks)
+}
+
+// checkRow returns the values of c in checkCols order.
+func checkRow(c *store.Check) []any {
+	var code *int64
+	if c.StatusCode != nil {
+		v := int64(*c.StatusCode)
+		code = &v
+	}
+	var errType, errMsg, detail *string
+	if c.ErrorType != "" {
+		errType = &c.ErrorType
+	}
+	if c.ErrorMessage != "" {
+		errMsg = &c.ErrorMessage
+	}
+	if len(c.Details) > 0 {
+		d := string(c.Details)
+		detail = &d
+	}
+	return []any{c.ID, c.MonitorID, c.Namespace, c.Region, c.CheckedAt, string(c.Status), code, c.ResponseTimeMs, errType, errMsg, detail}
+}
+
+// minuteDeltas folds checks into one rollup_deltas row (deltaCols order) per
+// monitor, region and minute.
+func minuteDeltas(checks []store.Check) [][]any {
+	type key struct {
+		monitor, region string
+		minute          int64
+	}
+	idx := make(map[key]int, len(checks))
+	var keys []key
+	var stats []store.Stats
+	for i := range checks {
+		c := &checks[i]
+		k := key{c.MonitorID, c.Region, store.Bucket(c.CheckedAt, store.StepMinute)}
+		j, ok := idx[k]
+		if !ok {
+			j = len(keys)
+			idx[k] = j
+			keys = append(keys, k)
+			stats = append(stats, store.Stats{})
+		}
+		stats[j].AddCheck(c.Status, c.ResponseTimeMs)
+	}
+	rows := make([][]any, len(keys))
+	for j, k := range keys {
+		st := &stats[j]
+		rows[j] = []any{k.monitor, k.region, k.minute, st.Up, st.Down, st.Degraded, st.Blocked, st.Unknown,
+			st.ResponseSumMs, st.ResponseMinMs, st.ResponseMaxMs}
+	}
+	return rows
+}
+
+// mergeKnown stores the checks whose ids are new and their rollup increments
+// in one statement (knownSQL: a statement is its own transaction) and
+// returns those ids. The rows go as one array parameter per column in pgx's
+// binary format.
+func (s *Store) mergeKnown(ctx context.Context, checks []store.Check) (map[string]bool, error) {
 	n := len(checks)
 	var (
 		ids, monitors, namespaces = make([]string, n), make([]string, n), make([]string, n)
@@ -133,25 +219,13 @@ func (s *Store) merge(ctx context.Context, checks []store.Check) (map[string]boo
 		errTypes, errMsgs, detail = make([]*string, n), make([]*string, n), make([]*string, n)
 	)
 	for i := range checks {
-		c := &checks[i]
-		ids[i], monitors[i], namespaces[i], regions[i] = c.ID, c.MonitorID, c.Namespace, c.Region
-		checkedAt[i], statuses[i], rts[i] = c.CheckedAt, string(c.Status), c.ResponseTimeMs
-		if c.StatusCode != nil {
-			code := int64(*c.StatusCode)
-			codes[i] = &code
-		}
-		if c.ErrorType != "" {
-			errTypes[i] = &c.ErrorType
-		}
-		if c.ErrorMessage != "" {
-			errMsgs[i] = &c.ErrorMessage
-		}
-		if len(c.Details) > 0 {
-			d := string(c.Details)
-			detail[i] = &d
-		}
+		r := checkRow(&checks[i])
+		ids[i], monitors[i], namespaces[i], regions[i] = r[0].(string), r[1].(string), r[2].(string), r[3].(string)
+		checkedAt[i], statuses[i], codes[i], rts[i] = r[4].(time.Time), r[5].(string), r[6].(*int64), r[7].(int64)
+		errTypes[i], errMsgs[i], detail[i] = r[8].(*string), r[9].(*string), r[10].(*string)
 	}
-	rows, err := s.pool.Query(ctx, ingestSQL, ids, monitors, namespaces, regions, checkedAt, statuses, codes, rts, errTypes, errMsgs, detail)
+	args := []any{ids, monitors, namespaces, regions, checkedAt, statuses, codes, rts, errTypes, errMsgs, detail}
+	rows, err := s.pool.Query(ctx, knownSQL, args...)
 	if err != nil {
 		return nil, fmt.Errorf("insert checks: %w", err)
 	}

@@ -35,6 +35,10 @@ type Options struct {
 	Schema string
 	// MaxConns bounds the pool (pgxpool's default when 0).
 	MaxConns int32
+	// CompactEvery is how often the store folds pending rollup increments
+	// (compact.go); one second when 0, never when negative (the caller then
+	// calls Compact).
+	CompactEvery time.Duration
 }
 
 // Store is the PostgreSQL store.
@@ -44,9 +48,11 @@ type Store struct {
 
 	// Concurrent InsertChecks calls are merged into one transaction by the
 	// ingester goroutine (see ingest.go).
-	ingest    chan *ingestReq
-	quit      chan struct{}
-	done      chan struct{}
+	ingest chan *ingestReq
+	quit   chan struct{}
+	done   chan struct{}
+	// compacted is closed when the compactor (compact.go) has stopped.
+	compacted chan struct{}
 	closeOnce sync.Once
 }
 
@@ -81,9 +87,19 @@ func Open(ctx context.Context, dsn string, o Options) (*Store, error) {
 		pool.Close()
 		return nil, err
 	}
-	s := &Store{pool: pool, ingest: make(chan *ingestReq, maxIngestQueue), quit: make(chan struct{}), done: make(chan struct{})}
+	s := &Store{pool: pool, ingest: make(chan *ingestReq, maxIngestQueue), quit: make(chan struct{}), done: make(chan struct{}),
+		compacted: make(chan struct{})}
 	s.Store = &sqlstore.Store{B: backend{pool: pool}, D: dialect, Now: o.Now}
 	go s.ingester()
+	every := o.CompactEvery
+	if every == 0 {
+		every = defaultCompactEvery
+	}
+	if every > 0 {
+		go s.compactor(every)
+	} else {
+		close(s.compacted)
+	}
 	return s, nil
 }
 
@@ -135,6 +151,7 @@ func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		close(s.quit)
 		<-s.done
+		<-s.compacted
 		s.pool.Close()
 	})
 	return nil
@@ -143,39 +160,39 @@ func (s *Store) Close() error {
 // Pool exposes the connection pool, for per-monitor advisory locks and tests.
 func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 
-var copyCols = []string{"id", "monitor_id", "namespace", "region", "checked_at", "status", "status_code",
+// checkCols are the columns of checks an ingest writes, in checkRow order.
+var checkCols = []string{"id", "monitor_id", "namespace", "region", "checked_at", "status", "status_code",
 	"response_time_ms", "error_type", "error_message", "details"}
 
-// ingestSQL inserts the checks given as one array per column ($1 to $11
-// in copyCols order), skipping known ids, and adds the new ones to their
-// minute, hour and day rollups; it returns the new ids.
-var ingestSQL = `WITH src AS (
+// deltaCols are the columns of rollup_deltas, in minuteDeltas order.
+var deltaCols = []string{"monitor_id", "region", "bucket", "up", "down", "degraded", "blocked", "unknown", "rt_sum", "rt_min", "rt_max"}
+
+// knownSQL inserts the checks given as one array per column ($1 to $11 in
+// checkCols order), skipping known ids, and appends the increments of the
+// new ones per monitor, region and minute to rollup_deltas; it returns the
+// new ids.
+var knownSQL = `WITH src AS (
   SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::text[], $7::bigint[],
     $8::bigint[], $9::text[], $10::text[], $11::text[])
     AS t(id, monitor_id, namespace, region, checked_at, status, status_code, response_time_ms, error_type, error_message, details)
 ), ins AS (
-  INSERT INTO checks (` + strings.Join(copyCols, ", ") + `)
+  INSERT INTO checks (` + strings.Join(checkCols, ", ") + `)
   SELECT id, monitor_id, namespace, region, checked_at, status, status_code, response_time_ms, error_type, error_message,
     details::jsonb FROM src
   ON CONFLICT (id) DO NOTHING
   RETURNING id, monitor_id, region, checked_at, status, response_time_ms
-), agg AS (
-  SELECT monitor_id, region, st.step,
-    (floor(extract(epoch FROM checked_at) / st.step) * st.step)::bigint AS bucket,
-    count(*) FILTER (WHERE status = 'up') AS up,
-    count(*) FILTER (WHERE status = 'down') AS down,
-    count(*) FILTER (WHERE status = 'degraded') AS degraded,
-    count(*) FILTER (WHERE status = 'blocked') AS blocked,
-    count(*) FILTER (WHERE status NOT IN ('up', 'down', 'degraded', 'blocked')) AS unknown,
-    coalesce(sum(response_time_ms) FILTER (WHERE status IN ('up', 'degraded')), 0)::bigint AS rt_sum,
-    min(response_time_ms) FILTER (WHERE status IN ('up', 'degraded')) AS rt_min,
-    max(response_time_ms) FILTER (WHERE status IN ('up', 'degraded')) AS rt_max
-  FROM ins CROSS JOIN (VALUES (60::bigint), (3600::bigint), (86400::bigint)) AS st(step)
-  GROUP BY 1, 2, 3, 4
-), roll AS (
-  INSERT INTO rollups (monitor_id, region, step, bucket, up, down, degraded, blocked, unknown, rt_sum, rt_min, rt_max)
-  SELECT monitor_id, region, step, bucket, up, down, degraded, blocked, unknown, rt_sum, rt_min, rt_max
-  FROM agg ORDER BY monitor_id, step, bucket, region` + sqlstore.RollupUpsertConflict + `
+), deltas AS (
+  INSERT INTO rollup_deltas (` + strings.Join(deltaCols, ", ") + `)
+  SELECT monitor_id, region, (floor(extract(epoch FROM checked_at) / 60) * 60)::bigint,
+    count(*) FILTER (WHERE status = 'up'),
+    count(*) FILTER (WHERE status = 'down'),
+    count(*) FILTER (WHERE status = 'degraded'),
+    count(*) FILTER (WHERE status = 'blocked'),
+    count(*) FILTER (WHERE status NOT IN ('up', 'down', 'degraded', 'blocked')),
+    coalesce(sum(response_time_ms) FILTER (WHERE status IN ('up', 'degraded')), 0)::bigint,
+    min(response_time_ms) FILTER (WHERE status IN ('up', 'degraded')),
+    max(response_time_ms) FILTER (WHERE status IN ('up', 'degraded'))
+  FROM ins GROUP BY 1, 2, 3
   RETURNING 1
 )
 SELECT id FROM ins`
@@ -266,6 +283,10 @@ var dialect = sqlstore.Dialect{
 		var e *pgconn.PgError
 		return errors.As(err, &e) && e.Code == "23505"
 	},
+	// Ingest appends rollup increments to rollup_deltas (see compact.go);
+	// rollups_all adds them to the compacted rows.
+	RollupsRead:  "rollups_all",
+	RollupDeltas: "rollup_deltas",
 }
 
 // LoadRollups adds pre-aggregated rollup buckets (COPY into a staging table,

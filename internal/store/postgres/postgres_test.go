@@ -85,6 +85,7 @@ func rawCopy(b *testing.B) storetest.RawInsert {
 			response_time_ms BIGINT NOT NULL DEFAULT 0, error_type TEXT, error_message TEXT, details JSONB)`,
 		"CREATE INDEX ON " + table + " (monitor_id, checked_at DESC)",
 		"CREATE INDEX ON " + table + " (checked_at)",
+		"CREATE INDEX ON " + table + " (monitor_id, region, checked_at DESC)",
 	} {
 		if _, err := pool.Exec(ctx, q); err != nil {
 			b.Fatal(err)

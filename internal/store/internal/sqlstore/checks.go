@@ -359,7 +359,7 @@ func (s *Store) Stats(ctx context.Context, q store.StatsQuery) (store.Stats, err
 		err := r.QueryRow(ctx, `SELECT CAST(coalesce(sum(up),0) AS BIGINT), CAST(coalesce(sum(down),0) AS BIGINT),
  CAST(coalesce(sum(degraded),0) AS BIGINT), CAST(coalesce(sum(blocked),0) AS BIGINT), CAST(coalesce(sum(unknown),0) AS BIGINT),
  CAST(coalesce(sum(rt_sum),0) AS BIGINT), min(rt_min), max(rt_max)
- FROM rollups WHERE monitor_id = ?`+region+` AND (`+strings.Join(roll, " OR ")+`)`, args...).
+ FROM `+s.D.rollupsRead()+` WHERE monitor_id = ?`+region+` AND (`+strings.Join(roll, " OR ")+`)`, args...).
 			Scan(&st.Up, &st.Down, &st.Degraded, &st.Blocked, &st.Unknown, &st.ResponseSumMs, &mn, &mx)
 		if err != nil {
 			return st, fmt.Errorf("sum rollups: %w", err)
@@ -466,7 +466,7 @@ func (s *Store) ResponseSeries(ctx context.Context, q store.SeriesQuery) ([]stor
 	rows, err := s.B.Reader().Query(ctx, `SELECT (bucket - ?) / ? AS k,
  CAST(sum(up) AS BIGINT), CAST(sum(down) AS BIGINT), CAST(sum(degraded) AS BIGINT), CAST(sum(blocked) AS BIGINT), CAST(sum(unknown) AS BIGINT),
  CAST(sum(rt_sum) AS BIGINT), min(rt_min), max(rt_max)
- FROM rollups WHERE monitor_id = ? AND step = ? AND bucket >= ? AND bucket < ?`+region+`
+ FROM `+s.D.rollupsRead()+` WHERE monitor_id = ? AND step = ? AND bucket >= ? AND bucket < ?`+region+`
  GROUP BY k ORDER BY k`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("query series: %w", err)
@@ -532,10 +532,20 @@ func (s *Store) PruneRollups(ctx context.Context, step time.Duration, olderThan 
 	return n, nil
 }
 
+// historyDeletes returns the statements deleting a monitor's rows (one
+// placeholder, the monitor id): the given ones, then its rollups in every
+// table that holds them.
+func (s *Store) historyDeletes(stmts ...string) []string {
+	for _, t := range s.D.rollupTables() {
+		stmts = append(stmts, "DELETE FROM "+t+" WHERE monitor_id = ?")
+	}
+	return stmts
+}
+
 // ResetStats implements store.Store.
 func (s *Store) ResetStats(ctx context.Context, monitorID string) error {
 	err := s.B.Write(ctx, func(q Querier) error {
-		for _, stmt := range []string{"DELETE FROM checks WHERE monitor_id = ?", "DELETE FROM rollups WHERE monitor_id = ?"} {
+		for _, stmt := range s.historyDeletes("DELETE FROM checks WHERE monitor_id = ?") {
 			if _, err := q.Exec(ctx, stmt, monitorID); err != nil {
 				return err
 			}
@@ -551,9 +561,8 @@ func (s *Store) ResetStats(ctx context.Context, monitorID string) error {
 // DeleteMonitorHistory implements store.Store.
 func (s *Store) DeleteMonitorHistory(ctx context.Context, monitorID string) error {
 	err := s.B.Write(ctx, func(q Querier) error {
-		for _, stmt := range []string{
+		for _, stmt := range s.historyDeletes(
 			"DELETE FROM checks WHERE monitor_id = ?",
-			"DELETE FROM rollups WHERE monitor_id = ?",
 			"DELETE FROM incidents WHERE monitor_id = ?", // events, notes and AI content cascade
 			"DELETE FROM dns_records WHERE monitor_id = ?",
 			"DELETE FROM pause_windows WHERE monitor_id = ?",
@@ -561,7 +570,7 @@ func (s *Store) DeleteMonitorHistory(ctx context.Context, monitorID string) erro
 			"DELETE FROM cert_observations WHERE monitor_id = ?",
 			"DELETE FROM expiry_notices WHERE monitor_id = ?",
 			"DELETE FROM monitor_judgements WHERE monitor_id = ?",
-		} {
+		) {
 			if _, err := q.Exec(ctx, stmt, monitorID); err != nil {
 				return err
 			}

@@ -57,6 +57,30 @@ type Dialect struct {
 	LockMonitor string
 	// IsUniqueViolation reports whether err is a unique-constraint violation.
 	IsUniqueViolation func(err error) bool
+	// RollupsRead is the relation rollup reads sum over (rows of the
+	// rollups columns, possibly several per bucket); "rollups" when empty.
+	RollupsRead string
+	// RollupDeltas is a table of rollup increments not yet folded into
+	// rollups, whose rows of a monitor go with it; empty when there is none.
+	RollupDeltas string
+}
+
+// rollupsRead returns the relation rollup reads select from.
+func (d *Dialect) rollupsRead() string {
+	if d.RollupsRead == "" {
+		return "rollups"
+	}
+	return d.RollupsRead
+}
+
+// rollupTables returns the tables holding a monitor's rollups, pending
+// increments first: a delete that takes them in this order waits for a
+// compaction in flight instead of deadlocking with it.
+func (d *Dialect) rollupTables() []string {
+	if d.RollupDeltas == "" {
+		return []string{"rollups"}
+	}
+	return []string{d.RollupDeltas, "rollups"}
 }
 
 // Backend is what a database provides to Store.

@@ -129,7 +129,7 @@ func (s *Store) statsMany(ctx context.Context, monitorIDs []string, ranges []sto
 			rows, err := r.Query(ctx, `SELECT monitor_id, `+bucketCol+`,
  CAST(sum(up) AS BIGINT), CAST(sum(down) AS BIGINT), CAST(sum(degraded) AS BIGINT), CAST(sum(blocked) AS BIGINT), CAST(sum(unknown) AS BIGINT),
  CAST(sum(rt_sum) AS BIGINT), min(rt_min), max(rt_max)
- FROM rollups WHERE monitor_id IN `+placeholders(len(chunk))+` AND step = ? AND bucket >= ? AND bucket < ?
+ FROM `+s.D.rollupsRead()+` WHERE monitor_id IN `+placeholders(len(chunk))+` AND step = ? AND bucket >= ? AND bucket < ?
  GROUP BY `+groupBy, args...)
 			if err != nil {
 				return nil, fmt.Errorf("sum rollups of many monitors: %w", err)
