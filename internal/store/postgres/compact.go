@@ -47,8 +47,8 @@ const compactSQL = `WITH d AS (
 )
 SELECT count(*) FROM d`
 
-// Compact folds every rollup delta pending when it starts into rollups and
-// returns how many it folded. The compactor calls it every Options.CompactEvery;
+// Compact folds the pending rollup deltas into rollups, except those another
+// compaction is folding at the same time, and returns how many it folded. The compactor calls it every Options.CompactEvery;
 // calling it besides is safe (tests, a replica shutting down).
 func (s *Store) Compact(ctx context.Context) (int64, error) {
 	var total int64

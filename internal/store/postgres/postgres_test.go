@@ -23,25 +23,40 @@ func dsn(t testing.TB) string { return testutil.PostgresDSN(t) }
 // newStore opens a store in a fresh schema that is dropped afterwards.
 func newStore(t testing.TB) *postgres.Store {
 	t.Helper()
+	return openIn(t, newSchema(t), postgres.Options{})
+}
+
+// newSchema names a fresh schema, dropped when the test ends (after the
+// stores opened in it are closed).
+func newSchema(t testing.TB) string {
+	t.Helper()
 	d := dsn(t)
 	schema := "t_" + strings.ReplaceAll(uuid.NewString(), "-", "")
-	ctx := context.Background()
-	s, err := postgres.Open(ctx, d, postgres.Options{Schema: schema})
-	if err != nil {
-		t.Fatal(err)
-	}
 	t.Cleanup(func() {
-		_ = s.Close()
+		ctx := context.Background()
 		conn, err := pgx.Connect(ctx, d)
 		if err != nil {
 			t.Errorf("drop schema: %v", err)
 			return
 		}
 		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, "DROP SCHEMA "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
+		if _, err := conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
 			t.Errorf("drop schema: %v", err)
 		}
 	})
+	return schema
+}
+
+// openIn opens a store in schema, closed when the test ends; several stores
+// in one schema stand for manager replicas sharing a database.
+func openIn(t testing.TB, schema string, o postgres.Options) *postgres.Store {
+	t.Helper()
+	o.Schema = schema
+	s, err := postgres.Open(context.Background(), dsn(t), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
 	return s
 }
 
