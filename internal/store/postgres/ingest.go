@@ -14,9 +14,8 @@ import (
 
 // Check ingest is group-committed, like the SQLite writer: batches that
 // arrive while one is being merged are merged together next, in one
-// statement. Concurrent batches would otherwise update the same
-// rollup rows (every batch touches the minute, hour and day bucket of each
-// monitor and region in it) and wait on each other's row locks.
+// transaction, which pays the round trips and the commit once and folds
+// their rollup increments into fewer delta rows.
 
 const (
 	// maxIngestGroup bounds the checks merged in one transaction.
@@ -35,8 +34,8 @@ type ingestResult struct {
 	err      error
 }
 
-// InsertChecks stores the batch and its rollups in one statement (see
-// ingestSQL), together with batches that arrived meanwhile.
+// InsertChecks stores the batch and its rollup increments in one transaction
+// (see merge), together with batches that arrived meanwhile.
 func (s *Store) InsertChecks(ctx context.Context, checks []store.Check) (int, error) {
 	batch, err := sqlstore.PrepareChecks(checks)
 	if err != nil {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -64,12 +66,44 @@ func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Store { return newStore(t) })
 }
 
+// BenchmarkIngest measures ingest as it runs (the compactor folding rollup
+// deltas in the background every second) and, as compaction=inline, with
+// the compaction due every second done inside InsertChecks, so its cost is
+// in the figure.
 func BenchmarkIngest(b *testing.B) {
 	for _, w := range []int{1, 4} {
 		b.Run(fmt.Sprintf("batch=1000/writers=%d", w), func(b *testing.B) {
 			storetest.BenchIngest(b, newStore(b), 1000, w, rawCopy(b))
 		})
 	}
+	b.Run("batch=1000/writers=1/compaction=inline", func(b *testing.B) {
+		s := &inlineCompaction{Store: openIn(b, newSchema(b), postgres.Options{CompactEvery: -1}), last: time.Now()}
+		storetest.BenchIngest(b, s, 1000, 1, rawCopy(b))
+	})
+}
+
+// inlineCompaction compacts within InsertChecks once a second has passed
+// since it last did.
+type inlineCompaction struct {
+	*postgres.Store
+	mu   sync.Mutex
+	last time.Time
+}
+
+func (s *inlineCompaction) InsertChecks(ctx context.Context, checks []store.Check) (int, error) {
+	n, err := s.Store.InsertChecks(ctx, checks)
+	if err != nil {
+		return n, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if time.Since(s.last) >= time.Second {
+		s.last = time.Now()
+		if _, err := s.Compact(ctx); err != nil {
+			return n, err
+		}
+	}
+	return n, nil
 }
 
 func BenchmarkUptimeQuery(b *testing.B) {
