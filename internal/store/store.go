@@ -551,8 +551,10 @@ type JudgeTx interface {
 // use by several processes sharing one database where the backend allows it
 // (PostgreSQL).
 type Store interface {
-	// InsertChecks writes checks and updates their rollups in one transaction.
-	// It is idempotent on Check.ID: already stored ids (and duplicates within
+	// InsertChecks writes checks and their rollup increments in one
+	// transaction: once it returns, every rollup read counts them (PostgreSQL
+	// folds the increments into the rollup rows later, see its package). It
+	// is idempotent on Check.ID: already stored ids (and duplicates within
 	// the batch) are skipped and not counted again. It returns how many checks
 	// were new.
 	InsertChecks(ctx context.Context, checks []Check) (inserted int, err error)
