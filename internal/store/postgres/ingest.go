@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/uptime-operator/uptime-operator/internal/store"
 	"github.com/uptime-operator/uptime-operator/internal/store/internal/sqlstore"
@@ -20,8 +21,12 @@ import (
 const (
 	// maxIngestGroup bounds the checks merged in one transaction.
 	maxIngestGroup = 8000
-	// maxIngestQueue bounds the batches waiting for the ingester.
+	// maxIngestQueue bounds the batches waiting for the ingesters.
 	maxIngestQueue = 64
+	// ingestWorkers is how many groups are merged at once. Ingest locks no
+	// shared row (rollup increments are appended, see compact.go), so two
+	// transactions proceed in parallel on the server.
+	ingestWorkers = 2
 )
 
 type ingestReq struct {
@@ -59,9 +64,8 @@ func (s *Store) InsertChecks(ctx context.Context, checks []store.Check) (int, er
 }
 
 // ingester merges queued batches until the store closes, then drains the
-// queue.
+// queue; ingestWorkers of them run.
 func (s *Store) ingester() {
-	defer close(s.done)
 	for {
 		var first *ingestReq
 		select {
@@ -145,9 +149,13 @@ func (s *Store) merge(ctx context.Context, checks []store.Check) (map[string]boo
 		}
 		return fresh, nil
 	}
-	if !dialect.IsUniqueViolation(err) {
+	var pgErr *pgconn.PgError
+	if !dialect.IsUniqueViolation(err) && !(errors.As(err, &pgErr) && pgErr.Code == "40P01") {
 		return nil, fmt.Errorf("insert checks: %w", err)
 	}
+	// A known id, or a deadlock with a transaction inserting some of the
+	// same ids in another order (the other ingester, another replica), which
+	// has ended by now.
 	return s.mergeKnown(ctx, checks)
 }
 

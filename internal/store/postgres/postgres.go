@@ -90,7 +90,11 @@ func Open(ctx context.Context, dsn string, o Options) (*Store, error) {
 	s := &Store{pool: pool, ingest: make(chan *ingestReq, maxIngestQueue), quit: make(chan struct{}), done: make(chan struct{}),
 		compacted: make(chan struct{})}
 	s.Store = &sqlstore.Store{B: backend{pool: pool}, D: dialect, Now: o.Now}
-	go s.ingester()
+	var ingesters sync.WaitGroup
+	for range ingestWorkers {
+		ingesters.Go(s.ingester)
+	}
+	go func() { ingesters.Wait(); close(s.done) }()
 	every := o.CompactEvery
 	if every == 0 {
 		every = defaultCompactEvery
