@@ -59,7 +59,8 @@ func fmtStats(st store.Stats) string {
 
 // figures renders what the store answers about monitors from its rollups:
 // Stats over whole days, over unaligned ranges (minute, hour and day buckets
-// plus raw edges), StatsMany, and hourly and per-minute series.
+// plus raw edges), StatsMany, UptimeWindows, and hourly and per-minute
+// series.
 func figures(t *testing.T, s store.Store, monitors []string) string {
 	t.Helper()
 	ctx := context.Background()
@@ -81,6 +82,16 @@ func figures(t *testing.T, s store.Store, monitors []string) string {
 				t.Fatal(err)
 			}
 			fmt.Fprintf(&b, "%s %s eu %s\n", m, r[0].Format(time.RFC3339), fmtStats(st))
+		}
+		ups, err := s.UptimeWindows(ctx, m, day0.Add(50*time.Hour+59*time.Minute), 48*time.Hour, 24*time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, u := range ups {
+			if u == nil {
+				t.Fatalf("%s: no uptime", m)
+			}
+			fmt.Fprintf(&b, "%s uptime %.9f\n", m, *u)
 		}
 		for _, step := range []time.Duration{time.Hour, time.Minute} {
 			ps, err := s.ResponseSeries(ctx, store.SeriesQuery{MonitorID: m, From: day0.Add(22 * time.Hour), To: day0.Add(26 * time.Hour), Step: step})

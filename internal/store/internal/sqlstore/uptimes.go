@@ -32,7 +32,7 @@ func (s *Store) UptimeWindows(ctx context.Context, monitorID string, to time.Tim
 		args = append(args, starts[k].Unix())
 	}
 	sb.WriteString(` ELSE 0 END AS piece, CAST(coalesce(sum(up + degraded), 0) AS BIGINT), CAST(coalesce(sum(down), 0) AS BIGINT)
- FROM rollups WHERE monitor_id = ? AND (`)
+ FROM ` + s.D.rollupsRead() + ` WHERE monitor_id = ? AND (`)
 	args = append(args, monitorID)
 	for i, sg := range segs {
 		if i > 0 {
