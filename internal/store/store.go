@@ -570,6 +570,12 @@ type Store interface {
 	// judgement document: what a judgement of the monitor reads, here
 	// without its lock (status, explanations).
 	MonitorView(ctx context.Context, monitorID string, q ViewQuery) (MonitorView, error)
+	// UnsettledMonitors returns those of monitorIDs that have an open
+	// incident or a judgement document: the only monitors whose passing
+	// results can change anything. One read for a whole batch of results,
+	// where a MonitorView each was the ingest's largest cost at 100,000
+	// monitors.
+	UnsettledMonitors(ctx context.Context, monitorIDs []string) (map[string]bool, error)
 	// RecordAgentContact records that an agent of region called a manager at
 	// at (kept when later), and forgets contacts older than a week.
 	RecordAgentContact(ctx context.Context, region, agent string, at time.Time) error

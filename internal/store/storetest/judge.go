@@ -154,3 +154,34 @@ func testAgentContacts(t *testing.T, s store.Store) {
 	eq(t, "us last contact", got["us"].Last.Equal(base.Add(-30*time.Second)), true)
 	eq(t, "regions", len(got), 2)
 }
+
+func testUnsettledMonitors(t *testing.T, s store.Store) {
+	c := ctx(t)
+	open, state, resolved, quiet := uuid.NewString(), uuid.NewString(), uuid.NewString(), uuid.NewString()
+	must(t, s.Judge(c, open, func(tx store.JudgeTx) error {
+		_, err := tx.Open(c, store.Incident{Namespace: "ns", MonitorID: open, StartedAt: base, Confirmations: 1})
+		return err
+	}))
+	must(t, s.Judge(c, state, func(tx store.JudgeTx) error { return tx.SetState(c, []byte(`{"k":1}`)) }))
+	must(t, s.Judge(c, resolved, func(tx store.JudgeTx) error {
+		inc, err := tx.Open(c, store.Incident{Namespace: "ns", MonitorID: resolved, StartedAt: base, Confirmations: 1})
+		if err != nil {
+			return err
+		}
+		_, err = tx.Resolve(c, inc.ID, base.Add(time.Minute))
+		return err
+	}))
+	// More ids than one statement takes.
+	ids := []string{quiet, open, resolved, state}
+	for range 1200 {
+		ids = append(ids, uuid.NewString())
+	}
+	got, err := s.UnsettledMonitors(c, ids)
+	must(t, err)
+	eq(t, "unsettled monitors", len(got), 2)
+	eq(t, "open incident unsettled", got[open], true)
+	eq(t, "judgement document unsettled", got[state], true)
+	got, err = s.UnsettledMonitors(c, nil)
+	must(t, err)
+	eq(t, "unsettled of none", len(got), 0)
+}

@@ -34,6 +34,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"LatestChecks", testLatestChecks},
 		{"MonitorView", testMonitorView},
 		{"JudgeSerialisesOneMonitor", testJudge},
+		{"UnsettledMonitors", testUnsettledMonitors},
 		{"AgentContacts", testAgentContacts},
 		{"LatencyStats", testLatencyStats},
 		{"RollupUptimeMatchesRaw", testRollupMatchesRaw},

@@ -167,3 +167,37 @@ func (s *Store) AgentsOnline(ctx context.Context, since time.Time) (map[string]s
 	}
 	return out, rows.Err()
 }
+
+// UnsettledMonitors implements store.Store: per chunk of ids, one statement
+// on the open-incident index and the judgement documents' primary key.
+func (s *Store) UnsettledMonitors(ctx context.Context, monitorIDs []string) (map[string]bool, error) {
+	out := map[string]bool{}
+	for lo := 0; lo < len(monitorIDs); lo += manyChunk {
+		ids := monitorIDs[lo:min(lo+manyChunk, len(monitorIDs))]
+		in := placeholders(len(ids))
+		args := make([]any, 0, 2*len(ids))
+		for range 2 {
+			for _, id := range ids {
+				args = append(args, id)
+			}
+		}
+		rows, err := s.B.Reader().Query(ctx, `SELECT monitor_id FROM incidents WHERE resolved_at IS NULL AND monitor_id IN `+in+`
+ UNION SELECT monitor_id FROM monitor_judgements WHERE monitor_id IN `+in, args...)
+		if err != nil {
+			return nil, fmt.Errorf("read unsettled monitors: %w", err)
+		}
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("read unsettled monitors: %w", err)
+			}
+			out[id] = true
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("read unsettled monitors: %w", err)
+		}
+	}
+	return out, nil
+}
