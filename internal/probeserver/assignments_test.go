@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -12,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/assign"
 )
 
 // TestAssignmentListSettles: a region's list is built again only after a
@@ -53,5 +55,47 @@ func TestAssignmentListSettles(t *testing.T) {
 	}
 	if took := time.Since(start); took < 900*time.Millisecond {
 		t.Fatalf("the list was built again %s after the previous build; want a second's settling", took)
+	}
+}
+
+// TestAssignmentListCredentialsAge: a list whose build read no Secret is
+// not built again when assign.CredentialsTTL has passed without a change
+// (at 100,000 Monitors each build is seconds of CPU), while a list that
+// resolved a Secret is, so a rotated credential reaches the agents.
+func TestAssignmentListCredentialsAge(t *testing.T) {
+	scheme := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(scheme)
+	_ = monv1.AddToScheme(scheme)
+	plain := &monv1.Monitor{ObjectMeta: metav1.ObjectMeta{Name: "plain", Namespace: "ns", UID: "uid-plain"},
+		Spec: monv1.MonitorSpec{Type: monv1.MonitorHTTP, URL: "https://example.com/", IntervalSeconds: 60, Regions: []string{"eu"}}}
+	keyed := &monv1.Monitor{ObjectMeta: metav1.ObjectMeta{Name: "keyed", Namespace: "ns", UID: "uid-keyed"},
+		Spec: monv1.MonitorSpec{Type: monv1.MonitorHTTP, URL: "https://example.com/", IntervalSeconds: 60, Regions: []string{"us"},
+			HTTP: &monv1.HTTPConfig{Headers: []monv1.HTTPHeader{{Name: "Authorization",
+				ValueFrom: &monv1.SecretKeySelector{Name: "creds", Key: "token"}}}}}}
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "creds", Namespace: "ns"}, Data: map[string][]byte{"token": []byte("one")}}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(plain, keyed, secret).Build()
+	now := time.Now()
+	s := New(Options{Client: c, Secrets: c, Now: func() time.Time { return now }})
+	ctx := context.Background()
+	eu, err := s.AssignmentList(ctx, "eu")
+	if err != nil || len(eu.Assignments) != 1 {
+		t.Fatalf("eu list: %v, %v", eu, err)
+	}
+	us, err := s.AssignmentList(ctx, "us")
+	if err != nil || len(us.Assignments) != 1 || us.Assignments[0].Config.Headers["Authorization"].Value != "one" {
+		t.Fatalf("us list: %+v, %v", us, err)
+	}
+	secret.Data["token"] = []byte("two")
+	if err := c.Update(ctx, secret); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(assign.CredentialsTTL + time.Second)
+	again, err := s.AssignmentList(ctx, "eu")
+	if err != nil || &again.Assignments[0] != &eu.Assignments[0] {
+		t.Fatalf("a list that read no Secret was built again after the credentials TTL (%v)", err)
+	}
+	rotated, err := s.AssignmentList(ctx, "us")
+	if err != nil || len(rotated.Assignments) != 1 || rotated.Assignments[0].Config.Headers["Authorization"].Value != "two" {
+		t.Fatalf("the rotated credential did not reach the list after the TTL: %+v, %v", rotated, err)
 	}
 }
