@@ -25,6 +25,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 )
 
@@ -60,6 +62,8 @@ type result struct {
 	managerCPU, agentCPU   float64 // cores
 	managerRSS, agentRSS   int64
 	checksPerSec           float64
+	storedPerSec           float64 // results the manager stored, per second
+	bufferedEnd            float64 // results the agent held at the window's end
 	ingestLagP99           string
 	scheduleLagP99         string
 	writes                 map[string]float64 // per second, by "VERB resource/subresource"
@@ -470,6 +474,8 @@ loop:
 	r.ingestLagP99 = quantile(mBefore, mAfter, "uptime_operator_ingest_lag_seconds", 0.99)
 	r.scheduleLagP99 = quantile(aBefore, aAfter, "uptime_probe_schedule_lag_seconds", 0.99)
 	r.checksPerSec = (sumPrefix(aAfter, "uptime_probe_checks_total") - sumPrefix(aBefore, "uptime_probe_checks_total")) / secs
+	r.storedPerSec = (sumPrefix(mAfter, "uptime_operator_check_results_total") - sumPrefix(mBefore, "uptime_operator_check_results_total")) / secs
+	r.bufferedEnd = sumPrefix(aAfter, "uptime_probe_buffered_results")
 	return nil
 }
 
@@ -550,6 +556,16 @@ func restLoad(ctx context.Context, cl *cluster, w *watcher, r *result, o options
 
 	say("REST GET /monitors/:id with %d clients for %s", o.restClients, o.restWindow)
 	ids := w.uids()
+	if len(ids) < 1000 {
+		// The watcher has not listed them yet (at 100,000 on a busy
+		// machine its paged list can take minutes): read some by name.
+		ids = nil
+		for i := 0; i < o.n && len(ids) < 1000; i += max(1, o.n/1000) {
+			if uid, err := uidOf(ctx, cl, w, monitorName(i)); err == nil {
+				ids = append(ids, uid)
+			}
+		}
+	}
 	if len(ids) == 0 {
 		return errors.New("no monitor uids seen")
 	}
@@ -594,9 +610,9 @@ func detection(ctx context.Context, cl *cluster, w *watcher, t *targets, r *resu
 	step := o.n / o.bad
 	for k := range o.bad {
 		i := k * step
-		uid := w.uid(monitorName(i))
-		if uid == "" {
-			return fmt.Errorf("no uid seen for %s", monitorName(i))
+		uid, err := uidOf(ctx, cl, w, monitorName(i))
+		if err != nil {
+			return err
 		}
 		uidToIndex[uid] = i
 		want[uid] = true
@@ -654,6 +670,19 @@ func detection(ctx context.Context, cl *cluster, w *watcher, t *targets, r *resu
 	}
 	r.detectMissing = len(want) - len(seen)
 	return nil
+}
+
+// uidOf is the uid of the Monitor name: as the watcher saw it, else read
+// from kube-apiserver.
+func uidOf(ctx context.Context, cl *cluster, w *watcher, name string) (string, error) {
+	if uid := w.uid(name); uid != "" {
+		return uid, nil
+	}
+	var m monv1.Monitor
+	if err := cl.c.Get(ctx, client.ObjectKey{Namespace: workspaceNS, Name: name}, &m); err != nil {
+		return "", fmt.Errorf("no uid for %s: %w", name, err)
+	}
+	return string(m.UID), nil
 }
 
 // coldStart restarts the manager and the agent with every Monitor in
@@ -782,6 +811,8 @@ func (r *result) print(out io.Writer) {
 	}
 	row(fmt.Sprintf("steady window (after one interval) %s: checks/s", r.steady.Round(time.Second)), fmt.Sprintf("%.0f", r.checksPerSec),
 		fmt.Sprintf("%.0f (N / interval)", float64(r.n)/float64(r.interval)))
+	row("  results stored by the manager per second", fmt.Sprintf("%.0f", r.storedPerSec), "")
+	row("  results the agent still held at the window's end", fmt.Sprintf("%.0f", r.bufferedEnd), "")
 	row("manager CPU / RSS (max in window)", fmt.Sprintf("%.2f cores / %s", r.managerCPU, mib(r.managerRSS)), "")
 	row("agent CPU / RSS (max in window)", fmt.Sprintf("%.2f cores / %s", r.agentCPU, mib(r.agentRSS)), "")
 	row("manager RSS when all were scheduled", mib(r.managerRSSAfterCreated), "")
