@@ -23,8 +23,8 @@ var (
 	// IngestLag is how old results are when the manager stores them (agent
 	// batching, buffering while the manager was unreachable).
 	IngestLag = prometheus.NewHistogram(prometheus.HistogramOpts{
-		Name:    "uptime_operator_ingest_lag_seconds",
-		Help:    "Time from a check's start to its ingestion by the manager.",
+		Name: "uptime_operator_ingest_lag_seconds",
+		Help: "Time from a check's start to its ingestion by the manager.",
 		// Fine between 5 s and 10 min, where a manager falling behind its
 		// agents shows, so that a p99 read from the buckets says how far.
 		Buckets: []float64{0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 45, 60, 90, 120, 180, 300, 600, 1200, 1800, 3600},
