@@ -45,6 +45,15 @@ func InformerMonitors(ctx context.Context, c cache.Cache) (MonitorLister, error)
 	return informerMonitors{indexer: withIndexer.GetIndexer(), versions: v}, nil
 }
 
+// EachMonitor implements MonitorLister.
+func (l informerMonitors) EachMonitor(fn func(*monv1.Monitor)) {
+	for _, o := range l.indexer.List() {
+		if m, ok := o.(*monv1.Monitor); ok {
+			fn(m)
+		}
+	}
+}
+
 // ListMonitors implements MonitorLister.
 func (l informerMonitors) ListMonitors(_ context.Context, ns string) ([]*monv1.Monitor, error) {
 	objs, err := l.indexer.ByIndex(toolscache.NamespaceIndex, ns)

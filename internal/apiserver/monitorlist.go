@@ -356,6 +356,10 @@ func (s *Server) fingerprint(ctx context.Context, ms []*monv1.Monitor, x *monito
 // objects are shared with the informer and must not be modified.
 type MonitorLister interface {
 	ListMonitors(ctx context.Context, namespace string) ([]*monv1.Monitor, error)
+	// EachMonitor calls fn with every Monitor of every namespace, shared
+	// with the informer: fn must not modify or keep it. A pass over
+	// 100,000 copies no Monitor (a List would copy each one).
+	EachMonitor(fn func(*monv1.Monitor))
 }
 
 // sharedMonitors returns the Monitors of ns not being deleted, read-only,
