@@ -159,12 +159,7 @@ func TestGetAnswerFollowsChanges(t *testing.T) {
 
 	get := func() restapi.Monitor {
 		t.Helper()
-		req := httptest.NewRequest(http.MethodGet, "/monitors/"+string(m.UID), nil)
-		rctx := chi.NewRouteContext()
-		rctx.URLParams.Add("id", string(m.UID))
-		req = req.WithContext(context.WithValue(context.WithValue(req.Context(), chi.RouteCtxKey, rctx), callerKey{}, &Caller{Namespace: ns, Level: "read-only"}))
-		rec := httptest.NewRecorder()
-		s.getMonitor(rec, req)
+		rec := getMonitorAsReader(s, ns, string(m.UID))
 		if rec.Code != http.StatusOK || rec.Header().Get("Content-Type") != httpjson.ContentType {
 			t.Fatalf("GET = %d %s %s", rec.Code, rec.Header().Get("Content-Type"), rec.Body)
 		}
@@ -253,4 +248,16 @@ func teamCache(t *testing.T, ns string) *cacheReader {
 		t.Fatal(err)
 	}
 	return cr
+}
+
+// getMonitorAsReader calls the GET /monitors/{id} handler directly, as a
+// read-only key of namespace ns.
+func getMonitorAsReader(s *Server, ns, id string) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(http.MethodGet, "/monitors/"+id, nil)
+	rctx := chi.NewRouteContext()
+	rctx.URLParams.Add("id", id)
+	req = req.WithContext(context.WithValue(context.WithValue(req.Context(), chi.RouteCtxKey, rctx), callerKey{}, &Caller{Namespace: ns, Level: "read-only"}))
+	rec := httptest.NewRecorder()
+	s.getMonitor(rec, req)
+	return rec
 }

@@ -5,13 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/go-chi/chi/v5"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/uptime-operator/uptime-operator/internal/plans"
@@ -57,12 +55,7 @@ func TestUptimeCacheIsExact(t *testing.T) {
 
 	get := func() (day, mon *float64) {
 		t.Helper()
-		req := httptest.NewRequest(http.MethodGet, "/monitors/"+string(m.UID), nil)
-		rctx := chi.NewRouteContext()
-		rctx.URLParams.Add("id", string(m.UID))
-		req = req.WithContext(context.WithValue(context.WithValue(req.Context(), chi.RouteCtxKey, rctx), callerKey{}, &Caller{Namespace: ns, Level: "read-only"}))
-		rec := httptest.NewRecorder()
-		s.getMonitor(rec, req)
+		rec := getMonitorAsReader(s, ns, string(m.UID))
 		if rec.Code != http.StatusOK {
 			t.Fatalf("GET = %d %s", rec.Code, rec.Body)
 		}
