@@ -614,7 +614,17 @@ func (s *Server) writeMonitor(w http.ResponseWriter, r *http.Request, m *monv1.M
 // pathMonitor finds the monitor named by the {id} path value; it writes the
 // 404 and returns nil when there is none in the caller's workspace.
 func (s *Server) pathMonitor(w http.ResponseWriter, r *http.Request) *monv1.Monitor {
-	m, err := s.monitorByID(r.Context(), CallerFrom(r.Context()).Namespace, chi.URLParam(r, "id"))
+	return s.pathMonitorBy(w, r, s.monitorByID)
+}
+
+// pathSharedMonitor is pathMonitor for a handler that does not modify the
+// monitor: it gets the cache's object, not a deep copy (sharedMonitorByID).
+func (s *Server) pathSharedMonitor(w http.ResponseWriter, r *http.Request) *monv1.Monitor {
+	return s.pathMonitorBy(w, r, s.sharedMonitorByID)
+}
+
+func (s *Server) pathMonitorBy(w http.ResponseWriter, r *http.Request, lookup func(ctx context.Context, ns, id string) (*monv1.Monitor, error)) *monv1.Monitor {
+	m, err := lookup(r.Context(), CallerFrom(r.Context()).Namespace, chi.URLParam(r, "id"))
 	if errors.Is(err, errNotFound) {
 		writeNotFound(w, "Monitor")
 		return nil
@@ -631,13 +641,8 @@ func (s *Server) pathMonitor(w http.ResponseWriter, r *http.Request) *monv1.Moni
 // while the item's key (see listKey) and both uptimes are the same.
 func (s *Server) getMonitor(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	m, err := s.sharedMonitorByID(ctx, CallerFrom(ctx).Namespace, chi.URLParam(r, "id"))
-	if errors.Is(err, errNotFound) {
-		writeNotFound(w, "Monitor")
-		return
-	}
-	if err != nil {
-		s.writeErr(w, r, err)
+	m := s.pathSharedMonitor(w, r)
+	if m == nil {
 		return
 	}
 	if s.opts.Store == nil || m.UID == "" || m.ResourceVersion == "" {

@@ -37,20 +37,7 @@ func BenchmarkEngineIngest(b *testing.B) {
 			_ = clientgoscheme.AddToScheme(scheme)
 			_ = monv1.AddToScheme(scheme)
 			regions := []string{"eu", "us", "ap"}
-			var objs []client.Object
-			var uids []string
-			for i := range 200 {
-				m := &monv1.Monitor{
-					ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("m%d", i), Namespace: "bench", UID: types.UID(uuid.NewString())},
-					Spec:       monv1.MonitorSpec{URL: "https://example.com", IntervalSeconds: 60, Regions: regions},
-					Status:     monv1.MonitorStatus{EffectiveRegions: regions, EffectiveIntervalSeconds: 60},
-				}
-				objs = append(objs, m)
-				uids = append(uids, string(m.UID))
-			}
-			for _, r := range regions {
-				objs = append(objs, &monv1.ProbeRegion{ObjectMeta: metav1.ObjectMeta{Name: r}})
-			}
+			objs, uids := fleet("bench", 200, regions...)
 			k := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).
 				WithIndex(&monv1.Monitor{}, UIDIndex, func(o client.Object) []string { return []string{string(o.GetUID())} }).Build()
 			fast := &cachedClient{Client: k, monitors: map[string]monv1.Monitor{}}
@@ -115,4 +102,23 @@ func (c *cachedClient) List(ctx context.Context, list client.ObjectList, opts ..
 		return nil
 	}
 	return c.Client.List(ctx, list, opts...)
+}
+
+// fleet is n HTTP Monitors of namespace ns checked every 60 s from regions
+// (their status already names them), followed by the ProbeRegions; uids
+// are the monitors' in order.
+func fleet(ns string, n int, regions ...string) (objs []client.Object, uids []string) {
+	for i := range n {
+		m := &monv1.Monitor{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("m%d", i), Namespace: ns, UID: types.UID(uuid.NewString())},
+			Spec:       monv1.MonitorSpec{URL: "https://example.com", IntervalSeconds: 60, Regions: regions},
+			Status:     monv1.MonitorStatus{EffectiveRegions: regions, EffectiveIntervalSeconds: 60},
+		}
+		objs = append(objs, m)
+		uids = append(uids, string(m.UID))
+	}
+	for _, r := range regions {
+		objs = append(objs, &monv1.ProbeRegion{ObjectMeta: metav1.ObjectMeta{Name: r}})
+	}
+	return objs, uids
 }

@@ -2,18 +2,13 @@ package engine
 
 import (
 	"context"
-	"fmt"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 	"github.com/uptime-operator/uptime-operator/internal/store/sqlite"
@@ -46,19 +41,7 @@ func TestIngestPassingBatchOneRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	regions := []string{"local"}
-	var objs []client.Object
-	var uids []string
-	for i := range 300 {
-		m := &monv1.Monitor{
-			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("m%d", i), Namespace: "default", UID: types.UID(uuid.NewString())},
-			Spec:       monv1.MonitorSpec{URL: "https://example.com", IntervalSeconds: 60, Regions: regions},
-			Status:     monv1.MonitorStatus{EffectiveRegions: regions, EffectiveIntervalSeconds: 60},
-		}
-		objs = append(objs, m)
-		uids = append(uids, string(m.UID))
-	}
-	objs = append(objs, &monv1.ProbeRegion{ObjectMeta: metav1.ObjectMeta{Name: "local"}})
+	objs, uids := fleet("default", 300, "local")
 	counter := &readCounter{Store: st}
 	e := New(Options{Store: counter, Client: cacheOf(objs...)})
 
