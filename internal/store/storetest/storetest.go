@@ -38,6 +38,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"AgentContacts", testAgentContacts},
 		{"LatencyStats", testLatencyStats},
 		{"RollupUptimeMatchesRaw", testRollupMatchesRaw},
+		{"UptimeWindows", testUptimeWindows},
 		{"UptimeDaily", testUptimeDaily},
 		{"ResponseSeries", testResponseSeries},
 		{"PruneChecks", testPruneChecks},

@@ -14,8 +14,8 @@ import (
 // same windows: checks every 7 minutes over 32 days in two regions (some
 // down, some blocked), windows ending on several minutes of the day (so
 // their pieces split into days, hours and minutes differently), and a
-// monitor without checks. A backend's test calls it with a fresh store.
-func UptimeWindows(t *testing.T, s store.Store) {
+// monitor without checks.
+func testUptimeWindows(t *testing.T, s store.Store) {
 	c := ctx(t)
 	m := uuid.NewString()
 	end := time.Date(2026, 11, 26, 14, 37, 0, 0, time.UTC)
