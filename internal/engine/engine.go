@@ -502,21 +502,18 @@ func (e *Engine) judge(ctx context.Context, m *monv1.Monitor, force, passing boo
 // no new result arrives.
 func (e *Engine) SweepMonitors(ctx context.Context) error { return e.sweep(ctx, 0, true) }
 
-// sweepPage is how many monitors one read of the sweep settles.
-const sweepPage = 500
-
 // sweep judges the monitors whose state time alone can change: those with
 // an open incident or a judgement document (a last-mile notice, failing
-// votes being watched; see judgementState.Watch). Every other monitor has
-// only passing votes and no incident: staleness or a warm-up's end cannot
-// confirm an outage from passing votes, so it is settled for a page at a
-// time in one store read (Store.UnsettledMonitors) instead of a view each,
-// which at 100,000 monitors was a third of the manager's CPU; its status is
-// refreshed at the usual pace. A full sweep (all) judges every monitor:
-// the first one of an engine, which also covers monitors whose failing
-// votes were stored before the watch mark existed. rate > 0 paces the
-// judgements to at most rate a second (wall clock), so that a large fleet
-// costs a bounded share of the CPU and the store.
+// votes being watched; see judgementState.Watch), found in one store read
+// (Store.AllUnsettledMonitors). Every other monitor has only passing votes
+// and no incident: staleness or a warm-up's end cannot confirm an outage
+// from passing votes, so it is not judged, and its status is refreshed at
+// the usual pace. A view read for each of 100,000 monitors was a third of
+// the manager's CPU. A full sweep (all) judges every monitor: the first
+// one of an engine, which also covers monitors whose failing votes were
+// stored before the watch mark existed, and one after a failed read.
+// rate > 0 paces the judgements to at most rate a second (wall clock), so
+// that a large fleet costs a bounded share of the CPU and the store.
 func (e *Engine) sweep(ctx context.Context, rate float64, all bool) error {
 	var list monv1.MonitorList
 	// Judgements only read the monitors (withRegions copies before it
@@ -525,49 +522,33 @@ func (e *Engine) sweep(ctx context.Context, rate float64, all bool) error {
 	if err := e.opts.Client.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
 		return fmt.Errorf("list monitors: %w", err)
 	}
+	var unsettled map[string]bool
+	if !all {
+		var err error
+		if unsettled, err = e.opts.Store.AllUnsettledMonitors(ctx); err != nil {
+			e.opts.Log.Error(err, "read unsettled monitors; judging each")
+		}
+	}
 	start := time.Now()
 	judged := 0
-	for lo := 0; lo < len(list.Items); lo += sweepPage {
-		page := list.Items[lo:min(lo+sweepPage, len(list.Items))]
-		var unsettled map[string]bool
-		if !all {
-			unsettled = e.unsettledOf(ctx, page)
+	for i := range list.Items {
+		m := &list.Items[i]
+		if unsettled != nil && !unsettled[string(m.UID)] {
+			e.refreshSettled(m, e.opts.Now())
+			continue
 		}
-		now := e.opts.Now()
-		for i := range page {
-			m := &page[i]
-			if unsettled != nil && !unsettled[string(m.UID)] {
-				e.refreshSettled(m, now)
-				continue
+		if rate > 0 && judged%100 == 0 {
+			due := time.Duration(float64(judged) / rate * float64(time.Second))
+			if !sleepCtx(ctx, due-time.Since(start)) {
+				return ctx.Err()
 			}
-			if rate > 0 && judged%100 == 0 {
-				due := time.Duration(float64(judged) / rate * float64(time.Second))
-				if !sleepCtx(ctx, due-time.Since(start)) {
-					return ctx.Err()
-				}
-			}
-			judged++
-			if err := e.judge(ctx, m, false, false); err != nil {
-				e.opts.Log.Error(err, "judge monitor", "monitor", m.Name, "namespace", m.Namespace)
-			}
+		}
+		judged++
+		if err := e.judge(ctx, m, false, false); err != nil {
+			e.opts.Log.Error(err, "judge monitor", "monitor", m.Name, "namespace", m.Namespace)
 		}
 	}
 	return nil
-}
-
-// unsettledOf reads which monitors of page are unsettled; nil (judge them
-// all) when the read fails.
-func (e *Engine) unsettledOf(ctx context.Context, page []monv1.Monitor) map[string]bool {
-	ids := make([]string, len(page))
-	for i := range page {
-		ids[i] = string(page[i].UID)
-	}
-	unsettled, err := e.opts.Store.UnsettledMonitors(ctx, ids)
-	if err != nil {
-		e.opts.Log.Error(err, "read unsettled monitors; judging each")
-		return nil
-	}
-	return unsettled
 }
 
 // refreshSettled asks for the status refresh of a settled monitor when it

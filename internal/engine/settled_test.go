@@ -17,7 +17,12 @@ import (
 // readCounter counts the store reads a judgement makes.
 type readCounter struct {
 	Store
-	views, unsettled atomic.Int64
+	views, unsettled, allUnsettled atomic.Int64
+}
+
+func (r *readCounter) AllUnsettledMonitors(ctx context.Context) (map[string]bool, error) {
+	r.allUnsettled.Add(1)
+	return r.Store.AllUnsettledMonitors(ctx)
 }
 
 func (r *readCounter) MonitorView(ctx context.Context, id string, q store.ViewQuery) (store.MonitorView, error) {

@@ -18,6 +18,7 @@ type Store interface {
 	Judge(ctx context.Context, monitorID string, fn func(tx store.JudgeTx) error) error
 	MonitorView(ctx context.Context, monitorID string, q store.ViewQuery) (store.MonitorView, error)
 	UnsettledMonitors(ctx context.Context, monitorIDs []string) (map[string]bool, error)
+	AllUnsettledMonitors(ctx context.Context) (map[string]bool, error)
 	GetOpenIncident(ctx context.Context, monitorID string) (store.Incident, error)
 	GetIncident(ctx context.Context, id string) (store.Incident, error)
 	ResolveIncident(ctx context.Context, id string, at time.Time, manual bool, note string, events ...store.OutboxEvent) (store.Incident, error)

@@ -14,8 +14,8 @@ import (
 
 // TestSweepJudgesUnsettledOnly: among 300 monitors in two regions, one has
 // a failing region that the other, passing region still outvotes. Its
-// judgement marks it watched, so the sweep judges that one alone (one
-// batched read settles the other 299) and opens its incident once the
+// judgement marks it watched, so the sweep judges that one alone (one read
+// finds every unsettled monitor; the other 299 cost none) and opens its incident once the
 // passing region's result goes stale: time alone confirms the outage. When
 // both regions pass again, the incident resolves and the mark goes. A
 // region that turns degraded on a settled monitor asks for a status
@@ -75,18 +75,17 @@ func TestSweepJudgesUnsettledOnly(t *testing.T) {
 	}
 
 	// us goes stale: the sweep judges the watched monitor and confirms
-	// the outage from eu alone; the others cost one read, not a view each.
+	// the outage from eu alone; the others cost no read.
 	clock = t0.Add(215 * time.Second)
 	counter.views.Store(0)
-	counter.unsettled.Store(0)
 	if err := e.sweep(ctx, 0, false); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := st.GetOpenIncident(ctx, watched); err != nil {
 		t.Fatalf("the sweep did not open the incident that staleness confirms: %v", err)
 	}
-	if v, u := counter.views.Load(), counter.unsettled.Load(); v != 1 || u != 1 {
-		t.Errorf("the sweep read %d views and %d unsettled sets, want 1 and 1", v, u)
+	if v, u := counter.views.Load(), counter.allUnsettled.Load(); v != 1 || u != 1 {
+		t.Errorf("the sweep read %d views and %d sets of unsettled monitors, want 1 and 1", v, u)
 	}
 
 	// Both regions pass again: resolved, and no longer marked.

@@ -576,6 +576,10 @@ type Store interface {
 	// where a MonitorView each was the ingest's largest cost at 100,000
 	// monitors.
 	UnsettledMonitors(ctx context.Context, monitorIDs []string) (map[string]bool, error)
+	// AllUnsettledMonitors returns every monitor with an open incident or a
+	// judgement document: the leader's sweep judges those and no other
+	// (one read, however many monitors there are).
+	AllUnsettledMonitors(ctx context.Context) (map[string]bool, error)
 	// RecordAgentContact records that an agent of region called a manager at
 	// at (kept when later), and forgets contacts older than a week.
 	RecordAgentContact(ctx context.Context, region, agent string, at time.Time) error

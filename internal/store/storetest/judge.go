@@ -184,4 +184,10 @@ func testUnsettledMonitors(t *testing.T, s store.Store) {
 	got, err = s.UnsettledMonitors(c, nil)
 	must(t, err)
 	eq(t, "unsettled of none", len(got), 0)
+	all, err := s.AllUnsettledMonitors(c)
+	must(t, err)
+	eq(t, "open incident among all unsettled", all[open], true)
+	eq(t, "judgement document among all unsettled", all[state], true)
+	eq(t, "resolved among all unsettled", all[resolved], false)
+	eq(t, "quiet among all unsettled", all[quiet], false)
 }

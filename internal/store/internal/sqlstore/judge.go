@@ -181,23 +181,41 @@ func (s *Store) UnsettledMonitors(ctx context.Context, monitorIDs []string) (map
 				args = append(args, id)
 			}
 		}
-		rows, err := s.B.Reader().Query(ctx, `SELECT monitor_id FROM incidents WHERE resolved_at IS NULL AND monitor_id IN `+in+`
- UNION SELECT monitor_id FROM monitor_judgements WHERE monitor_id IN `+in, args...)
-		if err != nil {
-			return nil, fmt.Errorf("read unsettled monitors: %w", err)
-		}
-		for rows.Next() {
-			var id string
-			if err := rows.Scan(&id); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("read unsettled monitors: %w", err)
-			}
-			out[id] = true
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, fmt.Errorf("read unsettled monitors: %w", err)
+		if err := s.unsettled(ctx, out, ` AND monitor_id IN `+in, ` WHERE monitor_id IN `+in, args...); err != nil {
+			return nil, err
 		}
 	}
 	return out, nil
+}
+
+// AllUnsettledMonitors implements store.Store: one statement, as long as
+// the open incidents and judgement documents are.
+func (s *Store) AllUnsettledMonitors(ctx context.Context) (map[string]bool, error) {
+	out := map[string]bool{}
+	if err := s.unsettled(ctx, out, "", ""); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// unsettled adds to out the monitors with an open incident (incidentsWhere
+// narrows them) or a judgement document (judgementsWhere).
+func (s *Store) unsettled(ctx context.Context, out map[string]bool, incidentsWhere, judgementsWhere string, args ...any) error {
+	rows, err := s.B.Reader().Query(ctx, `SELECT monitor_id FROM incidents WHERE resolved_at IS NULL`+incidentsWhere+`
+ UNION SELECT monitor_id FROM monitor_judgements`+judgementsWhere, args...)
+	if err != nil {
+		return fmt.Errorf("read unsettled monitors: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return fmt.Errorf("read unsettled monitors: %w", err)
+		}
+		out[id] = true
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read unsettled monitors: %w", err)
+	}
+	return nil
 }
