@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -58,8 +59,12 @@ type result struct {
 	coldRecon     time.Duration // from the restart until the monitor work queue drained
 	coldBase      time.Duration // a bare informer's list and sync of the same Monitors
 
-	steady                 time.Duration
-	managerCPU, agentCPU   float64 // cores
+	steady               time.Duration
+	managerCPU, agentCPU float64 // cores
+	// steadyCPU is every process's CPU time in the steady window, and
+	// machineBusy the share of all CPUs busy then (from /proc/stat).
+	steadyCPU              map[string]time.Duration
+	machineBusy            float64
 	managerRSS, agentRSS   int64
 	checksPerSec           float64
 	storedPerSec           float64 // results the manager stored, per second
@@ -415,6 +420,8 @@ func steadyWindow(ctx context.Context, cl *cluster, r *result, d time.Duration) 
 	if err != nil {
 		return err
 	}
+	all0 := everyCPU(cl)
+	busy0, total0 := machineCPU()
 	t0 := time.Now()
 	// RSS is the largest seen in the window.
 	tick := time.NewTicker(5 * time.Second)
@@ -450,6 +457,13 @@ loop:
 	r.managerCPU = (mu1.cpu - mu0.cpu).Seconds() / secs
 	r.agentCPU = (au1.cpu - au0.cpu).Seconds() / secs
 	r.steady = time.Duration(secs * float64(time.Second))
+	r.steadyCPU = map[string]time.Duration{}
+	for k, v := range everyCPU(cl) {
+		r.steadyCPU[k] = v - all0[k]
+	}
+	if busy1, total1 := machineCPU(); total1 > total0 {
+		r.machineBusy = (busy1 - busy0) / (total1 - total0)
+	}
 	apiAfter, err := apiserverWrites(ctx, kc)
 	if err != nil {
 		return err
@@ -815,6 +829,8 @@ func (r *result) print(out io.Writer) {
 	row("  results the agent still held at the window's end", fmt.Sprintf("%.0f", r.bufferedEnd), "")
 	row("manager CPU / RSS (max in window)", fmt.Sprintf("%.2f cores / %s", r.managerCPU, mib(r.managerRSS)), "")
 	row("agent CPU / RSS (max in window)", fmt.Sprintf("%.2f cores / %s", r.agentCPU, mib(r.agentRSS)), "")
+	row("  every process's CPU in the window", cpuText(r.steadyCPU, r.steady), "")
+	row(fmt.Sprintf("  the machine's %d CPUs busy", runtime.NumCPU()), fmt.Sprintf("%.0f%%", 100*r.machineBusy), "")
 	row("manager RSS when all were scheduled", mib(r.managerRSSAfterCreated), "")
 	row("ingest lag p99 (check start → stored)", r.ingestLagP99, "")
 	row("agent schedule lag p99", r.scheduleLagP99, "")
@@ -854,6 +870,40 @@ func cpuOf(cl *cluster) map[string]time.Duration {
 		out["manager"] = u.cpu
 	}
 	return out
+}
+
+// everyCPU is cpuOf plus the agent and this program (its targets and
+// watchers), so that the steady window shows who had the machine's CPUs.
+func everyCPU(cl *cluster) map[string]time.Duration {
+	out := cpuOf(cl)
+	if u, err := cl.agent.usage(); err == nil {
+		out["agent"] = u.cpu
+	}
+	if u, err := pidUsage(os.Getpid()); err == nil {
+		out["bench-scale (targets, watchers)"] = u.cpu
+	}
+	return out
+}
+
+// machineCPU reads the busy and total jiffies of all CPUs from /proc/stat.
+func machineCPU() (busy, total float64) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, 0
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	for i, v := range f[1:] {
+		n, _ := strconv.ParseFloat(v, 64)
+		if i >= 8 { // guest time is already in user time
+			break
+		}
+		total += n
+		if i != 3 && i != 4 { // idle, iowait
+			busy += n
+		}
+	}
+	return busy, total
 }
 
 // cpuText shows CPU time over a wall time as cores, largest first.
