@@ -243,7 +243,7 @@ func (a *Agent) runAdHoc(ctx context.Context, c probeapi.AdHocCheck) {
 		res := Run(ctx, &as, a.Env)
 		res.ID = c.RequestID
 		a.metrics.checks.WithLabelValues(as.Type, string(res.Status)).Inc()
-		a.Buffer.Add(res)
+		a.Buffer.AddUrgent(res)
 		select {
 		case a.flushNow <- struct{}{}:
 		default:
@@ -255,8 +255,7 @@ func (a *Agent) runAdHoc(ctx context.Context, c probeapi.AdHocCheck) {
 func (a *Agent) runScheduled(ctx context.Context, as *probeapi.Assignment, _ time.Time) {
 	res := Run(ctx, as, a.Env)
 	a.metrics.checks.WithLabelValues(as.Type, string(res.Status)).Inc()
-	a.Buffer.Add(res)
-	if a.Buffer.Len() >= a.batchSize {
+	if a.Buffer.Add(res) || a.Buffer.Len() >= a.batchSize {
 		select {
 		case a.flushNow <- struct{}{}:
 		default:

@@ -20,6 +20,13 @@ import (
 // delivers them) or, without Dir, drops the oldest. Segments beyond
 // MaxSegments are deleted oldest first. Redelivery is safe because the
 // manager ingests each result id once.
+//
+// Results that can change a monitor's state go first: a failing result, the
+// first passing one after a failure, and ad-hoc results someone waits for
+// (AddUrgent). When the manager falls behind, a backlog of passing results
+// (at 100,000 monitors, minutes of them) would otherwise hold back the one
+// result that opens an incident; the order does not matter to the manager,
+// which judges from each region's newest check by time.
 type Buffer struct {
 	// Dir enables on-disk segments; empty keeps results in memory only.
 	Dir string
@@ -28,7 +35,12 @@ type Buffer struct {
 	// MaxSegments bounds segment files on disk (default 1000).
 	MaxSegments int
 
-	mu       sync.Mutex
+	mu sync.Mutex
+	// urgent holds the results that go first, up to MemoryLimit (older
+	// ones join mem); failing records the monitors whose latest result
+	// failed, to tell a recovery.
+	urgent   []probeapi.Result
+	failing  map[string]bool
 	mem      []probeapi.Result
 	segments []segment // oldest first
 	seq      int
@@ -67,12 +79,42 @@ func (b *Buffer) load() {
 	}
 }
 
-// Add queues a result.
-func (b *Buffer) Add(r probeapi.Result) {
+// Add queues a result; one that fails, or passes after a failure of its
+// monitor, goes first, and Add reports that it does.
+func (b *Buffer) Add(r probeapi.Result) (urgent bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	failed := r.Status != probeapi.StatusUp && r.Status != probeapi.StatusDegraded
+	urgent = failed || b.failing[r.MonitorID]
+	if failed {
+		if b.failing == nil {
+			b.failing = map[string]bool{}
+		}
+		b.failing[r.MonitorID] = true
+	} else {
+		delete(b.failing, r.MonitorID)
+	}
+	b.add(r, urgent)
+	return urgent
+}
+
+// AddUrgent queues a result that goes first (an ad-hoc check's).
+func (b *Buffer) AddUrgent(r probeapi.Result) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.add(r, true)
+}
+
+func (b *Buffer) add(r probeapi.Result, urgent bool) {
 	b.load()
 	memLimit, _ := b.limits()
+	if urgent {
+		b.urgent = append(b.urgent, r)
+		if len(b.urgent) <= memLimit {
+			return
+		}
+		r, b.urgent = b.urgent[0], b.urgent[1:]
+	}
 	b.mem = append(b.mem, r)
 	if len(b.mem) <= memLimit {
 		return
@@ -91,6 +133,8 @@ func (b *Buffer) Add(r probeapi.Result) {
 func (b *Buffer) Spill() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.mem = append(b.urgent, b.mem...)
+	b.urgent = nil
 	if b.Dir == "" || len(b.mem) == 0 {
 		return nil
 	}
@@ -140,7 +184,7 @@ func (b *Buffer) Len() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.load()
-	n := len(b.mem)
+	n := len(b.urgent) + len(b.mem)
 	for _, s := range b.segments {
 		n += s.count
 	}
@@ -154,12 +198,16 @@ func (b *Buffer) Dropped() int64 {
 	return b.dropped
 }
 
-// Peek returns up to n of the oldest results and a func that removes them
-// once delivered. Segments on disk go first.
+// Peek returns up to n results and a func that removes them once
+// delivered: the urgent ones first, then the oldest (segments on disk
+// before memory).
 func (b *Buffer) Peek(n int) ([]probeapi.Result, func()) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.load()
+	if len(b.urgent) > 0 {
+		return peekFront(&b.mu, &b.urgent, n)
+	}
 	for len(b.segments) > 0 {
 		seg := b.segments[0]
 		rs, err := readSegment(seg.path)
@@ -179,15 +227,21 @@ func (b *Buffer) Peek(n int) ([]probeapi.Result, func()) {
 			}
 		}
 	}
-	k := min(n, len(b.mem))
-	out := append([]probeapi.Result(nil), b.mem[:k]...)
+	return peekFront(&b.mu, &b.mem, n)
+}
+
+// peekFront returns up to n results from the front of *q (mu held) and a
+// func that removes them once delivered.
+func peekFront(mu *sync.Mutex, q *[]probeapi.Result, n int) ([]probeapi.Result, func()) {
+	k := min(n, len(*q))
+	out := append([]probeapi.Result(nil), (*q)[:k]...)
 	return out, func() {
-		b.mu.Lock()
-		defer b.mu.Unlock()
+		mu.Lock()
+		defer mu.Unlock()
 		// Only the delivered prefix is removed; Add may have appended
-		// (or dropped from the front) meanwhile.
-		if len(b.mem) >= k && len(out) > 0 && b.mem[0].ID == out[0].ID {
-			b.mem = append(b.mem[:0], b.mem[k:]...)
+		// (or moved or dropped from the front) meanwhile.
+		if len(*q) >= k && len(out) > 0 && (*q)[0].ID == out[0].ID {
+			*q = append((*q)[:0], (*q)[k:]...)
 		}
 	}
 }

@@ -1,0 +1,94 @@
+package probes
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/uptime-operator/uptime-operator/internal/probeapi"
+)
+
+// TestBufferStateChangesGoFirst: behind a backlog of passing results on
+// disk and in memory, a failing result, the recovery after it and an ad-hoc
+// result are delivered first; every result is still delivered once, and a
+// spill at shutdown keeps the urgent ones.
+func TestBufferStateChangesGoFirst(t *testing.T) {
+	b := &Buffer{Dir: t.TempDir(), MemoryLimit: 10}
+	res := func(i int, monitor string, s probeapi.Status) probeapi.Result {
+		return probeapi.Result{ID: fmt.Sprint("r", i), MonitorID: monitor, Status: s}
+	}
+	// 25 passing results of m0…m4: two segments of 11 on disk (r0–r21)
+	// and three in memory.
+	for i := range 25 {
+		if b.Add(res(i, fmt.Sprint("m", i%5), probeapi.StatusUp)) {
+			t.Fatalf("passing result %d counted as urgent", i)
+		}
+	}
+	if !b.Add(res(100, "m1", probeapi.StatusDown)) {
+		t.Fatal("a failing result is not urgent")
+	}
+	if b.Add(res(101, "m2", probeapi.StatusDegraded)) {
+		t.Fatal("a degraded result of a monitor that never failed is urgent")
+	}
+	if !b.Add(res(102, "m1", probeapi.StatusUp)) {
+		t.Fatal("the recovery after a failure is not urgent")
+	}
+	if b.Add(res(103, "m1", probeapi.StatusUp)) {
+		t.Fatal("a passing result after the recovery is urgent")
+	}
+	b.AddUrgent(res(104, "m3", probeapi.StatusUp))
+	if n := b.Len(); n != 30 {
+		t.Fatalf("Len %d, want 30", n)
+	}
+
+	batch, ack := b.Peek(2)
+	if len(batch) != 2 || batch[0].ID != "r100" || batch[1].ID != "r102" {
+		t.Fatalf("first batch %v, want r100 and r102", ids(batch))
+	}
+	ack()
+	// What comes after the urgent ones is the oldest first, and a spill
+	// (shutdown) in between loses nothing.
+	if err := b.Spill(); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{"r100": 1, "r102": 1}
+	var order []string
+	for {
+		batch, ack := b.Peek(4)
+		if len(batch) == 0 {
+			break
+		}
+		for _, r := range batch {
+			seen[r.ID]++
+			order = append(order, r.ID)
+		}
+		ack()
+	}
+	if len(seen) != 30 {
+		t.Fatalf("delivered %d distinct results, want 30", len(seen))
+	}
+	for id, n := range seen {
+		if n != 1 {
+			t.Errorf("%s delivered %d times", id, n)
+		}
+	}
+	if order[0] != "r0" {
+		t.Errorf("after the urgent results the oldest should come first; got %v", order[:5])
+	}
+	// r104 (ad-hoc) was spilled with the memory results: it comes before
+	// them, after the older segments.
+	pos := map[string]int{}
+	for i, id := range order {
+		pos[id] = i
+	}
+	if pos["r104"] > pos["r22"] {
+		t.Errorf("the spilled urgent result came after the memory results it was spilled with: %v", order)
+	}
+}
+
+func ids(rs []probeapi.Result) []string {
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = r.ID
+	}
+	return out
+}
