@@ -77,6 +77,7 @@ type Agent struct {
 	log           logr.Logger
 	metrics       *metrics
 	flushNow      chan struct{}
+	urgentNow     chan struct{}
 	ready         atomic.Bool
 }
 
@@ -104,6 +105,7 @@ func NewAgent(opts AgentOptions) (*Agent, error) {
 		pollWait:      opts.PollWait,
 		log:           opts.Log,
 		flushNow:      make(chan struct{}, 1),
+		urgentNow:     make(chan struct{}, 1),
 	}
 	if a.batchSize <= 0 {
 		a.batchSize = 200
@@ -156,11 +158,15 @@ func (a *Agent) Run(ctx context.Context) error {
 	done := make(chan struct{})
 	go func() { a.Scheduler.Start(ctx); close(done) }()
 	go a.pollLoop(ctx)
-	a.pushLoop(ctx)
+	urgentDone := make(chan struct{})
+	go func() { a.pushLoop(ctx, a.urgentNow, a.Buffer.PeekUrgent); close(urgentDone) }()
+	a.pushLoop(ctx, a.flushNow, a.Buffer.Peek)
 	<-done
+	<-urgentDone
 	final, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	a.flush(final)
+	a.flush(final, a.Buffer.PeekUrgent)
+	a.flush(final, a.Buffer.Peek)
 	if err := a.Buffer.Spill(); err != nil {
 		return fmt.Errorf("spill results at shutdown: %w", err)
 	}
@@ -245,7 +251,7 @@ func (a *Agent) runAdHoc(ctx context.Context, c probeapi.AdHocCheck) {
 		a.metrics.checks.WithLabelValues(as.Type, string(res.Status)).Inc()
 		a.Buffer.AddUrgent(res)
 		select {
-		case a.flushNow <- struct{}{}:
+		case a.urgentNow <- struct{}{}:
 		default:
 		}
 	}()
@@ -255,16 +261,23 @@ func (a *Agent) runAdHoc(ctx context.Context, c probeapi.AdHocCheck) {
 func (a *Agent) runScheduled(ctx context.Context, as *probeapi.Assignment, _ time.Time) {
 	res := Run(ctx, as, a.Env)
 	a.metrics.checks.WithLabelValues(as.Type, string(res.Status)).Inc()
-	if a.Buffer.Add(res) || a.Buffer.Len() >= a.batchSize {
-		select {
-		case a.flushNow <- struct{}{}:
-		default:
-		}
+	now := a.flushNow
+	if a.Buffer.Add(res) {
+		now = a.urgentNow
+	} else if a.Buffer.Len() < a.batchSize {
+		return
+	}
+	select {
+	case now <- struct{}{}:
+	default:
 	}
 }
 
-// pushLoop delivers batches every flushInterval or when a batch is full.
-func (a *Agent) pushLoop(ctx context.Context) {
+// pushLoop delivers batches of one lane (peek) every flushInterval or when
+// asked (now). Two run side by side: the results that can change a
+// monitor's state (Buffer.PeekUrgent), pushed at once, and the rest, so a
+// large backlog batch in flight never holds back an outage.
+func (a *Agent) pushLoop(ctx context.Context, now <-chan struct{}, peek func(int) ([]probeapi.Result, func())) {
 	t := time.NewTicker(a.flushInterval)
 	defer t.Stop()
 	for {
@@ -272,16 +285,16 @@ func (a *Agent) pushLoop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-		case <-a.flushNow:
+		case <-now:
 		}
-		a.flush(ctx)
+		a.flush(ctx, peek)
 	}
 }
 
-// flush pushes buffered results until the buffer is empty or a push fails.
-func (a *Agent) flush(ctx context.Context) {
+// flush pushes the results of a lane until it is empty or a push fails.
+func (a *Agent) flush(ctx context.Context, peek func(int) ([]probeapi.Result, func())) {
 	for ctx.Err() == nil {
-		batch, ack := a.Buffer.Peek(a.batchSize)
+		batch, ack := peek(a.batchSize)
 		if len(batch) == 0 {
 			return
 		}

@@ -21,9 +21,9 @@ import (
 // MaxSegments are deleted oldest first. Redelivery is safe because the
 // manager ingests each result id once.
 //
-// Results that can change a monitor's state go first: a failing result, the
-// first passing one after a failure, and ad-hoc results someone waits for
-// (AddUrgent). When the manager falls behind, a backlog of passing results
+// Results that can change a monitor's state go first (PeekUrgent): a
+// failing result, the first passing one after a failure, and ad-hoc
+// results someone waits for (AddUrgent). When the manager falls behind, a backlog of passing results
 // (at 100,000 monitors, minutes of them) would otherwise hold back the one
 // result that opens an incident; the order does not matter to the manager,
 // which judges from each region's newest check by time.
@@ -198,16 +198,21 @@ func (b *Buffer) Dropped() int64 {
 	return b.dropped
 }
 
-// Peek returns up to n results and a func that removes them once
-// delivered: the urgent ones first, then the oldest (segments on disk
-// before memory).
+// PeekUrgent returns up to n of the results that go first and a func that
+// removes them once delivered. The agent delivers them on a lane of their
+// own, so that they need not wait for a large backlog batch in flight.
+func (b *Buffer) PeekUrgent(n int) ([]probeapi.Result, func()) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return peekFront(&b.mu, &b.urgent, n)
+}
+
+// Peek returns up to n of the oldest other results and a func that removes
+// them once delivered. Segments on disk go first.
 func (b *Buffer) Peek(n int) ([]probeapi.Result, func()) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.load()
-	if len(b.urgent) > 0 {
-		return peekFront(&b.mu, &b.urgent, n)
-	}
 	for len(b.segments) > 0 {
 		seg := b.segments[0]
 		rs, err := readSegment(seg.path)

@@ -2,6 +2,7 @@ package probes
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
@@ -9,8 +10,8 @@ import (
 
 // TestBufferStateChangesGoFirst: behind a backlog of passing results on
 // disk and in memory, a failing result, the recovery after it and an ad-hoc
-// result are delivered first; every result is still delivered once, and a
-// spill at shutdown keeps the urgent ones.
+// result go to the urgent lane; every result is still delivered once, and
+// a spill at shutdown keeps the urgent ones.
 func TestBufferStateChangesGoFirst(t *testing.T) {
 	b := &Buffer{Dir: t.TempDir(), MemoryLimit: 10}
 	res := func(i int, monitor string, s probeapi.Status) probeapi.Result {
@@ -40,13 +41,18 @@ func TestBufferStateChangesGoFirst(t *testing.T) {
 		t.Fatalf("Len %d, want 30", n)
 	}
 
-	batch, ack := b.Peek(2)
+	// The urgent lane has the state changes in order; the backlog lane
+	// does not have them.
+	batch, ack := b.PeekUrgent(2)
 	if len(batch) != 2 || batch[0].ID != "r100" || batch[1].ID != "r102" {
-		t.Fatalf("first batch %v, want r100 and r102", ids(batch))
+		t.Fatalf("first urgent batch %v, want r100 and r102", ids(batch))
 	}
 	ack()
-	// What comes after the urgent ones is the oldest first, and a spill
-	// (shutdown) in between loses nothing.
+	if batch, _ := b.Peek(1); len(batch) == 0 || batch[0].ID != "r0" || slices.ContainsFunc(batch, func(r probeapi.Result) bool { return r.ID == "r100" }) {
+		t.Fatalf("the backlog lane starts with %v, want r0", ids(batch))
+	}
+	// The backlog lane delivers the oldest first, and a spill (shutdown)
+	// in between loses nothing: the urgent result left joins the backlog.
 	if err := b.Spill(); err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +78,7 @@ func TestBufferStateChangesGoFirst(t *testing.T) {
 		}
 	}
 	if order[0] != "r0" {
-		t.Errorf("after the urgent results the oldest should come first; got %v", order[:5])
+		t.Errorf("the backlog should come oldest first; got %v", order[:5])
 	}
 	// r104 (ad-hoc) was spilled with the memory results: it comes before
 	// them, after the older segments.
