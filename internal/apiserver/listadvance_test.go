@@ -22,8 +22,20 @@ import (
 // from scratch, through random updates, deletions, deletions in progress,
 // re-creations under the same name, new monitors (some created in the same
 // second as others, so names break ties) and a tag filter; and it is taken
-// instead of a rebuild.
+// instead of a rebuild. The answer written again unchanged is the same
+// too. With segments of 2 KiB (a few items each) the answers keep the
+// segments no change touched and stay cut in segments of about that size.
 func TestListAdvanceMatchesRebuild(t *testing.T) {
+	for _, size := range []int{segmentBytes, 2 << 10} {
+		t.Run(fmt.Sprintf("segment=%d", size), func(t *testing.T) {
+			defer func(old int) { segmentBytes = old }(segmentBytes)
+			segmentBytes = size
+			testListAdvance(t)
+		})
+	}
+}
+
+func testListAdvance(t *testing.T) {
 	const ns = "team"
 	cr := teamCache(t, ns)
 	base := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
@@ -112,14 +124,62 @@ func TestListAdvanceMatchesRebuild(t *testing.T) {
 				versions.changed(old, m)
 			}
 		}
+		before := s.items.latestAnswer([2]string{ns, ""})
 		for _, query := range []string{"", "?tag=team-1"} {
-			if got, want := get(s, query), get(fresh, query); got != want {
+			want := get(fresh, query)
+			if got := get(s, query); got != want {
 				t.Fatalf("step %d, GET /monitors%s: the advanced answer differs from the rebuilt one", step, query)
+			}
+			if got := get(s, query); got != want {
+				t.Fatalf("step %d, GET /monitors%s: the answer written again differs from the rebuilt one", step, query)
+			}
+		}
+		after := s.items.latestAnswer([2]string{ns, ""})
+		checkSegments(t, after)
+		if before != nil && before != after {
+			kept := 0
+			for _, seg := range after.segs {
+				for _, old := range before.segs {
+					if &seg.b[0] == &old.b[0] {
+						kept++
+					}
+				}
+			}
+			if len(after.segs) > 3 && kept == 0 {
+				t.Fatalf("step %d: no segment of %d kept", step, len(after.segs))
 			}
 		}
 	}
 	if a := s.items.latestAnswer([2]string{ns, ""}); a == nil || a.key.version != versions.get(ns) {
 		t.Fatal("no answer of the last version kept")
+	}
+}
+
+// checkSegments: the items of a are its segments' bytes, in order, and
+// the segments are not cut much finer than segmentBytes.
+func checkSegments(t *testing.T, a *sortedAnswer) {
+	t.Helper()
+	i, size := 0, 0
+	for _, seg := range a.segs {
+		b := seg.b
+		for range seg.n {
+			raw := a.raws[i]
+			if len(b) < 1+len(raw) || b[0] != ',' || &b[1] != &raw[0] {
+				t.Fatalf("item %d is not at its place in segment", i)
+			}
+			b = b[1+len(raw):]
+			i++
+		}
+		if len(b) != 0 {
+			t.Fatalf("segment of %d items has %d bytes more", seg.n, len(b))
+		}
+		size += len(seg.b)
+	}
+	if i != len(a.raws) || len(a.raws) != len(a.ms) {
+		t.Fatalf("%d items in the segments, %d raws, %d monitors", i, len(a.raws), len(a.ms))
+	}
+	if most := 2*size/segmentBytes + 2; len(a.segs) > most {
+		t.Fatalf("%d bytes in %d segments (more than %d)", size, len(a.segs), most)
 	}
 }
 

@@ -27,7 +27,11 @@ import (
 // otherwise be built and encoded again for every request. When no item
 // changed since the last answer of the same workspace and tag (the
 // fingerprint of every item's key is the same), that answer's items are
-// written again in their order without sorting or looking them up.
+// written again in their order without sorting or looking them up. An
+// answer kept by the informer's version (sortedAnswer) is laid out in
+// segments of half a megabyte written in one call each, as a bare handler
+// writes a body it has: passed through a 64 KiB buffer, the same answer was
+// copied once more per request and went out in 128 chunks.
 func (s *Server) listMonitors(w http.ResponseWriter, r *http.Request) {
 	ctx, c := r.Context(), CallerFrom(r.Context())
 	tag := strings.ToLower(strings.TrimSpace(r.URL.Query().Get("tag")))
@@ -49,12 +53,12 @@ func (s *Server) listMonitors(w http.ResponseWriter, r *http.Request) {
 	if versioned {
 		if a := s.items.latestAnswer(version.slot()); a != nil {
 			if a.key == version {
-				writeList(w, a.raws)
+				writeSegments(w, a.segs)
 				return
 			}
 			if next := s.advance(ctx, a, version, x, defaults, tag); next != nil {
 				s.items.storeLatest(next)
-				writeList(w, next.raws)
+				writeSegments(w, next.segs)
 				return
 			}
 		}
@@ -94,7 +98,8 @@ func (s *Server) listMonitors(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if versioned && storable(ms) {
-		s.items.storeLatest(&sortedAnswer{key: version, ms: ms, raws: raws})
+		raws := slices.Clone(raws)
+		s.items.storeLatest(&sortedAnswer{key: version, ms: ms, raws: raws, segs: layOut(raws, nil, nil)})
 	}
 	if !written {
 		writeList(w, raws)
@@ -172,13 +177,13 @@ func (s *Server) advance(ctx context.Context, a *sortedAnswer, k versionKey, x *
 	if !ok || len(changes) > maxAdvance {
 		return nil
 	}
-	ms, raws := slices.Clone(a.ms), slices.Clone(a.raws)
 	names := make(map[string]struct{}, len(changes))
+	gone := make(map[int]struct{}, len(changes))
 	for _, c := range changes {
 		names[c.name] = struct{}{}
 		at := &monv1.Monitor{ObjectMeta: metav1.ObjectMeta{Namespace: k.namespace, Name: c.name, CreationTimestamp: c.created}}
-		if i, found := slices.BinarySearchFunc(ms, at, newestFirst); found {
-			ms, raws = slices.Delete(ms, i, i+1), slices.Delete(raws, i, i+1)
+		if i, found := slices.BinarySearchFunc(a.ms, at, newestFirst); found {
+			gone[i] = struct{}{}
 		}
 	}
 	var placed []*monv1.Monitor
@@ -195,19 +200,39 @@ func (s *Server) advance(ctx context.Context, a *sortedAnswer, k versionKey, x *
 		}
 		placed = append(placed, m)
 	}
+	slices.SortFunc(placed, newestFirst)
 	items, err := s.listItems(ctx, placed, x, defaults)
 	if err != nil {
 		return nil
 	}
-	for n, m := range placed {
-		i, found := slices.BinarySearchFunc(ms, m, newestFirst)
-		if found {
-			ms[i], raws[i] = m, items[n]
+	// Merge the items left in their place with the placed ones (a placed
+	// monitor in the place of one left replaces it), noting where each
+	// item was in a, so that the body's untouched segments are kept.
+	n := len(a.ms) - len(gone) + len(placed)
+	ms, raws, from := make([]*monv1.Monitor, 0, n), make([][]byte, 0, n), make([]int, 0, n)
+	for i, p := 0, 0; i < len(a.ms) || p < len(placed); {
+		if _, ok := gone[i]; ok && i < len(a.ms) {
+			i++
 			continue
 		}
-		ms, raws = slices.Insert(ms, i, m), slices.Insert(raws, i, items[n])
+		c := -1
+		if i < len(a.ms) && p < len(placed) {
+			c = newestFirst(placed[p], a.ms[i])
+		} else if p == len(placed) {
+			c = 1
+		}
+		if c > 0 {
+			ms, raws, from = append(ms, a.ms[i]), append(raws, a.raws[i]), append(from, i)
+			i++
+			continue
+		}
+		if c == 0 {
+			i++
+		}
+		ms, raws, from = append(ms, placed[p]), append(raws, items[p]), append(from, -1)
+		p++
 	}
-	return &sortedAnswer{key: k, ms: ms, raws: raws}
+	return &sortedAnswer{key: k, ms: ms, raws: raws, segs: layOut(raws, from, a.segs)}
 }
 
 // storable reports whether every monitor has a uid and a resourceVersion
@@ -245,6 +270,29 @@ func sortNewestFirst(ms []*monv1.Monitor) {
 	}
 }
 
+// writeSegments writes the list answer of segs, a segment in one call
+// each: net/http sends each as one chunk, straight from its bytes.
+func writeSegments(w http.ResponseWriter, segs []listSegment) {
+	w.Header().Set("Content-Type", listContentType)
+	w.WriteHeader(http.StatusOK)
+	if len(segs) == 0 {
+		_, _ = w.Write([]byte("[]\n"))
+		return
+	}
+	_, _ = w.Write([]byte{'['})
+	for i, seg := range segs {
+		b := seg.b
+		if i == 0 {
+			b = b[1:]
+		}
+		_, _ = w.Write(b)
+	}
+	_, _ = w.Write([]byte("]\n"))
+}
+
+// listContentType is the Content-Type of list answers.
+const listContentType = "application/json; charset=utf-8"
+
 // writeList writes the JSON array of the encoded items raws.
 func writeList(w http.ResponseWriter, raws [][]byte) {
 	lw := startList(w)
@@ -260,7 +308,7 @@ type listWriter struct {
 
 // startList sends the status line and the array's opening bracket.
 func startList(w http.ResponseWriter) *listWriter {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Content-Type", listContentType)
 	w.WriteHeader(http.StatusOK)
 	lw := &listWriter{bw: bufio.NewWriterSize(w, 64<<10)}
 	_ = lw.bw.WriteByte('[')
@@ -467,16 +515,114 @@ type listCache struct {
 	entries map[types.UID]listEntry
 	answers answerSet[answerKey]
 	latest  map[[2]string]*sortedAnswer
-	singles map[types.UID]singleEntry
+	// latestBytes is the size of latest's items.
+	latestBytes int
+	singles     map[types.UID]singleEntry
 }
 
 // sortedAnswer is the last list answer of a workspace and tag built at an
 // informer version, with the monitors of its items in their order; it is
 // never modified (advance builds a new one).
 type sortedAnswer struct {
-	key  versionKey
-	ms   []*monv1.Monitor
+	key versionKey
+	ms  []*monv1.Monitor
+	// raws are the items, slices of segs: an answer holds its bytes once,
+	// laid out as they are written.
 	raws [][]byte
+	segs []listSegment
+}
+
+// listSegment is a run of consecutive items of a list answer, each after
+// a comma (",a,b,c"): the answer is "[", the segments without the first
+// comma, and "]\n". An answer of 10,000 monitors (8 MB) is about 16
+// segments, written in one call each as a bare handler writes a body it
+// has, and a changed monitor copies the segment it is in, not the answer.
+type listSegment struct {
+	b []byte
+	n int
+}
+
+// segmentBytes is the size a segment is cut at (a variable for tests).
+var segmentBytes = 512 << 10
+
+// layOut returns the segments of the items raws, keeping each segment of
+// old (the segments of an earlier answer) whose items are all in raws,
+// consecutive, with nothing between them: from[i] is the index in that
+// answer of item i, -1 for a new one (from nil: every item is new). The
+// items of the others are copied into new segments and raws (the caller's)
+// pointed at them. Runs shorter than half a segment take in the segment
+// after them (or at the end, before them), so changes do not leave a trail
+// of small segments.
+func layOut(raws [][]byte, from []int, old []listSegment) []listSegment {
+	segs := make([]listSegment, 0, len(old)+2)
+	pending, pendingBytes := 0, 0 // raws[pending:i] go to new segments
+	flush := func(to int) {
+		if pending == to {
+			return
+		}
+		cuts := (pendingBytes + segmentBytes - 1) / segmentBytes
+		per := pendingBytes/cuts + 1
+		for pending < to {
+			size, end := 0, pending
+			for end < to && (end == pending || size < per) {
+				size += len(raws[end]) + 1
+				end++
+			}
+			b := make([]byte, 0, size)
+			for t := pending; t < end; t++ {
+				b = append(b, ',')
+				at := len(b)
+				b = append(b, raws[t]...)
+				raws[t] = b[at:len(b):len(b)]
+			}
+			segs = append(segs, listSegment{b: b, n: end - pending})
+			pending = end
+		}
+		pendingBytes = 0
+	}
+	first, s := 0, 0 // old[s] starts at item first of the earlier answer
+	for i := 0; i < len(raws); {
+		if from != nil && from[i] >= 0 {
+			for s < len(old) && first+old[s].n <= from[i] {
+				first += old[s].n
+				s++
+			}
+			if s < len(old) && from[i] == first && intact(from[i:], first, old[s].n) {
+				if pending == i || pendingBytes >= segmentBytes/2 {
+					flush(i)
+					segs = append(segs, old[s])
+					i += old[s].n
+					pending = i
+					continue
+				}
+			}
+		}
+		pendingBytes += len(raws[i]) + 1
+		i++
+	}
+	if pending < len(raws) && pendingBytes < segmentBytes/2 && len(segs) > 0 {
+		// A short run at the end takes in the segment before it.
+		last := segs[len(segs)-1]
+		segs = segs[:len(segs)-1]
+		pending -= last.n
+		pendingBytes += len(last.b)
+	}
+	flush(len(raws))
+	return segs
+}
+
+// intact reports whether from begins with the n indexes first,
+// first+1, ….
+func intact(from []int, first, n int) bool {
+	if len(from) < n {
+		return false
+	}
+	for t := range n {
+		if from[t] != first+t {
+			return false
+		}
+	}
+	return true
 }
 
 // versionKey names a list answer by the informer's version of the
@@ -615,18 +761,37 @@ func (c *listCache) latestAnswer(slot [2]string) *sortedAnswer {
 func (c *listCache) storeLatest(a *sortedAnswer) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.latest == nil || len(c.latest) >= maxListAnswers {
-		c.latest = map[[2]string]*sortedAnswer{}
-	}
-	if old := c.latest[a.key.slot()]; old != nil && old.key.version > a.key.version {
+	old := c.latest[a.key.slot()]
+	if old != nil && old.key.version > a.key.version {
 		return
 	}
+	if old != nil {
+		c.latestBytes -= old.size()
+	}
+	if c.latest == nil || len(c.latest) >= maxListAnswers || c.latestBytes+a.size() > maxLatestBytes {
+		c.latest, c.latestBytes = map[[2]string]*sortedAnswer{}, 0
+	}
 	c.latest[a.key.slot()] = a
+	c.latestBytes += a.size()
 }
 
 // maxListAnswers bounds the answers kept; past it the answers start over.
 // An answer holds the items' slices, not copies of them.
 const maxListAnswers = 256
+
+// size is the bytes of a's items.
+func (a *sortedAnswer) size() int {
+	n := 0
+	for _, seg := range a.segs {
+		n += len(seg.b)
+	}
+	return n
+}
+
+// maxLatestBytes bounds the items of the answers kept by version (each
+// holds its items' bytes, about 800 per monitor); past it they start over.
+// One workspace of 100,000 monitors is about 80 MB.
+const maxLatestBytes = 256 << 20
 
 // lookupPlain returns the cached item of each monitor that refers to no
 // group or escalation policy and whose cached key is its key (nil for the
