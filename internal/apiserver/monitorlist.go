@@ -98,8 +98,7 @@ func (s *Server) listMonitors(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if versioned && storable(ms) {
-		raws := slices.Clone(raws)
-		s.items.storeLatest(&sortedAnswer{key: version, ms: ms, raws: raws, segs: layOut(raws, nil, nil)})
+		s.items.storeLatest(laidOut(version, ms, slices.Clone(raws)))
 	}
 	if !written {
 		writeList(w, raws)
@@ -163,7 +162,9 @@ const maxAdvance = 256
 // monitor that changed since (monitorJournal) leaves its place and, as the
 // informer has it now, is placed again by binary search with its item
 // (from the cache, or encoded). The other items keep their place and
-// bytes, which depend on nothing else that k does not name. nil when it
+// bytes, which depend on nothing else that k does not name, and the
+// segments of a that no change touched are kept as they are (a status
+// write copies half a megabyte, not the answer). nil when it
 // cannot: a is of other references, default regions or a later version,
 // the changes are not all known, or there are too many.
 func (s *Server) advance(ctx context.Context, a *sortedAnswer, k versionKey, x *monitorRefs, defaults, tag string) *sortedAnswer {
@@ -178,12 +179,12 @@ func (s *Server) advance(ctx context.Context, a *sortedAnswer, k versionKey, x *
 		return nil
 	}
 	names := make(map[string]struct{}, len(changes))
-	gone := make(map[int]struct{}, len(changes))
+	var gone []int // indexes in a of the items that leave
 	for _, c := range changes {
 		names[c.name] = struct{}{}
 		at := &monv1.Monitor{ObjectMeta: metav1.ObjectMeta{Namespace: k.namespace, Name: c.name, CreationTimestamp: c.created}}
 		if i, found := slices.BinarySearchFunc(a.ms, at, newestFirst); found {
-			gone[i] = struct{}{}
+			gone = append(gone, i)
 		}
 	}
 	var placed []*monv1.Monitor
@@ -205,34 +206,50 @@ func (s *Server) advance(ctx context.Context, a *sortedAnswer, k versionKey, x *
 	if err != nil {
 		return nil
 	}
-	// Merge the items left in their place with the placed ones (a placed
-	// monitor in the place of one left replaces it), noting where each
-	// item was in a, so that the body's untouched segments are kept.
-	n := len(a.ms) - len(gone) + len(placed)
-	ms, raws, from := make([]*monv1.Monitor, 0, n), make([][]byte, 0, n), make([]int, 0, n)
-	for i, p := 0, 0; i < len(a.ms) || p < len(placed); {
-		if _, ok := gone[i]; ok && i < len(a.ms) {
-			i++
-			continue
+	// Each placed monitor goes in before the item of a it sorts before (in
+	// place of one it is equal to); placed is sorted, so are the places.
+	ins := make([]int, len(placed))
+	for n, m := range placed {
+		i, found := slices.BinarySearchFunc(a.ms, m, newestFirst)
+		if found {
+			gone = append(gone, i)
 		}
-		c := -1
-		if i < len(a.ms) && p < len(placed) {
-			c = newestFirst(placed[p], a.ms[i])
-		} else if p == len(placed) {
-			c = 1
-		}
-		if c > 0 {
-			ms, raws, from = append(ms, a.ms[i]), append(raws, a.raws[i]), append(from, i)
-			i++
-			continue
-		}
-		if c == 0 {
-			i++
-		}
-		ms, raws, from = append(ms, placed[p]), append(raws, items[p]), append(from, -1)
-		p++
+		ins[n] = i
 	}
-	return &sortedAnswer{key: k, ms: ms, raws: raws, segs: layOut(raws, from, a.segs)}
+	slices.Sort(gone)
+	gone = slices.Compact(gone)
+	// The segments of a that nothing leaves or goes into keep their items
+	// and bytes; the items of the others, and the placed ones, are laid
+	// out again.
+	b := newSegmentBuilder(len(a.ms) - len(gone) + len(placed))
+	g, p, first := 0, 0, 0
+	for _, seg := range a.segs {
+		end := first + seg.n
+		for ; p < len(ins) && ins[p] <= first; p++ {
+			b.add(placed[p], items[p])
+		}
+		untouched := (g == len(gone) || gone[g] >= end) && (p == len(ins) || ins[p] >= end)
+		if untouched && !b.shortRun() {
+			b.keep(a.ms[first:end], a.raws[first:end], seg)
+			first = end
+			continue
+		}
+		for i := first; i < end; i++ {
+			for ; p < len(ins) && ins[p] == i; p++ {
+				b.add(placed[p], items[p])
+			}
+			if g < len(gone) && gone[g] == i {
+				g++
+				continue
+			}
+			b.add(a.ms[i], a.raws[i])
+		}
+		first = end
+	}
+	for ; p < len(ins); p++ {
+		b.add(placed[p], items[p])
+	}
+	return b.answer(k)
 }
 
 // storable reports whether every monitor has a uid and a resourceVersion
@@ -545,84 +562,93 @@ type listSegment struct {
 // segmentBytes is the size a segment is cut at (a variable for tests).
 var segmentBytes = 512 << 10
 
-// layOut returns the segments of the items raws, keeping each segment of
-// old (the segments of an earlier answer) whose items are all in raws,
-// consecutive, with nothing between them: from[i] is the index in that
-// answer of item i, -1 for a new one (from nil: every item is new). The
-// items of the others are copied into new segments and raws (the caller's)
-// pointed at them. Runs shorter than half a segment take in the segment
-// after them (or at the end, before them), so changes do not leave a trail
-// of small segments.
-func layOut(raws [][]byte, from []int, old []listSegment) []listSegment {
-	segs := make([]listSegment, 0, len(old)+2)
-	pending, pendingBytes := 0, 0 // raws[pending:i] go to new segments
-	flush := func(to int) {
-		if pending == to {
-			return
-		}
-		cuts := (pendingBytes + segmentBytes - 1) / segmentBytes
-		per := pendingBytes/cuts + 1
-		for pending < to {
-			size, end := 0, pending
-			for end < to && (end == pending || size < per) {
-				size += len(raws[end]) + 1
-				end++
-			}
-			b := make([]byte, 0, size)
-			for t := pending; t < end; t++ {
-				b = append(b, ',')
-				at := len(b)
-				b = append(b, raws[t]...)
-				raws[t] = b[at:len(b):len(b)]
-			}
-			segs = append(segs, listSegment{b: b, n: end - pending})
-			pending = end
-		}
-		pendingBytes = 0
-	}
-	first, s := 0, 0 // old[s] starts at item first of the earlier answer
-	for i := 0; i < len(raws); {
-		if from != nil && from[i] >= 0 {
-			for s < len(old) && first+old[s].n <= from[i] {
-				first += old[s].n
-				s++
-			}
-			if s < len(old) && from[i] == first && intact(from[i:], first, old[s].n) {
-				if pending == i || pendingBytes >= segmentBytes/2 {
-					flush(i)
-					segs = append(segs, old[s])
-					i += old[s].n
-					pending = i
-					continue
-				}
-			}
-		}
-		pendingBytes += len(raws[i]) + 1
-		i++
-	}
-	if pending < len(raws) && pendingBytes < segmentBytes/2 && len(segs) > 0 {
-		// A short run at the end takes in the segment before it.
-		last := segs[len(segs)-1]
-		segs = segs[:len(segs)-1]
-		pending -= last.n
-		pendingBytes += len(last.b)
-	}
-	flush(len(raws))
-	return segs
+// segmentBuilder lays out the items of an answer in segments: items added
+// are copied into new segments, runs kept stay in the segment they are in.
+// A run of added items shorter than half a segment takes in the segment
+// kept after it (or at the end, before it), so that changes do not leave
+// a trail of small segments.
+type segmentBuilder struct {
+	ms   []*monv1.Monitor
+	raws [][]byte
+	segs []listSegment
+	// raws[pending:] were added and go to new segments, pendingBytes long
+	// with their commas.
+	pending, pendingBytes int
 }
 
-// intact reports whether from begins with the n indexes first,
-// first+1, ….
-func intact(from []int, first, n int) bool {
-	if len(from) < n {
-		return false
+func newSegmentBuilder(n int) *segmentBuilder {
+	return &segmentBuilder{ms: make([]*monv1.Monitor, 0, n), raws: make([][]byte, 0, n)}
+}
+
+// laidOut returns the answer of key k with the items raws of ms (sorted),
+// all in new segments; it takes over raws.
+func laidOut(k versionKey, ms []*monv1.Monitor, raws [][]byte) *sortedAnswer {
+	b := &segmentBuilder{ms: ms, raws: raws}
+	for _, raw := range raws {
+		b.pendingBytes += len(raw) + 1
 	}
-	for t := range n {
-		if from[t] != first+t {
-			return false
+	return b.answer(k)
+}
+
+// add adds an item that goes to a new segment.
+func (b *segmentBuilder) add(m *monv1.Monitor, raw []byte) {
+	b.ms, b.raws = append(b.ms, m), append(b.raws, raw)
+	b.pendingBytes += len(raw) + 1
+}
+
+// shortRun reports whether the items added since the last segment kept
+// are fewer bytes than half a segment (but some).
+func (b *segmentBuilder) shortRun() bool {
+	return b.pending < len(b.raws) && b.pendingBytes < segmentBytes/2
+}
+
+// keep adds the items of segment seg, which stays as it is.
+func (b *segmentBuilder) keep(ms []*monv1.Monitor, raws [][]byte, seg listSegment) {
+	b.flush()
+	b.ms, b.raws = append(b.ms, ms...), append(b.raws, raws...)
+	b.segs = append(b.segs, seg)
+	b.pending = len(b.raws)
+}
+
+// answer ends the layout: the answer of key k.
+func (b *segmentBuilder) answer(k versionKey) *sortedAnswer {
+	if b.shortRun() && len(b.segs) > 0 {
+		last := b.segs[len(b.segs)-1]
+		b.segs = b.segs[:len(b.segs)-1]
+		b.pending -= last.n
+		b.pendingBytes += len(last.b)
+	}
+	b.flush()
+	return &sortedAnswer{key: k, ms: b.ms, raws: b.raws, segs: b.segs}
+}
+
+// flush copies the items added since the last segment kept into new
+// segments of about the same size, at most segmentBytes each but for
+// an item larger than that, and points their raws at their bytes there.
+func (b *segmentBuilder) flush() {
+	to := len(b.raws)
+	if b.pending == to {
+		return
+	}
+	cuts := (b.pendingBytes + segmentBytes - 1) / segmentBytes
+	per := b.pendingBytes/cuts + 1
+	for b.pending < to {
+		size, end := 0, b.pending
+		for end < to && (end == b.pending || (size < per && size+len(b.raws[end])+1 <= segmentBytes)) {
+			size += len(b.raws[end]) + 1
+			end++
 		}
+		seg := make([]byte, 0, size)
+		for i := b.pending; i < end; i++ {
+			seg = append(seg, ',')
+			at := len(seg)
+			seg = append(seg, b.raws[i]...)
+			b.raws[i] = seg[at:len(seg):len(seg)]
+		}
+		b.segs = append(b.segs, listSegment{b: seg, n: end - b.pending})
+		b.pending = end
 	}
-	return true
+	b.pendingBytes = 0
 }
 
 // versionKey names a list answer by the informer's version of the
