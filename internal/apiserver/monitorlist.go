@@ -802,7 +802,8 @@ func (c *listCache) storeLatest(a *sortedAnswer) {
 }
 
 // maxListAnswers bounds the answers kept; past it the answers start over.
-// An answer holds the items' slices, not copies of them.
+// An answer by fingerprint holds the items' slices, not copies of them;
+// one by version holds its segments (maxLatestBytes).
 const maxListAnswers = 256
 
 // size is the bytes of a's items.
