@@ -32,6 +32,10 @@ const (
 	// of the Monitor CRD): kube-apiserver filters keyed monitors in its
 	// watch cache, so admission does not read the whole namespace.
 	MonitorKeyField = "spec.key"
+	// UIDIndex is the manager's cache field index on metadata.uid (of
+	// Monitors and every kind the REST API addresses by id): one indexed
+	// read finds an object by id instead of copying its namespace.
+	UIDIndex = "metadata.uid"
 	// HistoryFinalizer keeps a Monitor until its history is removed from the store.
 	HistoryFinalizer = "monitoring.uptime-operator.io/history"
 )

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	monitors "github.com/uptime-operator/uptime-operator/internal/monitor"
 	"github.com/uptime-operator/uptime-operator/internal/oncall"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
@@ -384,15 +385,9 @@ func (e *Escalator) EscalationStatus(ctx context.Context, inc store.Incident) (E
 	now := e.now()
 	out := EscalationState{IncidentID: inc.ID, Acknowledged: inc.AcknowledgedAt != nil, AcknowledgedAt: utcPtr(inc.AcknowledgedAt),
 		Resolved: inc.ResolvedAt != nil, Steps: []EscalationStepState{}}
-	var list monv1.MonitorList
-	if err := e.Reader.List(ctx, &list, client.InNamespace(inc.Namespace)); err != nil {
-		return out, fmt.Errorf("list monitors: %w", err)
-	}
-	var m *monv1.Monitor
-	for i := range list.Items {
-		if string(list.Items[i].UID) == inc.MonitorID {
-			m = &list.Items[i]
-		}
+	m, err := monitors.ByUID(ctx, e.Reader, inc.Namespace, inc.MonitorID)
+	if err != nil {
+		return out, err
 	}
 	if m == nil || m.Spec.EscalationPolicyRef == nil {
 		out.Stopped = EscalationNoPolicy

@@ -104,7 +104,7 @@ func (c *cacheReader) track(objs ...client.Object) {
 			idx := cache.Indexers{
 				cache.NamespaceIndex: cache.MetaNamespaceIndexFunc,
 				// The manager's cache indexes metadata.uid the same way.
-				UIDIndex: func(o any) ([]string, error) { return []string{string(o.(client.Object).GetUID())}, nil },
+				monv1.UIDIndex: func(o any) ([]string, error) { return []string{string(o.(client.Object).GetUID())}, nil },
 			}
 			if _, ok := o.(*corev1.Secret); ok {
 				// And API keys by their hash label.
@@ -156,7 +156,7 @@ func (c *cacheReader) List(ctx context.Context, list client.ObjectList, opts ...
 	var items []any
 	if lo.FieldSelector != nil && !lo.FieldSelector.Empty() {
 		found := false
-		for _, field := range []string{UIDIndex, apikeys.HashIndex} {
+		for _, field := range []string{monv1.UIDIndex, apikeys.HashIndex} {
 			v, ok := lo.FieldSelector.RequiresExactMatch(field)
 			if _, indexed := ix.GetIndexers()[field]; !ok || !indexed {
 				continue

@@ -20,10 +20,6 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 )
 
-// UIDIndex is the cache field index on metadata.uid the manager registers for
-// every kind the API looks up by id.
-const UIDIndex = "metadata.uid"
-
 // liveWithUID returns the item of list with uid that is not being deleted.
 func liveWithUID(list client.ObjectList, uid string) client.Object {
 	items, err := meta.ExtractList(list)
@@ -49,7 +45,7 @@ func (s *Server) findByUID(ctx context.Context, list client.ObjectList, ns, uid 
 	// The manager's cache indexes every kind looked up by id on metadata.uid:
 	// one indexed read instead of copying the whole namespace. Readers
 	// without the index (tests' fakes) fall through to the scan below.
-	if err := s.opts.Client.List(ctx, list, client.InNamespace(ns), client.MatchingFields{UIDIndex: uid}); err == nil {
+	if err := s.opts.Client.List(ctx, list, client.InNamespace(ns), client.MatchingFields{monv1.UIDIndex: uid}); err == nil {
 		if err := s.overlay.apply(list, ns, s.clock.Now()); err != nil {
 			return nil, err
 		}
@@ -99,7 +95,7 @@ func (s *Server) monitorByID(ctx context.Context, ns, id string) (*monv1.Monitor
 // index take monitorByID's way.
 func (s *Server) sharedMonitorByID(ctx context.Context, ns, id string) (*monv1.Monitor, error) {
 	var list monv1.MonitorList
-	if id != "" && s.opts.Client.List(ctx, &list, client.InNamespace(ns), client.MatchingFields{UIDIndex: id}, client.UnsafeDisableDeepCopy) == nil {
+	if id != "" && s.opts.Client.List(ctx, &list, client.InNamespace(ns), client.MatchingFields{monv1.UIDIndex: id}, client.UnsafeDisableDeepCopy) == nil {
 		if err := s.overlay.apply(&list, ns, s.clock.Now()); err != nil {
 			return nil, err
 		}

@@ -382,7 +382,7 @@ const judgeParallel = 8
 // monitorByUID finds a Monitor in the cache; nil when it does not exist.
 func (e *Engine) monitorByUID(ctx context.Context, uid string) (*monv1.Monitor, error) {
 	var list monv1.MonitorList
-	if err := e.opts.Client.List(ctx, &list, client.MatchingFields{UIDIndex: uid}); err != nil {
+	if err := e.opts.Client.List(ctx, &list, client.MatchingFields{monv1.UIDIndex: uid}); err != nil {
 		return nil, fmt.Errorf("find monitor %s: %w", uid, err)
 	}
 	if len(list.Items) == 0 {
@@ -391,8 +391,6 @@ func (e *Engine) monitorByUID(ctx context.Context, uid string) (*monv1.Monitor, 
 	return &list.Items[0], nil
 }
 
-// UIDIndex is the cache field index of Monitors by metadata.uid.
-const UIDIndex = "metadata.uid"
 
 // judgement is what one judgement of a monitor found and did; the effects
 // outside the store (metrics, Kubernetes Events, subscribers, logs, status)

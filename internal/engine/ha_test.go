@@ -111,7 +111,7 @@ func cacheOf(objs ...client.Object) client.Client {
 	_ = clientgoscheme.AddToScheme(scheme)
 	_ = monv1.AddToScheme(scheme)
 	return fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).
-		WithIndex(&monv1.Monitor{}, UIDIndex, func(o client.Object) []string { return []string{string(o.GetUID())} }).Build()
+		WithIndex(&monv1.Monitor{}, monv1.UIDIndex, func(o client.Object) []string { return []string{string(o.GetUID())} }).Build()
 }
 
 // outageResults are one result per region of a, b and c for monitorID at

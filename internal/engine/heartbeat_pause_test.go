@@ -128,7 +128,7 @@ func cronEngine(t *testing.T, m *monv1.Monitor, now func() time.Time) (*Engine, 
 	_ = clientgoscheme.AddToScheme(scheme)
 	_ = monv1.AddToScheme(scheme)
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(m).
-		WithIndex(&monv1.Monitor{}, UIDIndex, func(o client.Object) []string { return []string{string(o.GetUID())} }).
+		WithIndex(&monv1.Monitor{}, monv1.UIDIndex, func(o client.Object) []string { return []string{string(o.GetUID())} }).
 		WithIndex(&monv1.Monitor{}, MonitorTypeIndex, func(o client.Object) []string { return []string{string(o.(*monv1.Monitor).Spec.Type)} }).Build()
 	return New(Options{Store: st, Client: c, Secrets: c, Alerts: countingAlerts{}, Now: now}), st, c
 }

@@ -39,7 +39,7 @@ func BenchmarkEngineIngest(b *testing.B) {
 			regions := []string{"eu", "us", "ap"}
 			objs, uids := fleet("bench", 200, regions...)
 			k := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).
-				WithIndex(&monv1.Monitor{}, UIDIndex, func(o client.Object) []string { return []string{string(o.GetUID())} }).Build()
+				WithIndex(&monv1.Monitor{}, monv1.UIDIndex, func(o client.Object) []string { return []string{string(o.GetUID())} }).Build()
 			fast := &cachedClient{Client: k, monitors: map[string]monv1.Monitor{}}
 			for _, o := range objs {
 				switch o := o.(type) {
@@ -89,9 +89,9 @@ func (c *cachedClient) List(ctx context.Context, list client.ObjectList, opts ..
 	switch l := list.(type) {
 	case *monv1.MonitorList:
 		for _, o := range opts {
-			if f, ok := o.(client.MatchingFields); ok && f[UIDIndex] != "" {
+			if f, ok := o.(client.MatchingFields); ok && f[monv1.UIDIndex] != "" {
 				l.Items = nil
-				if m, ok := c.monitors[f[UIDIndex]]; ok {
+				if m, ok := c.monitors[f[monv1.UIDIndex]]; ok {
 					l.Items = append(l.Items, *m.DeepCopy())
 				}
 				return nil

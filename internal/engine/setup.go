@@ -36,7 +36,7 @@ const (
 // (on the leader only, so HA replicas do not judge heartbeats twice).
 func (e *Engine) SetupWithManager(ctx context.Context, mgr ctrl.Manager, retention time.Duration) error {
 	idx := mgr.GetFieldIndexer()
-	if err := idx.IndexField(ctx, &monv1.Monitor{}, UIDIndex, func(o client.Object) []string {
+	if err := idx.IndexField(ctx, &monv1.Monitor{}, monv1.UIDIndex, func(o client.Object) []string {
 		return []string{string(o.GetUID())}
 	}); err != nil {
 		return fmt.Errorf("index monitors by uid: %w", err)

@@ -133,7 +133,7 @@ func (c *splitCluster) newReplica(regions []string) *Engine {
 		objs = append(objs, &monv1.ProbeRegion{ObjectMeta: metav1.ObjectMeta{Name: r}})
 	}
 	k := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).
-		WithIndex(&monv1.Monitor{}, UIDIndex, func(o client.Object) []string { return []string{string(o.GetUID())} }).Build()
+		WithIndex(&monv1.Monitor{}, monv1.UIDIndex, func(o client.Object) []string { return []string{string(o.GetUID())} }).Build()
 	e := New(Options{Store: st, Client: k, Secrets: k, Alerts: countingAlerts{}, Now: c.clock})
 	if _, err := e.LiveState(c.ctx, c.m); err != nil {
 		c.t.Fatal(err)

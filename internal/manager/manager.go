@@ -376,7 +376,7 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 	// Monitors, the other kinds the API addresses by id are indexed here.
 	for _, obj := range []client.Object{&monv1.MonitorGroup{}, &monv1.StatusPage{}, &monv1.AlertChannel{},
 		&monv1.SLO{}, &monv1.MaintenanceWindow{}, &monv1.EscalationPolicy{}} {
-		if err := mgr.GetFieldIndexer().IndexField(ctx, obj, apiserver.UIDIndex, func(o client.Object) []string {
+		if err := mgr.GetFieldIndexer().IndexField(ctx, obj, monv1.UIDIndex, func(o client.Object) []string {
 			return []string{string(o.GetUID())}
 		}); err != nil {
 			return nil, fmt.Errorf("index by uid: %w", err)

@@ -25,6 +25,7 @@ import (
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/alertevent"
+	"github.com/uptime-operator/uptime-operator/internal/monitor"
 	"github.com/uptime-operator/uptime-operator/internal/netguard"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 	"github.com/uptime-operator/uptime-operator/internal/trust"
@@ -474,19 +475,9 @@ func (n *Notifier) broadcast(ctx context.Context, page *monv1.StatusPage, msg Me
 // monitorPages returns the published pages of namespace ns that list the
 // monitor with UID monitorUID, with the monitor's display name on each.
 func (n *Notifier) monitorPages(ctx context.Context, ns, monitorUID string) ([]monv1.StatusPage, []string, error) {
-	var mons monv1.MonitorList
-	if err := n.Reader.List(ctx, &mons, client.InNamespace(ns)); err != nil {
-		return nil, nil, fmt.Errorf("list monitors: %w", err)
-	}
-	var mon *monv1.Monitor
-	for i := range mons.Items {
-		if string(mons.Items[i].UID) == monitorUID {
-			mon = &mons.Items[i]
-			break
-		}
-	}
-	if mon == nil {
-		return nil, nil, nil
+	mon, err := monitor.ByUID(ctx, n.Reader, ns, monitorUID)
+	if err != nil || mon == nil {
+		return nil, nil, err
 	}
 	pages, err := ListBy(ctx, n.Reader, IndexMonitor, mon.Name, client.InNamespace(ns))
 	if err != nil {

@@ -33,13 +33,22 @@ type Options struct {
 	// Schema, when set, is created if missing and used as the search_path, so
 	// several stores (tests, tenants) can share one database.
 	Schema string
-	// MaxConns bounds the pool (pgxpool's default when 0).
+	// MaxConns bounds the pool: DefaultMaxConns when 0 and the DSN does
+	// not set pool_max_conns.
 	MaxConns int32
 	// CompactEvery is how often the store folds pending rollup increments
 	// (compact.go); one second when 0, never when negative (the caller then
 	// calls Compact).
 	CompactEvery time.Duration
 }
+
+// DefaultMaxConns is the pool's size unless the DSN's pool_max_conns says
+// otherwise. pgxpool's own default is the number of CPUs, at least 4: on a
+// small node the manager's 32 status reconciles, the 8 judgements of a
+// batch, the ingest, the compactor and the REST API then queue for 4
+// connections, and at 100,000 monitors a batch that opens incidents waited
+// minutes behind them.
+const DefaultMaxConns = 16
 
 // Store is the PostgreSQL store.
 type Store struct {
@@ -67,8 +76,11 @@ func Open(ctx context.Context, dsn string, o Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("parse postgres dsn: %w", err)
 	}
-	if o.MaxConns > 0 {
+	switch {
+	case o.MaxConns > 0:
 		cfg.MaxConns = o.MaxConns
+	case !strings.Contains(dsn, "pool_max_conns"):
+		cfg.MaxConns = DefaultMaxConns
 	}
 	if o.Schema != "" {
 		cfg.ConnConfig.RuntimeParams["search_path"] = o.Schema
