@@ -391,7 +391,6 @@ func (e *Engine) monitorByUID(ctx context.Context, uid string) (*monv1.Monitor, 
 	return &list.Items[0], nil
 }
 
-
 // judgement is what one judgement of a monitor found and did; the effects
 // outside the store (metrics, Kubernetes Events, subscribers, logs, status)
 // follow once it is committed.
