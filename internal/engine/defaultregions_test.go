@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -13,7 +12,6 @@ import (
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/plans"
 	"github.com/uptime-operator/uptime-operator/internal/store"
-	"github.com/uptime-operator/uptime-operator/internal/store/sqlite"
 )
 
 // TestJudgedBeforeStatusNamesRegions: a Monitor that names no regions runs
@@ -23,11 +21,7 @@ import (
 // an incident although the status is still empty.
 func TestJudgedBeforeStatusNamesRegions(t *testing.T) {
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "uptime.db"), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := sqliteStore(t)
 
 	m := &monv1.Monitor{
 		ObjectMeta: metav1.ObjectMeta{Name: "api", Namespace: "default", UID: "6f1f7c2e-0000-4000-8000-0000000000d1"},

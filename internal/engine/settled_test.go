@@ -41,11 +41,7 @@ func (r *readCounter) UnsettledMonitors(ctx context.Context, ids []string) (map[
 // judged and resolved by its passing result.
 func TestIngestPassingBatchOneRead(t *testing.T) {
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "settled.db"), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := sqliteStore(t)
 	objs, uids := fleet("default", 300, "local")
 	counter := &readCounter{Store: st}
 	e := New(Options{Store: counter, Client: cacheOf(objs...)})
@@ -91,4 +87,16 @@ func TestIngestPassingBatchOneRead(t *testing.T) {
 	if known != len(uids) {
 		t.Fatalf("the engine knows %d monitors, want %d", known, len(uids))
 	}
+}
+
+// sqliteStore is a SQLite store in a file of the test's own, closed when
+// the test ends.
+func sqliteStore(t *testing.T) *sqlite.Store {
+	t.Helper()
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "uptime.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
 }

@@ -2,14 +2,12 @@ package engine
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
-	"github.com/uptime-operator/uptime-operator/internal/store/sqlite"
 )
 
 // TestSweepJudgesUnsettledOnly: among 300 monitors in two regions, one has
@@ -22,11 +20,7 @@ import (
 // refresh at once.
 func TestSweepJudgesUnsettledOnly(t *testing.T) {
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "sweep.db"), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := sqliteStore(t)
 	objs, uids := fleet("default", 300, "eu", "us")
 	counter := &readCounter{Store: st}
 	t0 := time.Now().UTC().Truncate(time.Second)
