@@ -144,7 +144,8 @@ const (
 
 // AlertChannelStatus is the observed state of an AlertChannel.
 type AlertChannelStatus struct {
-	// observedGeneration is the generation this status describes.
+	// observedGeneration is the generation this status describes; -1 until
+	// a controller first writes status, so kstatus reports InProgress.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 	// connectionID is the id the REST API uses (metadata.uid).
@@ -186,6 +187,7 @@ type AlertChannel struct {
 	Spec AlertChannelSpec `json:"spec"`
 	// status is the observed state.
 	// +optional
+	// +kubebuilder:default={"observedGeneration":-1}
 	Status AlertChannelStatus `json:"status,omitempty"`
 }
 

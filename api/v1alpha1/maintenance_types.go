@@ -91,7 +91,8 @@ const (
 
 // MaintenanceWindowStatus is the observed state of a window.
 type MaintenanceWindowStatus struct {
-	// observedGeneration is the generation this status describes.
+	// observedGeneration is the generation this status describes; -1 until
+	// a controller first writes status, so kstatus reports InProgress.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 	// state is scheduled, ongoing, completed or cancelled.
@@ -126,6 +127,7 @@ type MaintenanceWindow struct {
 	Spec MaintenanceWindowSpec `json:"spec"`
 	// status is the observed state.
 	// +optional
+	// +kubebuilder:default={"observedGeneration":-1}
 	Status MaintenanceWindowStatus `json:"status,omitempty"`
 }
 

@@ -27,7 +27,8 @@ type MonitorGroupSpec struct {
 
 // MonitorGroupStatus is the observed state of a group.
 type MonitorGroupStatus struct {
-	// observedGeneration is the generation this status describes.
+	// observedGeneration is the generation this status describes; -1 until
+	// a controller first writes status, so kstatus reports InProgress.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 	// monitors counts the group's monitors.
@@ -58,6 +59,7 @@ type MonitorGroup struct {
 	// +optional
 	Spec MonitorGroupSpec `json:"spec,omitempty"`
 	// +optional
+	// +kubebuilder:default={"observedGeneration":-1}
 	Status MonitorGroupStatus `json:"status,omitempty"`
 }
 
@@ -118,7 +120,8 @@ type EscalationStep struct {
 
 // EscalationPolicyStatus is the observed state of a policy.
 type EscalationPolicyStatus struct {
-	// observedGeneration is the generation this status describes.
+	// observedGeneration is the generation this status describes; -1 until
+	// a controller first writes status, so kstatus reports InProgress.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 	// conditions: Ready (False while a channel reference is missing).
@@ -140,6 +143,7 @@ type EscalationPolicy struct {
 	// +required
 	Spec EscalationPolicySpec `json:"spec"`
 	// +optional
+	// +kubebuilder:default={"observedGeneration":-1}
 	Status EscalationPolicyStatus `json:"status,omitempty"`
 }
 
@@ -237,7 +241,8 @@ type ProbePlacement struct {
 
 // ProbeRegionStatus is the observed state of a region.
 type ProbeRegionStatus struct {
-	// observedGeneration is the generation this status describes.
+	// observedGeneration is the generation this status describes; -1 until
+	// a controller first writes status, so kstatus reports InProgress.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 	// online is true while at least one agent contacted the manager recently.
@@ -276,6 +281,7 @@ type ProbeRegion struct {
 	// +optional
 	Spec ProbeRegionSpec `json:"spec,omitempty"`
 	// +optional
+	// +kubebuilder:default={"observedGeneration":-1}
 	Status ProbeRegionStatus `json:"status,omitempty"`
 }
 

@@ -626,7 +626,8 @@ type RegionState struct {
 // MonitorStatus is the observed state of a Monitor. It is written on
 // transitions and at a throttled cadence, never once per check.
 type MonitorStatus struct {
-	// observedGeneration is the generation this status describes.
+	// observedGeneration is the generation this status describes; -1 until
+	// a controller first writes status, so kstatus reports InProgress.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 	// target is the checked URL, host:port or heartbeat path, for display.
@@ -709,6 +710,7 @@ type Monitor struct {
 	Spec MonitorSpec `json:"spec"`
 	// status is the observed state.
 	// +optional
+	// +kubebuilder:default={"observedGeneration":-1}
 	Status MonitorStatus `json:"status,omitempty"`
 }
 

@@ -67,7 +67,8 @@ type OnCallScheduleSpec struct {
 
 // OnCallScheduleStatus is who is on call now.
 type OnCallScheduleStatus struct {
-	// observedGeneration is the generation this status describes.
+	// observedGeneration is the generation this status describes; -1 until
+	// a controller first writes status, so kstatus reports InProgress.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 	// current is on call now; absent before the schedule starts.
@@ -97,6 +98,7 @@ type OnCallSchedule struct {
 	// +required
 	Spec OnCallScheduleSpec `json:"spec"`
 	// +optional
+	// +kubebuilder:default={"observedGeneration":-1}
 	Status OnCallScheduleStatus `json:"status,omitempty"`
 }
 

@@ -87,7 +87,8 @@ const (
 
 // SLOStatus is the observed state of an SLO.
 type SLOStatus struct {
-	// observedGeneration is the generation this status describes.
+	// observedGeneration is the generation this status describes; -1 until
+	// a controller first writes status, so kstatus reports InProgress.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 	// currentSLI is the share of good events over the window, in percent.
@@ -143,6 +144,7 @@ type SLO struct {
 	Spec SLOSpec `json:"spec"`
 	// status is the observed state.
 	// +optional
+	// +kubebuilder:default={"observedGeneration":-1}
 	Status SLOStatus `json:"status,omitempty"`
 }
 

@@ -150,7 +150,8 @@ const (
 
 // StatusPageStatus is the observed state of a StatusPage.
 type StatusPageStatus struct {
-	// observedGeneration is the generation this status describes.
+	// observedGeneration is the generation this status describes; -1 until
+	// a controller first writes status, so kstatus reports InProgress.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 	// url is the page's public path or URL.
@@ -197,6 +198,7 @@ type StatusPage struct {
 	Spec StatusPageSpec `json:"spec"`
 	// status is the observed state.
 	// +optional
+	// +kubebuilder:default={"observedGeneration":-1}
 	Status StatusPageStatus `json:"status,omitempty"`
 }
 
