@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -31,6 +32,9 @@ type AlertChannelReconciler struct {
 	client.Client
 	// Secrets reads Secrets directly: the manager caches only API keys.
 	Secrets client.Reader
+	// Recorder records a Warning Event when the channel stalls (a Secret
+	// it reads is missing); nil records none.
+	Recorder record.EventRecorder
 }
 
 // +kubebuilder:rbac:groups=monitoring.uptime-operator.io,resources=alertchannels,verbs=get;list;watch;update;patch
@@ -46,6 +50,8 @@ func (r *AlertChannelReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	}
 	before := ch.DeepCopy()
 	defer func() {
+		setProgressConditions(&ch.Status.Conditions, ch.Generation, monv1.ConditionReady)
+		recordStalled(r.Recorder, &ch, before.Status.Conditions, ch.Status.Conditions)
 		if equality.Semantic.DeepEqual(before.Status, ch.Status) {
 			return
 		}
@@ -195,6 +201,9 @@ func AlertChannelSecretRefs(s *monv1.AlertChannelSpec) []monv1.SecretKeySelector
 func (r *AlertChannelReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Secrets == nil {
 		r.Secrets = mgr.GetAPIReader()
+	}
+	if r.Recorder == nil {
+		r.Recorder = mgr.GetEventRecorderFor(EventSource)
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&monv1.AlertChannel{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).

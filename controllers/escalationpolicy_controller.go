@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -24,6 +25,9 @@ import (
 // (package alerting), not here.
 type EscalationPolicyReconciler struct {
 	client.Client
+	// Recorder records a Warning Event when the policy stalls (a channel
+	// it names is missing); nil records none.
+	Recorder record.EventRecorder
 }
 
 // +kubebuilder:rbac:groups=monitoring.uptime-operator.io,resources=escalationpolicies,verbs=get;list;watch
@@ -38,6 +42,8 @@ func (r *EscalationPolicyReconciler) Reconcile(ctx context.Context, req ctrl.Req
 	}
 	before := p.DeepCopy()
 	defer func() {
+		setProgressConditions(&p.Status.Conditions, p.Generation, monv1.ConditionReady)
+		recordStalled(r.Recorder, &p, before.Status.Conditions, p.Status.Conditions)
 		patchStatus(ctx, r.Client, &p, before, !equality.Semantic.DeepEqual(before.Status, p.Status), &retErr)
 	}()
 
@@ -92,6 +98,9 @@ func EscalationPolicyReady(spec *monv1.EscalationPolicySpec, existing map[string
 // policies and to AlertChannels appearing or disappearing in their
 // namespace (channel status writes do not trigger it).
 func (r *EscalationPolicyReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Recorder == nil {
+		r.Recorder = mgr.GetEventRecorderFor(EventSource)
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&monv1.EscalationPolicy{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&monv1.AlertChannel{}, handler.EnqueueRequestsFromMapFunc(r.policiesNaming),

@@ -57,6 +57,7 @@ func (r *MaintenanceWindowReconciler) Reconcile(ctx context.Context, req ctrl.Re
 	}
 	before := w.DeepCopy()
 	defer func() {
+		setProgressConditions(&w.Status.Conditions, w.Generation, monv1.ConditionReady)
 		patchStatus(ctx, r.Client, &w, before, !equality.Semantic.DeepEqual(before.Status, w.Status), &retErr)
 	}()
 	now := time.Now()

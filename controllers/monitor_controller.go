@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -20,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/conditions"
 	"github.com/uptime-operator/uptime-operator/internal/monitor"
 	"github.com/uptime-operator/uptime-operator/internal/plans"
 )
@@ -56,6 +58,9 @@ type MonitorReconciler struct {
 	// once. Nothing else waits for them: agents are assigned a Monitor
 	// from the cache as soon as it exists (see assign.ForRegion).
 	StatusWrites *StatusPacer
+	// Recorder records a Warning Event when the monitor stalls (a Secret
+	// or every region is missing); nil records none.
+	Recorder record.EventRecorder
 }
 
 // +kubebuilder:rbac:groups=monitoring.uptime-operator.io,resources=monitors,verbs=get;list;watch;create;update;patch;delete
@@ -81,6 +86,7 @@ func (r *MonitorReconciler) Reconcile(ctx context.Context, req ctrl.Request) (re
 	}
 	before := m.DeepCopy()
 	defer func() {
+		setProgressConditions(&m.Status.Conditions, m.Generation, monv1.MonitorConditionConfigured)
 		if equality.Semantic.DeepEqual(before.Status, m.Status) {
 			r.StatusWrites.Forget(req.NamespacedName)
 			return
@@ -89,6 +95,7 @@ func (r *MonitorReconciler) Reconcile(ctx context.Context, req ctrl.Request) (re
 			res = ctrl.Result{RequeueAfter: wait}
 			return
 		}
+		recordStalled(r.Recorder, &m, before.Status.Conditions, m.Status.Conditions)
 		patchStatus(ctx, r.Client, &m, before, true, &retErr)
 	}()
 
@@ -123,6 +130,11 @@ func (r *MonitorReconciler) Reconcile(ctx context.Context, req ctrl.Request) (re
 		return ctrl.Result{}, err
 	}
 	m.Status.ObservedGeneration = m.Generation
+	if !conditions.IsTrue(m.Status.Conditions, monv1.MonitorConditionConfigured) {
+		// Neither Secrets nor ProbeRegions are watched for Monitors: look
+		// again, so a stalled monitor recovers once they exist.
+		return ctrl.Result{RequeueAfter: secretRetryInterval}, nil
+	}
 	return ctrl.Result{}, nil
 }
 
@@ -218,6 +230,9 @@ func (r *MonitorReconciler) monitorsInNamespace(ctx context.Context, o client.Ob
 // SetupWithManager registers the reconciler. It reacts to spec changes
 // (generation), not to its own status writes, and to engine updates.
 func (r *MonitorReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Recorder == nil {
+		r.Recorder = mgr.GetEventRecorderFor(EventSource)
+	}
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&monv1.Monitor{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{},

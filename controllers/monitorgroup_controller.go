@@ -37,6 +37,7 @@ func (r *MonitorGroupReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	}
 	before := g.DeepCopy()
 	defer func() {
+		setProgressConditions(&g.Status.Conditions, g.Generation, monv1.ConditionReady)
 		patchStatus(ctx, r.Client, &g, before, !equality.Semantic.DeepEqual(before.Status, g.Status), &retErr)
 	}()
 	var members monv1.MonitorList

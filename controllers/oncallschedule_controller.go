@@ -32,6 +32,7 @@ func (r *OnCallScheduleReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 	}
 	before := s.DeepCopy()
 	defer func() {
+		setProgressConditions(&s.Status.Conditions, s.Generation, monv1.ConditionReady)
 		patchStatus(ctx, r.Client, &s, before, !equality.Semantic.DeepEqual(before.Status, s.Status), &retErr)
 	}()
 	now := time.Now()

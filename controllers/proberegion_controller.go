@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -81,6 +82,9 @@ type ProbeRegionReconciler struct {
 	Probe  ProbeDeploymentOptions
 	// OnlineWindow is how recent a contact must be to count as online.
 	OnlineWindow time.Duration
+	// Recorder records a Warning Event when the probe Deployment cannot be
+	// applied; nil records none.
+	Recorder record.EventRecorder
 }
 
 // +kubebuilder:rbac:groups=monitoring.uptime-operator.io,resources=proberegions,verbs=get;list;watch;update;patch
@@ -97,6 +101,7 @@ func (r *ProbeRegionReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	}
 	before := pr.DeepCopy()
 	defer func() {
+		setProgressConditions(&pr.Status.Conditions, pr.Generation, monv1.ConditionReady)
 		patchStatus(ctx, r.Client, &pr, before, !equality.Semantic.DeepEqual(before.Status, pr.Status), &retErr)
 	}()
 	if !pr.DeletionTimestamp.IsZero() {
@@ -110,7 +115,12 @@ func (r *ProbeRegionReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	pr.Status.Monitors = int32(inUse)
 	if pr.Spec.Placement.Mode == monv1.PlacementManaged || pr.Spec.Placement.Mode == "" {
 		if err := r.reconcileDeployment(ctx, &pr, inUse > 0); err != nil {
-			conditions.Set(&pr.Status.Conditions, pr.Generation, monv1.ConditionReady, false, monv1.ReasonReconcileError, err.Error())
+			reason := probeDeploymentReason(err)
+			conditions.Set(&pr.Status.Conditions, pr.Generation, monv1.ConditionReady, false, reason, err.Error())
+			pr.Status.ObservedGeneration = pr.Generation
+			if r.Recorder != nil {
+				r.Recorder.Event(&pr, corev1.EventTypeWarning, reason, err.Error())
+			}
 			return ctrl.Result{}, err
 		}
 	}
@@ -244,6 +254,9 @@ func (r *ProbeRegionReconciler) ensureServiceAccount(ctx context.Context) error 
 // SetupWithManager watches regions, their Deployments, and monitors (whose
 // region use decides whether a Deployment runs).
 func (r *ProbeRegionReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Recorder == nil {
+		r.Recorder = mgr.GetEventRecorderFor(EventSource)
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&monv1.ProbeRegion{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Owns(&appsv1.Deployment{}).

@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -45,6 +46,9 @@ type SLOReconciler struct {
 	Now    func() time.Time
 	// Every is how often an SLO is re-evaluated (default 1 minute).
 	Every time.Duration
+	// Recorder records a Warning Event when the SLO stalls (its monitor
+	// is missing); nil records none.
+	Recorder record.EventRecorder
 }
 
 // Burn-rate alert windows of the Google SRE workbook: the fast alert looks
@@ -65,6 +69,8 @@ func (r *SLOReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl
 	}
 	before := slo.DeepCopy()
 	defer func() {
+		setProgressConditions(&slo.Status.Conditions, slo.Generation, monv1.ConditionReady)
+		recordStalled(r.Recorder, &slo, before.Status.Conditions, slo.Status.Conditions)
 		patchStatus(ctx, r.Client, &slo, before, !equality.Semantic.DeepEqual(before.Status, slo.Status), &retErr)
 	}()
 	every := r.Every
@@ -319,6 +325,9 @@ func round(v float64, places int) float64 {
 // SetupWithManager registers the reconciler; SLOs are also re-evaluated
 // every minute.
 func (r *SLOReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Recorder == nil {
+		r.Recorder = mgr.GetEventRecorderFor(EventSource)
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&monv1.SLO{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Named("slo").

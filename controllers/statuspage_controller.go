@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -28,6 +29,9 @@ type StatusPageReconciler struct {
 	// BaseURL is the public base URL of the direct listener; status.url is
 	// BaseURL + "/s/" + slug (a path when empty).
 	BaseURL string
+	// Recorder records a Warning Event when the page stalls (its slug is
+	// taken, a listed monitor is missing); nil records none.
+	Recorder record.EventRecorder
 }
 
 // +kubebuilder:rbac:groups=monitoring.uptime-operator.io,resources=statuspages,verbs=get;list;watch
@@ -43,6 +47,8 @@ func (r *StatusPageReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	}
 	before := page.DeepCopy()
 	defer func() {
+		setProgressConditions(&page.Status.Conditions, page.Generation, monv1.ConditionReady)
+		recordStalled(r.Recorder, &page, before.Status.Conditions, page.Status.Conditions)
 		patchStatus(ctx, r.Client, &page, before, !equality.Semantic.DeepEqual(before.Status, page.Status), &retErr)
 	}()
 	if !page.DeletionTimestamp.IsZero() {
@@ -122,6 +128,9 @@ func StatusPageReady(page *monv1.StatusPage, missing []string, slugOwner string)
 // reacts to page spec changes (generation), to Monitors whose status changes
 // (mapped to the pages that list them) and to pages sharing a slug.
 func (r *StatusPageReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Recorder == nil {
+		r.Recorder = mgr.GetEventRecorderFor(EventSource)
+	}
 	if err := statuspage.RegisterIndexes(context.Background(), mgr.GetFieldIndexer()); err != nil {
 		return err
 	}
