@@ -3,6 +3,10 @@
 // when the status changed, the deletion branch, the finalizer, then ordered
 // reconcile steps. Status is written by the manager's field owner and never
 // triggers another reconcile of the same object (generation predicates).
+// Just before that patch every reconciler derives the kstatus conditions
+// Reconciling and Stalled from its readiness condition
+// (setProgressConditions), so GitOps tools see progress and failure the
+// same way for every kind (docs/gitops.md).
 package controllers
 
 import monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"

@@ -242,7 +242,7 @@ func TestGitOpsStatus(t *testing.T) {
 			ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny}},
 	}))
 	must(c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: sys}}))
-	settle(t, "the admission policy to refuse a probe Deployment", func() error {
+	settle(t, "the admission policy to refuse a probe Deployment", time.Minute, func() error {
 		if err := c.Create(ctx, refusedDeployment(sys), client.DryRunAll); err == nil {
 			return fmt.Errorf("a dry-run create passed")
 		}
@@ -293,7 +293,8 @@ func TestGitOpsStatus(t *testing.T) {
 			{DelayMinutes: 5, Channels: []monv1.LocalObjectReference{{Name: "gone"}}}}}}, status.FailedStatus, monv1.ReasonReferenceNotFound},
 		{"slo", &monv1.SLO{ObjectMeta: meta("web-availability"), Spec: monv1.SLOSpec{MonitorRef: monv1.LocalObjectReference{Name: "web"},
 			TargetPercentage: 99.9, WindowMinutes: 43200}}, status.CurrentStatus, ""},
-		{"slo monitor missing", &monv1.SLO{ObjectMeta: meta("gone-availability"), Spec: monv1.SLOSpec{MonitorRef: monv1.LocalObjectReference{Name: "gone"},
+		{"monitor deleted later", monitor("doomed", "eu-west"), status.CurrentStatus, ""},
+		{"slo monitor missing", &monv1.SLO{ObjectMeta: meta("doomed-availability"), Spec: monv1.SLOSpec{MonitorRef: monv1.LocalObjectReference{Name: "doomed"},
 			TargetPercentage: 99.9, WindowMinutes: 43200}}, status.FailedStatus, monv1.ReasonReferenceNotFound},
 		{"maintenance", &monv1.MaintenanceWindow{ObjectMeta: meta("upgrade"), Spec: monv1.MaintenanceWindowSpec{Title: "Upgrade",
 			StartsAt: metav1.NewTime(now.Add(time.Hour)), EndsAt: metav1.NewTime(now.Add(2 * time.Hour)), Scope: "all"}}, status.CurrentStatus, ""},
@@ -305,7 +306,9 @@ func TestGitOpsStatus(t *testing.T) {
 			Monitors: []monv1.StatusPageMonitor{{MonitorRef: monv1.LocalObjectReference{Name: "gone"}}}}}, status.FailedStatus, monv1.ReasonReferenceNotFound},
 	}
 	for _, tc := range cases {
-		must(c.Create(ctx, tc.obj))
+		// Admission reads references (regions, an SLO's monitor) from the
+		// manager's cache, which may not have the previous objects yet.
+		settle(t, "admission of "+tc.name, time.Minute, func() error { return c.Create(ctx, tc.obj) })
 		// The create response is the object as stored, before any
 		// controller has seen it: never Current yet, except for a Plan,
 		// which no controller reconciles.
@@ -334,12 +337,22 @@ func TestGitOpsStatus(t *testing.T) {
 	}
 	taken := &monv1.StatusPage{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "copy", Labels: map[string]string{"gitops-test/no-admission": "true"}},
 		Spec: monv1.StatusPageSpec{Title: "Copy", Slug: "acme"}}
-	settle(t, "the duplicate page to pass admission", func() error { return c.Create(ctx, taken.DeepCopy()) })
+	settle(t, "the duplicate page to pass admission", time.Minute, func() error { return c.Create(ctx, taken.DeepCopy()) })
 	must(c.Get(ctx, client.ObjectKeyFromObject(taken), taken))
 	cases = append(cases, tcase{"page slug taken", taken, status.FailedStatus, monv1.ReasonSlugTaken})
+	// An SLO's monitor must exist when the SLO is admitted; it goes
+	// missing when the Monitor is deleted later, noticed at the SLO's next
+	// evaluation (every minute).
+	must(c.Delete(ctx, monitor("doomed")))
+	for i := range cases {
+		if cases[i].name == "monitor deleted later" {
+			cases = append(cases[:i], cases[i+1:]...)
+			break
+		}
+	}
 
 	for _, tc := range cases {
-		settle(t, tc.name+" to settle as "+string(tc.want), func() error {
+		settle(t, tc.name+" to settle as "+string(tc.want), 2*time.Minute, func() error {
 			u := &unstructured.Unstructured{}
 			u.SetGroupVersionKind(gvk(t, tc.obj))
 			if err := c.Get(ctx, client.ObjectKeyFromObject(tc.obj), u); err != nil {
@@ -350,7 +363,7 @@ func TestGitOpsStatus(t *testing.T) {
 		if tc.reason == "" {
 			continue
 		}
-		settle(t, "a "+tc.reason+" Event on "+tc.name, func() error {
+		settle(t, "a "+tc.reason+" Event on "+tc.name, time.Minute, func() error {
 			var events corev1.EventList
 			if err := c.List(ctx, &events, client.InNamespace(eventNamespace(tc.obj))); err != nil {
 				return err
@@ -391,11 +404,11 @@ func eventNamespace(obj client.Object) string {
 	return obj.GetNamespace()
 }
 
-// settle waits up to a minute for ok to return nil, and fails the test
+// settle waits up to timeout for ok to return nil, and fails the test
 // with its last error otherwise.
-func settle(t *testing.T, what string, ok func() error) {
+func settle(t *testing.T, what string, timeout time.Duration, ok func() error) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
+	deadline := time.Now().Add(timeout)
 	for {
 		err := ok()
 		if err == nil {
