@@ -323,7 +323,8 @@ func TestGitOpsStatus(t *testing.T) {
 
 	// A second page with a taken slug gets past admission only while the
 	// webhook is off (failurePolicy Ignore during an outage, or webhooks
-	// disabled): let it through for pages labelled so.
+	// disabled): let it through for pages labelled so. The older page keeps
+	// the slug (within the same second, the first name in order).
 	var hooks admissionregistrationv1.ValidatingWebhookConfigurationList
 	must(c.List(ctx, &hooks))
 	bypass := &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "gitops-test/no-admission", Operator: metav1.LabelSelectorOpDoesNotExist}}}
@@ -335,7 +336,7 @@ func TestGitOpsStatus(t *testing.T) {
 			}
 		}
 	}
-	taken := &monv1.StatusPage{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "copy", Labels: map[string]string{"gitops-test/no-admission": "true"}},
+	taken := &monv1.StatusPage{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "status-copy", Labels: map[string]string{"gitops-test/no-admission": "true"}},
 		Spec: monv1.StatusPageSpec{Title: "Copy", Slug: "acme"}}
 	settle(t, "the duplicate page to pass admission", time.Minute, func() error { return c.Create(ctx, taken.DeepCopy()) })
 	must(c.Get(ctx, client.ObjectKeyFromObject(taken), taken))
