@@ -378,6 +378,22 @@ func TestGitOpsStatus(t *testing.T) {
 			return fmt.Errorf("none among %d Events", len(events.Items))
 		})
 	}
+
+	// Stalled objects recover by themselves once the cause is gone:
+	// Monitors and AlertChannels look for Secrets and regions again.
+	must(c.Create(ctx, &corev1.Secret{ObjectMeta: meta("api-token"), StringData: map[string]string{"token": "t"}}))
+	must(c.Create(ctx, &corev1.Secret{ObjectMeta: meta("hook-url"), StringData: map[string]string{"url": "https://example.com/hook"}}))
+	must(c.Create(ctx, &monv1.ProbeRegion{ObjectMeta: metav1.ObjectMeta{Name: "mars"}}))
+	for _, obj := range []client.Object{withSecretHeader, noRegions, &monv1.AlertChannel{ObjectMeta: meta("hook")}} {
+		settle(t, obj.GetName()+" to recover", 2*time.Minute, func() error {
+			u := &unstructured.Unstructured{}
+			u.SetGroupVersionKind(gvk(t, obj))
+			if err := c.Get(ctx, client.ObjectKeyFromObject(obj), u); err != nil {
+				return err
+			}
+			return checkGitOps(t, obj.GetName()+" recovered", u.Object, status.CurrentStatus, "")
+		})
+	}
 }
 
 // refusedDeployment is a Deployment the test's admission policy refuses.
