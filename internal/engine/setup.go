@@ -131,7 +131,9 @@ func (h *housekeeping) Start(ctx context.Context) error {
 }
 
 // prune deletes raw checks older than the retention in chunks; rollups stay,
-// so long-range uptime is unaffected.
+// so long-range uptime is unaffected. The whole history of a monitor
+// deleted longer ago than the retention, and not adopted by a re-created
+// one, goes too (store.GenerationStore).
 func (h *housekeeping) prune(ctx context.Context) {
 	if h.retention <= 0 {
 		return
@@ -147,6 +149,14 @@ func (h *housekeeping) prune(ctx context.Context) {
 	}
 	if _, err := h.e.opts.Store.PruneRollups(ctx, time.Minute, h.e.opts.Now().Add(-h.retention)); err != nil {
 		h.e.opts.Log.Error(err, "prune minute rollups")
+	}
+	n, err = h.e.opts.Store.PruneRetiredHistory(ctx, cutoff)
+	if err != nil {
+		h.e.opts.Log.Error(err, "prune history of deleted monitors")
+		return
+	}
+	if n > 0 {
+		h.e.opts.Log.Info("pruned history of deleted monitors", "monitors", n, "deletedBefore", cutoff)
 	}
 }
 
