@@ -40,4 +40,6 @@ type Store interface {
 	PruneChecks(ctx context.Context, olderThan time.Time, chunkSize int) (int64, error)
 	PruneRollups(ctx context.Context, step time.Duration, olderThan time.Time) (int64, error)
 	PruneRetiredHistory(ctx context.Context, olderThan time.Time) (int64, error)
+	UnretiredGenerations(ctx context.Context) ([]store.MonitorIdentity, error)
+	RetireMonitorHistory(ctx context.Context, id store.MonitorIdentity, at time.Time) error
 }

@@ -70,6 +70,10 @@ type GenerationStore interface {
 	// watches the target any more. The history stays for a successor to
 	// adopt.
 	RetireMonitorHistory(ctx context.Context, id MonitorIdentity, at time.Time) error
+	// UnretiredGenerations lists the generations claimed and not retired:
+	// the live monitors, and any whose object vanished without its
+	// finalizer (the leader retires those, see engine.RetireVanished).
+	UnretiredGenerations(ctx context.Context) ([]MonitorIdentity, error)
 	// PruneRetiredHistory deletes, as DeleteMonitorHistory does, the
 	// history of every generation retired before olderThan that no
 	// successor adopted. It returns how many generations it deleted.

@@ -258,6 +258,11 @@ func testPruneRetired(t *testing.T, s store.Store) {
 	}
 	must(t, s.RetireMonitorHistory(c, gone, base.Add(-25*time.Hour)))
 	must(t, s.RetireMonitorHistory(c, recent, base.Add(-time.Hour)))
+	unretired, err := s.UnretiredGenerations(c)
+	must(t, err)
+	if len(unretired) != 1 || unretired[0] != live {
+		t.Fatalf("unretired generations: %+v, want only %+v", unretired, live)
+	}
 	n, err := s.PruneRetiredHistory(c, base.Add(-24*time.Hour))
 	must(t, err)
 	eq(t, "pruned generations", n, int64(1))

@@ -222,6 +222,27 @@ func (s *Store) RetireMonitorHistory(ctx context.Context, id store.MonitorIdenti
 	return nil
 }
 
+// UnretiredGenerations implements store.Store.
+func (s *Store) UnretiredGenerations(ctx context.Context) ([]store.MonitorIdentity, error) {
+	rows, err := s.B.Reader().Query(ctx, "SELECT uid, namespace, name, spec_key, type FROM monitor_generations WHERE retired_at IS NULL")
+	if err != nil {
+		return nil, fmt.Errorf("list generations: %w", err)
+	}
+	defer rows.Close()
+	var out []store.MonitorIdentity
+	for rows.Next() {
+		var g store.MonitorIdentity
+		if err := rows.Scan(&g.UID, &g.Namespace, &g.Name, &g.Key, &g.Type); err != nil {
+			return nil, fmt.Errorf("scan generation: %w", err)
+		}
+		out = append(out, g)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list generations: %w", err)
+	}
+	return out, nil
+}
+
 // PruneRetiredHistory implements store.Store.
 func (s *Store) PruneRetiredHistory(ctx context.Context, olderThan time.Time) (int64, error) {
 	var total int64
