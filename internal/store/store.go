@@ -293,7 +293,9 @@ type IncidentUpdate struct {
 	IssueURL          *string
 }
 
-// IncidentQuery selects incidents, newest start first.
+// IncidentQuery selects incidents, newest start first. Without a MonitorID
+// the incidents of deleted monitors (retired generations, see
+// GenerationStore) are left out.
 type IncidentQuery struct {
 	// Namespace limits to one workspace; empty means all.
 	Namespace string

@@ -73,6 +73,10 @@ func testAdoptHistory(t *testing.T, s store.Store) {
 		t.Fatalf("pause window of a deleted monitor: %+v, want one closed", pw)
 	}
 
+	list, err := s.ListIncidents(c, store.IncidentQuery{Namespace: "team"})
+	must(t, err)
+	eq(t, "incidents of a deleted monitor in the workspace's list", list.Total, 0)
+
 	// Re-created: the new UID stores a result before the controller claims
 	// it (agents are assigned from the cache at once), in the same minute
 	// bucket as one of the old generation's.
@@ -101,9 +105,12 @@ func testAdoptHistory(t *testing.T, s store.Store) {
 	for _, it := range items {
 		eq(t, "check monitor id", it.MonitorID, cur.UID)
 	}
-	list, err := s.ListIncidents(c, store.IncidentQuery{MonitorID: cur.UID})
+	list, err = s.ListIncidents(c, store.IncidentQuery{MonitorID: cur.UID})
 	must(t, err)
 	eq(t, "incidents of the new generation", list.Total, 2)
+	list, err = s.ListIncidents(c, store.IncidentQuery{Namespace: "team"})
+	must(t, err)
+	eq(t, "incidents in the workspace's list", list.Total, 2)
 	for _, it := range list.Items {
 		eq(t, "incident monitor id", it.MonitorID, cur.UID)
 	}
