@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -30,14 +31,11 @@ import (
 // every monitor stays pending.
 type LiveSource = monitor.LiveSource
 
-// HistoryDeleter removes a deleted monitor's history from the store.
-type HistoryDeleter interface {
-	DeleteMonitorHistory(ctx context.Context, monitorID string) error
-}
-
 // MonitorReconciler keeps Monitor status current: the effective regions,
 // interval and timeout, the display target, configuration conditions, and the
-// engine's live state. It removes history when a monitor is deleted.
+// engine's live state. It claims a monitor's history in the store when it
+// first sees the object and retires it when the object is deleted, so a
+// re-created monitor keeps its history (see HistoryKeeper).
 type MonitorReconciler struct {
 	client.Client
 	// Secrets reads Secrets directly: the manager caches only API keys.
@@ -46,8 +44,8 @@ type MonitorReconciler struct {
 	Plans *plans.Resolver
 	// Live supplies run-time state; may be nil.
 	Live LiveSource
-	// History deletes store history on deletion; may be nil.
-	History HistoryDeleter
+	// History claims and retires generations in the store; may be nil.
+	History HistoryKeeper
 	// NewHeartbeatToken makes heartbeat tokens for cron monitors created
 	// without one (the REST API mints them at create time); may be nil.
 	NewHeartbeatToken func() string
@@ -61,6 +59,10 @@ type MonitorReconciler struct {
 	// Recorder records a Warning Event when the monitor stalls (a Secret
 	// or every region is missing); nil records none.
 	Recorder record.EventRecorder
+
+	// claimed holds the UIDs this process has claimed (ClaimMonitorHistory),
+	// so a reconcile claims once per process, not once per status refresh.
+	claimed sync.Map
 }
 
 // +kubebuilder:rbac:groups=monitoring.uptime-operator.io,resources=monitors,verbs=get;list;watch;create;update;patch;delete
@@ -120,6 +122,9 @@ func (r *MonitorReconciler) Reconcile(ctx context.Context, req ctrl.Request) (re
 		}
 		before = m.DeepCopy()
 	}
+	if err := r.reconcileHistory(ctx, &m); err != nil {
+		return ctrl.Result{}, err
+	}
 	if err := r.reconcileEffective(ctx, &m); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -142,10 +147,8 @@ func (r *MonitorReconciler) reconcileDelete(ctx context.Context, m *monv1.Monito
 	if !controllerutil.ContainsFinalizer(m, monv1.HistoryFinalizer) {
 		return nil
 	}
-	if r.History != nil {
-		if err := r.History.DeleteMonitorHistory(ctx, string(m.UID)); err != nil {
-			return fmt.Errorf("delete history of monitor %s: %w", m.Name, err)
-		}
+	if err := r.retireHistory(ctx, m); err != nil {
+		return err
 	}
 	controllerutil.RemoveFinalizer(m, monv1.HistoryFinalizer)
 	if err := r.Update(ctx, m); err != nil {

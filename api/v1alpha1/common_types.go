@@ -36,7 +36,9 @@ const (
 	// Monitors and every kind the REST API addresses by id): one indexed
 	// read finds an object by id instead of copying its namespace.
 	UIDIndex = "metadata.uid"
-	// HistoryFinalizer keeps a Monitor until its history is removed from the store.
+	// HistoryFinalizer keeps a Monitor until its history is retired in the
+	// store: kept there for a re-created Monitor to adopt (see
+	// AdoptHistoryFromAnnotation), pruned after the retention otherwise.
 	HistoryFinalizer = "monitoring.uptime-operator.io/history"
 )
 

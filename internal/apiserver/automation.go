@@ -660,7 +660,7 @@ func (s *Server) deleteKeyed(ctx context.Context, m *monv1.Monitor) error {
 	}
 	if s.opts.Store != nil {
 		if err := s.opts.Store.DeleteMonitorHistory(ctx, string(m.UID)); err != nil {
-			ctrlLog(ctx).Error(err, "unable to delete monitor history; the finalizer retries", "monitor", m.Name)
+			ctrlLog(ctx).Error(err, "unable to delete monitor history; it is pruned after the retention", "monitor", m.Name)
 		}
 	}
 	return nil

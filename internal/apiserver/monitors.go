@@ -755,7 +755,7 @@ func (s *Server) deleteMonitor(w http.ResponseWriter, r *http.Request) {
 	}
 	if s.opts.Store != nil {
 		if err := s.opts.Store.DeleteMonitorHistory(ctx, string(m.UID)); err != nil {
-			ctrlLog(ctx).Error(err, "unable to delete monitor history; the finalizer retries", "monitor", m.Name)
+			ctrlLog(ctx).Error(err, "unable to delete monitor history; it is pruned after the retention", "monitor", m.Name)
 		}
 	}
 	w.WriteHeader(http.StatusNoContent)

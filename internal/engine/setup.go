@@ -131,8 +131,15 @@ func (h *housekeeping) Start(ctx context.Context) error {
 }
 
 // prune deletes raw checks older than the retention in chunks; rollups stay,
-// so long-range uptime is unaffected.
+// so long-range uptime is unaffected. The whole history of a monitor
+// deleted longer ago than the retention, and not adopted by a re-created
+// one, goes too (store.GenerationStore).
 func (h *housekeeping) prune(ctx context.Context) {
+	if n, err := h.e.RetireVanished(ctx); err != nil {
+		h.e.opts.Log.Error(err, "retire vanished monitors")
+	} else if n > 0 {
+		h.e.opts.Log.Info("retired the history of monitors deleted without their finalizer", "monitors", n)
+	}
 	if h.retention <= 0 {
 		return
 	}
@@ -148,6 +155,44 @@ func (h *housekeeping) prune(ctx context.Context) {
 	if _, err := h.e.opts.Store.PruneRollups(ctx, time.Minute, h.e.opts.Now().Add(-h.retention)); err != nil {
 		h.e.opts.Log.Error(err, "prune minute rollups")
 	}
+	n, err = h.e.opts.Store.PruneRetiredHistory(ctx, cutoff)
+	if err != nil {
+		h.e.opts.Log.Error(err, "prune history of deleted monitors")
+		return
+	}
+	if n > 0 {
+		h.e.opts.Log.Info("pruned history of deleted monitors", "monitors", n, "deletedBefore", cutoff)
+	}
+}
+
+// RetireVanished retires, in the store, the generations of monitors that
+// are gone although their history finalizer never ran (removed by hand, or
+// a store that outlived its cluster), so their open incidents end and their
+// history is pruned after the retention unless a re-created monitor adopts
+// it (store.GenerationStore). Only the leader calls it, after the cache
+// has synced: a generation is claimed from the cache, so one missing from
+// it is gone. It returns how many it retired.
+func (e *Engine) RetireVanished(ctx context.Context) (int, error) {
+	gens, err := e.opts.Store.UnretiredGenerations(ctx)
+	if err != nil {
+		return 0, err
+	}
+	now := e.opts.Now()
+	n := 0
+	for _, g := range gens {
+		m, err := e.monitorByUID(ctx, g.UID)
+		if err != nil {
+			return n, err
+		}
+		if m != nil {
+			continue
+		}
+		if err := e.opts.Store.RetireMonitorHistory(ctx, g, now); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
 }
 
 var _ manager.LeaderElectionRunnable = (*housekeeping)(nil)

@@ -35,7 +35,11 @@ type Store interface {
 	// Probe agents in contact with any replica.
 	RecordAgentContact(ctx context.Context, region, agent string, at time.Time) error
 	AgentsOnline(ctx context.Context, since time.Time) (map[string]store.AgentPresence, error)
-	// Retention of raw checks and rollups.
+	// Retention of raw checks and rollups, and of the history of deleted
+	// monitors that no re-created one adopted.
 	PruneChecks(ctx context.Context, olderThan time.Time, chunkSize int) (int64, error)
 	PruneRollups(ctx context.Context, step time.Duration, olderThan time.Time) (int64, error)
+	PruneRetiredHistory(ctx context.Context, olderThan time.Time) (int64, error)
+	UnretiredGenerations(ctx context.Context) ([]store.MonitorIdentity, error)
+	RetireMonitorHistory(ctx context.Context, id store.MonitorIdentity, at time.Time) error
 }

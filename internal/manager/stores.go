@@ -37,7 +37,7 @@ var consumerStores = []reflect.Type{
 	fits(func(s store.Store) otelexport.Store { return s }),
 	fits(func(s store.Store) assist.Store { return s }),
 	fits(func(s store.Store) recipients.Store { return s }),
-	fits(func(s store.Store) controllers.HistoryDeleter { return s }),
+	fits(func(s store.Store) controllers.HistoryKeeper { return s }),
 	fits(func(s store.Store) controllers.SLIStore { return s }),
 	fits(func(s store.Store) controllers.EventQueue { return s }),
 }

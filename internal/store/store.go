@@ -293,7 +293,9 @@ type IncidentUpdate struct {
 	IssueURL          *string
 }
 
-// IncidentQuery selects incidents, newest start first.
+// IncidentQuery selects incidents, newest start first. Without a MonitorID
+// the incidents of deleted monitors (retired generations, see
+// GenerationStore) are left out.
 type IncidentQuery struct {
 	// Namespace limits to one workspace; empty means all.
 	Namespace string
@@ -633,8 +635,9 @@ type Store interface {
 	ResetStats(ctx context.Context, monitorID string) error
 	// DeleteMonitorHistory deletes everything stored about a monitor: checks,
 	// rollups, incidents with their timelines, notes and AI content, DNS
-	// records, pause windows, heartbeats, certificate observations and sent
-	// expiry notices.
+	// records, pause windows, heartbeats, certificate observations, sent
+	// expiry notices and its generation record, so no later generation
+	// adopts it.
 	DeleteMonitorHistory(ctx context.Context, monitorID string) error
 
 	// OpenIncident stores a new open incident (ID and StartedAt are filled when
@@ -753,6 +756,8 @@ type Store interface {
 	SiteHealthStore
 	// AlertRecipientStore keeps alert email recipients' confirmation state.
 	AlertRecipientStore
+	// GenerationStore keeps a monitor's history across delete and re-create.
+	GenerationStore
 
 	// AddSubscriber stores a new status page subscriber (ID and CreatedAt
 	// filled when empty). When the page already has one with the same channel

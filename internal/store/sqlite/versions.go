@@ -95,3 +95,19 @@ func monitorIDs(checks []store.Check) []string {
 	}
 	return ids
 }
+
+// ClaimMonitorHistory implements store.Store and stamps the claimant and
+// the generation whose rollups it adopted.
+func (s *Store) ClaimMonitorHistory(ctx context.Context, c store.HistoryClaim) (string, error) {
+	adopted, err := s.Store.ClaimMonitorHistory(ctx, c)
+	if adopted != "" || err != nil {
+		s.versions.changed(c.UID, adopted)
+	}
+	return adopted, err
+}
+
+// PruneRetiredHistory implements store.Store and stamps every monitor.
+func (s *Store) PruneRetiredHistory(ctx context.Context, olderThan time.Time) (int64, error) {
+	defer s.versions.changedAll()
+	return s.Store.PruneRetiredHistory(ctx, olderThan)
+}

@@ -562,6 +562,9 @@ func (s *Store) ResetStats(ctx context.Context, monitorID string) error {
 func (s *Store) DeleteMonitorHistory(ctx context.Context, monitorID string) error {
 	err := s.B.Write(ctx, func(q Querier) error {
 		for _, stmt := range s.historyDeletes(
+			// The generation record first: a concurrent adoption of the
+			// same history waits on it (store.GenerationStore).
+			"DELETE FROM monitor_generations WHERE uid = ?",
 			"DELETE FROM checks WHERE monitor_id = ?",
 			"DELETE FROM incidents WHERE monitor_id = ?", // events, notes and AI content cascade
 			"DELETE FROM dns_records WHERE monitor_id = ?",

@@ -389,6 +389,10 @@ func (s *Store) incidentFilter(q store.IncidentQuery) (string, []any) {
 	if q.MonitorID != "" {
 		where = append(where, "monitor_id = ?")
 		args = append(args, q.MonitorID)
+	} else {
+		// A deleted monitor's incidents wait, out of the lists, for a
+		// re-created monitor to adopt them (store.GenerationStore).
+		where = append(where, "NOT EXISTS (SELECT 1 FROM monitor_generations g WHERE g.uid = incidents.monitor_id AND g.retired_at IS NOT NULL)")
 	}
 	if q.From != nil {
 		where = append(where, "started_at >= ?")
