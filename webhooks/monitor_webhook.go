@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	admissionv1 "k8s.io/api/admission/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -14,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/credentials"
 	"github.com/uptime-operator/uptime-operator/internal/monitor"
 	"github.com/uptime-operator/uptime-operator/internal/plans"
 )
@@ -133,6 +135,11 @@ func (w MonitorWebhook) validateMonitorRefs(ctx context.Context, old, m *monv1.M
 		return nil, err
 	}
 	errs = append(errs, regionErrs...)
+	secretErrs, err := w.validateSecretRefs(ctx, old, m)
+	if err != nil {
+		return nil, err
+	}
+	errs = append(errs, secretErrs...)
 	if m.Spec.Key != "" && (old == nil || old.Spec.Key != m.Spec.Key) {
 		// Only the monitors carrying the key are read: kube-apiserver
 		// selects them on the CRD's selectable field, so a create costs the
@@ -149,6 +156,35 @@ func (w MonitorWebhook) validateMonitorRefs(ctx context.Context, old, m *monv1.M
 				errs = append(errs, field.Duplicate(spec.Child("key"), m.Spec.Key))
 				break
 			}
+		}
+	}
+	return errs, nil
+}
+
+// validateSecretRefs refuses a header valueFrom, new in this write, that
+// names a Secret the Monitor may not read (credentials.Referable): a
+// Monitor writer must not obtain, through the manager's permission, a
+// Secret RBAC keeps from them. A Secret that does not exist yet passes (it
+// may come later; resolution checks it again, and the Configured condition
+// reports SecretNotAllowed). References kept as they were are not checked
+// again.
+func (w MonitorWebhook) validateSecretRefs(ctx context.Context, old, m *monv1.Monitor) (field.ErrorList, error) {
+	var was *monv1.MonitorSpec
+	if old != nil {
+		was = &old.Spec
+	}
+	var errs field.ErrorList
+	for _, ref := range credentials.NewReferences(&m.Spec, was) {
+		var sec corev1.Secret
+		err := w.Reader.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: ref.Secret.Name}, &sec)
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read secret %s: %w", ref.Secret.Name, err)
+		}
+		if err := credentials.Referable(&sec, m); err != nil {
+			errs = append(errs, field.Forbidden(ref.Path.Child("valueFrom", "name"), err.Error()))
 		}
 	}
 	return errs, nil
