@@ -112,8 +112,8 @@ func TestUpdatedConfig(t *testing.T) {
 	}, {
 		name: "a step moved to another origin drops its [REDACTED] header",
 		typ:  monv1.MonitorMultistep, cur: &steps,
-		sent: `{"steps":[{"name":"login","url":"https://collector.example.net/login","headers":{"Cookie":"[REDACTED]"}}]}`,
-		want: probeapi.Config{Timeout: steps.Timeout, MultistepConfig: probeapi.MultistepConfig{Steps: []probeapi.Step{{Name: "login", URL: "https://collector.example.net/login", Headers: probeapi.Headers{}}}}},
+		sent:    `{"steps":[{"name":"login","url":"https://collector.example.net/login","headers":{"Cookie":"[REDACTED]"}}]}`,
+		want:    probeapi.Config{Timeout: steps.Timeout, MultistepConfig: probeapi.MultistepConfig{Steps: []probeapi.Step{{Name: "login", URL: "https://collector.example.net/login", Headers: probeapi.Headers{}}}}},
 		dropped: []string{"config.steps[0].headers.Cookie"},
 	}, {
 		name: "create takes the sent keys alone",

@@ -69,7 +69,7 @@ func TestSecretCacheResolvesAssignmentsCheaply(t *testing.T) {
 	if _, err := ToAssignment(ctx, cache, m); err == nil {
 		t.Fatal("a missing Secret resolved")
 	}
-	if err := api.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "later"},
+	if err := api.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "later", Labels: sec.Labels},
 		Data: map[string][]byte{"token": []byte("Bearer late")}}); err != nil {
 		t.Fatal(err)
 	}
