@@ -2,6 +2,7 @@ package webhooks
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -59,9 +60,18 @@ func (w MonitorWebhook) ValidateCreate(ctx context.Context, m *monv1.Monitor) (a
 // is not checked again: the spec was checked when it was written, and a
 // rule that changed since (a region removed, a lower plan limit) must not
 // block the controller's finalizer or a label edit.
+//
+// A changed heartbeat token is checked either way (validateHeartbeatToken).
 func (w MonitorWebhook) ValidateUpdate(ctx context.Context, old, m *monv1.Monitor) (admission.Warnings, error) {
-	if !m.DeletionTimestamp.IsZero() || equality.Semantic.DeepEqual(old.Spec, m.Spec) {
+	if !m.DeletionTimestamp.IsZero() {
 		return nil, nil
+	}
+	if equality.Semantic.DeepEqual(old.Spec, m.Spec) {
+		errs, err := w.validateHeartbeatToken(ctx, old, m)
+		if err != nil {
+			return nil, apierrors.NewInternalError(err)
+		}
+		return nil, invalid(m, errs)
 	}
 	return nil, w.validate(ctx, old, m)
 }
@@ -85,6 +95,11 @@ func (w MonitorWebhook) validate(ctx context.Context, old, m *monv1.Monitor) err
 		return apierrors.NewInternalError(err)
 	}
 	errs = append(errs, refErrs...)
+	tokenErrs, err := w.validateHeartbeatToken(ctx, old, m)
+	if err != nil {
+		return apierrors.NewInternalError(err)
+	}
+	errs = append(errs, tokenErrs...)
 	return invalid(m, errs)
 }
 
@@ -188,6 +203,43 @@ func (w MonitorWebhook) validateSecretRefs(ctx context.Context, old, m *monv1.Mo
 		}
 	}
 	return errs, nil
+}
+
+// validateHeartbeatToken checks a heartbeat token set or changed by this
+// write. The token is the only credential of a heartbeat URL, and the URL
+// names no workspace: a token set by hand must be as hard to guess as a
+// minted one (monv1.ValidHeartbeatToken), and no other Monitor of the
+// cluster may hold it, else a writer could copy another workspace's token
+// and receive (or swallow) its pings. The Monitors holding the token are
+// found through the cache's token index; a cache without the index (a
+// manager that runs no engine) lists them from the API server.
+func (w MonitorWebhook) validateHeartbeatToken(ctx context.Context, old, m *monv1.Monitor) (field.ErrorList, error) {
+	tok := m.Annotations[monv1.HeartbeatTokenAnnotation]
+	if tok == "" || (old != nil && old.Annotations[monv1.HeartbeatTokenAnnotation] == tok) {
+		return nil, nil
+	}
+	path := field.NewPath("metadata", "annotations").Key(monv1.HeartbeatTokenAnnotation)
+	if !monv1.ValidHeartbeatToken(tok) {
+		return field.ErrorList{field.Invalid(path, "(hidden)",
+			"must be at least 32 characters of 0-9 and a-z; leave it out and one is minted")}, nil
+	}
+	var list monv1.MonitorList
+	err := errors.New("no cache")
+	if w.Cache != nil {
+		err = w.Cache.List(ctx, &list, client.MatchingFields{monv1.HeartbeatTokenIndex: tok})
+	}
+	if err != nil {
+		list = monv1.MonitorList{}
+		if err := w.Reader.List(ctx, &list); err != nil {
+			return nil, fmt.Errorf("list monitors: %w", err)
+		}
+	}
+	for _, other := range list.Items {
+		if other.Annotations[monv1.HeartbeatTokenAnnotation] == tok && (other.Namespace != m.Namespace || other.Name != m.Name) {
+			return field.ErrorList{field.Duplicate(path, "(hidden)")}, nil
+		}
+	}
+	return nil, nil
 }
 
 // keyed lists the namespace's Monitors that carry key. A cluster whose
