@@ -62,7 +62,7 @@ func (s *Server) keepCredentials(ctx context.Context, m *monv1.Monitor) (bool, e
 	case sec.Labels[monv1.CredentialsOfLabel] != m.Name:
 		// Someone else's Secret has the name: never write over it.
 		return false, validationError(fieldErr("config.headers",
-			"secret %s exists and does not hold this monitor's credentials; reference it with secret_ref or rename it", key.Name))
+			"secret %s exists and does not hold this monitor's credentials; rename the monitor or the Secret", key.Name))
 	}
 	data := credentials.Externalize(&m.Spec, m.Name, sec.Data)
 	if maps.EqualFunc(data, sec.Data, bytes.Equal) && !setCredentialsOwner(&sec, m) {
