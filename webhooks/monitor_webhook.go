@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -190,6 +191,9 @@ func (w MonitorWebhook) validateSecretRefs(ctx context.Context, old, m *monv1.Mo
 	}
 	var errs field.ErrorList
 	for _, ref := range credentials.NewReferences(&m.Spec, was) {
+		if len(validation.IsDNS1123Subdomain(ref.Secret.Name)) > 0 {
+			continue // not a Secret name: the spec validation refuses it
+		}
 		var sec corev1.Secret
 		err := w.Reader.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: ref.Secret.Name}, &sec)
 		if apierrors.IsNotFound(err) {

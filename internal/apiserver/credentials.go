@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
@@ -191,6 +192,9 @@ func (s *Server) checkSecretRefs(ctx context.Context, m *monv1.Monitor, was *mon
 		if !owner {
 			errs = append(errs, fieldErr(f, "secret_ref needs the workspace owner; send the value instead (it is kept in a Secret owned by the monitor and shown as %s)", credentials.Redacted))
 			continue
+		}
+		if len(validation.IsDNS1123Subdomain(ref.Secret.Name)) > 0 {
+			continue // not a Secret name: the spec validation refuses it
 		}
 		var sec corev1.Secret
 		err := s.opts.Reader.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: ref.Secret.Name}, &sec)
