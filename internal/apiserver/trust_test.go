@@ -139,20 +139,18 @@ var _ = Describe("Secrets a caller does not control", Ordered, func() {
 			Spec: monv1.AlertChannelSpec{Type: monv1.ChannelWebhook, WebhookURL: "https://93.184.216.34/hook",
 				SigningSecretRef: &monv1.SecretKeySelector{Name: "stripe-signing", Key: "secret"}}}
 		Expect(k8s.Create(ctx, ch)).To(Succeed())
-		Eventually(func() int {
-			return do("GET", "/integrations/connections/"+string(ch.UID), key(ns, "automation"), nil).Code
-		}).Should(Equal(http.StatusOK))
-		rec := do("DELETE", "/integrations/connections/"+string(ch.UID), key(ns, "automation"), nil)
-		Expect(rec.Code).To(Equal(http.StatusNoContent), rec.Body.String())
+		Eventually(func() int { // once the cache has the channel
+			return do("DELETE", "/integrations/connections/"+string(ch.UID), key(ns, "automation"), nil).Code
+		}).Should(Equal(http.StatusNoContent))
 		Expect(exists("stripe-credentials")).To(BeTrue(), "an unrelated Secret with the connection's credentials name stays")
 		Expect(exists("stripe-signing")).To(BeTrue(), "a signing secret the connection does not own stays")
 
-		page := &monv1.StatusPage{ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: ns}, Spec: monv1.StatusPageSpec{Title: "DB",
+		page := &monv1.StatusPage{ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: ns}, Spec: monv1.StatusPageSpec{Title: "DB", Slug: "db-status",
 			Access: &monv1.StatusPageAccess{Mode: monv1.AccessPassword, PasswordSecretRef: &monv1.SecretKeySelector{Name: "db-access", Key: "password"}}}}
 		Expect(k8s.Create(ctx, page)).To(Succeed())
 		path := "/status/pages/" + string(page.UID) + "/access"
 		Eventually(func() int { return do("GET", path, key(ns, "read-only"), nil).Code }).Should(Equal(http.StatusOK))
-		rec = do("PUT", path, "", map[string]any{"mode": "public"}, owner)
+		rec := do("PUT", path, "", map[string]any{"mode": "public"}, owner)
 		Expect(rec.Code).To(Equal(http.StatusOK), rec.Body.String())
 		Expect(exists("db-access")).To(BeTrue(), "the page's password Secret, made by its user, stays")
 
