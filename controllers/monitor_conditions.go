@@ -8,10 +8,13 @@ import (
 )
 
 // secretProblem is a Secret reference the monitor cannot read: the Secret
-// or its key is missing. Empty when every reference resolves.
+// or its key is missing, or the monitor may not read the Secret
+// (notAllowed says why, see credentials.Referable). Empty when every
+// reference resolves.
 type secretProblem struct {
 	name, key   string
 	keyNotFound bool
+	notAllowed  string
 }
 
 // setConfiguredCondition records whether the monitor can run: every Secret
@@ -20,6 +23,8 @@ type secretProblem struct {
 func setConfiguredCondition(m *monv1.Monitor, missing *secretProblem) {
 	ok, reason, msg := true, monv1.ReasonReconciled, "configuration is complete"
 	switch {
+	case missing != nil && missing.notAllowed != "":
+		ok, reason, msg = false, monv1.ReasonSecretNotAllowed, missing.notAllowed
 	case missing != nil && missing.keyNotFound:
 		ok, reason, msg = false, monv1.ReasonSecretNotFound, fmt.Sprintf("secret %s has no key %s", missing.name, missing.key)
 	case missing != nil:

@@ -30,6 +30,8 @@ func TestMonitorConditions(t *testing.T) {
 			&secretProblem{name: "token"}, want{false, true, false, monv1.ReasonSecretNotFound, monv1.ReasonUnderMaintenance, monv1.ReasonNotConfigured}},
 		{"secret key missing", monv1.MonitorSpec{}, monv1.MonitorStatus{EffectiveRegions: []string{"eu"}},
 			&secretProblem{name: "token", key: "k", keyNotFound: true}, want{false, true, false, monv1.ReasonSecretNotFound, monv1.ReasonChecksPassing, monv1.ReasonNotConfigured}},
+		{"secret not allowed", monv1.MonitorSpec{}, monv1.MonitorStatus{EffectiveRegions: []string{"eu"}},
+			&secretProblem{name: "db", notAllowed: "secret db may not be used by this monitor"}, want{false, true, false, monv1.ReasonSecretNotAllowed, monv1.ReasonChecksPassing, monv1.ReasonNotConfigured}},
 		{"incident open", monv1.MonitorSpec{}, monv1.MonitorStatus{EffectiveRegions: []string{"eu"}, CurrentStatus: monv1.StatusDown, OpenIncident: &monv1.IncidentRef{ID: "i1"}},
 			nil, want{true, false, true, monv1.ReasonReconciled, monv1.ReasonIncidentOpen, monv1.ReasonReconciled}},
 	} {

@@ -23,6 +23,7 @@ import (
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/conditions"
+	"github.com/uptime-operator/uptime-operator/internal/credentials"
 	"github.com/uptime-operator/uptime-operator/internal/monitor"
 	"github.com/uptime-operator/uptime-operator/internal/plans"
 )
@@ -189,6 +190,10 @@ func (r *MonitorReconciler) reconcileConfigured(ctx context.Context, m *monv1.Mo
 		}
 		if err != nil {
 			return fmt.Errorf("get secret %s: %w", ref.Name, err)
+		}
+		if err := credentials.Referable(&s, m); err != nil {
+			missing = &secretProblem{name: ref.Name, notAllowed: err.Error()}
+			break
 		}
 		if _, ok := s.Data[ref.Key]; !ok {
 			missing = &secretProblem{name: ref.Name, key: ref.Key, keyNotFound: true}

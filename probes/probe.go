@@ -16,6 +16,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/google/uuid"
 
+	"github.com/uptime-operator/uptime-operator/internal/credentials"
 	"github.com/uptime-operator/uptime-operator/internal/netguard"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 	"github.com/uptime-operator/uptime-operator/internal/trust"
@@ -108,7 +109,9 @@ func (e *Env) tlsConfig(serverName string) *tls.Config {
 }
 
 // Run runs a check of a: it applies the effective timeout, recovers panics,
-// and fills id, monitor id, generation, region and checked_at.
+// fills id, monitor id, generation, region and checked_at, and removes the
+// assignment's header values (credentials) from the result's error message
+// and details, where an echoing target could otherwise have them stored.
 func Run(ctx context.Context, a *probeapi.Assignment, env *Env) (res probeapi.Result) {
 	start := env.now()
 	defer func() {
@@ -128,6 +131,7 @@ func Run(ctx context.Context, a *probeapi.Assignment, env *Env) (res probeapi.Re
 		if len(res.ErrorMessage) > maxErrorBytes {
 			res.ErrorMessage = res.ErrorMessage[:maxErrorBytes]
 		}
+		credentials.ScrubResult(&res, credentials.Values(a))
 		if res.Status == "" {
 			res.Status = probeapi.StatusUnknown
 		}

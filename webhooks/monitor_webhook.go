@@ -2,18 +2,22 @@ package webhooks
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
 	admissionv1 "k8s.io/api/admission/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/credentials"
 	"github.com/uptime-operator/uptime-operator/internal/monitor"
 	"github.com/uptime-operator/uptime-operator/internal/plans"
 )
@@ -57,9 +61,18 @@ func (w MonitorWebhook) ValidateCreate(ctx context.Context, m *monv1.Monitor) (a
 // is not checked again: the spec was checked when it was written, and a
 // rule that changed since (a region removed, a lower plan limit) must not
 // block the controller's finalizer or a label edit.
+//
+// A changed heartbeat token is checked either way (validateHeartbeatToken).
 func (w MonitorWebhook) ValidateUpdate(ctx context.Context, old, m *monv1.Monitor) (admission.Warnings, error) {
-	if !m.DeletionTimestamp.IsZero() || equality.Semantic.DeepEqual(old.Spec, m.Spec) {
+	if !m.DeletionTimestamp.IsZero() {
 		return nil, nil
+	}
+	if equality.Semantic.DeepEqual(old.Spec, m.Spec) {
+		errs, err := w.validateHeartbeatToken(ctx, old, m)
+		if err != nil {
+			return nil, apierrors.NewInternalError(err)
+		}
+		return nil, invalid(m, errs)
 	}
 	return nil, w.validate(ctx, old, m)
 }
@@ -83,6 +96,11 @@ func (w MonitorWebhook) validate(ctx context.Context, old, m *monv1.Monitor) err
 		return apierrors.NewInternalError(err)
 	}
 	errs = append(errs, refErrs...)
+	tokenErrs, err := w.validateHeartbeatToken(ctx, old, m)
+	if err != nil {
+		return apierrors.NewInternalError(err)
+	}
+	errs = append(errs, tokenErrs...)
 	return invalid(m, errs)
 }
 
@@ -133,6 +151,11 @@ func (w MonitorWebhook) validateMonitorRefs(ctx context.Context, old, m *monv1.M
 		return nil, err
 	}
 	errs = append(errs, regionErrs...)
+	secretErrs, err := w.validateSecretRefs(ctx, old, m)
+	if err != nil {
+		return nil, err
+	}
+	errs = append(errs, secretErrs...)
 	if m.Spec.Key != "" && (old == nil || old.Spec.Key != m.Spec.Key) {
 		// Only the monitors carrying the key are read: kube-apiserver
 		// selects them on the CRD's selectable field, so a create costs the
@@ -152,6 +175,75 @@ func (w MonitorWebhook) validateMonitorRefs(ctx context.Context, old, m *monv1.M
 		}
 	}
 	return errs, nil
+}
+
+// validateSecretRefs refuses a header valueFrom, new in this write, that
+// names a Secret the Monitor may not read (credentials.Referable): a
+// Monitor writer must not obtain, through the manager's permission, a
+// Secret RBAC keeps from them. A Secret that does not exist yet passes (it
+// may come later; resolution checks it again, and the Configured condition
+// reports SecretNotAllowed). References kept as they were are not checked
+// again.
+func (w MonitorWebhook) validateSecretRefs(ctx context.Context, old, m *monv1.Monitor) (field.ErrorList, error) {
+	var was *monv1.MonitorSpec
+	if old != nil {
+		was = &old.Spec
+	}
+	var errs field.ErrorList
+	for _, ref := range credentials.NewReferences(&m.Spec, was) {
+		if len(validation.IsDNS1123Subdomain(ref.Secret.Name)) > 0 {
+			continue // not a Secret name: the spec validation refuses it
+		}
+		var sec corev1.Secret
+		err := w.Reader.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: ref.Secret.Name}, &sec)
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read secret %s: %w", ref.Secret.Name, err)
+		}
+		if err := credentials.Referable(&sec, m); err != nil {
+			errs = append(errs, field.Forbidden(ref.Path.Child("valueFrom", "name"), err.Error()))
+		}
+	}
+	return errs, nil
+}
+
+// validateHeartbeatToken checks a heartbeat token set or changed by this
+// write. The token is the only credential of a heartbeat URL, and the URL
+// names no workspace: a token set by hand must be as hard to guess as a
+// minted one (monv1.ValidHeartbeatToken), and no other Monitor of the
+// cluster may hold it, else a writer could copy another workspace's token
+// and receive (or swallow) its pings. The Monitors holding the token are
+// found through the cache's token index; a cache without the index (a
+// manager that runs no engine) lists them from the API server.
+func (w MonitorWebhook) validateHeartbeatToken(ctx context.Context, old, m *monv1.Monitor) (field.ErrorList, error) {
+	tok := m.Annotations[monv1.HeartbeatTokenAnnotation]
+	if tok == "" || (old != nil && old.Annotations[monv1.HeartbeatTokenAnnotation] == tok) {
+		return nil, nil
+	}
+	path := field.NewPath("metadata", "annotations").Key(monv1.HeartbeatTokenAnnotation)
+	if !monv1.ValidHeartbeatToken(tok) {
+		return field.ErrorList{field.Invalid(path, "(hidden)",
+			"must be at least 32 characters of 0-9 and a-z; leave it out and one is minted")}, nil
+	}
+	var list monv1.MonitorList
+	err := errors.New("no cache")
+	if w.Cache != nil {
+		err = w.Cache.List(ctx, &list, client.MatchingFields{monv1.HeartbeatTokenIndex: tok})
+	}
+	if err != nil {
+		list = monv1.MonitorList{}
+		if err := w.Reader.List(ctx, &list); err != nil {
+			return nil, fmt.Errorf("list monitors: %w", err)
+		}
+	}
+	for _, other := range list.Items {
+		if other.Annotations[monv1.HeartbeatTokenAnnotation] == tok && (other.Namespace != m.Namespace || other.Name != m.Name) {
+			return field.ErrorList{field.Duplicate(path, "(hidden)")}, nil
+		}
+	}
+	return nil, nil
 }
 
 // keyed lists the namespace's Monitors that carry key. A cluster whose

@@ -40,6 +40,30 @@ const (
 	// store: kept there for a re-created Monitor to adopt (see
 	// AdoptHistoryFromAnnotation), pruned after the retention otherwise.
 	HistoryFinalizer = "monitoring.uptime-operator.io/history"
+	// CredentialsLabel on a Secret, with the value CredentialsLabelValue,
+	// lets the Monitors of its namespace read it through a header's
+	// valueFrom. A Monitor writer may not be allowed to read Secrets, while
+	// the manager resolves references with its own permission: without an
+	// opt-in every Monitor writer could send any Secret of the namespace to
+	// a server of their choice (a confused deputy). Whoever labels a Secret
+	// may write Secrets, so the label is their consent, as cert-manager and
+	// Flux scope what a resource may reference. A Monitor's own credentials
+	// Secret (<monitor>-credentials, made by the REST API) needs no label;
+	// Secrets the operator makes (signing secrets, status page passwords,
+	// API keys, other Monitors' credentials) are never readable, labelled
+	// or not. docs/security.md, "Credentials", has the rule.
+	CredentialsLabel = "monitoring.uptime-operator.io/credentials"
+	// CredentialsLabelValue is the value of CredentialsLabel that opts in.
+	CredentialsLabelValue = "true"
+	// CredentialsOfLabel marks a Monitor's own credentials Secret, made by
+	// the REST API; its value is the Monitor's name.
+	CredentialsOfLabel = "monitoring.uptime-operator.io/credentials-of"
+	// ManagedByLabel with the value ManagedByValue marks objects the
+	// operator makes for itself.
+	ManagedByLabel = "app.kubernetes.io/managed-by"
+	// ManagedByValue is the value of ManagedByLabel on the operator's own
+	// objects.
+	ManagedByValue = "uptime-operator"
 )
 
 // Common condition types shared by several kinds.
@@ -56,6 +80,10 @@ const (
 	ReasonReferenceNotFound = "ReferenceNotFound"
 	// ReasonSecretNotFound means a referenced Secret or key does not exist.
 	ReasonSecretNotFound = "SecretNotFound"
+	// ReasonSecretNotAllowed means a referenced Secret may not be read by
+	// the object: it is made by the operator, or it neither belongs to the
+	// object nor opts in with CredentialsLabel.
+	ReasonSecretNotAllowed = "SecretNotAllowed"
 	// ReasonPaused means the object is paused by its spec.
 	ReasonPaused = "Paused"
 	// ReasonReconcileError means reconciliation failed; the message says why.

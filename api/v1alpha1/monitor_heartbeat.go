@@ -11,6 +11,12 @@ import (
 // controller) mints it with EnsureHeartbeatToken; rotation replaces it.
 const HeartbeatTokenAnnotation = "uptime-operator.io/heartbeat-token"
 
+// HeartbeatTokenIndex is the manager's cache field index of Monitors by
+// heartbeat token. Heartbeat URLs carry no workspace, so a token is unique
+// in the cluster: admission looks a new one up here, and a ping finds its
+// monitor here.
+const HeartbeatTokenIndex = "heartbeatToken"
+
 // heartbeatTokenAlphabet and heartbeatTokenLength shape heartbeat tokens:
 // 32 characters of [0-9a-z], about 165 bits.
 const (
@@ -31,6 +37,22 @@ func NewHeartbeatToken() string {
 		b[i] = heartbeatTokenAlphabet[n.Int64()]
 	}
 	return string(b)
+}
+
+// ValidHeartbeatToken reports whether tok has the shape NewHeartbeatToken
+// gives: a token set by hand must be as hard to guess as a minted one,
+// since it is the only credential of the heartbeat URL.
+func ValidHeartbeatToken(tok string) bool {
+	if len(tok) < heartbeatTokenLength || len(tok) > 128 {
+		return false
+	}
+	for i := 0; i < len(tok); i++ {
+		c := tok[i]
+		if (c < '0' || c > '9') && (c < 'a' || c > 'z') {
+			return false
+		}
+	}
+	return true
 }
 
 // EnsureHeartbeatToken gives a cron monitor a heartbeat token when it has

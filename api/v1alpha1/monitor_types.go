@@ -184,9 +184,13 @@ type HTTPHeader struct {
 	// +kubebuilder:validation:MaxLength=8192
 	Value *string `json:"value,omitempty"`
 	// valueFrom reads the value from a key of a Secret of the Monitor's
-	// namespace, for credentials. Agents receive the value in their
-	// assignments only; the Secret may be created after the Monitor (its
-	// Configured condition reports a missing one).
+	// namespace, for credentials. The Secret must be the Monitor's own
+	// <monitor>-credentials or carry the label
+	// monitoring.uptime-operator.io/credentials: "true"; Secrets the
+	// operator makes (signing secrets, page passwords, API keys, other
+	// Monitors' credentials) are never read. Agents receive the value in
+	// their assignments only; the Secret may be created after the Monitor
+	// (its Configured condition reports a missing or refused one).
 	// +optional
 	ValueFrom *SecretKeySelector `json:"valueFrom,omitempty"`
 }

@@ -139,7 +139,7 @@ var (
 func schemas() M {
 	tags := bounds(arr(bounds(str("Tag; lower-cased and de-duplicated."), 1, 32), "Up to 20 tags."), nil, 20)
 	regions := bounds(arr(str("Probe region code."), "Probe region codes."), 1, 50)
-	headers := with(typed("object", "Header name to value; a value may be {\"secret_ref\": {\"name\", \"key\"}} naming a Secret of the workspace."),
+	headers := with(typed("object", "Header name to value; a value may be {\"secret_ref\": {\"name\", \"key\"}} naming a Secret of the workspace (owner level only; the Secret must opt in with the label monitoring.uptime-operator.io/credentials=true)."),
 		"maxProperties", 50, "additionalProperties", M{"anyOf": []any{str(""), ref("SecretRef")}})
 	assertion := obj("Assertion on the response.", M{
 		"source": str("What is asserted: status_code, response_time, body, json_body, header, …"), "property": str("JSON path or header name."),
@@ -290,6 +290,8 @@ func schemas() M {
 			"heartbeat_url":         null(uri("Ping URL of a cron monitor.")),
 			"effective_timeout_ms":  integer(""),
 			"effective_regions":     arr(str(""), "Regions checked from on the plan."),
+			"warnings": arr(str(""), "Only in the answer of PUT /monitors/:id, and only when the update dropped something: "+
+				"each names a stored credential (header value) that was not sent again although the url moved to another origin (scheme, host, port)."),
 		}, "id", "name", "type", "url", "interval_seconds", "is_active", "group_id", "tags", "config", "created_at", "current_status",
 			"last_status", "last_checked_at", "last_response_time_ms", "last_error", "open_incident", "under_maintenance",
 			"uptime_24h", "uptime_30d", "heartbeat_url", "effective_timeout_ms", "effective_regions"),

@@ -139,7 +139,7 @@ func (s *Server) desiredMonitor(ctx context.Context, ns string, b *monitorBody, 
 	default:
 		m = cur.DeepCopy()
 	}
-	if err := s.applyMonitorBody(ctx, m, b, modeCode); err != nil {
+	if _, err := s.applyMonitorBody(ctx, m, b, modeCode); err != nil {
 		return nil, false, err
 	}
 	if m.Name == "" {
@@ -617,7 +617,7 @@ func (s *Server) updateKeyed(ctx context.Context, cur *monv1.Monitor, spec *moni
 	wasPaused := m.Spec.Paused
 	err := s.mutate(ctx, m, func() error {
 		wasPaused = m.Spec.Paused
-		if err := s.applyMonitorBody(ctx, m, spec, modeCode); err != nil {
+		if _, err := s.applyMonitorBody(ctx, m, spec, modeCode); err != nil {
 			return err
 		}
 		if err := s.validateMonitor(ctx, m); err != nil {

@@ -6,11 +6,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
@@ -23,9 +26,6 @@ import (
 // Monitor, and the spec references them (package credentials). Responses
 // show them as [REDACTED], and a [REDACTED] sent back keeps the stored
 // value.
-
-// credentialsLabel marks the Secrets the REST API keeps credentials in.
-const credentialsLabel = "monitoring.uptime-operator.io/credentials-of"
 
 // keepCredentials moves the literal credential values of m's spec into m's
 // credentials Secret, creating or updating it, so that the spec written
@@ -49,7 +49,7 @@ func (s *Server) keepCredentials(ctx context.Context, m *monv1.Monitor) (bool, e
 			return false, nil
 		}
 		sec = corev1.Secret{
-			ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name, Labels: map[string]string{credentialsLabel: m.Name}},
+			ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name, Labels: map[string]string{monv1.CredentialsOfLabel: m.Name}},
 			Type:       corev1.SecretTypeOpaque,
 			Data:       credentials.Externalize(&m.Spec, m.Name, nil),
 		}
@@ -60,10 +60,10 @@ func (s *Server) keepCredentials(ctx context.Context, m *monv1.Monitor) (bool, e
 		return true, nil
 	case err != nil:
 		return false, fmt.Errorf("read credentials secret: %w", err)
-	case sec.Labels[credentialsLabel] != m.Name:
+	case sec.Labels[monv1.CredentialsOfLabel] != m.Name:
 		// Someone else's Secret has the name: never write over it.
 		return false, validationError(fieldErr("config.headers",
-			"secret %s exists and does not hold this monitor's credentials; reference it with secret_ref or rename it", key.Name))
+			"secret %s exists and does not hold this monitor's credentials; rename the monitor or the Secret", key.Name))
 	}
 	data := credentials.Externalize(&m.Spec, m.Name, sec.Data)
 	if maps.EqualFunc(data, sec.Data, bytes.Equal) && !setCredentialsOwner(&sec, m) {
@@ -144,7 +144,7 @@ func (s *Server) createWithCredentials(ctx context.Context, m *monv1.Monitor) er
 func (s *Server) inlineCredentials(ctx context.Context, m *monv1.Monitor) (*monv1.MonitorSpec, error) {
 	var sec corev1.Secret
 	err := s.opts.Reader.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: credentials.SecretName(m.Name)}, &sec)
-	if apierrors.IsNotFound(err) || (err == nil && sec.Labels[credentialsLabel] != m.Name) {
+	if apierrors.IsNotFound(err) || (err == nil && sec.Labels[monv1.CredentialsOfLabel] != m.Name) {
 		return &m.Spec, nil
 	}
 	if err != nil {
@@ -170,4 +170,57 @@ func redactDiff(diff []fieldChange, cur, desired *monv1.Monitor) []fieldChange {
 		}
 	}
 	return diff
+}
+
+// checkSecretRefs refuses the Secret references a write of m makes (new
+// ones, or ones whose header now goes to another origin; was is the stored
+// spec, nil on create) that its caller may not make. Below the owner level
+// a caller makes none: a Standard or Automation key cannot read Secrets,
+// so it must not have the manager send one to a target it picks (not even
+// the monitor's own credentials, which the key sees only as [REDACTED]); it
+// sends values, which go to the monitor's own Secret. References the
+// monitor already has stay as long as their target's origin does. An
+// owner may reference any Secret the monitor may read
+// (credentials.Referable). The resolver checks again when the value is
+// read, so a Secret relabelled later is refused too.
+func (s *Server) checkSecretRefs(ctx context.Context, m *monv1.Monitor, was *monv1.MonitorSpec) error {
+	c := CallerFrom(ctx)
+	owner := c != nil && c.Owner
+	var errs []FieldError
+	for _, ref := range credentials.NewReferences(&m.Spec, was) {
+		f := restHeaderField(ref)
+		if !owner {
+			errs = append(errs, fieldErr(f, "secret_ref needs the workspace owner; send the value instead (it is kept in a Secret owned by the monitor and shown as %s)", credentials.Redacted))
+			continue
+		}
+		if len(validation.IsDNS1123Subdomain(ref.Secret.Name)) > 0 {
+			continue // not a Secret name: the spec validation refuses it
+		}
+		var sec corev1.Secret
+		err := s.opts.Reader.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: ref.Secret.Name}, &sec)
+		if apierrors.IsNotFound(err) {
+			continue // may come later; the resolver checks it then
+		}
+		if err != nil {
+			return fmt.Errorf("read secret %s: %w", ref.Secret.Name, err)
+		}
+		if err := credentials.Referable(&sec, m); err != nil {
+			errs = append(errs, fieldErr(f, "%v", err))
+		}
+	}
+	if len(errs) > 0 {
+		return validationError(errs...)
+	}
+	return nil
+}
+
+// restHeaderField is the REST field of a referencing header:
+// config.headers.<name>, or config.steps[N].headers.<name>.
+func restHeaderField(ref credentials.Reference) string {
+	if n, ok := strings.CutPrefix(ref.List, "step"); ok {
+		if i, err := strconv.Atoi(n); err == nil {
+			return credentials.StepPath(i) + "." + ref.Header
+		}
+	}
+	return "config.headers." + ref.Header
 }

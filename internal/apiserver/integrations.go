@@ -9,10 +9,8 @@ import (
 	"strings"
 
 	"github.com/go-chi/chi/v5"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
@@ -379,9 +377,12 @@ func (s *Server) deleteConnection(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
+	// Only the Secrets the channel owns go with it (deleteOwnedSecret): a
+	// Secret that merely has the name of one stays.
 	for _, name := range []string{ch.Name + credentialsSuffix, monv1.SigningSecretName(ch.Name)} {
-		sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ch.Namespace, Name: name}}
-		_ = client.IgnoreNotFound(s.opts.Client.Delete(ctx, sec))
+		if err := s.deleteOwnedSecret(ctx, ch, name); err != nil {
+			ctrlLog(ctx).Error(err, "unable to delete a connection's secret", "connection", ch.Name, "secret", name)
+		}
 	}
 	w.WriteHeader(http.StatusNoContent)
 }

@@ -48,10 +48,13 @@ func checkConfigLimits(cfg map[string]json.RawMessage) []FieldError {
 // removing its key. The sent keys decode into probeapi.Config by the one
 // codec (so their errors name config.<key>), [REDACTED] credentials get
 // their stored values (credentials.RestoreConfig), and each sent key's
-// field is then copied over the stored one.
-func updatedConfig(typ monv1.MonitorType, cur *probeapi.Config, sent map[string]json.RawMessage) (probeapi.Config, error) {
+// field is then copied over the stored one. urlMoved says the write moves
+// the monitor's url to another origin: then stored header credentials not
+// sent again are dropped (as are those of steps whose url moves), and their
+// paths returned.
+func updatedConfig(typ monv1.MonitorType, cur *probeapi.Config, sent map[string]json.RawMessage, urlMoved bool) (probeapi.Config, []string, error) {
 	if !slices.Contains(monitorTypes, typ) {
-		return probeapi.Config{}, validationError(fieldErr("type", "must be one of http, api, ping, port, udp, cron, dns, multistep, mcp"))
+		return probeapi.Config{}, nil, validationError(fieldErr("type", "must be one of http, api, ping, port, udp, cron, dns, multistep, mcp"))
 	}
 	keys := make([]string, 0, len(sent))
 	set := map[string]json.RawMessage{}
@@ -65,13 +68,13 @@ func updatedConfig(typ monv1.MonitorType, cur *probeapi.Config, sent map[string]
 	slices.Sort(keys)
 	for _, k := range keys {
 		if !probeapi.KeyAllowed(string(typ), k) {
-			return probeapi.Config{}, validationError(fieldErr("config."+k, "unknown config key for %s monitors", typ))
+			return probeapi.Config{}, nil, validationError(fieldErr("config."+k, "unknown config key for %s monitors", typ))
 		}
 	}
 	var patch probeapi.Config
 	raw, err := json.Marshal(set)
 	if err != nil {
-		return probeapi.Config{}, fmt.Errorf("encode sent config: %w", err)
+		return probeapi.Config{}, nil, fmt.Errorf("encode sent config: %w", err)
 	}
 	if err := decodeBytes(raw, &patch, true, "config."); err != nil {
 		if ae, ok := err.(*apiError); ok && ae.Body.Code == CodeValidation {
@@ -81,15 +84,17 @@ func updatedConfig(typ monv1.MonitorType, cur *probeapi.Config, sent map[string]
 				}
 			}
 		}
-		return probeapi.Config{}, err
+		return probeapi.Config{}, nil, err
 	}
 	if tc := patch.ToolCall; tc != nil {
 		if args := bytes.TrimSpace(tc.Arguments); len(args) > 0 && string(args) != "null" && args[0] != '{' {
-			return probeapi.Config{}, validationError(fieldErr("config.tool_call.arguments", "must be a JSON object"))
+			return probeapi.Config{}, nil, validationError(fieldErr("config.tool_call.arguments", "must be a JSON object"))
 		}
 	}
-	if err := credentials.RestoreConfig(&patch, cur); err != nil {
-		return probeapi.Config{}, validationError(fieldErr("config", "%v", err))
+	moved := credentials.Moved{Headers: urlMoved}.StepsMoved(&patch, cur)
+	dropped, err := credentials.RestoreConfig(&patch, cur, moved)
+	if err != nil {
+		return probeapi.Config{}, nil, validationError(fieldErr("config", "%v", err))
 	}
 	var out probeapi.Config
 	if cur != nil {
@@ -102,10 +107,16 @@ func updatedConfig(typ monv1.MonitorType, cur *probeapi.Config, sent map[string]
 			out.ClearKey(k)
 		}
 	}
-	if raw, err := json.Marshal(out); err == nil && len(raw) > maxConfigBytes {
-		return probeapi.Config{}, validationError(fieldErr("config", "must be at most 32 KB as JSON"))
+	if _, sentHeaders := sent["headers"]; moved.Headers && !sentHeaders {
+		var d []string
+		out.Headers, d = credentials.DropHeaders(out.Headers, "config.headers")
+		dropped = append(dropped, d...)
 	}
-	return out, nil
+	if raw, err := json.Marshal(out); err == nil && len(raw) > maxConfigBytes {
+		return probeapi.Config{}, nil, validationError(fieldErr("config", "must be at most 32 KB as JSON"))
+	}
+	slices.Sort(dropped)
+	return out, dropped, nil
 }
 
 // configOf renders a spec's config object, notification_emails included.

@@ -60,6 +60,8 @@ func TestUpdatedConfig(t *testing.T) {
 		want    probeapi.Config
 		errPath string // the field of the validation error, "" for none
 		errMsg  string
+		moved   bool     // the update moves the monitor's url to another origin
+		dropped []string // the credentials the update drops
 	}{{
 		name: "a sent key replaces its field, the others stay",
 		cur:  &stored, sent: `{"method":"HEAD","timeout":7000}`,
@@ -97,6 +99,23 @@ func TestUpdatedConfig(t *testing.T) {
 		sent: `{"headers":{"Authorization":"[REDACTED]"}}`, errPath: "config",
 		errMsg: "config.headers.Authorization is [REDACTED] but there is no stored value to keep; send the real value",
 	}, {
+		name: "a url moved to another origin drops the stored headers not sent again",
+		cur:  &stored, sent: `{"timeout":7000}`, moved: true,
+		want:    probeapi.Config{Timeout: 7000, HTTPConfig: probeapi.HTTPConfig{Method: "GET", Keyword: "ok", MaxRedirects: &maxRedirects}},
+		dropped: []string{"config.headers.Accept", "config.headers.Authorization"},
+	}, {
+		name: "a url moved to another origin drops a [REDACTED] header and keeps a sent one",
+		cur:  &stored, sent: `{"headers":{"Authorization":"[REDACTED]","X-Key":"fresh"}}`, moved: true,
+		want: probeapi.Config{Timeout: 5000, HTTPConfig: probeapi.HTTPConfig{Method: "GET", Keyword: "ok", MaxRedirects: &maxRedirects,
+			Headers: probeapi.Headers{"X-Key": {Value: "fresh"}}}},
+		dropped: []string{"config.headers.Authorization"},
+	}, {
+		name: "a step moved to another origin drops its [REDACTED] header",
+		typ:  monv1.MonitorMultistep, cur: &steps,
+		sent:    `{"steps":[{"name":"login","url":"https://collector.example.net/login","headers":{"Cookie":"[REDACTED]"}}]}`,
+		want:    probeapi.Config{Timeout: steps.Timeout, MultistepConfig: probeapi.MultistepConfig{Steps: []probeapi.Step{{Name: "login", URL: "https://collector.example.net/login", Headers: probeapi.Headers{}}}}},
+		dropped: []string{"config.steps[0].headers.Cookie"},
+	}, {
 		name: "create takes the sent keys alone",
 		sent: `{"method":"POST","body":"{}"}`,
 		want: probeapi.Config{HTTPConfig: probeapi.HTTPConfig{Method: "POST", Body: "{}"}},
@@ -128,7 +147,7 @@ func TestUpdatedConfig(t *testing.T) {
 				t.Fatal(err)
 			}
 			before, _ := json.Marshal(c.cur)
-			got, err := updatedConfig(typ, c.cur, sent)
+			got, dropped, err := updatedConfig(typ, c.cur, sent, c.moved)
 			if after, _ := json.Marshal(c.cur); string(after) != string(before) {
 				t.Fatalf("the stored config changed: %s, was %s", after, before)
 			}
@@ -144,6 +163,9 @@ func TestUpdatedConfig(t *testing.T) {
 			}
 			if err != nil {
 				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(dropped, c.dropped) {
+				t.Fatalf("dropped %q, want %q", dropped, c.dropped)
 			}
 			if !reflect.DeepEqual(got, c.want) {
 				g, _ := json.Marshal(got)

@@ -17,6 +17,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -86,10 +87,19 @@ const (
 )
 
 // applyMonitorBody writes the sent fields of b onto m. On update only sent
-// fields change; config keys are merged (null removes a key).
-func (s *Server) applyMonitorBody(ctx context.Context, m *monv1.Monitor, b *monitorBody, mode bodyMode) error {
+// fields change; config keys are merged (null removes a key). An update
+// that moves the monitor's target to another origin drops the stored
+// credentials it does not send again (package credentials, "A credential
+// stays with its origin"); the returned warnings name them. The Secret
+// references the write makes must be ones its caller may make
+// (checkSecretRefs).
+func (s *Server) applyMonitorBody(ctx context.Context, m *monv1.Monitor, b *monitorBody, mode bodyMode) ([]string, error) {
 	var errs []FieldError
 	spec := &m.Spec
+	var was *monv1.MonitorSpec
+	if mode != modeCreate {
+		was = spec.DeepCopy()
+	}
 	if b.Type.Set {
 		t := monv1.MonitorType(strings.ToLower(b.Type.value()))
 		switch {
@@ -149,7 +159,7 @@ func (s *Server) applyMonitorBody(ctx context.Context, m *monv1.Monitor, b *moni
 		} else if errors.Is(err, errNotFound) {
 			errs = append(errs, fieldErr("group_id", "monitor group not found"))
 		} else {
-			return err
+			return nil, err
 		}
 	}
 	if b.EscalationPolicyID.Set {
@@ -160,14 +170,14 @@ func (s *Server) applyMonitorBody(ctx context.Context, m *monv1.Monitor, b *moni
 		} else if errors.Is(err, errNotFound) {
 			errs = append(errs, fieldErr("escalation_policy_id", "escalation policy not found"))
 		} else {
-			return err
+			return nil, err
 		}
 	}
 	if b.Key.Set && mode == modeCode {
 		spec.Key = b.Key.value()
 	}
 	if len(errs) > 0 {
-		return validationError(errs...)
+		return nil, validationError(errs...)
 	}
 	// The config: sent keys are merged over the current ones, unless the
 	// type changed (then the new config stands alone).
@@ -180,7 +190,7 @@ func (s *Server) applyMonitorBody(ctx context.Context, m *monv1.Monitor, b *moni
 	if b.Config.Set && !b.Config.Null {
 		sent = b.Config.value()
 		if fe := checkConfigLimits(sent); fe != nil {
-			return validationError(fe...)
+			return nil, validationError(fe...)
 		}
 	}
 	if emails, ok := sent[configNotificationEmails]; ok {
@@ -192,7 +202,7 @@ func (s *Server) applyMonitorBody(ctx context.Context, m *monv1.Monitor, b *moni
 			var list []string
 			if string(emails) != "null" {
 				if err := json.Unmarshal(emails, &list); err != nil {
-					return validationError(fieldErr("config.notification_emails", "must be an array of email addresses"))
+					return nil, validationError(fieldErr("config.notification_emails", "must be an array of email addresses"))
 				}
 			}
 			spec.NotificationEmails = list
@@ -201,12 +211,20 @@ func (s *Server) applyMonitorBody(ctx context.Context, m *monv1.Monitor, b *moni
 	if b.Config.Set && b.Config.Null {
 		cur = nil // null config: the type's defaults alone
 	}
-	cfg, err := updatedConfig(spec.Type, cur, sent)
+	urlMoved := mode == modeUpdate && !credentials.SameOrigin(was.URL, spec.URL)
+	cfg, dropped, err := updatedConfig(spec.Type, cur, sent, urlMoved)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	monitor.ApplyConfig(spec, &cfg)
-	return nil
+	if err := s.checkSecretRefs(ctx, m, was); err != nil {
+		return nil, err
+	}
+	var warnings []string
+	for _, p := range dropped {
+		warnings = append(warnings, p+": the stored credential was dropped because the target origin changed; send it again to use it with the new target")
+	}
+	return warnings, nil
 }
 
 var monitorTypes = []monv1.MonitorType{monv1.MonitorHTTP, monv1.MonitorAPI, monv1.MonitorPing, monv1.MonitorPort,
@@ -573,7 +591,7 @@ func objectNamePrefix(name, fallback string) string {
 // newMonitor builds an unsaved Monitor of ns from a create body.
 func (s *Server) newMonitor(ctx context.Context, ns string, b *monitorBody) (*monv1.Monitor, error) {
 	m := &monv1.Monitor{ObjectMeta: metav1.ObjectMeta{Namespace: ns}}
-	if err := s.applyMonitorBody(ctx, m, b, modeCreate); err != nil {
+	if _, err := s.applyMonitorBody(ctx, m, b, modeCreate); err != nil {
 		return nil, err
 	}
 	m.GenerateName = objectNamePrefix(m.Spec.Name, "monitor")
@@ -602,12 +620,15 @@ func (s *Server) createMonitor(w http.ResponseWriter, r *http.Request) {
 	s.writeMonitor(w, r, m, http.StatusCreated, false)
 }
 
-func (s *Server) writeMonitor(w http.ResponseWriter, r *http.Request, m *monv1.Monitor, code int, uptime bool) {
+// writeMonitor answers with the monitor object of m; warnings say what the
+// write dropped (see applyMonitorBody).
+func (s *Server) writeMonitor(w http.ResponseWriter, r *http.Request, m *monv1.Monitor, code int, uptime bool, warnings ...string) {
 	o, err := s.monitorObject(r.Context(), m, s.refs(m.Namespace), uptime)
 	if err != nil {
 		s.writeErr(w, r, err)
 		return
 	}
+	o.Warnings = warnings
 	httpjson.Write(w, code, o)
 }
 
@@ -707,15 +728,17 @@ func (s *Server) updateMonitor(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	wasPaused := m.Spec.Paused
+	var warnings []string
 	err := s.mutate(ctx, m, func() error {
 		wasPaused = m.Spec.Paused
-		if err := s.applyMonitorBody(ctx, m, &b, modeUpdate); err != nil {
+		var err error
+		if warnings, err = s.applyMonitorBody(ctx, m, &b, modeUpdate); err != nil {
 			return err
 		}
 		if err := s.validateMonitor(ctx, m); err != nil {
 			return err
 		}
-		_, err := s.keepCredentials(ctx, m)
+		_, err = s.keepCredentials(ctx, m)
 		return err
 	})
 	if err != nil {
@@ -723,7 +746,7 @@ func (s *Server) updateMonitor(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.recordPause(ctx, m, wasPaused)
-	s.writeMonitor(w, r, m, http.StatusOK, true)
+	s.writeMonitor(w, r, m, http.StatusOK, true, warnings...)
 }
 
 // recordPause opens or closes the store's pause window when paused changed.
@@ -936,7 +959,9 @@ func (s *Server) testMonitor(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	m.Name = strings.TrimSuffix(m.GenerateName, "-")
+	// A name no Monitor has: an unsaved definition has no credentials
+	// Secret of its own, so it must not match one by name.
+	m.Name, m.GenerateName = m.GenerateName+"test-"+utilrand.String(8), ""
 	s.runCheck(w, r, m, r.URL.Query().Get("region"), false)
 }
 
@@ -968,6 +993,11 @@ func (s *Server) runCheck(w http.ResponseWriter, r *http.Request, m *monv1.Monit
 		return
 	}
 	res, err := s.opts.Engine.RunCheck(r.Context(), m, region, save)
+	var notAllowed *credentials.NotAllowedError
+	if errors.As(err, &notAllowed) {
+		writeValidation(w, fieldErr("config.headers", "%v", notAllowed))
+		return
+	}
 	if err != nil {
 		s.writeErr(w, r, err)
 		return

@@ -465,8 +465,7 @@ func (s *Server) putPageAccess(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if mode != monv1.AccessPassword && hadPassword {
-		sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: secretName}}
-		if err := s.opts.Client.Delete(ctx, sec); err != nil && !apierrors.IsNotFound(err) {
+		if err := s.deleteOwnedSecret(ctx, p, secretName); err != nil {
 			ctrlLog(ctx).Error(err, "unable to delete a status page password", "page", p.Name)
 		}
 	}
@@ -551,6 +550,33 @@ func (s *Server) rotateSigningSecret(w http.ResponseWriter, r *http.Request) {
 	}
 	httpjson.Write(w, http.StatusOK, map[string]any{"connection_id": string(ch.UID), "signing_secret": secret,
 		"rotated_at": isoTime(s.clock.Now())})
+}
+
+// deleteOwnedSecret deletes the Secret name of owner's namespace when owner
+// owns it, the ownership putOwnedSecret gives and checks: a Secret of that
+// name that someone else made (a page named "db" next to an application's
+// "db-access") is left alone. The delete is conditional on the UID and
+// resourceVersion read, so a Secret replaced in between is not deleted.
+func (s *Server) deleteOwnedSecret(ctx context.Context, owner client.Object, name string) error {
+	sec := &corev1.Secret{}
+	err := s.opts.Reader.Get(ctx, client.ObjectKey{Namespace: owner.GetNamespace(), Name: name}, sec)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("get secret %s: %w", name, err)
+	}
+	if !slices.ContainsFunc(sec.OwnerReferences, func(o metav1.OwnerReference) bool { return o.UID == owner.GetUID() }) {
+		return nil
+	}
+	err = s.opts.Client.Delete(ctx, sec, client.Preconditions{UID: &sec.UID, ResourceVersion: &sec.ResourceVersion})
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("delete secret %s: %w", name, err)
+	}
+	return nil
 }
 
 // putOwnedSecret creates or updates the Secret name of owner's namespace,

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/credentials"
 	"github.com/uptime-operator/uptime-operator/internal/monitor"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 )
@@ -24,8 +25,11 @@ type SecretReader interface {
 
 // ToAssignment turns a Monitor into the probe API's assignment, resolving
 // header values from Secrets. It fails when a referenced Secret or key is
-// missing: such a monitor is not assigned until it is fixed (its Configured
-// condition says why).
+// missing, or when the Monitor may not read the Secret
+// (credentials.Referable: a *credentials.NotAllowedError): such a monitor
+// is not assigned until it is fixed (its Configured condition says why).
+// The check is repeated here, not only at admission, because a Secret's
+// labels and owners can change after the reference was written.
 func ToAssignment(ctx context.Context, secrets SecretReader, m *monv1.Monitor) (probeapi.Assignment, error) {
 	s := &m.Spec
 	a := probeapi.Assignment{
@@ -43,11 +47,11 @@ func ToAssignment(ctx context.Context, secrets SecretReader, m *monv1.Monitor) (
 		a.IntervalSeconds = 120
 	}
 	a.Config = monitor.ConfigOf(s)
-	if err := resolveHeaders(ctx, secrets, m.Namespace, a.Config.Headers); err != nil {
+	if err := resolveHeaders(ctx, secrets, m, a.Config.Headers); err != nil {
 		return a, err
 	}
 	for _, st := range a.Config.Steps {
-		if err := resolveHeaders(ctx, secrets, m.Namespace, st.Headers); err != nil {
+		if err := resolveHeaders(ctx, secrets, m, st.Headers); err != nil {
 			return a, err
 		}
 	}
@@ -56,12 +60,12 @@ func ToAssignment(ctx context.Context, secrets SecretReader, m *monv1.Monitor) (
 
 // resolveHeaders replaces Secret references in hs by the Secrets' values:
 // agents receive text only.
-func resolveHeaders(ctx context.Context, secrets SecretReader, ns string, hs probeapi.Headers) error {
+func resolveHeaders(ctx context.Context, secrets SecretReader, m *monv1.Monitor, hs probeapi.Headers) error {
 	for name, h := range hs {
 		if h.SecretRef == nil {
 			continue
 		}
-		v, err := secretValue(ctx, secrets, ns, &monv1.SecretKeySelector{Name: h.SecretRef.Name, Key: h.SecretRef.Key})
+		v, err := secretValue(ctx, secrets, m, &monv1.SecretKeySelector{Name: h.SecretRef.Name, Key: h.SecretRef.Key})
 		if err != nil {
 			return err
 		}
@@ -70,10 +74,13 @@ func resolveHeaders(ctx context.Context, secrets SecretReader, ns string, hs pro
 	return nil
 }
 
-func secretValue(ctx context.Context, secrets SecretReader, ns string, ref *monv1.SecretKeySelector) (string, error) {
+func secretValue(ctx context.Context, secrets SecretReader, m *monv1.Monitor, ref *monv1.SecretKeySelector) (string, error) {
 	var sec corev1.Secret
-	if err := secrets.Get(ctx, client.ObjectKey{Namespace: ns, Name: ref.Name}, &sec); err != nil {
+	if err := secrets.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: ref.Name}, &sec); err != nil {
 		return "", fmt.Errorf("read secret %s: %w", ref.Name, err)
+	}
+	if err := credentials.Referable(&sec, m); err != nil {
+		return "", err
 	}
 	v, ok := sec.Data[ref.Key]
 	if !ok {

@@ -27,7 +27,8 @@ func (c *countingReader) Get(ctx context.Context, key client.ObjectKey, obj clie
 
 func TestSecretCacheResolvesAssignmentsCheaply(t *testing.T) {
 	ctx := context.Background()
-	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "api-creds"},
+	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "api-creds",
+		Labels: map[string]string{monv1.CredentialsLabel: monv1.CredentialsLabelValue}},
 		Data: map[string][]byte{"token": []byte("Bearer one")}}
 	api := &countingReader{Client: fake.NewClientBuilder().WithObjects(sec).Build()}
 	now := time.Date(2026, 11, 26, 8, 0, 0, 0, time.UTC)
@@ -68,7 +69,7 @@ func TestSecretCacheResolvesAssignmentsCheaply(t *testing.T) {
 	if _, err := ToAssignment(ctx, cache, m); err == nil {
 		t.Fatal("a missing Secret resolved")
 	}
-	if err := api.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "later"},
+	if err := api.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "later", Labels: sec.Labels},
 		Data: map[string][]byte{"token": []byte("Bearer late")}}); err != nil {
 		t.Fatal(err)
 	}

@@ -157,30 +157,41 @@ func restoreValue(sent, cur any, path string) (any, error) {
 // headers (http, api, mcp) and of each multi-step step's headers (steps by
 // position), the credentials Redact shows as [REDACTED]. Header names
 // compare case-insensitively. cur is the stored config, nil on create,
-// where a [REDACTED] has nothing to keep and is refused.
-func RestoreConfig(sent, cur *probeapi.Config) error {
+// where a [REDACTED] has nothing to keep and is refused. In a list whose
+// origin the write moves (see Moved) a [REDACTED] is not restored but
+// dropped: RestoreConfig returns the paths of the dropped headers.
+func RestoreConfig(sent, cur *probeapi.Config, moved Moved) ([]string, error) {
 	var stored probeapi.Config
 	if cur != nil {
 		stored = *cur
 	}
-	if err := restoreHeaders(sent.Headers, stored.Headers, "config.headers"); err != nil {
-		return err
+	dropped, err := restoreHeaders(sent.Headers, stored.Headers, "config.headers", moved.Headers)
+	if err != nil {
+		return nil, err
 	}
 	for i := range sent.Steps {
 		var was probeapi.Headers
 		if i < len(stored.Steps) {
 			was = stored.Steps[i].Headers
 		}
-		if err := restoreHeaders(sent.Steps[i].Headers, was, "config.steps["+strconv.Itoa(i)+"].headers"); err != nil {
-			return err
+		d, err := restoreHeaders(sent.Steps[i].Headers, was, StepPath(i), moved.Steps[i])
+		if err != nil {
+			return nil, err
 		}
+		dropped = append(dropped, d...)
 	}
-	return nil
+	return dropped, nil
 }
 
-func restoreHeaders(sent, cur probeapi.Headers, path string) error {
+func restoreHeaders(sent, cur probeapi.Headers, path string, moved bool) ([]string, error) {
+	var dropped []string
 	for name, v := range sent {
 		if v.SecretRef != nil || v.Value != Redacted {
+			continue
+		}
+		if moved {
+			delete(sent, name)
+			dropped = append(dropped, path+"."+name)
 			continue
 		}
 		was, ok := cur[name]
@@ -192,9 +203,9 @@ func restoreHeaders(sent, cur probeapi.Headers, path string) error {
 			}
 		}
 		if !ok {
-			return fmt.Errorf("%s.%s is %s but there is no stored value to keep; send the real value", path, name, Redacted)
+			return nil, fmt.Errorf("%s.%s is %s but there is no stored value to keep; send the real value", path, name, Redacted)
 		}
 		sent[name] = was
 	}
-	return nil
+	return dropped, nil
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 )
@@ -26,27 +27,32 @@ func SecretName(monitor string) string {
 	return strings.TrimRight(monitor[:keep], "-.") + "-" + hex.EncodeToString(sum[:4]) + secretSuffix
 }
 
-// headerList is one list of request headers of a spec and the prefix of the
-// Secret keys its values get.
+// headerList is one list of request headers of a spec, the prefix of the
+// Secret keys its values get, its field path and the URL it is sent to.
 type headerList struct {
 	prefix  string
 	headers []monv1.HTTPHeader
+	path    *field.Path
+	url     string
 }
 
 // headerLists returns every header list of spec: http, each multistep
 // step, mcp. The slices alias spec, so callers may change their elements.
 func headerLists(spec *monv1.MonitorSpec) []headerList {
 	var out []headerList
+	root := field.NewPath("spec")
 	if spec.HTTP != nil {
-		out = append(out, headerList{"http", spec.HTTP.Headers})
+		out = append(out, headerList{"http", spec.HTTP.Headers, root.Child("http", "headers"), spec.URL})
 	}
 	if spec.Multistep != nil {
 		for i := range spec.Multistep.Steps {
-			out = append(out, headerList{"step" + strconv.Itoa(i), spec.Multistep.Steps[i].Headers})
+			st := &spec.Multistep.Steps[i]
+			out = append(out, headerList{"step" + strconv.Itoa(i), st.Headers,
+				root.Child("multistep", "steps").Index(i).Child("headers"), st.URL})
 		}
 	}
 	if spec.MCP != nil {
-		out = append(out, headerList{"mcp", spec.MCP.Headers})
+		out = append(out, headerList{"mcp", spec.MCP.Headers, root.Child("mcp", "headers"), spec.URL})
 	}
 	return out
 }

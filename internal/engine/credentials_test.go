@@ -25,7 +25,8 @@ var _ = Describe("Credentials by reference", func() {
 			mu.Unlock()
 		}))
 		DeferCleanup(srv.Close)
-		Expect(k8s.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "api-basic-auth"},
+		Expect(k8s.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "api-basic-auth",
+			Labels: map[string]string{monv1.CredentialsLabel: monv1.CredentialsLabelValue}},
 			Data: map[string][]byte{"header": []byte("Basic dXNlcjpwYXNz")}})).To(Succeed())
 		m := newMonitor("by-reference", func(m *monv1.Monitor) {
 			m.Spec.URL = srv.URL + "/private"

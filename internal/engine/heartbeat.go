@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -32,7 +34,16 @@ func (e *Engine) HeartbeatByToken(ctx context.Context, token string, p Ping) err
 	if len(list.Items) == 0 {
 		return ErrUnknownToken
 	}
-	return e.Heartbeat(ctx, &list.Items[0], p)
+	// Admission refuses a token another Monitor holds; should two hold one
+	// anyway (written before that check), the ping goes to the oldest,
+	// whose token the other copied, never to the copy.
+	first := slices.MinFunc(list.Items, func(a, b monv1.Monitor) int {
+		if c := a.CreationTimestamp.Compare(b.CreationTimestamp.Time); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name)
+	})
+	return e.Heartbeat(ctx, &first, p)
 }
 
 // Heartbeat records a ping of cron monitor m: the ping is stored, and its

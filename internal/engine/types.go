@@ -4,14 +4,16 @@ import (
 	"errors"
 	"time"
 
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/restapi"
 )
 
 // ErrUnknownToken is returned for a heartbeat token no monitor owns.
 var ErrUnknownToken = errors.New("unknown heartbeat token")
 
-// HeartbeatTokenIndex is the cache field index of Monitors by heartbeat token.
-const HeartbeatTokenIndex = "heartbeatToken"
+// HeartbeatTokenIndex is the cache field index of Monitors by heartbeat
+// token (monv1.HeartbeatTokenIndex).
+const HeartbeatTokenIndex = monv1.HeartbeatTokenIndex
 
 // MonitorTypeIndex is the cache field index of Monitors by spec.type: the
 // heartbeat pass every 5 s reads the cron monitors only. Listing every

@@ -9,6 +9,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 )
 
 // The status pages sign private-page sessions, unsubscribe links and
@@ -47,7 +49,7 @@ func signingKey(ctx context.Context, r client.Reader, w client.Writer, ns string
 	}
 	s = corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: SigningKeySecret,
-			Labels: map[string]string{"app.kubernetes.io/managed-by": "uptime-operator"}},
+			Labels: map[string]string{monv1.ManagedByLabel: monv1.ManagedByValue}},
 		Data: map[string][]byte{signingKeyField: k},
 	}
 	if err := w.Create(ctx, &s); err != nil {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -250,6 +251,43 @@ var _ = Describe("MCP tools over the real REST API", Ordered, func() {
 		text, isErr = call(cs, "service_resume_monitor", map[string]any{"monitor_id": m.ID})
 		Expect(isErr).To(BeFalse(), text)
 		Expect(monitorNamed(cs, "MCP shop").IsActive).To(BeTrue())
+	})
+
+	// Issue 27, rows 1 and 2 through MCP: a Standard key's tools neither
+	// name a Secret nor move a stored credential to a server of its own.
+	It("drops a stored credential when an update moves the URL to another origin, and refuses secret_ref", func() {
+		var mu sync.Mutex
+		var seen []string
+		own := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			seen = append(seen, r.Header.Get("Authorization"))
+			mu.Unlock()
+		}))
+		DeferCleanup(own.Close)
+		cs := session(stdKey)
+		text, isErr := call(cs, "service_create_monitor", map[string]any{
+			"name": "MCP billing", "url": target.URL + "/billing", "interval_seconds": 60,
+			"config": map[string]any{"headers": map[string]any{"Authorization": "Bearer prod-billing-token"}},
+		})
+		Expect(isErr).To(BeFalse(), text)
+		m := monitorNamed(cs, "MCP billing")
+		text, isErr = call(cs, "service_update_monitor", map[string]any{"monitor_id": m.ID, "url": own.URL + "/collect"})
+		Expect(isErr).To(BeFalse(), text)
+		Expect(text).To(ContainSubstring("Warnings:"))
+		Expect(text).To(ContainSubstring("config.headers.Authorization: the stored credential was dropped"))
+		text, isErr = call(cs, "service_run_check", map[string]any{"monitor_id": m.ID})
+		Expect(isErr).To(BeFalse(), text)
+		mu.Lock()
+		Expect(seen).NotTo(BeEmpty(), "the check reached the new URL")
+		for _, a := range seen {
+			Expect(a).To(BeEmpty(), "no credential reached it")
+		}
+		mu.Unlock()
+
+		text, isErr = call(cs, "service_update_monitor", map[string]any{"monitor_id": m.ID,
+			"config": map[string]any{"headers": map[string]any{"X-Db": map[string]any{"secret_ref": map[string]any{"name": "app-db", "key": "password"}}}}})
+		Expect(isErr).To(BeTrue(), text)
+		Expect(text).To(ContainSubstring("config.headers.X-Db"))
 	})
 
 	It("explains a monitor, and lists candidates when several match", func() {

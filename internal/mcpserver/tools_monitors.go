@@ -520,12 +520,13 @@ func updateMonitorTool() toolSpec {
 				body["config"] = cfg
 			}
 			d := cur
+			var warnings []string
 			if len(body) > 0 {
 				var out restapi.Monitor
 				if err := c.api.Do(ctx, http.MethodPut, "/monitors/"+pathEscape(cur.ID), nil, body, &out); err != nil {
 					return "", err
 				}
-				d = &out
+				d, warnings = &out, out.Warnings
 			}
 			if in.Regions != nil {
 				if err := c.api.Do(ctx, http.MethodPut, "/monitors/"+pathEscape(cur.ID)+"/regions", nil, map[string]any{"regions": in.Regions}, nil); err != nil {
@@ -535,7 +536,17 @@ func updateMonitorTool() toolSpec {
 					return "", err
 				}
 			}
-			return "Updated monitor.\n\n" + monitorMarkdown(d), nil
+			msg := "Updated monitor.\n\n"
+			if len(warnings) > 0 {
+				// What the update dropped (a stored credential not sent
+				// again when the target moved to another origin).
+				msg += "Warnings:\n"
+				for _, w := range warnings {
+					msg += "- " + clean(w) + "\n"
+				}
+				msg += "\n"
+			}
+			return msg + monitorMarkdown(d), nil
 		}, between("interval_seconds", 15, 900), maxItems("tags", 20), maxItems("regions", 50))
 }
 

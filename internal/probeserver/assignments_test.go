@@ -72,7 +72,8 @@ func TestAssignmentListCredentialsAge(t *testing.T) {
 		Spec: monv1.MonitorSpec{Type: monv1.MonitorHTTP, URL: "https://example.com/", IntervalSeconds: 60, Regions: []string{"us"},
 			HTTP: &monv1.HTTPConfig{Headers: []monv1.HTTPHeader{{Name: "Authorization",
 				ValueFrom: &monv1.SecretKeySelector{Name: "creds", Key: "token"}}}}}}
-	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "creds", Namespace: "ns"}, Data: map[string][]byte{"token": []byte("one")}}
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "creds", Namespace: "ns",
+		Labels: map[string]string{monv1.CredentialsLabel: monv1.CredentialsLabelValue}}, Data: map[string][]byte{"token": []byte("one")}}
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(plain, keyed, secret).Build()
 	now := time.Now()
 	s := New(Options{Client: c, Secrets: c, Now: func() time.Time { return now }})

@@ -32,6 +32,10 @@ type Monitor struct {
 	HeartbeatURL       *string         `json:"heartbeat_url"`
 	EffectiveTimeoutMs int32           `json:"effective_timeout_ms"`
 	EffectiveRegions   []string        `json:"effective_regions"`
+	// Warnings, only in the answer of an update, name what the update
+	// dropped: stored credentials (header values) that were not sent again
+	// although the target moved to another origin. Absent when none.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // OpenIncident is the open incident a monitor object names.
