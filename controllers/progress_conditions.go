@@ -13,11 +13,12 @@ import (
 )
 
 // stalledReasons are the reasons of a False readiness condition that no
-// retry clears: someone has to create a Secret, a probe region or the
+// retry clears: someone has to create (or opt in) a Secret, a probe region or the
 // referenced object, pick another slug, or let the probe Deployment in.
 // Every other False reason means the controller is still getting there.
 var stalledReasons = map[string]bool{
 	monv1.ReasonSecretNotFound:          true,
+	monv1.ReasonSecretNotAllowed:        true,
 	monv1.ReasonNoRegions:               true,
 	monv1.ReasonSlugTaken:               true,
 	monv1.ReasonReferenceNotFound:       true,

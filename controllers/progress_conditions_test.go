@@ -28,6 +28,7 @@ func TestSetProgressConditions(t *testing.T) {
 		{"ready again clears both", &metav1.Condition{Status: "True", Reason: monv1.ReasonReconciled},
 			[]string{monv1.ConditionReconciling, monv1.ConditionStalled}, want{}},
 		{"secret missing", &metav1.Condition{Status: "False", Reason: monv1.ReasonSecretNotFound}, nil, want{stalled: monv1.ReasonSecretNotFound}},
+		{"secret not allowed", &metav1.Condition{Status: "False", Reason: monv1.ReasonSecretNotAllowed}, nil, want{stalled: monv1.ReasonSecretNotAllowed}},
 		{"no regions", &metav1.Condition{Status: "False", Reason: monv1.ReasonNoRegions}, nil, want{stalled: monv1.ReasonNoRegions}},
 		{"slug taken", &metav1.Condition{Status: "False", Reason: monv1.ReasonSlugTaken}, nil, want{stalled: monv1.ReasonSlugTaken}},
 		{"reference missing", &metav1.Condition{Status: "False", Reason: monv1.ReasonReferenceNotFound},
