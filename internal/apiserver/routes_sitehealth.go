@@ -14,6 +14,7 @@ import (
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
+	"github.com/uptime-operator/uptime-operator/internal/ratelimit"
 	"github.com/uptime-operator/uptime-operator/internal/sitehealth"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
@@ -38,7 +39,7 @@ const (
 // read, and crawl requests answer 503.
 func (s *Server) registerSiteHealthRoutes(h *sitehealth.Service) {
 	feature := withFeature(monv1.FeatureWebsiteHealth)
-	runs := withLimit(newLimiter("website-health-run", 20, time.Hour, perWorkspace, false))
+	runs := withLimit(newLimiter("website-health-run", 20, time.Hour, perWorkspace, ratelimit.JSON))
 	get, post, patch, del := http.MethodGet, http.MethodPost, http.MethodPatch, http.MethodDelete
 	s.handle(get, "/website-health", s.listHealthSites(h), feature)
 	s.handle(post, "/website-health/sites", s.createHealthSite, feature)
