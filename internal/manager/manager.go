@@ -45,6 +45,7 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/clientip"
 	"github.com/uptime-operator/uptime-operator/internal/engine"
 	"github.com/uptime-operator/uptime-operator/internal/expiry"
+	"github.com/uptime-operator/uptime-operator/internal/httpserver"
 	"github.com/uptime-operator/uptime-operator/internal/mcpserver"
 	"github.com/uptime-operator/uptime-operator/internal/metrics"
 	"github.com/uptime-operator/uptime-operator/internal/otelexport"
@@ -101,6 +102,10 @@ type Options struct {
 	// front of the direct listener; every per-address limit counts it. The
 	// zero value trusts no proxy.
 	ClientAddresses clientip.Resolver
+	// ServerLimits are the connection limits (read, header, idle timeouts
+	// and header size) of the direct and aggregated API listeners; zero
+	// fields take httpserver.Defaults.
+	ServerLimits httpserver.Limits
 	// Store selects the history store: a file path or sqlite://PATH for the
 	// embedded SQLite store, or a postgres:// DSN.
 	Store string
@@ -552,7 +557,7 @@ func (m *Manager) serveAPI(ctx context.Context) error {
 	}
 	m.apiAddr = ln.Addr().String()
 	close(m.apiBound)
-	srv := &http.Server{Handler: m.root, ReadHeaderTimeout: 10 * time.Second}
+	srv := httpserver.New(m.root, m.opts.ServerLimits)
 	go func() {
 		<-ctx.Done()
 		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -671,7 +676,7 @@ func (m *Manager) serveAggregated(ctx context.Context) error {
 	}
 	m.aggAddr = ln.Addr().String()
 	close(m.aggBound)
-	srv := &http.Server{Handler: m.aggregated, ReadHeaderTimeout: 10 * time.Second}
+	srv := httpserver.New(m.aggregated, m.opts.ServerLimits)
 	go func() {
 		<-ctx.Done()
 		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
