@@ -1,7 +1,6 @@
 package apiserver
 
 import (
-	"encoding/csv"
 	"errors"
 	"net/http"
 	"net/url"
@@ -373,10 +372,10 @@ func (s *Server) healthIssuesCSV(w http.ResponseWriter, r *http.Request) {
 	h.Set("Content-Type", "text/csv; charset=utf-8")
 	h.Set("Content-Disposition", `attachment; filename="website-health-`+rep.ID+`-issues.csv"`)
 	w.WriteHeader(http.StatusOK)
-	cw := csv.NewWriter(w)
-	_ = cw.Write([]string{"kind", "url", "source_url", "detail"})
+	cw := newCSVExport(w)
+	cw.Row("kind", "url", "source_url", "detail")
 	for _, is := range rep.Issues {
-		_ = cw.Write([]string{is.Kind, csvSafe(is.URL), csvSafe(is.SourceURL), csvSafe(is.Detail)})
+		cw.Row(is.Kind, is.URL, is.SourceURL, is.Detail)
 	}
 	cw.Flush()
 }
