@@ -244,6 +244,43 @@ func checkTemplateRules(roleFile, templateFile string) []string {
 	return nil
 }
 
+// secretsInArgs refuses a container argument that expands an environment
+// variable fed from a Secret ("--store=$(DSN)"): the kubelet writes the
+// value into the argument list, which every process that can list
+// processes reads (/proc/<pid>/cmdline). Secrets go in mounted files.
+func secretsInArgs(path string, o map[string]any) []string {
+	spec, _ := o["spec"].(map[string]any)
+	tmpl, _ := spec["template"].(map[string]any)
+	pod, _ := tmpl["spec"].(map[string]any)
+	var errs []string
+	for _, field := range []string{"initContainers", "containers"} {
+		list, _ := pod[field].([]any)
+		for _, c := range list {
+			c, _ := c.(map[string]any)
+			secretEnv := map[string]bool{}
+			env, _ := c["env"].([]any)
+			for _, e := range env {
+				e, _ := e.(map[string]any)
+				if vf, ok := e["valueFrom"].(map[string]any); ok && vf["secretKeyRef"] != nil {
+					secretEnv[fmt.Sprint(e["name"])] = true
+				}
+			}
+			for _, key := range []string{"command", "args"} {
+				args, _ := c[key].([]any)
+				for _, a := range args {
+					for name := range secretEnv {
+						if strings.Contains(fmt.Sprint(a), "$("+name+")") {
+							errs = append(errs, fmt.Sprintf("%s: %s/%s container %v puts Secret-fed $(%s) in its %s; mount the Secret as a file instead",
+								path, str(o, "kind"), str(o, "metadata", "name"), c["name"], name, key))
+						}
+					}
+				}
+			}
+		}
+	}
+	return errs
+}
+
 var clusterScoped = map[string]bool{
 	"ClusterRole": true, "ClusterRoleBinding": true, "APIService": true,
 	"MutatingWebhookConfiguration": true, "ValidatingWebhookConfiguration": true,
@@ -282,6 +319,7 @@ func checkRendered(path, namespace, fullname string, flags []string) []string {
 			errs = append(errs, fmt.Sprintf("%s: %s is rendered twice", path, key))
 		}
 		seen[key] = true
+		errs = append(errs, secretsInArgs(path, o)...)
 	}
 	if !compare {
 		return errs
