@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -255,13 +256,7 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 			// field it owns. At 100,000 Monitors that is memory per Monitor
 			// held for nothing, and the watch decodes them all the same.
 			DefaultTransform: cache.TransformStripManagedFields(),
-			// API keys are the only Secrets read on every request, so only
-			// they are cached; other Secrets are read directly when needed,
-			// which keeps the manager's memory independent of the cluster's
-			// Secret count.
-			ByObject: map[client.Object]cache.ByObject{
-				&corev1.Secret{}: {Label: apiKeySelector()},
-			},
+			ByObject:         cacheByObject(opts.Namespace),
 		},
 	})
 	if err != nil {
@@ -688,6 +683,25 @@ func (m *Manager) serveAggregated(ctx context.Context) error {
 		return fmt.Errorf("serve aggregated api: %w", err)
 	}
 	return nil
+}
+
+// cacheByObject narrows what the cache watches. API keys are the only
+// Secrets read on every request, so only they are cached; other Secrets are
+// read directly when needed, which keeps the manager's memory independent of
+// the cluster's Secret count. Probe Deployments and their ServiceAccount
+// live in the probe namespace (the manager's), where the manager's RBAC Role
+// allows them, so they are watched there only: a cluster-wide watch would
+// need a cluster-wide grant.
+func cacheByObject(probeNamespace string) map[client.Object]cache.ByObject {
+	by := map[client.Object]cache.ByObject{
+		&corev1.Secret{}: {Label: apiKeySelector()},
+	}
+	if probeNamespace != "" {
+		only := map[string]cache.Config{probeNamespace: {}}
+		by[&appsv1.Deployment{}] = cache.ByObject{Namespaces: only}
+		by[&corev1.ServiceAccount{}] = cache.ByObject{Namespaces: only}
+	}
+	return by
 }
 
 func apiKeySelector() labels.Selector {
