@@ -88,6 +88,15 @@ func TestManagerRunsOnItsGeneratedRBAC(t *testing.T) {
 		}
 		return sar.Status.Allowed
 	}
+	// RBAC objects reach the authorizer through its informers: wait until
+	// both roles are in effect.
+	for !can("create", "apps", "deployments", ns) || !can("list", "monitoring.uptime-operator.io", "monitors", "") {
+		select {
+		case <-ctx.Done():
+			t.Fatal("the generated roles never took effect")
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 	for _, c := range []struct {
 		verb, group, resource, namespace string
 		want                             bool
@@ -118,8 +127,9 @@ func TestManagerRunsOnItsGeneratedRBAC(t *testing.T) {
 		t.Fatal(err)
 	}
 	runCtx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- m.Start(runCtx) }()
+	done := make(chan struct{})
+	var startErr error
+	go func() { startErr = m.Start(runCtx); close(done) }()
 	defer func() { stop(); <-done }()
 
 	region := &monv1.ProbeRegion{ObjectMeta: metav1.ObjectMeta{Name: "rbac-test"}}
@@ -129,8 +139,8 @@ func TestManagerRunsOnItsGeneratedRBAC(t *testing.T) {
 			break
 		}
 		select {
-		case err := <-done:
-			t.Fatalf("the manager stopped: %v", err)
+		case <-done:
+			t.Fatalf("the manager stopped: %v", startErr)
 		case <-ctx.Done():
 			t.Fatalf("the webhooks never answered: %v", err)
 		case <-time.After(200 * time.Millisecond):
@@ -144,8 +154,8 @@ func TestManagerRunsOnItsGeneratedRBAC(t *testing.T) {
 			break
 		}
 		select {
-		case err := <-done:
-			t.Fatalf("the manager stopped (missing permissions make its caches fail to sync): %v", err)
+		case <-done:
+			t.Fatalf("the manager stopped (missing permissions make its caches fail to sync): %v", startErr)
 		case <-ctx.Done():
 			t.Fatal("no probe Deployment in the probe namespace: the manager could not create it with its RBAC")
 		case <-time.After(200 * time.Millisecond):
