@@ -171,7 +171,8 @@ func (p *Public) lookup(w http.ResponseWriter, r *http.Request, slug string) (*m
 // paths (/s/:slug, /s/:slug/login, /s/:slug/subscribe, /s/:slug/confirm,
 // /s/:slug/unsubscribe, /status/:slug[/…]) and returns true. It
 // returns false, writing nothing, when the host is no page's domain or the
-// path is not one of those.
+// path is not one of those. Like the other Serve methods it counts no rate
+// limit: serve it behind the REST core's public limit.
 func (p *Public) ServeCustomDomain(w http.ResponseWriter, r *http.Request) bool {
 	host := hostOnly(r.Host)
 	if host == "" {

@@ -256,8 +256,8 @@ func (p *Public) ServeUnsubscribe(w http.ResponseWriter, r *http.Request, slug s
 		"Unsubscribed", "You will not receive further updates from this status page.")
 }
 
-// tokenRequest applies the rate limit and method to a confirm or unsubscribe
-// request and finds its page.
+// tokenRequest applies the method rule to a confirm or unsubscribe request
+// and finds its page.
 func (p *Public) tokenRequest(w http.ResponseWriter, r *http.Request, slug string) (*monv1.StatusPage, bool) {
 	p.init()
 	if r.Method != http.MethodGet && r.Method != http.MethodPost {
