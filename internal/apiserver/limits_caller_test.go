@@ -126,3 +126,26 @@ func TestIPv6ClientsGroupedBy64(t *testing.T) {
 		t.Fatal("a write from another /64: 429")
 	}
 }
+
+// TestPublicStatusLimitIsShared: the public status endpoints, the HTML page
+// and the forms count against one 60 a minute per client address, and the
+// 429 carries the specification's headers.
+func TestPublicStatusLimitIsShared(t *testing.T) {
+	f := newProxyFixture(t)
+	for i := range 60 {
+		if code := f.do(http.MethodGet, "/status/page", "203.0.113.5", "", ""); code != http.StatusOK {
+			t.Fatalf("request %d: %d", i+1, code)
+		}
+	}
+	for _, path := range []string{"/s/page", "/status/page/badge.svg"} {
+		r := httptest.NewRequest(http.MethodGet, path, nil)
+		r.RemoteAddr = "203.0.113.5:1234"
+		w := httptest.NewRecorder()
+		f.h.ServeHTTP(w, r)
+		if w.Code != http.StatusTooManyRequests || w.Header().Get("Retry-After") == "" ||
+			w.Header().Get("RateLimit-Limit") != "60" || w.Header().Get("RateLimit-Remaining") != "0" ||
+			!strings.Contains(w.Body.String(), `"RATE_LIMITED"`) {
+			t.Fatalf("%s after 60 requests: %d %v %s", path, w.Code, w.Header(), w.Body.String())
+		}
+	}
+}
