@@ -14,6 +14,8 @@ import (
 
 // maxKeys is how many keys a Limiter holds before it drops expired windows
 // on the next new key; it bounds the memory a flood of new addresses costs.
+// When the windows are all still running, arbitrary ones go too, down to
+// 90%, so that the next new keys do not sweep the whole map again each.
 const maxKeys = 50_000
 
 // Limiter counts events per key in fixed windows: at most Limit per Window.
@@ -90,12 +92,19 @@ func (l *Limiter) add(key string, now time.Time, n int) Decision {
 	return d
 }
 
-// sweep drops expired windows; the caller holds mu.
+// sweep drops expired windows, then arbitrary ones while the map is above
+// 90% of maxKeys; the caller holds mu.
 func (l *Limiter) sweep(now time.Time) {
 	for k, w := range l.windows {
 		if !now.Before(w.start.Add(l.window)) {
 			delete(l.windows, k)
 		}
+	}
+	for k := range l.windows {
+		if len(l.windows) < maxKeys*9/10 {
+			break
+		}
+		delete(l.windows, k)
 	}
 }
 

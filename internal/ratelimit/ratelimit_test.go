@@ -57,6 +57,15 @@ func TestSweepBoundsMemory(t *testing.T) {
 	if n := len(l.windows); n != 1 {
 		t.Fatalf("%d windows after the sweep, want 1", n)
 	}
+	// All windows still running: the map is cut to 90% at once.
+	l = New(1, time.Hour)
+	for i := range maxKeys {
+		l.Take(netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)}).String(), now)
+	}
+	l.Take("late", now)
+	if n := len(l.windows); n > maxKeys*9/10 {
+		t.Fatalf("%d windows after the sweep, want at most %d", n, maxKeys*9/10)
+	}
 }
 
 func TestAddrKeyGroupsIPv6By64(t *testing.T) {
