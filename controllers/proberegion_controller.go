@@ -89,8 +89,12 @@ type ProbeRegionReconciler struct {
 
 // +kubebuilder:rbac:groups=monitoring.uptime-operator.io,resources=proberegions,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=monitoring.uptime-operator.io,resources=proberegions/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;list;watch;create
+// Probe Deployments and their ServiceAccount live in the probe namespace
+// (the manager's own, --namespace) only: a namespaced Role, which
+// kustomize and the chart place there ("system" is kustomize's placeholder),
+// and the manager's cache watches them there only (manager.New).
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch;delete,namespace=system
+// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;list;watch;create,namespace=system
 // +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
 
 // Reconcile brings one region's Deployment and status up to date.

@@ -3,7 +3,7 @@
 #
 #  always (no helm needed):
 #   1. its crds/ are byte-identical to config/crd/bases (`make manifests` copies them);
-#   2. the manager ClusterRole rules in templates/rbac-manager.yaml equal the
+#   2. the manager ClusterRole and Role rules in templates/rbac-manager.yaml equal the
 #      generated config/rbac/role.yaml;
 #   3. every key of values.yaml is declared in values.schema.json (with a type),
 #      every leaf is documented by a "# --" comment, and the values table in
@@ -14,7 +14,7 @@
 #   5. every rendered document parses (Go YAML decoder and `kubectl annotate
 #      --local`), has apiVersion, kind and name, and namespaced kinds carry the
 #      release namespace;
-#   6. the rendered manager ClusterRole, access ClusterRoles, aggregate roles and
+#   6. the rendered manager ClusterRole and Role, access ClusterRoles, aggregate roles and
 #      webhook configurations match config/rbac and config/webhook/manifests.yaml;
 #   7. values the chart must refuse are refused (replicas > 1 on SQLite, unknown
 #      top-level keys, remote mode without its settings).
@@ -218,30 +218,81 @@ func canon(v any) string {
 }
 
 // checkTemplateRules compares the rules between the BEGIN/END markers of the
-// chart's manager ClusterRole template with config/rbac/role.yaml.
+// chart's manager roles with config/rbac/role.yaml: the ClusterRole's rules
+// between the "rules" markers, the probe-namespace Role's between the
+// "namespaced rules" markers.
 func checkTemplateRules(roleFile, templateFile string) []string {
-	role := docs(roleFile)
-	if len(role) != 1 {
-		return []string{fmt.Sprintf("%s: want one ClusterRole, found %d documents", roleFile, len(role))}
-	}
+	var errs []string
 	src := string(read(templateFile))
-	begin, end := "# BEGIN rules of config/rbac/role.yaml\n", "# END rules of config/rbac/role.yaml"
-	i, j := strings.Index(src, begin), strings.Index(src, end)
-	if i < 0 || j < i {
-		return []string{templateFile + ": rule markers not found"}
+	for _, part := range []struct{ kind, markers string }{{"ClusterRole", "rules"}, {"Role", "namespaced rules"}} {
+		var want []map[string]any
+		for _, d := range docs(roleFile) {
+			if str(d, "kind") == part.kind {
+				want = append(want, d)
+			}
+		}
+		if len(want) != 1 {
+			errs = append(errs, fmt.Sprintf("%s: want one %s, found %d", roleFile, part.kind, len(want)))
+			continue
+		}
+		begin, end := "# BEGIN "+part.markers+" of config/rbac/role.yaml\n", "# END "+part.markers+" of config/rbac/role.yaml"
+		i, j := strings.Index(src, begin), strings.Index(src, end)
+		if i < 0 || j < i {
+			errs = append(errs, templateFile+": "+part.markers+" markers not found")
+			continue
+		}
+		block := src[i+len(begin) : j]
+		if strings.Contains(block, "{{") {
+			errs = append(errs, templateFile+": the copied rules must stay literal YAML (no template actions)")
+			continue
+		}
+		var rules []any
+		if err := yaml.Unmarshal([]byte(block), &rules); err != nil {
+			errs = append(errs, fmt.Sprintf("%s: copied %s do not parse: %v", templateFile, part.markers, err))
+			continue
+		}
+		if canon(rules) != canon(want[0]["rules"]) {
+			errs = append(errs, fmt.Sprintf("%s: the manager %s rules differ from %s; run hack/sync-chart-rbac.sh (make manifests)", templateFile, part.kind, roleFile))
+		}
 	}
-	block := src[i+len(begin) : j]
-	if strings.Contains(block, "{{") {
-		return []string{templateFile + ": the copied rules must stay literal YAML (no template actions)"}
+	return errs
+}
+
+// secretsInArgs refuses a container argument that expands an environment
+// variable fed from a Secret ("--store=$(DSN)"): the kubelet writes the
+// value into the argument list, which every process that can list
+// processes reads (/proc/<pid>/cmdline). Secrets go in mounted files.
+func secretsInArgs(path string, o map[string]any) []string {
+	spec, _ := o["spec"].(map[string]any)
+	tmpl, _ := spec["template"].(map[string]any)
+	pod, _ := tmpl["spec"].(map[string]any)
+	var errs []string
+	for _, field := range []string{"initContainers", "containers"} {
+		list, _ := pod[field].([]any)
+		for _, c := range list {
+			c, _ := c.(map[string]any)
+			secretEnv := map[string]bool{}
+			env, _ := c["env"].([]any)
+			for _, e := range env {
+				e, _ := e.(map[string]any)
+				if vf, ok := e["valueFrom"].(map[string]any); ok && vf["secretKeyRef"] != nil {
+					secretEnv[fmt.Sprint(e["name"])] = true
+				}
+			}
+			for _, key := range []string{"command", "args"} {
+				args, _ := c[key].([]any)
+				for _, a := range args {
+					for name := range secretEnv {
+						if strings.Contains(fmt.Sprint(a), "$("+name+")") {
+							errs = append(errs, fmt.Sprintf("%s: %s/%s container %v puts Secret-fed $(%s) in its %s; mount the Secret as a file instead",
+								path, str(o, "kind"), str(o, "metadata", "name"), c["name"], name, key))
+						}
+					}
+				}
+			}
+		}
 	}
-	var rules []any
-	if err := yaml.Unmarshal([]byte(block), &rules); err != nil {
-		return []string{fmt.Sprintf("%s: copied rules do not parse: %v", templateFile, err)}
-	}
-	if canon(rules) != canon(role[0]["rules"]) {
-		return []string{fmt.Sprintf("%s: the manager ClusterRole rules differ from %s; copy the rules of %s between the markers", templateFile, roleFile, roleFile)}
-	}
-	return nil
+	return errs
 }
 
 var clusterScoped = map[string]bool{
@@ -282,16 +333,23 @@ func checkRendered(path, namespace, fullname string, flags []string) []string {
 			errs = append(errs, fmt.Sprintf("%s: %s is rendered twice", path, key))
 		}
 		seen[key] = true
+		errs = append(errs, secretsInArgs(path, o)...)
 	}
 	if !compare {
 		return errs
 	}
-	// The manager ClusterRole against the generated role.yaml.
-	role := docs("config/rbac/role.yaml")[0]
-	if got := find(objs, "ClusterRole", fullname+"-manager"); got == nil {
-		errs = append(errs, path+": no ClusterRole "+fullname+"-manager")
-	} else if canon(got["rules"]) != canon(role["rules"]) {
-		errs = append(errs, path+": ClusterRole "+fullname+"-manager rules differ from config/rbac/role.yaml")
+	// The manager ClusterRole and probe-namespace Role against the
+	// generated role.yaml; the Role and its binding in the release namespace.
+	for _, role := range docs("config/rbac/role.yaml") {
+		kind := str(role, "kind")
+		if got := find(objs, kind, fullname+"-manager"); got == nil {
+			errs = append(errs, path+": no "+kind+" "+fullname+"-manager")
+		} else if canon(got["rules"]) != canon(role["rules"]) {
+			errs = append(errs, path+": "+kind+" "+fullname+"-manager rules differ from config/rbac/role.yaml")
+		}
+	}
+	if rb := find(objs, "RoleBinding", fullname+"-manager"); rb == nil || str(rb, "roleRef", "name") != fullname+"-manager" {
+		errs = append(errs, path+": no RoleBinding "+fullname+"-manager of the probe-namespace Role")
 	}
 	// Access roles (fixed names) and the view/edit aggregation roles.
 	for _, file := range []string{"config/rbac/access_roles.yaml", "config/rbac/crd_view_edit_roles.yaml"} {
@@ -607,9 +665,9 @@ else
   fail "$CHART/crds differs from config/crd/bases; run 'make manifests'"
 fi
 
-# 2. The manager ClusterRole rules equal config/rbac/role.yaml.
+# 2. The manager ClusterRole and probe-namespace Role rules equal config/rbac/role.yaml.
 if checker rules config/rbac/role.yaml "$CHART/templates/rbac-manager.yaml"; then
-  ok "manager ClusterRole rules equal config/rbac/role.yaml"
+  ok "manager ClusterRole and Role rules equal config/rbac/role.yaml"
 else
   fail "manager ClusterRole rules"
 fi

@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/uptime-operator/uptime-operator/internal/httpserver"
 	"github.com/uptime-operator/uptime-operator/internal/netguard"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 )
@@ -136,7 +137,8 @@ func RunAgent(ctx context.Context, opts AgentOptions) error {
 		return err
 	}
 	if opts.Listen != "" {
-		srv := &http.Server{Addr: opts.Listen, Handler: a.Handler(), ReadHeaderTimeout: 10 * time.Second}
+		srv := httpserver.New(a.Handler(), httpserver.Limits{})
+		srv.Addr = opts.Listen
 		go func() {
 			<-ctx.Done()
 			shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)

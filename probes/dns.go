@@ -13,6 +13,7 @@ import (
 
 	"github.com/miekg/dns"
 
+	"github.com/uptime-operator/uptime-operator/internal/netguard"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 )
 
@@ -42,7 +43,12 @@ type dnsDetails struct {
 // system resolver (resolv.conf) failing says nothing about the target, so the
 // check is unknown and the region abstains. The system resolver is
 // infrastructure of the probe and is not subject to the address guard; a
-// chosen resolver is.
+// chosen resolver is. The system resolver is the cluster's, though, and
+// knows names only workloads inside should see: with the guard on, a name
+// it may not be asked about (netguard.NameReason: the cluster domain, its
+// search domains, .internal, .local) is blocked before the query, and so is
+// an answer that names an internal host or an address the guard refuses,
+// without its records.
 func checkDNS(ctx context.Context, a *probeapi.Assignment, env *Env) probeapi.Result {
 	cfg := &a.Config.DNSConfig
 	rt := strings.ToUpper(cfg.RecordType)
@@ -65,8 +71,13 @@ func checkDNS(ctx context.Context, a *probeapi.Assignment, env *Env) probeapi.Re
 		return failure(probeapi.StatusUnknown, probeapi.ErrorInvalidConfig, fmt.Errorf("protocol must be udp or tcp"))
 	}
 	timeout := probeapi.EffectiveTimeout(a)
-	var servers []string
-	var dialer *net.Dialer
+	var (
+		servers []string
+		dialer  *net.Dialer
+		// search is the system resolver's search list; nil for a chosen
+		// resolver, whose answers are the monitored public data.
+		search []string
+	)
 	chosen := cfg.Resolver != ""
 	if chosen {
 		server := cfg.Resolver
@@ -87,6 +98,10 @@ func checkDNS(ctx context.Context, a *probeapi.Assignment, env *Env) probeapi.Re
 			servers = append(servers, net.JoinHostPort(s, conf.Port))
 		}
 		dialer = &net.Dialer{Timeout: timeout}
+		search = append([]string{}, conf.Search...)
+		if err := env.Guard.CheckName(name, search); err != nil {
+			return fromError(err)
+		}
 	}
 
 	m := new(dns.Msg)
@@ -119,6 +134,14 @@ func checkDNS(ctx context.Context, a *probeapi.Assignment, env *Env) probeapi.Re
 		return res
 	}
 	d.Rcode = dns.RcodeToString[r.Rcode]
+	if !chosen {
+		if err := guardAnswers(env.Guard, name, r, search); err != nil {
+			res := fromError(err)
+			res.ResponseTimeMs = ms(elapsed)
+			res.Details = details(d)
+			return res
+		}
+	}
 	for _, rr := range r.Answer {
 		if rr.Header().Rrtype == qtype {
 			d.Answers = append(d.Answers, normalizeRR(rr))
@@ -137,6 +160,53 @@ func checkDNS(ctx context.Context, a *probeapi.Assignment, env *Env) probeapi.Re
 		res.ErrorMessage = fmt.Sprintf("answers %s do not match expected values (%s)", truncateString(strings.Join(d.Answers, ", "), 200), matchMode(cfg.MatchMode))
 	}
 	return res
+}
+
+// guardAnswers refuses an answer of the system resolver for name that
+// carries an address the guard blocks or names an internal host (a CNAME,
+// NS, MX, SRV or SOA into the cluster). The error names the kind of
+// address, not the address: the answer is what must not leak.
+func guardAnswers(g netguard.Guard, name string, r *dns.Msg, search []string) error {
+	withheld := func(err error) error {
+		var b *netguard.BlockedError
+		if errors.As(err, &b) {
+			return &netguard.BlockedError{Address: strings.TrimSuffix(name, "."), Reason: "the resolver's answer is " + b.Reason + "; answers withheld"}
+		}
+		return err
+	}
+	for _, rr := range r.Answer {
+		var (
+			ip    net.IP
+			names []string
+		)
+		switch v := rr.(type) {
+		case *dns.A:
+			ip = v.A
+		case *dns.AAAA:
+			ip = v.AAAA
+		case *dns.CNAME:
+			names = []string{v.Target}
+		case *dns.NS:
+			names = []string{v.Ns}
+		case *dns.MX:
+			names = []string{v.Mx}
+		case *dns.SRV:
+			names = []string{v.Target}
+		case *dns.SOA:
+			names = []string{v.Ns, v.Mbox}
+		}
+		if a, ok := netip.AddrFromSlice(ip); ok {
+			if err := g.CheckIP(a.Unmap()); err != nil {
+				return withheld(err)
+			}
+		}
+		for _, n := range names {
+			if err := g.CheckName(n, search); err != nil {
+				return withheld(err)
+			}
+		}
+	}
+	return nil
 }
 
 func netguardBlocked(err error) bool {

@@ -132,6 +132,39 @@ func TestUDP(t *testing.T) {
 // startDNS serves a small zone on 127.0.0.1 over UDP and TCP.
 func startDNS(t *testing.T) string {
 	t.Helper()
+	h := testZone()
+	// UDP and TCP share the port number; another test may hold that TCP
+	// port, so try a few UDP ports.
+	var pc net.PacketConn
+	var ln net.Listener
+	for attempt := 0; ; attempt++ {
+		var err error
+		if pc, err = net.ListenPacket("udp", "127.0.0.1:0"); err != nil {
+			t.Fatal(err)
+		}
+		if ln, err = net.Listen("tcp", pc.LocalAddr().String()); err == nil {
+			break
+		}
+		pc.Close()
+		if attempt == 20 {
+			t.Fatal(err)
+		}
+	}
+	serveDNS(t, pc, ln, h)
+	return pc.LocalAddr().String()
+}
+
+// serveDNS serves h on pc and ln until the test ends.
+func serveDNS(t *testing.T, pc net.PacketConn, ln net.Listener, h dns.Handler) {
+	us := &dns.Server{PacketConn: pc, Handler: h}
+	ts := &dns.Server{Listener: ln, Handler: h}
+	go us.ActivateAndServe()
+	go ts.ActivateAndServe()
+	t.Cleanup(func() { us.Shutdown(); ts.Shutdown() })
+}
+
+// testZone answers example.test and a few names of a cluster's DNS.
+func testZone() dns.Handler {
 	zone := map[string][]string{
 		"example.test. A":             {"example.test. 60 IN A 192.0.2.10", "example.test. 60 IN A 192.0.2.11"},
 		"example.test. AAAA":          {"example.test. 60 IN AAAA 2001:db8::1"},
@@ -142,8 +175,18 @@ func startDNS(t *testing.T) string {
 		"example.test. CAA":           {`example.test. 60 IN CAA 0 issue "letsencrypt.org"`},
 		"www.example.test. CNAME":     {"www.example.test. 60 IN CNAME example.test."},
 		"_sip._tcp.example.test. SRV": {"_sip._tcp.example.test. 60 IN SRV 10 5 5060 sip.example.test."},
+		// What a cluster's resolver knows.
+		"kubernetes.default.svc.cluster.local. A":   {"kubernetes.default.svc.cluster.local. 5 IN A 10.96.0.1"},
+		"kubernetes.default.svc.cluster.local. TXT": {`kubernetes.default.svc.cluster.local. 5 IN TXT "internal"`},
+		"_https._tcp.kubernetes.default.svc.cluster.local. SRV": {
+			"_https._tcp.kubernetes.default.svc.cluster.local. 5 IN SRV 0 100 443 kubernetes.default.svc.cluster.local."},
+		"db.corp.example. A":         {"db.corp.example. 5 IN A 192.0.2.20"},
+		"private.example.test. A":    {"private.example.test. 60 IN A 10.0.0.5"},
+		"wireserver.example.test. A": {"wireserver.example.test. 60 IN A 168.63.129.16"},
+		"alias.example.test. CNAME":  {"alias.example.test. 60 IN CNAME kubernetes.default.svc.cluster.local."},
+		"alias.example.test. A":      {"alias.example.test. 60 IN CNAME kubernetes.default.svc.cluster.local.", "kubernetes.default.svc.cluster.local. 5 IN A 10.96.0.1"},
 	}
-	h := dns.HandlerFunc(func(w dns.ResponseWriter, r *dns.Msg) {
+	return dns.HandlerFunc(func(w dns.ResponseWriter, r *dns.Msg) {
 		m := new(dns.Msg)
 		m.SetReply(r)
 		q := r.Question[0]
@@ -162,29 +205,6 @@ func startDNS(t *testing.T) string {
 		}
 		w.WriteMsg(m)
 	})
-	// UDP and TCP share the port number; another test may hold that TCP
-	// port, so try a few UDP ports.
-	var pc net.PacketConn
-	var ln net.Listener
-	for attempt := 0; ; attempt++ {
-		var err error
-		if pc, err = net.ListenPacket("udp", "127.0.0.1:0"); err != nil {
-			t.Fatal(err)
-		}
-		if ln, err = net.Listen("tcp", pc.LocalAddr().String()); err == nil {
-			break
-		}
-		pc.Close()
-		if attempt == 20 {
-			t.Fatal(err)
-		}
-	}
-	us := &dns.Server{PacketConn: pc, Handler: h}
-	ts := &dns.Server{Listener: ln, Handler: h}
-	go us.ActivateAndServe()
-	go ts.ActivateAndServe()
-	t.Cleanup(func() { us.Shutdown(); ts.Shutdown() })
-	return pc.LocalAddr().String()
 }
 
 func TestDNS(t *testing.T) {
@@ -250,6 +270,62 @@ func TestDNSResolverUnreachable(t *testing.T) {
 	// A chosen resolver on loopback is blocked without AllowPrivate.
 	a.Config.Resolver = startDNS(t)
 	wantStatus(t, run(t, a, &Env{Guard: netguard.Guard{}}), probeapi.StatusBlocked)
+}
+
+// TestDNSSystemResolverKeepsClusterNamesInside (issue 27 row 8): the
+// probe's own resolver is the cluster's. With the guard on, a dns monitor
+// without a resolver of its own cannot ask it about cluster names (the
+// cluster domain, its search domains) nor learn answers that point at
+// guarded addresses or internal names; public names still resolve. With
+// the guard off (in-cluster monitoring) every name resolves as before.
+func TestDNSSystemResolverKeepsClusterNamesInside(t *testing.T) {
+	// resolv.conf names servers without a port: the resolver must listen on
+	// port 53, which needs root; a loopback address of its own avoids a
+	// local resolver already on 127.0.0.53 or 127.0.0.1.
+	const resolverIP = "127.77.0.53"
+	pc, err := net.ListenPacket("udp", resolverIP+":53")
+	if err != nil {
+		t.Skipf("cannot listen on port 53: %v", err)
+	}
+	ln, err := net.Listen("tcp", resolverIP+":53")
+	if err != nil {
+		pc.Close()
+		t.Skipf("cannot listen on port 53: %v", err)
+	}
+	serveDNS(t, pc, ln, testZone())
+	conf := filepath.Join(t.TempDir(), "resolv.conf")
+	os.WriteFile(conf, []byte("nameserver "+resolverIP+"\nsearch team.svc.cluster.local svc.cluster.local cluster.local corp.example\noptions ndots:5\n"), 0o600)
+	guarded := &Env{Guard: netguard.Guard{}, SystemResolverConf: conf}
+	open := &Env{Guard: netguard.Guard{AllowPrivate: true}, SystemResolverConf: conf}
+	for _, tc := range []struct {
+		name, rt string
+		guarded  probeapi.Status
+	}{
+		{"kubernetes.default.svc.cluster.local", "A", probeapi.StatusBlocked},
+		{"kubernetes.default.svc.cluster.local", "TXT", probeapi.StatusBlocked},
+		{"_https._tcp.kubernetes.default.svc.cluster.local", "SRV", probeapi.StatusBlocked},
+		{"db.corp.example", "A", probeapi.StatusBlocked},         // a search domain of the resolver
+		{"private.example.test", "A", probeapi.StatusBlocked},    // a public name answering a private address
+		{"wireserver.example.test", "A", probeapi.StatusBlocked}, // ... or a cloud metadata address
+		{"alias.example.test", "CNAME", probeapi.StatusBlocked},  // a public name pointing into the cluster
+		{"alias.example.test", "A", probeapi.StatusBlocked},
+		{"example.test", "A", probeapi.StatusUp},
+		{"example.test", "MX", probeapi.StatusUp},
+	} {
+		t.Run(tc.name+"-"+tc.rt, func(t *testing.T) {
+			a := probeapi.Assignment{Type: probeapi.TypeDNS, TimeoutMs: 2000, Config: probeapi.Config{DNSConfig: probeapi.DNSConfig{Name: tc.name, RecordType: tc.rt}}}
+			res := run(t, a, guarded)
+			wantStatus(t, res, tc.guarded)
+			if tc.guarded == probeapi.StatusBlocked {
+				var d dnsDetails
+				json.Unmarshal(res.Details, &d)
+				if len(d.Answers) > 0 || strings.ContainsAny(res.ErrorMessage, "0123456789") {
+					t.Fatalf("a blocked lookup told its answers: %+v %q", d, res.ErrorMessage)
+				}
+			}
+			wantStatus(t, run(t, a, open), probeapi.StatusUp)
+		})
+	}
 }
 
 func TestPing(t *testing.T) {

@@ -48,6 +48,7 @@ import (
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/apikeys"
 	"github.com/uptime-operator/uptime-operator/internal/plans"
+	"github.com/uptime-operator/uptime-operator/internal/ratelimit"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 	"github.com/uptime-operator/uptime-operator/internal/store/sqlite"
 	"github.com/uptime-operator/uptime-operator/internal/testutil"
@@ -342,7 +343,7 @@ func newBenchFixture(dir string, monitors, history int) (*benchFixture, error) {
 		PublicURL: "https://uptime.example.com",
 	})
 	// Lift the per-key limit (1200 per minute); the limiter still counts.
-	f.srv.limits.perKey.limit = math.MaxInt
+	f.srv.limits.perKey.Limiter = ratelimit.New(math.MaxInt, time.Minute)
 	f.http = httptest.NewServer(f.srv.Handler())
 	f.client = &http.Client{Transport: &http.Transport{MaxIdleConns: 256, MaxIdleConnsPerHost: 256, MaxConnsPerHost: 0}}
 	return f, nil
@@ -600,9 +601,9 @@ func BenchmarkKeyCheck(b *testing.B) {
 	})
 	b.Run("invalid", func(b *testing.B) {
 		// Lift the invalid-key block so every request does the lookup.
-		old := f.srv.limits.invalidKey.limit
-		f.srv.limits.invalidKey.limit = math.MaxInt
-		defer func() { f.srv.limits.invalidKey.limit = old }()
+		old := f.srv.limits.invalidKey.Limiter
+		f.srv.limits.invalidKey.Limiter = ratelimit.New(math.MaxInt, 15*time.Minute)
+		defer func() { f.srv.limits.invalidKey.Limiter = old }()
 		serve(b, "sk_"+strings.Repeat("x", 43), http.StatusUnauthorized)
 	})
 }

@@ -1,7 +1,6 @@
 package apiserver
 
 import (
-	"encoding/csv"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -154,23 +153,15 @@ func (s *Server) checksCSV(w http.ResponseWriter, r *http.Request) {
 		items = items[:maxExportRows]
 	}
 	w.WriteHeader(http.StatusOK)
-	cw := csv.NewWriter(w)
-	_ = cw.Write([]string{"id", "checked_at", "region", "status", "status_code", "response_time_ms", "error_type", "error_message"})
+	cw := newCSVExport(w)
+	cw.Row("id", "checked_at", "region", "status", "status_code", "response_time_ms", "error_type", "error_message")
 	for _, c := range items {
 		code := ""
 		if c.StatusCode != nil {
 			code = strconv.Itoa(*c.StatusCode)
 		}
-		_ = cw.Write([]string{c.ID, isoTime(c.CheckedAt), c.Region, string(c.Status), code,
-			strconv.FormatInt(c.ResponseTimeMs, 10), c.ErrorType, csvSafe(c.ErrorMessage)})
+		cw.Row(c.ID, isoTime(c.CheckedAt), c.Region, string(c.Status), code,
+			strconv.FormatInt(c.ResponseTimeMs, 10), c.ErrorType, c.ErrorMessage)
 	}
 	cw.Flush()
-}
-
-// csvSafe defuses values a spreadsheet would run as a formula.
-func csvSafe(v string) string {
-	if v != "" && (v[0] == '=' || v[0] == '+' || v[0] == '-' || v[0] == '@') {
-		return "'" + v
-	}
-	return v
 }

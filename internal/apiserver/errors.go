@@ -47,9 +47,6 @@ const (
 	CodeNotImplemented = "NOT_IMPLEMENTED"
 )
 
-// plainTooMany is the plain-text 429 body some limits answer with.
-const plainTooMany = "Too many requests, please try again later"
-
 // ErrorBody is the JSON error shape of the specification.
 type ErrorBody struct {
 	Error   string       `json:"error"`

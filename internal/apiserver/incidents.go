@@ -2,7 +2,6 @@ package apiserver
 
 import (
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -167,14 +166,14 @@ func (s *Server) exportIncidents(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
 	w.Header().Set("Content-Disposition", `attachment; filename="incidents.csv"`)
 	w.WriteHeader(http.StatusOK)
-	cw := csv.NewWriter(w)
-	_ = cw.Write([]string{"id", "monitor_id", "monitor_name", "monitor_url", "monitor_type", "started_at", "resolved_at",
-		"duration_seconds", "alert_suppressed", "is_flapping", "confirmations", "confirming_regions", "acknowledged_at", "resolved_manually"})
+	cw := newCSVExport(w)
+	cw.Row("id", "monitor_id", "monitor_name", "monitor_url", "monitor_type", "started_at", "resolved_at",
+		"duration_seconds", "alert_suppressed", "is_flapping", "confirmations", "confirming_regions", "acknowledged_at", "resolved_manually")
 	for _, it := range items {
-		_ = cw.Write([]string{it.ID, it.MonitorID, csvSafe(it.MonitorName), csvSafe(it.MonitorURL), it.MonitorType, it.StartedAt,
+		cw.Row(it.ID, it.MonitorID, it.MonitorName, it.MonitorURL, it.MonitorType, it.StartedAt,
 			deref(it.ResolvedAt), strconv.FormatInt(it.DurationSeconds, 10), strconv.FormatBool(it.AlertSuppressed),
 			strconv.FormatBool(it.IsFlapping), strconv.Itoa(it.Confirmations), strings.Join(it.ConfirmingRegions, " "),
-			deref(it.AcknowledgedAt), strconv.FormatBool(it.ResolvedManually)})
+			deref(it.AcknowledgedAt), strconv.FormatBool(it.ResolvedManually))
 	}
 	cw.Flush()
 }

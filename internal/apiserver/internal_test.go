@@ -65,27 +65,6 @@ func TestParseCursorKeepsMicroseconds(t *testing.T) {
 	}
 }
 
-func TestLimiterFixedWindow(t *testing.T) {
-	l := newLimiter("t", 3, time.Minute, perIP, false)
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	for i := range 3 {
-		d := l.take("a", t0.Add(time.Duration(i)*time.Second))
-		if !d.allowed || d.remaining != 2-i {
-			t.Fatalf("take %d = %+v", i, d)
-		}
-	}
-	d := l.take("a", t0.Add(10*time.Second))
-	if d.allowed || d.remaining != 0 || d.reset != 50*time.Second {
-		t.Fatalf("fourth take = %+v, want refused with 50s reset", d)
-	}
-	if d := l.take("b", t0.Add(10*time.Second)); !d.allowed {
-		t.Fatalf("other key refused: %+v", d)
-	}
-	if d := l.take("a", t0.Add(time.Minute)); !d.allowed || d.remaining != 2 {
-		t.Fatalf("new window = %+v", d)
-	}
-}
-
 func TestObjectNamePrefix(t *testing.T) {
 	for in, want := range map[string]string{"Shop API": "shop-api-", "  ": "monitor-", "123 go": "monitor-123-go-", "Ünïcode!": "n-code-"} {
 		if got := objectNamePrefix(in, "monitor"); got != want {

@@ -15,6 +15,7 @@ import (
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/alerting"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
+	"github.com/uptime-operator/uptime-operator/internal/ratelimit"
 	"github.com/uptime-operator/uptime-operator/internal/recipients"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
@@ -220,7 +221,7 @@ func (s *Server) resendConfirmation(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, CodeChannelUnavailable, "email delivery is not configured")
 		return
 	case errors.As(err, &tooSoon):
-		w.Header().Set("Retry-After", strconv.Itoa(ceilSeconds(tooSoon.RetryAfter)))
+		w.Header().Set("Retry-After", strconv.Itoa(ratelimit.Seconds(tooSoon.RetryAfter)))
 		writeError(w, http.StatusTooManyRequests, CodeRateLimited, "A confirmation was sent to this address less than a minute ago")
 		return
 	case err != nil && st.Email != "":

@@ -9,8 +9,8 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"github.com/uptime-operator/uptime-operator/internal/clientip"
 	"github.com/uptime-operator/uptime-operator/internal/engine"
+	"github.com/uptime-operator/uptime-operator/internal/ratelimit"
 )
 
 // Public endpoints: the token in a heartbeat URL is its credential, and
@@ -29,23 +29,23 @@ var heartbeatSuccess = map[string]bool{"": true, "ok": true, "success": true, "s
 // for a bad parameter. Request bodies are ignored.
 func (s *Server) heartbeat(w http.ResponseWriter, r *http.Request) {
 	now := s.clock.Now()
-	ip := clientip.From(r)
-	if d := s.limits.heartbeatFail.peek(ip, now); d.remaining == 0 {
-		writeTooMany(w, s.limits.heartbeatFail, d)
+	ip := clientKey(r)
+	if d := s.limits.heartbeatFail.Peek(ip, now); !d.Allowed {
+		s.limits.heartbeatFail.refuse(w, d)
 		return
 	}
-	if d := s.limits.heartbeatToken.take(r.URL.Path, now); !d.allowed {
-		writeTooMany(w, s.limits.heartbeatToken, d)
+	if d := s.limits.heartbeatToken.Take(r.URL.Path, now); !d.Allowed {
+		s.limits.heartbeatToken.refuse(w, d)
 		return
 	}
 	fail := func(status int, code, msg string) {
-		s.limits.heartbeatFail.take(ip, now)
+		s.limits.heartbeatFail.Take(ip, now)
 		writeError(w, status, code, msg)
 	}
 	// A bad parameter answers the specification's validation shape
 	// (errors: [{field, message}]) like every other VALIDATION_ERROR.
 	failField := func(field, msg string) {
-		s.limits.heartbeatFail.take(ip, now)
+		s.limits.heartbeatFail.Take(ip, now)
 		writeValidation(w, fieldErr(field, "%s", msg))
 	}
 	q := r.URL.Query()
@@ -120,12 +120,12 @@ func (s *Server) publicHTML(w http.ResponseWriter, r *http.Request) {
 // publicAllowed counts a public status request against its address's 60 per
 // minute; it writes the 429 and returns false when over.
 func (s *Server) publicAllowed(w http.ResponseWriter, r *http.Request) bool {
-	d := s.limits.public.take(clientip.From(r), s.clock.Now())
-	if !d.allowed {
-		writeTooMany(w, s.limits.public, d)
+	d := s.limits.public.Take(clientKey(r), s.clock.Now())
+	if !d.Allowed {
+		s.limits.public.refuse(w, d)
 		return false
 	}
-	setRateHeaders(w, d)
+	ratelimit.SetHeaders(w, d)
 	return true
 }
 

@@ -6,7 +6,6 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"github.com/uptime-operator/uptime-operator/internal/clientip"
 	"github.com/uptime-operator/uptime-operator/internal/confirmlink"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/store"
@@ -21,8 +20,8 @@ func (s *Server) confirmRecipient(w http.ResponseWriter, r *http.Request) {
 	prompt := confirmlink.Page{Title: "Confirm alert emails",
 		Text: "Confirm that this address may receive alert emails from uptime-operator.", Button: "Confirm alert emails"}
 	confirmlink.Serve(w, r, prompt, func() {
-		if d := s.limits.recipientConfirm.take(clientip.From(r), s.clock.Now()); !d.allowed {
-			writeTooMany(w, s.limits.recipientConfirm, d)
+		if d := s.limits.recipientConfirm.Take(clientKey(r), s.clock.Now()); !d.Allowed {
+			s.limits.recipientConfirm.refuse(w, d)
 			return
 		}
 		asJSON := httpjson.Wanted(r)

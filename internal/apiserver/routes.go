@@ -6,6 +6,7 @@ import (
 	"time"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/ratelimit"
 	"github.com/uptime-operator/uptime-operator/internal/recipients"
 
 	"github.com/go-logr/logr"
@@ -67,7 +68,7 @@ func (s *Server) routes() {
 	s.handle(post, "/monitors/bulk", s.bulkMonitors, monitorWrite)
 	s.handle(post, "/monitors/test", s.testMonitor, withLimit(l.runCheck))
 	s.handle(get, "/monitors/discover-subdomains", s.discoverSubdomains,
-		withLimit(newLimiter("discover-subdomains", 20, 15*time.Minute, perWorkspace, true)))
+		withLimit(newLimiter("discover-subdomains", 20, 15*time.Minute, perWorkspace, ratelimit.Plain)))
 	s.handle(get, "/monitors/{id}", s.getMonitor)
 	s.handle(put, "/monitors/{id}", s.updateMonitor, monitorWrite)
 	s.handle(del, "/monitors/{id}", s.deleteMonitor, monitorWrite)

@@ -13,6 +13,7 @@ import (
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/assist"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
+	"github.com/uptime-operator/uptime-operator/internal/ratelimit"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
@@ -28,7 +29,7 @@ const CodeAIUnavailable = "AI_UNAVAILABLE"
 // published and discarded.
 func (s *Server) registerAssistRoutes(a *assist.Service) {
 	feature := withFeature(monv1.FeatureAIAssist)
-	drafts := withLimit(newLimiter("ai-drafts", 30, 10*time.Minute, perWorkspace, false))
+	drafts := withLimit(newLimiter("ai-drafts", 30, 10*time.Minute, perWorkspace, ratelimit.JSON))
 	get, post, patch := http.MethodGet, http.MethodPost, http.MethodPatch
 	s.handle(get, "/incident-comms/status", s.assistStatus(a), feature)
 	s.handle(get, "/incident-comms/incidents/{id}", s.assistSaved(a), feature)

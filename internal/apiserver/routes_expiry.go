@@ -10,6 +10,7 @@ import (
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/expiry"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
+	"github.com/uptime-operator/uptime-operator/internal/ratelimit"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
@@ -26,7 +27,7 @@ const maxExpectedValues = 50
 func (s *Server) registerExpiryRoutes(x *expiry.Checker) {
 	// Domain/SSL refresh: 20 per 15 minutes per account (counted per
 	// workspace), plain-text 429 like the other exports and discoveries.
-	refresh := newLimiter("domain-ssl-refresh", 20, 15*time.Minute, perWorkspace, true)
+	refresh := newLimiter("domain-ssl-refresh", 20, 15*time.Minute, perWorkspace, ratelimit.Plain)
 	s.handle(http.MethodGet, "/monitors/{id}/domain-ssl", s.domainSSL(x))
 	s.handle(http.MethodPost, "/monitors/{id}/domain-ssl/refresh", s.refreshDomainSSL(x), withLimit(refresh))
 	s.handle(http.MethodPost, "/monitors/{id}/dns-records/accept", s.acceptDNSRecords, withLimit(s.limits.dnsAccept))

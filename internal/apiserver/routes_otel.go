@@ -12,6 +12,7 @@ import (
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/otelexport"
+	"github.com/uptime-operator/uptime-operator/internal/ratelimit"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
@@ -36,7 +37,7 @@ const (
 // minutes per workspace. o may be nil: the endpoints then answer 503.
 func (s *Server) registerOTelRoutes(o *otelexport.Exporter) {
 	opts := []routeOpt{withAccess(automationKey), withFeature(monv1.FeatureTelemetryExport)}
-	test := withLimit(newLimiter("otel-test", 10, 15*time.Minute, perWorkspace, false))
+	test := withLimit(newLimiter("otel-test", 10, 15*time.Minute, perWorkspace, ratelimit.JSON))
 	s.handle(http.MethodGet, "/automation/otel", s.getOTel(o), opts...)
 	s.handle(http.MethodPut, "/automation/otel", s.putOTel(o), opts...)
 	s.handle(http.MethodDelete, "/automation/otel", s.deleteOTel(o), opts...)

@@ -1,7 +1,6 @@
 package apiserver
 
 import (
-	"encoding/csv"
 	"errors"
 	"net/http"
 	"net/url"
@@ -14,6 +13,7 @@ import (
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
+	"github.com/uptime-operator/uptime-operator/internal/ratelimit"
 	"github.com/uptime-operator/uptime-operator/internal/sitehealth"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
@@ -38,7 +38,7 @@ const (
 // read, and crawl requests answer 503.
 func (s *Server) registerSiteHealthRoutes(h *sitehealth.Service) {
 	feature := withFeature(monv1.FeatureWebsiteHealth)
-	runs := withLimit(newLimiter("website-health-run", 20, time.Hour, perWorkspace, false))
+	runs := withLimit(newLimiter("website-health-run", 20, time.Hour, perWorkspace, ratelimit.JSON))
 	get, post, patch, del := http.MethodGet, http.MethodPost, http.MethodPatch, http.MethodDelete
 	s.handle(get, "/website-health", s.listHealthSites(h), feature)
 	s.handle(post, "/website-health/sites", s.createHealthSite, feature)
@@ -372,10 +372,10 @@ func (s *Server) healthIssuesCSV(w http.ResponseWriter, r *http.Request) {
 	h.Set("Content-Type", "text/csv; charset=utf-8")
 	h.Set("Content-Disposition", `attachment; filename="website-health-`+rep.ID+`-issues.csv"`)
 	w.WriteHeader(http.StatusOK)
-	cw := csv.NewWriter(w)
-	_ = cw.Write([]string{"kind", "url", "source_url", "detail"})
+	cw := newCSVExport(w)
+	cw.Row("kind", "url", "source_url", "detail")
 	for _, is := range rep.Issues {
-		_ = cw.Write([]string{is.Kind, csvSafe(is.URL), csvSafe(is.SourceURL), csvSafe(is.Detail)})
+		cw.Row(is.Kind, is.URL, is.SourceURL, is.Detail)
 	}
 	cw.Flush()
 }

@@ -14,9 +14,9 @@ import (
 
 	"github.com/uptime-operator/uptime-operator/internal/alerting"
 	"github.com/uptime-operator/uptime-operator/internal/assist"
-	"github.com/uptime-operator/uptime-operator/internal/clientip"
 	"github.com/uptime-operator/uptime-operator/internal/expiry"
 	"github.com/uptime-operator/uptime-operator/internal/otelexport"
+	"github.com/uptime-operator/uptime-operator/internal/ratelimit"
 	"github.com/uptime-operator/uptime-operator/internal/sitehealth"
 	"github.com/uptime-operator/uptime-operator/internal/thirdparty"
 
@@ -306,18 +306,18 @@ func (s *Server) authenticated(h http.Handler) http.Handler {
 		now := s.clock.Now()
 		if c := CallerFrom(r.Context()); c != nil {
 			// Authenticated by the aggregated front door (InjectIdentity).
-			d := s.limits.perKey.take(c.rateKey(), now)
-			if !d.allowed {
-				writeTooMany(w, s.limits.perKey, d)
+			d := s.limits.perKey.Take(c.rateKey(), now)
+			if !d.Allowed {
+				s.limits.perKey.refuse(w, d)
 				return
 			}
-			setRateHeaders(w, d)
+			ratelimit.SetHeaders(w, d)
 			h.ServeHTTP(w, r)
 			return
 		}
-		ip := clientip.From(r)
-		if d := s.limits.invalidKey.peek(ip, now); d.remaining == 0 {
-			writeTooMany(w, s.limits.invalidKey, d)
+		ip := clientKey(r)
+		if d := s.limits.invalidKey.Peek(ip, now); !d.Allowed {
+			s.limits.invalidKey.refuse(w, d)
 			return
 		}
 		auth := r.Header.Get("Authorization")
@@ -336,7 +336,7 @@ func (s *Server) authenticated(h http.Handler) http.Handler {
 			writeError(w, http.StatusUnauthorized, "", "API key refused: its Secret has an unknown access level")
 			return
 		case errors.Is(err, apikeys.ErrNotFound):
-			s.limits.invalidKey.take(ip, now)
+			s.limits.invalidKey.Take(ip, now)
 			writeError(w, http.StatusUnauthorized, "", "Invalid API key")
 			return
 		case err != nil:
@@ -348,12 +348,12 @@ func (s *Server) authenticated(h http.Handler) http.Handler {
 			writeError(w, http.StatusForbidden, CodeWorkspaceDenied, "this key belongs to another workspace")
 			return
 		}
-		d := s.limits.perKey.take(key.ID, now)
-		if !d.allowed {
-			writeTooMany(w, s.limits.perKey, d)
+		d := s.limits.perKey.Take(key.ID, now)
+		if !d.Allowed {
+			s.limits.perKey.refuse(w, d)
 			return
 		}
-		setRateHeaders(w, d)
+		ratelimit.SetHeaders(w, d)
 		if s.opts.Store != nil && s.keyUse.due(key.ID, now) {
 			if err := s.opts.Store.TouchAPIKey(r.Context(), key.ID, now); err != nil {
 				s.log(r).V(1).Info("unable to record API key use", "error", err.Error())
@@ -421,8 +421,8 @@ func (s *Server) guard(rt route, h http.HandlerFunc) http.Handler {
 		}
 		now := s.clock.Now()
 		for _, l := range rt.limits {
-			if d := l.take(limitKey(l, r), now); !d.allowed {
-				writeTooMany(w, l, d)
+			if d := l.Take(l.key(r), now); !d.Allowed {
+				l.refuse(w, d)
 				return
 			}
 		}

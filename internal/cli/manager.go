@@ -33,7 +33,8 @@ func managerFlags(fs *flag.FlagSet, o *manager.Options) (finish func() error) {
 	fs.BoolVar(&o.AllowPrivateTargets, "allow-private-targets", false, "allow monitors and webhooks to target private, loopback and link-local addresses")
 	trustedProxies := fs.String("trusted-proxies", "", "comma-separated CIDRs of the proxies (Ingress, Gateway) in front of the direct listener; their forwarding header names the client address for per-address limits (empty: the TCP peer is the client)")
 	forwardedHeader := fs.String("forwarded-header", clientip.HeaderXForwardedFor, "the header the trusted proxies append the client address to: X-Forwarded-For or Forwarded")
-	fs.StringVar(&o.Store, "store", "/data/uptime-operator.db", "history store: a SQLite file path (sqlite://PATH) or a postgres:// DSN")
+	fs.StringVar(&o.Store, "store", "/data/uptime-operator.db", "history store: a SQLite file path (sqlite://PATH) or a postgres:// DSN (a DSN with a password belongs in --store-file: arguments are readable by every process that can list processes)")
+	storeFile := fs.String("store-file", "", "file holding the --store value, for a postgres:// DSN with its password (mount it from a Secret); excludes --store")
 	fs.DurationVar(&o.Retention, "retention", 30*24*time.Hour, "how long raw check results are kept (rollups are kept longer)")
 	fs.DurationVar(&o.DeliveryRetryWindow, "delivery-retry-window", 0, "after the 6 attempts of the webhook schedule (5, 10, 20, 40, 80 s), keep retrying a delivery that fails with a retryable error every 80 s until this long after it was queued, so a receiver down for longer than the schedule still gets it (0: give up after the 6th attempt, as the webhook specification says)")
 	fs.StringVar(&o.Namespace, "namespace", envOr("POD_NAMESPACE", "uptime-operator-system"), "the manager's namespace")
@@ -77,6 +78,17 @@ func managerFlags(fs *flag.FlagSet, o *manager.Options) (finish func() error) {
 			return fmt.Errorf("--delivery-retry-window must not be negative")
 		}
 		var err error
+		if *storeFile != "" {
+			if flagSet(fs, "store") {
+				return fmt.Errorf("--store and --store-file exclude each other")
+			}
+			if o.Store, err = readSecretFile("store-file", *storeFile); err != nil {
+				return err
+			}
+			if o.Store == "" {
+				return fmt.Errorf("--store-file %s is empty", *storeFile)
+			}
+		}
 		if o.ClientAddresses.Trusted, err = clientip.ParsePrefixes(strings.Split(*trustedProxies, ",")); err != nil {
 			return fmt.Errorf("--trusted-proxies: %w", err)
 		}
@@ -148,4 +160,11 @@ func envOr(name, def string) string {
 		return v
 	}
 	return def
+}
+
+// flagSet reports whether the flag name was given on the command line.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }

@@ -3,6 +3,8 @@ package cli
 import (
 	"io"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -35,5 +37,43 @@ func TestManagerClientAddressFlags(t *testing.T) {
 	}
 	if _, err := parse("--forwarded-header=X-Real-IP"); err == nil || !strings.Contains(err.Error(), "--forwarded-header") {
 		t.Fatalf("bad header: %v", err)
+	}
+}
+
+// TestManagerStoreFile (issue 27 row 8): the PostgreSQL DSN, password
+// included, can be read from a file (a mounted Secret) instead of the
+// argument list, which every process that lists processes can read.
+func TestManagerStoreFile(t *testing.T) {
+	parse := func(args ...string) (manager.Options, error) {
+		var o manager.Options
+		fs := newFlagSet("manager", io.Discard)
+		finish := managerFlags(fs, &o)
+		if err := fs.Parse(args); err != nil {
+			return o, err
+		}
+		return o, finish()
+	}
+	const dsn = "postgres://uptime:s3cret@db.example:5432/uptime?sslmode=require"
+	file := filepath.Join(t.TempDir(), "dsn")
+	if err := os.WriteFile(file, []byte(dsn+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o, err := parse("--store-file=" + file)
+	if err != nil || o.Store != dsn {
+		t.Fatalf("--store-file: store %q, %v", o.Store, err)
+	}
+	if o, err := parse("--store=postgres://u@h/db"); err != nil || o.Store != "postgres://u@h/db" {
+		t.Fatalf("--store still works: %q, %v", o.Store, err)
+	}
+	if _, err := parse("--store=/data/x.db", "--store-file="+file); err == nil {
+		t.Fatal("--store with --store-file was accepted")
+	}
+	empty := filepath.Join(t.TempDir(), "empty")
+	_ = os.WriteFile(empty, nil, 0o600)
+	if _, err := parse("--store-file=" + empty); err == nil {
+		t.Fatal("an empty --store-file was accepted")
+	}
+	if _, err := parse("--store-file=" + filepath.Join(t.TempDir(), "missing")); err == nil {
+		t.Fatal("a missing --store-file was accepted")
 	}
 }

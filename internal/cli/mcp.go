@@ -14,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/uptime-operator/uptime-operator/internal/httpserver"
 	"github.com/uptime-operator/uptime-operator/internal/mcpserver"
 	"github.com/uptime-operator/uptime-operator/internal/trust"
 )
@@ -153,7 +154,7 @@ func runMCPServer(ctx context.Context, args []string, stdout, stderr io.Writer) 
 
 // serveUntilDone serves h on ln until ctx ends, then shuts down gracefully.
 func serveUntilDone(ctx context.Context, ln net.Listener, h http.Handler) error {
-	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	hs := httpserver.New(h, httpserver.Limits{})
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -45,6 +46,7 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/clientip"
 	"github.com/uptime-operator/uptime-operator/internal/engine"
 	"github.com/uptime-operator/uptime-operator/internal/expiry"
+	"github.com/uptime-operator/uptime-operator/internal/httpserver"
 	"github.com/uptime-operator/uptime-operator/internal/mcpserver"
 	"github.com/uptime-operator/uptime-operator/internal/metrics"
 	"github.com/uptime-operator/uptime-operator/internal/otelexport"
@@ -101,6 +103,10 @@ type Options struct {
 	// front of the direct listener; every per-address limit counts it. The
 	// zero value trusts no proxy.
 	ClientAddresses clientip.Resolver
+	// ServerLimits are the connection limits (read, header, idle timeouts
+	// and header size) of the direct and aggregated API listeners; zero
+	// fields take httpserver.Defaults.
+	ServerLimits httpserver.Limits
 	// Store selects the history store: a file path or sqlite://PATH for the
 	// embedded SQLite store, or a postgres:// DSN.
 	Store string
@@ -250,13 +256,7 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 			// field it owns. At 100,000 Monitors that is memory per Monitor
 			// held for nothing, and the watch decodes them all the same.
 			DefaultTransform: cache.TransformStripManagedFields(),
-			// API keys are the only Secrets read on every request, so only
-			// they are cached; other Secrets are read directly when needed,
-			// which keeps the manager's memory independent of the cluster's
-			// Secret count.
-			ByObject: map[client.Object]cache.ByObject{
-				&corev1.Secret{}: {Label: apiKeySelector()},
-			},
+			ByObject:         cacheByObject(opts.Namespace),
 		},
 	})
 	if err != nil {
@@ -552,7 +552,7 @@ func (m *Manager) serveAPI(ctx context.Context) error {
 	}
 	m.apiAddr = ln.Addr().String()
 	close(m.apiBound)
-	srv := &http.Server{Handler: m.root, ReadHeaderTimeout: 10 * time.Second}
+	srv := httpserver.New(m.root, m.opts.ServerLimits)
 	go func() {
 		<-ctx.Done()
 		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -671,7 +671,7 @@ func (m *Manager) serveAggregated(ctx context.Context) error {
 	}
 	m.aggAddr = ln.Addr().String()
 	close(m.aggBound)
-	srv := &http.Server{Handler: m.aggregated, ReadHeaderTimeout: 10 * time.Second}
+	srv := httpserver.New(m.aggregated, m.opts.ServerLimits)
 	go func() {
 		<-ctx.Done()
 		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -683,6 +683,25 @@ func (m *Manager) serveAggregated(ctx context.Context) error {
 		return fmt.Errorf("serve aggregated api: %w", err)
 	}
 	return nil
+}
+
+// cacheByObject narrows what the cache watches. API keys are the only
+// Secrets read on every request, so only they are cached; other Secrets are
+// read directly when needed, which keeps the manager's memory independent of
+// the cluster's Secret count. Probe Deployments and their ServiceAccount
+// live in the probe namespace (the manager's), where the manager's RBAC Role
+// allows them, so they are watched there only: a cluster-wide watch would
+// need a cluster-wide grant.
+func cacheByObject(probeNamespace string) map[client.Object]cache.ByObject {
+	by := map[client.Object]cache.ByObject{
+		&corev1.Secret{}: {Label: apiKeySelector()},
+	}
+	if probeNamespace != "" {
+		only := map[string]cache.Config{probeNamespace: {}}
+		by[&appsv1.Deployment{}] = cache.ByObject{Namespaces: only}
+		by[&corev1.ServiceAccount{}] = cache.ByObject{Namespaces: only}
+	}
+	return by
 }
 
 func apiKeySelector() labels.Selector {

@@ -4,13 +4,20 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/uptime-operator/uptime-operator/internal/ratelimit"
 )
 
-// limitWindow is one sliding-window counter: at most max events per window.
+// limitWindow is one session limit: at most max events per window, counted
+// by the shared ratelimit package.
 type limitWindow struct {
-	name   string
-	max    int
-	window time.Duration
+	name string
+	max  int
+	*ratelimit.Limiter
+}
+
+func newLimitWindow(name string, limit int, window time.Duration) limitWindow {
+	return limitWindow{name: name, max: limit, Limiter: ratelimit.New(limit, window)}
 }
 
 // writeLimiter enforces the per-session write limits of the server: changes
@@ -18,18 +25,14 @@ type limitWindow struct {
 // off) and checks run on demand. A session is one stdio connection, or one
 // API key over HTTP.
 type writeLimiter struct {
-	now      func() time.Time
+	now func() time.Time
+	// mu makes checking every limit of a change and counting it one step,
+	// so that a change refused by one limit is counted by none.
 	mu       sync.Mutex
-	sessions map[string]*sessionEvents
 	perMin   limitWindow
 	perHour  limitWindow
 	pauses   limitWindow
 	runCheck limitWindow
-}
-
-type sessionEvents struct {
-	writes, pauses, runChecks []time.Time
-	last                      time.Time
 }
 
 func newWriteLimiter(o *Options, now func() time.Time) *writeLimiter {
@@ -41,11 +44,10 @@ func newWriteLimiter(o *Options, now func() time.Time) *writeLimiter {
 	}
 	return &writeLimiter{
 		now:      now,
-		sessions: map[string]*sessionEvents{},
-		perMin:   limitWindow{"changes per minute", orDefault(o.MaxWritesPerMinute, 20), time.Minute},
-		perHour:  limitWindow{"changes per hour", orDefault(o.MaxWritesPerHour, 200), time.Hour},
-		pauses:   limitWindow{"monitor pauses per hour", orDefault(o.MaxPausesPerHour, 10), time.Hour},
-		runCheck: limitWindow{"checks run on demand per 5 minutes", 30, 5 * time.Minute},
+		perMin:   newLimitWindow("changes per minute", orDefault(o.MaxWritesPerMinute, 20), time.Minute),
+		perHour:  newLimitWindow("changes per hour", orDefault(o.MaxWritesPerHour, 200), time.Hour),
+		pauses:   newLimitWindow("monitor pauses per hour", orDefault(o.MaxPausesPerHour, 10), time.Hour),
+		runCheck: newLimitWindow("checks run on demand per 5 minutes", 30, 5*time.Minute),
 	}
 }
 
@@ -61,77 +63,24 @@ const (
 // allow records one change of kind a by session, or refuses it when a limit
 // would be exceeded. Pauses are limited only when destructive is false.
 func (l *writeLimiter) allow(session string, a action, destructive bool) error {
+	applies := []limitWindow{l.perMin, l.perHour}
+	switch {
+	case a == actionPause && !destructive:
+		applies = append(applies, l.pauses)
+	case a == actionRunCheck:
+		applies = append(applies, l.runCheck)
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := l.now()
-	ev := l.sessions[session]
-	if ev == nil {
-		l.sweep(now)
-		ev = &sessionEvents{}
-		l.sessions[session] = ev
-	}
-	ev.last = now
-	ev.writes = prune(ev.writes, now, l.perHour.window)
-	ev.pauses = prune(ev.pauses, now, l.pauses.window)
-	ev.runChecks = prune(ev.runChecks, now, l.runCheck.window)
-	if err := check(l.perMin, ev.writes, now); err != nil {
-		return err
-	}
-	if err := check(l.perHour, ev.writes, now); err != nil {
-		return err
-	}
-	if a == actionPause && !destructive {
-		if err := check(l.pauses, ev.pauses, now); err != nil {
-			return err
+	for _, w := range applies {
+		if d := w.Peek(session, now); !d.Allowed {
+			wait := max(time.Second, d.Reset).Round(time.Second)
+			return fmt.Errorf("refused: the session limit of this MCP server is %d %s, and it is reached; try again in %s (the operator can change the limit)", w.max, w.name, wait)
 		}
 	}
-	if a == actionRunCheck {
-		if err := check(l.runCheck, ev.runChecks, now); err != nil {
-			return err
-		}
-	}
-	ev.writes = append(ev.writes, now)
-	switch a {
-	case actionPause:
-		ev.pauses = append(ev.pauses, now)
-	case actionRunCheck:
-		ev.runChecks = append(ev.runChecks, now)
+	for _, w := range applies {
+		w.Take(session, now)
 	}
 	return nil
-}
-
-// sweep forgets sessions idle for longer than the longest window.
-func (l *writeLimiter) sweep(now time.Time) {
-	for k, ev := range l.sessions {
-		if now.Sub(ev.last) > 2*time.Hour {
-			delete(l.sessions, k)
-		}
-	}
-}
-
-func prune(ts []time.Time, now time.Time, window time.Duration) []time.Time {
-	i := 0
-	for i < len(ts) && now.Sub(ts[i]) >= window {
-		i++
-	}
-	return ts[i:]
-}
-
-// check refuses when events within w's window already reach w's maximum.
-func check(w limitWindow, ts []time.Time, now time.Time) error {
-	n := 0
-	var oldest time.Time
-	for _, t := range ts {
-		if now.Sub(t) < w.window {
-			if n == 0 {
-				oldest = t
-			}
-			n++
-		}
-	}
-	if n < w.max {
-		return nil
-	}
-	wait := max(time.Second, w.window-now.Sub(oldest)).Round(time.Second)
-	return fmt.Errorf("refused: the session limit of this MCP server is %d %s, and it is reached; try again in %s (the operator can change the limit)", w.max, w.name, wait)
 }

@@ -1,7 +1,8 @@
 // Package netguard refuses connections to addresses a hosted monitoring
 // service must never reach on behalf of its users: loopback, private
 // (RFC 1918), link-local (including the 169.254.169.254 cloud metadata
-// endpoint), carrier-grade NAT, unique-local IPv6, unspecified and multicast
+// endpoint), Azure's WireServer (168.63.129.16, public address space),
+// carrier-grade NAT, unique-local IPv6, unspecified and multicast
 // addresses, and every IPv6 form that carries one of those IPv4 addresses
 // to its destination (IPv4-mapped, IPv4-translated, IPv4-compatible, NAT64,
 // 6to4, Teredo, ISATAP).

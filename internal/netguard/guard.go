@@ -61,6 +61,16 @@ var blockedPrefixes = []struct {
 	{netip.MustParsePrefix("ff00::/8"), "multicast"},
 }
 
+// cloudMetadata are the cloud platforms' instance endpoints that hand out
+// credentials, identity tokens or VM configuration to whoever on the machine
+// asks. 169.254.169.254 (AWS, GCP, Azure IMDS, OpenStack, ...) is also
+// link-local; Azure's WireServer 168.63.129.16 is in public address space,
+// so no range would block it.
+var cloudMetadata = map[netip.Addr]bool{
+	netip.AddrFrom4([4]byte{169, 254, 169, 254}): true,
+	netip.AddrFrom4([4]byte{168, 63, 129, 16}):   true,
+}
+
 // Prefixes of IPv6 addresses that carry an IPv4 address a packet to them
 // ends up at: a NAT64 translator, a 6to4 or Teredo relay, or a host that
 // still speaks the deprecated IPv4-compatible form delivers it to that IPv4
@@ -144,7 +154,7 @@ func reason(ip netip.Addr) string {
 	if ip == netip.AddrFrom4([4]byte{255, 255, 255, 255}) {
 		return "broadcast"
 	}
-	if ip == netip.AddrFrom4([4]byte{169, 254, 169, 254}) {
+	if cloudMetadata[ip] {
 		return "cloud metadata"
 	}
 	for _, b := range blockedPrefixes {

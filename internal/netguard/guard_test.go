@@ -26,6 +26,8 @@ func TestReason(t *testing.T) {
 		{"192.168.1.1", true},
 		{"169.254.169.254", true},
 		{"169.254.1.1", true},
+		{"168.63.129.16", true}, // Azure WireServer
+		{"168.63.129.17", false},
 		{"100.64.0.1", true},
 		{"100.127.255.255", true},
 		{"100.128.0.1", false},
@@ -189,5 +191,40 @@ func TestCheckHost(t *testing.T) {
 	}
 	if err := (Guard{}).CheckHost(ctx, "93.184.216.34"); err != nil {
 		t.Fatalf("public: %v", err)
+	}
+}
+
+func TestNameReason(t *testing.T) {
+	search := []string{"team.svc.corp.example", "svc.corp.example", "corp.example", "us-west-2.compute.amazonaws.example"}
+	for name, blocked := range map[string]bool{
+		"kubernetes.default.svc.cluster.local":             true,
+		"kubernetes.default.svc.cluster.local.":            true,
+		"KUBERNETES.Default.SVC.Cluster.Local":             true,
+		"_https._tcp.kubernetes.default.svc.cluster.local": true,
+		"cluster.local":             true,
+		"kube-dns.kube-system.svc":  true,
+		"printer.local":             true,
+		"localhost":                 true,
+		"metadata.google.internal":  true,
+		"ip-10-0-0-1.ec2.internal":  true,
+		"router.home.arpa":          true,
+		"api.team.svc.corp.example": true, // custom cluster domain via the search list
+		"corp.example":              true,
+		"ip-10-0-0-1.us-west-2.compute.amazonaws.example": true,
+		"example.com":               false,
+		"svc.example.com":           false,
+		"cluster.local.example.com": false,
+		"notcorp.example":           false,
+		"internal.example.com":      false,
+	} {
+		if got := NameReason(name, search) != ""; got != blocked {
+			t.Errorf("NameReason(%q) blocked=%v, want %v", name, got, blocked)
+		}
+	}
+	if err := (Guard{AllowPrivate: true}).CheckName("kubernetes.default.svc.cluster.local", nil); err != nil {
+		t.Errorf("AllowPrivate refused a name: %v", err)
+	}
+	if err := (Guard{}).CheckName("kubernetes.default.svc.cluster.local", nil); !IsBlocked(err) {
+		t.Errorf("the guard let a cluster name through: %v", err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/uptime-operator/uptime-operator/internal/httpserver"
 	"github.com/uptime-operator/uptime-operator/internal/netguard"
 )
 
@@ -31,7 +32,7 @@ func startGuardProxy(g netguard.Guard) (*guardProxy, error) {
 	}
 	p := &guardProxy{ln: ln, dial: g.Dialer(10 * time.Second), conns: map[net.Conn]struct{}{}}
 	p.tr = &http.Transport{Proxy: nil, DialContext: p.dial.DialContext, TLSHandshakeTimeout: 10 * time.Second, IdleConnTimeout: 30 * time.Second}
-	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second}
+	p.srv = httpserver.New(p, httpserver.Limits{})
 	go func() { _ = p.srv.Serve(ln) }()
 	return p, nil
 }

@@ -127,9 +127,6 @@ type langLink struct {
 // without a session get the sign-in form (401).
 func (p *Public) ServeHTML(w http.ResponseWriter, r *http.Request, slug string) {
 	p.init()
-	if !p.allow(w, r) {
-		return
-	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
 		writeError(w, http.StatusMethodNotAllowed, "", "Method not allowed")

@@ -14,6 +14,7 @@ import (
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
+	"github.com/uptime-operator/uptime-operator/internal/ratelimit"
 )
 
 // Error codes of the specification used by the public endpoints.
@@ -65,13 +66,15 @@ type Public struct {
 	once    sync.Once
 	keyOnce sync.Once
 	key     []byte
-	limiter limiter
 	cache   *ttlCache
 	// generations caches each private page's password generation.
 	genMu       sync.Mutex
 	generations map[string]generationEntry
-	// loginFailures counts failed sign-ins per address and per page.
-	loginFailures failureCounter
+	// loginFailures count failed sign-ins per address and per page.
+	loginFailures struct {
+		once           sync.Once
+		byAddr, byPage *ratelimit.Limiter
+	}
 }
 
 func (p *Public) init() {
@@ -105,9 +108,6 @@ func (p *Public) secrets() client.Reader {
 // GET /status/:slug, "history", "badge.svg" or "feed.xml".
 func (p *Public) ServeStatus(w http.ResponseWriter, r *http.Request, slug, rest string) {
 	p.init()
-	if !p.allow(w, r) {
-		return
-	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
 		writeError(w, http.StatusMethodNotAllowed, "", "Method not allowed")
@@ -171,7 +171,8 @@ func (p *Public) lookup(w http.ResponseWriter, r *http.Request, slug string) (*m
 // paths (/s/:slug, /s/:slug/login, /s/:slug/subscribe, /s/:slug/confirm,
 // /s/:slug/unsubscribe, /status/:slug[/…]) and returns true. It
 // returns false, writing nothing, when the host is no page's domain or the
-// path is not one of those.
+// path is not one of those. Like the other Serve methods it counts no rate
+// limit: serve it behind the REST core's public limit.
 func (p *Public) ServeCustomDomain(w http.ResponseWriter, r *http.Request) bool {
 	host := hostOnly(r.Host)
 	if host == "" {

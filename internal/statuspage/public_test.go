@@ -233,7 +233,6 @@ var _ = Describe("Public status pages", Ordered, func() {
 			w := serveStatus(request(http.MethodGet, "/status/shop"), "shop", "")
 			Expect(w.Code).To(Equal(http.StatusOK), w.Body.String())
 			Expect(w.Header().Get("Content-Type")).To(HavePrefix("application/json"))
-			Expect(w.Header().Get("RateLimit-Limit")).To(Equal("60"))
 			raw := w.Body.String()
 			doc := decode[map[string]any](strings.NewReader(raw))
 			for _, k := range []string{"title", "description", "logo_url", "favicon_url", "accent_color", "hide_powered_by",
@@ -521,38 +520,6 @@ var _ = Describe("Public status pages", Ordered, func() {
 			Expect(res.StatusCode).To(Equal(http.StatusSeeOther))
 			Expect(serveStatus(withCookie(request(http.MethodGet, "/status/vault"), res.Cookies()[0]), "vault", "").Code).
 				To(Equal(http.StatusOK))
-		})
-	})
-
-	Describe("rate limit", func() {
-		It("allows 60 requests a minute per IP, then answers 429 with Retry-After", func() {
-			ip := nextIP()
-			var last *http.Response
-			for i := range 60 {
-				r := request(http.MethodGet, "/status/shop/badge.svg")
-				r.RemoteAddr = ip
-				last = serveStatus(r, "shop", "badge.svg").Result()
-				Expect(last.StatusCode).To(Equal(http.StatusOK), "request %d", i+1)
-			}
-			Expect(last.Header.Get("RateLimit-Remaining")).To(Equal("0"))
-			r := request(http.MethodGet, "/status/shop")
-			r.RemoteAddr = ip
-			w := serveStatus(r, "shop", "")
-			Expect(w.Code).To(Equal(http.StatusTooManyRequests))
-			Expect(w.Header().Get("Retry-After")).To(Equal("1"))
-			Expect(w.Header().Get("RateLimit-Limit")).To(Equal("60"))
-			Expect(w.Header().Get("RateLimit-Remaining")).To(Equal("0"))
-			Expect(w.Header().Get("RateLimit-Reset")).To(Equal("60"))
-			Expect(decode[map[string]any](w.Body)).To(HaveKeyWithValue("code", "RATE_LIMITED"))
-			// The HTML page counts against the same limit.
-			r = request(http.MethodGet, "/s/shop")
-			r.RemoteAddr = ip
-			Expect(serveHTML(r, "shop").Code).To(Equal(http.StatusTooManyRequests))
-
-			clk.Step(time.Second)
-			r = request(http.MethodGet, "/status/shop")
-			r.RemoteAddr = ip
-			Expect(serveStatus(r, "shop", "").Code).To(Equal(http.StatusOK))
 		})
 	})
 

@@ -13,7 +13,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -21,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/ratelimit"
 )
 
 // Sessions of private (password) pages.
@@ -229,68 +229,41 @@ const (
 	LoginFailureWindow      = 15 * time.Minute
 )
 
-// failureCounter counts failures per key in fixed windows.
-type failureCounter struct {
-	mu sync.Mutex
-	m  map[string]*failureWindow
-}
-
-type failureWindow struct {
-	start time.Time
-	count int
-}
-
-// over reports whether key has reached limit in its current window, and
-// when that window ends.
-func (c *failureCounter) over(key string, limit int, window time.Duration, now time.Time) (bool, time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	w := c.m[key]
-	if w == nil || !now.Before(w.start.Add(window)) {
-		return false, 0
-	}
-	return w.count >= limit, w.start.Add(window).Sub(now)
-}
-
-func (c *failureCounter) add(key string, window time.Duration, now time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil {
-		c.m = map[string]*failureWindow{}
-	}
-	w := c.m[key]
-	if w == nil || !now.Before(w.start.Add(window)) {
-		if len(c.m) > maxBuckets {
-			for k, old := range c.m {
-				if !now.Before(old.start.Add(window)) {
-					delete(c.m, k)
-				}
-			}
-		}
-		w = &failureWindow{start: now}
-		c.m[key] = w
-	}
-	w.count++
+// failureLimits returns the limiters of failed sign-ins, made on first use.
+func (p *Public) failureLimits() (byAddr, byPage *ratelimit.Limiter) {
+	f := &p.loginFailures
+	f.once.Do(func() {
+		f.byAddr = ratelimit.New(LoginFailuresPerAddress, LoginFailureWindow)
+		f.byPage = ratelimit.New(LoginFailuresPerPage, LoginFailureWindow)
+	})
+	return f.byAddr, f.byPage
 }
 
 // loginBlocked answers 429 when the client address or the page has used up
 // its failed sign-ins; it reports whether it did.
 func (p *Public) loginBlocked(w http.ResponseWriter, r *http.Request, page *monv1.StatusPage) bool {
 	now := p.now()
-	byAddr, waitAddr := p.loginFailures.over("addr/"+p.clientKey(r), LoginFailuresPerAddress, LoginFailureWindow, now)
-	byPage, waitPage := p.loginFailures.over("page/"+string(page.UID), LoginFailuresPerPage, LoginFailureWindow, now)
-	if !byAddr && !byPage {
+	byAddr, byPage := p.failureLimits()
+	addr, pg := byAddr.Peek(ratelimit.ClientKey(r), now), byPage.Peek(string(page.UID), now)
+	if addr.Allowed && pg.Allowed {
 		return false
 	}
-	w.Header().Set("Retry-After", strconv.Itoa(max(1, ceilSeconds(max(waitAddr, waitPage)))))
+	wait := time.Duration(0)
+	for _, d := range []ratelimit.Decision{addr, pg} {
+		if !d.Allowed {
+			wait = max(wait, d.Reset)
+		}
+	}
+	w.Header().Set("Retry-After", strconv.Itoa(ratelimit.Seconds(wait)))
 	writeError(w, http.StatusTooManyRequests, CodeRateLimited, "Too many failed sign-in attempts, please try again later")
 	return true
 }
 
 func (p *Public) loginFailed(r *http.Request, page *monv1.StatusPage) {
 	now := p.now()
-	p.loginFailures.add("addr/"+p.clientKey(r), LoginFailureWindow, now)
-	p.loginFailures.add("page/"+string(page.UID), LoginFailureWindow, now)
+	byAddr, byPage := p.failureLimits()
+	byAddr.Take(ratelimit.ClientKey(r), now)
+	byPage.Take(string(page.UID), now)
 }
 
 // ServeLogin handles POST /s/:slug/login: the form field password is checked
@@ -298,9 +271,6 @@ func (p *Public) loginFailed(r *http.Request, page *monv1.StatusPage) {
 // (303) to the page, a mismatch answers 401 with the login form.
 func (p *Public) ServeLogin(w http.ResponseWriter, r *http.Request, slug string) {
 	p.init()
-	if !p.allow(w, r) {
-		return
-	}
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
 		writeError(w, http.StatusMethodNotAllowed, "", "Method not allowed")

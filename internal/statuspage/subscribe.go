@@ -148,9 +148,6 @@ func (n *Notifier) subscribe(ctx context.Context, page *monv1.StatusPage, ch sto
 // confirmation and answers 202 (JSON for JSON requests, else an HTML page).
 func (p *Public) ServeSubscribe(w http.ResponseWriter, r *http.Request, slug string) {
 	p.init()
-	if !p.allow(w, r) {
-		return
-	}
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
 		writeError(w, http.StatusMethodNotAllowed, "", "Method not allowed")
@@ -259,13 +256,10 @@ func (p *Public) ServeUnsubscribe(w http.ResponseWriter, r *http.Request, slug s
 		"Unsubscribed", "You will not receive further updates from this status page.")
 }
 
-// tokenRequest applies the rate limit and method to a confirm or unsubscribe
-// request and finds its page.
+// tokenRequest applies the method rule to a confirm or unsubscribe request
+// and finds its page.
 func (p *Public) tokenRequest(w http.ResponseWriter, r *http.Request, slug string) (*monv1.StatusPage, bool) {
 	p.init()
-	if !p.allow(w, r) {
-		return nil, false
-	}
 	if r.Method != http.MethodGet && r.Method != http.MethodPost {
 		w.Header().Set("Allow", "GET, POST")
 		writeError(w, http.StatusMethodNotAllowed, "", "Method not allowed")

@@ -62,49 +62,6 @@ func TestPublicState(t *testing.T) {
 	}
 }
 
-func TestLimiter(t *testing.T) {
-	var l limiter
-	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	for i := range RateLimit {
-		d := l.take("a", now)
-		if !d.allowed {
-			t.Fatalf("request %d refused", i+1)
-		}
-		if d.remaining != RateLimit-1-i {
-			t.Fatalf("request %d: remaining %d", i+1, d.remaining)
-		}
-	}
-	d := l.take("a", now)
-	if d.allowed || d.retryAfter != time.Second || d.reset != time.Minute {
-		t.Fatalf("61st request: %+v", d)
-	}
-	if !l.take("b", now).allowed {
-		t.Fatal("another client was limited")
-	}
-	if !l.take("a", now.Add(time.Second)).allowed {
-		t.Fatal("a token did not refill after a second")
-	}
-	if l.take("a", now.Add(time.Second)).allowed {
-		t.Fatal("more than one token refilled")
-	}
-}
-
-func TestClientKeyGroupsIPv6(t *testing.T) {
-	p := &Public{}
-	r1 := httptest.NewRequest(http.MethodGet, "/", nil)
-	r1.RemoteAddr = "[2001:db8:1:2::1]:443"
-	r2 := httptest.NewRequest(http.MethodGet, "/", nil)
-	r2.RemoteAddr = "[2001:db8:1:2:ffff::9]:443"
-	if p.clientKey(r1) != p.clientKey(r2) {
-		t.Errorf("addresses of one /64 have different keys: %s, %s", p.clientKey(r1), p.clientKey(r2))
-	}
-	r3 := httptest.NewRequest(http.MethodGet, "/", nil)
-	r3.RemoteAddr = "[::ffff:192.0.2.7]:1"
-	if got := p.clientKey(r3); got != "192.0.2.7" {
-		t.Errorf("mapped IPv4 key = %s", got)
-	}
-}
-
 // The fake client is enough here: a narrow test of the session cookie.
 func TestSessions(t *testing.T) {
 	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)

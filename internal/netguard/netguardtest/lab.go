@@ -52,6 +52,7 @@ var Targets = []Target{
 	{"192.168.255.254", "private", true},
 	{"169.254.169.254", "cloud metadata", true},
 	{"169.254.1.1", "link-local", true},
+	{"168.63.129.16", "cloud metadata", true}, // Azure WireServer, a public address
 	{"100.64.0.1", "carrier-grade nat", true},
 	{"100.127.255.254", "carrier-grade nat", true},
 	{"192.0.0.1", "ietf protocol assignments", true},
@@ -73,6 +74,7 @@ var Targets = []Target{
 	{"::ffff:127.0.0.1", "loopback", true},
 	{"::ffff:10.0.0.1", "private", true},
 	{"::ffff:169.254.169.254", "cloud metadata", true},
+	{"::ffff:168.63.129.16", "cloud metadata", true},
 	{"::ffff:0:127.0.0.1", "loopback via ipv4-translated", true},
 	{"::ffff:0:10.0.0.1", "private via ipv4-translated", true},
 	// IPv4-compatible (deprecated, still routed by some stacks).
@@ -84,6 +86,7 @@ var Targets = []Target{
 	{"64:ff9b::127.0.0.1", "loopback via nat64", true},
 	{"64:ff9b::10.0.0.1", "private via nat64", true},
 	{"64:ff9b::169.254.169.254", "cloud metadata via nat64", true},
+	{"64:ff9b::168.63.129.16", "cloud metadata via nat64", true},
 	{"64:ff9b::192.168.1.1", "private via nat64", true},
 	{"64:ff9b::100.64.0.1", "carrier-grade nat via nat64", true},
 	{"64:ff9b::172.16.0.1", "private via nat64", true},
