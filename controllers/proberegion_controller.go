@@ -108,6 +108,7 @@ func (r *ProbeRegionReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		return ctrl.Result{}, err
 	}
 	pr.Status.Monitors = int32(inUse)
+	metrics.RegionMonitors.WithLabelValues(code).Set(float64(inUse))
 	if pr.Spec.Placement.Mode == monv1.PlacementManaged || pr.Spec.Placement.Mode == "" {
 		if err := r.reconcileDeployment(ctx, &pr, inUse > 0); err != nil {
 			conditions.Set(&pr.Status.Conditions, pr.Generation, monv1.ConditionReady, false, monv1.ReasonReconcileError, err.Error())
