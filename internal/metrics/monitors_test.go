@@ -116,9 +116,9 @@ func TestMonitorSeriesFromStatus(t *testing.T) {
 
 	got := scrape(t, s)
 	want := map[string]float64{
-		"uptime_operator_monitor_up{monitor=checkout,namespace=shop,region=eu}": 0,
-		"uptime_operator_monitor_up{monitor=checkout,namespace=shop,region=us}": 1,
-		"uptime_operator_monitor_up{monitor=checkout,namespace=shop,region=ap}": 1,
+		"uptime_operator_monitor_up{monitor=checkout,namespace=shop,region=eu}":  0,
+		"uptime_operator_monitor_up{monitor=checkout,namespace=shop,region=us}":  1,
+		"uptime_operator_monitor_up{monitor=checkout,namespace=shop,region=ap}":  1,
 		"uptime_operator_monitor_incident_open{monitor=checkout,namespace=shop}": 1,
 		"uptime_operator_monitor_incident_open{monitor=paused,namespace=shop}":   0,
 		"uptime_operator_monitor_series_dropped_total{}":                         0,
