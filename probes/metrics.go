@@ -9,10 +9,10 @@ type metrics struct {
 	registry *prometheus.Registry
 	// collectors are what registry holds.
 	collectors []prometheus.Collector
-	checks   *prometheus.CounterVec
-	lag      prometheus.Histogram
-	skipped  prometheus.Counter
-	pushes   *prometheus.CounterVec
+	checks     *prometheus.CounterVec
+	lag        prometheus.Histogram
+	skipped    prometheus.Counter
+	pushes     *prometheus.CounterVec
 }
 
 func newMetrics(inFlight, buffered, dropped, scheduled func() float64) *metrics {
