@@ -44,7 +44,7 @@ fi
 
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-"$helm" template uptime-operator charts/uptime-operator --namespace uptime-operator-system \
+"$helm" template uptime-operator charts/uptime-operator --namespace uptime-operator-system --kube-version "${K8S_VERSION:-1.37.2}" \
   --set prometheusRule.enabled=true --show-only templates/prometheusrule.yaml >"$work/rendered.yaml"
 (cd hack/promtools && go run . rule-file) <"$work/rendered.yaml" >"$work/rules.yaml"
 cp hack/promtools/testdata/rules_test.yaml "$work/"
