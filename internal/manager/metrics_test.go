@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +20,7 @@ import (
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/manager"
+	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 	"github.com/uptime-operator/uptime-operator/internal/testenv"
 )
 
@@ -89,13 +91,38 @@ func TestMetricsEndpointSecured(t *testing.T) {
 		t.Fatalf("scrape by a metrics reader: %d, want 200 with the per-monitor series on; body starts %.300q", code, body)
 	}
 
+	region := &monv1.ProbeRegion{ObjectMeta: metav1.ObjectMeta{Name: "metrics-eu"},
+		Spec: monv1.ProbeRegionSpec{Placement: monv1.ProbePlacement{Mode: monv1.PlacementRemote}}}
 	m := &monv1.Monitor{ObjectMeta: metav1.ObjectMeta{Name: "scraped", Namespace: "default"},
-		Spec: monv1.MonitorSpec{URL: "https://example.com/", IntervalSeconds: 60}}
-	if err := env.Client.Create(ctx, m); err != nil {
-		t.Fatal(err)
+		Spec: monv1.MonitorSpec{URL: "https://example.com/", IntervalSeconds: 60, Regions: []string{"metrics-eu"}}}
+	for _, o := range []client.Object{region, m} {
+		if err := env.Client.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
 	}
 	series := `uptime_operator_monitor_incident_open{monitor="scraped",namespace="default"} 0`
 	waitFor(ctx, t, "the new monitor's series", func() bool { _, body := scrape(reader); return strings.Contains(body, series) })
+
+	// A result as an agent of the region pushes it: its response time and
+	// certificate become series of the monitor.
+	notAfter := time.Date(2027, 3, 1, 0, 0, 0, 0, time.UTC)
+	res := probeapi.Result{ID: "0c3f9d4e-8a4b-4d5e-9f00-000000000001", MonitorID: string(m.UID), Region: "metrics-eu",
+		CheckedAt: time.Now(), Status: probeapi.StatusUp, ResponseTimeMs: 120, TLS: &probeapi.TLSInfo{NotAfter: notAfter}}
+	if _, err := env.Manager.Engine.Ingest(ctx, []probeapi.Result{res}); err != nil {
+		t.Fatal(err)
+	}
+	_, body = scrape(reader)
+	for _, want := range []string{
+		`uptime_operator_monitor_response_seconds_bucket{monitor="scraped",namespace="default",region="metrics-eu",le="0.25"} 1`,
+		`uptime_operator_monitor_response_seconds_bucket{monitor="scraped",namespace="default",region="metrics-eu",le="0.1"} 0`,
+		`uptime_operator_monitor_response_seconds_count{monitor="scraped",namespace="default",region="metrics-eu"} 1`,
+		// The text format writes floats the way strconv does.
+		`uptime_operator_monitor_certificate_expiry_timestamp_seconds{monitor="scraped",namespace="default"} ` + strconv.FormatFloat(float64(notAfter.Unix()), 'g', -1, 64),
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("scrape lacks %s", want)
+		}
+	}
 	if err := env.Client.Delete(ctx, m); err != nil {
 		t.Fatal(err)
 	}

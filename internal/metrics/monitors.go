@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/monitor"
 )
 
 // DefaultMonitorSeriesMax is the default of MonitorSeries.Max: the most
@@ -265,7 +266,8 @@ func (s *MonitorSeries) appendSeries(out []prometheus.Metric, m *monv1.Monitor) 
 		open = 1
 	}
 	out = append(out, prometheus.MustNewConstMetric(monitorIncidentDesc, prometheus.GaugeValue, open, ns, name))
-	uses := func(region string) bool { return slices.Contains(m.Status.EffectiveRegions, region) }
+	regions := monitor.Regions(m)
+	uses := func(region string) bool { return slices.Contains(regions, region) }
 	if !m.Spec.Paused {
 		for _, r := range m.Status.Regions {
 			if !uses(r.Code) {
