@@ -91,8 +91,7 @@ func TestMetricsEndpointSecured(t *testing.T) {
 		t.Fatalf("scrape by a metrics reader: %d, want 200 with the per-monitor series on; body starts %.300q", code, body)
 	}
 
-	region := &monv1.ProbeRegion{ObjectMeta: metav1.ObjectMeta{Name: "metrics-eu"},
-		Spec: monv1.ProbeRegionSpec{Placement: monv1.ProbePlacement{Mode: monv1.PlacementRemote}}}
+	region := &monv1.ProbeRegion{ObjectMeta: metav1.ObjectMeta{Name: "metrics-eu"}}
 	m := &monv1.Monitor{ObjectMeta: metav1.ObjectMeta{Name: "scraped", Namespace: "default"},
 		Spec: monv1.MonitorSpec{URL: "https://example.com/", IntervalSeconds: 60, Regions: []string{"metrics-eu"}}}
 	for _, o := range []client.Object{region, m} {
