@@ -24,7 +24,7 @@ const DefaultMonitorSeriesMax = 10000
 // histogram: fine where healthy HTTP answers fall (25 ms to 1 s) and up to
 // the longest check timeout worth telling apart. Nine buckets keep a
 // monitor checked from three regions at 39 series.
-var ResponseBuckets = []float64{0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}
+var ResponseBuckets = [...]float64{0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}
 
 // The per-monitor families. Their "namespace" label is the monitor's
 // namespace (its workspace), not the scraped Pod's: the chart's
@@ -64,8 +64,9 @@ var (
 // same ones and a new monitor never pushes out an older one) are exported,
 // the others are counted in uptime_operator_monitor_series_dropped_total
 // and logged. Series of a deleted monitor, and of a region a monitor no
-// longer uses, are gone from the next scrape: every scrape starts from the
-// Monitors in the cache.
+// longer uses (monitor.Regions), are gone from the next scrape: every
+// scrape starts from the Monitors in the cache. Cron (heartbeat) monitors
+// run in no region, so they have no up or response series.
 type MonitorSeries struct {
 	// Max is the most monitors exported (DefaultMonitorSeriesMax when 0).
 	Max int
@@ -99,13 +100,13 @@ type monitorResults struct {
 // histogram counts observations per bucket of ResponseBuckets (not
 // cumulative) plus their sum.
 type histogram struct {
-	buckets [9]uint64
+	buckets [len(ResponseBuckets)]uint64
 	count   uint64
 	sum     float64
 }
 
 func (h *histogram) observe(v float64) {
-	if i, _ := slices.BinarySearch(ResponseBuckets, v); i < len(h.buckets) {
+	if i, _ := slices.BinarySearch(ResponseBuckets[:], v); i < len(h.buckets) {
 		h.buckets[i]++
 	}
 	h.count++
