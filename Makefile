@@ -57,8 +57,20 @@ verify: ## Fail when generated code is stale, code is unformatted or vet complai
 	@hack/verify-kustomize.sh
 	@hack/verify-chart.sh
 	@hack/verify-dockerfile.sh
+	@$(MAKE) --no-print-directory lint-dashboard
 	@$(MAKE) --no-print-directory lint
 	@echo "verify: ok"
+
+.PHONY: lint-dashboard
+lint-dashboard: ## Check the chart's Grafana dashboard: every query parses as PromQL and names only metrics the product exports.
+	@names="$$(mktemp)"; trap 'rm -f "$$names"' EXIT; \
+		go run ./hack/metric-names >"$$names"; \
+		cd hack/promtools && go vet . && go test -count=1 . >/dev/null && \
+		go run . lint-dashboard -names "$$names" ../../charts/uptime-operator/dashboards/*.json
+
+.PHONY: test-rules
+test-rules: ## Test the chart's PrometheusRule with promtool (built once from its Go module; never skipped).
+	@hack/test-rules.sh
 
 .PHONY: envtest
 envtest: ## Build kube-apiserver, etcd and kubectl from the Go module proxy (once; cached).
@@ -72,6 +84,7 @@ E2E_LOG ?= $(CURDIR)/bin/e2e.log
 .PHONY: test
 test: envtest ## Run verify, then every test (envtest control plane, SQLite, PostgreSQL and headless Chromium).
 	@$(MAKE) --no-print-directory verify
+	@$(MAKE) --no-print-directory test-rules
 	@hack/browser-deps.sh
 	@eval "$$(hack/postgres.sh | tail -n 1)"; \
 		export KUBEBUILDER_ASSETS="$$(hack/envtest-binaries.sh)"; \

@@ -117,6 +117,7 @@ func (r *ProbeRegionReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		return ctrl.Result{}, err
 	}
 	pr.Status.Monitors = int32(inUse)
+	metrics.RegionMonitors.WithLabelValues(code).Set(float64(inUse))
 	if pr.Spec.Placement.Mode == monv1.PlacementManaged || pr.Spec.Placement.Mode == "" {
 		if err := r.reconcileDeployment(ctx, &pr, inUse > 0); err != nil {
 			reason := probeDeploymentReason(err)

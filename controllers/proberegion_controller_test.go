@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,6 +17,7 @@ import (
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/manager"
+	"github.com/uptime-operator/uptime-operator/internal/metrics"
 	"github.com/uptime-operator/uptime-operator/internal/testenv"
 	"github.com/uptime-operator/uptime-operator/internal/trust"
 )
@@ -93,6 +96,11 @@ func TestProbeRegionDeployments(t *testing.T) {
 	waitFor(t, "the region's monitor count", func() bool {
 		return c.Get(ctx, client.ObjectKey{Name: "eu-west"}, &region) == nil && region.Status.Monitors == 1
 	})
+	// The chart's offline alert joins on this gauge to skip idle regions.
+	regionMonitors := metrics.RegionMonitors.WithLabelValues("eu-west")
+	waitFor(t, "uptime_operator_probe_region_monitors to count the monitor", func() bool {
+		return gaugeValue(regionMonitors) == 1
+	})
 
 	// Pausing the only monitor leaves the region unused: scale to zero.
 	patch := client.MergeFrom(m.DeepCopy())
@@ -100,6 +108,9 @@ func TestProbeRegionDeployments(t *testing.T) {
 	check(c.Patch(ctx, m, patch))
 	waitFor(t, "the deployment to scale to zero", func() bool {
 		return c.Get(ctx, key, dep) == nil && dep.Spec.Replicas != nil && *dep.Spec.Replicas == 0
+	})
+	waitFor(t, "uptime_operator_probe_region_monitors to say the region is idle", func() bool {
+		return gaugeValue(regionMonitors) == 0
 	})
 }
 
@@ -112,6 +123,15 @@ func waitFor(t *testing.T, what string, ok func() bool) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// gaugeValue reads a gauge's value.
+func gaugeValue(g prometheus.Gauge) float64 {
+	var m dto.Metric
+	if err := g.Write(&m); err != nil {
+		return -1
+	}
+	return m.GetGauge().GetValue()
 }
 
 func volumeNamed(vs []corev1.Volume, name string) *corev1.Volume {

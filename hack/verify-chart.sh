@@ -810,7 +810,7 @@ fi
 k() { "$KUBECTL" --kubeconfig "$kubeconfig" "$@"; }
 h() { "$HELM_BIN" --kubeconfig "$kubeconfig" "$@"; }
 k create namespace "$NS" >/dev/null
-external_kinds=(Certificate Issuer ServiceMonitor PrometheusRule HTTPRoute)
+external_kinds=(Certificate Issuer ServiceMonitor PodMonitor PrometheusRule HTTPRoute)
 for values in "$CHART"/ci/*-values.yaml; do
   name="$(basename "$values" -values.yaml)"
   [[ -f "$work/$name.yaml" ]] || continue

@@ -162,7 +162,7 @@ func startCluster(ctx context.Context, bin, dir, store string, keys int, data st
 		"--webhook-cert-dir", wo.LocalServingCertDir,
 		"--api-listen", apiAddr,
 		"--public-url", cl.apiURL,
-		"--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", ports[1]),
+		"--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", ports[1]), "--metrics-secure=false",
 		"--health-probe-bind-address", fmt.Sprintf("127.0.0.1:%d", ports[2]),
 		"--pprof-bind-address", fmt.Sprintf("127.0.0.1:%d", ports[4]),
 		"--allow-private-targets",

@@ -14,12 +14,17 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/alerting"
 	"github.com/uptime-operator/uptime-operator/internal/clientip"
 	"github.com/uptime-operator/uptime-operator/internal/manager"
+	"github.com/uptime-operator/uptime-operator/internal/metrics"
 	"github.com/uptime-operator/uptime-operator/internal/trust"
 )
 
 // managerFlags registers the manager's flags on fs.
 func managerFlags(fs *flag.FlagSet, o *manager.Options) (finish func() error) {
 	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", ":8443", "address of the metrics endpoint (0 disables)")
+	fs.BoolVar(&o.MetricsSecure, "metrics-secure", true, "serve metrics over TLS to callers with a bearer token that kube-apiserver authenticates and authorizes for get on /metrics (false: plain HTTP to anyone)")
+	fs.StringVar(&o.MetricsCertDir, "metrics-cert-dir", "", "directory with the metrics endpoint's tls.crt and tls.key, reloaded when they change (empty: a self-signed certificate)")
+	fs.BoolVar(&o.MonitorSeries, "monitor-metrics", false, "export per-monitor series (up and response time per region, certificate expiry, open incident) on the metrics endpoint")
+	fs.IntVar(&o.MonitorSeriesMax, "monitor-metrics-max", metrics.DefaultMonitorSeriesMax, "most monitors the per-monitor series cover (the oldest first); the others are counted in uptime_operator_monitor_series_dropped_total")
 	fs.Float64Var(&o.MonitorStatusWrites, "monitor-status-writes", manager.DefaultMonitorStatusWrites, "Monitor status writes per second to kube-apiserver at most, across all Monitors (a changed status waits for its turn; checks, incidents and alerts do not)")
 	fs.StringVar(&o.PprofAddr, "pprof-bind-address", "", "address of Go's /debug/pprof/ profiles (empty disables; never expose it)")
 	fs.StringVar(&o.HealthAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz")
@@ -73,6 +78,9 @@ func managerFlags(fs *flag.FlagSet, o *manager.Options) (finish func() error) {
 		}
 		if probeCA.ConfigMap != "" || probeCA.Secret != "" {
 			o.ProbeTrustedCA = &probeCA
+		}
+		if o.MonitorSeriesMax < 1 {
+			return fmt.Errorf("--monitor-metrics-max must be at least 1")
 		}
 		if o.DeliveryRetryWindow < 0 {
 			return fmt.Errorf("--delivery-retry-window must not be negative")

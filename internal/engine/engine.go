@@ -75,6 +75,9 @@ type Options struct {
 	Export CheckExporter
 	// Recorder records Kubernetes Events on Monitors for incidents; may be nil.
 	Recorder record.EventRecorder
+	// Series hears the response time and certificate of every ingested
+	// result (the opt-in per-monitor Prometheus series); may be nil.
+	Series SeriesObserver
 	// Plans resolves a namespace's plan, for the default regions of a
 	// Monitor whose status does not name its regions yet; nil leaves such a
 	// Monitor unjudged until it does.
@@ -111,6 +114,13 @@ func (e *Engine) agentsOnline(region string) (int, time.Time) {
 // CheckExporter forwards stored checks (the OTLP telemetry export).
 type CheckExporter interface {
 	Export(ctx context.Context, ns string, checks []store.Check)
+}
+
+// SeriesObserver keeps per-monitor figures of ingested results; the
+// metrics package's MonitorSeries implements it.
+type SeriesObserver interface {
+	ObserveResponse(m *monv1.Monitor, region string, d time.Duration)
+	ObserveCertificate(m *monv1.Monitor, notAfter, at time.Time)
 }
 
 // TLSObserver records the certificate a check saw.
@@ -282,6 +292,9 @@ func (e *Engine) Ingest(ctx context.Context, results []probeapi.Result) (probeap
 		metrics.CheckResults.WithLabelValues(string(monitors[c.MonitorID].Spec.Type), c.Region, string(c.Status)).Inc()
 		metrics.IngestLag.Observe(now.Sub(c.CheckedAt).Seconds())
 	}
+	if e.opts.Series != nil {
+		e.observeSeries(monitors, checks, results)
+	}
 	if e.opts.TLS != nil {
 		for _, r := range results {
 			if r.TLS == nil || monitors[r.MonitorID] == nil {
@@ -332,6 +345,23 @@ func (e *Engine) Ingest(ctx context.Context, results []probeapi.Result) (probeap
 	}
 	wg.Wait()
 	return probeapi.ResultsResponse{Accepted: inserted, Duplicates: len(results) - inserted}, nil
+}
+
+// observeSeries hands the per-monitor series the response time of every
+// check that measured its target (blocked and unknown checks did not) and
+// the certificate of every result that carries one.
+func (e *Engine) observeSeries(monitors map[string]*monv1.Monitor, checks []store.Check, results []probeapi.Result) {
+	for _, c := range checks {
+		switch c.Status {
+		case store.StatusUp, store.StatusDegraded, store.StatusDown:
+			e.opts.Series.ObserveResponse(monitors[c.MonitorID], c.Region, time.Duration(c.ResponseTimeMs)*time.Millisecond)
+		}
+	}
+	for _, r := range results {
+		if m := monitors[r.MonitorID]; m != nil && r.TLS != nil && !r.TLS.NotAfter.IsZero() {
+			e.opts.Series.ObserveCertificate(m, r.TLS.NotAfter, r.CheckedAt)
+		}
+	}
 }
 
 // allPass reports whether every check passes (up or degraded).

@@ -32,7 +32,6 @@ import (
 	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
@@ -68,6 +67,17 @@ import (
 type Options struct {
 	// MetricsAddr serves Prometheus metrics ("0" disables).
 	MetricsAddr string
+	// MetricsSecure serves them over TLS to authenticated and authorized
+	// callers only (see metricsServer); false serves plain HTTP to anyone.
+	MetricsSecure bool
+	// MetricsCertDir holds the metrics endpoint's tls.crt and tls.key;
+	// empty (or missing files) uses a self-signed certificate.
+	MetricsCertDir string
+	// MonitorSeries exports the per-monitor series (metrics.MonitorSeries);
+	// MonitorSeriesMax bounds how many monitors they cover (zero:
+	// metrics.DefaultMonitorSeriesMax).
+	MonitorSeries    bool
+	MonitorSeriesMax int
 	// MonitorStatusWrites bounds Monitor status writes per second across
 	// all Monitors (zero: controllers.DefaultMonitorStatusWrites).
 	MonitorStatusWrites float64
@@ -239,7 +249,7 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  Scheme(),
-		Metrics:                 metricsserver.Options{BindAddress: orZero(opts.MetricsAddr)},
+		Metrics:                 metricsServer(opts),
 		HealthProbeBindAddress:  orZero(opts.HealthAddr),
 		PprofBindAddress:        orZero(opts.PprofAddr),
 		Controller:              ctrlconfig.Controller{SkipNameValidation: &opts.SkipNameValidation},
@@ -349,6 +359,7 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 	// callbacks and the interface wired here: the server hands results to
 	// the engine, the engine asks the server which agents are online.
 	var eng *engine.Engine
+	series := monitorSeries(opts)
 	probes := probeserver.New(probeserver.Options{
 		Client: mgr.GetClient(), Secrets: mgr.GetAPIReader(), Plans: resolver, ManagerNamespace: opts.Namespace,
 		Ingest: func(ctx context.Context, results []probeapi.Result) (probeapi.ResultsResponse, error) {
@@ -365,6 +376,7 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 		AllowPrivateTargets: opts.AllowPrivateTargets, ManagerNamespace: opts.Namespace,
 		Log:    ctrl.Log.WithName("engine"),
 		Agents: probes,
+		Series: seriesObserver(series),
 	})
 	if err := eng.SetupWithManager(ctx, mgr, opts.Retention); err != nil {
 		return nil, err
@@ -452,6 +464,9 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 		})
 		return open, nil
 	})
+	if series != nil {
+		series.Monitors = monitors.EachMonitor
+	}
 	public := &statuspage.Public{Reader: mgr.GetClient(), Secrets: mgr.GetAPIReader(), Store: st, BaseURL: opts.PublicURL,
 		Notifier: notifier, ThirdParty: thirdParty, SessionKey: key}
 	m.api = apiserver.New(apiserver.Options{
