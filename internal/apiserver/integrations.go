@@ -295,7 +295,6 @@ func (s *Server) createConnection(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, s.writeFailed(ctx, c.Namespace, err, channelFieldPath))
 		return
 	}
-	s.wrote(ch)
 	if err := s.channelSecrets(ctx, ch, secrets, signing); err != nil {
 		_ = s.opts.Client.Delete(ctx, ch)
 		s.writeErr(w, r, err)

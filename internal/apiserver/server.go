@@ -36,12 +36,20 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/plans"
 	"github.com/uptime-operator/uptime-operator/internal/recipients"
 	"github.com/uptime-operator/uptime-operator/internal/store"
+	"github.com/uptime-operator/uptime-operator/internal/writethrough"
 )
 
 // Options are the dependencies of the API.
 type Options struct {
 	// Client reads (from the cache) and writes custom resources.
 	Client client.Client
+	// Overlay is the read-your-writes overlay of the process: the API
+	// records every write of Client in it, so the next request and every
+	// event built afterwards (alert routing, status pages) see the write.
+	// When set, Client must read through a cache made by Overlay.NewCache
+	// (the manager's); when nil, the API makes its own and lays it over
+	// Client's reads.
+	Overlay *writethrough.Overlay
 	// Reader reads directly from the API server. It backs reads that must see
 	// a write made a moment ago (an object missing from the cache, the object
 	// an update starts from) and objects the manager does not cache
@@ -143,7 +151,6 @@ type Server struct {
 	router  chi.Router
 	clock   clock.PassiveClock
 	limits  *limits
-	overlay writeOverlay
 	keyUse  keyUse
 	uptimes uptimeCache
 	configs configCache
@@ -161,9 +168,15 @@ func New(opts Options) *Server {
 	if s.opts.Reader == nil {
 		s.opts.Reader = opts.Client
 	}
+	if s.opts.Overlay == nil {
+		s.opts.Overlay = &writethrough.Overlay{}
+		s.opts.Client = s.opts.Overlay.Client(opts.Client)
+	} else {
+		s.opts.Client = s.opts.Overlay.Writes(opts.Client)
+	}
 	s.recipients = opts.Recipients
 	if s.recipients == nil {
-		s.recipients = &recipients.Confirmer{Reader: opts.Client, Store: opts.Store, Clock: s.clock}
+		s.recipients = &recipients.Confirmer{Reader: s.opts.Client, Store: opts.Store, Clock: s.clock}
 	}
 	s.routes()
 	return s
