@@ -287,7 +287,25 @@ func (s *Server) handle(method, pattern string, h http.HandlerFunc, opts ...rout
 	for _, o := range opts {
 		o(&rt)
 	}
+	if method != http.MethodGet && method != http.MethodHead {
+		h = s.touching(h)
+	}
 	s.router.Method(method, pattern, s.cors(s.authenticated(s.guard(rt, h))))
+}
+
+// touching tells the overlay that a write request of the caller's
+// workspace was served, before its answer leaves: answers kept by
+// Overlay.Version (status page data, built from the cache and the store)
+// are built again at the next request, so a write the API acknowledged
+// shows there at once even when it went to the store, not to a custom
+// resource (an incident resolved, a public note).
+func (s *Server) touching(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		h(w, r)
+		if c := CallerFrom(r.Context()); c != nil {
+			s.opts.Overlay.Touch(c.Namespace)
+		}
+	}
 }
 
 // cors refuses browser requests: a request with an Origin header other than

@@ -464,7 +464,7 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 		return open, nil
 	})
 	public := &statuspage.Public{Reader: mgr.GetClient(), Secrets: mgr.GetAPIReader(), Store: st, BaseURL: opts.PublicURL,
-		Notifier: notifier, ThirdParty: thirdParty, SessionKey: key}
+		Notifier: notifier, ThirdParty: thirdParty, SessionKey: key, Writes: overlay}
 	m.api = apiserver.New(apiserver.Options{
 		Client:              mgr.GetClient(),
 		Overlay:             overlay,

@@ -39,6 +39,8 @@ type Overlay struct {
 	entries map[reflect.Type]map[objKey]*entry
 	indexes map[reflect.Type]map[string]client.IndexerFunc
 	swept   time.Time
+	// versions counts the writes of each namespace (Version).
+	versions sync.Map // namespace → *atomic.Uint64
 }
 
 type objKey struct{ namespace, name string }
@@ -87,6 +89,26 @@ func (o *Overlay) Record(obj client.Object, deleted bool) {
 		o.n.Add(1)
 	}
 	byKey[k] = e
+	o.Touch(obj.GetNamespace())
+}
+
+// Touch notes a write to namespace ns that is not an object of the cache
+// (history in the store: an incident resolved, a note published), so that
+// answers kept by Version are built again.
+func (o *Overlay) Touch(ns string) {
+	v, _ := o.versions.LoadOrStore(ns, new(atomic.Uint64))
+	v.(*atomic.Uint64).Add(1)
+}
+
+// Version numbers the writes recorded or touched in namespace ns. An
+// answer built from the cache (or the store) and kept for reuse, such as a
+// status page's data, is keyed by it too, so it is rebuilt after a write
+// the API answered instead of outliving it by the reuse period.
+func (o *Overlay) Version(ns string) uint64 {
+	if v, ok := o.versions.Load(ns); ok {
+		return v.(*atomic.Uint64).Load()
+	}
+	return 0
 }
 
 // typed reports whether typ is a pointer to a typed API struct (not
