@@ -224,6 +224,32 @@ func TestReadYourWrites(t *testing.T) {
 		}
 	})
 
+	// The monitor list is answered from kept answers (by the informer's
+	// version, or by item); a rename shows in the next list and get.
+	t.Run("monitor list", func(t *testing.T) {
+		rec := call(t, h, "POST", "/monitors", key, map[string]any{"name": "ryw-list-0", "url": "https://example.com/list"})
+		if rec.Code != http.StatusCreated {
+			t.Fatalf("create monitor: %d %s", rec.Code, rec.Body)
+		}
+		mon := field(t, rec, "id")
+		var stale []string
+		for i := range rywIterations {
+			name := fmt.Sprintf("ryw-list-%d", i+1)
+			if rec := call(t, h, "PUT", "/monitors/"+mon, key, map[string]any{"name": name}); rec.Code != http.StatusOK {
+				t.Fatalf("rename monitor: %d %s", rec.Code, rec.Body)
+			}
+			for _, path := range []string{"/monitors", "/monitors/" + mon} {
+				rec := call(t, h, "GET", path, key, nil)
+				if rec.Code != http.StatusOK || !bytes.Contains(rec.Body.Bytes(), []byte(`"`+name+`"`)) {
+					stale = append(stale, fmt.Sprintf("iteration %d: GET %s = %d without %q", i, path, rec.Code, name))
+				}
+			}
+		}
+		if len(stale) > 0 {
+			t.Fatalf("%d of %d reads showed an old name, the first: %v", len(stale), 2*rywIterations, stale[:min(len(stale), 3)])
+		}
+	})
+
 	// The same pattern in the page's kept data: a monitor renamed through
 	// the API shows on the page at the next request, not after the page
 	// cache's 5 s.
