@@ -292,7 +292,7 @@ func ValidateWebhookURL(ctx context.Context, raw string, guard monitor.HostCheck
 		if monitor.IsBlocked(err) {
 			return field.ErrorList{field.Invalid(path, monitor.RedactURL(u), monitor.PrivateAddressMessage)}
 		}
-		return field.ErrorList{field.Invalid(path, monitor.RedactURL(u), "host could not be resolved")}
+		return field.ErrorList{field.Invalid(path, monitor.RedactURL(u), monitor.UnresolvableHostMessage)}
 	}
 	return nil
 }

@@ -359,7 +359,7 @@ func operations() []op {
 		{method: post, path: "/monitors/{id}/pause", tag: "Monitors", summary: "Pause a monitor", access: anyKey, limit: monitorWrites, resp: ref("Monitor")},
 		{method: post, path: "/monitors/{id}/resume", tag: "Monitors", summary: "Resume a monitor (checked right away)", access: anyKey, limit: monitorWrites, resp: ref("Monitor")},
 		{method: post, path: "/monitors/{id}/reset-stats", tag: "Monitors", summary: "Clear a monitor's statistics", access: anyKey, limit: monitorWrites, resp: ref("Success")},
-		{method: post, path: "/monitors/{id}/run-check", tag: "Monitors", summary: "Run a check of a saved monitor now", access: anyKey, limit: runCheck, query: []param{regionParam}, resp: ref("CheckResult")},
+		{method: post, path: "/monitors/{id}/run-check", tag: "Monitors", summary: "Run a check of a saved monitor now", access: anyKey, limit: runCheck, query: []param{regionParam}, resp: ref("CheckResult"), extra: []int{503}},
 		{method: get, path: "/monitors/{id}/checks", tag: "Monitors", summary: "Check history (cursor pagination)", access: anyKey,
 			query: []param{
 				intQ("limit", 1, 500, 50, ""),

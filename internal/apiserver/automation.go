@@ -604,7 +604,6 @@ func (s *Server) createKeyed(ctx context.Context, m *monv1.Monitor) (*monv1.Moni
 	if err := s.createWithCredentials(ctx, m); err != nil {
 		return nil, s.writeFailed(ctx, m.Namespace, err, monitorFieldPath)
 	}
-	s.wrote(m)
 	if m.Spec.Paused && s.opts.Store != nil {
 		_ = s.opts.Store.PauseMonitor(ctx, string(m.UID), s.clock.Now())
 	}

@@ -3,4 +3,7 @@
 // aggregated API (Kubernetes identity through kube-apiserver). Handlers read
 // configuration from the informer cache, write it as custom resources and read
 // history from the store; errors, codes and limits follow spec/rest-api.md.
+// Every write is recorded in the process's writethrough.Overlay before it is
+// answered, so the next request, and everything else the manager does, sees
+// it (read-your-writes).
 package apiserver

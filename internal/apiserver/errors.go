@@ -41,7 +41,11 @@ const (
 	CodeSignedDeployHook    = "USE_SIGNED_DEPLOY_HOOK"
 	CodeRateLimited         = "RATE_LIMITED"
 	CodeChannelUnavailable  = "CHANNEL_UNAVAILABLE"
-	CodeInternal            = "INTERNAL_ERROR"
+	// CodeRegionUnavailable answers a run-check when no probe agent of the
+	// monitor's regions is online (503, like CHANNEL_UNAVAILABLE; not a
+	// code of the specification's table).
+	CodeRegionUnavailable = "REGION_UNAVAILABLE"
+	CodeInternal          = "INTERNAL_ERROR"
 	// CodeNotImplemented answers an owner's call of an owner-only endpoint
 	// that is not modelled yet (not a code of the specification).
 	CodeNotImplemented = "NOT_IMPLEMENTED"

@@ -133,7 +133,6 @@ func (s *Server) createGroup(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, s.writeFailed(ctx, c.Namespace, err, snakePath))
 		return
 	}
-	s.wrote(g)
 	httpjson.Write(w, http.StatusCreated, groupObject(g, nil))
 }
 

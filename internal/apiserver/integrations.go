@@ -3,6 +3,7 @@ package apiserver
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -13,7 +14,9 @@ import (
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/alerting"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
+	"github.com/uptime-operator/uptime-operator/internal/netguard"
 	"github.com/uptime-operator/uptime-operator/internal/plans"
 )
 
@@ -281,6 +284,12 @@ func (s *Server) createConnection(w http.ResponseWriter, r *http.Request) {
 		writeValidation(w, rerrs...)
 		return
 	}
+	if t == monv1.ChannelWebhook {
+		if err := s.checkEndpoint(ctx, ch.Spec.WebhookURL); err != nil {
+			s.writeErr(w, r, err)
+			return
+		}
+	}
 	var signing string
 	if t == monv1.ChannelWebhook {
 		if signing, err = monv1.NewSigningSecret(); err != nil {
@@ -293,7 +302,6 @@ func (s *Server) createConnection(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, s.writeFailed(ctx, c.Namespace, err, channelFieldPath))
 		return
 	}
-	s.wrote(ch)
 	if err := s.channelSecrets(ctx, ch, secrets, signing); err != nil {
 		_ = s.opts.Client.Delete(ctx, ch)
 		s.writeErr(w, r, err)
@@ -325,6 +333,19 @@ func (s *Server) channelSecrets(ctx context.Context, ch *monv1.AlertChannel, sec
 	return nil
 }
 
+// checkEndpoint applies the connection-time checks of a webhook endpoint
+// that need the network (its host resolves, it does not redirect) when a
+// connection is created or its URL changes; a rejection is the validation
+// error of the webhook_url field. Private addresses pass here only where
+// the cluster setting (dev mode) allows them.
+func (s *Server) checkEndpoint(ctx context.Context, raw string) error {
+	var ee *alerting.EndpointError
+	if err := alerting.CheckWebhookEndpoint(ctx, raw, netguard.Guard{AllowPrivate: s.opts.AllowPrivateTargets}); errors.As(err, &ee) {
+		return validationError(fieldErr("webhook_url", "%s", ee.Message))
+	}
+	return nil
+}
+
 func (s *Server) pathChannel(w http.ResponseWriter, r *http.Request) *monv1.AlertChannel {
 	return pathObject[*monv1.AlertChannel](s, w, r, &monv1.AlertChannelList{}, "connectionId", "Connection")
 }
@@ -345,6 +366,12 @@ func (s *Server) updateConnection(w http.ResponseWriter, r *http.Request) {
 		var rerrs []FieldError
 		if routing, rerrs = s.routingFrom(ctx, ch.Namespace, b.routing, "routing."); len(rerrs) > 0 {
 			writeValidation(w, rerrs...)
+			return
+		}
+	}
+	if u := b.fields["webhook_url"]; ch.Spec.Type == monv1.ChannelWebhook && u != "" && u != ch.Spec.WebhookURL {
+		if err := s.checkEndpoint(ctx, u); err != nil {
+			s.writeErr(w, r, err)
 			return
 		}
 	}

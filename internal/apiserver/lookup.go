@@ -46,9 +46,6 @@ func (s *Server) findByUID(ctx context.Context, list client.ObjectList, ns, uid 
 	// one indexed read instead of copying the whole namespace. Readers
 	// without the index (tests' fakes) fall through to the scan below.
 	if err := s.opts.Client.List(ctx, list, client.InNamespace(ns), client.MatchingFields{monv1.UIDIndex: uid}); err == nil {
-		if err := s.overlay.apply(list, ns, s.clock.Now()); err != nil {
-			return nil, err
-		}
 		if obj := liveWithUID(list, uid); obj != nil {
 			return obj, nil
 		}
@@ -96,9 +93,6 @@ func (s *Server) monitorByID(ctx context.Context, ns, id string) (*monv1.Monitor
 func (s *Server) sharedMonitorByID(ctx context.Context, ns, id string) (*monv1.Monitor, error) {
 	var list monv1.MonitorList
 	if id != "" && s.opts.Client.List(ctx, &list, client.InNamespace(ns), client.MatchingFields{monv1.UIDIndex: id}, client.UnsafeDisableDeepCopy) == nil {
-		if err := s.overlay.apply(&list, ns, s.clock.Now()); err != nil {
-			return nil, err
-		}
 		if obj := liveWithUID(&list, id); obj != nil {
 			return obj.(*monv1.Monitor), nil
 		}
@@ -135,7 +129,6 @@ func (s *Server) mutate(ctx context.Context, obj client.Object, fn func() error)
 		if err := s.opts.Client.Update(ctx, obj); err != nil {
 			return err
 		}
-		s.wrote(obj)
 		return nil
 	})
 }
@@ -145,9 +138,6 @@ func (s *Server) deleteObject(ctx context.Context, obj client.Object) error {
 	err := s.opts.Client.Delete(ctx, obj, client.Preconditions{UID: ptrTo(obj.GetUID())})
 	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
 		return errNotFound
-	}
-	if err == nil {
-		s.overlay.record(obj, true, s.clock.Now())
 	}
 	return err
 }

@@ -18,6 +18,7 @@ import (
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/plans"
+	"github.com/uptime-operator/uptime-operator/internal/writethrough"
 )
 
 // listMonitors answers GET /monitors (?tag filters): every monitor of the
@@ -47,7 +48,7 @@ func (s *Server) listMonitors(w http.ResponseWriter, r *http.Request) {
 	// reading the monitors.
 	version := versionKey{namespace: c.Namespace, tag: tag, defaultRegions: defaults, refs: x.fingerprint()}
 	versioned := false
-	if v, ok := s.opts.Monitors.(monitorVersioner); ok && s.overlay.quiet(c.Namespace, s.clock.Now()) {
+	if v, ok := s.opts.Monitors.(monitorVersioner); ok && s.opts.Overlay.Quiet(c.Namespace) {
 		version.version, versioned = v.MonitorsVersion(c.Namespace)
 	}
 	if versioned {
@@ -437,7 +438,7 @@ func (s *Server) sharedMonitors(ctx context.Context, ns string, sorted bool) ([]
 		if err != nil {
 			return nil, err
 		}
-		all = layShared(&s.overlay, all, ns, s.clock.Now())
+		all = writethrough.LayShared(s.opts.Overlay, all, ns)
 		ms = make([]*monv1.Monitor, 0, len(all))
 		for _, m := range all {
 			if m.DeletionTimestamp == nil {

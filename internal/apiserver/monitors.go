@@ -993,12 +993,25 @@ func (s *Server) runCheck(w http.ResponseWriter, r *http.Request, m *monv1.Monit
 		return
 	}
 	res, err := s.opts.Engine.RunCheck(r.Context(), m, region, save)
+	var regionErr *engine.RegionError
+	var noAgent *engine.NoAgentError
 	var notAllowed *credentials.NotAllowedError
-	if errors.As(err, &notAllowed) {
+	switch {
+	case errors.As(err, &notAllowed):
 		writeValidation(w, fieldErr("config.headers", "%v", notAllowed))
 		return
-	}
-	if err != nil {
+	case errors.As(err, &regionErr):
+		writeValidation(w, fieldErr("region", "must be one of the monitor's regions: %s", strings.Join(regionErr.Regions, ", ")))
+		return
+	case errors.As(err, &noAgent):
+		// Briefly unavailable: the monitor's agents are starting or away.
+		w.Header().Set("Retry-After", "10")
+		httpjson.Write(w, http.StatusServiceUnavailable, ErrorBody{
+			Error: "No probe agent of the monitor's regions (" + strings.Join(noAgent.Regions, ", ") +
+				") is online to run the check; try again shortly", Code: CodeRegionUnavailable,
+			Details: map[string]any{"regions": nonNil(noAgent.Regions)}})
+		return
+	case err != nil:
 		s.writeErr(w, r, err)
 		return
 	}

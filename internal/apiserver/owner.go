@@ -320,7 +320,6 @@ func (s *Server) createMaintenance(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, s.writeFailed(ctx, c.Namespace, err, maintenanceFieldPath))
 		return
 	}
-	s.wrote(mw)
 	httpjson.Write(w, http.StatusCreated, maintenanceObject(mw, monitors, groups))
 }
 

@@ -40,7 +40,6 @@ func (s *Server) addRecipient(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx, ns := r.Context(), CallerFrom(r.Context()).Namespace
-	var added *monv1.AlertChannel
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		var ch monv1.AlertChannel
 		err := s.opts.Reader.Get(ctx, client.ObjectKey{Namespace: ns, Name: RecipientsChannel}, &ch)
@@ -68,14 +67,12 @@ func (s *Server) addRecipient(w http.ResponseWriter, r *http.Request) {
 				return err
 			}
 		}
-		added = &ch
 		return nil
 	})
 	if err != nil {
 		s.writeErr(w, r, s.writeFailed(ctx, ns, err, channelFieldPath))
 		return
 	}
-	s.wrote(added)
 	httpjson.Write(w, http.StatusCreated, s.addedState(ctx, ns, email))
 }
 
@@ -134,7 +131,6 @@ func (s *Server) removeRecipient(w http.ResponseWriter, r *http.Request) {
 		if err := s.opts.Client.Update(ctx, &ch); err != nil {
 			return err
 		}
-		s.wrote(&ch)
 		return nil
 	})
 	if err != nil {

@@ -157,7 +157,6 @@ func (s *Server) upsertSLO(w http.ResponseWriter, r *http.Request) {
 			s.writeErr(w, r, s.writeFailed(ctx, c.Namespace, err, snakePath))
 			return
 		}
-		s.wrote(o)
 		s.writeSLO(w, r, o, http.StatusCreated, string(m.UID))
 		return
 	}

@@ -36,12 +36,20 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/plans"
 	"github.com/uptime-operator/uptime-operator/internal/recipients"
 	"github.com/uptime-operator/uptime-operator/internal/store"
+	"github.com/uptime-operator/uptime-operator/internal/writethrough"
 )
 
 // Options are the dependencies of the API.
 type Options struct {
 	// Client reads (from the cache) and writes custom resources.
 	Client client.Client
+	// Overlay is the read-your-writes overlay of the process: the API
+	// records every write of Client in it, so the next request and every
+	// event built afterwards (alert routing, status pages) see the write.
+	// When set, Client must read through a cache made by Overlay.NewCache
+	// (the manager's); when nil, the API makes its own and lays it over
+	// Client's reads.
+	Overlay *writethrough.Overlay
 	// Reader reads directly from the API server. It backs reads that must see
 	// a write made a moment ago (an object missing from the cache, the object
 	// an update starts from) and objects the manager does not cache
@@ -143,7 +151,6 @@ type Server struct {
 	router  chi.Router
 	clock   clock.PassiveClock
 	limits  *limits
-	overlay writeOverlay
 	keyUse  keyUse
 	uptimes uptimeCache
 	configs configCache
@@ -161,9 +168,15 @@ func New(opts Options) *Server {
 	if s.opts.Reader == nil {
 		s.opts.Reader = opts.Client
 	}
+	if s.opts.Overlay == nil {
+		s.opts.Overlay = &writethrough.Overlay{}
+		s.opts.Client = s.opts.Overlay.Client(opts.Client)
+	} else {
+		s.opts.Client = s.opts.Overlay.Writes(opts.Client)
+	}
 	s.recipients = opts.Recipients
 	if s.recipients == nil {
-		s.recipients = &recipients.Confirmer{Reader: opts.Client, Store: opts.Store, Clock: s.clock}
+		s.recipients = &recipients.Confirmer{Reader: s.opts.Client, Store: opts.Store, Clock: s.clock}
 	}
 	s.routes()
 	return s
@@ -274,7 +287,25 @@ func (s *Server) handle(method, pattern string, h http.HandlerFunc, opts ...rout
 	for _, o := range opts {
 		o(&rt)
 	}
+	if method != http.MethodGet && method != http.MethodHead {
+		h = s.touching(h)
+	}
 	s.router.Method(method, pattern, s.cors(s.authenticated(s.guard(rt, h))))
+}
+
+// touching tells the overlay that a write request of the caller's
+// workspace was served, before its answer leaves: answers kept by
+// Overlay.Version (status page data, built from the cache and the store)
+// are built again at the next request, so a write the API acknowledged
+// shows there at once even when it went to the store, not to a custom
+// resource (an incident resolved, a public note).
+func (s *Server) touching(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		h(w, r)
+		if c := CallerFrom(r.Context()); c != nil {
+			s.opts.Overlay.Touch(c.Namespace)
+		}
+	}
 }
 
 // cors refuses browser requests: a request with an Origin header other than

@@ -1,11 +1,16 @@
 package apiserver
 
 import (
+	"context"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/engine"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
+	"github.com/uptime-operator/uptime-operator/internal/monitor"
 	"github.com/uptime-operator/uptime-operator/internal/restapi"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
@@ -301,6 +306,23 @@ func (s *Server) dailyBars(w http.ResponseWriter, r *http.Request) {
 	httpjson.Write(w, http.StatusOK, map[string]any{"days": out})
 }
 
+// checkedFrom are the regions m is checked from: its effective regions (as
+// the Monitor controller writes them, or computed from the plan until it
+// has), or the heartbeat "region" of a cron monitor.
+func (s *Server) checkedFrom(ctx context.Context, m *monv1.Monitor) ([]string, error) {
+	if m.Spec.Type == monv1.MonitorCron {
+		return []string{engine.HeartbeatRegion}, nil
+	}
+	if rs := monitor.Regions(m); len(rs) > 0 {
+		return rs, nil
+	}
+	x := s.refs(m.Namespace)
+	if err := x.loadPlan(ctx); err != nil {
+		return nil, err
+	}
+	return monitor.EffectiveRegions(&m.Spec, x.plan, x.regions), nil
+}
+
 func (s *Server) regionStatuses(w http.ResponseWriter, r *http.Request) {
 	m := s.pathMonitor(w, r)
 	if m == nil {
@@ -311,6 +333,14 @@ func (s *Server) regionStatuses(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
+	regions, err := s.checkedFrom(r.Context(), m)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	// Only the regions the monitor is checked from: not a region it left,
+	// nor the manager's own checks of earlier versions.
+	latest = slices.DeleteFunc(latest, func(c store.Check) bool { return !slices.Contains(regions, c.Region) })
 	names := s.regionNames(r.Context())
 	type regionJSON struct {
 		Region         string  `json:"region"`

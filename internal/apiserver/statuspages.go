@@ -240,7 +240,6 @@ func (s *Server) createPage(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, s.writeFailed(ctx, c.Namespace, err, pageFieldPath))
 		return
 	}
-	s.wrote(p)
 	s.writePage(w, r, p, http.StatusCreated)
 }
 

@@ -128,6 +128,7 @@ func suiteOptions() apiserver.Options {
 	return apiserver.Options{
 		Monitors:  monitors,
 		Client:    env.Manager.GetClient(),
+		Overlay:   env.Manager.Overlay(),
 		Reader:    env.Manager.GetAPIReader(),
 		Plans:     &plans.Resolver{Reader: env.Manager.GetClient(), DefaultPlan: "free"},
 		Keys:      env.Manager.GetClient(),

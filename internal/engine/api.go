@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -111,8 +113,42 @@ func (e *Engine) AcknowledgeIncident(ctx context.Context, id, by string) (store.
 	return inc, err
 }
 
-// RunCheck runs one check of m now, from the manager itself, and returns the
-// result; with save it is also ingested like an agent's result.
+// RunCheckAgentWait bounds how long RunCheck waits for an agent of a saved
+// monitor's regions to come online (an agent restarting, a region just
+// added) before it refuses the check with a *NoAgentError.
+const RunCheckAgentWait = 10 * time.Second
+
+// RegionError refuses a run-check aimed at a region the monitor is not
+// checked from.
+type RegionError struct {
+	Region  string
+	Regions []string
+}
+
+func (e *RegionError) Error() string {
+	return fmt.Sprintf("region %s is not one of the monitor's regions (%s)", e.Region, strings.Join(e.Regions, ", "))
+}
+
+// NoAgentError refuses a run-check of a saved monitor when no agent of its
+// regions was online within RunCheckAgentWait: the check would otherwise
+// run from somewhere the monitor is not checked from.
+type NoAgentError struct {
+	Regions []string
+}
+
+func (e *NoAgentError) Error() string {
+	return fmt.Sprintf("no probe agent of the monitor's regions (%s) is online", strings.Join(e.Regions, ", "))
+}
+
+// RunCheck runs one check of m now and returns the result; with save it is
+// also ingested like an agent's result. A saved monitor is checked only by
+// an agent of one of its regions (status's effective regions, or the plan's
+// default while the controller has not written them): region, when set,
+// must be one of them (*RegionError), and without an agent online RunCheck
+// waits up to RunCheckAgentWait for one, then refuses (*NoAgentError), so a
+// check is never recorded under a region the monitor does not use. An
+// unsaved definition (POST /monitors/test) is checked from the manager
+// itself, labelled ManagerRegion, when no agent of its regions is online.
 func (e *Engine) RunCheck(ctx context.Context, m *monv1.Monitor, region string, save bool) (probeapi.Result, error) {
 	if m.Spec.Type == monv1.MonitorCron {
 		return probeapi.Result{}, fmt.Errorf("cron monitors are checked by their heartbeats, not by probes")
@@ -124,33 +160,66 @@ func (e *Engine) RunCheck(ctx context.Context, m *monv1.Monitor, region string, 
 	if a.ID == "" {
 		a.ID = uuid.NewString() // an unsaved definition: results need a monitor id
 	}
-	if region == "" {
-		// Prefer a region of the monitor whose agents are online.
-		for _, code := range monitorRegions(m) {
+	saved := m.UID != ""
+	regions := monitorRegions(e.withRegions(ctx, m))
+	if region != "" && len(regions) > 0 && !slices.Contains(regions, region) {
+		return probeapi.Result{}, &RegionError{Region: region, Regions: regions}
+	}
+	candidates := regions
+	if region != "" {
+		candidates = []string{region}
+	}
+	online := func() string {
+		for _, code := range candidates {
 			if n, _ := e.agentsOnline(code); n > 0 {
-				region = code
-				break
+				return code
+			}
+		}
+		return ""
+	}
+	chosen := online()
+	if chosen == "" && saved && len(candidates) > 0 {
+		chosen, err = e.waitForAgent(ctx, online)
+		if err != nil {
+			return probeapi.Result{}, err
+		}
+		if chosen == "" {
+			return probeapi.Result{}, &NoAgentError{Regions: candidates}
+		}
+	}
+	if chosen != "" {
+		// The check runs from the region's own vantage point.
+		wait, cancel := context.WithTimeout(ctx, probeapi.EffectiveTimeout(&a)+15*time.Second)
+		defer cancel()
+		return e.opts.Agents.RunOnAgent(wait, chosen, a, save && saved)
+	}
+	if saved {
+		return probeapi.Result{}, &NoAgentError{Regions: candidates}
+	}
+	// An unsaved definition without an agent of its regions: check from
+	// the manager itself, labelled as such; nothing is recorded.
+	return probes.RunOnce(ctx, &a, ManagerRegion, netguard.Guard{AllowPrivate: e.opts.AllowPrivateTargets}), nil
+}
+
+// waitForAgent polls online until it names a region or RunCheckAgentWait
+// passes ("" then).
+func (e *Engine) waitForAgent(ctx context.Context, online func() string) (string, error) {
+	deadline := time.NewTimer(RunCheckAgentWait)
+	defer deadline.Stop()
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-deadline.C:
+			return "", nil
+		case <-tick.C:
+			if code := online(); code != "" {
+				return code, nil
 			}
 		}
 	}
-	if region != "" {
-		if n, _ := e.agentsOnline(region); n > 0 {
-			// The check runs from the region's own vantage point.
-			wait, cancel := context.WithTimeout(ctx, probeapi.EffectiveTimeout(&a)+15*time.Second)
-			defer cancel()
-			return e.opts.Agents.RunOnAgent(wait, region, a, save && m.UID != "")
-		}
-	}
-	// No agent of the region is reachable: check from the manager itself,
-	// labelled as such.
-	region = ManagerRegion
-	res := probes.RunOnce(ctx, &a, region, netguard.Guard{AllowPrivate: e.opts.AllowPrivateTargets})
-	if save && m.UID != "" {
-		if _, err := e.Ingest(ctx, []probeapi.Result{res}); err != nil {
-			return res, err
-		}
-	}
-	return res, nil
 }
 
 // ExplainMonitor explains a monitor's open incident or its current votes,

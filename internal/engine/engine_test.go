@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"time"
@@ -14,6 +15,7 @@ import (
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/engine"
+	"github.com/uptime-operator/uptime-operator/internal/probeserver"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
@@ -243,6 +245,57 @@ var _ = Describe("Ad-hoc checks", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(res.Region).To(Equal("r3"))
 		Expect(string(res.Status)).To(Equal("up"))
+	})
+})
+
+var _ = Describe("Run-checks of a saved monitor", func() {
+	It("run only from the monitor's regions, also right after it was created", func() {
+		for _, r := range regions {
+			Eventually(func() int { n, _ := env.Manager.Probes.AgentsOnline(r, time.Minute); return n }, 10*time.Second).Should(BeNumerically(">", 0), r)
+		}
+		// Without regions of its own the monitor runs in the plan's
+		// default regions; its status does not name them yet when the
+		// check is asked for at once (issue 29 row 5: it ran from the
+		// manager and was recorded under "manager").
+		for i := range 20 {
+			m := &monv1.Monitor{
+				ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("fresh-%d", i), Namespace: "default"},
+				Spec:       monv1.MonitorSpec{URL: target.URL + "/fresh", IntervalSeconds: 15, HTTP: &monv1.HTTPConfig{TimeoutMs: 2000}},
+			}
+			Expect(k8s.Create(ctx, m)).To(Succeed())
+			res, err := env.Manager.Engine.RunCheck(ctx, m, "", true)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(regions).To(ContainElement(res.Region), "iteration %d", i)
+			latest, err := env.Manager.Store.LatestChecks(ctx, string(m.UID))
+			Expect(err).NotTo(HaveOccurred())
+			for _, c := range latest {
+				Expect(regions).To(ContainElement(c.Region), "iteration %d: a check recorded under %s", i, c.Region)
+			}
+		}
+
+		m := get(newMonitor("two-regions", func(m *monv1.Monitor) { m.Spec.Regions = []string{"r1", "r2"} }))
+		_, err := env.Manager.Engine.RunCheck(ctx, m, "r3", true)
+		var regionErr *engine.RegionError
+		Expect(errors.As(err, &regionErr)).To(BeTrue(), "a region the monitor does not use is refused: %v", err)
+		Expect(regionErr.Regions).To(Equal([]string{"r1", "r2"}))
+	})
+
+	It("is refused when no agent of the monitor's regions comes online in time", func() {
+		// A region whose agent never calls.
+		Expect(k8s.Create(ctx, &monv1.ProbeRegion{ObjectMeta: metav1.ObjectMeta{Name: "silent"},
+			Spec: monv1.ProbeRegionSpec{Placement: monv1.ProbePlacement{
+				Mode: monv1.PlacementRemote, TokenSecretRef: &monv1.SecretKeySelector{Name: "token-silent", Key: probeserver.RegionTokenKey},
+			}}})).To(Succeed())
+		m := get(newMonitor("silent-region", func(m *monv1.Monitor) { m.Spec.Regions = []string{"silent"} }))
+		start := time.Now()
+		_, err := env.Manager.Engine.RunCheck(ctx, m, "", true)
+		var noAgent *engine.NoAgentError
+		Expect(errors.As(err, &noAgent)).To(BeTrue(), "got %v", err)
+		Expect(noAgent.Regions).To(Equal([]string{"silent"}))
+		Expect(time.Since(start)).To(BeNumerically(">=", engine.RunCheckAgentWait), "it waits for an agent first")
+		latest, err := env.Manager.Store.LatestChecks(ctx, string(m.UID))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(latest).To(BeEmpty(), "nothing is recorded")
 	})
 })
 

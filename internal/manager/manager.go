@@ -60,6 +60,7 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/store/sqlite"
 	"github.com/uptime-operator/uptime-operator/internal/thirdparty"
 	"github.com/uptime-operator/uptime-operator/internal/trust"
+	"github.com/uptime-operator/uptime-operator/internal/writethrough"
 	"github.com/uptime-operator/uptime-operator/webhooks"
 )
 
@@ -178,8 +179,9 @@ func utilruntimeMust(err error) {
 // Manager is a running uptime-operator manager.
 type Manager struct {
 	ctrl.Manager
-	opts Options
-	api  *apiserver.Server
+	opts    Options
+	overlay *writethrough.Overlay
+	api     *apiserver.Server
 	// Store is the history store; closed when the manager stops.
 	Store store.Store
 	// Engine is the incident engine.
@@ -235,6 +237,10 @@ func (m *Manager) APIAddr(ctx context.Context) (string, error) {
 	}
 }
 
+// Overlay is the read-your-writes overlay the manager's cache lays over its
+// answers; a REST API built on the manager's client records its writes in it.
+func (m *Manager) Overlay() *writethrough.Overlay { return m.overlay }
+
 // Handler is the root handler of the direct listener (probe API, REST API
 // and public endpoints).
 func (m *Manager) Handler() http.Handler { return m.root }
@@ -247,8 +253,13 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 		// run outside a Pod (a kubeconfig) does not have.
 		opts.LeaderElectionNamespace = opts.Namespace
 	}
+	// Every reader of the manager's cache sees what the REST API wrote at
+	// once (read-your-writes): the API records its writes in the overlay,
+	// and the cache lays them over its answers until the informer has them.
+	overlay := &writethrough.Overlay{}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  Scheme(),
+		NewCache:                overlay.NewCache(nil),
 		Metrics:                 metricsServer(opts),
 		HealthProbeBindAddress:  orZero(opts.HealthAddr),
 		PprofBindAddress:        orZero(opts.PprofAddr),
@@ -443,7 +454,7 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 		return nil, err
 	}
 
-	m := &Manager{Manager: mgr, opts: opts, Store: st, Engine: eng, Probes: probes, Alerts: worker, apiBound: make(chan struct{}), aggBound: make(chan struct{})}
+	m := &Manager{Manager: mgr, opts: opts, overlay: overlay, Store: st, Engine: eng, Probes: probes, Alerts: worker, apiBound: make(chan struct{}), aggBound: make(chan struct{})}
 	if err := (&controllers.StatusPageReconciler{Client: mgr.GetClient(), BaseURL: opts.PublicURL}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("set up status page controller: %w", err)
 	}
@@ -468,9 +479,10 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 		series.Monitors = monitors.EachMonitor
 	}
 	public := &statuspage.Public{Reader: mgr.GetClient(), Secrets: mgr.GetAPIReader(), Store: st, BaseURL: opts.PublicURL,
-		Notifier: notifier, ThirdParty: thirdParty, SessionKey: key}
+		Notifier: notifier, ThirdParty: thirdParty, SessionKey: key, Writes: overlay}
 	m.api = apiserver.New(apiserver.Options{
 		Client:              mgr.GetClient(),
+		Overlay:             overlay,
 		Reader:              mgr.GetAPIReader(),
 		Plans:               resolver,
 		Keys:                mgr.GetClient(),

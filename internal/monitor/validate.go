@@ -188,6 +188,10 @@ func validateHost(ctx context.Context, host string, guard HostChecker, path *fie
 // that resolve to private or local addresses.
 const PrivateAddressMessage = "This address isn't reachable from the internet"
 
+// UnresolvableHostMessage is the rejection text for a webhook endpoint whose
+// host does not resolve (spec/webhooks.md, connection-time rejections).
+const UnresolvableHostMessage = "This host could not be resolved"
+
 var hostnameRE = regexp.MustCompile(`^([A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9])?)(\.[A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9])?)*\.?$`)
 
 func validatePort(p int32, path *field.Path) field.ErrorList {

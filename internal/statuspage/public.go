@@ -27,6 +27,11 @@ const (
 	CodeInternal     = "INTERNAL_ERROR"
 )
 
+// WriteVersions numbers the writes answered in each workspace.
+type WriteVersions interface {
+	Version(namespace string) uint64
+}
+
 // DefaultCacheTTL is how long the data of a page is reused between requests.
 const DefaultCacheTTL = 5 * time.Second
 
@@ -56,6 +61,10 @@ type Public struct {
 	SessionKey []byte
 	// CacheTTL is how long a page's data is reused; DefaultCacheTTL when 0.
 	CacheTTL time.Duration
+	// Writes numbers the writes the API answered per workspace (the
+	// manager's writethrough.Overlay); a page's data is rebuilt after
+	// each. When nil, a write shows within CacheTTL.
+	Writes WriteVersions
 	// ThirdParty supplies the third-party services pages show; none are
 	// shown when nil.
 	ThirdParty ThirdPartySource

@@ -225,9 +225,16 @@ func (s *snapshot) history(days int) History {
 }
 
 // snapshot returns the cached data of a page, building it when stale. A new
-// generation (any spec change) builds at once; status writes do not.
+// generation (any spec change) or a write of the API in the page's
+// workspace (Writes) builds at once; status writes do not.
 func (p *Public) snapshot(ctx context.Context, page *monv1.StatusPage) (*snapshot, error) {
 	key := "doc/" + string(page.UID) + "/" + strconv.FormatInt(page.Generation, 10)
+	if p.Writes != nil {
+		// A write the API answered in the page's workspace (a monitor
+		// renamed, a maintenance window added, an incident resolved) must
+		// show at the next request, not after CacheTTL.
+		key += "/" + strconv.FormatUint(p.Writes.Version(page.Namespace), 10)
+	}
 	v, err := p.cache.get(key, p.now(), func() (any, error) {
 		// The build is shared by concurrent requests: it must not end with
 		// the first caller's request.
