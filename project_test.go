@@ -129,3 +129,43 @@ func TestPROJECTFile(t *testing.T) {
 		}
 	}
 }
+
+// builtinShortNames are the short names of the resources every Kubernetes
+// 1.37 cluster serves (`kubectl api-resources`). A CRD short name equal to
+// one shadows the built-in for kubectl users: `kubectl get ep` listed
+// EscalationPolicies instead of Endpoints (issue 28 row 8).
+var builtinShortNames = []string{
+	"cm", "cs", "ep", "ev", "limits", "no", "ns", "po", "pv", "pvc", "quota", "rc", "sa", "svc",
+	"crd", "crds", "deploy", "ds", "rs", "sts", "hpa", "cj", "csr", "ing", "netpol", "pdb", "pc", "sc", "vac",
+}
+
+// TestCRDShortNames checks that no CRD's short names shadow a built-in
+// resource's.
+func TestCRDShortNames(t *testing.T) {
+	files, err := filepath.Glob("config/crd/bases/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no CRDs in config/crd/bases: %v", err)
+	}
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var crd struct {
+			Spec struct {
+				Names struct {
+					Kind       string   `json:"kind"`
+					ShortNames []string `json:"shortNames"`
+				} `json:"names"`
+			} `json:"spec"`
+		}
+		if err := yaml.Unmarshal(raw, &crd); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		for _, s := range crd.Spec.Names.ShortNames {
+			if slices.Contains(builtinShortNames, s) {
+				t.Errorf("%s: short name %q of %s shadows a built-in resource's", f, s, crd.Spec.Names.Kind)
+			}
+		}
+	}
+}

@@ -13,7 +13,8 @@
 #      ci/*-values.yaml (postgres+HA, cert-manager, remote mode, everything on);
 #   5. every rendered document parses (Go YAML decoder and `kubectl annotate
 #      --local`), has apiVersion, kind and name, and namespaced kinds carry the
-#      release namespace;
+#      release namespace; every Pod template passes Pod Security baseline and
+#      restricted (k8s.io/pod-security-admission's evaluator);
 #   6. the rendered manager ClusterRole, access ClusterRoles, aggregate roles and
 #      webhook configurations match config/rbac and config/webhook/manifests.yaml;
 #   7. values the chart must refuse are refused (replicas > 1 on SQLite, unknown
@@ -65,8 +66,11 @@ import (
 	"sort"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
+
+	"github.com/uptime-operator/uptime-operator/internal/podsecurity"
 )
 
 func main() {
@@ -84,6 +88,8 @@ func main() {
 	case "docs":
 		fmt.Print(valuesTable(os.Args[2], os.Args[3]))
 		return
+	case "podsecurity":
+		errs = checkPodSecurity(os.Args[2])
 	case "strip":
 		strip(os.Args[2], os.Args[3:])
 		return
@@ -331,6 +337,43 @@ func checkRendered(path, namespace, fullname string, flags []string) []string {
 		if w, g := webhookSummary(want), webhookSummary(got); !reflect.DeepEqual(w, g) {
 			errs = append(errs, fmt.Sprintf("%s: %s differs from config/webhook/manifests.yaml:\n  want %v\n  got  %v", path, kind, w, g))
 		}
+	}
+	return errs
+}
+
+// checkPodSecurity evaluates every Pod template of a rendering (Deployments,
+// StatefulSets, DaemonSets, Jobs, Pods) with the Pod Security admission
+// evaluator: baseline and restricted must both allow it, so the chart
+// installs into a namespace labelled pod-security.kubernetes.io/enforce:
+// restricted.
+func checkPodSecurity(path string) []string {
+	var errs []string
+	pods := 0
+	for _, o := range docs(path) {
+		kind, name := str(o, "kind"), str(o, "metadata", "name")
+		var tmpl any
+		switch kind {
+		case "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job":
+			spec, _ := o["spec"].(map[string]any)
+			tmpl = spec["template"]
+		case "Pod":
+			tmpl = o
+		default:
+			continue
+		}
+		b, _ := json.Marshal(tmpl)
+		var pt corev1.PodTemplateSpec
+		if err := json.Unmarshal(b, &pt); err != nil {
+			errs = append(errs, fmt.Sprintf("%s: %s/%s: pod template does not decode: %v", path, kind, name, err))
+			continue
+		}
+		pods++
+		for _, v := range podsecurity.Violations(&pt.ObjectMeta, &pt.Spec) {
+			errs = append(errs, fmt.Sprintf("%s: %s/%s violates Pod Security %s", path, kind, name, v))
+		}
+	}
+	if pods == 0 {
+		errs = append(errs, path+": renders no Pod template")
 	}
 	return errs
 }
@@ -693,6 +736,11 @@ for values in "$CHART"/ci/*-values.yaml; do
   if ! checker rendered "$out" "$NS" "$RELEASE" $compare; then
     fail "rendered manifests of $values"
     continue
+  fi
+  if checker podsecurity "$out"; then
+    ok "$values: every Pod template passes Pod Security baseline and restricted"
+  else
+    fail "$values: Pod templates refused by Pod Security"
   fi
   if [[ -n "$KUBECTL" ]]; then
     if ! KUBECONFIG=/dev/null "$KUBECTL" annotate --local -f "$out" uptime-operator.io/verify=true -o name >"$work/$name.objects" 2>"$work/$name.kerr"; then

@@ -122,6 +122,9 @@ type Options struct {
 	// ProbeTrustedCA is the ConfigMap or Secret of private CA certificates
 	// mounted into managed probe pods (nil: none).
 	ProbeTrustedCA *trust.BundleRef
+	// ProbeImagePullSecrets are Secrets of the manager's namespace that
+	// every managed probe Pod pulls its image with.
+	ProbeImagePullSecrets []string
 	// SkipNameValidation allows a second manager in one process (tests that
 	// restart the manager).
 	SkipNameValidation bool
@@ -399,7 +402,7 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 		Probe: controllers.ProbeDeploymentOptions{
 			Namespace: opts.Namespace, Image: opts.ProbeImage, ServerURL: opts.ProbeServerURL,
 			ServiceAccount: probeserver.ProbeServiceAccount, AllowPrivate: opts.AllowPrivateTargets,
-			TrustedCA: opts.ProbeTrustedCA,
+			TrustedCA: opts.ProbeTrustedCA, ImagePullSecrets: localObjectReferences(opts.ProbeImagePullSecrets),
 		},
 	}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("set up probe region controller: %w", err)
@@ -815,4 +818,13 @@ func orZero(s string) string {
 		return "0"
 	}
 	return s
+}
+
+// localObjectReferences turns Secret names into Pod image pull secrets.
+func localObjectReferences(names []string) []corev1.LocalObjectReference {
+	var out []corev1.LocalObjectReference
+	for _, n := range names {
+		out = append(out, corev1.LocalObjectReference{Name: n})
+	}
+	return out
 }
