@@ -22,10 +22,10 @@ help: ## Show this help.
 ##@ Development
 
 .PHONY: manifests
-manifests: ## Generate CRDs, RBAC and webhook configuration into config/ (and the chart's crds/).
+manifests: ## Generate CRDs, RBAC and webhook configuration into config/ (and the chart's CRD templates).
 	$(CONTROLLER_GEN) rbac:roleName=uptime-operator-manager crd:allowDangerousTypes=true webhook $(GEN_PATHS) \
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac output:webhook:artifacts:config=config/webhook
-	@mkdir -p charts/uptime-operator/crds && cp config/crd/bases/*.yaml charts/uptime-operator/crds/
+	@hack/sync-chart-crds.sh
 	@hack/sync-chart-rbac.sh
 	go run ./hack/gen-crd-docs
 	go run ./hack/gen-openapi
@@ -51,9 +51,9 @@ lint: vet ## Run the linters (gofmt check and go vet).
 verify: ## Fail when generated code is stale, code is unformatted or vet complains.
 	@echo "verify: regenerating deepcopy, CRDs, RBAC and webhook manifests"
 	@$(MAKE) --no-print-directory generate manifests >/dev/null
-	@if [ -n "$$(git status --porcelain -- api config charts/uptime-operator/crds docs/crd-reference.md docs/openapi.json docs/api-reference.md internal/apiserver/openapi.json)" ]; then \
+	@if [ -n "$$(git status --porcelain -- api config charts/uptime-operator/templates/crds docs/crd-reference.md docs/openapi.json docs/api-reference.md internal/apiserver/openapi.json)" ]; then \
 		echo "generated files are stale; run 'make generate manifests' and commit:"; \
-		git status --porcelain -- api config charts/uptime-operator/crds docs/crd-reference.md docs/openapi.json docs/api-reference.md internal/apiserver/openapi.json; git --no-pager diff --stat -- api config charts docs; exit 1; fi
+		git status --porcelain -- api config charts/uptime-operator/templates/crds docs/crd-reference.md docs/openapi.json docs/api-reference.md internal/apiserver/openapi.json; git --no-pager diff --stat -- api config charts docs; exit 1; fi
 	@hack/verify-kustomize.sh
 	@hack/verify-chart.sh
 	@hack/verify-dockerfile.sh
@@ -157,6 +157,7 @@ IMAGE_REPO ?= ghcr.io/uptime-operator/uptime-operator
 IMAGE_TAG ?= $(shell sed -n 's/^appVersion: "\(.*\)"/\1/p' charts/uptime-operator/Chart.yaml)
 IMAGE_TAR ?= $(LOCALBIN)/uptime-operator-image.tar
 CA_BUNDLE ?= /etc/ssl/certs/ca-certificates.crt
+IMAGE_DIGEST_FILE ?=
 
 .PHONY: image
 image: ## Build the image without a container engine or registry: $(IMAGE_TAR) (load it with ctr/podman/docker).
@@ -169,4 +170,15 @@ image: ## Build the image without a container engine or registry: $(IMAGE_TAR) (
 		-ca $(CA_BUNDLE) -nonroot -user 65532:65532 \
 		-entrypoint /uptime-operator -cmd manager \
 		-label org.opencontainers.image.title=uptime-operator \
-		-label org.opencontainers.image.version=v$(IMAGE_TAG)
+		-label org.opencontainers.image.version=v$(IMAGE_TAG) \
+		-label org.opencontainers.image.licenses=Apache-2.0 \
+		$(if $(IMAGE_DIGEST_FILE),-digest-file $(IMAGE_DIGEST_FILE))
+
+##@ Release
+
+VERSION ?=
+RELEASE_DIR ?= $(CURDIR)/dist
+
+.PHONY: release
+release: ## Build release VERSION=x.y.z into $(RELEASE_DIR): the chart package, the image archive and its digest (hack/release.sh).
+	@RELEASE_DIR=$(RELEASE_DIR) IMAGE_REPO=$(IMAGE_REPO) hack/release.sh "$(VERSION)"

@@ -2,7 +2,8 @@
 # Verifies the Helm chart charts/uptime-operator:
 #
 #  always (no helm needed):
-#   1. its crds/ are byte-identical to config/crd/bases (`make manifests` copies them);
+#   1. its CRD templates (templates/crds) are config/crd/bases as made by
+#      hack/sync-chart-crds.sh (`make manifests` runs it);
 #   2. the manager ClusterRole rules in templates/rbac-manager.yaml equal the
 #      generated config/rbac/role.yaml;
 #   3. every key of values.yaml is declared in values.schema.json (with a type),
@@ -35,7 +36,6 @@ CHART=charts/uptime-operator
 NS=uptime-operator-system
 RELEASE=uptime-operator
 K8S_VERSION="${K8S_VERSION:-1.37.2}"
-HELM_VERSION="${HELM_VERSION:-v3.19.0}"
 UPDATE_DOCS=false
 [[ "${1:-}" == "--update-docs" ]] && UPDATE_DOCS=true
 
@@ -642,12 +642,17 @@ func schemaType(schema map[string]any, path string) string {
 GO
 checker() { go run "./$(basename "$checker_dir")" "$@"; }
 
-# 1. CRDs in the chart equal config/crd/bases.
-if diff -r -q config/crd/bases "$CHART/crds" >"$work/crd.diff" 2>&1; then
-  ok "$CHART/crds equals config/crd/bases ($(ls config/crd/bases | wc -l) CRDs)"
+# 1. The chart's CRD templates are the ones hack/sync-chart-crds.sh makes
+#    from config/crd/bases, and the chart has no crds/ directory (Helm never
+#    upgrades what sits there).
+hack/sync-chart-crds.sh "$work/crds"
+if [[ -d "$CHART/crds" ]]; then
+  fail "$CHART/crds exists: CRDs are templates (templates/crds), which Helm upgrades"
+elif diff -r -q "$work/crds" "$CHART/templates/crds" >"$work/crd.diff" 2>&1; then
+  ok "$CHART/templates/crds are config/crd/bases as templates ($(ls config/crd/bases | wc -l) CRDs)"
 else
   cat "$work/crd.diff" >&2
-  fail "$CHART/crds differs from config/crd/bases; run 'make manifests'"
+  fail "$CHART/templates/crds differs from config/crd/bases; run 'make manifests'"
 fi
 
 # 2. The manager ClusterRole rules equal config/rbac/role.yaml.
@@ -685,19 +690,8 @@ else
 fi
 
 # 4-7 need helm.
-find_helm() {
-  if [[ -n "${HELM:-}" && -x "${HELM}" ]]; then echo "$HELM"; return; fi
-  if command -v helm >/dev/null; then command -v helm; return; fi
-  local cache="${XDG_CACHE_HOME:-$HOME/.cache}/uptime-operator/helm-$HELM_VERSION"
-  if [[ -x "$cache/helm" ]]; then echo "$cache/helm"; return; fi
-  echo "verify-chart: building helm $HELM_VERSION from the Go module proxy into $cache (once)" >&2
-  mkdir -p "$cache"
-  if (cd "$work" && GOBIN="$cache" GOFLAGS=-buildvcs=false go install "helm.sh/helm/v3/cmd/helm@$HELM_VERSION") >"$work/helm-build.log" 2>&1; then
-    echo "$cache/helm"
-  else
-    tail -5 "$work/helm-build.log" >&2
-  fi
-}
+# shellcheck source=hack/lib/helm.sh
+source hack/lib/helm.sh
 HELM_BIN="$(find_helm || true)"
 if [[ -z "$HELM_BIN" ]]; then
   echo "verify-chart: SKIP helm lint/template and the rendered-manifest checks: no helm binary (not on PATH, \$HELM unset, and 'go install helm.sh/helm/v3/cmd/helm@$HELM_VERSION' failed)"
