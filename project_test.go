@@ -169,3 +169,38 @@ func TestCRDShortNames(t *testing.T) {
 		}
 	}
 }
+
+// TestDocLinks checks that README.md and docs/*.md point only at files the
+// repository has: every relative Markdown link, and every `path/file.md`
+// they name in code spans (they cited spec/webhooks.md, which is not in the
+// repository; issue 28 row 8).
+func TestDocLinks(t *testing.T) {
+	files, _ := filepath.Glob("docs/*.md")
+	files = append(files, "README.md", "CHANGELOG.md")
+	link := regexp.MustCompile(`\]\(([^)\s#]+)(#[^)]*)?\)`)
+	named := regexp.MustCompile("`([A-Za-z0-9_./-]+/[A-Za-z0-9_.-]+\\.md)`")
+	code := regexp.MustCompile("(?s)```.*?```|`[^`\n]*`")
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prose := code.ReplaceAllString(string(raw), "")
+		for _, m := range link.FindAllStringSubmatch(prose, -1) {
+			target := m[1]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			if _, err := os.Stat(filepath.Join(filepath.Dir(f), target)); err != nil {
+				t.Errorf("%s links to %s, which does not exist", f, target)
+			}
+		}
+		for _, m := range named.FindAllStringSubmatch(string(raw), -1) {
+			_, errRoot := os.Stat(m[1])
+			_, errHere := os.Stat(filepath.Join(filepath.Dir(f), m[1]))
+			if errRoot != nil && errHere != nil {
+				t.Errorf("%s names %s, which is not in the repository", f, m[1])
+			}
+		}
+	}
+}
