@@ -154,9 +154,12 @@ func strip(path string, kinds []string) {
 }
 
 // serve starts a kube-apiserver and etcd (envtest, $KUBEBUILDER_ASSETS) with
-// the CRDs of crdDir, writes an admin kubeconfig and runs until stdin closes.
+// the CRDs of crdDir ("-": none), writes an admin kubeconfig and runs until stdin closes.
 func serve(crdDir, kubeconfig string) {
-	env := &envtest.Environment{CRDDirectoryPaths: []string{crdDir}, ErrorIfCRDPathMissing: true}
+	env := &envtest.Environment{}
+	if crdDir != "-" {
+		env.CRDDirectoryPaths, env.ErrorIfCRDPathMissing = []string{crdDir}, true
+	}
 	cfg, err := env.Start()
 	if err != nil {
 		fatalf("start envtest: %v", err)
@@ -748,6 +751,15 @@ for values in "$CHART"/ci/*-values.yaml; do
   fi
 done
 
+# The aggregated API rule (aggregatedAPI.enabled: auto): no APIService in
+# front of one SQLite replica, one in front of replicas on PostgreSQL.
+if [[ -f "$work/default.yaml" && -f "$work/postgres-ha.yaml" ]] &&
+  ! grep -q '^kind: APIService' "$work/default.yaml" && grep -q '^kind: APIService' "$work/postgres-ha.yaml"; then
+  ok "aggregatedAPI.enabled=auto: no APIService with one SQLite replica, one with HA replicas on PostgreSQL"
+else
+  fail "aggregatedAPI.enabled=auto must render the APIService only for 2+ replicas on PostgreSQL"
+fi
+
 # 7. Values the chart must refuse.
 refuse() {
   local why="$1"; shift
@@ -769,19 +781,22 @@ refuse "an SMTP user without a password Secret" --set smtp.addr=smtp.example.com
 refuse "Twilio without a token Secret" --set twilio.accountSID=AC1 --set-string twilio.from=+15005550006
 refuse "a wrong SMTP TLS mode" --set smtp.tlsMode=always
 
-# 8. Against a real kube-apiserver (envtest: kube-apiserver + etcd with the
-#    CRDs, no nodes): server-side dry-run of every rendering, so each object
-#    is checked against the Kubernetes and CRD OpenAPI schemas; then a real
-#    `helm install` and `helm upgrade` of ci/bootstrap-values.yaml, which must
-#    create its ProbeRegions and Plans while no webhook server answers, and
-#    must keep the generated CA across the upgrade (lookup).
+# 8. Against a real kube-apiserver (envtest: kube-apiserver + etcd, no CRDs
+#    and no nodes): a real `helm install` of ci/bootstrap-values.yaml, which
+#    must install the CRDs (templates/crds) and then create its ProbeRegions
+#    and Plans (post-install hooks, as the CRDs were not served at render
+#    time) while no webhook server answers; a `helm upgrade`, which must adopt
+#    those objects and keep the generated CA (lookup); a `helm uninstall`,
+#    which must keep the CRDs (crds.keep); then a server-side dry-run of every
+#    rendering, so each object is checked against the Kubernetes and CRD
+#    OpenAPI schemas.
 if [[ ! -x "$K8S_ASSETS/kube-apiserver" || ! -x "$K8S_ASSETS/etcd" || -z "$KUBECTL" ]]; then
   echo "verify-chart: SKIP server-side checks: no kube-apiserver/etcd/kubectl in $K8S_ASSETS (run 'make envtest')"
   exit "$failed"
 fi
 kubeconfig="$work/kubeconfig"
 mkfifo "$work/serve.in"
-KUBEBUILDER_ASSETS="$K8S_ASSETS" checker serve config/crd/bases "$kubeconfig" <"$work/serve.in" >"$work/serve.log" 2>&1 &
+KUBEBUILDER_ASSETS="$K8S_ASSETS" checker serve - "$kubeconfig" <"$work/serve.in" >"$work/serve.log" 2>&1 &
 serve_pid=$!
 exec 9>"$work/serve.in"
 for _ in $(seq 1 120); do [[ -f "$kubeconfig" ]] && break; kill -0 "$serve_pid" 2>/dev/null || break; sleep 1; done
@@ -794,25 +809,14 @@ fi
 k() { "$KUBECTL" --kubeconfig "$kubeconfig" "$@"; }
 h() { "$HELM_BIN" --kubeconfig "$kubeconfig" "$@"; }
 k create namespace "$NS" >/dev/null
-external_kinds=(Certificate Issuer ServiceMonitor PrometheusRule HTTPRoute)
-for values in "$CHART"/ci/*-values.yaml; do
-  name="$(basename "$values" -values.yaml)"
-  [[ -f "$work/$name.yaml" ]] || continue
-  checker strip "$work/$name.yaml" "${external_kinds[@]}" >"$work/$name.core.yaml"
-  if k apply --dry-run=server --server-side --field-manager=verify-chart -f "$work/$name.core.yaml" >"$work/$name.dry" 2>&1; then
-    ok "$values: kube-apiserver $K8S_VERSION accepts every object (server-side dry-run; ${external_kinds[*]} not installed there)"
-  else
-    grep -v 'serverside-applied\|created\|configured\|unchanged' "$work/$name.dry" >&2 || true
-    fail "$values: server-side dry-run refused objects"
-  fi
-done
 bootstrap="$CHART/ci/bootstrap-values.yaml"
-if h install "$RELEASE" "$CHART" -n "$NS" -f "$bootstrap" >"$work/install.log" 2>&1; then
+boot=(-f "$bootstrap" --set aggregatedAPI.enabled=true)
+if h install "$RELEASE" "$CHART" -n "$NS" "${boot[@]}" >"$work/install.log" 2>&1; then
   ca1="$(k -n "$NS" get secret "$RELEASE-ca" -o jsonpath='{.data.tls\.crt}')"
   wh1="$(k -n "$NS" get secret "$RELEASE-webhook-cert" -o jsonpath='{.data.tls\.crt}')"
   regions="$(k get proberegions -o name | wc -l)"
   plans="$(k get plans -o name | wc -l)"
-  if h upgrade "$RELEASE" "$CHART" -n "$NS" -f "$bootstrap" >"$work/upgrade.log" 2>&1; then
+  if h upgrade "$RELEASE" "$CHART" -n "$NS" "${boot[@]}" >"$work/upgrade.log" 2>&1; then
     ca2="$(k -n "$NS" get secret "$RELEASE-ca" -o jsonpath='{.data.tls\.crt}')"
     wh2="$(k -n "$NS" get secret "$RELEASE-webhook-cert" -o jsonpath='{.data.tls\.crt}')"
     bundle="$(k get apiservice v1.api.uptime-operator.io -o jsonpath='{.spec.caBundle}')"
@@ -820,6 +824,20 @@ if h install "$RELEASE" "$CHART" -n "$NS" -f "$bootstrap" >"$work/install.log" 2
       ok "helm install + upgrade on envtest: $regions ProbeRegions and $plans Plans created with the webhooks registered; CA and serving certificate kept across the upgrade"
     else
       fail "helm upgrade on envtest changed the CA or serving certificate, or the APIService caBundle is not the CA"
+    fi
+    hooks="$(k get proberegions,plans -o jsonpath='{range .items[*]}{.metadata.annotations.helm\.sh/hook}{end}')"
+    managed="$(h get manifest "$RELEASE" -n "$NS" | grep -c '^kind: \(ProbeRegion\|Plan\)$' || true)"
+    if [[ "$regions" -gt 0 && -z "$hooks" && "$managed" -eq $((regions + plans)) ]]; then
+      ok "helm upgrade adopted the $regions ProbeRegions and $plans Plans the first install created as hooks"
+    else
+      fail "helm upgrade did not adopt the hook-created ProbeRegions and Plans (hook annotations '$hooks', $managed in the release manifest)"
+    fi
+    if h uninstall "$RELEASE" -n "$NS" >"$work/uninstall.log" 2>&1 && k get crd monitors.monitoring.uptime-operator.io >/dev/null 2>&1 &&
+      [[ "$(k get proberegions -o name | wc -l)" -eq 0 ]]; then
+      ok "helm uninstall kept the CRDs (crds.keep) and removed the release's ProbeRegions"
+    else
+      cat "$work/uninstall.log" >&2
+      fail "helm uninstall removed the CRDs or left the release's ProbeRegions"
     fi
   else
     cat "$work/upgrade.log" >&2
@@ -829,6 +847,18 @@ else
   cat "$work/install.log" >&2
   fail "helm install on envtest"
 fi
+external_kinds=(Certificate Issuer ServiceMonitor PrometheusRule HTTPRoute)
+for values in "$CHART"/ci/*-values.yaml; do
+  name="$(basename "$values" -values.yaml)"
+  [[ -f "$work/$name.yaml" ]] || continue
+  checker strip "$work/$name.yaml" "${external_kinds[@]}" >"$work/$name.core.yaml"
+  if k apply --dry-run=server --server-side --force-conflicts --field-manager=verify-chart -f "$work/$name.core.yaml" >"$work/$name.dry" 2>&1; then
+    ok "$values: kube-apiserver $K8S_VERSION accepts every object (server-side dry-run; ${external_kinds[*]} not installed there)"
+  else
+    grep -v 'serverside-applied\|created\|configured\|unchanged' "$work/$name.dry" >&2 || true
+    fail "$values: server-side dry-run refused objects"
+  fi
+done
 exec 9>&-
 wait "$serve_pid" || true
 

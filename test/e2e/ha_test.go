@@ -85,14 +85,13 @@ func haScenario(targetIP, receiverIP *string, valuesFile *string) {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(conn.Close(ctx)).To(Succeed())
 
-		_, _ = kubectl("create", "namespace", ns)
 		installTestCA()
 		_, _ = kubectl("-n", ns, "delete", "secret", "e2e-pg")
 		mustKubectl("-n", ns, "create", "secret", "generic", "e2e-pg",
 			"--from-literal=dsn=postgres://uptime:uptime@"+nodeIP+":"+pgPort+"/uptime_e2e?sslmode=disable")
-		mustHelm("install", release, "charts/uptime-operator", "-n", ns, "-f", *valuesFile,
+		mustHelm("install", release, chartPackage(), "-n", ns, "-f", *valuesFile,
 			"--set", "store.type=postgres", "--set", "store.postgres.existingSecret=e2e-pg",
-			"--set", "manager.replicas=2", "--wait", "--timeout", "5m")
+			"--set", "manager.replicas=2", "--set", "aggregatedAPI.enabled=auto", "--wait", "--timeout", "5m")
 		Eventually(func() []string { return managerPods(ns) }, 3*time.Minute, 2*time.Second).Should(HaveLen(2))
 		Eventually(func() string {
 			out, _ := kubectl("get", "apiservice", "v1.api.uptime-operator.io", "-o", `jsonpath={.status.conditions[?(@.type=="Available")].status}`)

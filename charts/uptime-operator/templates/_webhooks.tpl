@@ -45,7 +45,7 @@ Helm's ownership annotations, so the next `helm upgrade` (the API is served
 then) adopts them as ordinary objects of the release.
 */}}
 {{- define "uptime-operator.bootstrapAnnotations" -}}
-{{- if not (.Capabilities.APIVersions.Has "monitoring.uptime-operator.io/v1alpha1") }}
+{{- if not (.Capabilities.APIVersions.Has "monitoring.uptime-operator.io/v1alpha1") -}}
 annotations:
   helm.sh/hook: post-install
   helm.sh/hook-weight: "-5"
