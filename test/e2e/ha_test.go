@@ -97,7 +97,9 @@ func haScenario(targetIP, receiverIP *string, valuesFile *string) {
 			out, _ := kubectl("get", "apiservice", "v1.api.uptime-operator.io", "-o", `jsonpath={.status.conditions[?(@.type=="Available")].status}`)
 			return out
 		}, 2*time.Minute, 2*time.Second).Should(Equal("True"))
+		// aggregatedAPI.enabled=auto registers the APIService for 2 replicas on PostgreSQL.
 		waitRegionsOnline()
+		proved("HA: aggregatedAPI.enabled=auto with 2 replicas on PostgreSQL registered APIService v1.api.uptime-operator.io (Available)")
 
 		spread := spreadAgents()
 		proved("HA: 2 manager replicas on PostgreSQL; agents' connections by replica: %s", spread)
@@ -139,6 +141,7 @@ func haScenario(targetIP, receiverIP *string, valuesFile *string) {
 		}, 3*time.Minute, 3*time.Second).Should(Succeed())
 		proved("HA: one incident %s confirmed by e2e-a and e2e-b, one monitor.down and one monitor.up (recovered), regions' states right", id)
 
+		deleteNamespaceDuringRestart()
 		mustHelm("uninstall", release, "-n", ns, "--wait", "--timeout", "3m")
 	})
 }
@@ -253,4 +256,45 @@ func replicasOf(podIP, serviceIP string) map[string]bool {
 		}
 	}
 	return got
+}
+
+// deleteNamespaceDuringRestart deletes a workspace namespace, with a Monitor
+// whose history finalizer the manager must remove, while the manager
+// Deployment restarts (issue 28 row 2): with the APIService registered by
+// the chart's rule (two replicas rolling one at a time) discovery keeps
+// answering, and the deletion finishes.
+func deleteNamespaceDuringRestart() {
+	GinkgoHelper()
+	const doomed = "e2e-doomed"
+	_, _ = kubectl("delete", "namespace", doomed, "--timeout=120s")
+	mustKubectl("create", "namespace", doomed)
+	apply(fmt.Sprintf(`apiVersion: monitoring.uptime-operator.io/v1alpha1
+kind: Monitor
+metadata: {name: doomed, namespace: %s}
+spec:
+  type: http
+  url: http://e2e-target.default.svc.cluster.local:8080/
+  intervalSeconds: 60
+  regions: [e2e-a]
+`, doomed))
+	Eventually(func() string {
+		out, _ := kubectl("-n", doomed, "get", "monitor", "doomed", "-o", "jsonpath={.metadata.finalizers}")
+		return out
+	}, time.Minute, time.Second).ShouldNot(BeEmpty(), "the manager adds the history finalizer")
+	start := time.Now()
+	mustKubectl("-n", ns, "rollout", "restart", "deploy/uptime-operator-manager")
+	mustKubectl("delete", "namespace", doomed, "--wait=false")
+	discoveryFailed := false
+	Eventually(func() bool {
+		out, err := kubectl("get", "namespace", doomed, "-o",
+			`jsonpath={.status.conditions[?(@.type=="NamespaceDeletionDiscoveryFailure")].status}`)
+		if strings.TrimSpace(out) == "True" {
+			discoveryFailed = true
+		}
+		return err != nil && strings.Contains(out, "NotFound")
+	}, 4*time.Minute, 2*time.Second).Should(BeTrue(), "namespace %s is still there", doomed)
+	took := time.Since(start).Round(time.Second)
+	mustKubectl("-n", ns, "rollout", "status", "deploy/uptime-operator-manager", "--timeout=180s")
+	Expect(discoveryFailed).To(BeFalse(), "namespace deletion hit NamespaceDeletionDiscoveryFailure during the rolling restart")
+	proved("namespace %s (a Monitor with the history finalizer) deleted in %s while the manager rolled its 2 replicas; discovery never failed", doomed, took)
 }
