@@ -76,6 +76,15 @@ var _ = Describe("uptime-operator on a real cluster", Ordered, func() {
 		// CRDs outlive a release (crds.keep): remove them, so the install
 		// below is a first install, with its ProbeRegions created as hooks
 		// after the chart's CRDs.
+		// A previous run's Monitors keep the history finalizer, and no
+		// manager is left to remove it: drop it, or the CRD never goes.
+		if out, err := kubectl("get", "monitors", "-A", "-o", `jsonpath={range .items[*]}{.metadata.namespace} {.metadata.name}{"\n"}{end}`); err == nil {
+			for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+				if f := strings.Fields(line); len(f) == 2 {
+					_, _ = kubectl("-n", f[0], "patch", "monitor", f[1], "--type=merge", "-p", `{"metadata":{"finalizers":null}}`)
+				}
+			}
+		}
 		if out, err := kubectl("get", "crd", "-o", "name"); err == nil {
 			for _, crd := range strings.Fields(out) {
 				if strings.HasSuffix(crd, ".monitoring.uptime-operator.io") {
