@@ -318,6 +318,7 @@ const (
 // +kubebuilder:printcolumn:name="Mode",type=string,JSONPath=`.spec.placement.mode`
 // +kubebuilder:printcolumn:name="Online",type=boolean,JSONPath=`.status.online`
 // +kubebuilder:printcolumn:name="Monitors",type=integer,JSONPath=`.status.monitors`
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,description="why the region is or is not ready (PodsRefused: the cluster refuses its probe Pods)"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type ProbeRegion struct {
 	metav1.TypeMeta   `json:",inline"`
