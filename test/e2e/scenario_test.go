@@ -228,7 +228,10 @@ spec:
 		// The probe Pods were admitted under enforce=restricted.
 		Expect(mustKubectl("-n", ns, "get", "pods", "-l", "uptime-operator.io/region=e2e-a", "-o",
 			"jsonpath={.items[0].spec.securityContext.sysctls[0].name}")).To(Equal("net.ipv4.ping_group_range"))
-		Expect(mustKubectl("get", "proberegion", "e2e-a", "-o", `jsonpath={.status.conditions[?(@.type=="ProbePods")].status}`)).To(Equal("True"))
+		Eventually(func() string {
+			out, _ := kubectl("get", "proberegion", "e2e-a", "-o", `jsonpath={.status.conditions[?(@.type=="ProbePods")].status}`)
+			return out
+		}, time.Minute, 2*time.Second).Should(Equal("True"))
 		proved("probe Pods admitted by Pod Security restricted (ping through net.ipv4.ping_group_range, no NET_RAW); ProbePods=True")
 		sa := mustKubectl("-n", ns, "get", "deploy", "uptime-operator-probe-e2e-a", "-o",
 			"jsonpath={.spec.template.spec.serviceAccountName} {.spec.template.spec.containers[0].args}")
