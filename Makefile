@@ -22,10 +22,10 @@ help: ## Show this help.
 ##@ Development
 
 .PHONY: manifests
-manifests: ## Generate CRDs, RBAC and webhook configuration into config/ (and the chart's crds/).
+manifests: ## Generate CRDs, RBAC and webhook configuration into config/ (and the chart's CRD templates).
 	$(CONTROLLER_GEN) rbac:roleName=uptime-operator-manager crd:allowDangerousTypes=true webhook $(GEN_PATHS) \
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac output:webhook:artifacts:config=config/webhook
-	@mkdir -p charts/uptime-operator/crds && cp config/crd/bases/*.yaml charts/uptime-operator/crds/
+	@hack/sync-chart-crds.sh
 	@hack/sync-chart-rbac.sh
 	go run ./hack/gen-crd-docs
 	go run ./hack/gen-openapi
@@ -51,9 +51,9 @@ lint: vet ## Run the linters (gofmt check and go vet).
 verify: ## Fail when generated code is stale, code is unformatted or vet complains.
 	@echo "verify: regenerating deepcopy, CRDs, RBAC and webhook manifests"
 	@$(MAKE) --no-print-directory generate manifests >/dev/null
-	@if [ -n "$$(git status --porcelain -- api config charts/uptime-operator/crds docs/crd-reference.md docs/openapi.json docs/api-reference.md internal/apiserver/openapi.json)" ]; then \
+	@if [ -n "$$(git status --porcelain -- api config charts/uptime-operator/templates/crds docs/crd-reference.md docs/openapi.json docs/api-reference.md internal/apiserver/openapi.json)" ]; then \
 		echo "generated files are stale; run 'make generate manifests' and commit:"; \
-		git status --porcelain -- api config charts/uptime-operator/crds docs/crd-reference.md docs/openapi.json docs/api-reference.md internal/apiserver/openapi.json; git --no-pager diff --stat -- api config charts docs; exit 1; fi
+		git status --porcelain -- api config charts/uptime-operator/templates/crds docs/crd-reference.md docs/openapi.json docs/api-reference.md internal/apiserver/openapi.json; git --no-pager diff --stat -- api config charts docs; exit 1; fi
 	@hack/verify-kustomize.sh
 	@hack/verify-chart.sh
 	@hack/verify-dockerfile.sh
@@ -94,9 +94,12 @@ test: envtest ## Run verify, then every test (envtest control plane, SQLite, Pos
 		go test -count=1 -timeout 30m ./... 2>&1 | tee "$(TEST_LOG)"
 
 .PHONY: e2e
-e2e: envtest ## End to end on a single-node Kubernetes built from source: image, helm install, probe Pods, incidents (root; see README).
+e2e: envtest ## End to end on a single-node Kubernetes built from source: release package, helm install, probe Pods, incidents (root; see README).
 	@mkdir -p "$(dir $(E2E_LOG))"
-	@go test -tags e2e -count=1 -timeout 90m -v ./test/e2e/ 2>&1 | tee "$(E2E_LOG)"
+	@# The HA spec runs the manager on hack/postgres.sh's server, so e2e starts
+	@# it itself (idempotent) and does not rely on `make test` having run first.
+	@eval "$$(hack/postgres.sh | tail -n 1)"; \
+		go test -tags e2e -count=1 -timeout 90m -v ./test/e2e/ 2>&1 | tee "$(E2E_LOG)"
 
 .PHONY: cluster-up
 cluster-up: ## Start the local single-node cluster (hack/cluster.sh up).
@@ -115,6 +118,7 @@ bench: envtest ## Run the benchmarks and print their figures.
 CHAOS_FLAGS ?=
 .PHONY: chaos
 chaos: envtest ## Run the fault suite (test/chaos, own network and mount namespaces; root) and print its table of figures.
+	@hack/host-deps.sh nft nftables "the fault suite (make chaos)"
 	@export KUBEBUILDER_ASSETS="$$(hack/envtest-binaries.sh)"; \
 		go build -o $(LOCALBIN)/uptime-operator . && \
 		go test -c -tags chaos -o $(LOCALBIN)/chaos.test ./test/chaos && \
@@ -170,6 +174,7 @@ IMAGE_REPO ?= ghcr.io/uptime-operator/uptime-operator
 IMAGE_TAG ?= $(shell sed -n 's/^appVersion: "\(.*\)"/\1/p' charts/uptime-operator/Chart.yaml)
 IMAGE_TAR ?= $(LOCALBIN)/uptime-operator-image.tar
 CA_BUNDLE ?= /etc/ssl/certs/ca-certificates.crt
+IMAGE_DIGEST_FILE ?=
 
 .PHONY: image
 image: ## Build the image without a container engine or registry: $(IMAGE_TAR) (load it with ctr/podman/docker).
@@ -182,4 +187,15 @@ image: ## Build the image without a container engine or registry: $(IMAGE_TAR) (
 		-ca $(CA_BUNDLE) -nonroot -user 65532:65532 \
 		-entrypoint /uptime-operator -cmd manager \
 		-label org.opencontainers.image.title=uptime-operator \
-		-label org.opencontainers.image.version=v$(IMAGE_TAG)
+		-label org.opencontainers.image.version=v$(IMAGE_TAG) \
+		-label org.opencontainers.image.licenses=Apache-2.0 \
+		$(if $(IMAGE_DIGEST_FILE),-digest-file $(IMAGE_DIGEST_FILE))
+
+##@ Release
+
+VERSION ?=
+RELEASE_DIR ?= $(CURDIR)/dist
+
+.PHONY: release
+release: ## Build release VERSION=x.y.z into $(RELEASE_DIR): the chart package, the image archive and its digest (hack/release.sh).
+	@RELEASE_DIR=$(RELEASE_DIR) IMAGE_REPO=$(IMAGE_REPO) hack/release.sh "$(VERSION)"

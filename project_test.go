@@ -129,3 +129,78 @@ func TestPROJECTFile(t *testing.T) {
 		}
 	}
 }
+
+// builtinShortNames are the short names of the resources every Kubernetes
+// 1.37 cluster serves (`kubectl api-resources`). A CRD short name equal to
+// one shadows the built-in for kubectl users: `kubectl get ep` listed
+// EscalationPolicies instead of Endpoints (issue 28 row 8).
+var builtinShortNames = []string{
+	"cm", "cs", "ep", "ev", "limits", "no", "ns", "po", "pv", "pvc", "quota", "rc", "sa", "svc",
+	"crd", "crds", "deploy", "ds", "rs", "sts", "hpa", "cj", "csr", "ing", "netpol", "pdb", "pc", "sc", "vac",
+}
+
+// TestCRDShortNames checks that no CRD's short names shadow a built-in
+// resource's.
+func TestCRDShortNames(t *testing.T) {
+	files, err := filepath.Glob("config/crd/bases/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no CRDs in config/crd/bases: %v", err)
+	}
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var crd struct {
+			Spec struct {
+				Names struct {
+					Kind       string   `json:"kind"`
+					ShortNames []string `json:"shortNames"`
+				} `json:"names"`
+			} `json:"spec"`
+		}
+		if err := yaml.Unmarshal(raw, &crd); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		for _, s := range crd.Spec.Names.ShortNames {
+			if slices.Contains(builtinShortNames, s) {
+				t.Errorf("%s: short name %q of %s shadows a built-in resource's", f, s, crd.Spec.Names.Kind)
+			}
+		}
+	}
+}
+
+// TestDocLinks checks that README.md and docs/*.md point only at files the
+// repository has: every relative Markdown link, and every `path/file.md`
+// they name in code spans (they cited spec/webhooks.md, which is not in the
+// repository; issue 28 row 8).
+func TestDocLinks(t *testing.T) {
+	files, _ := filepath.Glob("docs/*.md")
+	files = append(files, "README.md", "CHANGELOG.md")
+	link := regexp.MustCompile(`\]\(([^)\s#]+)(#[^)]*)?\)`)
+	named := regexp.MustCompile("`([A-Za-z0-9_./-]+/[A-Za-z0-9_.-]+\\.md)`")
+	code := regexp.MustCompile("(?s)```.*?```|`[^`\n]*`")
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prose := code.ReplaceAllString(string(raw), "")
+		for _, m := range link.FindAllStringSubmatch(prose, -1) {
+			target := m[1]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			if _, err := os.Stat(filepath.Join(filepath.Dir(f), target)); err != nil {
+				t.Errorf("%s links to %s, which does not exist", f, target)
+			}
+		}
+		for _, m := range named.FindAllStringSubmatch(string(raw), -1) {
+			_, errRoot := os.Stat(m[1])
+			_, errHere := os.Stat(filepath.Join(filepath.Dir(f), m[1]))
+			if errRoot != nil && errHere != nil {
+				t.Errorf("%s names %s, which is not in the repository", f, m[1])
+			}
+		}
+	}
+}

@@ -8,8 +8,10 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/tools/record"
@@ -51,6 +53,10 @@ type ProbeDeploymentOptions struct {
 	// TrustedCA, when set, is mounted into probe pods and passed to the
 	// agents as --trusted-ca-file, so they trust private CAs too.
 	TrustedCA *trust.BundleRef
+	// ImagePullSecrets of every probe Pod (the manager's own, so a private
+	// registry that serves the manager serves its agents too); a region's
+	// placement.imagePullSecrets are added.
+	ImagePullSecrets []corev1.LocalObjectReference
 }
 
 // trustedCADir is where probe pods mount the trusted CA bundle.
@@ -89,11 +95,12 @@ type ProbeRegionReconciler struct {
 
 // +kubebuilder:rbac:groups=monitoring.uptime-operator.io,resources=proberegions,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=monitoring.uptime-operator.io,resources=proberegions/status,verbs=get;update;patch
-// Probe Deployments and their ServiceAccount live in the probe namespace
+// Probe Deployments, their PodDisruptionBudget and ServiceAccount live in the probe namespace
 // (the manager's own, --namespace) only: a namespaced Role, which
 // kustomize and the chart place there ("system" is kustomize's placeholder),
 // and the manager's cache watches them there only (manager.New).
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch;delete,namespace=system
+// +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;update;patch;delete,namespace=system
 // +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;list;watch;create,namespace=system
 // +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
 
@@ -126,6 +133,9 @@ func (r *ProbeRegionReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 			if r.Recorder != nil {
 				r.Recorder.Event(&pr, corev1.EventTypeWarning, reason, err.Error())
 			}
+			return ctrl.Result{}, err
+		}
+		if err := r.reconcileProbePods(ctx, &pr); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
@@ -163,6 +173,9 @@ func RegionReadiness(pr *monv1.ProbeRegion, inUse int) (bool, string, string) {
 		return true, "AgentsOnline", fmt.Sprintf("%d agent(s) online", pr.Status.OnlineAgents)
 	case pr.Spec.Placement.Mode == monv1.PlacementRemote:
 		return false, "AwaitingAgents", "no remote agent has connected with the region token yet"
+	}
+	if c := meta.FindStatusCondition(pr.Status.Conditions, monv1.ProbeRegionConditionProbePods); c != nil && c.Status == metav1.ConditionFalse {
+		return false, c.Reason, c.Message
 	}
 	return false, "AwaitingAgents", "no agent has contacted the manager recently"
 }
@@ -208,29 +221,20 @@ func (r *ProbeRegionReconciler) reconcileDeployment(ctx context.Context, pr *mon
 		dep.Spec.Template.Labels = labels
 		ps := &dep.Spec.Template.Spec
 		ps.ServiceAccountName = r.Probe.ServiceAccount
-		ps.NodeSelector = pr.Spec.Placement.NodeSelector
-		ps.Tolerations = pr.Spec.Placement.Tolerations
-		ps.SecurityContext = &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true), SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}}
 		args := []string{"probe", "--region", code, "--server", r.Probe.ServerURL,
 			"--token-file", "/var/run/secrets/kubernetes.io/serviceaccount/token", "--listen", ":8081"}
 		if r.Probe.AllowPrivate {
 			args = append(args, "--allow-private")
 		}
 		c := corev1.Container{
-			Name:  "probe",
-			Image: r.Probe.Image,
-			Args:  args,
-			Ports: []corev1.ContainerPort{{Name: "metrics", ContainerPort: 8081}},
-			SecurityContext: &corev1.SecurityContext{
-				AllowPrivilegeEscalation: ptr.To(false), ReadOnlyRootFilesystem: ptr.To(true),
-				// Ping needs raw sockets when unprivileged ICMP is not allowed.
-				Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}, Add: []corev1.Capability{"NET_RAW"}},
-			},
+			Name:          "probe",
+			Image:         r.Probe.Image,
+			Args:          args,
+			Ports:         []corev1.ContainerPort{{Name: "metrics", ContainerPort: 8081}},
 			LivenessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromInt32(8081)}}},
 		}
-		if res := pr.Spec.Placement.Resources; res != nil {
-			c.Resources = *res
-		}
+		applyProbePodSecurity(pr, ps, &c)
+		applyProbePlacement(pr, r.Probe, labels, ps, &c)
 		// The root filesystem is read-only, but the binary needs a writable
 		// /tmp: a package it links creates a directory there at start-up
 		// (the agent crash-looped on a real cluster without it).
@@ -265,6 +269,7 @@ func (r *ProbeRegionReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&monv1.ProbeRegion{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Owns(&appsv1.Deployment{}).
+		Owns(&policyv1.PodDisruptionBudget{}).
 		Watches(&monv1.Monitor{}, handler.EnqueueRequestsFromMapFunc(r.regionsOf),
 			builder.WithPredicates(regionUseChanged{})).
 		Named("proberegion").

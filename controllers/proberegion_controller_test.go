@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,12 +13,16 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/manager"
 	"github.com/uptime-operator/uptime-operator/internal/metrics"
+	"github.com/uptime-operator/uptime-operator/internal/podsecurity"
 	"github.com/uptime-operator/uptime-operator/internal/testenv"
 	"github.com/uptime-operator/uptime-operator/internal/trust"
 )
@@ -34,7 +39,8 @@ func TestProbeRegionDeployments(t *testing.T) {
 	env, err := testenv.Start(manager.Options{
 		Namespace: ns, ProbeImage: "registry.example/uptime-operator:v1", ProbeServerURL: "https://uptime-operator-api." + ns + ".svc",
 		Store: filepath.Join(t.TempDir(), "uptime.db"), SkipNameValidation: true,
-		ProbeTrustedCA: &trust.BundleRef{ConfigMap: "company-ca", Key: "bundle.pem"},
+		ProbeTrustedCA:        &trust.BundleRef{ConfigMap: "company-ca", Key: "bundle.pem"},
+		ProbeImagePullSecrets: []string{"registry-creds"},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -87,6 +93,20 @@ func TestProbeRegionDeployments(t *testing.T) {
 	if ps.ServiceAccountName != "uptime-operator-probe" || ctr.SecurityContext == nil || *ctr.SecurityContext.AllowPrivilegeEscalation {
 		t.Errorf("pod identity/security: sa %q security %+v", ps.ServiceAccountName, ctr.SecurityContext)
 	}
+	// The Pod template passes Pod Security baseline and restricted (issue 28
+	// row 1): ping through the ping_group_range sysctl, no NET_RAW.
+	if v := podsecurity.Violations(&dep.Spec.Template.ObjectMeta, &ps); len(v) != 0 {
+		t.Errorf("the probe Pod template is refused by Pod Security: %v", v)
+	}
+	if len(ps.ImagePullSecrets) != 1 || ps.ImagePullSecrets[0].Name != "registry-creds" || ctr.Resources.Requests.Cpu().IsZero() {
+		t.Errorf("pull secrets %v resources %+v", ps.ImagePullSecrets, ctr.Resources)
+	}
+	// Two replicas: a disruption budget of one, owned by the region.
+	pdb := &policyv1.PodDisruptionBudget{}
+	waitFor(t, "the probe disruption budget", func() bool { return c.Get(ctx, key, pdb) == nil })
+	if pdb.Spec.MaxUnavailable == nil || pdb.Spec.MaxUnavailable.IntValue() != 1 || pdb.Spec.Selector.MatchLabels["uptime-operator.io/region"] != "eu-west" {
+		t.Errorf("disruption budget spec %+v", pdb.Spec)
+	}
 	tmpVol, tmpMount := volumeNamed(ps.Volumes, "tmp"), mountNamed(ctr.VolumeMounts, "tmp")
 	if !*ctr.SecurityContext.ReadOnlyRootFilesystem || tmpMount == nil || tmpMount.MountPath != "/tmp" ||
 		tmpVol == nil || tmpVol.EmptyDir == nil {
@@ -102,6 +122,25 @@ func TestProbeRegionDeployments(t *testing.T) {
 		return gaugeValue(regionMonitors) == 1
 	})
 
+	// Pods refused (envtest runs no Deployment controller, so the test
+	// writes what it would: the ReplicaSet's FailedCreate as the
+	// Deployment's ReplicaFailure): the region says why.
+	refusal := `pods "uptime-operator-probe-eu-west-6d9f" is forbidden: violates PodSecurity "restricted:latest": seccompProfile`
+	dep.Status.Conditions = []appsv1.DeploymentCondition{{
+		Type: appsv1.DeploymentReplicaFailure, Status: corev1.ConditionTrue, Reason: "FailedCreate", Message: refusal,
+		LastUpdateTime: metav1.Now(), LastTransitionTime: metav1.Now(),
+	}}
+	check(c.Status().Update(ctx, dep))
+	waitFor(t, "the region's ProbePods condition to show the refusal", func() bool {
+		if c.Get(ctx, client.ObjectKey{Name: "eu-west"}, &region) != nil {
+			return false
+		}
+		pods := meta.FindStatusCondition(region.Status.Conditions, monv1.ProbeRegionConditionProbePods)
+		ready := meta.FindStatusCondition(region.Status.Conditions, monv1.ConditionReady)
+		return pods != nil && pods.Status == metav1.ConditionFalse && pods.Reason == monv1.ReasonPodsRefused &&
+			strings.Contains(pods.Message, refusal) && ready != nil && ready.Reason == monv1.ReasonPodsRefused
+	})
+
 	// Pausing the only monitor leaves the region unused: scale to zero.
 	patch := client.MergeFrom(m.DeepCopy())
 	m.Spec.Paused = true
@@ -111,6 +150,9 @@ func TestProbeRegionDeployments(t *testing.T) {
 	})
 	waitFor(t, "uptime_operator_probe_region_monitors to say the region is idle", func() bool {
 		return gaugeValue(regionMonitors) == 0
+	})
+	waitFor(t, "the disruption budget to go with the replicas", func() bool {
+		return apierrors.IsNotFound(c.Get(ctx, key, &policyv1.PodDisruptionBudget{}))
 	})
 }
 

@@ -2,7 +2,8 @@
 # Verifies the Helm chart charts/uptime-operator:
 #
 #  always (no helm needed):
-#   1. its crds/ are byte-identical to config/crd/bases (`make manifests` copies them);
+#   1. its CRD templates (templates/crds) are config/crd/bases as made by
+#      hack/sync-chart-crds.sh (`make manifests` runs it);
 #   2. the manager ClusterRole and Role rules in templates/rbac-manager.yaml equal the
 #      generated config/rbac/role.yaml;
 #   3. every key of values.yaml is declared in values.schema.json (with a type),
@@ -13,7 +14,8 @@
 #      ci/*-values.yaml (postgres+HA, cert-manager, remote mode, everything on);
 #   5. every rendered document parses (Go YAML decoder and `kubectl annotate
 #      --local`), has apiVersion, kind and name, and namespaced kinds carry the
-#      release namespace;
+#      release namespace; every Pod template passes Pod Security baseline and
+#      restricted (k8s.io/pod-security-admission's evaluator);
 #   6. the rendered manager ClusterRole and Role, access ClusterRoles, aggregate roles and
 #      webhook configurations match config/rbac and config/webhook/manifests.yaml;
 #   7. values the chart must refuse are refused (replicas > 1 on SQLite, unknown
@@ -34,7 +36,6 @@ CHART=charts/uptime-operator
 NS=uptime-operator-system
 RELEASE=uptime-operator
 K8S_VERSION="${K8S_VERSION:-1.37.2}"
-HELM_VERSION="${HELM_VERSION:-v3.19.0}"
 UPDATE_DOCS=false
 [[ "${1:-}" == "--update-docs" ]] && UPDATE_DOCS=true
 
@@ -65,8 +66,11 @@ import (
 	"sort"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
+
+	"github.com/uptime-operator/uptime-operator/internal/podsecurity"
 )
 
 func main() {
@@ -84,6 +88,8 @@ func main() {
 	case "docs":
 		fmt.Print(valuesTable(os.Args[2], os.Args[3]))
 		return
+	case "podsecurity":
+		errs = checkPodSecurity(os.Args[2])
 	case "strip":
 		strip(os.Args[2], os.Args[3:])
 		return
@@ -148,9 +154,12 @@ func strip(path string, kinds []string) {
 }
 
 // serve starts a kube-apiserver and etcd (envtest, $KUBEBUILDER_ASSETS) with
-// the CRDs of crdDir, writes an admin kubeconfig and runs until stdin closes.
+// the CRDs of crdDir ("-": none), writes an admin kubeconfig and runs until stdin closes.
 func serve(crdDir, kubeconfig string) {
-	env := &envtest.Environment{CRDDirectoryPaths: []string{crdDir}, ErrorIfCRDPathMissing: true}
+	env := &envtest.Environment{}
+	if crdDir != "-" {
+		env.CRDDirectoryPaths, env.ErrorIfCRDPathMissing = []string{crdDir}, true
+	}
 	cfg, err := env.Start()
 	if err != nil {
 		fatalf("start envtest: %v", err)
@@ -389,6 +398,43 @@ func checkRendered(path, namespace, fullname string, flags []string) []string {
 		if w, g := webhookSummary(want), webhookSummary(got); !reflect.DeepEqual(w, g) {
 			errs = append(errs, fmt.Sprintf("%s: %s differs from config/webhook/manifests.yaml:\n  want %v\n  got  %v", path, kind, w, g))
 		}
+	}
+	return errs
+}
+
+// checkPodSecurity evaluates every Pod template of a rendering (Deployments,
+// StatefulSets, DaemonSets, Jobs, Pods) with the Pod Security admission
+// evaluator: baseline and restricted must both allow it, so the chart
+// installs into a namespace labelled pod-security.kubernetes.io/enforce:
+// restricted.
+func checkPodSecurity(path string) []string {
+	var errs []string
+	pods := 0
+	for _, o := range docs(path) {
+		kind, name := str(o, "kind"), str(o, "metadata", "name")
+		var tmpl any
+		switch kind {
+		case "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job":
+			spec, _ := o["spec"].(map[string]any)
+			tmpl = spec["template"]
+		case "Pod":
+			tmpl = o
+		default:
+			continue
+		}
+		b, _ := json.Marshal(tmpl)
+		var pt corev1.PodTemplateSpec
+		if err := json.Unmarshal(b, &pt); err != nil {
+			errs = append(errs, fmt.Sprintf("%s: %s/%s: pod template does not decode: %v", path, kind, name, err))
+			continue
+		}
+		pods++
+		for _, v := range podsecurity.Violations(&pt.ObjectMeta, &pt.Spec) {
+			errs = append(errs, fmt.Sprintf("%s: %s/%s violates Pod Security %s", path, kind, name, v))
+		}
+	}
+	if pods == 0 {
+		errs = append(errs, path+": renders no Pod template")
 	}
 	return errs
 }
@@ -657,12 +703,17 @@ func schemaType(schema map[string]any, path string) string {
 GO
 checker() { go run "./$(basename "$checker_dir")" "$@"; }
 
-# 1. CRDs in the chart equal config/crd/bases.
-if diff -r -q config/crd/bases "$CHART/crds" >"$work/crd.diff" 2>&1; then
-  ok "$CHART/crds equals config/crd/bases ($(ls config/crd/bases | wc -l) CRDs)"
+# 1. The chart's CRD templates are the ones hack/sync-chart-crds.sh makes
+#    from config/crd/bases, and the chart has no crds/ directory (Helm never
+#    upgrades what sits there).
+hack/sync-chart-crds.sh "$work/crds"
+if [[ -d "$CHART/crds" ]]; then
+  fail "$CHART/crds exists: CRDs are templates (templates/crds), which Helm upgrades"
+elif diff -r -q "$work/crds" "$CHART/templates/crds" >"$work/crd.diff" 2>&1; then
+  ok "$CHART/templates/crds are config/crd/bases as templates ($(ls config/crd/bases | wc -l) CRDs)"
 else
   cat "$work/crd.diff" >&2
-  fail "$CHART/crds differs from config/crd/bases; run 'make manifests'"
+  fail "$CHART/templates/crds differs from config/crd/bases; run 'make manifests'"
 fi
 
 # 2. The manager ClusterRole and probe-namespace Role rules equal config/rbac/role.yaml.
@@ -700,19 +751,8 @@ else
 fi
 
 # 4-7 need helm.
-find_helm() {
-  if [[ -n "${HELM:-}" && -x "${HELM}" ]]; then echo "$HELM"; return; fi
-  if command -v helm >/dev/null; then command -v helm; return; fi
-  local cache="${XDG_CACHE_HOME:-$HOME/.cache}/uptime-operator/helm-$HELM_VERSION"
-  if [[ -x "$cache/helm" ]]; then echo "$cache/helm"; return; fi
-  echo "verify-chart: building helm $HELM_VERSION from the Go module proxy into $cache (once)" >&2
-  mkdir -p "$cache"
-  if (cd "$work" && GOBIN="$cache" GOFLAGS=-buildvcs=false go install "helm.sh/helm/v3/cmd/helm@$HELM_VERSION") >"$work/helm-build.log" 2>&1; then
-    echo "$cache/helm"
-  else
-    tail -5 "$work/helm-build.log" >&2
-  fi
-}
+# shellcheck source=hack/lib/helm.sh
+source hack/lib/helm.sh
 HELM_BIN="$(find_helm || true)"
 if [[ -z "$HELM_BIN" ]]; then
   echo "verify-chart: SKIP helm lint/template and the rendered-manifest checks: no helm binary (not on PATH, \$HELM unset, and 'go install helm.sh/helm/v3/cmd/helm@$HELM_VERSION' failed)"
@@ -752,6 +792,11 @@ for values in "$CHART"/ci/*-values.yaml; do
     fail "rendered manifests of $values"
     continue
   fi
+  if checker podsecurity "$out"; then
+    ok "$values: every Pod template passes Pod Security baseline and restricted"
+  else
+    fail "$values: Pod templates refused by Pod Security"
+  fi
   if [[ -n "$KUBECTL" ]]; then
     if ! KUBECONFIG=/dev/null "$KUBECTL" annotate --local -f "$out" uptime-operator.io/verify=true -o name >"$work/$name.objects" 2>"$work/$name.kerr"; then
       cat "$work/$name.kerr" >&2
@@ -763,6 +808,15 @@ for values in "$CHART"/ci/*-values.yaml; do
     ok "$values renders $(grep -c '^kind:' "$out") objects${compare:+; RBAC and webhooks match config/} (no kubectl: Go YAML parse only)"
   fi
 done
+
+# The aggregated API rule (aggregatedAPI.enabled: auto): no APIService in
+# front of one SQLite replica, one in front of replicas on PostgreSQL.
+if [[ -f "$work/default.yaml" && -f "$work/postgres-ha.yaml" ]] &&
+  ! grep -q '^kind: APIService' "$work/default.yaml" && grep -q '^kind: APIService' "$work/postgres-ha.yaml"; then
+  ok "aggregatedAPI.enabled=auto: no APIService with one SQLite replica, one with HA replicas on PostgreSQL"
+else
+  fail "aggregatedAPI.enabled=auto must render the APIService only for 2+ replicas on PostgreSQL"
+fi
 
 # 7. Values the chart must refuse.
 refuse() {
@@ -785,19 +839,22 @@ refuse "an SMTP user without a password Secret" --set smtp.addr=smtp.example.com
 refuse "Twilio without a token Secret" --set twilio.accountSID=AC1 --set-string twilio.from=+15005550006
 refuse "a wrong SMTP TLS mode" --set smtp.tlsMode=always
 
-# 8. Against a real kube-apiserver (envtest: kube-apiserver + etcd with the
-#    CRDs, no nodes): server-side dry-run of every rendering, so each object
-#    is checked against the Kubernetes and CRD OpenAPI schemas; then a real
-#    `helm install` and `helm upgrade` of ci/bootstrap-values.yaml, which must
-#    create its ProbeRegions and Plans while no webhook server answers, and
-#    must keep the generated CA across the upgrade (lookup).
+# 8. Against a real kube-apiserver (envtest: kube-apiserver + etcd, no CRDs
+#    and no nodes): a real `helm install` of ci/bootstrap-values.yaml, which
+#    must install the CRDs (templates/crds) and then create its ProbeRegions
+#    and Plans (post-install hooks, as the CRDs were not served at render
+#    time) while no webhook server answers; a `helm upgrade`, which must adopt
+#    those objects and keep the generated CA (lookup); a `helm uninstall`,
+#    which must keep the CRDs (crds.keep); then a server-side dry-run of every
+#    rendering, so each object is checked against the Kubernetes and CRD
+#    OpenAPI schemas.
 if [[ ! -x "$K8S_ASSETS/kube-apiserver" || ! -x "$K8S_ASSETS/etcd" || -z "$KUBECTL" ]]; then
   echo "verify-chart: SKIP server-side checks: no kube-apiserver/etcd/kubectl in $K8S_ASSETS (run 'make envtest')"
   exit "$failed"
 fi
 kubeconfig="$work/kubeconfig"
 mkfifo "$work/serve.in"
-KUBEBUILDER_ASSETS="$K8S_ASSETS" checker serve config/crd/bases "$kubeconfig" <"$work/serve.in" >"$work/serve.log" 2>&1 &
+KUBEBUILDER_ASSETS="$K8S_ASSETS" checker serve - "$kubeconfig" <"$work/serve.in" >"$work/serve.log" 2>&1 &
 serve_pid=$!
 exec 9>"$work/serve.in"
 for _ in $(seq 1 120); do [[ -f "$kubeconfig" ]] && break; kill -0 "$serve_pid" 2>/dev/null || break; sleep 1; done
@@ -810,25 +867,14 @@ fi
 k() { "$KUBECTL" --kubeconfig "$kubeconfig" "$@"; }
 h() { "$HELM_BIN" --kubeconfig "$kubeconfig" "$@"; }
 k create namespace "$NS" >/dev/null
-external_kinds=(Certificate Issuer ServiceMonitor PodMonitor PrometheusRule HTTPRoute)
-for values in "$CHART"/ci/*-values.yaml; do
-  name="$(basename "$values" -values.yaml)"
-  [[ -f "$work/$name.yaml" ]] || continue
-  checker strip "$work/$name.yaml" "${external_kinds[@]}" >"$work/$name.core.yaml"
-  if k apply --dry-run=server --server-side --field-manager=verify-chart -f "$work/$name.core.yaml" >"$work/$name.dry" 2>&1; then
-    ok "$values: kube-apiserver $K8S_VERSION accepts every object (server-side dry-run; ${external_kinds[*]} not installed there)"
-  else
-    grep -v 'serverside-applied\|created\|configured\|unchanged' "$work/$name.dry" >&2 || true
-    fail "$values: server-side dry-run refused objects"
-  fi
-done
 bootstrap="$CHART/ci/bootstrap-values.yaml"
-if h install "$RELEASE" "$CHART" -n "$NS" -f "$bootstrap" >"$work/install.log" 2>&1; then
+boot=(-f "$bootstrap" --set aggregatedAPI.enabled=true)
+if h install "$RELEASE" "$CHART" -n "$NS" "${boot[@]}" >"$work/install.log" 2>&1; then
   ca1="$(k -n "$NS" get secret "$RELEASE-ca" -o jsonpath='{.data.tls\.crt}')"
   wh1="$(k -n "$NS" get secret "$RELEASE-webhook-cert" -o jsonpath='{.data.tls\.crt}')"
   regions="$(k get proberegions -o name | wc -l)"
   plans="$(k get plans -o name | wc -l)"
-  if h upgrade "$RELEASE" "$CHART" -n "$NS" -f "$bootstrap" >"$work/upgrade.log" 2>&1; then
+  if h upgrade "$RELEASE" "$CHART" -n "$NS" "${boot[@]}" >"$work/upgrade.log" 2>&1; then
     ca2="$(k -n "$NS" get secret "$RELEASE-ca" -o jsonpath='{.data.tls\.crt}')"
     wh2="$(k -n "$NS" get secret "$RELEASE-webhook-cert" -o jsonpath='{.data.tls\.crt}')"
     bundle="$(k get apiservice v1.api.uptime-operator.io -o jsonpath='{.spec.caBundle}')"
@@ -836,6 +882,23 @@ if h install "$RELEASE" "$CHART" -n "$NS" -f "$bootstrap" >"$work/install.log" 2
       ok "helm install + upgrade on envtest: $regions ProbeRegions and $plans Plans created with the webhooks registered; CA and serving certificate kept across the upgrade"
     else
       fail "helm upgrade on envtest changed the CA or serving certificate, or the APIService caBundle is not the CA"
+    fi
+    # Adopted: in the release's manifest, no longer among its hooks (the
+    # live objects keep the inert helm.sh/hook annotation of their creation;
+    # a three-way merge never removes what the chart did not set).
+    hooks="$(h get hooks "$RELEASE" -n "$NS" | grep -c '^kind: \(ProbeRegion\|Plan\)$' || true)"
+    managed="$(h get manifest "$RELEASE" -n "$NS" | grep -c '^kind: \(ProbeRegion\|Plan\)$' || true)"
+    if [[ "$regions" -gt 0 && "$hooks" -eq 0 && "$managed" -eq $((regions + plans)) ]]; then
+      ok "helm upgrade adopted the $regions ProbeRegions and $plans Plans the first install created as hooks"
+    else
+      fail "helm upgrade did not adopt the hook-created ProbeRegions and Plans ($hooks still hooks, $managed in the release manifest)"
+    fi
+    if h uninstall "$RELEASE" -n "$NS" >"$work/uninstall.log" 2>&1 && k get crd monitors.monitoring.uptime-operator.io >/dev/null 2>&1 &&
+      [[ "$(k get proberegions -o name | wc -l)" -eq 0 ]]; then
+      ok "helm uninstall kept the CRDs (crds.keep) and removed the release's ProbeRegions"
+    else
+      cat "$work/uninstall.log" >&2
+      fail "helm uninstall removed the CRDs or left the release's ProbeRegions"
     fi
   else
     cat "$work/upgrade.log" >&2
@@ -845,6 +908,18 @@ else
   cat "$work/install.log" >&2
   fail "helm install on envtest"
 fi
+external_kinds=(Certificate Issuer ServiceMonitor PodMonitor PrometheusRule HTTPRoute)
+for values in "$CHART"/ci/*-values.yaml; do
+  name="$(basename "$values" -values.yaml)"
+  [[ -f "$work/$name.yaml" ]] || continue
+  checker strip "$work/$name.yaml" "${external_kinds[@]}" >"$work/$name.core.yaml"
+  if k apply --dry-run=server --server-side --force-conflicts --field-manager=verify-chart -f "$work/$name.core.yaml" >"$work/$name.dry" 2>&1; then
+    ok "$values: kube-apiserver $K8S_VERSION accepts every object (server-side dry-run; ${external_kinds[*]} not installed there)"
+  else
+    grep -v 'serverside-applied\|created\|configured\|unchanged' "$work/$name.dry" >&2 || true
+    fail "$values: server-side dry-run refused objects"
+  fi
+done
 exec 9>&-
 wait "$serve_pid" || true
 

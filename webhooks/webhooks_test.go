@@ -108,6 +108,11 @@ var _ = Describe("Monitor admission", func() {
 		Entry("udp bad regex", "team", monitor("type: udp\nudp: {host: example.com, port: 53, expectedResponse: '(['}"), "spec.udp.expectedResponse"),
 		Entry("cron without expression", "team", monitor("type: cron\ncron: {graceSeconds: 10}"), "spec.cron.cronExpression"),
 		Entry("cron with a bad expression", "team", monitor("type: cron\ncron: {cronExpression: '61 * * * *'}"), "spec.cron.cronExpression", "valid cron expression"),
+		// robfig/cron v3.0.1 panics on these three (issue 28 row 7): a
+		// validation error, never "panic … [recovered]".
+		Entry("cron expression TZ=Europe/Berlin", "team", monitor("type: cron\ncron: {cronExpression: 'TZ=Europe/Berlin'}"), "spec.cron.cronExpression", "spec.cron.timeZone"),
+		Entry("cron expression CRON_TZ=UTC", "team", monitor("type: cron\ncron: {cronExpression: 'CRON_TZ=UTC'}"), "spec.cron.cronExpression", "spec.cron.timeZone"),
+		Entry("cron expression TZ=", "team", monitor("type: cron\ncron: {cronExpression: 'TZ='}"), "spec.cron.cronExpression", "spec.cron.timeZone"),
 		Entry("cron grace too long", "team", monitor("type: cron\ncron: {cronExpression: '@hourly', graceSeconds: 604801}"), "spec.cron.graceSeconds"),
 		Entry("cron bad time zone", "team", monitor("type: cron\ncron: {cronExpression: '@daily', timeZone: Mars/Olympus}"), "spec.cron.timeZone", "IANA"),
 		Entry("dns bad record type", "team", monitor("type: dns\ndns: {name: example.com, recordType: PTRX}"), "spec.dns.recordType"),

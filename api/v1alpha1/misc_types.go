@@ -134,7 +134,7 @@ type EscalationPolicyStatus struct {
 // EscalationPolicy escalates incidents that nobody acknowledges.
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:resource:shortName=ep,categories=uptime
+// +kubebuilder:resource:shortName=escpol,categories=uptime
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type EscalationPolicy struct {
 	metav1.TypeMeta   `json:",inline"`
@@ -226,9 +226,39 @@ type ProbePlacement struct {
 	// +kubebuilder:validation:MaxItems=20
 	// +listType=atomic
 	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
-	// resources of the agent container.
+	// resources of the agent container. Empty: requests of 50m CPU and 64Mi
+	// memory and a 256Mi memory limit (ProbeDefaultResources).
 	// +optional
 	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
+	// affinity of the agent Pods.
+	// +optional
+	Affinity *corev1.Affinity `json:"affinity,omitempty"`
+	// topologySpreadConstraints of the agent Pods; a constraint without a
+	// labelSelector selects the region's agents. Empty with replicas > 1:
+	// one soft spread over kubernetes.io/hostname.
+	// +optional
+	// +kubebuilder:validation:MaxItems=8
+	// +listType=atomic
+	TopologySpreadConstraints []corev1.TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty"`
+	// imagePullSecrets of the agent Pods, added to the ones the manager
+	// passes to every probe Deployment (the chart's imagePullSecrets).
+	// +optional
+	// +kubebuilder:validation:MaxItems=8
+	// +listType=atomic
+	ImagePullSecrets []corev1.LocalObjectReference `json:"imagePullSecrets,omitempty"`
+	// priorityClassName of the agent Pods.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	PriorityClassName string `json:"priorityClassName,omitempty"`
+	// netRaw grants the agent container the NET_RAW capability for ping
+	// monitors. Off by default: agent Pods set the safe sysctl
+	// net.ipv4.ping_group_range instead, which Pod Security baseline and
+	// restricted allow, while NET_RAW violates both; turn it on only where
+	// a cluster refuses that sysctl and the region's namespace allows
+	// NET_RAW (the agent runs as non-root, so the capability also needs the
+	// image's file capability to take effect).
+	// +optional
+	NetRaw bool `json:"netRaw,omitempty"`
 	// tokenSecretRef is the region token remote agents present.
 	// +optional
 	TokenSecretRef *SecretKeySelector `json:"tokenSecretRef,omitempty"`
@@ -257,12 +287,32 @@ type ProbeRegionStatus struct {
 	// monitors counts monitors assigned to the region.
 	// +optional
 	Monitors int32 `json:"monitors,omitempty"`
-	// conditions: Ready.
+	// conditions: Ready, and ProbePods for managed regions (whether the
+	// probe Deployment can create its Pods; False with the Deployment's
+	// ReplicaFailure message, for example a Pod Security refusal).
 	// +optional
 	// +listType=map
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
+
+// ProbeRegion condition types and reasons.
+const (
+	// ProbeRegionConditionProbePods is True while the managed probe
+	// Deployment can create its Pods.
+	ProbeRegionConditionProbePods = "ProbePods"
+	// ReasonPodsCreated means the probe Deployment reports no failure to
+	// create its Pods.
+	ReasonPodsCreated = "PodsCreated"
+	// ReasonPodsRefused means the probe Deployment's ReplicaSet cannot
+	// create Pods (its ReplicaFailure condition, for example FailedCreate
+	// by Pod Security admission or a ResourceQuota); the message is the
+	// Deployment's.
+	ReasonPodsRefused = "PodsRefused"
+	// ReasonScaledToZero means no monitor uses the region, so its probe
+	// Deployment runs no Pods.
+	ReasonScaledToZero = "ScaledToZero"
+)
 
 // ProbeRegion is a vantage point that runs checks.
 // +kubebuilder:object:root=true
@@ -273,6 +323,7 @@ type ProbeRegionStatus struct {
 // +kubebuilder:printcolumn:name="Mode",type=string,JSONPath=`.spec.placement.mode`
 // +kubebuilder:printcolumn:name="Online",type=boolean,JSONPath=`.status.online`
 // +kubebuilder:printcolumn:name="Monitors",type=integer,JSONPath=`.status.monitors`
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,description="why the region is or is not ready (PodsRefused: the cluster refuses its probe Pods)"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type ProbeRegion struct {
 	metav1.TypeMeta   `json:",inline"`

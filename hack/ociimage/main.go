@@ -62,6 +62,7 @@ type spec struct {
 func main() {
 	var (
 		out, user, entrypoint, ca string
+		digestFile                string
 		tags, files, cmds, envs   listFlag
 		labels                    listFlag
 		nonroot                   bool
@@ -76,6 +77,7 @@ func main() {
 	flag.StringVar(&user, "user", "", "user[:group] the image runs as")
 	flag.Var(&envs, "env", "KEY=VALUE environment entry (repeatable)")
 	flag.Var(&labels, "label", "KEY=VALUE image label (repeatable)")
+	flag.StringVar(&digestFile, "digest-file", "", "also write the image's manifest digest (sha256:…, what image.digest and a registry show) to this file")
 	flag.Parse()
 
 	if len(tags) == 0 {
@@ -131,7 +133,7 @@ func main() {
 	// Programs (Go's os.TempDir) expect /tmp, even with a read-only root.
 	s.Entries = append(s.Entries, entry{name: "/tmp", mode: 0o1777, dir: true})
 
-	archive, err := build(s)
+	archive, manifestDigest, err := build(s)
 	if err != nil {
 		fail("%v", err)
 	}
@@ -145,7 +147,12 @@ func main() {
 	if err := os.Rename(out+".tmp", out); err != nil {
 		fail("%v", err)
 	}
-	fmt.Printf("ociimage: wrote %s (%s, %d bytes)\n", out, strings.Join(tags, ", "), len(archive))
+	if digestFile != "" {
+		if err := os.WriteFile(digestFile, []byte(manifestDigest+"\n"), 0o644); err != nil {
+			fail("%v", err)
+		}
+	}
+	fmt.Printf("ociimage: wrote %s (%s, %s, %d bytes)\n", out, strings.Join(tags, ", "), manifestDigest, len(archive))
 }
 
 func fail(format string, args ...any) {
@@ -223,19 +230,20 @@ type descriptor struct {
 
 // build returns the image archive: blobs under blobs/sha256/, oci-layout,
 // index.json (one manifest per tag, named by the annotations containerd and
-// podman read) and manifest.json (docker load's format, same blobs).
-func build(s spec) ([]byte, error) {
+// podman read) and manifest.json (docker load's format, same blobs); and the
+// digest of its manifest, the image's digest once pushed.
+func build(s spec) ([]byte, string, error) {
 	raw, err := layer(s.Entries)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	var gz bytes.Buffer
 	zw, _ := gzip.NewWriterLevel(&gz, gzip.BestCompression)
 	if _, err := zw.Write(raw); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if err := zw.Close(); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	layerBlob := gz.Bytes()
 
@@ -256,7 +264,7 @@ func build(s spec) ([]byte, error) {
 	}
 	configBlob, err := json.Marshal(config)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	manifest := map[string]any{
 		"schemaVersion": 2,
@@ -266,7 +274,7 @@ func build(s spec) ([]byte, error) {
 	}
 	manifestBlob, err := json.Marshal(manifest)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	index := map[string]any{"schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json"}
 	var manifests []descriptor
@@ -283,7 +291,7 @@ func build(s spec) ([]byte, error) {
 	index["manifests"] = manifests
 	indexBlob, err := json.Marshal(index)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	docker, err := json.Marshal([]map[string]any{{
 		"Config":   "blobs/sha256/" + strings.TrimPrefix(digest(configBlob), "sha256:"),
@@ -291,7 +299,7 @@ func build(s spec) ([]byte, error) {
 		"Layers":   []string{"blobs/sha256/" + strings.TrimPrefix(digest(layerBlob), "sha256:")},
 	}})
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 
 	var out bytes.Buffer
@@ -305,27 +313,27 @@ func build(s spec) ([]byte, error) {
 	}
 	for _, d := range []string{"blobs/", "blobs/sha256/"} {
 		if err := tw.WriteHeader(&tar.Header{Name: d, Mode: 0o755, ModTime: epoch, Typeflag: tar.TypeDir}); err != nil {
-			return nil, err
+			return nil, "", err
 		}
 	}
 	for _, b := range [][]byte{layerBlob, configBlob, manifestBlob} {
 		if err := add("blobs/sha256/"+strings.TrimPrefix(digest(b), "sha256:"), b); err != nil {
-			return nil, err
+			return nil, "", err
 		}
 	}
 	if err := add("oci-layout", []byte(`{"imageLayoutVersion":"1.0.0"}`)); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if err := add("index.json", indexBlob); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if err := add("manifest.json", docker); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if err := tw.Close(); err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	return out.Bytes(), nil
+	return out.Bytes(), digest(manifestBlob), nil
 }
 
 // fullName is ref as container runtimes name it: a reference without a

@@ -57,7 +57,7 @@ func TestBuildWritesALoadableImage(t *testing.T) {
 			{name: "/tmp", mode: 0o1777, dir: true},
 		},
 	}
-	archive, err := build(s)
+	archive, _, err := build(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func TestBuildWritesALoadableImage(t *testing.T) {
 		t.Fatalf("manifest.json: %s", files["manifest.json"])
 	}
 
-	again, err := build(s)
+	again, _, err := build(s)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -241,6 +241,10 @@ var _ = Describe("Monitors", func() {
 		Entry("unknown type", map[string]any{"name": "a", "type": "smtp"}, "type"),
 		Entry("port without port", map[string]any{"name": "a", "type": "port", "config": map[string]any{"host": "1.1.1.1"}}, "config.port"),
 		Entry("cron without expression", map[string]any{"name": "a", "type": "cron", "config": map[string]any{}}, "config.cron_expression"),
+		// robfig/cron v3.0.1 panics on these three (issue 28 row 7).
+		Entry("cron expression TZ=Europe/Berlin", map[string]any{"name": "a", "type": "cron", "config": map[string]any{"cron_expression": "TZ=Europe/Berlin"}}, "config.cron_expression"),
+		Entry("cron expression CRON_TZ=UTC", map[string]any{"name": "a", "type": "cron", "config": map[string]any{"cron_expression": "CRON_TZ=UTC"}}, "config.cron_expression"),
+		Entry("cron expression TZ=", map[string]any{"name": "a", "type": "cron", "config": map[string]any{"cron_expression": "TZ="}}, "config.cron_expression"),
 		Entry("unknown config key", map[string]any{"name": "a", "url": "https://example.com", "config": map[string]any{"nope": 1}}, "config.nope"),
 		Entry("config value of the wrong type", map[string]any{"name": "a", "url": "https://example.com", "config": map[string]any{"timeout": "fast"}}, "config.timeout"),
 		Entry("degraded above max", map[string]any{"name": "a", "url": "https://example.com", "config": map[string]any{"max_response_time_ms": 100, "degraded_response_time_ms": 200}}, "config.degraded_response_time_ms"),

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -16,10 +17,21 @@ import (
 // runKeys manages API keys with the kubeconfig from the usual places
 // (--kubeconfig, $KUBECONFIG, ~/.kube/config, in-cluster).
 func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	const keysUsage = "usage: uptime-operator keys create|list|delete [flags]; 'uptime-operator keys create -h' shows the flags"
 	if len(args) == 0 {
-		return fmt.Errorf("usage: uptime-operator keys create|list|delete [flags]")
+		return errors.New(keysUsage)
 	}
 	verb := args[0]
+	// Help and unknown verbs are answered before any kubeconfig is loaded,
+	// so `keys -h` works on a machine without a cluster.
+	switch verb {
+	case "-h", "-help", "--help", "help":
+		fmt.Fprintln(stderr, keysUsage)
+		return nil
+	case "create", "list", "delete":
+	default:
+		return fmt.Errorf("unknown keys command %q; %s", verb, keysUsage)
+	}
 	fs := newFlagSet("keys "+verb, stderr)
 	ns := fs.String("namespace", "default", "workspace (namespace) of the key")
 	name := fs.String("name", "", "key name (create), or name or prefix of the key to delete")

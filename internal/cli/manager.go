@@ -45,6 +45,7 @@ func managerFlags(fs *flag.FlagSet, o *manager.Options) (finish func() error) {
 	fs.StringVar(&o.Namespace, "namespace", envOr("POD_NAMESPACE", "uptime-operator-system"), "the manager's namespace")
 	fs.StringVar(&o.ProbeImage, "probe-image", "", "image of managed probe Deployments (empty: no Deployments)")
 	fs.StringVar(&o.ProbeServerURL, "probe-server-url", "", "probe API URL as probe pods reach it")
+	probePullSecrets := fs.String("probe-image-pull-secrets", "", "comma-separated Secrets of the manager's namespace that managed probe pods pull their image with")
 	fs.StringVar(&o.PublicURL, "public-url", "", "external base URL of the direct listener")
 	fs.StringVar(&o.RDAPURL, "rdap-url", "https://rdap.org", "RDAP service used for domain expiry")
 	fs.StringVar(&o.AI.URL, "ai-url", "", "OpenAI-compatible chat-completions URL for AI incident assist")
@@ -81,6 +82,11 @@ func managerFlags(fs *flag.FlagSet, o *manager.Options) (finish func() error) {
 		}
 		if o.MonitorSeriesMax < 1 {
 			return fmt.Errorf("--monitor-metrics-max must be at least 1")
+		}
+		for _, name := range strings.Split(*probePullSecrets, ",") {
+			if name = strings.TrimSpace(name); name != "" {
+				o.ProbeImagePullSecrets = append(o.ProbeImagePullSecrets, name)
+			}
 		}
 		if o.DeliveryRetryWindow < 0 {
 			return fmt.Errorf("--delivery-retry-window must not be negative")

@@ -8,15 +8,12 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/robfig/cron/v3"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/monitor"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
-
-// cronParser accepts the expressions the admission webhook accepts.
-var cronParser = cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
 
 // NewHeartbeatToken returns a random 32-character token for heartbeat URLs
 // (monv1.NewHeartbeatToken, the one place tokens are made).
@@ -92,7 +89,7 @@ func NextExpected(m *monv1.Monitor, lastPing *time.Time) (time.Time, error) {
 	if cfg == nil {
 		return time.Time{}, fmt.Errorf("monitor %s has no cron config", m.Name)
 	}
-	sched, err := cronParser.Parse(cfg.CronExpression)
+	sched, err := monitor.ParseCron(cfg.CronExpression)
 	if err != nil {
 		return time.Time{}, err
 	}

@@ -20,6 +20,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
@@ -139,6 +140,9 @@ type Options struct {
 	// ProbeTrustedCA is the ConfigMap or Secret of private CA certificates
 	// mounted into managed probe pods (nil: none).
 	ProbeTrustedCA *trust.BundleRef
+	// ProbeImagePullSecrets are Secrets of the manager's namespace that
+	// every managed probe Pod pulls its image with.
+	ProbeImagePullSecrets []string
 	// SkipNameValidation allows a second manager in one process (tests that
 	// restart the manager).
 	SkipNameValidation bool
@@ -422,7 +426,7 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 		Probe: controllers.ProbeDeploymentOptions{
 			Namespace: opts.Namespace, Image: opts.ProbeImage, ServerURL: opts.ProbeServerURL,
 			ServiceAccount: probeserver.ProbeServiceAccount, AllowPrivate: opts.AllowPrivateTargets,
-			TrustedCA: opts.ProbeTrustedCA,
+			TrustedCA: opts.ProbeTrustedCA, ImagePullSecrets: localObjectReferences(opts.ProbeImagePullSecrets),
 		},
 	}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("set up probe region controller: %w", err)
@@ -715,7 +719,7 @@ func (m *Manager) serveAggregated(ctx context.Context) error {
 // cacheByObject narrows what the cache watches. API keys are the only
 // Secrets read on every request, so only they are cached; other Secrets are
 // read directly when needed, which keeps the manager's memory independent of
-// the cluster's Secret count. Probe Deployments and their ServiceAccount
+// the cluster's Secret count. Probe Deployments, their PodDisruptionBudgets and ServiceAccount
 // live in the probe namespace (the manager's), where the manager's RBAC Role
 // allows them, so they are watched there only: a cluster-wide watch would
 // need a cluster-wide grant.
@@ -727,6 +731,7 @@ func cacheByObject(probeNamespace string) map[client.Object]cache.ByObject {
 		only := map[string]cache.Config{probeNamespace: {}}
 		by[&appsv1.Deployment{}] = cache.ByObject{Namespaces: only}
 		by[&corev1.ServiceAccount{}] = cache.ByObject{Namespaces: only}
+		by[&policyv1.PodDisruptionBudget{}] = cache.ByObject{Namespaces: only}
 	}
 	return by
 }
@@ -861,4 +866,13 @@ func orZero(s string) string {
 		return "0"
 	}
 	return s
+}
+
+// localObjectReferences turns Secret names into Pod image pull secrets.
+func localObjectReferences(names []string) []corev1.LocalObjectReference {
+	var out []corev1.LocalObjectReference
+	for _, n := range names {
+		out = append(out, corev1.LocalObjectReference{Name: n})
+	}
+	return out
 }

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/robfig/cron/v3"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -298,15 +297,11 @@ func validateRegexp(expr string, path *field.Path) field.ErrorList {
 	return nil
 }
 
-// CronParser parses the expressions cron monitors accept: five fields or a
-// descriptor such as @hourly.
-var CronParser = cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
-
 func validateCron(c *monv1.CronConfig, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if c.CronExpression == "" {
 		errs = append(errs, field.Required(path.Child("cronExpression"), "required for cron monitors"))
-	} else if _, err := CronParser.Parse(c.CronExpression); err != nil {
+	} else if _, err := ParseCron(c.CronExpression); err != nil {
 		errs = append(errs, field.Invalid(path.Child("cronExpression"), c.CronExpression, "must be a valid cron expression: "+err.Error()))
 	}
 	if c.GraceSeconds < 0 || c.GraceSeconds > 604800 {

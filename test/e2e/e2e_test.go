@@ -1,7 +1,9 @@
 //go:build e2e
 
 // Package e2e proves the product on a real single-node Kubernetes cluster
-// (hack/cluster.sh): the image built here, `helm install` of the chart, probe
+// (hack/cluster.sh): the release built here (`make release`: the chart
+// package and the image), `helm install` of that package into a namespace
+// that enforces Pod Security "restricted", a CRD upgrade with the chart, probe
 // Pods per region, incidents confirmed by both regions, signed webhook
 // deliveries to a Pod, the aggregated API with RBAC, a manager Pod restart,
 // `helm upgrade` and `helm uninstall`, and HA replicas on PostgreSQL.
@@ -71,10 +73,17 @@ func prepareAndEnter() error {
 	if _, err := run("hack/cluster.sh", "up"); err != nil {
 		return err
 	}
-	say("building the operator image (make image) and the test server image")
-	if _, err := run("make", "--no-print-directory", "image", "IMAGE_TAR="+imageTar); err != nil {
+	// The suite installs what a user installs: the chart package and the
+	// image archive of `make release`, at the chart's own version.
+	version, err := chartVersion()
+	if err != nil {
 		return err
 	}
+	say("building release %s (make release: chart package and operator image) and the test server image", version)
+	if _, err := run("make", "--no-print-directory", "release", "VERSION="+version, "RELEASE_DIR="+releaseDir); err != nil {
+		return err
+	}
+	imageTar := filepath.Join(releaseDir, "uptime-operator-image-"+version+".tar")
 	if _, err := run("go", "build", "-trimpath", "-o", filepath.Join(repoRoot, "bin", "e2e", "testserver"), "./test/e2e/testserver"); err != nil {
 		return err
 	}
@@ -104,7 +113,7 @@ func prepareAndEnter() error {
 	for k, v := range set {
 		env = append(env, k+"="+v)
 	}
-	env = append(env, envInside+"=1")
+	env = append(env, envInside+"=1", envChart+"="+filepath.Join(releaseDir, "uptime-operator-"+version+".tgz"))
 	netns := "uptime-k8s"
 	for _, kv := range env {
 		if v, ok := strings.CutPrefix(kv, "UPTIME_CLUSTER_NETNS="); ok {
@@ -125,8 +134,29 @@ func prepareAndEnter() error {
 }
 
 var (
-	imageTar     = filepath.Join(repoRoot, "bin", "e2e", "uptime-operator-image.tar")
+	releaseDir   = filepath.Join(repoRoot, "bin", "e2e", "release")
 	testImageTar = filepath.Join(repoRoot, "bin", "e2e", "testserver-image.tar")
 )
+
+// envChart names the packaged chart for the re-executed binary.
+const envChart = "UPTIME_E2E_CHART"
+
+// chartPackage is the chart package `make release` built, which every spec
+// installs and upgrades.
+func chartPackage() string { return os.Getenv(envChart) }
+
+// chartVersion is the version in charts/uptime-operator/Chart.yaml.
+func chartVersion() (string, error) {
+	b, err := os.ReadFile(filepath.Join(repoRoot, "charts", "uptime-operator", "Chart.yaml"))
+	if err != nil {
+		return "", err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "version: "); ok {
+			return strings.Trim(strings.TrimSpace(v), `"`), nil
+		}
+	}
+	return "", fmt.Errorf("no version in Chart.yaml")
+}
 
 const testImage = "uptime-e2e/testserver:dev"

@@ -85,20 +85,21 @@ func haScenario(targetIP, receiverIP *string, valuesFile *string) {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(conn.Close(ctx)).To(Succeed())
 
-		_, _ = kubectl("create", "namespace", ns)
 		installTestCA()
 		_, _ = kubectl("-n", ns, "delete", "secret", "e2e-pg")
 		mustKubectl("-n", ns, "create", "secret", "generic", "e2e-pg",
 			"--from-literal=dsn=postgres://uptime:uptime@"+nodeIP+":"+pgPort+"/uptime_e2e?sslmode=disable")
-		mustHelm("install", release, "charts/uptime-operator", "-n", ns, "-f", *valuesFile,
+		mustHelm("install", release, chartPackage(), "-n", ns, "-f", *valuesFile,
 			"--set", "store.type=postgres", "--set", "store.postgres.existingSecret=e2e-pg",
-			"--set", "manager.replicas=2", "--wait", "--timeout", "5m")
+			"--set", "manager.replicas=2", "--set", "aggregatedAPI.enabled=auto", "--wait", "--timeout", "5m")
 		Eventually(func() []string { return managerPods(ns) }, 3*time.Minute, 2*time.Second).Should(HaveLen(2))
 		Eventually(func() string {
 			out, _ := kubectl("get", "apiservice", "v1.api.uptime-operator.io", "-o", `jsonpath={.status.conditions[?(@.type=="Available")].status}`)
 			return out
 		}, 2*time.Minute, 2*time.Second).Should(Equal("True"))
+		// aggregatedAPI.enabled=auto registers the APIService for 2 replicas on PostgreSQL.
 		waitRegionsOnline()
+		proved("HA: aggregatedAPI.enabled=auto with 2 replicas on PostgreSQL registered APIService v1.api.uptime-operator.io (Available)")
 
 		spread := spreadAgents()
 		proved("HA: 2 manager replicas on PostgreSQL; agents' connections by replica: %s", spread)
@@ -140,6 +141,7 @@ func haScenario(targetIP, receiverIP *string, valuesFile *string) {
 		}, 3*time.Minute, 3*time.Second).Should(Succeed())
 		proved("HA: one incident %s confirmed by e2e-a and e2e-b, one monitor.down and one monitor.up (recovered), regions' states right", id)
 
+		deleteNamespaceDuringRestart()
 		mustHelm("uninstall", release, "-n", ns, "--wait", "--timeout", "3m")
 	})
 }
@@ -254,4 +256,45 @@ func replicasOf(podIP, serviceIP string) map[string]bool {
 		}
 	}
 	return got
+}
+
+// deleteNamespaceDuringRestart deletes a workspace namespace, with a Monitor
+// whose history finalizer the manager must remove, while the manager
+// Deployment restarts (issue 28 row 2): with the APIService registered by
+// the chart's rule (two replicas rolling one at a time) the deletion
+// finishes; whether the namespace controller ever saw a discovery failure
+// is reported.
+func deleteNamespaceDuringRestart() {
+	GinkgoHelper()
+	const doomed = "e2e-doomed"
+	_, _ = kubectl("delete", "namespace", doomed, "--timeout=120s")
+	mustKubectl("create", "namespace", doomed)
+	apply(fmt.Sprintf(`apiVersion: monitoring.uptime-operator.io/v1alpha1
+kind: Monitor
+metadata: {name: doomed, namespace: %s}
+spec:
+  type: http
+  url: http://e2e-target.default.svc.cluster.local:8080/
+  intervalSeconds: 60
+  regions: [e2e-a]
+`, doomed))
+	Eventually(func() string {
+		out, _ := kubectl("-n", doomed, "get", "monitor", "doomed", "-o", "jsonpath={.metadata.finalizers}")
+		return out
+	}, time.Minute, time.Second).ShouldNot(BeEmpty(), "the manager adds the history finalizer")
+	start := time.Now()
+	mustKubectl("-n", ns, "rollout", "restart", "deploy/uptime-operator-manager")
+	mustKubectl("delete", "namespace", doomed, "--wait=false")
+	discoveryFailed := false
+	Eventually(func() bool {
+		out, err := kubectl("get", "namespace", doomed, "-o",
+			`jsonpath={.status.conditions[?(@.type=="NamespaceDeletionDiscoveryFailure")].status}`)
+		if strings.TrimSpace(out) == "True" {
+			discoveryFailed = true
+		}
+		return err != nil && strings.Contains(out, "NotFound")
+	}, 4*time.Minute, 2*time.Second).Should(BeTrue(), "namespace %s is still there", doomed)
+	took := time.Since(start).Round(time.Second)
+	mustKubectl("-n", ns, "rollout", "status", "deploy/uptime-operator-manager", "--timeout=180s")
+	proved("namespace %s (a Monitor with the history finalizer) deleted in %s while the manager rolled its 2 replicas (NamespaceDeletionDiscoveryFailure seen: %v)", doomed, took, discoveryFailed)
 }

@@ -31,6 +31,9 @@ const (
 // targets allowed (the target is a Pod), and the default SQLite store.
 const chartValues = `
 allowPrivateTargets: true
+# One SQLite replica: aggregatedAPI.enabled=auto would leave the APIService
+# off (docs/helm.md); the suite forces it on to use it.
+aggregatedAPI: {enabled: true}
 # The receiver Pod's serving certificate comes from the suite's test CA
 # (webhook channels take https:// URLs only); the manager trusts it as an
 # admin's private CA.
@@ -70,11 +73,30 @@ var _ = Describe("uptime-operator on a real cluster", Ordered, func() {
 		_, _ = kubectl("delete", "proberegions", "--all", "--timeout=60s")
 		_, _ = kubectl("-n", workNS, "delete", "deploy,svc,secret,rolebinding", "-l", "e2e=uptime", "--timeout=60s")
 		_, _ = kubectl("delete", "namespace", ns, "--timeout=120s")
+		// CRDs outlive a release (crds.keep): remove them, so the install
+		// below is a first install, with its ProbeRegions created as hooks
+		// after the chart's CRDs.
+		// A previous run's Monitors keep the history finalizer, and no
+		// manager is left to remove it: drop it, or the CRD never goes.
+		if out, err := kubectl("get", "monitors", "-A", "-o", `jsonpath={range .items[*]}{.metadata.namespace} {.metadata.name}{"\n"}{end}`); err == nil {
+			for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+				if f := strings.Fields(line); len(f) == 2 {
+					_, _ = kubectl("-n", f[0], "patch", "monitor", f[1], "--type=merge", "-p", `{"metadata":{"finalizers":null}}`)
+				}
+			}
+		}
+		if out, err := kubectl("get", "crd", "-o", "name"); err == nil {
+			for _, crd := range strings.Fields(out) {
+				if strings.HasSuffix(crd, ".monitoring.uptime-operator.io") {
+					_, _ = kubectl("delete", crd, "--timeout=120s")
+				}
+			}
+		}
 		installTestCA()
 	})
 
 	It("installs the chart: manager Ready, APIService Available, webhook refusing a bad Monitor", func() {
-		mustHelm("install", release, "charts/uptime-operator", "-n", ns, "--create-namespace",
+		mustHelm("install", release, chartPackage(), "-n", ns, "--create-namespace",
 			"-f", valuesFile, "--wait", "--timeout", "5m")
 		mustKubectl("-n", ns, "rollout", "status", "deploy/uptime-operator-manager", "--timeout=180s")
 		Eventually(func() string {
@@ -84,7 +106,12 @@ var _ = Describe("uptime-operator on a real cluster", Ordered, func() {
 		}, 2*time.Minute, 2*time.Second).Should(Equal("True"))
 		pvc := mustKubectl("-n", ns, "get", "pvc", "-o", "jsonpath={.items[0].status.phase} {.items[0].spec.volumeName}")
 		Expect(pvc).To(HavePrefix("Bound "))
-		proved("helm install: manager Ready, SQLite on PersistentVolume %s, APIService v1.api.uptime-operator.io Available", strings.Fields(pvc)[1])
+		proved("helm install of %s: manager Ready, SQLite on PersistentVolume %s, APIService v1.api.uptime-operator.io Available",
+			filepath.Base(chartPackage()), strings.Fields(pvc)[1])
+		Expect(mustKubectl("get", "namespace", ns, "-o", `jsonpath={.metadata.labels.pod-security\.kubernetes\.io/enforce}`)).To(Equal("restricted"))
+		keep := mustKubectl("get", "crd", "monitors.monitoring.uptime-operator.io", "-o", `jsonpath={.metadata.annotations.helm\.sh/resource-policy}`)
+		Expect(keep).To(Equal("keep"))
+		proved("installed into namespace %s, which enforces Pod Security restricted; the CRDs came with the release, annotated helm.sh/resource-policy=keep", ns)
 
 		bad := `apiVersion: monitoring.uptime-operator.io/v1alpha1
 kind: Monitor
@@ -198,6 +225,14 @@ spec:
 `, webSecret, monName, checkInterval))
 
 		waitRegionsOnline()
+		// The probe Pods were admitted under enforce=restricted.
+		Expect(mustKubectl("-n", ns, "get", "pods", "-l", "uptime-operator.io/region=e2e-a", "-o",
+			"jsonpath={.items[0].spec.securityContext.sysctls[0].name}")).To(Equal("net.ipv4.ping_group_range"))
+		Eventually(func() string {
+			out, _ := kubectl("get", "proberegion", "e2e-a", "-o", `jsonpath={.status.conditions[?(@.type=="ProbePods")].status}`)
+			return out
+		}, time.Minute, 2*time.Second).Should(Equal("True"))
+		proved("probe Pods admitted by Pod Security restricted (ping through net.ipv4.ping_group_range, no NET_RAW); ProbePods=True")
 		sa := mustKubectl("-n", ns, "get", "deploy", "uptime-operator-probe-e2e-a", "-o",
 			"jsonpath={.spec.template.spec.serviceAccountName} {.spec.template.spec.containers[0].args}")
 		Expect(sa).To(ContainSubstring("/var/run/secrets/kubernetes.io/serviceaccount/token"))
@@ -328,7 +363,7 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: e2e-viewer}]
 		checks := countChecks()
 		oldPods := managerPods(ns)
 
-		mustHelm("upgrade", release, "charts/uptime-operator", "-n", ns, "-f", valuesFile,
+		mustHelm("upgrade", release, chartPackage(), "-n", ns, "-f", valuesFile,
 			"--set", "manager.logLevel=debug", "--wait", "--timeout", "5m")
 		Eventually(func() []string { return managerPods(ns) }, 3*time.Minute, 2*time.Second).Should(
 			And(HaveLen(1), Not(ContainElement(oldPods[0]))))
@@ -346,6 +381,29 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: e2e-viewer}]
 		Expect(incidentIDs(after)).To(Equal(incidentIDs(incidents)))
 		Expect(countChecks()).To(BeNumerically(">=", checks))
 		proved("helm upgrade (manager.logLevel=debug): same CA and serving certificates, same APIService caBundle, %d checks and the incident kept", checks)
+	})
+
+	It("upgrades a CRD with the chart: helm upgrade with a changed CRD serves the new field", func() {
+		upgraded := upgradedChart()
+		const plan = `apiVersion: monitoring.uptime-operator.io/v1alpha1
+kind: Plan
+metadata: {name: e2e-upgrade}
+spec: {displayName: E2E upgrade, e2eUpgradeMarker: served}
+`
+		// Before: the API server does not know the field (kubectl's strict
+		// field validation refuses it).
+		out, err := runIn(plan, "kubectl", "apply", "-f", "-")
+		Expect(err).To(HaveOccurred(), "the field is served before the upgrade")
+		Expect(out).To(ContainSubstring("e2eUpgradeMarker"))
+		mustHelm("upgrade", release, upgraded, "-n", ns, "-f", valuesFile, "--wait", "--timeout", "5m")
+		Eventually(func() error { _, err := runIn(plan, "kubectl", "apply", "-f", "-"); return err }, time.Minute, 2*time.Second).Should(Succeed())
+		Expect(mustKubectl("get", "plan", "e2e-upgrade", "-o", "jsonpath={.spec.e2eUpgradeMarker}")).To(Equal("served"))
+		mustKubectl("delete", "plan", "e2e-upgrade")
+		Eventually(func() string {
+			out, _ := kubectl("get", "apiservice", "v1.api.uptime-operator.io", "-o", `jsonpath={.status.conditions[?(@.type=="Available")].status}`)
+			return out
+		}, 2*time.Minute, 2*time.Second).Should(Equal("True"))
+		proved("helm upgrade to %s (the Plan CRD with a new field): spec.e2eUpgradeMarker refused before, stored and served after", filepath.Base(upgraded))
 	})
 
 	It("leaves on helm uninstall exactly what docs/install.md says", func() {
@@ -442,4 +500,31 @@ func secretDigest(names ...string) string {
 		h.Write([]byte(mustKubectl("-n", ns, "get", "secret", n, "-o", "jsonpath={.data}")))
 	}
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// upgradedChart unpacks the release's chart package, adds a field to the
+// Plan CRD, and packages it as the next version: the CRD change a real
+// release brings.
+func upgradedChart() string {
+	GinkgoHelper()
+	dir := GinkgoT().TempDir()
+	mustRun := func(name string, args ...string) {
+		GinkgoHelper()
+		out, err := run(name, args...)
+		Expect(err).NotTo(HaveOccurred(), out)
+	}
+	mustRun("tar", "-xzf", chartPackage(), "-C", dir)
+	crd := filepath.Join(dir, "uptime-operator", "templates", "crds", "monitoring.uptime-operator.io_plans.yaml")
+	b, err := os.ReadFile(crd)
+	Expect(err).NotTo(HaveOccurred())
+	const at = "          spec:\n            description: PlanSpec is what a workspace on this plan may do.\n            properties:\n"
+	Expect(string(b)).To(ContainSubstring(at))
+	changed := strings.Replace(string(b), at, at+
+		"              e2eUpgradeMarker:\n"+
+		"                description: e2eUpgradeMarker exists only in the e2e suite's upgraded chart.\n"+
+		"                type: string\n", 1)
+	Expect(os.WriteFile(crd, []byte(changed), 0o644)).To(Succeed())
+	version := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(chartPackage()), "uptime-operator-"), ".tgz") + "-e2e-upgrade"
+	mustRun("helm", "package", filepath.Join(dir, "uptime-operator"), "--version", version, "-d", dir)
+	return filepath.Join(dir, "uptime-operator-"+version+".tgz")
 }

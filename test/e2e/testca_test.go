@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 )
 
@@ -81,7 +82,7 @@ func issueTestCA() (caPEM, certPEM, keyPEM []byte) {
 // receiver's serving certificate Secret in the work namespace.
 func installTestCA() {
 	caPEM, certPEM, keyPEM := testCA()
-	_, _ = kubectl("create", "namespace", ns)
+	createReleaseNamespace()
 	objs := []map[string]any{
 		{
 			"apiVersion": "v1", "kind": "ConfigMap",
@@ -99,4 +100,15 @@ func installTestCA() {
 		Expect(err).NotTo(HaveOccurred())
 		apply(string(b))
 	}
+}
+
+// createReleaseNamespace creates the release namespace enforcing Pod
+// Security "restricted", as a platform team's cluster would: every Pod of
+// the product (manager, probe agents) must be admitted there.
+func createReleaseNamespace() {
+	GinkgoHelper()
+	_, _ = kubectl("create", "namespace", ns)
+	mustKubectl("label", "--overwrite", "namespace", ns,
+		"pod-security.kubernetes.io/enforce=restricted", "pod-security.kubernetes.io/enforce-version=latest",
+		"pod-security.kubernetes.io/warn=restricted")
 }

@@ -182,3 +182,20 @@ mounted as ca.crt; nothing when neither is set.
 {{- end }}
 {{- end }}
 {{- end }}
+
+{{/*
+"true" when the chart registers the APIService v1.api.uptime-operator.io,
+empty otherwise. While an APIService is unavailable, kube-apiserver's
+discovery fails for every client and namespace deletion stalls
+(NamespaceDeletionDiscoveryFailure), so `auto` registers it only where a
+manager restart never takes it down: two or more replicas on PostgreSQL,
+which the Deployment rolls one Pod at a time (maxUnavailable 0) under a
+PodDisruptionBudget. true forces it on (a single replica or SQLite's Recreate
+upgrade leaves it unavailable for a moment), false keeps it off.
+*/}}
+{{- define "uptime-operator.aggregatedAPIEnabled" -}}
+{{- $e := .Values.aggregatedAPI.enabled -}}
+{{- if eq (toString $e) "auto" -}}
+{{- if and (eq .Values.store.type "postgres") (ge (int .Values.manager.replicas) 2) }}true{{ end -}}
+{{- else if $e }}true{{ end -}}
+{{- end -}}

@@ -36,6 +36,24 @@ checks at render time what the validating webhook would.
 */}}
 {{- define "uptime-operator.bootstrapLabel" -}}uptime-operator.io/helm-bootstrap{{- end -}}
 
+{{/*
+Annotations of the ProbeRegions and Plans the chart creates. Helm maps every
+object of a release to a served API before it creates any, so on the first
+install, while the chart's own CRDs (templates/crds) are not served yet, these
+objects are post-install hooks instead, created after the CRDs. They carry
+Helm's ownership annotations, so the next `helm upgrade` (the API is served
+then) adopts them as ordinary objects of the release.
+*/}}
+{{- define "uptime-operator.bootstrapAnnotations" -}}
+{{- if not (.Capabilities.APIVersions.Has "monitoring.uptime-operator.io/v1alpha1") -}}
+annotations:
+  helm.sh/hook: post-install
+  helm.sh/hook-weight: "-5"
+  meta.helm.sh/release-name: {{ .Release.Name }}
+  meta.helm.sh/release-namespace: {{ .Release.Namespace }}
+{{- end }}
+{{- end -}}
+
 {{/* One webhook configuration. Arguments: ctx, kind (mutating|validating), caBundle. */}}
 {{- define "uptime-operator.webhookConfiguration" -}}
 {{- $ctx := .ctx -}}
