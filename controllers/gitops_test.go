@@ -381,7 +381,10 @@ func TestGitOpsStatus(t *testing.T) {
 
 	// Stalled objects recover by themselves once the cause is gone:
 	// Monitors and AlertChannels look for Secrets and regions again.
-	must(c.Create(ctx, &corev1.Secret{ObjectMeta: meta("api-token"), StringData: map[string]string{"token": "t"}}))
+	// The Secret opts in to being referenced by Monitors (docs/security.md, Credentials).
+	token := meta("api-token")
+	token.Labels = map[string]string{monv1.CredentialsLabel: monv1.CredentialsLabelValue}
+	must(c.Create(ctx, &corev1.Secret{ObjectMeta: token, StringData: map[string]string{"token": "t"}}))
 	must(c.Create(ctx, &corev1.Secret{ObjectMeta: meta("hook-url"), StringData: map[string]string{"url": "https://example.com/hook"}}))
 	must(c.Create(ctx, &monv1.ProbeRegion{ObjectMeta: metav1.ObjectMeta{Name: "mars"}}))
 	for _, obj := range []client.Object{withSecretHeader, noRegions, &monv1.AlertChannel{ObjectMeta: meta("hook")}} {

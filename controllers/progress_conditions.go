@@ -14,7 +14,7 @@ import (
 
 // stalledReasons are the reasons of a False readiness condition that no
 // retry clears: someone has to create (or opt in) a Secret, a probe region or the
-// referenced object, pick another slug, or let the probe Deployment in.
+// referenced object, pick another slug, or let the probe Deployment and its Pods in.
 // Every other False reason means the controller is still getting there.
 var stalledReasons = map[string]bool{
 	monv1.ReasonSecretNotFound:          true,
@@ -23,6 +23,7 @@ var stalledReasons = map[string]bool{
 	monv1.ReasonSlugTaken:               true,
 	monv1.ReasonReferenceNotFound:       true,
 	monv1.ReasonProbeDeploymentRejected: true,
+	monv1.ReasonPodsRefused:             true,
 }
 
 // setProgressConditions derives the kstatus conditions Reconciling and

@@ -31,6 +31,7 @@ func TestSetProgressConditions(t *testing.T) {
 		{"secret not allowed", &metav1.Condition{Status: "False", Reason: monv1.ReasonSecretNotAllowed}, nil, want{stalled: monv1.ReasonSecretNotAllowed}},
 		{"no regions", &metav1.Condition{Status: "False", Reason: monv1.ReasonNoRegions}, nil, want{stalled: monv1.ReasonNoRegions}},
 		{"slug taken", &metav1.Condition{Status: "False", Reason: monv1.ReasonSlugTaken}, nil, want{stalled: monv1.ReasonSlugTaken}},
+		{"pods refused", &metav1.Condition{Status: "False", Reason: monv1.ReasonPodsRefused}, nil, want{stalled: monv1.ReasonPodsRefused}},
 		{"reference missing", &metav1.Condition{Status: "False", Reason: monv1.ReasonReferenceNotFound},
 			[]string{monv1.ConditionReconciling}, want{stalled: monv1.ReasonReferenceNotFound}},
 		{"deployment rejected", &metav1.Condition{Status: "False", Reason: monv1.ReasonProbeDeploymentRejected}, nil,
