@@ -193,6 +193,12 @@ func (e *entry) current(cached client.Object) (client.Object, bool) {
 		if cached != nil && e.uid != "" && cached.GetUID() != e.uid {
 			return cached, false // a different object of the same name
 		}
+		if cached != nil && cached.GetDeletionTimestamp() != nil {
+			// The cache has the deletion: the object waits for its
+			// finalizers, which the controllers reading this cache must
+			// see to run (hiding it would leave it terminating for good).
+			return cached, true
+		}
 		return nil, false
 	case cached != nil && cached.GetUID() == e.uid &&
 		(cached.GetResourceVersion() == e.rv || newerRV(cached.GetResourceVersion(), e.rv)):

@@ -148,3 +148,32 @@ func TestReadsThroughTheOverlay(t *testing.T) {
 		t.Fatalf("entries left = %d, want 2 (p3 and the deleted p2)", o.n.Load())
 	}
 }
+
+// A deleted object with finalizers stays until its controller runs them:
+// once the cache has its deletion timestamp, the cache wins, or the
+// controller reading through the overlay would never see it terminating.
+func TestDeletedObjectWithFinalizersReachesItsController(t *testing.T) {
+	o := &Overlay{}
+	live := monitor("team", "web", "30")
+	o.Record(live, true)
+
+	// Before the cache has the deletion, the object is gone for readers.
+	if err := o.layGet(client.ObjectKeyFromObject(live), live.DeepCopy(), nil); !apierrors.IsNotFound(err) {
+		t.Fatalf("a deleted object read before the cache caught up: %v, want not found", err)
+	}
+
+	terminating := monitor("team", "web", "31")
+	now := metav1.Now()
+	terminating.DeletionTimestamp = &now
+	terminating.Finalizers = []string{"monitoring.uptime-operator.io/history"}
+	got := terminating.DeepCopy()
+	if err := o.layGet(client.ObjectKeyFromObject(terminating), got, nil); err != nil {
+		t.Fatalf("the terminating object in the cache was hidden: %v", err)
+	}
+	if got.DeletionTimestamp == nil {
+		t.Fatal("the controller must see the deletion timestamp")
+	}
+	if o.n.Load() != 0 {
+		t.Fatal("the entry must be done once the cache has the deletion")
+	}
+}
