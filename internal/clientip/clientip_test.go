@@ -86,3 +86,22 @@ func TestParse(t *testing.T) {
 		t.Error("ParseHeader(X-Real-IP) accepted")
 	}
 }
+
+// TestBucketGroupsIPv6By64: two addresses of one /64 share a bucket, an IPv4
+// address (plain or mapped) is its own.
+func TestBucketGroupsIPv6By64(t *testing.T) {
+	bucket := func(remote string) string {
+		r, _ := http.NewRequest(http.MethodGet, "/", nil)
+		r.RemoteAddr = remote
+		return Bucket(r)
+	}
+	if a, b := bucket("[2001:db8:1:2::1]:1"), bucket("[2001:db8:1:2:ffff::9]:2"); a != b || a != "2001:db8:1:2::/64" {
+		t.Fatalf("one /64: %q and %q", a, b)
+	}
+	if a, b := bucket("[2001:db8:1:2::1]:1"), bucket("[2001:db8:1:3::1]:1"); a == b {
+		t.Fatalf("two /64s share bucket %q", a)
+	}
+	if a, b := bucket("192.0.2.7:1"), bucket("[::ffff:192.0.2.7]:1"); a != "192.0.2.7" || b != a {
+		t.Fatalf("IPv4: %q, mapped: %q", a, b)
+	}
+}

@@ -398,7 +398,7 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 		Client: mgr.GetClient(), Agents: agentsAnywhere{eng},
 		Probe: controllers.ProbeDeploymentOptions{
 			Namespace: opts.Namespace, Image: opts.ProbeImage, ServerURL: opts.ProbeServerURL,
-			ServiceAccount: probeserver.ProbeServiceAccount, AllowPrivate: opts.AllowPrivateTargets,
+			AllowPrivate: opts.AllowPrivateTargets,
 			TrustedCA: opts.ProbeTrustedCA,
 		},
 	}).SetupWithManager(mgr); err != nil {
