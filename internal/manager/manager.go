@@ -27,6 +27,7 @@ import (
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/certwatcher"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -122,6 +123,15 @@ type Options struct {
 	// ProbeTrustedCA is the ConfigMap or Secret of private CA certificates
 	// mounted into managed probe pods (nil: none).
 	ProbeTrustedCA *trust.BundleRef
+	// ProbeListen is the TLS address of a listener that serves only the
+	// probe API (empty: none; the direct listener serves it too, for agents
+	// that reach it through an Ingress). ProbeCertDir holds its tls.crt and
+	// tls.key, reloaded when they change.
+	ProbeListen  string
+	ProbeCertDir string
+	// ProbeServerCA is the CA bundle that managed probe pods verify the
+	// probe API's certificate against (nil: the system roots).
+	ProbeServerCA *trust.BundleRef
 	// SkipNameValidation allows a second manager in one process (tests that
 	// restart the manager).
 	SkipNameValidation bool
@@ -182,6 +192,11 @@ type Manager struct {
 	aggCA      []byte
 	aggBound   chan struct{}
 	aggAddr    string
+	// probeAPI serves the probe API on both listeners (one failure
+	// limiter); probeBound is closed once the TLS listener is bound.
+	probeAPI   http.Handler
+	probeBound chan struct{}
+	probeAddr  string
 }
 
 // Start runs the manager until ctx ends, then closes the store. The store
@@ -399,7 +414,7 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 		Probe: controllers.ProbeDeploymentOptions{
 			Namespace: opts.Namespace, Image: opts.ProbeImage, ServerURL: opts.ProbeServerURL,
 			AllowPrivate: opts.AllowPrivateTargets,
-			TrustedCA: opts.ProbeTrustedCA,
+			TrustedCA:    opts.ProbeTrustedCA, ServerCA: opts.ProbeServerCA,
 		},
 	}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("set up probe region controller: %w", err)
@@ -431,7 +446,8 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 		return nil, err
 	}
 
-	m := &Manager{Manager: mgr, opts: opts, Store: st, Engine: eng, Probes: probes, Alerts: worker, apiBound: make(chan struct{}), aggBound: make(chan struct{})}
+	m := &Manager{Manager: mgr, opts: opts, Store: st, Engine: eng, Probes: probes, Alerts: worker, apiBound: make(chan struct{}), aggBound: make(chan struct{}),
+		probeBound: make(chan struct{})}
 	if err := (&controllers.StatusPageReconciler{Client: mgr.GetClient(), BaseURL: opts.PublicURL}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("set up status page controller: %w", err)
 	}
@@ -478,7 +494,8 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 		Recorder:            mgr.GetEventRecorderFor("uptime-operator-api"),
 	})
 	root := http.NewServeMux()
-	root.Handle("/probe/v1/", probeapi.NewHandler(m.Probes))
+	m.probeAPI = probeapi.NewHandler(m.Probes)
+	root.Handle("/probe/v1/", m.probeAPI)
 	root.Handle("/mcp", m.hostedMCP())
 	root.Handle("/", apiserver.Instrument(m.api.Handler()))
 	m.root = opts.ClientAddresses.Middleware(root)
@@ -495,6 +512,14 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 			return nil, err
 		}
 		if err := mgr.AddReadyzCheck("aggregated-api", bound(m.aggBound, "the aggregated API listener")); err != nil {
+			return nil, err
+		}
+	}
+	if opts.ProbeListen != "" {
+		if err := mgr.Add(everyReplica(m.serveProbeAPI)); err != nil {
+			return nil, err
+		}
+		if err := mgr.AddReadyzCheck("probe-api", bound(m.probeBound, "the probe API listener")); err != nil {
 			return nil, err
 		}
 	}
@@ -562,6 +587,50 @@ func (m *Manager) serveAPI(ctx context.Context) error {
 	ctrl.Log.WithName("api").Info("serving the direct API", "address", ln.Addr().String())
 	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("serve api: %w", err)
+	}
+	return nil
+}
+
+// ProbeAddr returns the address the probe API's TLS listener bound,
+// waiting until it is bound.
+func (m *Manager) ProbeAddr(ctx context.Context) (string, error) {
+	select {
+	case <-m.probeBound:
+		return m.probeAddr, nil
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}
+
+// serveProbeAPI runs the probe API's TLS listener until ctx ends, with
+// the certificate of ProbeCertDir, reloaded when it is renewed. Managed
+// agents use it: they carry tokens and receive resolved credentials, which
+// must not cross the cluster network in the clear.
+func (m *Manager) serveProbeAPI(ctx context.Context) error {
+	dir := m.opts.ProbeCertDir
+	watcher, err := certwatcher.New(filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key"))
+	if err != nil {
+		return fmt.Errorf("load probe api certificate: %w", err)
+	}
+	go func() { _ = watcher.Start(ctx) }()
+	ln, err := tls.Listen("tcp", m.opts.ProbeListen, &tls.Config{GetCertificate: watcher.GetCertificate, MinVersion: tls.VersionTLS12})
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", m.opts.ProbeListen, err)
+	}
+	m.probeAddr = ln.Addr().String()
+	close(m.probeBound)
+	mux := http.NewServeMux()
+	mux.Handle("/probe/v1/", m.probeAPI)
+	srv := &http.Server{Handler: m.opts.ClientAddresses.Middleware(mux), ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shutdown)
+	}()
+	ctrl.Log.WithName("api").Info("serving the probe API over TLS", "address", m.probeAddr)
+	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serve probe api: %w", err)
 	}
 	return nil
 }
