@@ -32,6 +32,7 @@ func TestProbeRegionDeployments(t *testing.T) {
 		Namespace: ns, ProbeImage: "registry.example/uptime-operator:v1", ProbeServerURL: "https://uptime-operator-api." + ns + ".svc",
 		Store: filepath.Join(t.TempDir(), "uptime.db"), SkipNameValidation: true,
 		ProbeTrustedCA: &trust.BundleRef{ConfigMap: "company-ca", Key: "bundle.pem"},
+		ProbeServerCA:  &trust.BundleRef{Secret: "uptime-operator-api-cert"},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -81,7 +82,8 @@ func TestProbeRegionDeployments(t *testing.T) {
 		!slices.Contains(ctr.Args, "--trusted-ca-file") || !slices.Contains(ctr.Args, "/etc/uptime-operator/trusted-ca/ca.crt") {
 		t.Errorf("trusted CA bundle not passed: volumes %+v mounts %+v args %v", ps.Volumes, ctr.VolumeMounts, ctr.Args)
 	}
-	if ps.ServiceAccountName != "uptime-operator-probe" || ctr.SecurityContext == nil || *ctr.SecurityContext.AllowPrivilegeEscalation {
+	checkProbeCredentials(t, ps, ctr, "eu-west")
+	if ctr.SecurityContext == nil || *ctr.SecurityContext.AllowPrivilegeEscalation {
 		t.Errorf("pod identity/security: sa %q security %+v", ps.ServiceAccountName, ctr.SecurityContext)
 	}
 	tmpVol, tmpMount := volumeNamed(ps.Volumes, "tmp"), mountNamed(ctr.VolumeMounts, "tmp")
