@@ -438,8 +438,10 @@ func (p *Server) IngestResults(ctx context.Context, region string, batch *probea
 // checks reports whether region checks the monitor of uid: the monitor
 // exists and its effective regions include region.
 func (p *Server) checks(ctx context.Context, regions *monitor.RegionResolver, uid, region string) (bool, error) {
+	// The cache's own object, not a copy: this only reads it, once per
+	// monitor of every batch.
 	var list monv1.MonitorList
-	if err := p.opts.Client.List(ctx, &list, client.MatchingFields{monv1.UIDIndex: uid}); err != nil {
+	if err := p.opts.Client.List(ctx, &list, client.MatchingFields{monv1.UIDIndex: uid}, client.UnsafeDisableDeepCopy); err != nil {
 		return false, fmt.Errorf("find monitor %s: %w", uid, err)
 	}
 	return len(list.Items) > 0 && slices.Contains(regions.Regions(ctx, &list.Items[0]), region), nil
