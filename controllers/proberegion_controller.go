@@ -270,6 +270,9 @@ const (
 // serving certificate's Secret also holds its private key.
 func mountProbeCredentials(code string, ca *trust.BundleRef, ps *corev1.PodSpec, c *corev1.Container) {
 	ps.ServiceAccountName = monitor.RegionServiceAccount(code)
+	// The deprecated alias would otherwise keep the shared ServiceAccount
+	// of Deployments made before per-region ones.
+	ps.DeprecatedServiceAccount = ps.ServiceAccountName
 	ps.AutomountServiceAccountToken = ptr.To(false)
 	ps.Volumes = append(ps.Volumes, corev1.Volume{Name: "probe-token", VolumeSource: corev1.VolumeSource{
 		Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{{
