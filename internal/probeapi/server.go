@@ -44,8 +44,8 @@ var (
 )
 
 // Server is the manager side of the probe API. The manager implements it
-// with its store and TokenReview; MemoryServer is a small in-memory
-// implementation for tests and dev mode.
+// (package probeserver) with region tokens, TokenReview and the engine;
+// MemoryServer is a small in-memory implementation for tests.
 type Server interface {
 	// Authenticate returns the one region the bearer token (possibly
 	// empty) speaks for, or ErrUnauthorized. It sees only the token: the
