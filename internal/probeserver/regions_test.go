@@ -249,3 +249,26 @@ func TestGuessesCostNoAPICalls(t *testing.T) {
 		t.Fatalf("tokens of the old shared or of a remote region's ServiceAccount were reviewed (%d)", n-1)
 	}
 }
+
+// TestSharedTokenSpeaksForNoRegion: a token two regions' Secrets hold
+// would speak for both, so it speaks for neither.
+func TestSharedTokenSpeaksForNoRegion(t *testing.T) {
+	var calls kubeCalls
+	var ingested []probeapi.Result
+	s := regionsServer(t, &calls, &ingested)
+	ctx := context.Background()
+	if region, err := s.Authenticate(ctx, "token-of-partner"); err != nil || region != "partner" {
+		t.Fatalf("partner's own token: %q, %v", region, err)
+	}
+	if err := s.opts.Client.Create(ctx, &monv1.ProbeRegion{ObjectMeta: metav1.ObjectMeta{Name: "twin"}, Spec: monv1.ProbeRegionSpec{
+		Placement: monv1.ProbePlacement{Mode: monv1.PlacementRemote,
+			TokenSecretRef: &monv1.SecretKeySelector{Name: "token-partner", Key: RegionTokenKey}}}}); err != nil {
+		t.Fatal(err)
+	}
+	// A token seen before is remembered for TokenTTL; a fresh server (or
+	// the TTL) looks again.
+	s = New(Options{Client: s.opts.Client, Secrets: s.opts.Secrets, ManagerNamespace: testNS})
+	if region, err := s.Authenticate(ctx, "token-of-partner"); !errors.Is(err, probeapi.ErrUnauthorized) {
+		t.Fatalf("a token two regions hold: %q, %v; want refused", region, err)
+	}
+}
