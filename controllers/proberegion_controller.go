@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -45,9 +46,10 @@ type ProbeDeploymentOptions struct {
 	Image string
 	// ServerURL is the manager's probe API URL as seen from probe pods.
 	ServerURL string
-	// ServiceAccount the agents run as; its tokens are accepted by the probe
-	// API through TokenReview.
-	ServiceAccount string
+	// ServerCA, when set, is the CA bundle the agents verify the probe API's
+	// serving certificate against (--server-ca-file); see
+	// mountProbeCredentials.
+	ServerCA *trust.BundleRef
 	// AllowPrivate passes the cluster's private-targets setting to agents.
 	AllowPrivate bool
 	// TrustedCA, when set, is mounted into probe pods and passed to the
@@ -64,20 +66,23 @@ const trustedCADir = "/etc/uptime-operator/trusted-ca"
 
 // mountTrustedCA adds the bundle's volume to ps and its mount and flag to c.
 func mountTrustedCA(b *trust.BundleRef, ps *corev1.PodSpec, c *corev1.Container) {
-	key := b.Key
-	if key == "" {
-		key = "ca.crt"
-	}
-	vol := corev1.Volume{Name: "trusted-ca"}
-	items := []corev1.KeyToPath{{Key: key, Path: "ca.crt"}}
+	mountBundle("trusted-ca", trustedCADir, "--trusted-ca-file", b, ps, c)
+}
+
+// mountBundle mounts the key of bundle b (default ca.crt), and only that
+// key, as dir/ca.crt through a volume called name, and passes the file to
+// the agent with flag.
+func mountBundle(name, dir, flag string, b *trust.BundleRef, ps *corev1.PodSpec, c *corev1.Container) {
+	vol := corev1.Volume{Name: name}
+	items := []corev1.KeyToPath{{Key: cmp.Or(b.Key, "ca.crt"), Path: "ca.crt"}}
 	if b.Secret != "" {
 		vol.Secret = &corev1.SecretVolumeSource{SecretName: b.Secret, Items: items}
 	} else {
 		vol.ConfigMap = &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: b.ConfigMap}, Items: items}
 	}
 	ps.Volumes = append(ps.Volumes, vol)
-	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: vol.Name, MountPath: trustedCADir, ReadOnly: true})
-	c.Args = append(c.Args, "--trusted-ca-file", trustedCADir+"/ca.crt")
+	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: vol.Name, MountPath: dir, ReadOnly: true})
+	c.Args = append(c.Args, flag, dir+"/ca.crt")
 }
 
 // ProbeRegionReconciler runs one probe Deployment per managed region that a
@@ -204,7 +209,7 @@ func (r *ProbeRegionReconciler) reconcileDeployment(ctx context.Context, pr *mon
 	if r.Probe.Namespace == "" || r.Probe.Image == "" {
 		return nil // not running in a cluster (dev mode): no Deployments
 	}
-	if err := r.ensureServiceAccount(ctx); err != nil {
+	if err := r.ensureServiceAccount(ctx, pr); err != nil {
 		return err
 	}
 	code := monitor.RegionCode(pr)
@@ -220,9 +225,7 @@ func (r *ProbeRegionReconciler) reconcileDeployment(ctx context.Context, pr *mon
 		dep.Spec.Selector = &metav1.LabelSelector{MatchLabels: labels}
 		dep.Spec.Template.Labels = labels
 		ps := &dep.Spec.Template.Spec
-		ps.ServiceAccountName = r.Probe.ServiceAccount
-		args := []string{"probe", "--region", code, "--server", r.Probe.ServerURL,
-			"--token-file", "/var/run/secrets/kubernetes.io/serviceaccount/token", "--listen", ":8081"}
+		args := []string{"probe", "--region", code, "--server", r.Probe.ServerURL, "--listen", ":8081"}
 		if r.Probe.AllowPrivate {
 			args = append(args, "--allow-private")
 		}
@@ -243,6 +246,7 @@ func (r *ProbeRegionReconciler) reconcileDeployment(ctx context.Context, pr *mon
 		if r.Probe.TrustedCA != nil {
 			mountTrustedCA(r.Probe.TrustedCA, ps, &c)
 		}
+		mountProbeCredentials(code, r.Probe.ServerCA, ps, &c)
 		ps.Containers = []corev1.Container{c}
 		return controllerutil.SetControllerReference(pr, dep, r.Scheme())
 	})
@@ -252,12 +256,55 @@ func (r *ProbeRegionReconciler) reconcileDeployment(ctx context.Context, pr *mon
 	return nil
 }
 
-func (r *ProbeRegionReconciler) ensureServiceAccount(ctx context.Context) error {
-	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: r.Probe.ServiceAccount, Namespace: r.Probe.Namespace}}
+// ensureServiceAccount creates the region's own ServiceAccount
+// (monitor.RegionServiceAccount), owned by the region. The probe API
+// accepts a token of it for this region and no other.
+func (r *ProbeRegionReconciler) ensureServiceAccount(ctx context.Context, pr *monv1.ProbeRegion) error {
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{
+		Name: monitor.RegionServiceAccount(monitor.RegionCode(pr)), Namespace: r.Probe.Namespace,
+		Labels: map[string]string{"app.kubernetes.io/name": "uptime-operator-probe", "uptime-operator.io/region": monitor.RegionCode(pr)},
+	}}
+	if err := controllerutil.SetControllerReference(pr, sa, r.Scheme()); err != nil {
+		return fmt.Errorf("own probe service account: %w", err)
+	}
 	if err := r.Create(ctx, sa); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("create probe service account: %w", err)
 	}
 	return nil
+}
+
+// Where a probe pod finds its credentials.
+const (
+	probeTokenDir  = "/var/run/secrets/uptime-operator.io/probe"
+	serverCADir    = "/etc/uptime-operator/probe-server-ca"
+	probeTokenLife = 3600
+)
+
+// mountProbeCredentials gives a region's probe pods what they talk to the
+// probe API with: the region's own ServiceAccount, whose token is
+// projected for the probe audience only (monitor.ProbeTokenAudience) and
+// rotated by the kubelet, and no token for kube-apiserver, which agents do
+// not call; and, when ca is set, the CA bundle they verify the probe API's
+// serving certificate against. Only the bundle's key is mounted: the
+// serving certificate's Secret also holds its private key.
+func mountProbeCredentials(code string, ca *trust.BundleRef, ps *corev1.PodSpec, c *corev1.Container) {
+	ps.ServiceAccountName = monitor.RegionServiceAccount(code)
+	// The deprecated alias would otherwise keep the shared ServiceAccount
+	// of Deployments made before per-region ones.
+	ps.DeprecatedServiceAccount = ps.ServiceAccountName
+	ps.AutomountServiceAccountToken = ptr.To(false)
+	ps.Volumes = append(ps.Volumes, corev1.Volume{Name: "probe-token", VolumeSource: corev1.VolumeSource{
+		Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{{
+			ServiceAccountToken: &corev1.ServiceAccountTokenProjection{
+				Audience: monitor.ProbeTokenAudience, ExpirationSeconds: ptr.To[int64](probeTokenLife), Path: "token",
+			},
+		}}},
+	}})
+	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "probe-token", MountPath: probeTokenDir, ReadOnly: true})
+	c.Args = append(c.Args, "--token-file", probeTokenDir+"/token")
+	if ca != nil {
+		mountBundle("probe-server-ca", serverCADir, "--server-ca-file", ca, ps, c)
+	}
 }
 
 // SetupWithManager watches regions, their Deployments, and monitors (whose

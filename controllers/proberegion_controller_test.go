@@ -41,6 +41,7 @@ func TestProbeRegionDeployments(t *testing.T) {
 		Store: filepath.Join(t.TempDir(), "uptime.db"), SkipNameValidation: true,
 		ProbeTrustedCA:        &trust.BundleRef{ConfigMap: "company-ca", Key: "bundle.pem"},
 		ProbeImagePullSecrets: []string{"registry-creds"},
+		ProbeServerCA:         &trust.BundleRef{Secret: "uptime-operator-api-cert"},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -90,7 +91,8 @@ func TestProbeRegionDeployments(t *testing.T) {
 		!slices.Contains(ctr.Args, "--trusted-ca-file") || !slices.Contains(ctr.Args, "/etc/uptime-operator/trusted-ca/ca.crt") {
 		t.Errorf("trusted CA bundle not passed: volumes %+v mounts %+v args %v", ps.Volumes, ctr.VolumeMounts, ctr.Args)
 	}
-	if ps.ServiceAccountName != "uptime-operator-probe" || ctr.SecurityContext == nil || *ctr.SecurityContext.AllowPrivilegeEscalation {
+	checkProbeCredentials(t, ps, ctr, "eu-west")
+	if ctr.SecurityContext == nil || *ctr.SecurityContext.AllowPrivilegeEscalation {
 		t.Errorf("pod identity/security: sa %q security %+v", ps.ServiceAccountName, ctr.SecurityContext)
 	}
 	// The Pod template passes Pod Security baseline and restricted (issue 28

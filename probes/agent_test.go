@@ -42,7 +42,7 @@ func (f *flakyManager) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func startManager(t *testing.T) (*flakyManager, string) {
-	mem := &probeapi.MemoryServer{Token: "tok"}
+	mem := &probeapi.MemoryServer{Region: "eu1", Token: "tok"}
 	f := &flakyManager{mem: mem, handler: probeapi.NewHandler(mem)}
 	ts := httptest.NewServer(f)
 	t.Cleanup(ts.Close)

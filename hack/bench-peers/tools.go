@@ -135,7 +135,8 @@ type standIn struct {
 	total, failed atomic.Int64
 }
 
-func (s *standIn) Authorize(context.Context, string, string) error { return nil }
+// Authenticate speaks for region bench whatever the token (the agent sends none).
+func (s *standIn) Authenticate(context.Context, string) (string, error) { return "bench", nil }
 
 func (s *standIn) Assignments(ctx context.Context, _, known string) (*probeapi.AssignmentList, error) {
 	if known == s.list.Revision {
@@ -145,7 +146,7 @@ func (s *standIn) Assignments(ctx context.Context, _, known string) (*probeapi.A
 	return &s.list, nil
 }
 
-func (s *standIn) IngestResults(_ context.Context, b *probeapi.ResultBatch) (probeapi.ResultsResponse, error) {
+func (s *standIn) IngestResults(_ context.Context, _ string, b *probeapi.ResultBatch) (probeapi.ResultsResponse, error) {
 	var failed int64
 	for i := range b.Results {
 		if b.Results[i].Status != probeapi.StatusUp {

@@ -46,6 +46,10 @@ func managerFlags(fs *flag.FlagSet, o *manager.Options) (finish func() error) {
 	fs.StringVar(&o.ProbeImage, "probe-image", "", "image of managed probe Deployments (empty: no Deployments)")
 	fs.StringVar(&o.ProbeServerURL, "probe-server-url", "", "probe API URL as probe pods reach it")
 	probePullSecrets := fs.String("probe-image-pull-secrets", "", "comma-separated Secrets of the manager's namespace that managed probe pods pull their image with")
+	fs.StringVar(&o.ProbeListen, "probe-listen", "", "TLS address of a listener serving only the probe API, for managed agents (empty: none)")
+	fs.StringVar(&o.ProbeCertDir, "probe-cert-dir", "", "directory with the probe API listener's tls.crt and tls.key (reloaded when renewed)")
+	probeServerCA := fs.String("probe-server-ca-secret", "", "Secret of the manager's namespace whose CA bundle managed probe pods verify the probe API's certificate against (--server-ca-file of the agents; only the key is mounted)")
+	probeServerCAKey := fs.String("probe-server-ca-key", "ca.crt", "key of the CA bundle in that Secret")
 	fs.StringVar(&o.PublicURL, "public-url", "", "external base URL of the direct listener")
 	fs.StringVar(&o.RDAPURL, "rdap-url", "https://rdap.org", "RDAP service used for domain expiry")
 	fs.StringVar(&o.AI.URL, "ai-url", "", "OpenAI-compatible chat-completions URL for AI incident assist")
@@ -87,6 +91,12 @@ func managerFlags(fs *flag.FlagSet, o *manager.Options) (finish func() error) {
 			if name = strings.TrimSpace(name); name != "" {
 				o.ProbeImagePullSecrets = append(o.ProbeImagePullSecrets, name)
 			}
+		}
+		if *probeServerCA != "" {
+			o.ProbeServerCA = &trust.BundleRef{Secret: *probeServerCA, Key: *probeServerCAKey}
+		}
+		if o.ProbeListen != "" && o.ProbeCertDir == "" {
+			return fmt.Errorf("--probe-listen needs --probe-cert-dir")
 		}
 		if o.DeliveryRetryWindow < 0 {
 			return fmt.Errorf("--delivery-retry-window must not be negative")

@@ -77,3 +77,25 @@ func TestManagerStoreFile(t *testing.T) {
 		t.Fatal("a missing --store-file was accepted")
 	}
 }
+
+// TestManagerProbeTLSFlags: the probe API's TLS listener needs its
+// certificate, and the CA Secret of managed agents is passed as a bundle.
+func TestManagerProbeTLSFlags(t *testing.T) {
+	parse := func(args ...string) (manager.Options, error) {
+		var o manager.Options
+		fs := newFlagSet("manager", io.Discard)
+		finish := managerFlags(fs, &o)
+		if err := fs.Parse(args); err != nil {
+			return o, err
+		}
+		return o, finish()
+	}
+	if _, err := parse("--probe-listen=:9444"); err == nil || !strings.Contains(err.Error(), "--probe-cert-dir") {
+		t.Fatalf("a TLS listener without a certificate: %v", err)
+	}
+	o, err := parse("--probe-listen=:9444", "--probe-cert-dir=/certs", "--probe-server-ca-secret=uptime-operator-api-cert")
+	if err != nil || o.ProbeListen != ":9444" || o.ProbeCertDir != "/certs" || o.ProbeServerCA == nil ||
+		o.ProbeServerCA.Secret != "uptime-operator-api-cert" || o.ProbeServerCA.Key != "ca.crt" {
+		t.Fatalf("parsed: %+v %+v, %v", o, o.ProbeServerCA, err)
+	}
+}

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 	"github.com/uptime-operator/uptime-operator/internal/trust"
 	"github.com/uptime-operator/uptime-operator/probes"
 )
@@ -24,6 +26,7 @@ func runProbe(ctx context.Context, args []string, _, stderr io.Writer) error {
 	fs.StringVar(&o.Listen, "listen", ":8081", "address of /healthz, /readyz and /metrics (empty disables)")
 	fs.IntVar(&o.Concurrency, "concurrency", 64, "checks run at the same time")
 	trustedCA := fs.String("trusted-ca-file", "", "PEM bundle of private CA certificates trusted in addition to the system roots")
+	serverCA := fs.String("server-ca-file", "", "PEM CA bundle the manager's probe API certificate is verified against, instead of the system roots (reread when it changes)")
 	logs := bindLogFlags(fs, LogJSON)
 	if ok, err := parse(fs, args); !ok || err != nil {
 		return err
@@ -33,6 +36,13 @@ func runProbe(ctx context.Context, args []string, _, stderr io.Writer) error {
 	}
 	if err := trust.LoadFile(*trustedCA); err != nil {
 		return fmt.Errorf("--trusted-ca-file: %w", err)
+	}
+	if *serverCA != "" {
+		rt, err := probeapi.CATransport(*serverCA)
+		if err != nil {
+			return fmt.Errorf("--server-ca-file: %w", err)
+		}
+		o.HTTPClient = &http.Client{Transport: rt}
 	}
 	log, err := logs.logger(stderr)
 	if err != nil {

@@ -29,6 +29,7 @@ import (
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/certwatcher"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -143,6 +144,15 @@ type Options struct {
 	// ProbeImagePullSecrets are Secrets of the manager's namespace that
 	// every managed probe Pod pulls its image with.
 	ProbeImagePullSecrets []string
+	// ProbeListen is the TLS address of a listener that serves only the
+	// probe API (empty: none; the direct listener serves it too, for agents
+	// that reach it through an Ingress). ProbeCertDir holds its tls.crt and
+	// tls.key, reloaded when they change.
+	ProbeListen  string
+	ProbeCertDir string
+	// ProbeServerCA is the CA bundle that managed probe pods verify the
+	// probe API's certificate against (nil: the system roots).
+	ProbeServerCA *trust.BundleRef
 	// SkipNameValidation allows a second manager in one process (tests that
 	// restart the manager).
 	SkipNameValidation bool
@@ -204,6 +214,11 @@ type Manager struct {
 	aggCA      []byte
 	aggBound   chan struct{}
 	aggAddr    string
+	// probeAPI serves the probe API on both listeners (one failure
+	// limiter); probeBound is closed once the TLS listener is bound.
+	probeAPI   http.Handler
+	probeBound chan struct{}
+	probeAddr  string
 }
 
 // Start runs the manager until ctx ends, then closes the store. The store
@@ -425,8 +440,9 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 		Client: mgr.GetClient(), Agents: agentsAnywhere{eng},
 		Probe: controllers.ProbeDeploymentOptions{
 			Namespace: opts.Namespace, Image: opts.ProbeImage, ServerURL: opts.ProbeServerURL,
-			ServiceAccount: probeserver.ProbeServiceAccount, AllowPrivate: opts.AllowPrivateTargets,
-			TrustedCA: opts.ProbeTrustedCA, ImagePullSecrets: localObjectReferences(opts.ProbeImagePullSecrets),
+			AllowPrivate: opts.AllowPrivateTargets,
+			TrustedCA:    opts.ProbeTrustedCA, ServerCA: opts.ProbeServerCA,
+			ImagePullSecrets: localObjectReferences(opts.ProbeImagePullSecrets),
 		},
 	}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("set up probe region controller: %w", err)
@@ -458,7 +474,8 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 		return nil, err
 	}
 
-	m := &Manager{Manager: mgr, opts: opts, overlay: overlay, Store: st, Engine: eng, Probes: probes, Alerts: worker, apiBound: make(chan struct{}), aggBound: make(chan struct{})}
+	m := &Manager{Manager: mgr, opts: opts, overlay: overlay, Store: st, Engine: eng, Probes: probes, Alerts: worker, apiBound: make(chan struct{}), aggBound: make(chan struct{}),
+		probeBound: make(chan struct{})}
 	if err := (&controllers.StatusPageReconciler{Client: mgr.GetClient(), BaseURL: opts.PublicURL}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("set up status page controller: %w", err)
 	}
@@ -509,7 +526,8 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 		Recorder:            mgr.GetEventRecorderFor("uptime-operator-api"),
 	})
 	root := http.NewServeMux()
-	root.Handle("/probe/v1/", probeapi.NewHandler(m.Probes))
+	m.probeAPI = probeapi.NewHandler(m.Probes)
+	root.Handle("/probe/v1/", m.probeAPI)
 	root.Handle("/mcp", m.hostedMCP())
 	root.Handle("/", apiserver.Instrument(m.api.Handler()))
 	m.root = opts.ClientAddresses.Middleware(root)
@@ -526,6 +544,14 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 			return nil, err
 		}
 		if err := mgr.AddReadyzCheck("aggregated-api", bound(m.aggBound, "the aggregated API listener")); err != nil {
+			return nil, err
+		}
+	}
+	if opts.ProbeListen != "" {
+		if err := mgr.Add(everyReplica(m.serveProbeAPI)); err != nil {
+			return nil, err
+		}
+		if err := mgr.AddReadyzCheck("probe-api", bound(m.probeBound, "the probe API listener")); err != nil {
 			return nil, err
 		}
 	}
@@ -593,6 +619,50 @@ func (m *Manager) serveAPI(ctx context.Context) error {
 	ctrl.Log.WithName("api").Info("serving the direct API", "address", ln.Addr().String())
 	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("serve api: %w", err)
+	}
+	return nil
+}
+
+// ProbeAddr returns the address the probe API's TLS listener bound,
+// waiting until it is bound.
+func (m *Manager) ProbeAddr(ctx context.Context) (string, error) {
+	select {
+	case <-m.probeBound:
+		return m.probeAddr, nil
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}
+
+// serveProbeAPI runs the probe API's TLS listener until ctx ends, with
+// the certificate of ProbeCertDir, reloaded when it is renewed. Managed
+// agents use it: they carry tokens and receive resolved credentials, which
+// must not cross the cluster network in the clear.
+func (m *Manager) serveProbeAPI(ctx context.Context) error {
+	dir := m.opts.ProbeCertDir
+	watcher, err := certwatcher.New(filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key"))
+	if err != nil {
+		return fmt.Errorf("load probe api certificate: %w", err)
+	}
+	go func() { _ = watcher.Start(ctx) }()
+	ln, err := tls.Listen("tcp", m.opts.ProbeListen, &tls.Config{GetCertificate: watcher.GetCertificate, MinVersion: tls.VersionTLS12})
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", m.opts.ProbeListen, err)
+	}
+	m.probeAddr = ln.Addr().String()
+	close(m.probeBound)
+	mux := http.NewServeMux()
+	mux.Handle("/probe/v1/", m.probeAPI)
+	srv := httpserver.New(m.opts.ClientAddresses.Middleware(mux), m.opts.ServerLimits)
+	go func() {
+		<-ctx.Done()
+		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shutdown)
+	}()
+	ctrl.Log.WithName("api").Info("serving the probe API over TLS", "address", m.probeAddr)
+	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serve probe api: %w", err)
 	}
 	return nil
 }

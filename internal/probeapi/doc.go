@@ -3,11 +3,13 @@
 //
 // # Transport
 //
-// Agents talk HTTPS (plain HTTP only in dev mode and tests) to the manager and
-// authenticate every request with "Authorization: Bearer <token>", where the
-// token is either the agent's projected ServiceAccount token (validated with a
-// TokenReview) or the region token Secret. The server decides which it
-// accepts; this package only carries the token.
+// Agents talk HTTPS (plain HTTP only on loopback in dev mode and in tests) to
+// the manager and authenticate every request with "Authorization: Bearer
+// <token>", where the token is either the agent's projected ServiceAccount
+// token (validated with a TokenReview) or the region token Secret. The server
+// decides which it accepts; this package only carries the token.
+// CATransport verifies the manager's serving certificate against a CA file
+// that may be rotated under a running agent.
 //
 // # Endpoints
 //
@@ -28,11 +30,19 @@
 // ignores results whose id it has already stored, so a batch that is retried
 // after a lost response is applied once.
 //
+// A token speaks for exactly one region. The server authenticates it from
+// the request's headers before it reads a body, and answers 403 when the
+// region a long poll asks for, a batch's region or any result's region is
+// another one; an empty region in a batch or result is the token's. A result
+// for a monitor the region does not check, or with a status other than the
+// Status constants, is left out and counted in ResultsResponse.Refused.
+//
 // Errors are JSON bodies {"error": {"code": ..., "message": ...}} with 400 for a
 // malformed request, 401 for a missing or invalid token, 403 when the token
-// may not act for the region, 5xx for server faults. The Client retries
-// network errors, 429 and 5xx with exponential backoff and never retries
-// other 4xx answers.
+// may not act for the region, 429 (with Retry-After) once a client address
+// had FailureLimit 401 or 403 answers within FailureWindow, 5xx for server
+// faults. The Client retries network errors, 429 and 5xx with exponential
+// backoff and never retries other 4xx answers.
 //
 // # Types
 //

@@ -6,9 +6,11 @@ import (
 	"sync"
 )
 
-// MemoryServer is an in-memory Server for tests and dev mode. Its zero value
-// accepts any token; set Token to require one.
+// MemoryServer is an in-memory Server for tests. It speaks for one region:
+// set Region, and Token to require a token.
 type MemoryServer struct {
+	// Region is the region every accepted token speaks for.
+	Region string
 	// Token, when set, is the only bearer token accepted.
 	Token string
 
@@ -44,12 +46,12 @@ func (m *MemoryServer) init() {
 	}
 }
 
-// Authorize implements Server.
-func (m *MemoryServer) Authorize(_ context.Context, token, _ string) error {
-	if m.Token != "" && token != m.Token {
-		return ErrUnauthorized
+// Authenticate implements Server.
+func (m *MemoryServer) Authenticate(_ context.Context, token string) (string, error) {
+	if m.Region == "" || (m.Token != "" && token != m.Token) {
+		return "", ErrUnauthorized
 	}
-	return nil
+	return m.Region, nil
 }
 
 // Assignments implements Server.
@@ -75,7 +77,10 @@ func (m *MemoryServer) Assignments(ctx context.Context, region, known string) (*
 }
 
 // IngestResults implements Server.
-func (m *MemoryServer) IngestResults(_ context.Context, b *ResultBatch) (ResultsResponse, error) {
+func (m *MemoryServer) IngestResults(_ context.Context, region string, b *ResultBatch) (ResultsResponse, error) {
+	if err := b.CheckRegion(region); err != nil {
+		return ResultsResponse{}, err
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.init()

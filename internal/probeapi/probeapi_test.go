@@ -18,7 +18,7 @@ func newTestClient(url string) *Client {
 // TestContract runs the Client against NewHandler backed by MemoryServer:
 // the one contract both sides of the probe API share.
 func TestContract(t *testing.T) {
-	mem := &MemoryServer{Token: "secret"}
+	mem := &MemoryServer{Region: "eu1", Token: "secret"}
 	mem.SetAssignments("eu1", []Assignment{{ID: "m1", Type: TypeHTTP, URL: "http://x", IntervalSeconds: 30}})
 	ts := httptest.NewServer(NewHandler(mem))
 	defer ts.Close()
@@ -67,7 +67,7 @@ func TestContract(t *testing.T) {
 }
 
 func TestAuthNotRetried(t *testing.T) {
-	mem := &MemoryServer{Token: "other"}
+	mem := &MemoryServer{Region: "eu1", Token: "other"}
 	var calls atomic.Int32
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		calls.Add(1)
@@ -87,7 +87,7 @@ func TestAuthNotRetried(t *testing.T) {
 // TestRetryAfterLostAnswer stores a batch but fails the answer; the client
 // retries and the server applies the batch once.
 func TestRetryAfterLostAnswer(t *testing.T) {
-	mem := &MemoryServer{}
+	mem := &MemoryServer{Region: "eu1"}
 	h := NewHandler(mem)
 	var calls atomic.Int32
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -110,7 +110,7 @@ func TestRetryAfterLostAnswer(t *testing.T) {
 }
 
 func TestBadRequests(t *testing.T) {
-	ts := httptest.NewServer(NewHandler(&MemoryServer{}))
+	ts := httptest.NewServer(NewHandler(&MemoryServer{Region: "eu1"}))
 	defer ts.Close()
 	c := newTestClient(ts.URL)
 	_, err := c.PushResults(context.Background(), &ResultBatch{Region: "eu1", Results: []Result{{ID: ""}}})
@@ -243,7 +243,7 @@ func (s *agentSeen) Assignments(ctx context.Context, region, known string) (*Ass
 // batches carry, so the manager counts one agent, not an anonymous poller
 // beside a named pusher.
 func TestLongPollNamesTheAgent(t *testing.T) {
-	srv := &agentSeen{}
+	srv := &agentSeen{MemoryServer: MemoryServer{Region: "eu-1"}}
 	ts := httptest.NewServer(NewHandler(srv))
 	defer ts.Close()
 	for _, id := range []string{"probe-7f9c", ""} {

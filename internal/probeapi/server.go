@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
+	"github.com/uptime-operator/uptime-operator/internal/ratelimit"
 	"github.com/uptime-operator/uptime-operator/internal/textutil"
 )
 
@@ -41,103 +43,184 @@ var (
 )
 
 // Server is the manager side of the probe API. The manager implements it
-// with its store and TokenReview; MemoryServer is a small in-memory
-// implementation for tests and dev mode.
+// (package probeserver) with region tokens, TokenReview and the engine;
+// MemoryServer is a small in-memory implementation for tests.
 type Server interface {
-	// Authorize checks the bearer token (possibly empty) for the region.
-	Authorize(ctx context.Context, token, region string) error
+	// Authenticate returns the one region the bearer token (possibly
+	// empty) speaks for, or ErrUnauthorized. It sees only the token: the
+	// handler calls it before it reads a request body, so a caller without
+	// a token costs no more than this call.
+	Authenticate(ctx context.Context, token string) (region string, err error)
 	// Assignments returns the region's list at once when its revision differs
 	// from known, else blocks until it does or ctx ends. When ctx ends it
 	// returns ctx.Err() or ErrNotModified.
 	Assignments(ctx context.Context, region, known string) (*AssignmentList, error)
-	// IngestResults stores a batch, skipping results whose id is already
-	// stored, and reports how many were stored and skipped.
-	IngestResults(ctx context.Context, batch *ResultBatch) (ResultsResponse, error)
+	// IngestResults stores a batch an agent of region sent, skipping
+	// results whose id is already stored, and reports how many were stored,
+	// skipped and refused. A batch with a result of another region is
+	// refused whole (an error wrapping ErrForbidden).
+	IngestResults(ctx context.Context, region string, batch *ResultBatch) (ResultsResponse, error)
 }
 
-// NewHandler serves the probe API endpoints on top of srv.
+// RegionError is a batch, or one of its results, naming a region other than
+// the one its token speaks for.
+type RegionError struct {
+	// Index is the result's index, -1 for the batch's own region.
+	Index   int
+	Claimed string
+	Region  string
+}
+
+func (e *RegionError) Error() string {
+	what := "the batch"
+	if e.Index >= 0 {
+		what = fmt.Sprintf("results[%d]", e.Index)
+	}
+	return fmt.Sprintf("%s claims region %q; the token speaks for region %q only", what, e.Claimed, e.Region)
+}
+
+// Unwrap makes a RegionError an ErrForbidden.
+func (e *RegionError) Unwrap() error { return ErrForbidden }
+
+// CheckRegion checks that batch and each of its results name region, the
+// one the batch's token speaks for, filling in the regions left empty.
+func (batch *ResultBatch) CheckRegion(region string) error {
+	if batch.Region == "" {
+		batch.Region = region
+	}
+	if batch.Region != region {
+		return &RegionError{Index: -1, Claimed: batch.Region, Region: region}
+	}
+	for i := range batch.Results {
+		res := &batch.Results[i]
+		if res.Region == "" {
+			res.Region = region
+		}
+		if res.Region != region {
+			return &RegionError{Index: i, Claimed: res.Region, Region: region}
+		}
+	}
+	return nil
+}
+
+// NewHandler serves the probe API endpoints on top of srv. Every request
+// is authenticated from its headers before anything else is done, and a
+// client address that failed FailureLimit times in FailureWindow is
+// answered 429 without being looked at.
 func NewHandler(srv Server) http.Handler {
+	return newHandler(srv, time.Now)
+}
+
+func newHandler(srv Server, now func() time.Time) http.Handler {
+	h := &handler{srv: srv, now: now, failures: ratelimit.New(FailureLimit, FailureWindow)}
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET "+PathAssignments, func(w http.ResponseWriter, r *http.Request) {
-		region := r.URL.Query().Get("region")
-		if region == "" {
-			writeError(w, http.StatusBadRequest, "VALIDATION_ERROR", "region is required")
-			return
-		}
-		if !authorize(w, r, srv, region) {
-			return
-		}
-		wait := DefaultWait
-		if s := r.URL.Query().Get("wait"); s != "" {
-			d, err := time.ParseDuration(s)
-			if err != nil || d < 0 {
-				writeError(w, http.StatusBadRequest, "VALIDATION_ERROR", "wait must be a duration such as 30s")
-				return
-			}
-			wait = min(d, MaxWait)
-		}
-		ctx, cancel := context.WithTimeout(WithAgent(r.Context(), r.URL.Query().Get("agent")), wait)
-		defer cancel()
-		list, err := srv.Assignments(ctx, region, r.URL.Query().Get("revision"))
-		switch {
-		case err == nil && list != nil:
-			httpjson.Write(w, http.StatusOK, list)
-		case err == nil, errors.Is(err, ErrNotModified), errors.Is(err, context.DeadlineExceeded) && r.Context().Err() == nil:
-			w.WriteHeader(http.StatusNotModified)
-		case r.Context().Err() != nil:
-			// The agent went away; nobody reads the answer.
-		default:
-			serverError(w, err)
-		}
-	})
-	mux.HandleFunc("POST "+PathResults, func(w http.ResponseWriter, r *http.Request) {
-		var batch ResultBatch
-		dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, MaxBatchBytes))
-		if err := dec.Decode(&batch); err != nil {
-			writeError(w, http.StatusBadRequest, "VALIDATION_ERROR", "decode result batch: "+textutil.Truncate(err.Error(), 200))
-			return
-		}
-		if batch.Region == "" {
-			writeError(w, http.StatusBadRequest, "VALIDATION_ERROR", "region is required")
-			return
-		}
-		if !authorize(w, r, srv, batch.Region) {
-			return
-		}
-		for i := range batch.Results {
-			res := &batch.Results[i]
-			if res.ID == "" || res.MonitorID == "" {
-				writeError(w, http.StatusBadRequest, "VALIDATION_ERROR", fmt.Sprintf("results[%d]: id and monitor_id are required", i))
-				return
-			}
-			if res.Region == "" {
-				res.Region = batch.Region
-			}
-		}
-		resp, err := srv.IngestResults(r.Context(), &batch)
-		if err != nil {
-			serverError(w, err)
-			return
-		}
-		httpjson.Write(w, http.StatusOK, resp)
-	})
+	mux.HandleFunc("GET "+PathAssignments, h.assignments)
+	mux.HandleFunc("POST "+PathResults, h.results)
 	return mux
 }
 
-func authorize(w http.ResponseWriter, r *http.Request, srv Server, region string) bool {
-	token, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	err := srv.Authorize(r.Context(), strings.TrimSpace(token), region)
+type handler struct {
+	srv Server
+	now func() time.Time
+	// failures counts the failed requests (401, 403) per client address.
+	failures *ratelimit.Limiter
+}
+
+func (h *handler) assignments(w http.ResponseWriter, r *http.Request) {
+	region, ok := h.authenticate(w, r)
+	if !ok {
+		return
+	}
+	asked := r.URL.Query().Get("region")
+	if asked == "" {
+		writeError(w, http.StatusBadRequest, "VALIDATION_ERROR", "region is required")
+		return
+	}
+	if asked != region {
+		h.fail(r)
+		writeError(w, http.StatusForbidden, "FORBIDDEN", (&RegionError{Index: -1, Claimed: asked, Region: region}).Error())
+		return
+	}
+	wait := DefaultWait
+	if s := r.URL.Query().Get("wait"); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil || d < 0 {
+			writeError(w, http.StatusBadRequest, "VALIDATION_ERROR", "wait must be a duration such as 30s")
+			return
+		}
+		wait = min(d, MaxWait)
+	}
+	ctx, cancel := context.WithTimeout(WithAgent(r.Context(), r.URL.Query().Get("agent")), wait)
+	defer cancel()
+	list, err := h.srv.Assignments(ctx, region, r.URL.Query().Get("revision"))
+	switch {
+	case err == nil && list != nil:
+		httpjson.Write(w, http.StatusOK, list)
+	case err == nil, errors.Is(err, ErrNotModified), errors.Is(err, context.DeadlineExceeded) && r.Context().Err() == nil:
+		w.WriteHeader(http.StatusNotModified)
+	case r.Context().Err() != nil:
+		// The agent went away; nobody reads the answer.
+	default:
+		serverError(w, err)
+	}
+}
+
+func (h *handler) results(w http.ResponseWriter, r *http.Request) {
+	region, ok := h.authenticate(w, r)
+	if !ok {
+		return
+	}
+	var batch ResultBatch
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, MaxBatchBytes))
+	if err := dec.Decode(&batch); err != nil {
+		writeError(w, http.StatusBadRequest, "VALIDATION_ERROR", "decode result batch: "+textutil.Truncate(err.Error(), 200))
+		return
+	}
+	for i := range batch.Results {
+		if res := &batch.Results[i]; res.ID == "" || res.MonitorID == "" {
+			writeError(w, http.StatusBadRequest, "VALIDATION_ERROR", fmt.Sprintf("results[%d]: id and monitor_id are required", i))
+			return
+		}
+	}
+	resp, err := h.srv.IngestResults(r.Context(), region, &batch)
 	switch {
 	case err == nil:
-		return true
+		httpjson.Write(w, http.StatusOK, resp)
 	case errors.Is(err, ErrForbidden):
-		writeError(w, http.StatusForbidden, "FORBIDDEN", "token may not act for region "+region)
-	case errors.Is(err, ErrUnauthorized):
+		h.fail(r)
+		writeError(w, http.StatusForbidden, "FORBIDDEN", textutil.Truncate(err.Error(), 300))
+	default:
+		serverError(w, err)
+	}
+}
+
+// authenticate answers 429 to a client address over its failure limit,
+// else asks the server who the bearer token is; a failure counts against
+// the address. It reads nothing but the headers.
+func (h *handler) authenticate(w http.ResponseWriter, r *http.Request) (string, bool) {
+	if d := h.failures.Peek(ratelimit.ClientKey(r), h.now()); !d.Allowed {
+		secs := strconv.Itoa(ratelimit.Seconds(d.Reset))
+		w.Header().Set("Retry-After", secs)
+		writeError(w, http.StatusTooManyRequests, "RATE_LIMITED", "too many failed requests from this address; retry in "+secs+" s")
+		return "", false
+	}
+	token, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	region, err := h.srv.Authenticate(r.Context(), strings.TrimSpace(token))
+	switch {
+	case err == nil && region != "":
+		return region, true
+	case err == nil, errors.Is(err, ErrUnauthorized), errors.Is(err, ErrForbidden):
+		h.fail(r)
 		writeError(w, http.StatusUnauthorized, "UNAUTHORIZED", "missing or invalid token")
 	default:
 		serverError(w, err)
 	}
-	return false
+	return "", false
+}
+
+// fail counts a failed request against r's client address.
+func (h *handler) fail(r *http.Request) {
+	h.failures.Take(ratelimit.ClientKey(r), h.now())
 }
 
 // errorBody is the JSON error envelope of the probe API.

@@ -40,6 +40,16 @@ const (
 	StatusUnknown Status = "unknown"
 )
 
+// Known reports whether s is one of the Status constants. The manager
+// stores and counts (as a metric label) only known statuses.
+func (s Status) Known() bool {
+	switch s {
+	case StatusUp, StatusDown, StatusDegraded, StatusBlocked, StatusUnknown:
+		return true
+	}
+	return false
+}
+
 // Error types reported in Result.ErrorType.
 const (
 	ErrorTimeout          = "timeout"
@@ -413,4 +423,8 @@ type ResultsResponse struct {
 	Accepted int `json:"accepted"`
 	// Duplicates counts results whose id was already stored.
 	Duplicates int `json:"duplicates"`
+	// Refused counts results the server would not store: for a monitor the
+	// region does not check (moved away while the check ran, or forged), or
+	// with a status it does not know. The agent does not send them again.
+	Refused int `json:"refused,omitempty"`
 }

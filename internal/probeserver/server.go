@@ -2,15 +2,12 @@ package probeserver
 
 import (
 	"context"
-	"crypto/subtle"
 	"fmt"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
-	authv1 "k8s.io/api/authentication/v1"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/cache"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -19,30 +16,28 @@ import (
 	"github.com/google/uuid"
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/assign"
+	"github.com/uptime-operator/uptime-operator/internal/metrics"
 	"github.com/uptime-operator/uptime-operator/internal/monitor"
 	"github.com/uptime-operator/uptime-operator/internal/plans"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
+	"github.com/uptime-operator/uptime-operator/internal/textutil"
 )
-
-// ProbeServiceAccount is the ServiceAccount managed probe Deployments run
-// as; its tokens are accepted (via TokenReview) for every region.
-const ProbeServiceAccount = "uptime-operator-probe"
 
 // RegionTokenKey is the data key of region token Secrets.
 const RegionTokenKey = "token"
 
 // Options configure a Server.
 type Options struct {
-	// Client reads Monitors and ProbeRegions from the cache and creates
-	// TokenReviews.
+	// Client reads Monitors (by monv1.UIDIndex) and ProbeRegions from the
+	// cache and creates TokenReviews.
 	Client client.Client
 	// Plans resolves the plan of a monitor whose status does not name its
 	// regions yet (nil: such a monitor waits for its status).
 	Plans *plans.Resolver
 	// Secrets reads region token Secrets directly.
 	Secrets assign.SecretReader
-	// ManagerNamespace holds region token Secrets by default and the probe
-	// ServiceAccount.
+	// ManagerNamespace holds region token Secrets by default and the
+	// ServiceAccounts of managed regions' agents.
 	ManagerNamespace string
 	// Ingest stores and judges results (the engine).
 	Ingest func(ctx context.Context, results []probeapi.Result) (probeapi.ResultsResponse, error)
@@ -61,6 +56,8 @@ type Server struct {
 	opts Options
 	// credentials reads the Secrets that assignments resolve.
 	credentials assign.SecretReader
+	// auth remembers who tokens are (see Authenticate).
+	auth *authCache
 
 	mu      sync.Mutex
 	changed chan struct{}
@@ -86,7 +83,7 @@ func New(opts Options) *Server {
 		opts.Log = logr.Discard()
 	}
 	s := &Server{opts: opts, changed: make(chan struct{}), contact: map[string]map[string]time.Time{}, adhoc: map[string]*adhocRequest{},
-		built: map[string]*builtList{}}
+		built: map[string]*builtList{}, auth: newAuthCache(opts.Now)}
 	if opts.Secrets != nil {
 		s.credentials = assign.NewSecretCache(opts.Secrets, assign.CredentialsTTL, opts.Now)
 	}
@@ -145,48 +142,6 @@ func (e *Server) AgentsOnline(region string, window time.Duration) (int, time.Ti
 		}
 	}
 	return n, last
-}
-
-// Authorize accepts the region's token Secret, or a token of the probe
-// ServiceAccount in the manager's namespace verified by TokenReview.
-func (p *Server) Authorize(ctx context.Context, token, region string) error {
-	if token == "" {
-		return probeapi.ErrUnauthorized
-	}
-	var regions monv1.ProbeRegionList
-	if err := p.opts.Client.List(ctx, &regions); err != nil {
-		return fmt.Errorf("list probe regions: %w", err)
-	}
-	var pr *monv1.ProbeRegion
-	for i := range regions.Items {
-		if monitor.RegionCode(&regions.Items[i]) == region {
-			pr = &regions.Items[i]
-		}
-	}
-	if pr == nil {
-		return probeapi.ErrForbidden
-	}
-	if ref := pr.Spec.Placement.TokenSecretRef; ref != nil {
-		ns := pr.Spec.Placement.Namespace
-		if ns == "" {
-			ns = p.opts.ManagerNamespace
-		}
-		var s corev1.Secret
-		if err := p.opts.Secrets.Get(ctx, client.ObjectKey{Namespace: ns, Name: ref.Name}, &s); err == nil {
-			if want := s.Data[ref.Key]; len(want) > 0 && subtle.ConstantTimeCompare(want, []byte(token)) == 1 {
-				return nil
-			}
-		}
-	}
-	tr := &authv1.TokenReview{Spec: authv1.TokenReviewSpec{Token: token}}
-	if err := p.opts.Client.Create(ctx, tr); err != nil {
-		return fmt.Errorf("review token: %w", err)
-	}
-	want := "system:serviceaccount:" + p.opts.ManagerNamespace + ":" + ProbeServiceAccount
-	if tr.Status.Authenticated && tr.Status.User.Username == want {
-		return nil
-	}
-	return probeapi.ErrUnauthorized
 }
 
 // Assignments long-polls for the region's assignment list.
@@ -390,15 +345,18 @@ func (e *Server) CheckOnResume(m *monv1.Monitor) {
 	}()
 }
 
-// ClaimAdHoc hands results of one-off checks to their waiters and reports
-// which of them must not be stored.
-func (e *Server) ClaimAdHoc(results []probeapi.Result) map[string]bool {
+// ClaimAdHoc hands results of one-off checks queued for region to their
+// waiters and reports, by result id, whether each claimed result is to be
+// stored (a check on resume) or not (a test, a run-check that saves
+// nothing). A check queued for another region is not answered from this
+// one.
+func (e *Server) ClaimAdHoc(region string, results []probeapi.Result) map[string]bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	var skip map[string]bool
+	var claimed map[string]bool
 	for _, r := range results {
 		req, ok := e.adhoc[r.ID]
-		if !ok {
+		if !ok || req.region != region {
 			continue
 		}
 		select {
@@ -406,34 +364,87 @@ func (e *Server) ClaimAdHoc(results []probeapi.Result) map[string]bool {
 		default:
 		}
 		delete(e.adhoc, r.ID)
-		if !req.save {
-			if skip == nil {
-				skip = map[string]bool{}
-			}
-			skip[r.ID] = true
+		if claimed == nil {
+			claimed = map[string]bool{}
 		}
+		claimed[r.ID] = req.save
 	}
-	return skip
+	return claimed
 }
 
-// IngestResults stores and evaluates a batch from an agent.
-func (p *Server) IngestResults(ctx context.Context, batch *probeapi.ResultBatch) (probeapi.ResultsResponse, error) {
-	p.touchAgent(batch.Region, batch.AgentID)
-	for i := range batch.Results {
-		if batch.Results[i].Region == "" {
-			batch.Results[i].Region = batch.Region
-		}
+// IngestResults stores and evaluates a batch from an agent of region.
+// A batch or result naming another region is refused whole: an agent
+// never sends one, so it is a forgery or a misconfigured agent, and it is
+// logged. Results of one-off checks queued for region go to their waiters
+// (and are stored when the check asked for it); of the others, those for
+// a monitor the region does not check, or with an unknown status, are
+// left out, counted and logged, so an agent holding a result of a monitor
+// that moved away while it ran is not stuck with it.
+func (p *Server) IngestResults(ctx context.Context, region string, batch *probeapi.ResultBatch) (probeapi.ResultsResponse, error) {
+	if err := batch.CheckRegion(region); err != nil {
+		metrics.ProbeRefusals.WithLabelValues(metrics.RefusedRegionMismatch).Add(float64(len(batch.Results)))
+		p.opts.Log.Info("refused a result batch naming another region", "region", region, "agent", textutil.Truncate(batch.AgentID, 64),
+			"reason", textutil.Truncate(err.Error(), 200))
+		return probeapi.ResultsResponse{}, err
 	}
-	if skip := p.ClaimAdHoc(batch.Results); len(skip) > 0 {
-		kept := make([]probeapi.Result, 0, len(batch.Results))
-		for _, r := range batch.Results {
-			if !skip[r.ID] {
+	p.touchAgent(region, batch.AgentID)
+	claimed := p.ClaimAdHoc(region, batch.Results)
+	kept := make([]probeapi.Result, 0, len(batch.Results))
+	var unassigned, unknown int
+	regions := &monitor.RegionResolver{Reader: p.opts.Client, Plans: p.opts.Plans}
+	checks := map[string]bool{}
+	for _, r := range batch.Results {
+		if save, ok := claimed[r.ID]; ok {
+			if save {
 				kept = append(kept, r)
 			}
+			continue
 		}
-		batch.Results = kept
+		if !r.Status.Known() {
+			unknown++
+			continue
+		}
+		checked, ok := checks[r.MonitorID]
+		if !ok {
+			var err error
+			if checked, err = p.checks(ctx, regions, r.MonitorID, region); err != nil {
+				return probeapi.ResultsResponse{}, err
+			}
+			checks[r.MonitorID] = checked
+		}
+		if !checked {
+			unassigned++
+			continue
+		}
+		kept = append(kept, r)
 	}
-	return p.opts.Ingest(ctx, batch.Results)
+	if unassigned+unknown > 0 {
+		metrics.ProbeRefusals.WithLabelValues(metrics.RefusedUnassigned).Add(float64(unassigned))
+		metrics.ProbeRefusals.WithLabelValues(metrics.RefusedUnknownStatus).Add(float64(unknown))
+		p.opts.Log.Info("left out results the region may not report", "region", region, "agent", textutil.Truncate(batch.AgentID, 64),
+			"unassignedMonitor", unassigned, "unknownStatus", unknown)
+	}
+	var resp probeapi.ResultsResponse
+	if len(kept) > 0 {
+		var err error
+		if resp, err = p.opts.Ingest(ctx, kept); err != nil {
+			return resp, err
+		}
+	}
+	resp.Refused = unassigned + unknown
+	return resp, nil
+}
+
+// checks reports whether region checks the monitor of uid: the monitor
+// exists and its effective regions include region.
+func (p *Server) checks(ctx context.Context, regions *monitor.RegionResolver, uid, region string) (bool, error) {
+	// The cache's own object, not a copy: this only reads it, once per
+	// monitor of every batch.
+	var list monv1.MonitorList
+	if err := p.opts.Client.List(ctx, &list, client.MatchingFields{monv1.UIDIndex: uid}, client.UnsafeDisableDeepCopy); err != nil {
+		return false, fmt.Errorf("find monitor %s: %w", uid, err)
+	}
+	return len(list.Items) > 0 && slices.Contains(regions.Regions(ctx, &list.Items[0]), region), nil
 }
 
 // agentFrom is the agent id of a long poll (probeapi.WithAgent), "agent"

@@ -235,8 +235,11 @@ spec:
 		proved("probe Pods admitted by Pod Security restricted (ping through net.ipv4.ping_group_range, no NET_RAW); ProbePods=True")
 		sa := mustKubectl("-n", ns, "get", "deploy", "uptime-operator-probe-e2e-a", "-o",
 			"jsonpath={.spec.template.spec.serviceAccountName} {.spec.template.spec.containers[0].args}")
-		Expect(sa).To(ContainSubstring("/var/run/secrets/kubernetes.io/serviceaccount/token"))
-		proved("both regions' probe Deployments run; agents authenticated with ServiceAccount %s tokens; `kubectl get proberegions`:\n%s",
+		Expect(strings.Fields(sa)[0]).To(Equal("uptime-operator-probe-e2e-a"))
+		Expect(sa).To(ContainSubstring("/var/run/secrets/uptime-operator.io/probe/token"))
+		Expect(sa).To(ContainSubstring("--server-ca-file"))
+		Expect(sa).To(ContainSubstring("https://"))
+		proved("both regions' probe Deployments run; agents authenticated with their region's own ServiceAccount (%s) tokens over TLS verified with the chart's CA; `kubectl get proberegions`:\n%s",
 			strings.Fields(sa)[0], mustKubectl("get", "proberegions"))
 
 		expectMonitorUp()

@@ -88,13 +88,14 @@ app.kubernetes.io/component: probe
 {{- printf "%s-api-cert" (include "uptime-operator.fullname" .) -}}
 {{- end -}}
 
-{{/* The probe API URL as probe Pods in this cluster reach it. The direct
-listener serves plain HTTP on the API Service's port. */}}
+{{/* The probe API URL as probe Pods in this cluster reach it: the TLS
+listener for the probe API, on the API Service's probe port (its serving
+certificate names the API Service). */}}
 {{- define "uptime-operator.probeServerURL" -}}
 {{- if .Values.probe.serverURL -}}
 {{- .Values.probe.serverURL -}}
 {{- else -}}
-{{- printf "http://%s.%s.svc:%d" (include "uptime-operator.apiServiceName" .) .Release.Namespace (int .Values.api.service.port) -}}
+{{- printf "https://%s.%s.svc:%d" (include "uptime-operator.apiServiceName" .) .Release.Namespace (int .Values.probe.port) -}}
 {{- end -}}
 {{- end -}}
 
