@@ -299,11 +299,13 @@ func TestListAfterWriteWhileHandlersLag(t *testing.T) {
 	renamed := benchMonitorIn(ns, 0, now)
 	renamed.ResourceVersion = "5001"
 	renamed.Spec.Name = "Site 0 renamed"
-	s.opts.Overlay.Record(renamed, false) // the API's Update answered
-	if err := idx.Update(renamed); err != nil { // the watch event reaches the store…
+	// The API's Update answered; the watch event reaches the store, and a
+	// controller reads the monitor there.
+	s.opts.Overlay.Record(renamed, false)
+	if err := idx.Update(renamed); err != nil {
 		t.Fatal(err)
 	}
-	var seen monv1.Monitor // …and a controller reads it there
+	var seen monv1.Monitor
 	if err := s.opts.Client.Get(context.Background(), client.ObjectKeyFromObject(renamed), &seen); err != nil || seen.ResourceVersion != "5001" {
 		t.Fatalf("controller read: %s %v", seen.ResourceVersion, err)
 	}
