@@ -102,7 +102,14 @@ func (o *Overlay) Record(obj client.Object, deleted bool) {
 		e.obj = obj.DeepCopyObject().(client.Object)
 	}
 	k := objKey{obj.GetNamespace(), obj.GetName()}
-	if _, ok := byKey[k]; !ok {
+	old, ok := byKey[k]
+	if ok && !deleted && old.uid == e.uid && (old.deleted || newerRV(old.rv, e.rv)) {
+		// Two writes of the object answered at about the same time were
+		// recorded in the other order: the later answer stays.
+		o.Touch(obj.GetNamespace())
+		return
+	}
+	if !ok {
 		o.n.Add(1)
 	}
 	byKey[k] = e

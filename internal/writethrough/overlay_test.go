@@ -209,3 +209,19 @@ func TestReadInFlightWhenTheCacheCatchesUp(t *testing.T) {
 		}
 	}
 }
+
+// TestConcurrentWritesRecordedOutOfOrder: of two writes of one object
+// answered at about the same time, the later answer is laid over the cache
+// even when the earlier one was recorded after it.
+func TestConcurrentWritesRecordedOutOfOrder(t *testing.T) {
+	o := &Overlay{}
+	cache := &fakeReader{pages: []monv1.StatusPage{page("p1", "acme", "5", true)}}
+	c := o.Client(cache)
+	later, earlier := page("p1", "acme", "9", false), page("p1", "acme", "7", true)
+	o.Record(&later, false)
+	o.Record(&earlier, false)
+	var got monv1.StatusPage
+	if err := c.Get(context.Background(), client.ObjectKey{Namespace: "team", Name: "p1"}, &got); err != nil || got.ResourceVersion != "9" {
+		t.Fatalf("Get = %s (%v), want the later write 9", got.ResourceVersion, err)
+	}
+}
