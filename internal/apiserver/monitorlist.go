@@ -45,8 +45,13 @@ func (s *Server) listMonitors(w http.ResponseWriter, r *http.Request) {
 	// With the informer's version of the workspace's monitors (read before
 	// listing them) and no write of this replica laid over them, an
 	// answer of the same version and references is reused without even
-	// reading the monitors.
-	version := versionKey{namespace: c.Namespace, tag: tag, defaultRegions: defaults, refs: x.fingerprint()}
+	// reading the monitors. The informer's version moves when its event
+	// handler runs, which may be after the overlay dropped a write the
+	// informer's store already holds: the count of this replica's writes
+	// (read before Quiet, so that every write it counts is in the store)
+	// keeps an answer of before the write from being served meanwhile.
+	version := versionKey{namespace: c.Namespace, tag: tag, defaultRegions: defaults, refs: x.fingerprint(),
+		writes: s.opts.Overlay.Version(c.Namespace)}
 	versioned := false
 	if v, ok := s.opts.Monitors.(monitorVersioner); ok && s.opts.Overlay.Quiet(c.Namespace) {
 		version.version, versioned = v.MonitorsVersion(c.Namespace)
@@ -434,11 +439,14 @@ type MonitorLister interface {
 func (s *Server) sharedMonitors(ctx context.Context, ns string, sorted bool) ([]*monv1.Monitor, error) {
 	var ms []*monv1.Monitor
 	if s.opts.Monitors != nil {
+		done := s.opts.Overlay.Reading()
 		all, err := s.opts.Monitors.ListMonitors(ctx, ns)
 		if err != nil {
+			done()
 			return nil, err
 		}
 		all = writethrough.LayShared(s.opts.Overlay, all, ns)
+		done()
 		ms = make([]*monv1.Monitor, 0, len(all))
 		for _, m := range all {
 			if m.DeletionTimestamp == nil {
@@ -655,10 +663,13 @@ func (b *segmentBuilder) flush() {
 // versionKey names a list answer by the informer's version of the
 // workspace's monitors, with the tag filter, the plan's default regions
 // and the fingerprint of the groups and escalation policies items refer
-// to.
+// to; writes is this replica's count of writes in the workspace
+// (writethrough.Overlay.Version), which advance does not bridge: an answer
+// is only advanced along the informer's journal, which may not have the
+// write yet.
 type versionKey struct {
 	namespace, tag, defaultRegions string
-	version, refs                  uint64
+	version, refs, writes          uint64
 }
 
 func (k versionKey) slot() [2]string { return [2]string{k.namespace, k.tag} }

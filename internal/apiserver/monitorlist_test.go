@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	kruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
@@ -260,4 +262,58 @@ func getMonitorAsReader(s *Server, ns, id string) *httptest.ResponseRecorder {
 	rec := httptest.NewRecorder()
 	s.getMonitor(rec, req)
 	return rec
+}
+
+// TestListAfterWriteWhileHandlersLag: the informer's store holds a write
+// the API answered, a read (a controller reconciling the write's watch
+// event) saw it there so the overlay let it go, but the informer has not
+// yet run its event handlers, so its version of the workspace's monitors
+// is still that of the answer kept before the write. The next list shows
+// the write all the same.
+func TestListAfterWriteWhileHandlersLag(t *testing.T) {
+	const ns = "team"
+	cr := teamCache(t, ns)
+	now := time.Now()
+	if err := cr.add(benchMonitorIn(ns, 0, now)); err != nil {
+		t.Fatal(err)
+	}
+	idx := cr.indexers[monitorGVK]
+	lister := informerMonitors{indexer: idx, versions: &monitorVersions{}}
+	s := New(Options{Client: cr, Reader: cr, Monitors: lister, Plans: &plans.Resolver{Reader: cr, DefaultPlan: "p"}})
+	list := func() string {
+		t.Helper()
+		req := httptest.NewRequest(http.MethodGet, "/monitors", nil)
+		req = req.WithContext(context.WithValue(req.Context(), callerKey{}, &Caller{Namespace: ns, Level: "read-only"}))
+		rec := httptest.NewRecorder()
+		s.listMonitors(rec, req)
+		if rec.Code != http.StatusOK {
+			t.Fatalf("GET /monitors = %d %s", rec.Code, rec.Body)
+		}
+		return rec.Body.String()
+	}
+	if got := list(); !strings.Contains(got, `"Site 0"`) {
+		t.Fatalf("first list: %s", got)
+	}
+	list() // kept by the informer's version
+
+	renamed := benchMonitorIn(ns, 0, now)
+	renamed.ResourceVersion = "5001"
+	renamed.Spec.Name = "Site 0 renamed"
+	// The API's Update answered; the watch event reaches the store, and a
+	// controller reads the monitor there.
+	s.opts.Overlay.Record(renamed, false)
+	if err := idx.Update(renamed); err != nil {
+		t.Fatal(err)
+	}
+	var seen monv1.Monitor
+	if err := s.opts.Client.Get(context.Background(), client.ObjectKeyFromObject(renamed), &seen); err != nil || seen.ResourceVersion != "5001" {
+		t.Fatalf("controller read: %s %v", seen.ResourceVersion, err)
+	}
+	if !s.opts.Overlay.Quiet(ns) {
+		t.Fatal("the overlay keeps a write the cache holds and no read needs")
+	}
+	// The handlers have not run: lister.versions still says "unchanged".
+	if got := list(); !strings.Contains(got, `"Site 0 renamed"`) {
+		t.Fatalf("list after the rename, before the informer's handlers ran: %s", got)
+	}
 }

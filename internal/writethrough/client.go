@@ -32,10 +32,12 @@ type overlaidCache struct {
 }
 
 func (c *overlaidCache) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	defer c.o.Reading()()
 	return c.o.layGet(key, obj, c.Cache.Get(ctx, key, obj, opts...))
 }
 
 func (c *overlaidCache) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	defer c.o.Reading()()
 	if err := c.Cache.List(ctx, list, opts...); err != nil {
 		return err
 	}
@@ -104,10 +106,12 @@ func dryRunCreate(opts []client.CreateOption) bool {
 type overlaidClient struct{ recordingClient }
 
 func (c *overlaidClient) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	defer c.o.Reading()()
 	return c.o.layGet(key, obj, c.Client.Get(ctx, key, obj, opts...))
 }
 
 func (c *overlaidClient) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	defer c.o.Reading()()
 	if err := c.Client.List(ctx, list, opts...); err != nil {
 		return err
 	}

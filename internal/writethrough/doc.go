@@ -11,7 +11,8 @@
 // API's client) as the API server returned it, and the cache made by
 // NewCache lays those objects over its answers (replacing, adding or
 // hiding them) until the informer holds the same or a later
-// resourceVersion, or TTL passes.
+// resourceVersion and no read begun before it did is under way
+// (Overlay.Reading), or TTL passes.
 //
 // The overlay is per process: another manager replica sees the write when
 // its own informer receives it (docs/architecture.md, "Read-your-writes",

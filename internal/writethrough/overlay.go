@@ -2,6 +2,7 @@ package writethrough
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
 	"strconv"
@@ -39,11 +40,26 @@ type Overlay struct {
 	entries map[reflect.Type]map[objKey]*entry
 	indexes map[reflect.Type]map[string]client.IndexerFunc
 	swept   time.Time
+	// reads holds the tokens of the reads under way (Reading), numbered
+	// by seq; retired holds the entries the cache caught up with, each
+	// dropped once every read that began before is over (reapLocked).
+	reads   map[uint64]struct{}
+	seq     uint64
+	retired []retired
 	// versions counts the writes of each namespace (Version).
 	versions sync.Map // namespace → *atomic.Uint64
 }
 
 type objKey struct{ namespace, name string }
+
+// retired is an entry seen caught up by the cache when the read numbered
+// at was the last one begun.
+type retired struct {
+	typ reflect.Type
+	k   objKey
+	e   *entry
+	at  uint64
+}
 
 type entry struct {
 	obj     client.Object // as written; nil when deleted
@@ -51,6 +67,7 @@ type entry struct {
 	rv      string
 	at      time.Time
 	deleted bool
+	retired bool
 }
 
 func (o *Overlay) now() time.Time {
@@ -85,7 +102,14 @@ func (o *Overlay) Record(obj client.Object, deleted bool) {
 		e.obj = obj.DeepCopyObject().(client.Object)
 	}
 	k := objKey{obj.GetNamespace(), obj.GetName()}
-	if _, ok := byKey[k]; !ok {
+	old, ok := byKey[k]
+	if ok && !deleted && old.uid == e.uid && (old.deleted || newerRV(old.rv, e.rv)) {
+		// Two writes of the object answered at about the same time were
+		// recorded in the other order: the later answer stays.
+		o.Touch(obj.GetNamespace())
+		return
+	}
+	if !ok {
 		o.n.Add(1)
 	}
 	byKey[k] = e
@@ -121,8 +145,86 @@ func typed(typ reflect.Type) bool {
 	return !strings.HasSuffix(pkg, "/unstructured") && !(strings.HasSuffix(pkg, "/apis/meta/v1") && strings.HasPrefix(typ.Elem().Name(), "PartialObjectMetadata"))
 }
 
+// Reading begins a read of the cache that the overlay will be laid over
+// (LayShared, or Get and List of a cache made by NewCache, which call it
+// themselves); the returned func ends it, after the overlay was laid.
+//
+// A read copies the cache's object first and consults the overlay after.
+// Between the two the informer may catch up, and another read (typically a
+// controller reconciling the write's own watch event) may find the cache
+// holding the write: the entry is then no longer needed by reads begun
+// later, but still is by this one, which holds the old object. So an entry
+// the cache caught up with is only retired, and dropped when every read
+// begun before it was retired has ended; dropping it at once answered that
+// read with the old object about once in a hundred reads.
+func (o *Overlay) Reading() (done func()) {
+	t := o.begin()
+	return func() { o.end(t) }
+}
+
+// begin registers a read and returns its token; 0 when nothing is
+// recorded (a write recorded later is concurrent with the read, which
+// need not see it).
+func (o *Overlay) begin() uint64 {
+	if o.n.Load() == 0 {
+		return 0
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.reads == nil {
+		o.reads = map[uint64]struct{}{}
+	}
+	o.seq++
+	o.reads[o.seq] = struct{}{}
+	return o.seq
+}
+
+// end ends the read of token t and drops the entries it no longer holds.
+func (o *Overlay) end(t uint64) {
+	if t == 0 && o.n.Load() == 0 {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	delete(o.reads, t)
+	o.reapLocked()
+}
+
+// retireLocked notes that a read found the cache holding entry e of key k
+// (or a later version): reads begun from now on do not need e.
+func (o *Overlay) retireLocked(typ reflect.Type, k objKey, e *entry) {
+	if e.retired {
+		return
+	}
+	e.retired = true
+	o.retired = append(o.retired, retired{typ: typ, k: k, e: e, at: o.seq})
+}
+
+// reapLocked drops the retired entries no read under way began before.
+func (o *Overlay) reapLocked() {
+	if len(o.retired) == 0 {
+		return
+	}
+	oldest := uint64(math.MaxUint64)
+	for t := range o.reads {
+		oldest = min(oldest, t)
+	}
+	keep := o.retired[:0]
+	for _, r := range o.retired {
+		switch {
+		case r.at >= oldest:
+			keep = append(keep, r)
+		case o.entries[r.typ][r.k] == r.e: // not written again since
+			o.dropLocked(r.typ, r.k)
+		}
+	}
+	clear(o.retired[len(keep):])
+	o.retired = keep
+}
+
 // sweepLocked drops expired entries at most once a second.
 func (o *Overlay) sweepLocked(now time.Time) {
+	o.reapLocked()
 	if now.Sub(o.swept) < time.Second {
 		return
 	}
@@ -232,7 +334,7 @@ func (o *Overlay) layGet(key client.ObjectKey, obj client.Object, err error) err
 	}
 	out, done := e.current(cached)
 	if done {
-		o.dropLocked(typ, k)
+		o.retireLocked(typ, k, e)
 	}
 	switch {
 	case out == nil:
@@ -291,7 +393,7 @@ func (o *Overlay) layList(list client.ObjectList, opts []client.ListOption) erro
 		seen[k] = true
 		cur, done := e.current(obj)
 		if done {
-			o.dropLocked(typ, k)
+			o.retireLocked(typ, k, e)
 		}
 		if cur == obj {
 			out = append(out, it)
@@ -364,7 +466,8 @@ func metadataField(field string) client.IndexerFunc {
 
 // LayShared lays the overlay over a slice of objects of namespace ns that
 // the caller shares with the informer (read in place, never modified): the
-// slice itself when no recent write concerns it.
+// slice itself when no recent write concerns it. The caller reads items
+// within o.Reading.
 func LayShared[T client.Object](o *Overlay, items []T, ns string) []T {
 	if o.n.Load() == 0 {
 		return items
@@ -391,7 +494,7 @@ func LayShared[T client.Object](o *Overlay, items []T, ns string) []T {
 		seen[k] = true
 		cur, done := e.current(obj)
 		if done {
-			o.dropLocked(typ, k)
+			o.retireLocked(typ, k, e)
 		}
 		if client.Object(obj) == cur {
 			if out != nil {

@@ -2,6 +2,7 @@ package writethrough
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -74,12 +75,23 @@ func TestLaySharedGivesReadYourWrites(t *testing.T) {
 type fakeReader struct {
 	client.Client // unused methods
 	pages         []monv1.StatusPage
+	// afterRead, when set, runs once a Get or List copied its answer and
+	// before it returns: what happens meanwhile to a read in flight.
+	afterRead func()
+}
+
+func (f *fakeReader) read() {
+	if fn := f.afterRead; fn != nil {
+		f.afterRead = nil
+		fn()
+	}
 }
 
 func (f *fakeReader) Get(_ context.Context, key client.ObjectKey, obj client.Object, _ ...client.GetOption) error {
 	for i := range f.pages {
 		if f.pages[i].Namespace == key.Namespace && f.pages[i].Name == key.Name {
 			*obj.(*monv1.StatusPage) = *f.pages[i].DeepCopy()
+			f.read()
 			return nil
 		}
 	}
@@ -88,6 +100,7 @@ func (f *fakeReader) Get(_ context.Context, key client.ObjectKey, obj client.Obj
 
 func (f *fakeReader) List(_ context.Context, list client.ObjectList, _ ...client.ListOption) error {
 	list.(*monv1.StatusPageList).Items = append([]monv1.StatusPage(nil), f.pages...)
+	f.read()
 	return nil
 }
 
@@ -167,13 +180,80 @@ func TestDeletedObjectWithFinalizersReachesItsController(t *testing.T) {
 	terminating.DeletionTimestamp = &now
 	terminating.Finalizers = []string{"monitoring.uptime-operator.io/history"}
 	got := terminating.DeepCopy()
-	if err := o.layGet(client.ObjectKeyFromObject(terminating), got, nil); err != nil {
+	done := o.Reading()
+	err := o.layGet(client.ObjectKeyFromObject(terminating), got, nil)
+	done()
+	if err != nil {
 		t.Fatalf("the terminating object in the cache was hidden: %v", err)
 	}
 	if got.DeletionTimestamp == nil {
 		t.Fatal("the controller must see the deletion timestamp")
 	}
 	if o.n.Load() != 0 {
-		t.Fatal("the entry must be done once the cache has the deletion")
+		t.Fatal("the entry must be dropped once the cache has the deletion and no read holds it")
+	}
+}
+
+// TestReadInFlightWhenTheCacheCatchesUp: a read that copied the cache's old
+// object still answers the write when, before it looks at the overlay, the
+// informer catches up and another read (a controller reconciling the
+// write's own watch event) sees the cache holding the write. The entry
+// stays until every read that began before that moment has ended.
+func TestReadInFlightWhenTheCacheCatchesUp(t *testing.T) {
+	ctx := context.Background()
+	key := client.ObjectKey{Namespace: "team", Name: "p1"}
+	reads := map[string]func(c client.Client) (monv1.StatusPage, error){
+		"get": func(c client.Client) (monv1.StatusPage, error) {
+			var p monv1.StatusPage
+			err := c.Get(ctx, key, &p)
+			return p, err
+		},
+		"list": func(c client.Client) (monv1.StatusPage, error) {
+			var l monv1.StatusPageList
+			if err := c.List(ctx, &l, client.InNamespace("team")); err != nil || len(l.Items) != 1 {
+				return monv1.StatusPage{}, fmt.Errorf("list = %d items, %v", len(l.Items), err)
+			}
+			return l.Items[0], nil
+		},
+	}
+	for slow, slowRead := range reads {
+		for other, otherRead := range reads {
+			t.Run(slow+" while a "+other+" sees the catch-up", func(t *testing.T) {
+				o := &Overlay{}
+				cache := &fakeReader{pages: []monv1.StatusPage{page("p1", "acme", "5", true)}}
+				c := o.Client(cache)
+				hidden := page("p1", "acme", "7", false)
+				o.Record(&hidden, false)
+				cache.afterRead = func() {
+					cache.pages[0] = page("p1", "acme", "7", false) // the watch event arrives
+					if p, err := otherRead(c); err != nil || p.ResourceVersion != "7" {
+						t.Errorf("the read after the catch-up: %s %v", p.ResourceVersion, err)
+					}
+				}
+				p, err := slowRead(c)
+				if err != nil || p.Spec.IsPublic || p.ResourceVersion != "7" {
+					t.Fatalf("the read in flight answered public=%v at %s (%v): the write it followed was lost", p.Spec.IsPublic, p.ResourceVersion, err)
+				}
+				if n := o.n.Load(); n != 0 {
+					t.Fatalf("entries left after both reads ended: %d, want 0", n)
+				}
+			})
+		}
+	}
+}
+
+// TestConcurrentWritesRecordedOutOfOrder: of two writes of one object
+// answered at about the same time, the later answer is laid over the cache
+// even when the earlier one was recorded after it.
+func TestConcurrentWritesRecordedOutOfOrder(t *testing.T) {
+	o := &Overlay{}
+	cache := &fakeReader{pages: []monv1.StatusPage{page("p1", "acme", "5", true)}}
+	c := o.Client(cache)
+	later, earlier := page("p1", "acme", "9", false), page("p1", "acme", "7", true)
+	o.Record(&later, false)
+	o.Record(&earlier, false)
+	var got monv1.StatusPage
+	if err := c.Get(context.Background(), client.ObjectKey{Namespace: "team", Name: "p1"}, &got); err != nil || got.ResourceVersion != "9" {
+		t.Fatalf("Get = %s (%v), want the later write 9", got.ResourceVersion, err)
 	}
 }
