@@ -13,16 +13,19 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/manager"
 )
 
-func TestManagerClientAddressFlags(t *testing.T) {
-	parse := func(args ...string) (manager.Options, error) {
-		var o manager.Options
-		fs := newFlagSet("manager", io.Discard)
-		finish := managerFlags(fs, &o)
-		if err := fs.Parse(args); err != nil {
-			return o, err
-		}
-		return o, finish()
+// parseManagerFlags parses args as the manager subcommand's flags.
+func parseManagerFlags(args ...string) (manager.Options, error) {
+	var o manager.Options
+	fs := newFlagSet("manager", io.Discard)
+	finish := managerFlags(fs, &o)
+	if err := fs.Parse(args); err != nil {
+		return o, err
 	}
+	return o, finish()
+}
+
+func TestManagerClientAddressFlags(t *testing.T) {
+	parse := parseManagerFlags
 	o, err := parse()
 	if err != nil || len(o.ClientAddresses.Trusted) != 0 || o.ClientAddresses.Header != clientip.HeaderXForwardedFor {
 		t.Fatalf("defaults: %+v, %v", o.ClientAddresses, err)
@@ -44,15 +47,7 @@ func TestManagerClientAddressFlags(t *testing.T) {
 // included, can be read from a file (a mounted Secret) instead of the
 // argument list, which every process that lists processes can read.
 func TestManagerStoreFile(t *testing.T) {
-	parse := func(args ...string) (manager.Options, error) {
-		var o manager.Options
-		fs := newFlagSet("manager", io.Discard)
-		finish := managerFlags(fs, &o)
-		if err := fs.Parse(args); err != nil {
-			return o, err
-		}
-		return o, finish()
-	}
+	parse := parseManagerFlags
 	const dsn = "postgres://uptime:s3cret@db.example:5432/uptime?sslmode=require"
 	file := filepath.Join(t.TempDir(), "dsn")
 	if err := os.WriteFile(file, []byte(dsn+"\n"), 0o600); err != nil {
@@ -81,15 +76,7 @@ func TestManagerStoreFile(t *testing.T) {
 // TestManagerProbeTLSFlags: the probe API's TLS listener needs its
 // certificate, and the CA Secret of managed agents is passed as a bundle.
 func TestManagerProbeTLSFlags(t *testing.T) {
-	parse := func(args ...string) (manager.Options, error) {
-		var o manager.Options
-		fs := newFlagSet("manager", io.Discard)
-		finish := managerFlags(fs, &o)
-		if err := fs.Parse(args); err != nil {
-			return o, err
-		}
-		return o, finish()
-	}
+	parse := parseManagerFlags
 	if _, err := parse("--probe-listen=:9444"); err == nil || !strings.Contains(err.Error(), "--probe-cert-dir") {
 		t.Fatalf("a TLS listener without a certificate: %v", err)
 	}
