@@ -17,7 +17,7 @@ import (
 // with 304 when the wait ends first.
 func TestProbeLongPollOutlivesTheReadTimeout(t *testing.T) {
 	limits := httpserver.Limits{ReadTimeout: 200 * time.Millisecond, IdleTimeout: 200 * time.Millisecond}
-	mem := &probeapi.MemoryServer{}
+	mem := &probeapi.MemoryServer{Region: "eu", Token: "secret"}
 	mem.SetAssignments("eu", nil)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -28,13 +28,21 @@ func TestProbeLongPollOutlivesTheReadTimeout(t *testing.T) {
 	defer srv.Close()
 	base := "http://" + ln.Addr().String() + probeapi.PathAssignments + "?region=eu"
 
+	get := func(url string) (*http.Response, error) {
+		req, err := http.NewRequest(http.MethodGet, url, nil)
+		if err != nil {
+			return nil, err
+		}
+		req.Header.Set("Authorization", "Bearer secret")
+		return http.DefaultClient.Do(req)
+	}
 	changeAfter := 5 * limits.ReadTimeout
 	go func() {
 		time.Sleep(changeAfter)
 		mem.SetAssignments("eu", []probeapi.Assignment{{ID: "m-1"}})
 	}()
 	start := time.Now()
-	resp, err := http.Get(base + "&revision=1&wait=30s")
+	resp, err := get(base + "&revision=1&wait=30s")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +56,7 @@ func TestProbeLongPollOutlivesTheReadTimeout(t *testing.T) {
 		t.Fatalf("the poll answered after %s, before the change", took)
 	}
 
-	resp, err = http.Get(base + "&revision=2&wait=1s")
+	resp, err = get(base + "&revision=2&wait=1s")
 	if err != nil {
 		t.Fatal(err)
 	}

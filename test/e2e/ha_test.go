@@ -162,7 +162,9 @@ func haScenario(targetIP, receiverIP *string, valuesFile *string) {
 func spreadAgents() string {
 	GinkgoHelper()
 	apiIP := clusterIP(ns, "uptime-operator-api")
-	svcPort := strings.TrimSpace(mustKubectl("-n", ns, "get", "svc", "uptime-operator-api", "-o", "jsonpath={.spec.ports[0].port}"))
+	// Managed agents talk to the probe API's TLS port of the API Service.
+	svcPort := strings.TrimSpace(mustKubectl("-n", ns, "get", "svc", "uptime-operator-api", "-o", `jsonpath={.spec.ports[?(@.name=="probe")].port}`))
+	Expect(svcPort).NotTo(BeEmpty(), "the API Service has a probe port")
 	replicas := managerPods(ns)
 	Expect(replicas).To(HaveLen(2), "two ready manager replicas")
 	sort.Strings(replicas)
@@ -172,9 +174,9 @@ func spreadAgents() string {
 		mgr := pin[region]
 		mgrIP := strings.TrimSpace(mustKubectl("-n", ns, "get", "pod", mgr, "-o", "jsonpath={.status.podIP}"))
 		mgrPort := strings.TrimSpace(mustKubectl("-n", ns, "get", "pod", mgr, "-o",
-			`jsonpath={.spec.containers[0].ports[?(@.name=="api")].containerPort}`))
+			`jsonpath={.spec.containers[0].ports[?(@.name=="probe")].containerPort}`))
 		Expect(mgrIP).NotTo(BeEmpty(), "manager Pod %s has an IP", mgr)
-		Expect(mgrPort).NotTo(BeEmpty(), "manager Pod %s declares its api port", mgr)
+		Expect(mgrPort).NotTo(BeEmpty(), "manager Pod %s declares its probe port", mgr)
 		rule := []string{"PREROUTING", "-s", agentIP, "-d", apiIP, "-p", "tcp", "--dport", svcPort,
 			"-m", "comment", "--comment", "uptime-e2e pins " + region + " to " + mgr,
 			"-j", "DNAT", "--to-destination", mgrIP + ":" + mgrPort}
