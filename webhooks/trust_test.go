@@ -16,12 +16,14 @@ var _ = Describe("Monitor admission of credentials and heartbeat tokens", func()
 	// A kubectl user whose role has Monitors but not Secrets must not have
 	// the manager send a Secret they cannot read (issue 27, row 1).
 	It("refuses a valueFrom naming a Secret the Monitor may not read, and accepts one that opts in", func() {
+		// Names of their own: other specs of the suite make AlertChannels
+		// (and their signing Secrets) in the same namespace.
 		optIn := map[string]string{monv1.CredentialsLabel: monv1.CredentialsLabelValue}
 		for _, s := range []*corev1.Secret{
-			{ObjectMeta: metav1.ObjectMeta{Name: "app-db", Namespace: "team"}, StringData: map[string]string{"password": "p"}},
-			{ObjectMeta: metav1.ObjectMeta{Name: "api-token", Namespace: "team", Labels: optIn}, StringData: map[string]string{"token": "t"}},
-			{ObjectMeta: metav1.ObjectMeta{Name: "hook-signing", Namespace: "team", Labels: optIn, OwnerReferences: []metav1.OwnerReference{{
-				APIVersion: monv1.GroupVersion.String(), Kind: "AlertChannel", Name: "hook", UID: "4c1c5a0e-0000-4000-8000-000000000001"}}},
+			{ObjectMeta: metav1.ObjectMeta{Name: "trust-app-db", Namespace: "team"}, StringData: map[string]string{"password": "p"}},
+			{ObjectMeta: metav1.ObjectMeta{Name: "trust-api-token", Namespace: "team", Labels: optIn}, StringData: map[string]string{"token": "t"}},
+			{ObjectMeta: metav1.ObjectMeta{Name: "trust-hook-signing", Namespace: "team", Labels: optIn, OwnerReferences: []metav1.OwnerReference{{
+				APIVersion: monv1.GroupVersion.String(), Kind: "AlertChannel", Name: "trust-hook", UID: "4c1c5a0e-0000-4000-8000-000000000001"}}},
 				StringData: map[string]string{"signing-secret": "whsec"}},
 		} {
 			Expect(k8s.Create(ctx, s)).To(Succeed())
@@ -29,16 +31,16 @@ var _ = Describe("Monitor admission of credentials and heartbeat tokens", func()
 		ref := func(secret, key string) string {
 			return monitor("url: https://example.com\nhttp:\n  headers: [{name: X-Db, valueFrom: {name: " + secret + ", key: " + key + "}}]")
 		}
-		err := create("team", ref("app-db", "password"))
+		err := create("team", ref("trust-app-db", "password"))
 		Expect(err).To(HaveOccurred())
 		Expect(err.Error()).To(ContainSubstring("spec.http.headers[0].valueFrom.name: Forbidden"))
 		Expect(err.Error()).To(ContainSubstring("does not opt in with the label monitoring.uptime-operator.io/credentials"))
-		err = create("team", ref("hook-signing", "signing-secret"))
+		err = create("team", ref("trust-hook-signing", "signing-secret"))
 		Expect(err).To(HaveOccurred())
-		Expect(err.Error()).To(ContainSubstring("it belongs to AlertChannel hook"))
-		Expect(create("team", ref("api-token", "token"))).To(Succeed())
-		Expect(create("team", ref("created-later", "token"))).To(Succeed(), "a Secret that does not exist yet is checked when it is read")
-		mstep := monitor("type: multistep\nmultistep:\n  steps: [{name: a, url: 'https://example.com/', headers: [{name: Cookie, valueFrom: {name: app-db, key: password}}]}]")
+		Expect(err.Error()).To(ContainSubstring("it belongs to AlertChannel trust-hook"))
+		Expect(create("team", ref("trust-api-token", "token"))).To(Succeed())
+		Expect(create("team", ref("trust-created-later", "token"))).To(Succeed(), "a Secret that does not exist yet is checked when it is read")
+		mstep := monitor("type: multistep\nmultistep:\n  steps: [{name: a, url: 'https://example.com/', headers: [{name: Cookie, valueFrom: {name: trust-app-db, key: password}}]}]")
 		err = create("team", mstep)
 		Expect(err).To(HaveOccurred())
 		Expect(err.Error()).To(ContainSubstring("spec.multistep.steps[0].headers[0].valueFrom.name: Forbidden"))
