@@ -907,10 +907,11 @@ h() { "$HELM_BIN" --kubeconfig "$kubeconfig" "$@"; }
 k create namespace "$NS" >/dev/null
 bootstrap="$CHART/ci/bootstrap-values.yaml"
 boot=(-f "$bootstrap" --set aggregatedAPI.enabled=true)
-cm="$RELEASE-uptime-operator-bootstrap"
 apply_bootstrap() {
-  k -n "$NS" get configmap "$cm" -o jsonpath='{.data.objects\.yaml}' >"$work/bootstrap.yaml" &&
-    checker bootstrap "$kubeconfig" "$work/bootstrap.yaml" "$RELEASE"
+  local cm
+  cm="$(k -n "$NS" get configmap -l app.kubernetes.io/instance="$RELEASE" -o name | grep -- '-bootstrap$')" &&
+    k -n "$NS" get "$cm" -o jsonpath='{.data.objects\.yaml}' >"$work/bootstrap-objects.yaml" &&
+    checker bootstrap "$kubeconfig" "$work/bootstrap-objects.yaml" "$RELEASE"
 }
 if h install "$RELEASE" "$CHART" -n "$NS" "${boot[@]}" >"$work/install.log" 2>&1; then
   ca1="$(k -n "$NS" get secret "$RELEASE-ca" -o jsonpath='{.data.tls\.crt}')"
