@@ -15,7 +15,11 @@
 // Label=<release>; an object that carries the label but is no longer in the
 // file is deleted, so removing a region from the values removes it from the
 // cluster. Objects without the label (made with kubectl or GitOps) are never
-// touched.
+// touched. Each applied object also gets an owner reference to a
+// cluster-scoped object of the release (the chart's
+// ValidatingWebhookConfiguration), so `helm uninstall` removes the regions,
+// and with them their probe Deployments, through garbage collection, as if
+// Helm had made them.
 package bootstrap
 
 import (
@@ -30,8 +34,11 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -39,6 +46,7 @@ import (
 // The manager's permissions for what it applies; only ProbeRegions and
 // Plans, both cluster-scoped and outside every access role.
 // +kubebuilder:rbac:groups=monitoring.uptime-operator.io,resources=proberegions;plans,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations,verbs=get
 
 const (
 	// Label marks the objects applied from a bootstrap file; its value is
@@ -115,7 +123,14 @@ type Applier struct {
 	File string
 	// Release is the value of Label on what the file declares.
 	Release string
-	Log     logr.Logger
+	// OwnerWebhook names the ValidatingWebhookConfiguration of the release
+	// that owns what is applied (garbage collection removes it with the
+	// release); empty: no owner.
+	OwnerWebhook string
+	// Reader reads OwnerWebhook (uncached: one read at start); nil uses
+	// Client.
+	Reader client.Reader
+	Log    logr.Logger
 	// Retry is the first wait after a failed attempt (doubled up to a
 	// minute); zero means 2 s.
 	Retry time.Duration
@@ -140,7 +155,10 @@ func (a *Applier) Start(ctx context.Context) error {
 		wait = 2 * time.Second
 	}
 	for {
-		err := a.Apply(ctx, objs)
+		err := a.setOwner(ctx, objs)
+		if err == nil {
+			err = a.Apply(ctx, objs)
+		}
 		if err == nil {
 			a.Log.Info("applied the bootstrap file", "file", a.File, "objects", len(objs), "release", a.Release)
 			return nil
@@ -153,6 +171,27 @@ func (a *Applier) Start(ctx context.Context) error {
 		}
 		wait = min(2*wait, time.Minute)
 	}
+}
+
+// setOwner makes OwnerWebhook the owner of objs.
+func (a *Applier) setOwner(ctx context.Context, objs []*unstructured.Unstructured) error {
+	if a.OwnerWebhook == "" {
+		return nil
+	}
+	reader := a.Reader
+	if reader == nil {
+		reader = a.Client
+	}
+	var vwc admissionregistrationv1.ValidatingWebhookConfiguration
+	if err := reader.Get(ctx, types.NamespacedName{Name: a.OwnerWebhook}, &vwc); err != nil {
+		return fmt.Errorf("the owner of the bootstrap objects, ValidatingWebhookConfiguration %q: %w", a.OwnerWebhook, err)
+	}
+	ref := metav1.OwnerReference{APIVersion: "admissionregistration.k8s.io/v1", Kind: "ValidatingWebhookConfiguration",
+		Name: vwc.Name, UID: vwc.UID}
+	for _, u := range objs {
+		u.SetOwnerReferences([]metav1.OwnerReference{ref})
+	}
+	return nil
 }
 
 // Apply applies objs with server-side apply and deletes the objects labelled

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -80,6 +81,9 @@ func TestAppliesOnceTheCRDsAreServed(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = env.Stop() })
 	scheme := runtime.NewScheme()
+	if err := admissionregistrationv1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
 	if err := monv1.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +97,7 @@ func TestAppliesOnceTheCRDsAreServed(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	a := &Applier{Client: c, File: path, Release: "rel", Log: logr.Discard(), Retry: 100 * time.Millisecond}
+	a := &Applier{Client: c, File: path, Release: "rel", OwnerWebhook: "rel-validating", Log: logr.Discard(), Retry: 100 * time.Millisecond}
 	done := make(chan error, 1)
 	go func() { done <- a.Start(ctx) }()
 
@@ -101,6 +105,12 @@ func TestAppliesOnceTheCRDsAreServed(t *testing.T) {
 	case err := <-done:
 		t.Fatalf("the applier finished before the CRDs were served: %v", err)
 	case <-time.After(500 * time.Millisecond):
+	}
+	// The owner comes with the release, at about the time of the CRDs.
+	owner := &admissionregistrationv1.ValidatingWebhookConfiguration{}
+	owner.Name = "rel-validating"
+	if err := c.Create(ctx, owner); err != nil {
+		t.Fatal(err)
 	}
 	if _, err := envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{Paths: []string{filepath.Join("..", "..", "config", "crd", "bases")}}); err != nil {
 		t.Fatal(err)
@@ -114,6 +124,11 @@ func TestAppliesOnceTheCRDsAreServed(t *testing.T) {
 	}
 	if region.Spec.DisplayName != "Dublin" || region.Labels[Label] != "rel" {
 		t.Errorf("region: display name %q, labels %v", region.Spec.DisplayName, region.Labels)
+	}
+	// envtest runs no garbage collector: the owner reference is what makes
+	// `helm uninstall` remove the region (make e2e sees it go).
+	if refs := region.OwnerReferences; len(refs) != 1 || refs[0].UID != owner.UID || refs[0].Kind != "ValidatingWebhookConfiguration" {
+		t.Errorf("region owner references: %+v, want the ValidatingWebhookConfiguration %s", refs, owner.UID)
 	}
 	var plan monv1.Plan
 	if err := c.Get(ctx, types.NamespacedName{Name: "starter"}, &plan); err != nil {

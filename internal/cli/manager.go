@@ -52,6 +52,7 @@ func managerFlags(fs *flag.FlagSet, o *manager.Options) (finish func() error) {
 	probeServerCAKey := fs.String("probe-server-ca-key", "ca.crt", "key of the CA bundle in that Secret")
 	fs.StringVar(&o.BootstrapFile, "bootstrap-file", "", "YAML file of ProbeRegions and Plans to apply once this replica leads, deleting those labelled with --bootstrap-release that it no longer declares (the Helm chart's regions and plans)")
 	fs.StringVar(&o.BootstrapRelease, "bootstrap-release", "", "value of the uptime-operator.io/helm-bootstrap label on what --bootstrap-file declares")
+	fs.StringVar(&o.BootstrapOwner, "bootstrap-owner", "", "ValidatingWebhookConfiguration of the release that owns what --bootstrap-file declares, so uninstalling the release deletes it (empty: no owner)")
 	fs.StringVar(&o.PublicURL, "public-url", "", "external base URL of the direct listener")
 	fs.StringVar(&o.RDAPURL, "rdap-url", "https://rdap.org", "RDAP service used for domain expiry")
 	fs.StringVar(&o.AI.URL, "ai-url", "", "OpenAI-compatible chat-completions URL for AI incident assist")

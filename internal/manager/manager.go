@@ -161,6 +161,9 @@ type Options struct {
 	// BootstrapRelease labels what BootstrapFile declares, and marks what to
 	// delete when the file no longer declares it.
 	BootstrapRelease string
+	// BootstrapOwner is the release's ValidatingWebhookConfiguration, owner
+	// of what BootstrapFile declares (empty: no owner).
+	BootstrapOwner string
 	// SkipNameValidation allows a second manager in one process (tests that
 	// restart the manager).
 	SkipNameValidation bool
@@ -541,7 +544,8 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 	m.root = opts.ClientAddresses.Middleware(root)
 	if opts.BootstrapFile != "" {
 		if err := mgr.Add(&bootstrap.Applier{Client: mgr.GetClient(), File: opts.BootstrapFile,
-			Release: opts.BootstrapRelease, Log: ctrl.Log.WithName("bootstrap")}); err != nil {
+			Release: opts.BootstrapRelease, OwnerWebhook: opts.BootstrapOwner, Reader: mgr.GetAPIReader(),
+			Log: ctrl.Log.WithName("bootstrap")}); err != nil {
 			return nil, err
 		}
 	}
