@@ -143,8 +143,12 @@ bench-scale: envtest ## Measure 100,000 HTTP Monitors (real CRs, manager, one ag
 ##@ Build
 
 .PHONY: build
-build: ## Build the uptime-operator binary into bin/.
+build: kubectl-plugin ## Build the uptime-operator binary and the kubectl plugin into bin/.
 	go build -o $(LOCALBIN)/uptime-operator .
+
+.PHONY: kubectl-plugin
+kubectl-plugin: ## Build the kubectl plugin bin/kubectl-uptime (put bin/ on PATH for `kubectl uptime`; docs/kubectl.md).
+	go build -o $(LOCALBIN)/kubectl-uptime ./cmd/kubectl-uptime
 
 .PHONY: run
 run: envtest build ## Start a local control plane with the operator, a local probe region and the API.

@@ -13,6 +13,10 @@
 // SubjectAccessReview per access level, with user, UID, groups and extra,
 // and caches the answers for a short time. The request, with the workspace
 // prefix stripped, then goes to the REST handler.
+//
+// One path is a Kubernetes resource rather than a REST path: incidents
+// (incidents.go), listed, read and watched as Incident objects and Tables
+// for kubectl, acknowledged, resolved and annotated through subresources.
 package aggregated
 
 import (
@@ -77,12 +81,9 @@ type Options struct {
 	API http.Handler
 	// Inject attaches the identity to the request before API sees it.
 	Inject func(r *http.Request, id Identity) *http.Request
-	// Resources are advertised in discovery. Leave it empty: the REST paths
-	// are not Kubernetes resources, and a name such as "monitors" would
-	// shadow the Monitor CRD for `kubectl get monitors`. The APIService only
-	// needs the (empty) resource list to become Available; `kubectl get
-	// --raw` reaches every path.
-	Resources []string
+	// WatchInterval is how often a watch of incidents polls; zero is
+	// DefaultWatchInterval.
+	WatchInterval time.Duration
 }
 
 // Server serves the aggregated API.
@@ -168,6 +169,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		httpjson.Write(w, http.StatusOK, s.resourceList())
 		return
 	}
+	if req, ok := parseIncidentRequest(r.Method, r.URL.Path, r.URL.Query()); ok {
+		s.serveIncidents(w, r, caller, req)
+		return
+	}
 	rest, ok := strings.CutPrefix(r.URL.Path, prefix+"/namespaces/")
 	if !ok {
 		writeStatus(w, http.StatusNotFound, "NotFound", "the server could not find the requested resource")
@@ -236,17 +241,6 @@ func (s *Server) authorize(ctx context.Context, ns string, caller user.Info) (st
 	return "", nil
 }
 
-func (s *Server) resourceList() *metav1.APIResourceList {
-	list := &metav1.APIResourceList{TypeMeta: metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"}, GroupVersion: Group + "/" + Version,
-		APIResources: []metav1.APIResource{}}
-	for _, name := range s.opts.Resources {
-		list.APIResources = append(list.APIResources, metav1.APIResource{
-			Name: name, Namespaced: true, Kind: kindOf(name), Verbs: metav1.Verbs{"get", "list", "create", "update", "patch", "delete"},
-		})
-	}
-	return list
-}
-
 func (s *Server) group() *metav1.APIGroup {
 	gv := metav1.GroupVersionForDiscovery{GroupVersion: Group + "/" + Version, Version: Version}
 	return &metav1.APIGroup{TypeMeta: metav1.TypeMeta{Kind: "APIGroup", APIVersion: "v1"}, Name: Group, Versions: []metav1.GroupVersionForDiscovery{gv}, PreferredVersion: gv}
@@ -254,16 +248,6 @@ func (s *Server) group() *metav1.APIGroup {
 
 func (s *Server) groupList() *metav1.APIGroupList {
 	return &metav1.APIGroupList{TypeMeta: metav1.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"}, Groups: []metav1.APIGroup{*s.group()}}
-}
-
-// kindOf makes a discovery kind from a collection name (monitor-groups →
-// MonitorGroups).
-func kindOf(name string) string {
-	parts := strings.FieldsFunc(name, func(r rune) bool { return r == '-' || r == '/' })
-	for i, p := range parts {
-		parts[i] = strings.ToUpper(p[:1]) + p[1:]
-	}
-	return strings.Join(parts, "")
 }
 
 // writeStatus writes a Kubernetes Status, which kubectl renders well.

@@ -146,3 +146,20 @@ func (e *Env) Stop() {
 	}
 	_ = e.env.Stop()
 }
+
+// Kubeconfig writes a kubeconfig into dir for a user of the control plane
+// with its own client certificate, so kubectl (or a kubectl plugin)
+// authenticates as that user rather than impersonating it, and returns the
+// file's path.
+func (e *Env) Kubeconfig(dir, name string, groups ...string) (string, error) {
+	u, err := e.env.AddUser(envtest.User{Name: name, Groups: groups}, nil)
+	if err != nil {
+		return "", fmt.Errorf("add user %s: %w", name, err)
+	}
+	raw, err := u.KubeConfig()
+	if err != nil {
+		return "", fmt.Errorf("render kubeconfig of %s: %w", name, err)
+	}
+	path := filepath.Join(dir, name+".kubeconfig")
+	return path, os.WriteFile(path, raw, 0o600)
+}
