@@ -27,8 +27,14 @@ import (
 )
 
 // IncidentsResource is the one Kubernetes resource of the aggregated API.
-// No CRD of the operator is named incidents, so it shadows nothing.
-const IncidentsResource = "incidents"
+// It is not named incidents: {base_url}/incidents… through the aggregated
+// API is the REST API of the specification (spec/README.md) and keeps its
+// answers; kubectl finds the resource by its short names (incident,
+// incidents, inc), so `kubectl get incidents` works all the same.
+const IncidentsResource = "uptimeincidents"
+
+// incidentShortNames are what kubectl users type.
+var incidentShortNames = []string{"incident", "incidents", "inc"}
 
 // Subresources of incidents that change an incident: each takes a POST
 // (RBAC verb create) with the REST endpoint's body and answers the updated
@@ -39,17 +45,13 @@ var incidentActions = map[string]int{
 	"notes":       http.StatusCreated, // POST /incidents/:id/notes, body {body, public}
 }
 
-// restCollections are REST paths under /incidents that are not incidents;
-// they, and every other path, reach the REST handler unchanged.
-var restCollections = map[string]bool{"export": true, "runbooks": true, "deploy-events": true}
-
 // resourceList is the discovery document: incidents and their action
 // subresources. Nothing else is advertised; a REST collection named like a
 // CRD (monitors) would shadow it for kubectl.
 func (s *Server) resourceList() *metav1.APIResourceList {
 	list := &metav1.APIResourceList{TypeMeta: metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"}, GroupVersion: Group + "/" + Version,
 		APIResources: []metav1.APIResource{{
-			Name: IncidentsResource, SingularName: "incident", Namespaced: true, Kind: "Incident",
+			Name: IncidentsResource, SingularName: "uptimeincident", ShortNames: incidentShortNames, Namespaced: true, Kind: "Incident",
 			Verbs: metav1.Verbs{"get", "list", "watch"}, Categories: []string{"uptime"},
 		}}}
 	for _, sub := range []string{"acknowledge", "notes", "resolve"} {
@@ -94,7 +96,7 @@ func parseIncidentRequest(method, path string, q url.Values) (incidentRequest, b
 		return incidentRequest{namespace: ns, verb: "list"}, true
 	case ns == "":
 		return incidentRequest{}, false
-	case len(parts) == 2 && method == http.MethodGet && parts[1] != "" && !restCollections[parts[1]]:
+	case len(parts) == 2 && method == http.MethodGet && parts[1] != "":
 		return incidentRequest{namespace: ns, name: parts[1], verb: "get"}, true
 	case len(parts) == 3 && method == http.MethodPost && incidentActions[parts[2]] != 0 && parts[1] != "":
 		return incidentRequest{namespace: ns, name: parts[1], subresource: parts[2], verb: "create"}, true

@@ -76,7 +76,7 @@ func TestIncidentsAsResources(t *testing.T) {
 		t.Fatalf("kubectl get incidents -A:\n%s", out)
 	}
 	// The Table itself, as kube-apiserver passes it on.
-	table := getJSON(t, admin, base+"/namespaces/default/incidents", "application/json;as=Table;v=v1;g=meta.k8s.io,application/json")
+	table := getJSON(t, admin, base+"/namespaces/default/uptimeincidents", "application/json;as=Table;v=v1;g=meta.k8s.io,application/json")
 	if table["kind"] != "Table" || len(table["columnDefinitions"].([]any)) < 7 || len(table["rows"].([]any)) != 1 {
 		t.Fatalf("table: %v", table)
 	}
@@ -89,9 +89,18 @@ func TestIncidentsAsResources(t *testing.T) {
 		meta["resourceVersion"] == "" || meta["creationTimestamp"] == nil || inc["status"].(map[string]any)["state"] != "open" {
 		t.Fatalf("incident: %v", inc)
 	}
-	list := getJSON(t, admin, base+"/namespaces/default/incidents", "application/json")
+	list := getJSON(t, admin, base+"/namespaces/default/uptimeincidents", "application/json")
 	if list["kind"] != "IncidentList" || list["apiVersion"] != "api.uptime-operator.io/v1" || len(list["items"].([]any)) != 1 {
 		t.Fatalf("list: %v", list)
+	}
+	// {base_url}/incidents through the aggregated API is still the REST API
+	// of the specification: its list and detail answers, not Kubernetes objects.
+	restList := getJSON(t, admin, base+"/namespaces/default/incidents", "application/json")
+	if _, ok := restList["counts"].(map[string]any); !ok || restList["kind"] != nil {
+		t.Fatalf("REST list through the aggregated API: %v", restList)
+	}
+	if detail := getJSON(t, admin, base+"/namespaces/default/incidents/"+incID, "application/json"); detail["id"] != incID || detail["kind"] != nil {
+		t.Fatalf("REST detail through the aggregated API: %v", detail)
 	}
 
 	// Field selectors.
@@ -109,7 +118,7 @@ func TestIncidentsAsResources(t *testing.T) {
 	w := startKubectl(t, aliceKC, "get", "incidents", "-n", "default", "-w")
 
 	// A viewer cannot acknowledge; kube-apiserver refuses her.
-	path := "/apis/api.uptime-operator.io/v1/namespaces/default/incidents/" + incID
+	path := "/apis/api.uptime-operator.io/v1/namespaces/default/uptimeincidents/" + incID
 	empty := filepath.Join(dir, "empty.json")
 	must(t, os.WriteFile(empty, []byte("{}"), 0o600))
 	if out, err := kubectlErr(aliceKC, "create", "--raw", path+"/acknowledge", "-f", empty); err == nil || !strings.Contains(out, "forbidden") {

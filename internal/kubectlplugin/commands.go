@@ -37,7 +37,7 @@ func runStatus(ctx context.Context, c *client, args []string) error {
 		return err
 	}
 	var open aggregated.IncidentList
-	if err := c.do(ctx, http.MethodGet, "/incidents?fieldSelector="+url.QueryEscape("status.state=open"), "", nil, &open); err != nil {
+	if err := c.do(ctx, http.MethodGet, "/uptimeincidents?fieldSelector="+url.QueryEscape("status.state=open"), "", nil, &open); err != nil {
 		return err
 	}
 	uptime := "n/a"
@@ -93,7 +93,7 @@ func runIncidents(ctx context.Context, c *client, args []string) error {
 	if len(args) != 0 {
 		return errors.New("usage: kubectl uptime incidents [--all]")
 	}
-	path := "/incidents"
+	path := "/uptimeincidents"
 	if !c.opts.all {
 		path += "?fieldSelector=" + url.QueryEscape("status.state=open")
 	}
@@ -136,7 +136,7 @@ func incidentAction(ctx context.Context, c *client, id, action string, body any)
 	if body == nil {
 		body = map[string]any{}
 	}
-	err := c.do(ctx, http.MethodPost, "/incidents/"+url.PathEscape(id)+"/"+action, "", body, &inc)
+	err := c.do(ctx, http.MethodPost, "/uptimeincidents/"+url.PathEscape(id)+"/"+action, "", body, &inc)
 	return &inc, err
 }
 

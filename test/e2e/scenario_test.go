@@ -475,16 +475,11 @@ func items(answer string) []map[string]any {
 	return out
 }
 
-// incidentIDs are the ids of an incident list answer, in order: the names
-// of an IncidentList of the aggregated API (the REST list's id otherwise).
+// incidentIDs are the ids of an incident list answer, in order.
 func incidentIDs(answer string) []string {
 	GinkgoHelper()
 	var ids []string
 	for _, it := range items(answer) {
-		if meta, ok := it["metadata"].(map[string]any); ok {
-			ids = append(ids, fmt.Sprint(meta["name"]))
-			continue
-		}
 		ids = append(ids, fmt.Sprint(it["id"]))
 	}
 	return ids
