@@ -8,8 +8,7 @@
 # scaled to 0 does not count as offline).
 #
 # promtool is built from the Prometheus Go module that hack/promtools/go.mod
-# requires (its `tool` line) into a cache outside the clone, once:
-# ${XDG_CACHE_HOME:-~/.cache}/uptime-operator/promtool-<version>/promtool.
+# requires into a cache outside the clone, once (hack/prom-binary.sh).
 # helm is $HELM, on PATH, or the one hack/verify-chart.sh builds into the
 # same cache. Unlike hack/verify-chart.sh this script never skips: without
 # promtool or helm it fails, so `make test` cannot pass untested rules.
@@ -18,16 +17,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 HELM_VERSION="${HELM_VERSION:-v3.19.0}"
 cache_root="${XDG_CACHE_HOME:-$HOME/.cache}/uptime-operator"
-version="$(awk '$1 == "github.com/prometheus/prometheus" {print $2}' hack/promtools/go.mod | head -n1)"
-[[ -n "$version" ]] || { echo "test-rules: no github.com/prometheus/prometheus in hack/promtools/go.mod" >&2; exit 1; }
-
-promtool="$cache_root/promtool-$version/promtool"
-if [[ ! -x "$promtool" ]]; then
-  echo "test-rules: building promtool $version from the Go module proxy into $(dirname "$promtool") (once; minutes on a cold cache)" >&2
-  mkdir -p "$(dirname "$promtool")"
-  (cd hack/promtools && CGO_ENABLED=0 GOFLAGS=-buildvcs=false go build -trimpath -o "$promtool.tmp" github.com/prometheus/prometheus/cmd/promtool)
-  mv "$promtool.tmp" "$promtool"
-fi
+promtool="$(hack/prom-binary.sh promtool)"
 
 helm="${HELM:-}"
 if [[ -z "$helm" ]]; then

@@ -91,6 +91,11 @@ func prepareAndEnter() error {
 		"-file", "bin/e2e/testserver:/testserver:0755", "-entrypoint", "/testserver", "-user", "65532:65532"); err != nil {
 		return err
 	}
+	say("building Prometheus from its Go module (hack/prom-binary.sh; cached)")
+	promBin, err := run("hack/prom-binary.sh", "prometheus")
+	if err != nil {
+		return err
+	}
 	say("loading the images into the node")
 	if _, err := run("hack/cluster.sh", "load", imageTar, testImageTar); err != nil {
 		return err
@@ -113,7 +118,8 @@ func prepareAndEnter() error {
 	for k, v := range set {
 		env = append(env, k+"="+v)
 	}
-	env = append(env, envInside+"=1", envChart+"="+filepath.Join(releaseDir, "uptime-operator-"+version+".tgz"))
+	env = append(env, envInside+"=1", envChart+"="+filepath.Join(releaseDir, "uptime-operator-"+version+".tgz"),
+		envPrometheus+"="+strings.TrimSpace(promBin))
 	netns := "uptime-k8s"
 	for _, kv := range env {
 		if v, ok := strings.CutPrefix(kv, "UPTIME_CLUSTER_NETNS="); ok {

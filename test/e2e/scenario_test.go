@@ -38,6 +38,15 @@ aggregatedAPI: {enabled: true}
 # (webhook channels take https:// URLs only); the manager trusts it as an
 # admin's private CA.
 trustedCA: {configMap: e2e-trusted-ca, key: ca.crt}
+# A real Prometheus (test/e2e/prometheus_test.go) scrapes the manager and
+# the agents as the ServiceMonitor and PodMonitor say, with the per-monitor
+# series on, and evaluates the PrometheusRule.
+metrics:
+  monitorSeries: {enabled: true}
+  readerSubjects: [{kind: ServiceAccount, name: e2e-prometheus, namespace: default}]
+serviceMonitor: {enabled: true, interval: 10s}
+podMonitor: {enabled: true, interval: 10s}
+prometheusRule: {enabled: true, monitorDown: {for: 15s}}
 regions:
 - name: e2e-a
   displayName: Region A
@@ -61,6 +70,7 @@ var _ = Describe("uptime-operator on a real cluster", Ordered, func() {
 		apiIP      string
 		incidentID string
 		firstPod   string
+		prom       *prometheus
 	)
 
 	BeforeAll(func() {
@@ -93,6 +103,12 @@ var _ = Describe("uptime-operator on a real cluster", Ordered, func() {
 			}
 		}
 		installTestCA()
+		// The Prometheus Operator's kinds, so the chart's ServiceMonitor,
+		// PodMonitor and PrometheusRule are created for real, and the
+		// ServiceAccount the suite's Prometheus scrapes the manager as.
+		mustKubectl("apply", "-f", filepath.Join(repoRoot, "test", "e2e", "testdata", "prometheus-operator-crds.yaml"))
+		mustKubectl("wait", "--for=condition=Established", "--timeout=60s", "crd", "-l", "e2e=uptime")
+		_, _ = kubectl("-n", workNS, "create", "serviceaccount", promSA)
 	})
 
 	It("installs the chart: manager Ready, APIService Available, webhook refusing a bad Monitor", func() {
@@ -246,6 +262,16 @@ spec:
 		proved("Monitor up from both regions; `kubectl get monitors`:\n%s", mustKubectl("-n", workNS, "get", "monitors"))
 	})
 
+	It("is scraped by a real Prometheus through the chart's ServiceMonitor and PodMonitor: manager, both agents, per-monitor series", func() {
+		// Not GinkgoT().TempDir(): Prometheus outlives this spec.
+		dir, err := os.MkdirTemp("", "e2e-prometheus-")
+		Expect(err).NotTo(HaveOccurred())
+		prom = startPrometheus(dir)
+		expectScraped(prom, "e2e-a", "e2e-b")
+		proved("Prometheus %s (built from its Go module) scrapes the manager over HTTPS with a ServiceAccount token bound to the metrics-reader role, and the agents of e2e-a and e2e-b, as the chart's ServiceMonitor and PodMonitor say; uptime_operator_monitor_up{monitor=%q} is 1 from both regions",
+			filepath.Base(os.Getenv(envPrometheus)), monName)
+	})
+
 	It("opens one incident confirmed by both regions and delivers a signed monitor.down to the receiver Pod", func() {
 		setTarget(targetIP, "fail")
 		incidentID = expectIncidentOpen()
@@ -255,6 +281,9 @@ spec:
 
 		expectDelivery(receiverIP, "monitor.down", incidentID)
 		proved("signed monitor.down for incident %s reached the receiver Pod and its signature check passed", incidentID)
+
+		expectAlertFiring(prom, "UptimeOperatorMonitorDown")
+		proved("Prometheus fires UptimeOperatorMonitorDown{namespace=%q, monitor=%q} from the chart's PrometheusRule", workNS, monName)
 	})
 
 	It("keeps history and the open incident when the manager Pod is deleted, duplicating nothing", func() {
@@ -438,6 +467,7 @@ spec: {displayName: E2E upgrade, e2eUpgradeMarker: served}
 	haScenario(&targetIP, &receiverIP, &valuesFile)
 
 	AfterAll(func() {
+		prom.stop()
 		fmt.Fprintf(os.Stderr, "\ne2e: what this run proved:\n")
 		for _, l := range provedLines {
 			fmt.Fprintf(os.Stderr, "  - %s\n", strings.ReplaceAll(l, "\n", "\n      "))
