@@ -291,6 +291,9 @@ func serviceMonitorJobs(sm map[string]any, tokenFile string) []map[string]any {
 		if e["scheme"] == nil {
 			job["scheme"] = "http"
 		}
+		if e["path"] == nil {
+			job["metrics_path"] = "/metrics"
+		}
 		if skip, _ := dig(e, "tlsConfig", "insecureSkipVerify").(bool); skip {
 			job["tls_config"] = map[string]any{"insecure_skip_verify": true}
 		}
@@ -329,6 +332,9 @@ func podMonitorJobs(pm map[string]any) []map[string]any {
 		}
 		if e["scheme"] == nil {
 			job["scheme"] = "http"
+		}
+		if e["path"] == nil {
+			job["metrics_path"] = "/metrics"
 		}
 		jobs = append(jobs, job)
 	}
