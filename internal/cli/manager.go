@@ -43,6 +43,7 @@ func managerFlags(fs *flag.FlagSet, o *manager.Options) (finish func() error) {
 	fs.DurationVar(&o.Retention, "retention", 30*24*time.Hour, "how long raw check results are kept (rollups are kept longer)")
 	fs.DurationVar(&o.DeliveryRetryWindow, "delivery-retry-window", 0, "after the 6 attempts of the webhook schedule (5, 10, 20, 40, 80 s), keep retrying a delivery that fails with a retryable error every 80 s until this long after it was queued, so a receiver down for longer than the schedule still gets it (0: give up after the 6th attempt, as the webhook specification says)")
 	fs.StringVar(&o.Namespace, "namespace", envOr("POD_NAMESPACE", "uptime-operator-system"), "the manager's namespace")
+	secretNamespaces := fs.String("secret-namespaces", "", "comma-separated namespaces whose Secrets the manager watches (API keys, Secrets monitors may reference), for RBAC that grants Secrets only there (empty: every namespace)")
 	fs.StringVar(&o.ProbeImage, "probe-image", "", "image of managed probe Deployments (empty: no Deployments)")
 	fs.StringVar(&o.ProbeServerURL, "probe-server-url", "", "probe API URL as probe pods reach it")
 	probePullSecrets := fs.String("probe-image-pull-secrets", "", "comma-separated Secrets of the manager's namespace that managed probe pods pull their image with")
@@ -90,6 +91,11 @@ func managerFlags(fs *flag.FlagSet, o *manager.Options) (finish func() error) {
 		for _, name := range strings.Split(*probePullSecrets, ",") {
 			if name = strings.TrimSpace(name); name != "" {
 				o.ProbeImagePullSecrets = append(o.ProbeImagePullSecrets, name)
+			}
+		}
+		for _, ns := range strings.Split(*secretNamespaces, ",") {
+			if ns = strings.TrimSpace(ns); ns != "" {
+				o.SecretNamespaces = append(o.SecretNamespaces, ns)
 			}
 		}
 		if *probeServerCA != "" {

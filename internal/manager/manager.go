@@ -45,6 +45,7 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/assist"
 	"github.com/uptime-operator/uptime-operator/internal/certs"
 	"github.com/uptime-operator/uptime-operator/internal/clientip"
+	"github.com/uptime-operator/uptime-operator/internal/credsecrets"
 	"github.com/uptime-operator/uptime-operator/internal/engine"
 	"github.com/uptime-operator/uptime-operator/internal/expiry"
 	"github.com/uptime-operator/uptime-operator/internal/httpserver"
@@ -133,6 +134,11 @@ type Options struct {
 	// Namespace is the manager's own namespace: probe Deployments, the probe
 	// ServiceAccount and region token Secrets live there.
 	Namespace string
+	// SecretNamespaces are the only namespaces whose Secrets the manager
+	// watches (API keys, the Secrets Monitors may reference), for an
+	// install whose RBAC grants Secrets there only (the chart's
+	// secrets.namespaces); empty watches every namespace.
+	SecretNamespaces []string
 	// ProbeImage is the image of managed probe Deployments (empty: none are
 	// created, as in dev mode).
 	ProbeImage string
@@ -296,13 +302,21 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 			// field it owns. At 100,000 Monitors that is memory per Monitor
 			// held for nothing, and the watch decodes them all the same.
 			DefaultTransform: cache.TransformStripManagedFields(),
-			ByObject:         cacheByObject(opts.Namespace),
+			ByObject:         cacheByObject(opts.Namespace, opts.SecretNamespaces),
 		},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create manager: %w", err)
 	}
 	resolver := &plans.Resolver{Reader: mgr.GetClient(), DefaultPlan: opts.DefaultPlan}
+	// The Secrets Monitors may reference, and no other (package credsecrets).
+	credSecrets, err := credsecrets.New(cfg, credsecrets.Options{Scheme: mgr.GetScheme(), Namespaces: opts.SecretNamespaces, Direct: mgr.GetAPIReader()})
+	if err != nil {
+		return nil, err
+	}
+	if err := mgr.Add(credSecrets); err != nil {
+		return nil, err
+	}
 	ctx := context.Background()
 	st, err := OpenStore(ctx, opts.Store)
 	if err != nil {
@@ -402,7 +416,7 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 		TLS: expiryChecker, Subscribers: notifier, Export: otel,
 		Recorder: mgr.GetEventRecorderFor("uptime-operator-engine"),
 		Alerts:   alerts,
-		Store:    st, Client: mgr.GetClient(), Secrets: mgr.GetAPIReader(), Plans: resolver,
+		Store:    st, Client: mgr.GetClient(), Secrets: credSecrets, Plans: resolver,
 		AllowPrivateTargets: opts.AllowPrivateTargets, ManagerNamespace: opts.Namespace,
 		Log:    ctrl.Log.WithName("engine"),
 		Agents: probes,
@@ -430,7 +444,7 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 		return nil, fmt.Errorf("index api keys by hash: %w", err)
 	}
 	if err := (&controllers.MonitorReconciler{
-		Client: mgr.GetClient(), Secrets: mgr.GetAPIReader(), Plans: resolver,
+		Client: mgr.GetClient(), Secrets: credSecrets, Plans: resolver,
 		Live: eng, History: st, Updates: eng.Updates(), NewHeartbeatToken: engine.NewHeartbeatToken,
 		StatusWrites: controllers.NewStatusPacer(cmp.Or(opts.MonitorStatusWrites, controllers.DefaultMonitorStatusWrites)),
 	}).SetupWithManager(mgr); err != nil {
@@ -454,7 +468,7 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 		return nil, fmt.Errorf("set up slo controller: %w", err)
 	}
 	if err := webhooks.SetupWithManager(mgr, webhooks.Options{
-		DefaultPlan: opts.DefaultPlan, AllowPrivateTargets: opts.AllowPrivateTargets,
+		DefaultPlan: opts.DefaultPlan, AllowPrivateTargets: opts.AllowPrivateTargets, Secrets: credSecrets,
 	}); err != nil {
 		return nil, err
 	}
@@ -505,6 +519,7 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 		Client:              mgr.GetClient(),
 		Overlay:             overlay,
 		Reader:              mgr.GetAPIReader(),
+		CredentialSecrets:   credSecrets,
 		Plans:               resolver,
 		Keys:                mgr.GetClient(),
 		Store:               st,
@@ -787,16 +802,23 @@ func (m *Manager) serveAggregated(ctx context.Context) error {
 }
 
 // cacheByObject narrows what the cache watches. API keys are the only
-// Secrets read on every request, so only they are cached; other Secrets are
-// read directly when needed, which keeps the manager's memory independent of
+// Secrets read on every request, so only they are cached (in
+// secretNamespaces only, when given); the Secrets Monitors may reference
+// have their own label-selected cache (credsecrets), other Secrets are read
+// directly when needed, which keeps the manager's memory independent of
 // the cluster's Secret count. Probe Deployments, their PodDisruptionBudgets and ServiceAccount
 // live in the probe namespace (the manager's), where the manager's RBAC Role
 // allows them, so they are watched there only: a cluster-wide watch would
 // need a cluster-wide grant.
-func cacheByObject(probeNamespace string) map[client.Object]cache.ByObject {
-	by := map[client.Object]cache.ByObject{
-		&corev1.Secret{}: {Label: apiKeySelector()},
+func cacheByObject(probeNamespace string, secretNamespaces []string) map[client.Object]cache.ByObject {
+	keys := cache.ByObject{Label: apiKeySelector()}
+	if len(secretNamespaces) > 0 {
+		keys.Namespaces = map[string]cache.Config{}
+		for _, ns := range secretNamespaces {
+			keys.Namespaces[ns] = cache.Config{}
+		}
 	}
+	by := map[client.Object]cache.ByObject{&corev1.Secret{}: keys}
 	if probeNamespace != "" {
 		only := map[string]cache.Config{probeNamespace: {}}
 		by[&appsv1.Deployment{}] = cache.ByObject{Namespaces: only}
