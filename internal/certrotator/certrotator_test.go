@@ -91,7 +91,7 @@ func TestRotator(t *testing.T) {
 			{Secret: "uptime-api-cert", DNSNames: []string{"api." + ns + ".svc"}, Dir: filepath.Join(dir, "api")},
 		},
 		MutatingWebhooks: []string{"uptime-mutating", "absent"}, ValidatingWebhooks: []string{"uptime-validating"},
-		APIServices: []string{"v1.widgets.example.com"},
+		APIServices:  []string{"v1.widgets.example.com"},
 		CertValidity: 90 * 24 * time.Hour, CAValidity: 3 * 365 * 24 * time.Hour,
 		Now: func() time.Time { return now }, Log: logr.Discard(),
 	}
