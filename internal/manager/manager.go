@@ -43,6 +43,7 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/apikeys"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver"
 	"github.com/uptime-operator/uptime-operator/internal/assist"
+	"github.com/uptime-operator/uptime-operator/internal/certrotator"
 	"github.com/uptime-operator/uptime-operator/internal/certs"
 	"github.com/uptime-operator/uptime-operator/internal/clientip"
 	"github.com/uptime-operator/uptime-operator/internal/credsecrets"
@@ -106,6 +107,11 @@ type Options struct {
 	AggregatedCertDir string
 	// AggregatedDNSName is the Service DNS name the aggregator verifies.
 	AggregatedDNSName string
+	// CertRotation, when set, keeps the serving certificates at runtime
+	// (package certrotator): made before the listeners start, so the
+	// webhooks and APIs serve from the first start, and renewed while the
+	// manager runs. Its certificates' Dirs are the cert dirs above.
+	CertRotation *certrotator.Options
 	// LeaderElection makes only one replica reconcile.
 	LeaderElection          bool
 	LeaderElectionNamespace string
@@ -217,6 +223,7 @@ type Manager struct {
 	// aggregated serves the aggregated API; aggCA is its self-signed CA.
 	aggregated *aggregated.Server
 	aggCert    tls.Certificate
+	aggWatch   *certwatcher.CertWatcher
 	aggCA      []byte
 	aggBound   chan struct{}
 	aggAddr    string
@@ -307,6 +314,11 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create manager: %w", err)
+	}
+	if opts.CertRotation != nil {
+		if err := rotateCerts(mgr, *opts.CertRotation); err != nil {
+			return nil, err
+		}
 	}
 	resolver := &plans.Resolver{Reader: mgr.GetClient(), DefaultPlan: opts.DefaultPlan}
 	// The Secrets Monitors may reference, and no other (package credsecrets).
@@ -581,6 +593,27 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 	return m, nil
 }
 
+// rotateCerts puts the serving certificates in place before the manager
+// starts (its webhook server and listeners read the files when they start)
+// and keeps them renewed on every replica; the replica is not ready until
+// they are in place. It reads and writes directly: the cache has not
+// started.
+func rotateCerts(mgr ctrl.Manager, opts certrotator.Options) error {
+	c, err := client.New(mgr.GetConfig(), client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()})
+	if err != nil {
+		return fmt.Errorf("certificate rotator client: %w", err)
+	}
+	opts.Log = ctrl.Log.WithName("certificates")
+	rot := certrotator.New(c, opts)
+	if err := rot.EnsureWithin(context.Background(), time.Minute); err != nil {
+		return err
+	}
+	if err := mgr.Add(rot); err != nil {
+		return err
+	}
+	return mgr.AddReadyzCheck("certificates", func(*http.Request) error { return rot.Ready() })
+}
+
 // agentsAnywhere gives the ProbeRegion controller, which runs on the leader,
 // the agents in contact with any replica (a region's agents may all be
 // connected to others).
@@ -703,11 +736,12 @@ var Version = "dev"
 // and builds its handler around the REST API.
 func (m *Manager) setupAggregated() error {
 	if dir := m.opts.AggregatedCertDir; dir != "" {
-		cert, err := tls.LoadX509KeyPair(filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key"))
+		// Reloaded when renewed (cert-manager, the certificate rotator).
+		w, err := certwatcher.New(filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key"))
 		if err != nil {
 			return fmt.Errorf("load aggregated api certificate: %w", err)
 		}
-		m.aggCert = cert
+		m.aggWatch = w
 	} else {
 		ca, err := certs.NewCA("uptime-operator-aggregated-ca")
 		if err != nil {
@@ -781,7 +815,12 @@ func (m *Manager) serveAggregated(ctx context.Context) error {
 	if err := m.aggregated.Start(ctx); err != nil {
 		return err
 	}
-	ln, err := tls.Listen("tcp", m.opts.AggregatedListen, m.aggregated.TLSConfig(m.aggCert))
+	cfg := m.aggregated.TLSConfig(m.aggCert)
+	if m.aggWatch != nil {
+		go func() { _ = m.aggWatch.Start(ctx) }()
+		cfg.Certificates, cfg.GetCertificate = nil, m.aggWatch.GetCertificate
+	}
+	ln, err := tls.Listen("tcp", m.opts.AggregatedListen, cfg)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", m.opts.AggregatedListen, err)
 	}
