@@ -25,6 +25,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -65,6 +66,9 @@ type Cert struct {
 	Secret string
 	// DNSNames are the names it serves (the first is its common name).
 	DNSNames []string
+	// IPs are addresses it serves too (a local control plane calls its
+	// webhooks at 127.0.0.1; in a cluster, none).
+	IPs []net.IP
 	// Dir receives tls.crt, tls.key and ca.crt for the listener to read
 	// (empty: the Secret only).
 	Dir string
@@ -244,8 +248,8 @@ func (r *Rotator) ensureCert(ctx context.Context, c Cert, ca *certs.CA, bundle [
 	}
 	exists := err == nil
 	data := sec.Data
-	if !exists || !valid(sec.Data, c.DNSNames, ca, now) {
-		certPEM, keyPEM, err := ca.IssueValid(c.DNSNames[0], c.DNSNames, nil, false, now, r.opts.CertValidity)
+	if !exists || !valid(sec.Data, c, ca, now) {
+		certPEM, keyPEM, err := ca.IssueValid(c.DNSNames[0], c.DNSNames, c.IPs, false, now, r.opts.CertValidity)
 		if err != nil {
 			return err
 		}
@@ -358,8 +362,9 @@ func fresh(cert *x509.Certificate, now time.Time) bool {
 }
 
 // valid reports whether data holds a certificate and its key, signed by
-// ca, for exactly dnsNames, with more than a third of its validity left.
-func valid(data map[string][]byte, dnsNames []string, ca *certs.CA, now time.Time) bool {
+// ca, for exactly c's names and addresses, with more than a third of its
+// validity left.
+func valid(data map[string][]byte, c Cert, ca *certs.CA, now time.Time) bool {
 	pair, err := tls.X509KeyPair(data[keyCert], data[keyKey])
 	if err != nil {
 		return false
@@ -368,7 +373,8 @@ func valid(data map[string][]byte, dnsNames []string, ca *certs.CA, now time.Tim
 	if err != nil || !fresh(leaf, now) {
 		return false
 	}
-	if !slices.Equal(slices.Sorted(slices.Values(leaf.DNSNames)), slices.Sorted(slices.Values(dnsNames))) {
+	if !slices.Equal(slices.Sorted(slices.Values(leaf.DNSNames)), slices.Sorted(slices.Values(c.DNSNames))) ||
+		!slices.EqualFunc(leaf.IPAddresses, c.IPs, net.IP.Equal) {
 		return false
 	}
 	return leaf.CheckSignatureFrom(ca.Cert) == nil
