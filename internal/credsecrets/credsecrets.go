@@ -41,6 +41,8 @@ import (
 // read it) and a client.Reader for Secrets.
 type Cache struct {
 	caches []cache.Cache
+	// namespaces are the only ones watched (nil: every namespace).
+	namespaces map[string]bool
 	// meta reads a missed Secret's metadata (never its data) from the API
 	// server, to tell a Secret that does not exist from one that does not
 	// opt in, and full labelled Secrets the informers have not seen yet.
@@ -61,6 +63,12 @@ type Options struct {
 // New returns a Cache of cfg's cluster; it holds nothing until started.
 func New(cfg *rest.Config, opts Options) (*Cache, error) {
 	c := &Cache{direct: opts.Direct}
+	if len(opts.Namespaces) > 0 {
+		c.namespaces = map[string]bool{}
+		for _, ns := range opts.Namespaces {
+			c.namespaces[ns] = true
+		}
+	}
 	for _, sel := range Selectors() {
 		by := cache.ByObject{Label: sel}
 		if len(opts.Namespaces) > 0 {
@@ -78,6 +86,11 @@ func New(cfg *rest.Config, opts Options) (*Cache, error) {
 		})
 		if err != nil {
 			return nil, fmt.Errorf("credential secrets cache: %w", err)
+		}
+		// Registered now, started with the cache: until then a read says
+		// the cache has not started, and Get asks the API server.
+		if _, err := ic.GetInformer(context.Background(), &corev1.Secret{}, cache.BlockUntilSynced(false)); err != nil {
+			return nil, fmt.Errorf("credential secrets informer: %w", err)
 		}
 		c.caches = append(c.caches, ic)
 	}
@@ -104,9 +117,6 @@ func must(err error) {
 func (c *Cache) Start(ctx context.Context) error {
 	errs := make(chan error, len(c.caches))
 	for _, ic := range c.caches {
-		if _, err := ic.GetInformer(ctx, &corev1.Secret{}); err != nil {
-			return fmt.Errorf("credential secrets informer: %w", err)
-		}
 		go func() { errs <- ic.Start(ctx) }()
 	}
 	var all []error
@@ -134,14 +144,24 @@ func (c *Cache) WaitForCacheSync(ctx context.Context) bool {
 // neither informer is looked at by its metadata only: absent, it is
 // NotFound; carrying neither label, the answer is a
 // *credentials.NotAllowedError and its data is never read; labelled (an
-// informer that has not seen it yet), it is read from the API server.
+// informer that has not seen it yet, or informers not started yet), it is
+// read from the API server. A namespace outside Options.Namespaces is
+// refused with a *credentials.NotAllowedError.
 func (c *Cache) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 	sec, ok := obj.(*corev1.Secret)
 	if !ok {
 		return fmt.Errorf("credential secrets: cannot read %T", obj)
 	}
+	if c.namespaces != nil && !c.namespaces[key.Namespace] {
+		return &credentials.NotAllowedError{Secret: key.Name, Reason: fmt.Sprintf(
+			"the operator may not read Secrets in namespace %s (it is not among the chart's rbac.secretNamespaces)", key.Namespace)}
+	}
 	for _, ic := range c.caches {
 		err := ic.Get(ctx, key, sec, opts...)
+		var notStarted *cache.ErrCacheNotStarted
+		if errors.As(err, &notStarted) {
+			break // the first moments after the start: ask the API server
+		}
 		if err == nil || !apierrors.IsNotFound(err) {
 			return err
 		}

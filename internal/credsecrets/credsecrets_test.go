@@ -91,6 +91,20 @@ func TestOnlyReferableSecretsReachTheManager(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Before the informers start: labelled Secrets from the API server,
+	// unlabelled ones refused by their metadata.
+	var early corev1.Secret
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "team", Name: "api-token"}, &early); err != nil || string(early.Data["token"]) != "api-token-value" {
+		t.Fatalf("before the start: %v", err)
+	}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "team", Name: "db-password"}, &early); !errors.As(err, new(*credentials.NotAllowedError)) {
+		t.Fatalf("before the start, an unlabelled Secret: got %v, want a NotAllowedError", err)
+	}
+	if len(direct.full) != 1 || direct.full[0] != "api-token" {
+		t.Fatalf("read in full before the start: %v, want api-token only", direct.full)
+	}
+	direct.full = nil
+
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- c.Start(runCtx) }()
@@ -134,6 +148,10 @@ func TestOnlyReferableSecretsReachTheManager(t *testing.T) {
 	}
 	if _, err := get("team", "absent"); !apierrors.IsNotFound(err) {
 		t.Fatalf("absent: got %v, want NotFound", err)
+	}
+	// Outside the watched namespaces: refused, not read.
+	if _, err := get("elsewhere", "api-token"); !errors.As(err, new(*credentials.NotAllowedError)) {
+		t.Fatalf("a Secret outside the watched namespaces: got %v, want a NotAllowedError", err)
 	}
 	if len(direct.full) != 0 {
 		t.Fatalf("Secrets read in full from the API server: %v; want none (unlabelled ones by metadata only)", direct.full)
