@@ -9,7 +9,7 @@ K8S_VERSION ?= 1.37.2
 LOCALBIN ?= $(CURDIR)/bin
 STATE_DIR ?= $(CURDIR)/.uptime-dev
 API_LISTEN ?= 127.0.0.1:8080
-GEN_PATHS := paths="./api/...;./controllers/...;./webhooks/..."
+GEN_PATHS := paths="./api/...;./controllers/...;./webhooks/...;./internal/bootstrap/..."
 
 .DEFAULT_GOAL := help
 

@@ -56,6 +56,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -65,11 +66,18 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 
+	"github.com/go-logr/logr/funcr"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/uptime-operator/uptime-operator/internal/bootstrap"
+	"github.com/uptime-operator/uptime-operator/internal/manager"
 	"github.com/uptime-operator/uptime-operator/internal/podsecurity"
 )
 
@@ -96,6 +104,8 @@ func main() {
 	case "serve":
 		serve(os.Args[2], os.Args[3])
 		return
+	case "bootstrap":
+		errs = applyBootstrap(os.Args[2], os.Args[3], os.Args[4], os.Args[5])
 	default:
 		fatalf("unknown command %q", os.Args[1])
 	}
@@ -105,6 +115,31 @@ func main() {
 	if len(errs) > 0 {
 		os.Exit(1)
 	}
+}
+
+// applyBootstrap applies a bootstrap file (the data of the chart's bootstrap
+// ConfigMap) the way the manager does (--bootstrap-file, --bootstrap-release,
+// --bootstrap-owner), with its code.
+func applyBootstrap(kubeconfig, file, release, owner string) []string {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	c, err := client.New(cfg, client.Options{Scheme: manager.Scheme()})
+	if err != nil {
+		return []string{err.Error()}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	a := &bootstrap.Applier{Client: c, File: file, Release: release, OwnerWebhook: owner,
+		Log: funcr.New(func(prefix, args string) { fmt.Fprintln(os.Stderr, prefix, args) }, funcr.Options{})}
+	if err := a.Start(ctx); err != nil {
+		return []string{err.Error()}
+	}
+	if ctx.Err() != nil {
+		return []string{"the bootstrap file was not applied within a minute"}
+	}
+	return nil
 }
 
 func fatalf(format string, a ...any) {
@@ -894,11 +929,15 @@ refuse "a wrong SMTP TLS mode" --set smtp.tlsMode=always
 
 # 8. Against a real kube-apiserver (envtest: kube-apiserver + etcd, no CRDs
 #    and no nodes): a real `helm install` of ci/bootstrap-values.yaml, which
-#    must install the CRDs (templates/crds) and then create its ProbeRegions
-#    and Plans (post-install hooks, as the CRDs were not served at render
-#    time) while no webhook server answers; a `helm upgrade`, which must adopt
-#    those objects and render no certificate Secrets; a `helm uninstall`,
-#    which must keep the CRDs (crds.keep); then a server-side dry-run of every
+#    must install the CRDs (templates/crds) with no webhook server answering;
+#    the release holds no ProbeRegion or Plan (Helm could not map them before
+#    its own CRDs are served) but the bootstrap ConfigMap, whose objects the
+#    manager's applier (internal/bootstrap) creates, owned by the release's
+#    ValidatingWebhookConfiguration, updates and prunes; a
+#    `helm upgrade`, whose release holds no certificate Secret (the manager
+#    makes them at runtime, --cert-rotation); a
+#    `helm uninstall`, which must keep the CRDs (crds.keep); then a
+#    server-side dry-run of every
 #    rendering, so each object is checked against the Kubernetes and CRD
 #    OpenAPI schemas.
 if [[ ! -x "$K8S_ASSETS/kube-apiserver" || ! -x "$K8S_ASSETS/etcd" || -z "$KUBECTL" ]]; then
@@ -922,33 +961,50 @@ h() { "$HELM_BIN" --kubeconfig "$kubeconfig" "$@"; }
 k create namespace "$NS" >/dev/null
 bootstrap="$CHART/ci/bootstrap-values.yaml"
 boot=(-f "$bootstrap" --set aggregatedAPI.enabled=true)
+apply_bootstrap() {
+  local cm
+  cm="$(k -n "$NS" get configmap -l app.kubernetes.io/instance="$RELEASE" -o name | grep -- '-bootstrap$')" &&
+    k -n "$NS" get "$cm" -o jsonpath='{.data.objects\.yaml}' >"$work/bootstrap-objects.yaml" &&
+    checker bootstrap "$kubeconfig" "$work/bootstrap-objects.yaml" "$RELEASE" \
+      "$(k get validatingwebhookconfigurations -l app.kubernetes.io/instance="$RELEASE" -o jsonpath='{.items[0].metadata.name}')"
+}
 if h install "$RELEASE" "$CHART" -n "$NS" "${boot[@]}" >"$work/install.log" 2>&1; then
-  regions="$(k get proberegions -o name | wc -l)"
-  plans="$(k get plans -o name | wc -l)"
-  if h upgrade "$RELEASE" "$CHART" -n "$NS" "${boot[@]}" >"$work/upgrade.log" 2>&1; then
+  in_release="$( (h get manifest "$RELEASE" -n "$NS"; h get hooks "$RELEASE" -n "$NS") | grep -c '^kind: \(ProbeRegion\|Plan\)$' || true)"
+  if apply_bootstrap; then
+    regions="$(k get proberegions -l uptime-operator.io/helm-bootstrap="$RELEASE" -o jsonpath='{range .items[*]}{.metadata.ownerReferences[0].kind}{"\n"}{end}' | grep -c '^ValidatingWebhookConfiguration$' || true)"
+    plans="$(k get plans -l uptime-operator.io/helm-bootstrap="$RELEASE" -o jsonpath='{range .items[*]}{.metadata.ownerReferences[0].kind}{"\n"}{end}' | grep -c '^ValidatingWebhookConfiguration$' || true)"
+  else
+    regions=0 plans=0
+  fi
+  if [[ "$in_release" -eq 0 && "$regions" -eq 2 && "$plans" -eq 1 ]]; then
+    ok "helm install on envtest: CRDs installed, no ProbeRegion or Plan in the release; the manager's applier made the bootstrap ConfigMap's $regions ProbeRegions and $plans Plan, owned by the release's ValidatingWebhookConfiguration"
+  else
+    fail "helm install on envtest: $in_release ProbeRegions/Plans in the release (want 0); the bootstrap ConfigMap made $regions owned ProbeRegions (want 2) and $plans owned Plans (want 1)"
+  fi
+  # Drop ap-south from the values: the new ConfigMap no longer declares it
+  # and the applier deletes it; eu-west stays.
+  printf 'regions:\n- name: eu-west\n  displayName: Dublin\nplans:\n- name: starter\n  regions: [eu-west]\n' >"$work/fewer-values.yaml"
+  if h upgrade "$RELEASE" "$CHART" -n "$NS" "${boot[@]}" -f "$work/fewer-values.yaml" >"$work/upgrade.log" 2>&1; then
     # The certificates are the manager's (none runs here): the release
     # holds no certificate Secret.
     if ! h get manifest "$RELEASE" -n "$NS" | grep -q "name: $RELEASE-\(ca\|webhook-cert\|api-cert\)$"; then
-      ok "helm install + upgrade on envtest: $regions ProbeRegions and $plans Plans created with the webhooks registered; no certificate Secret in the release"
+      ok "helm upgrade on envtest: no certificate Secret in the release (the manager keeps them)"
     else
       fail "the release holds certificate Secrets; the manager makes them (--cert-rotation)"
     fi
-    # Adopted: in the release's manifest, no longer among its hooks (the
-    # live objects keep the inert helm.sh/hook annotation of their creation;
-    # a three-way merge never removes what the chart did not set).
-    hooks="$(h get hooks "$RELEASE" -n "$NS" | grep -c '^kind: \(ProbeRegion\|Plan\)$' || true)"
-    managed="$(h get manifest "$RELEASE" -n "$NS" | grep -c '^kind: \(ProbeRegion\|Plan\)$' || true)"
-    if [[ "$regions" -gt 0 && "$hooks" -eq 0 && "$managed" -eq $((regions + plans)) ]]; then
-      ok "helm upgrade adopted the $regions ProbeRegions and $plans Plans the first install created as hooks"
+    apply_bootstrap || true
+    left="$(k get proberegions -l uptime-operator.io/helm-bootstrap="$RELEASE" -o jsonpath='{.items[*].metadata.name}')"
+    if [[ "$left" == "eu-west" ]]; then
+      ok "a region dropped from the values is deleted by the applier; the others stay"
     else
-      fail "helm upgrade did not adopt the hook-created ProbeRegions and Plans ($hooks still hooks, $managed in the release manifest)"
+      fail "after dropping ap-south from the values the release's ProbeRegions are: $left (want eu-west)"
     fi
-    if h uninstall "$RELEASE" -n "$NS" >"$work/uninstall.log" 2>&1 && k get crd monitors.monitoring.uptime-operator.io >/dev/null 2>&1 &&
-      [[ "$(k get proberegions -o name | wc -l)" -eq 0 ]]; then
-      ok "helm uninstall kept the CRDs (crds.keep) and removed the release's ProbeRegions"
+    # envtest runs no garbage collector: make e2e sees the regions go.
+    if h uninstall "$RELEASE" -n "$NS" >"$work/uninstall.log" 2>&1 && k get crd monitors.monitoring.uptime-operator.io >/dev/null 2>&1; then
+      ok "helm uninstall kept the CRDs (crds.keep)"
     else
       cat "$work/uninstall.log" >&2
-      fail "helm uninstall removed the CRDs or left the release's ProbeRegions"
+      fail "helm uninstall removed the CRDs"
     fi
   else
     cat "$work/upgrade.log" >&2

@@ -64,6 +64,9 @@ func managerFlags(fs *flag.FlagSet, o *manager.Options) (finish func() error) {
 	fs.StringVar(&o.ProbeCertDir, "probe-cert-dir", "", "directory with the probe API listener's tls.crt and tls.key (reloaded when renewed)")
 	probeServerCA := fs.String("probe-server-ca-secret", "", "Secret of the manager's namespace whose CA bundle managed probe pods verify the probe API's certificate against (--server-ca-file of the agents; only the key is mounted)")
 	probeServerCAKey := fs.String("probe-server-ca-key", "ca.crt", "key of the CA bundle in that Secret")
+	fs.StringVar(&o.BootstrapFile, "bootstrap-file", "", "YAML file of ProbeRegions and Plans to apply once this replica leads, deleting those labelled with --bootstrap-release that it no longer declares (the Helm chart's regions and plans)")
+	fs.StringVar(&o.BootstrapRelease, "bootstrap-release", "", "value of the uptime-operator.io/helm-bootstrap label on what --bootstrap-file declares")
+	fs.StringVar(&o.BootstrapOwner, "bootstrap-owner", "", "ValidatingWebhookConfiguration of the release that owns what --bootstrap-file declares, so uninstalling the release deletes it (empty: no owner)")
 	fs.StringVar(&o.PublicURL, "public-url", "", "external base URL of the direct listener")
 	fs.StringVar(&o.RDAPURL, "rdap-url", "https://rdap.org", "RDAP service used for domain expiry")
 	fs.StringVar(&o.AI.URL, "ai-url", "", "OpenAI-compatible chat-completions URL for AI incident assist")
@@ -130,6 +133,9 @@ func managerFlags(fs *flag.FlagSet, o *manager.Options) (finish func() error) {
 		}
 		if o.ProbeListen != "" && o.ProbeCertDir == "" {
 			return fmt.Errorf("--probe-listen needs --probe-cert-dir")
+		}
+		if o.BootstrapFile != "" && o.BootstrapRelease == "" {
+			return fmt.Errorf("--bootstrap-file needs --bootstrap-release")
 		}
 		if o.DeliveryRetryWindow < 0 {
 			return fmt.Errorf("--delivery-retry-window must not be negative")

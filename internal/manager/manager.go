@@ -43,6 +43,7 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/apikeys"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver"
 	"github.com/uptime-operator/uptime-operator/internal/assist"
+	"github.com/uptime-operator/uptime-operator/internal/bootstrap"
 	"github.com/uptime-operator/uptime-operator/internal/certrotator"
 	"github.com/uptime-operator/uptime-operator/internal/certs"
 	"github.com/uptime-operator/uptime-operator/internal/clientip"
@@ -165,6 +166,16 @@ type Options struct {
 	// ProbeServerCA is the CA bundle that managed probe pods verify the
 	// probe API's certificate against (nil: the system roots).
 	ProbeServerCA *trust.BundleRef
+	// BootstrapFile holds ProbeRegions and Plans to apply once the manager
+	// leads (the Helm chart's regions and plans values; package bootstrap
+	// says why Helm does not create them). Empty: none.
+	BootstrapFile string
+	// BootstrapRelease labels what BootstrapFile declares, and marks what to
+	// delete when the file no longer declares it.
+	BootstrapRelease string
+	// BootstrapOwner is the release's ValidatingWebhookConfiguration, owner
+	// of what BootstrapFile declares (empty: no owner).
+	BootstrapOwner string
 	// SkipNameValidation allows a second manager in one process (tests that
 	// restart the manager).
 	SkipNameValidation bool
@@ -558,6 +569,13 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 	root.Handle("/mcp", m.hostedMCP())
 	root.Handle("/", apiserver.Instrument(m.api.Handler()))
 	m.root = opts.ClientAddresses.Middleware(root)
+	if opts.BootstrapFile != "" {
+		if err := mgr.Add(&bootstrap.Applier{Client: mgr.GetClient(), File: opts.BootstrapFile,
+			Release: opts.BootstrapRelease, OwnerWebhook: opts.BootstrapOwner, Reader: mgr.GetAPIReader(),
+			Log: ctrl.Log.WithName("bootstrap")}); err != nil {
+			return nil, err
+		}
+	}
 	if size := storeSize(opts.Store, st); size != nil {
 		if err := mgr.Add(storeSizeReporter(size)); err != nil {
 			return nil, err

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -180,9 +181,21 @@ func waitStatus(get func() int, want int, timeout time.Duration) int {
 }
 
 // freeAddr returns a loopback address with a port free right now.
+// handedOut are the ports freeAddr returned: a closed listener's port is free
+// again at once, so the kernel may hand the same port to the next
+// Listen(":0"), and two servers of one test would then race for it.
+var handedOut sync.Map
+
+// freeAddr returns a loopback address that nothing listens on and that no
+// earlier call returned.
 func freeAddr(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	must(t, err)
-	defer ln.Close()
-	return ln.Addr().String()
+	for {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		must(t, err)
+		addr := ln.Addr().String()
+		_ = ln.Close()
+		if _, taken := handedOut.LoadOrStore(addr, true); !taken {
+			return addr
+		}
+	}
 }

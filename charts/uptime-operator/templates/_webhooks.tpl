@@ -27,32 +27,16 @@ validating:
 {{- end -}}
 
 {{/*
-The label on the ProbeRegions and Plans the chart creates. Their webhooks skip
-objects with it: the chart creates them in the same release as the manager,
-before the webhook server can answer. Both kinds are cluster-scoped, so only
-cluster administrators (who can edit the webhook configuration anyway) can set
-the label; the chart fills in the defaults the mutating webhook would, and
-checks at render time what the validating webhook would.
+The label on the ProbeRegions and Plans the manager applies from the chart's
+values (templates/bootstrap.yaml; internal/bootstrap says why Helm does not
+create them). Their webhooks skip objects with it: the manager applies them
+before its own webhook server is reachable through its Service. Both kinds are
+cluster-scoped, so only cluster administrators (who can edit the webhook
+configuration anyway) can set the label; the chart fills in the defaults the
+mutating webhook would set and checks at render time what the validating
+webhook would.
 */}}
 {{- define "uptime-operator.bootstrapLabel" -}}uptime-operator.io/helm-bootstrap{{- end -}}
-
-{{/*
-Annotations of the ProbeRegions and Plans the chart creates. Helm maps every
-object of a release to a served API before it creates any, so on the first
-install, while the chart's own CRDs (templates/crds) are not served yet, these
-objects are post-install hooks instead, created after the CRDs. They carry
-Helm's ownership annotations, so the next `helm upgrade` (the API is served
-then) adopts them as ordinary objects of the release.
-*/}}
-{{- define "uptime-operator.bootstrapAnnotations" -}}
-{{- if not (.Capabilities.APIVersions.Has "monitoring.uptime-operator.io/v1alpha1") -}}
-annotations:
-  helm.sh/hook: post-install
-  helm.sh/hook-weight: "-5"
-  meta.helm.sh/release-name: {{ .Release.Name }}
-  meta.helm.sh/release-namespace: {{ .Release.Namespace }}
-{{- end }}
-{{- end -}}
 
 {{/* One webhook configuration. Arguments: ctx, kind (mutating|validating), caBundle. */}}
 {{- define "uptime-operator.webhookConfiguration" -}}
@@ -104,4 +88,10 @@ webhooks:
     resources:
     - {{ .resource }}
 {{- end }}
+{{- end -}}
+
+{{/* The ProbeRegions and Plans of the values, as the manager applies them (templates/bootstrap.yaml). */}}
+{{- define "uptime-operator.bootstrapObjects" -}}
+{{- include "uptime-operator.bootstrapRegions" . }}
+{{ include "uptime-operator.bootstrapPlans" . }}
 {{- end -}}

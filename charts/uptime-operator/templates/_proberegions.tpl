@@ -1,4 +1,4 @@
-{{- if ne .Values.mode "remote" }}
+{{- define "uptime-operator.bootstrapRegions" -}}
 {{- $codes := dict }}
 {{- /* Before the first install the API is not served and lookup would fail. */}}
 {{- $existing := dict }}
@@ -32,9 +32,8 @@ kind: ProbeRegion
 metadata:
   name: {{ .name }}
   labels:
-    {{- include "uptime-operator.labels" $ | nindent 4 }}
-    {{ include "uptime-operator.bootstrapLabel" $ }}: {{ $.Release.Name | quote }}
-  {{- with include "uptime-operator.bootstrapAnnotations" $ }}{{ . | nindent 2 }}{{ end }}
+    app.kubernetes.io/part-of: uptime-operator
+    app.kubernetes.io/instance: {{ $.Release.Name }}
 spec:
   # The defaults the mutating webhook would set, filled in here because the
   # webhooks skip chart-made regions (see templates/_webhooks.tpl).
@@ -91,4 +90,4 @@ spec:
     namespace: {{ . }}
     {{- end }}
 {{- end }}
-{{- end }}
+{{- end -}}

@@ -1,4 +1,4 @@
-{{- if ne .Values.mode "remote" }}
+{{- define "uptime-operator.bootstrapPlans" -}}
 {{- range .Values.plans }}
 {{- $p := . }}
 {{- /* What the validating webhook checks (templates/_webhooks.tpl explains why it skips chart-made plans). */}}
@@ -13,9 +13,8 @@ kind: Plan
 metadata:
   name: {{ $p.name }}
   labels:
-    {{- include "uptime-operator.labels" $ | nindent 4 }}
-    {{ include "uptime-operator.bootstrapLabel" $ }}: {{ $.Release.Name | quote }}
-  {{- with include "uptime-operator.bootstrapAnnotations" $ }}{{ . | nindent 2 }}{{ end }}
+    app.kubernetes.io/part-of: uptime-operator
+    app.kubernetes.io/instance: {{ $.Release.Name }}
 spec:
   {{- with $p.displayName }}
   displayName: {{ . | quote }}
@@ -37,4 +36,4 @@ spec:
     {{- toYaml . | nindent 4 }}
   {{- end }}
 {{- end }}
-{{- end }}
+{{- end -}}

@@ -1,0 +1,163 @@
+package bootstrap
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+)
+
+const file = `
+apiVersion: monitoring.uptime-operator.io/v1alpha1
+kind: ProbeRegion
+metadata:
+  name: eu-west
+spec:
+  code: eu-west
+  displayName: Dublin
+  placement: {mode: managed, replicas: 1}
+---
+apiVersion: monitoring.uptime-operator.io/v1alpha1
+kind: Plan
+metadata:
+  name: starter
+spec:
+  displayName: Starter
+  regions: [eu-west]
+---
+`
+
+func TestParseRefusesWhatIsNotARegionOrPlan(t *testing.T) {
+	for name, doc := range map[string]string{
+		"another kind":    "apiVersion: v1\nkind: Secret\nmetadata: {name: s, namespace: default}\n",
+		"another group":   "apiVersion: example.com/v1\nkind: Plan\nmetadata: {name: p}\n",
+		"no name":         "apiVersion: monitoring.uptime-operator.io/v1alpha1\nkind: Plan\nmetadata: {}\n",
+		"a namespace":     "apiVersion: monitoring.uptime-operator.io/v1alpha1\nkind: Plan\nmetadata: {name: p, namespace: x}\n",
+		"declared twice":  "apiVersion: monitoring.uptime-operator.io/v1alpha1\nkind: Plan\nmetadata: {name: p}\n---\napiVersion: monitoring.uptime-operator.io/v1alpha1\nkind: Plan\nmetadata: {name: p}\n",
+		"not yaml at all": "{{",
+	} {
+		if _, err := Parse(strings.NewReader(doc), "r"); err == nil {
+			t.Errorf("%s: parsed", name)
+		}
+	}
+	if _, err := Parse(strings.NewReader(file), ""); err == nil {
+		t.Error("parsed without a release name")
+	}
+	objs, err := Parse(strings.NewReader(file), "rel")
+	if err != nil || len(objs) != 2 {
+		t.Fatalf("Parse: %d objects, %v", len(objs), err)
+	}
+	for _, u := range objs {
+		if u.GetLabels()[Label] != "rel" {
+			t.Errorf("%s %s: labels %v", u.GetKind(), u.GetName(), u.GetLabels())
+		}
+	}
+}
+
+// TestAppliesOnceTheCRDsAreServed is a first install: the manager starts while
+// the CRDs are not served yet; the applier waits for them, then creates what
+// the file declares, updates it from a changed file, deletes what the file
+// dropped and never touches objects without its label.
+func TestAppliesOnceTheCRDsAreServed(t *testing.T) {
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		t.Fatal("KUBEBUILDER_ASSETS is not set: run the tests with `make test` (it builds the envtest binaries)")
+	}
+	env := &envtest.Environment{}
+	cfg, err := env.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Stop() })
+	scheme := runtime.NewScheme()
+	if err := admissionregistrationv1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	if err := monv1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "objects.yaml")
+	if err := os.WriteFile(path, []byte(file), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	a := &Applier{Client: c, File: path, Release: "rel", OwnerWebhook: "rel-validating", Log: logr.Discard(), Retry: 100 * time.Millisecond}
+	done := make(chan error, 1)
+	go func() { done <- a.Start(ctx) }()
+
+	select {
+	case err := <-done:
+		t.Fatalf("the applier finished before the CRDs were served: %v", err)
+	case <-time.After(500 * time.Millisecond):
+	}
+	// The owner comes with the release, at about the time of the CRDs.
+	owner := &admissionregistrationv1.ValidatingWebhookConfiguration{}
+	owner.Name = "rel-validating"
+	if err := c.Create(ctx, owner); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{Paths: []string{filepath.Join("..", "..", "config", "crd", "bases")}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	var region monv1.ProbeRegion
+	if err := c.Get(ctx, types.NamespacedName{Name: "eu-west"}, &region); err != nil {
+		t.Fatal(err)
+	}
+	if region.Spec.DisplayName != "Dublin" || region.Labels[Label] != "rel" {
+		t.Errorf("region: display name %q, labels %v", region.Spec.DisplayName, region.Labels)
+	}
+	// envtest runs no garbage collector: the owner reference is what makes
+	// `helm uninstall` remove the region (make e2e sees it go).
+	if refs := region.OwnerReferences; len(refs) != 1 || refs[0].UID != owner.UID || refs[0].Kind != "ValidatingWebhookConfiguration" {
+		t.Errorf("region owner references: %+v, want the ValidatingWebhookConfiguration %s", refs, owner.UID)
+	}
+	var plan monv1.Plan
+	if err := c.Get(ctx, types.NamespacedName{Name: "starter"}, &plan); err != nil {
+		t.Fatal(err)
+	}
+
+	// An object of the same kind that the file never declared.
+	mine := &monv1.Plan{}
+	mine.Name = "hand-made"
+	if err := c.Create(ctx, mine); err != nil {
+		t.Fatal(err)
+	}
+	// A changed file: the region is renamed in display, the plan is gone.
+	changed := strings.Replace(file, "Dublin", "Dublin, IE", 1)
+	changed = changed[:strings.Index(changed, "---\napiVersion: monitoring.uptime-operator.io/v1alpha1\nkind: Plan")]
+	objs, err := Parse(strings.NewReader(changed), "rel")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Apply(ctx, objs); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Get(ctx, types.NamespacedName{Name: "eu-west"}, &region); err != nil || region.Spec.DisplayName != "Dublin, IE" {
+		t.Errorf("region after the change: %q, %v", region.Spec.DisplayName, err)
+	}
+	if err := c.Get(ctx, types.NamespacedName{Name: "starter"}, &plan); !apierrors.IsNotFound(err) {
+		t.Errorf("the plan dropped from the file is still there: %v", err)
+	}
+	if err := c.Get(ctx, types.NamespacedName{Name: "hand-made"}, &plan); err != nil {
+		t.Errorf("the hand-made plan: %v", err)
+	}
+}
