@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -39,7 +40,9 @@ type LiveSource = monitor.LiveSource
 // re-created monitor keeps its history (see HistoryKeeper).
 type MonitorReconciler struct {
 	client.Client
-	// Secrets reads Secrets directly: the manager caches only API keys.
+	// Secrets reads the Secrets Monitors may reference (the manager's
+	// credsecrets cache); a Secret that may not be referenced may come back
+	// as a *credentials.NotAllowedError instead of the Secret.
 	Secrets client.Reader
 	// Plans resolves each namespace's plan.
 	Plans *plans.Resolver
@@ -186,6 +189,10 @@ func (r *MonitorReconciler) reconcileConfigured(ctx context.Context, m *monv1.Mo
 		err := r.Secrets.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: ref.Name}, &s)
 		if apierrors.IsNotFound(err) {
 			missing = &secretProblem{name: ref.Name}
+			break
+		}
+		if notAllowed := (*credentials.NotAllowedError)(nil); errors.As(err, &notAllowed) {
+			missing = &secretProblem{name: ref.Name, notAllowed: notAllowed.Error()}
 			break
 		}
 		if err != nil {

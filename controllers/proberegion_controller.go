@@ -107,6 +107,11 @@ type ProbeRegionReconciler struct {
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch;delete,namespace=system
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;update;patch;delete,namespace=system
 // +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;list;watch;create,namespace=system
+// The product's own Secrets live in the same namespace (region tokens, the
+// shared signing key, the serving certificates the manager rotates): a
+// grant there that does not depend on the cluster-wide one, which the
+// chart's secrets.namespaces replaces by Roles in the served namespaces.
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;patch;delete,namespace=system
 // +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
 
 // Reconcile brings one region's Deployment and status up to date.

@@ -195,8 +195,12 @@ func (w MonitorWebhook) validateSecretRefs(ctx context.Context, old, m *monv1.Mo
 			continue // not a Secret name: the spec validation refuses it
 		}
 		var sec corev1.Secret
-		err := w.Reader.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: ref.Secret.Name}, &sec)
+		err := w.secrets().Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: ref.Secret.Name}, &sec)
 		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if notAllowed := (*credentials.NotAllowedError)(nil); errors.As(err, &notAllowed) {
+			errs = append(errs, field.Forbidden(ref.Path.Child("valueFrom", "name"), notAllowed.Error()))
 			continue
 		}
 		if err != nil {

@@ -31,11 +31,23 @@ type Deps struct {
 	// is read on every create (the namespace, its plan, the region codes);
 	// what it does not have yet is read again through Reader. May be nil.
 	Cache client.Reader
+	// Secrets reads the Secrets a Monitor's header may reference (the
+	// manager's credsecrets cache: labelled Secrets only, a
+	// *credentials.NotAllowedError for others); nil means Reader.
+	Secrets client.Reader
 	// Plans resolves a namespace's plan.
 	Plans *plans.Resolver
 	// AllowPrivateTargets lets monitors and webhooks target private,
 	// loopback and link-local addresses (in-cluster monitoring, dev mode).
 	AllowPrivateTargets bool
+}
+
+// secrets is the reader of Secrets a Monitor may reference.
+func (d *Deps) secrets() client.Reader {
+	if d.Secrets != nil {
+		return d.Secrets
+	}
+	return d.Reader
 }
 
 // Guard returns the address guard admission checks hosts with.
@@ -49,6 +61,8 @@ type Options struct {
 	DefaultPlan string
 	// AllowPrivateTargets: see Deps.
 	AllowPrivateTargets bool
+	// Secrets: see Deps.
+	Secrets client.Reader
 }
 
 // SetupWithManager registers the defaulting and validating webhooks of every
@@ -59,6 +73,7 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 		Cache:               mgr.GetClient(),
 		Plans:               &plans.Resolver{Reader: cacheFirst{cache: mgr.GetClient(), direct: mgr.GetAPIReader()}, DefaultPlan: opts.DefaultPlan},
 		AllowPrivateTargets: opts.AllowPrivateTargets,
+		Secrets:             opts.Secrets,
 	}
 	regs := []func() error{
 		func() error {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"strconv"
@@ -197,9 +198,13 @@ func (s *Server) checkSecretRefs(ctx context.Context, m *monv1.Monitor, was *mon
 			continue // not a Secret name: the spec validation refuses it
 		}
 		var sec corev1.Secret
-		err := s.opts.Reader.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: ref.Secret.Name}, &sec)
+		err := s.credentialSecrets().Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: ref.Secret.Name}, &sec)
 		if apierrors.IsNotFound(err) {
 			continue // may come later; the resolver checks it then
+		}
+		if notAllowed := (*credentials.NotAllowedError)(nil); errors.As(err, &notAllowed) {
+			errs = append(errs, fieldErr(f, "%v", notAllowed))
+			continue
 		}
 		if err != nil {
 			return fmt.Errorf("read secret %s: %w", ref.Secret.Name, err)
@@ -212,6 +217,15 @@ func (s *Server) checkSecretRefs(ctx context.Context, m *monv1.Monitor, was *mon
 		return validationError(errs...)
 	}
 	return nil
+}
+
+// credentialSecrets reads the Secrets a monitor may reference: the
+// CredentialSecrets option, else Reader.
+func (s *Server) credentialSecrets() client.Reader {
+	if s.opts.CredentialSecrets != nil {
+		return s.opts.CredentialSecrets
+	}
+	return s.opts.Reader
 }
 
 // restHeaderField is the REST field of a referencing header:

@@ -55,6 +55,11 @@ type Options struct {
 	// an update starts from) and objects the manager does not cache
 	// (ConfigMaps, Secrets other than API keys). Nil means Client.
 	Reader client.Reader
+	// CredentialSecrets reads the Secrets a monitor's header may reference
+	// (the manager's credsecrets cache, which holds labelled Secrets only
+	// and answers *credentials.NotAllowedError for others); nil means
+	// Reader.
+	CredentialSecrets client.Reader
 	// Plans resolves a workspace's plan.
 	Plans *plans.Resolver
 	// Keys finds API keys; a cached reader of API key Secrets.

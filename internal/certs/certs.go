@@ -1,5 +1,6 @@
 // Package certs makes the small certificate authorities uptime-operator
-// needs when no cert-manager or chart provides them: the aggregated API's
+// needs when no cert-manager provides them: the serving CA the manager
+// keeps in a Secret and rotates (package certrotator), the aggregated API's
 // serving certificate in dev mode and kube-apiserver's front-proxy client
 // certificate for the local control plane.
 package certs
@@ -29,13 +30,19 @@ type CA struct {
 
 // NewCA creates a self-signed CA valid for ten years.
 func NewCA(name string) (*CA, error) {
+	return NewCAValid(name, time.Now(), 10*365*24*time.Hour)
+}
+
+// NewCAValid creates a self-signed CA valid from an hour before now (clock
+// skew) for validity.
+func NewCAValid(name string, now time.Time, validity time.Duration) (*CA, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, fmt.Errorf("generate ca key: %w", err)
 	}
 	tmpl := &x509.Certificate{
 		SerialNumber: serial(), Subject: pkix.Name{CommonName: name},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().AddDate(10, 0, 0),
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(validity),
 		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
@@ -49,9 +56,46 @@ func NewCA(name string) (*CA, error) {
 	return &CA{Cert: cert, Key: key, CertPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}, nil
 }
 
+// ParseCA reads a CA back from its PEM certificate and EC private key.
+func ParseCA(certPEM, keyPEM []byte) (*CA, error) {
+	cb, _ := pem.Decode(certPEM)
+	kb, _ := pem.Decode(keyPEM)
+	if cb == nil || kb == nil {
+		return nil, fmt.Errorf("ca: no PEM certificate or key")
+	}
+	cert, err := x509.ParseCertificate(cb.Bytes)
+	if err != nil {
+		return nil, fmt.Errorf("ca certificate: %w", err)
+	}
+	key, err := x509.ParseECPrivateKey(kb.Bytes)
+	if err != nil {
+		return nil, fmt.Errorf("ca key: %w", err)
+	}
+	if !cert.IsCA || !key.PublicKey.Equal(cert.PublicKey) {
+		return nil, fmt.Errorf("ca: not a CA certificate with its key")
+	}
+	return &CA{Cert: cert, Key: key, CertPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cb.Bytes})}, nil
+}
+
+// KeyPEM is the CA's private key in PEM.
+func (ca *CA) KeyPEM() ([]byte, error) {
+	der, err := x509.MarshalECPrivateKey(ca.Key)
+	if err != nil {
+		return nil, err
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: der}), nil
+}
+
 // Issue signs a leaf certificate for a server (dnsNames/IPs) or, with
-// client, for client authentication. It returns PEM cert and key.
+// client, for client authentication, valid for a year. It returns PEM cert
+// and key.
 func (ca *CA) Issue(cn string, dnsNames []string, ips []net.IP, client bool) (certPEM, keyPEM []byte, err error) {
+	return ca.IssueValid(cn, dnsNames, ips, client, time.Now(), 365*24*time.Hour)
+}
+
+// IssueValid is Issue with the validity: from an hour before now for
+// validity, never past the CA's own expiry.
+func (ca *CA) IssueValid(cn string, dnsNames []string, ips []net.IP, client bool, now time.Time, validity time.Duration) (certPEM, keyPEM []byte, err error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, nil, fmt.Errorf("generate key: %w", err)
@@ -60,9 +104,13 @@ func (ca *CA) Issue(cn string, dnsNames []string, ips []net.IP, client bool) (ce
 	if client {
 		usage = x509.ExtKeyUsageClientAuth
 	}
+	notAfter := now.Add(validity)
+	if notAfter.After(ca.Cert.NotAfter) {
+		notAfter = ca.Cert.NotAfter
+	}
 	tmpl := &x509.Certificate{
 		SerialNumber: serial(), Subject: pkix.Name{CommonName: cn}, DNSNames: dnsNames, IPAddresses: ips,
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().AddDate(1, 0, 0),
+		NotBefore: now.Add(-time.Hour), NotAfter: notAfter,
 		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{usage},
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.Cert, &key.PublicKey, ca.Key)

@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/uptime-operator/uptime-operator/internal/alerting"
+	"github.com/uptime-operator/uptime-operator/internal/certrotator"
 	"github.com/uptime-operator/uptime-operator/internal/clientip"
 	"github.com/uptime-operator/uptime-operator/internal/manager"
 	"github.com/uptime-operator/uptime-operator/internal/metrics"
@@ -33,6 +35,17 @@ func managerFlags(fs *flag.FlagSet, o *manager.Options) (finish func() error) {
 	fs.StringVar(&o.APIListen, "api-listen", ":8080", "address of the direct REST API listener")
 	fs.StringVar(&o.AggregatedListen, "aggregated-listen", "", "TLS address of the aggregated API kube-apiserver proxies to (empty disables)")
 	fs.StringVar(&o.AggregatedCertDir, "aggregated-cert-dir", "", "directory with the aggregated API's tls.crt and tls.key (empty: self-signed)")
+	rotate := fs.Bool("cert-rotation", false, "keep the serving certificates at runtime: a CA and the webhook and API certificates in Secrets of --namespace, made at start, renewed before expiry, written to --webhook-cert-dir, --aggregated-cert-dir and --probe-cert-dir, and the CA bundle injected into the webhook configurations and APIServices named below")
+	var rot certrotator.Options
+	fs.StringVar(&rot.CASecret, "cert-rotation-ca-secret", "uptime-operator-ca", "Secret of the serving CA (with --cert-rotation)")
+	webhookSecret := fs.String("cert-rotation-webhook-secret", "uptime-operator-webhook-cert", "Secret of the webhook serving certificate")
+	webhookDNS := fs.String("cert-rotation-webhook-dns-names", "", "comma-separated DNS names of the webhook certificate (the webhook Service's)")
+	apiSecret := fs.String("cert-rotation-api-secret", "uptime-operator-api-cert", "Secret of the API (aggregated and probe) serving certificate")
+	apiDNS := fs.String("cert-rotation-api-dns-names", "", "comma-separated DNS names of the API certificate (the aggregated and API Services')")
+	mutating := fs.String("cert-rotation-mutating-webhooks", "", "comma-separated MutatingWebhookConfigurations whose caBundle is kept")
+	validating := fs.String("cert-rotation-validating-webhooks", "", "comma-separated ValidatingWebhookConfigurations whose caBundle is kept")
+	apiServices := fs.String("cert-rotation-apiservices", "", "comma-separated APIServices whose caBundle is kept")
+	fs.DurationVar(&rot.CertValidity, "cert-rotation-validity", certrotator.DefaultCertValidity, "validity of each serving certificate; renewed when a third is left")
 	fs.BoolVar(&o.LeaderElection, "leader-elect", false, "elect a leader so only one replica reconciles")
 	fs.StringVar(&o.DefaultPlan, "default-plan", "", "Plan for namespaces without the uptime-operator.io/plan label (empty: unlimited)")
 	fs.BoolVar(&o.AllowPrivateTargets, "allow-private-targets", false, "allow monitors and webhooks to target private, loopback and link-local addresses")
@@ -43,6 +56,7 @@ func managerFlags(fs *flag.FlagSet, o *manager.Options) (finish func() error) {
 	fs.DurationVar(&o.Retention, "retention", 30*24*time.Hour, "how long raw check results are kept (rollups are kept longer)")
 	fs.DurationVar(&o.DeliveryRetryWindow, "delivery-retry-window", 0, "after the 6 attempts of the webhook schedule (5, 10, 20, 40, 80 s), keep retrying a delivery that fails with a retryable error every 80 s until this long after it was queued, so a receiver down for longer than the schedule still gets it (0: give up after the 6th attempt, as the webhook specification says)")
 	fs.StringVar(&o.Namespace, "namespace", envOr("POD_NAMESPACE", "uptime-operator-system"), "the manager's namespace")
+	secretNamespaces := fs.String("secret-namespaces", "", "comma-separated namespaces whose Secrets the manager watches (API keys, Secrets monitors may reference), for RBAC that grants Secrets only there (empty: every namespace)")
 	fs.StringVar(&o.ProbeImage, "probe-image", "", "image of managed probe Deployments (empty: no Deployments)")
 	fs.StringVar(&o.ProbeServerURL, "probe-server-url", "", "probe API URL as probe pods reach it")
 	probePullSecrets := fs.String("probe-image-pull-secrets", "", "comma-separated Secrets of the manager's namespace that managed probe pods pull their image with")
@@ -95,6 +109,25 @@ func managerFlags(fs *flag.FlagSet, o *manager.Options) (finish func() error) {
 				o.ProbeImagePullSecrets = append(o.ProbeImagePullSecrets, name)
 			}
 		}
+		if *rotate {
+			if *webhookDNS == "" || *apiDNS == "" {
+				return fmt.Errorf("--cert-rotation needs --cert-rotation-webhook-dns-names and --cert-rotation-api-dns-names")
+			}
+			rot.Namespace = o.Namespace
+			rot.Certs = []certrotator.Cert{{Secret: *webhookSecret, DNSNames: commaList(*webhookDNS), Dir: o.WebhookCertDir}}
+			// The API certificate serves the aggregated and probe listeners
+			// (one directory in the chart); kept in its Secret regardless.
+			apiDirs := slices.Compact([]string{o.AggregatedCertDir, o.ProbeCertDir})
+			if apiDirs = slices.DeleteFunc(apiDirs, func(d string) bool { return d == "" }); len(apiDirs) == 0 {
+				apiDirs = []string{""}
+			}
+			for _, dir := range apiDirs {
+				rot.Certs = append(rot.Certs, certrotator.Cert{Secret: *apiSecret, DNSNames: commaList(*apiDNS), Dir: dir})
+			}
+			rot.MutatingWebhooks, rot.ValidatingWebhooks, rot.APIServices = commaList(*mutating), commaList(*validating), commaList(*apiServices)
+			o.CertRotation = &rot
+		}
+		o.SecretNamespaces = commaList(*secretNamespaces)
 		if *probeServerCA != "" {
 			o.ProbeServerCA = &trust.BundleRef{Secret: *probeServerCA, Key: *probeServerCAKey}
 		}
@@ -197,4 +230,15 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 	set := false
 	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
 	return set
+}
+
+// commaList splits a comma-separated flag value, dropping empty items.
+func commaList(v string) []string {
+	var out []string
+	for _, x := range strings.Split(v, ",") {
+		if x = strings.TrimSpace(x); x != "" {
+			out = append(out, x)
+		}
+	}
+	return out
 }

@@ -86,3 +86,31 @@ func TestManagerProbeTLSFlags(t *testing.T) {
 		t.Fatalf("parsed: %+v %+v, %v", o, o.ProbeServerCA, err)
 	}
 }
+
+// TestManagerCertRotationFlags: --cert-rotation turns into the rotator's
+// options, the API certificate written to each distinct API cert dir; the
+// DNS names are required. --secret-namespaces is a list.
+func TestManagerCertRotationFlags(t *testing.T) {
+	o, err := parseManagerFlags("--namespace=ops", "--secret-namespaces=team-a, team-b,", "--cert-rotation",
+		"--webhook-cert-dir=/w", "--aggregated-cert-dir=/a", "--probe-listen=:9444", "--probe-cert-dir=/a",
+		"--cert-rotation-webhook-dns-names=wh.ops.svc,wh.ops.svc.cluster.local", "--cert-rotation-api-dns-names=api.ops.svc",
+		"--cert-rotation-mutating-webhooks=m", "--cert-rotation-validating-webhooks=v", "--cert-rotation-apiservices=v1.api.uptime-operator.io")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(o.SecretNamespaces, []string{"team-a", "team-b"}) {
+		t.Fatalf("secret namespaces %q", o.SecretNamespaces)
+	}
+	r := o.CertRotation
+	if r == nil || r.Namespace != "ops" || len(r.Certs) != 2 || r.Certs[0].Dir != "/w" || r.Certs[1].Dir != "/a" ||
+		!slices.Equal(r.Certs[0].DNSNames, []string{"wh.ops.svc", "wh.ops.svc.cluster.local"}) ||
+		!slices.Equal(r.APIServices, []string{"v1.api.uptime-operator.io"}) || !slices.Equal(r.MutatingWebhooks, []string{"m"}) {
+		t.Fatalf("rotation options: %+v", r)
+	}
+	if o, err := parseManagerFlags(); err != nil || o.CertRotation != nil {
+		t.Fatalf("default: %+v, %v", o.CertRotation, err)
+	}
+	if _, err := parseManagerFlags("--cert-rotation"); err == nil || !strings.Contains(err.Error(), "dns-names") {
+		t.Fatalf("no DNS names: %v", err)
+	}
+}

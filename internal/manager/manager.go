@@ -44,8 +44,10 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/apiserver"
 	"github.com/uptime-operator/uptime-operator/internal/assist"
 	"github.com/uptime-operator/uptime-operator/internal/bootstrap"
+	"github.com/uptime-operator/uptime-operator/internal/certrotator"
 	"github.com/uptime-operator/uptime-operator/internal/certs"
 	"github.com/uptime-operator/uptime-operator/internal/clientip"
+	"github.com/uptime-operator/uptime-operator/internal/credsecrets"
 	"github.com/uptime-operator/uptime-operator/internal/engine"
 	"github.com/uptime-operator/uptime-operator/internal/expiry"
 	"github.com/uptime-operator/uptime-operator/internal/httpserver"
@@ -106,6 +108,11 @@ type Options struct {
 	AggregatedCertDir string
 	// AggregatedDNSName is the Service DNS name the aggregator verifies.
 	AggregatedDNSName string
+	// CertRotation, when set, keeps the serving certificates at runtime
+	// (package certrotator): made before the listeners start, so the
+	// webhooks and APIs serve from the first start, and renewed while the
+	// manager runs. Its certificates' Dirs are the cert dirs above.
+	CertRotation *certrotator.Options
 	// LeaderElection makes only one replica reconcile.
 	LeaderElection          bool
 	LeaderElectionNamespace string
@@ -134,6 +141,11 @@ type Options struct {
 	// Namespace is the manager's own namespace: probe Deployments, the probe
 	// ServiceAccount and region token Secrets live there.
 	Namespace string
+	// SecretNamespaces are the only namespaces whose Secrets the manager
+	// watches (API keys, the Secrets Monitors may reference), for an
+	// install whose RBAC grants Secrets there only (the chart's
+	// secrets.namespaces); empty watches every namespace.
+	SecretNamespaces []string
 	// ProbeImage is the image of managed probe Deployments (empty: none are
 	// created, as in dev mode).
 	ProbeImage string
@@ -222,6 +234,7 @@ type Manager struct {
 	// aggregated serves the aggregated API; aggCA is its self-signed CA.
 	aggregated *aggregated.Server
 	aggCert    tls.Certificate
+	aggWatch   *certwatcher.CertWatcher
 	aggCA      []byte
 	aggBound   chan struct{}
 	aggAddr    string
@@ -307,13 +320,26 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 			// field it owns. At 100,000 Monitors that is memory per Monitor
 			// held for nothing, and the watch decodes them all the same.
 			DefaultTransform: cache.TransformStripManagedFields(),
-			ByObject:         cacheByObject(opts.Namespace),
+			ByObject:         cacheByObject(opts.Namespace, opts.SecretNamespaces),
 		},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create manager: %w", err)
 	}
+	if opts.CertRotation != nil {
+		if err := rotateCerts(mgr, *opts.CertRotation); err != nil {
+			return nil, err
+		}
+	}
 	resolver := &plans.Resolver{Reader: mgr.GetClient(), DefaultPlan: opts.DefaultPlan}
+	// The Secrets Monitors may reference, and no other (package credsecrets).
+	credSecrets, err := credsecrets.New(cfg, credsecrets.Options{Scheme: mgr.GetScheme(), Namespaces: opts.SecretNamespaces, Direct: mgr.GetAPIReader()})
+	if err != nil {
+		return nil, err
+	}
+	if err := mgr.Add(credSecrets); err != nil {
+		return nil, err
+	}
 	ctx := context.Background()
 	st, err := OpenStore(ctx, opts.Store)
 	if err != nil {
@@ -413,7 +439,7 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 		TLS: expiryChecker, Subscribers: notifier, Export: otel,
 		Recorder: mgr.GetEventRecorderFor("uptime-operator-engine"),
 		Alerts:   alerts,
-		Store:    st, Client: mgr.GetClient(), Secrets: mgr.GetAPIReader(), Plans: resolver,
+		Store:    st, Client: mgr.GetClient(), Secrets: credSecrets, Plans: resolver,
 		AllowPrivateTargets: opts.AllowPrivateTargets, ManagerNamespace: opts.Namespace,
 		Log:    ctrl.Log.WithName("engine"),
 		Agents: probes,
@@ -441,7 +467,7 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 		return nil, fmt.Errorf("index api keys by hash: %w", err)
 	}
 	if err := (&controllers.MonitorReconciler{
-		Client: mgr.GetClient(), Secrets: mgr.GetAPIReader(), Plans: resolver,
+		Client: mgr.GetClient(), Secrets: credSecrets, Plans: resolver,
 		Live: eng, History: st, Updates: eng.Updates(), NewHeartbeatToken: engine.NewHeartbeatToken,
 		StatusWrites: controllers.NewStatusPacer(cmp.Or(opts.MonitorStatusWrites, controllers.DefaultMonitorStatusWrites)),
 	}).SetupWithManager(mgr); err != nil {
@@ -465,7 +491,7 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 		return nil, fmt.Errorf("set up slo controller: %w", err)
 	}
 	if err := webhooks.SetupWithManager(mgr, webhooks.Options{
-		DefaultPlan: opts.DefaultPlan, AllowPrivateTargets: opts.AllowPrivateTargets,
+		DefaultPlan: opts.DefaultPlan, AllowPrivateTargets: opts.AllowPrivateTargets, Secrets: credSecrets,
 	}); err != nil {
 		return nil, err
 	}
@@ -516,6 +542,7 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 		Client:              mgr.GetClient(),
 		Overlay:             overlay,
 		Reader:              mgr.GetAPIReader(),
+		CredentialSecrets:   credSecrets,
 		Plans:               resolver,
 		Keys:                mgr.GetClient(),
 		Store:               st,
@@ -582,6 +609,27 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 		}
 	}
 	return m, nil
+}
+
+// rotateCerts puts the serving certificates in place before the manager
+// starts (its webhook server and listeners read the files when they start)
+// and keeps them renewed on every replica; the replica is not ready until
+// they are in place. It reads and writes directly: the cache has not
+// started.
+func rotateCerts(mgr ctrl.Manager, opts certrotator.Options) error {
+	c, err := client.New(mgr.GetConfig(), client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()})
+	if err != nil {
+		return fmt.Errorf("certificate rotator client: %w", err)
+	}
+	opts.Log = ctrl.Log.WithName("certificates")
+	rot := certrotator.New(c, opts)
+	if err := rot.EnsureWithin(context.Background(), time.Minute); err != nil {
+		return err
+	}
+	if err := mgr.Add(rot); err != nil {
+		return err
+	}
+	return mgr.AddReadyzCheck("certificates", func(*http.Request) error { return rot.Ready() })
 }
 
 // agentsAnywhere gives the ProbeRegion controller, which runs on the leader,
@@ -706,11 +754,12 @@ var Version = "dev"
 // and builds its handler around the REST API.
 func (m *Manager) setupAggregated() error {
 	if dir := m.opts.AggregatedCertDir; dir != "" {
-		cert, err := tls.LoadX509KeyPair(filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key"))
+		// Reloaded when renewed (cert-manager, the certificate rotator).
+		w, err := certwatcher.New(filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key"))
 		if err != nil {
 			return fmt.Errorf("load aggregated api certificate: %w", err)
 		}
-		m.aggCert = cert
+		m.aggWatch = w
 	} else {
 		ca, err := certs.NewCA("uptime-operator-aggregated-ca")
 		if err != nil {
@@ -784,7 +833,12 @@ func (m *Manager) serveAggregated(ctx context.Context) error {
 	if err := m.aggregated.Start(ctx); err != nil {
 		return err
 	}
-	ln, err := tls.Listen("tcp", m.opts.AggregatedListen, m.aggregated.TLSConfig(m.aggCert))
+	cfg := m.aggregated.TLSConfig(m.aggCert)
+	if m.aggWatch != nil {
+		go func() { _ = m.aggWatch.Start(ctx) }()
+		cfg.Certificates, cfg.GetCertificate = nil, m.aggWatch.GetCertificate
+	}
+	ln, err := tls.Listen("tcp", m.opts.AggregatedListen, cfg)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", m.opts.AggregatedListen, err)
 	}
@@ -805,16 +859,23 @@ func (m *Manager) serveAggregated(ctx context.Context) error {
 }
 
 // cacheByObject narrows what the cache watches. API keys are the only
-// Secrets read on every request, so only they are cached; other Secrets are
-// read directly when needed, which keeps the manager's memory independent of
+// Secrets read on every request, so only they are cached (in
+// secretNamespaces only, when given); the Secrets Monitors may reference
+// have their own label-selected cache (credsecrets), other Secrets are read
+// directly when needed, which keeps the manager's memory independent of
 // the cluster's Secret count. Probe Deployments, their PodDisruptionBudgets and ServiceAccount
 // live in the probe namespace (the manager's), where the manager's RBAC Role
 // allows them, so they are watched there only: a cluster-wide watch would
 // need a cluster-wide grant.
-func cacheByObject(probeNamespace string) map[client.Object]cache.ByObject {
-	by := map[client.Object]cache.ByObject{
-		&corev1.Secret{}: {Label: apiKeySelector()},
+func cacheByObject(probeNamespace string, secretNamespaces []string) map[client.Object]cache.ByObject {
+	keys := cache.ByObject{Label: apiKeySelector()}
+	if len(secretNamespaces) > 0 {
+		keys.Namespaces = map[string]cache.Config{}
+		for _, ns := range secretNamespaces {
+			keys.Namespaces[ns] = cache.Config{}
+		}
 	}
+	by := map[client.Object]cache.ByObject{&corev1.Secret{}: keys}
 	if probeNamespace != "" {
 		only := map[string]cache.Config{probeNamespace: {}}
 		by[&appsv1.Deployment{}] = cache.ByObject{Namespaces: only}

@@ -5,12 +5,15 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	authzv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -108,6 +111,9 @@ func TestManagerRunsOnItsGeneratedRBAC(t *testing.T) {
 		{"list", "apps", "deployments", "", false},
 		{"create", "", "serviceaccounts", "kube-system", false},
 		{"list", "monitoring.uptime-operator.io", "monitors", "", true},
+		// The product's own Secrets: a Role of the probe namespace, which
+		// stays when rbac.secretNamespaces takes Secrets off the ClusterRole.
+		{"create", "", "secrets", ns, true},
 	} {
 		if got := can(c.verb, c.group, c.resource, c.namespace); got != c.want {
 			t.Errorf("%s %s.%s in %q: allowed=%v, want %v", c.verb, c.resource, c.group, c.namespace, got, c.want)
@@ -167,6 +173,113 @@ func TestManagerRunsOnItsGeneratedRBAC(t *testing.T) {
 	var probeSA corev1.ServiceAccount
 	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: dep.Spec.Template.Spec.ServiceAccountName}, &probeSA); err != nil {
 		t.Fatalf("probe ServiceAccount: %v", err)
+	}
+	stop()
+	<-done
+
+	// rbac.secretNamespaces: Secrets off the ClusterRole (as the chart
+	// renders it), a Role in the one served namespace.
+	var cr rbacv1.ClusterRole
+	if err := k8s.Get(ctx, client.ObjectKey{Name: "uptime-operator-manager"}, &cr); err != nil {
+		t.Fatal(err)
+	}
+	var kept []rbacv1.PolicyRule
+	for _, r := range cr.Rules {
+		r.Resources = slices.DeleteFunc(r.Resources, func(s string) bool { return s == "secrets" })
+		if len(r.Resources) > 0 {
+			kept = append(kept, r)
+		}
+	}
+	cr.Rules = kept
+	secretRole := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "uptime-operator-manager-secrets"},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"},
+			Verbs: []string{"create", "delete", "get", "list", "patch", "update", "watch"}}}}
+	for _, o := range []client.Object{&cr} {
+		if err := k8s.Update(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, o := range []client.Object{secretRole, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: secretRole.Name},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: secretRole.Name},
+		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: ns, Name: sa}}}} {
+		if err := k8s.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for can("list", "", "secrets", "") || !can("list", "", "secrets", "team") {
+		select {
+		case <-ctx.Done():
+			t.Fatal("the narrowed Secret grants never took effect")
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	if can("get", "", "secrets", "kube-system") || !can("get", "", "secrets", ns) {
+		t.Fatal("Secrets: want the served namespace and the probe namespace only")
+	}
+
+	// The manager watches Secrets in the served namespace only, and a
+	// Monitor's header reads a Secret that opts in, end to end to the
+	// region's assignments.
+	m, err = manager.New(cfg, manager.Options{
+		Namespace: ns, SecretNamespaces: []string{"team"},
+		WebhookHost: wo.LocalServingHost, WebhookPort: wo.LocalServingPort, WebhookCertDir: wo.LocalServingCertDir,
+		Store: filepath.Join(t.TempDir(), "uptime.db"), MetricsAddr: "0", HealthAddr: "0", SkipNameValidation: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, stop = context.WithCancel(ctx)
+	done = make(chan struct{})
+	go func() { startErr = m.Start(runCtx); close(done) }()
+	defer func() { stop(); <-done }()
+	optIn := map[string]string{monv1.CredentialsLabel: monv1.CredentialsLabelValue}
+	for _, o := range []client.Object{
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "api-token", Labels: optIn}, StringData: map[string]string{"token": "Bearer opted-in"}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "db-password"}, StringData: map[string]string{"password": "not-for-monitors"}},
+	} {
+		if err := k8s.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	header := func(name, secret, key string) *monv1.Monitor {
+		return &monv1.Monitor{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: name},
+			Spec: monv1.MonitorSpec{URL: "https://example.com/" + name, Regions: []string{region.Name},
+				HTTP: &monv1.HTTPConfig{Headers: []monv1.HTTPHeader{{Name: "Authorization",
+					ValueFrom: &monv1.SecretKeySelector{Name: secret, Key: key}}}}}}
+	}
+	web := header("web", "api-token", "token")
+	for {
+		err := k8s.Create(ctx, web)
+		if err == nil {
+			break
+		}
+		select {
+		case <-done:
+			t.Fatalf("the manager stopped (a cluster-wide Secret watch fails on these grants): %v", startErr)
+		case <-ctx.Done():
+			t.Fatalf("the webhooks never answered: %v", err)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	if err := k8s.Create(ctx, header("db", "db-password", "password")); err == nil ||
+		!strings.Contains(err.Error(), "does not opt in with the label") {
+		t.Fatalf("a header naming an unlabelled Secret: %v, want refused", err)
+	}
+	for {
+		list, err := m.Probes.Assignments(ctx, region.Name, "")
+		if err == nil && len(list.Assignments) == 1 {
+			if got := list.Assignments[0].Config.Headers["Authorization"].Value; got != "Bearer opted-in" {
+				t.Fatalf("assigned Authorization %q, want the opted-in Secret's value", got)
+			}
+			break
+		}
+		select {
+		case <-done:
+			t.Fatalf("the manager stopped: %v", startErr)
+		case <-ctx.Done():
+			t.Fatalf("no assignment of web in %s: %v", region.Name, err)
+		case <-time.After(200 * time.Millisecond):
+		}
 	}
 }
 

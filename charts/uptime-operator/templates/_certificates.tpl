@@ -1,38 +1,22 @@
-{{/*
-A kubernetes.io/tls Secret with a serving certificate signed by the chart's
-CA. It keeps the certificate the Secret already holds when the CA was kept
-and the DNS names are unchanged, so upgrades don't rotate it.
-Arguments: ctx, name, dns (list), ca (genCA/buildCustomCert result), keep (bool).
-*/}}
-{{- define "uptime-operator.servingSecret" -}}
-{{- $ctx := .ctx -}}
-{{- $names := join "," .dns -}}
-{{- $old := lookup "v1" "Secret" $ctx.Release.Namespace .name | default dict -}}
-{{- $crt := "" -}}
-{{- $key := "" -}}
-{{- if and .keep (eq (dig "metadata" "annotations" "uptime-operator.io/dns-names" "" $old) $names) (dig "data" "tls.crt" "" $old) (dig "data" "tls.key" "" $old) -}}
-{{- $crt = dig "data" "tls.crt" "" $old -}}
-{{- $key = dig "data" "tls.key" "" $old -}}
-{{- else -}}
-{{- $cert := genSignedCert (first .dns) nil .dns (int $ctx.Values.certificates.validityDays) .ca -}}
-{{- $crt = $cert.Cert | b64enc -}}
-{{- $key = $cert.Key | b64enc -}}
+{{/* The DNS names of the webhook serving certificate, comma-separated. */}}
+{{- define "uptime-operator.webhookDNSNames" -}}
+{{- $svc := include "uptime-operator.webhookServiceName" . -}}
+{{- printf "%s.%s.svc,%s.%s.svc.cluster.local" $svc .Release.Namespace $svc .Release.Namespace -}}
 {{- end -}}
-apiVersion: v1
-kind: Secret
-type: kubernetes.io/tls
-metadata:
-  name: {{ .name }}
-  namespace: {{ $ctx.Release.Namespace }}
-  labels:
-    {{- include "uptime-operator.labels" $ctx | nindent 4 }}
-    app.kubernetes.io/component: manager
-  annotations:
-    uptime-operator.io/dns-names: {{ $names | quote }}
-data:
-  tls.crt: {{ $crt }}
-  tls.key: {{ $key }}
-  ca.crt: {{ .ca.Cert | b64enc }}
+
+{{/* The DNS names of the API serving certificate (the aggregated API's
+Service when it is on, and the API Service the probe API is reached
+through), comma-separated. */}}
+{{- define "uptime-operator.apiDNSNames" -}}
+{{- $ns := .Release.Namespace -}}
+{{- $names := list -}}
+{{- if include "uptime-operator.aggregatedAPIEnabled" . -}}
+{{- $svc := include "uptime-operator.aggregatedServiceName" . -}}
+{{- $names = concat $names (list (printf "%s.%s.svc" $svc $ns) (printf "%s.%s.svc.cluster.local" $svc $ns)) -}}
+{{- end -}}
+{{- $svc := include "uptime-operator.apiServiceName" . -}}
+{{- $names = concat $names (list (printf "%s.%s.svc" $svc $ns) (printf "%s.%s.svc.cluster.local" $svc $ns)) -}}
+{{- join "," $names -}}
 {{- end -}}
 
 {{/* A cert-manager Certificate. Arguments: ctx, name, dns (list). */}}
