@@ -40,7 +40,7 @@ var layers = []layer{
 		// Helpers that know nothing of monitors: text, JSON, JSON paths,
 		// the address guard, limits, TLS material, HTTP servers, condition
 		// setters, the write-through overlay.
-		"internal/textutil", "internal/httpjson", "internal/jsonpath", "internal/clientip",
+		"internal/textutil", "internal/httpjson", "internal/jsonpath", "internal/hostname", "internal/clientip",
 		"internal/ratelimit", "internal/netguard", "internal/trust", "internal/certs",
 		"internal/httpserver", "internal/conditions", "internal/writethrough",
 		"internal/confirmlink", "internal/devmail", "internal/podsecurity", "internal/apikeys",
@@ -89,7 +89,6 @@ var exceptions = []exception{
 	{from: "internal/engine", to: "probes", why: "ad-hoc checks of the manager region run the probe runtime in process"},
 	{from: "internal/expiry", to: "internal/alerting", why: "holds the concrete *alerting.Router"},
 	{from: "internal/sitehealth", to: "internal/alerting", why: "holds the concrete *alerting.Router"},
-	{from: "internal/sitehealth", to: "internal/expiry", why: "the registrable domain of a host"},
 	{from: "internal/thirdparty", to: "internal/alerting", why: "holds the concrete *alerting.Router"},
 	{from: "internal/thirdparty", to: "internal/statuspage", why: "the public service entries of a status page"},
 }

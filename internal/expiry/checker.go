@@ -13,12 +13,12 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	"golang.org/x/net/publicsuffix"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/alertevent"
 	"github.com/uptime-operator/uptime-operator/internal/alerting"
+	"github.com/uptime-operator/uptime-operator/internal/hostname"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
@@ -241,23 +241,8 @@ func targetOf(m *monv1.Monitor) target {
 			t.tlsAddr = net.JoinHostPort(t.host, port)
 		}
 	}
-	t.domain = RegistrableDomain(t.host)
+	t.domain = hostname.Registrable(t.host)
 	return t
-}
-
-// RegistrableDomain returns the domain under a public suffix that host
-// belongs to (shop.example.co.uk → example.co.uk), or "" for IP literals,
-// single-label names and public suffixes themselves.
-func RegistrableDomain(host string) string {
-	host = strings.TrimSuffix(strings.ToLower(strings.TrimSpace(host)), ".")
-	if host == "" || net.ParseIP(host) != nil || !strings.Contains(host, ".") {
-		return ""
-	}
-	d, err := publicsuffix.EffectiveTLDPlusOne(host)
-	if err != nil {
-		return ""
-	}
-	return d
 }
 
 // evaluate sends the notices due for m and returns its next stage boundary.

@@ -29,20 +29,20 @@ type Incident struct {
 
 // IncidentPage is one page of GET /incidents.
 type IncidentPage struct {
-	Items    []Incident           `json:"items"`
-	Total    int                  `json:"total"`
-	Page     int                  `json:"page"`
-	PageSize int                  `json:"page_size"`
+	Items    []Incident     `json:"items"`
+	Total    int            `json:"total"`
+	Page     int            `json:"page"`
+	PageSize int            `json:"page_size"`
 	Counts   IncidentCounts `json:"counts"`
 }
 
 // IncidentDetail is GET /incidents/:id.
 type IncidentDetail struct {
 	Incident
-	Cause      *string                `json:"cause"`
-	Postmortem *string                `json:"postmortem"`
+	Cause      *string          `json:"cause"`
+	Postmortem *string          `json:"postmortem"`
 	Runbook    *IncidentRunbook `json:"runbook"`
-	Notes      []Note                 `json:"notes"`
+	Notes      []Note           `json:"notes"`
 }
 
 // IncidentCounts are the incident totals per state of a listing's filter.
