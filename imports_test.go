@@ -87,9 +87,6 @@ type exception struct {
 // only shrinks.
 var exceptions = []exception{
 	{from: "internal/engine", to: "probes", why: "ad-hoc checks of the manager region run the probe runtime in process"},
-	{from: "internal/expiry", to: "internal/alerting", why: "holds the concrete *alerting.Router"},
-	{from: "internal/sitehealth", to: "internal/alerting", why: "holds the concrete *alerting.Router"},
-	{from: "internal/thirdparty", to: "internal/alerting", why: "holds the concrete *alerting.Router"},
 	{from: "internal/thirdparty", to: "internal/statuspage", why: "the public service entries of a status page"},
 }
 

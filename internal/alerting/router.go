@@ -13,6 +13,7 @@ import (
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/alertevent"
+	monitormodel "github.com/uptime-operator/uptime-operator/internal/monitor"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
@@ -236,16 +237,8 @@ func routedNotice(kind string) bool {
 	return false
 }
 
-// MonitorName is the display name of m.
-func MonitorName(m *monv1.Monitor) string {
-	if m.Spec.Name != "" {
-		return m.Spec.Name
-	}
-	return m.Name
-}
-
 func (r *Router) incidentFacts(m *monv1.Monitor, inc store.Incident, opts EventOptions) alertevent.IncidentFacts {
-	name := MonitorName(m)
+	name := monitormodel.DisplayName(m)
 	if name == "" {
 		name = inc.MonitorName
 	}
@@ -275,10 +268,17 @@ func (r *Router) incidentFacts(m *monv1.Monitor, inc store.Incident, opts EventO
 	default:
 		f.ResolvedAt = r.now()
 	}
-	if r.BaseURL != "" {
-		f.IncidentURL = strings.TrimRight(r.BaseURL, "/") + "/incidents/" + inc.ID
-	}
+	f.IncidentURL = r.Link("/incidents/" + inc.ID)
 	return f
+}
+
+// Link is the dashboard URL of path (which starts with a slash), "" without
+// a BaseURL. Notices link to their detail pages with it.
+func (r *Router) Link(path string) string {
+	if r.BaseURL == "" {
+		return ""
+	}
+	return strings.TrimRight(r.BaseURL, "/") + path
 }
 
 func (r *Router) now() time.Time {

@@ -367,15 +367,15 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 		})
 	}
 	expiryChecker := &expiry.Checker{
-		Store: st, Reader: mgr.GetClient(), Router: alerts.Router, Kick: worker.Kick, RDAPBaseURL: opts.RDAPURL,
+		Store: st, Reader: mgr.GetClient(), Notifier: alerts.Router, Kick: worker.Kick, RDAPBaseURL: opts.RDAPURL,
 		AllowPrivateTargets: opts.AllowPrivateTargets, Log: ctrl.Log.WithName("expiry"),
 	}
 	if err := mgr.Add(expiryChecker); err != nil {
 		return nil, err
 	}
-	siteHealth := &sitehealth.Service{Store: st, Router: alerts.Router, Kick: worker.Kick, Auditor: &sitehealth.Auditor{},
+	siteHealth := &sitehealth.Service{Store: st, Notifier: alerts.Router, Kick: worker.Kick, Auditor: &sitehealth.Auditor{},
 		AllowPrivateTargets: opts.AllowPrivateTargets, Log: ctrl.Log.WithName("sitehealth")}
-	thirdParty := &thirdparty.Service{Store: st, Router: alerts.Router, Kick: worker.Kick,
+	thirdParty := &thirdparty.Service{Store: st, Notifier: alerts.Router, Kick: worker.Kick,
 		Catalog:             &thirdparty.Catalog{Reader: mgr.GetAPIReader(), Namespace: opts.Namespace},
 		AllowPrivateTargets: opts.AllowPrivateTargets, Log: ctrl.Log.WithName("thirdparty")}
 	otel := &otelexport.Exporter{Store: st, Reader: mgr.GetClient(), AllowPrivateTargets: opts.AllowPrivateTargets,
