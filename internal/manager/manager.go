@@ -63,6 +63,7 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/thirdparty"
 	"github.com/uptime-operator/uptime-operator/internal/trust"
 	"github.com/uptime-operator/uptime-operator/internal/writethrough"
+	checks "github.com/uptime-operator/uptime-operator/probes"
 	"github.com/uptime-operator/uptime-operator/webhooks"
 )
 
@@ -403,7 +404,7 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 		Recorder: mgr.GetEventRecorderFor("uptime-operator-engine"),
 		Alerts:   alerts,
 		Store:    st, Client: mgr.GetClient(), Secrets: mgr.GetAPIReader(), Plans: resolver,
-		AllowPrivateTargets: opts.AllowPrivateTargets, ManagerNamespace: opts.Namespace,
+		AllowPrivateTargets: opts.AllowPrivateTargets, ManagerNamespace: opts.Namespace, LocalCheck: checks.RunOnce,
 		Log:    ctrl.Log.WithName("engine"),
 		Agents: probes,
 		Series: seriesObserver(series),
