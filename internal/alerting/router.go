@@ -208,24 +208,6 @@ func Covers(r *monv1.AlertRouting, m *monv1.Monitor, sev monv1.Severity) bool {
 	return true
 }
 
-// Accepts reports whether a channel of type t receives events of kind. The
-// webhook channel receives everything. The automation platform receives only
-// incident and test events, as do incident-management, code-hosting and
-// phone channels (the code host opens an issue on down and test, and
-// comments on and closes it on monitor.up and incident.resolved). Chat,
-// messaging and email channels also receive expiry and maintenance notices.
-func Accepts(t monv1.AlertChannelType, kind string) bool {
-	incident := kind == alertevent.MonitorDown || kind == alertevent.MonitorUp || kind == alertevent.IncidentResolved || kind == alertevent.Test
-	switch t {
-	case monv1.ChannelWebhook:
-		return true
-	case monv1.ChannelGitHub, monv1.ChannelZapier, monv1.ChannelPagerDuty, monv1.ChannelOpsgenie,
-		monv1.ChannelSMS, monv1.ChannelVoice, monv1.ChannelWhatsApp:
-		return incident
-	}
-	return incident || routedNotice(kind)
-}
-
 // routedNotice reports whether a notice kind follows routing (expiry and
 // maintenance); the other notices go to every webhook connection.
 func routedNotice(kind string) bool {
