@@ -40,7 +40,7 @@ var layers = []layer{
 		// Helpers that know nothing of monitors: text, JSON, JSON paths,
 		// the address guard, limits, TLS material, HTTP servers, condition
 		// setters, the write-through overlay.
-		"internal/textutil", "internal/httpjson", "internal/jsonpath", "internal/hostname", "internal/backoff", "internal/clientip",
+		"internal/textutil", "internal/httpjson", "internal/jsonpath", "internal/hostname", "internal/backoff", "internal/ssa", "internal/clientip",
 		"internal/ratelimit", "internal/netguard", "internal/trust", "internal/certs",
 		"internal/httpserver", "internal/conditions", "internal/writethrough",
 		"internal/confirmlink", "internal/devmail", "internal/podsecurity", "internal/apikeys",
