@@ -85,11 +85,7 @@ type exception struct {
 // exceptions are the known wrong-way arrows, each named with its reason.
 // TestLayers fails on an exception that is no longer needed, so the list
 // only shrinks.
-var exceptions = []exception{
-	{from: "internal/thirdparty", to: "internal/statuspage", why: "thirdparty fills the third-party entries of the public status page " +
-		"(statuspage.PublicService): the type leaves statuspage when the public page's wire types move into a contract package " +
-		"of the model row, as the REST answers did into internal/restapi"},
-}
+var exceptions = []exception{}
 
 // pkg is a package of the module and what its non-test files import.
 type pkg struct {
