@@ -59,6 +59,7 @@ var layers = []layer{
 		// authentication, the local control plane.
 		"internal/store", "internal/assign", "internal/metrics", "internal/recipients",
 		"internal/assist", "internal/otelexport", "internal/localcp", "internal/aggregated",
+		"internal/bootstrap", // on main since d244bc0: applies the chart's regions and plans
 	}},
 	{name: "domain services", pkgs: []string{
 		"probes", "internal/engine", "internal/probeserver", "internal/alerting",
