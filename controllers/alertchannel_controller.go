@@ -28,8 +28,10 @@ const secretRetryInterval = 30 * time.Second
 
 // AlertChannelReconciler keeps AlertChannel status current: the connection
 // id, the webhook signing secret (generated when the spec names none), and
-// the Ready condition. Delivery status and the Failing condition are written
-// by the delivery worker (package alerting).
+// the Ready condition, applied by server-side apply as
+// monv1.AlertChannelControllerFieldOwner. Delivery status and the Failing
+// condition are the delivery worker's (package alerting), applied as a field
+// manager of its own, so neither writer overwrites the other's fields.
 type AlertChannelReconciler struct {
 	client.Client
 	// Secrets reads Secrets directly: the manager caches only API keys. It
