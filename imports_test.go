@@ -1,66 +1,278 @@
 package main
 
 import (
-	"go/parser"
-	"go/token"
-	"os"
-	"path/filepath"
-	"strconv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
 
-// frontDoors are the packages only the composition root (internal/manager,
-// main.go) and tests may import: the reconcilers and the admission webhooks.
-var frontDoors = []string{
-	"github.com/uptime-operator/uptime-operator/controllers",
-	"github.com/uptime-operator/uptime-operator/webhooks",
+// module is the import path of this repository.
+const module = "github.com/uptime-operator/uptime-operator"
+
+// layer is one row of the import table. A package may import packages of
+// the rows below its own; it may import packages of its own row only when
+// siblings is true.
+type layer struct {
+	name string
+	// siblings allows imports between the packages of this row. The domain
+	// services and the front doors do not import each other: what one needs
+	// of another is an interface declared where it is consumed, and the
+	// composition root wires the two together.
+	siblings bool
+	// pkgs are directories relative to the repository root; each covers
+	// its subpackages unless a longer entry of another row names them. "."
+	// is the root package (main.go) alone.
+	pkgs []string
 }
 
-// layered lists the directories (with their subpackages) whose non-test
-// files must not import a front door: every package but the composition root
-// and the front doors themselves. The model, the leaf services and the domain
-// services take what they share from internal/monitor, api/v1alpha1 and each
-// other. docs/architecture.md ("Import direction") explains the rule; the
-// same check by hand is
-//
-//	go list -f '{{.ImportPath}} {{.Imports}}' ./... | grep -E ' \[.*uptime-operator/(controllers|webhooks)[] ]'
-var layered = []string{"api", "probes", "internal"}
+// layers is the import table, the bottom row first. docs/architecture.md
+// ("Import direction") describes each row; TestLayers enforces it over the
+// import graph `go list` reports (test files are not part of it: a test may
+// import what it needs). A new package must be placed in a row, or the test
+// fails.
+var layers = []layer{
+	{name: "libraries", siblings: true, pkgs: []string{
+		// Helpers that know nothing of monitors: text, JSON, JSON paths,
+		// the address guard, limits, TLS material, HTTP servers, condition
+		// setters, the write-through overlay.
+		"internal/textutil", "internal/httpjson", "internal/jsonpath", "internal/hostname", "internal/backoff", "internal/ssa", "internal/clientip",
+		"internal/ratelimit", "internal/netguard", "internal/trust", "internal/certs",
+		"internal/httpserver", "internal/conditions", "internal/writethrough",
+		"internal/confirmlink", "internal/devmail", "internal/podsecurity", "internal/apikeys",
+	}},
+	{name: "model", siblings: true, pkgs: []string{
+		// The API types and the pure logic over them, and the shared
+		// contracts: the probe wire contract, alert events, the REST
+		// answers, the reliability math.
+		"api", "config", "internal/monitor", "internal/probeapi", "internal/alertevent",
+		"internal/restapi", "internal/reliability", "internal/plans", "internal/maintenance",
+		"internal/oncall", "internal/credentials",
+	}},
+	{name: "leaf services", siblings: true, pkgs: []string{
+		// Services over the model that no domain service is needed for:
+		// storage, assignments, metrics, exports, the aggregated API's
+		// authentication, the local control plane.
+		"internal/store", "internal/assign", "internal/metrics", "internal/recipients",
+		"internal/assist", "internal/otelexport", "internal/localcp", "internal/aggregated",
+		"internal/bootstrap", // on main since d244bc0: applies the chart's regions and plans
+	}},
+	{name: "domain services", pkgs: []string{
+		"probes", "internal/engine", "internal/probeserver", "internal/alerting",
+		"internal/expiry", "internal/sitehealth", "internal/statuspage", "internal/thirdparty",
+	}},
+	{name: "front doors", pkgs: []string{
+		"controllers", "webhooks", "internal/apiserver", "internal/mcpserver",
+	}},
+	{name: "composition root", siblings: true, pkgs: []string{
+		".", "internal/manager", "internal/cli",
+	}},
+	{name: "tools and test harnesses", siblings: true, pkgs: []string{
+		"hack", "test", "internal/testenv", "internal/testutil",
+	}},
+}
 
-// composition is what may import the front doors besides tests: the
-// composition root (main.go, at the top, is not walked).
-var composition = map[string]bool{"internal/manager": true}
+// exception is an arrow the table forbids that is still in the code.
+type exception struct {
+	from, to string
+	// why it is still there, and what removes it.
+	why string
+}
 
-// TestImportDirection fails when a package of layered imports controllers
-// or webhooks.
-func TestImportDirection(t *testing.T) {
-	for _, dir := range layered {
-		err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
-			if err != nil {
-				return err
+// exceptions are the known wrong-way arrows, each named with its reason.
+// TestLayers fails on an exception that is no longer needed, so the list
+// only shrinks.
+var exceptions = []exception{}
+
+// pkg is a package of the module and what its non-test files import.
+type pkg struct {
+	path    string // relative to the repository root, "." for the root
+	imports []string
+}
+
+// goList runs `go list -json ./...` and returns the module's packages with
+// their imports of other packages of the module.
+func goList() ([]pkg, error) {
+	cmd := exec.Command("go", "list", "-e", "-json=ImportPath,Imports,Error", "./...")
+	out, err := cmd.Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return nil, fmt.Errorf("go list: %v: %s", err, ee.Stderr)
+		}
+		return nil, fmt.Errorf("go list: %w", err)
+	}
+	var pkgs []pkg
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for {
+		var p struct {
+			ImportPath string
+			Imports    []string
+			Error      *struct{ Err string }
+		}
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			return nil, fmt.Errorf("decode go list: %w", err)
+		}
+		if p.Error != nil {
+			return nil, fmt.Errorf("go list %s: %s", p.ImportPath, p.Error.Err)
+		}
+		rel, ok := relative(p.ImportPath)
+		if !ok {
+			continue
+		}
+		q := pkg{path: rel}
+		for _, imp := range p.Imports {
+			if r, ok := relative(imp); ok {
+				q.imports = append(q.imports, r)
 			}
-			if d.IsDir() && (d.Name() == "testdata" || composition[filepath.ToSlash(path)]) {
-				return filepath.SkipDir
+		}
+		pkgs = append(pkgs, q)
+	}
+	return pkgs, nil
+}
+
+// relative is path relative to the repository root, and whether it is a
+// package of the module.
+func relative(path string) (string, bool) {
+	if path == module {
+		return ".", true
+	}
+	rel, ok := strings.CutPrefix(path, module+"/")
+	return rel, ok
+}
+
+// rowOf returns the index in table of the row that holds path: the row
+// with the longest entry that is path or a parent directory of it; -1
+// when no row does.
+func rowOf(table []layer, path string) int {
+	row, best := -1, -1
+	for i, l := range table {
+		for _, p := range l.pkgs {
+			match := p == path || (p != "." && strings.HasPrefix(path, p+"/"))
+			if match && len(p) > best {
+				row, best = i, len(p)
 			}
-			if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-				return nil
+		}
+	}
+	return row
+}
+
+// checkLayers returns every problem of the graph pkgs under table and
+// excs: packages in no row, arrows that run down-to-up or sideways in a row
+// without siblings and are not excepted, and exceptions that no longer
+// match an arrow.
+func checkLayers(table []layer, excs []exception, pkgs []pkg) []string {
+	var problems []string
+	used := make([]bool, len(excs))
+	for _, p := range pkgs {
+		from := rowOf(table, p.path)
+		if from < 0 {
+			problems = append(problems, fmt.Sprintf("%s is in no row of the layer table: add it to one", p.path))
+			continue
+		}
+		for _, imp := range p.imports {
+			to := rowOf(table, imp)
+			if to < 0 {
+				continue // reported as a package of its own
 			}
-			f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
-			if err != nil {
-				return err
+			if to < from || (to == from && table[from].siblings) {
+				continue
 			}
-			for _, imp := range f.Imports {
-				p, _ := strconv.Unquote(imp.Path.Value)
-				for _, door := range frontDoors {
-					if p == door {
-						t.Errorf("%s imports %s: only internal/manager and tests may", path, p)
-					}
-				}
+			i := slices.IndexFunc(excs, func(e exception) bool { return e.from == p.path && e.to == imp })
+			if i >= 0 {
+				used[i] = true
+				continue
 			}
-			return nil
-		})
-		if err != nil {
-			t.Fatalf("walk %s: %v", dir, err)
+			how := "up, into " + table[to].name
+			if to == from {
+				how = "sideways: " + table[from].name + " do not import each other"
+			}
+			problems = append(problems, fmt.Sprintf("%s (%s) imports %s: the arrow runs %s", p.path, table[from].name, imp, how))
+		}
+	}
+	for i, e := range excs {
+		if !used[i] {
+			problems = append(problems, fmt.Sprintf("exception %s → %s is no longer needed: remove it", e.from, e.to))
+		}
+	}
+	return problems
+}
+
+// TestLayers checks the module's import graph against the layer table.
+func TestLayers(t *testing.T) {
+	pkgs, err := goList()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pkgs) < 20 {
+		t.Fatalf("go list found only %d packages of %s", len(pkgs), module)
+	}
+	for _, p := range checkLayers(layers, exceptions, pkgs) {
+		t.Error(p)
+	}
+	for _, e := range exceptions {
+		if e.why == "" {
+			t.Errorf("exception %s → %s has no reason", e.from, e.to)
+		}
+	}
+}
+
+// TestCheckLayersCatchesWrongWayArrows runs the check over a synthetic graph
+// with one arrow of each kind.
+func TestCheckLayersCatchesWrongWayArrows(t *testing.T) {
+	table := []layer{
+		{name: "model", siblings: true, pkgs: []string{"internal/monitor", "internal/probeapi"}},
+		{name: "domain services", pkgs: []string{"internal/engine", "internal/alerting", "probes"}},
+		{name: "front doors", pkgs: []string{"controllers"}},
+		{name: "composition root", siblings: true, pkgs: []string{".", "internal/manager"}},
+	}
+	graph := []pkg{
+		{path: "internal/monitor", imports: []string{"internal/probeapi"}},         // sideways, siblings allowed
+		{path: "internal/engine", imports: []string{"internal/monitor"}},           // down
+		{path: "internal/manager", imports: []string{"controllers", "probes"}},     // down
+		{path: ".", imports: []string{"internal/manager"}},                         // sideways, siblings allowed
+		{path: "internal/alerting/sub", imports: []string{"internal/monitor"}},     // a subpackage takes its parent's row
+		{path: "internal/probeapi", imports: []string{"probes"}},                   // up: wrong
+		{path: "internal/engine/x", imports: []string{"controllers"}},              // up: wrong
+		{path: "internal/engine", imports: []string{"internal/alerting"}},          // sideways without siblings: wrong
+		{path: "controllers", imports: []string{"probes", "internal/manager"}},     // down, then up: wrong
+		{path: "internal/newpkg", imports: []string{"internal/monitor"}},           // in no row
+		{path: "probes", imports: []string{"internal/engine", "internal/monitor"}}, // excepted below
+	}
+	excs := []exception{
+		{from: "probes", to: "internal/engine", why: "test"},
+		{from: "internal/monitor", to: "controllers", why: "stale"},
+	}
+	got := checkLayers(table, excs, graph)
+	want := []string{
+		"internal/probeapi (model) imports probes: the arrow runs up, into domain services",
+		"internal/engine/x (domain services) imports controllers: the arrow runs up, into front doors",
+		"internal/engine (domain services) imports internal/alerting: the arrow runs sideways: domain services do not import each other",
+		"controllers (front doors) imports internal/manager: the arrow runs up, into composition root",
+		"internal/newpkg is in no row of the layer table: add it to one",
+		"exception internal/monitor → controllers is no longer needed: remove it",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("problems:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestLayerTableIsAPartition fails when a directory is named in two rows:
+// its row would depend on the order of the table.
+func TestLayerTableIsAPartition(t *testing.T) {
+	seen := map[string]string{}
+	for _, l := range layers {
+		for _, p := range l.pkgs {
+			if prev, ok := seen[p]; ok {
+				t.Errorf("%s is in both %s and %s", p, prev, l.name)
+			}
+			seen[p] = l.name
 		}
 	}
 }

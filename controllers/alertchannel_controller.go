@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -18,6 +19,7 @@ import (
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/conditions"
+	"github.com/uptime-operator/uptime-operator/internal/ssa"
 )
 
 // secretRetryInterval is how soon a channel whose Secret is missing is
@@ -26,12 +28,20 @@ const secretRetryInterval = 30 * time.Second
 
 // AlertChannelReconciler keeps AlertChannel status current: the connection
 // id, the webhook signing secret (generated when the spec names none), and
-// the Ready condition. Delivery status and the Failing condition are written
-// by the delivery worker (package alerting).
+// the Ready condition, applied by server-side apply as
+// monv1.AlertChannelControllerFieldOwner. Delivery status and the Failing
+// condition are the delivery worker's (package alerting), applied as a field
+// manager of its own, so neither writer overwrites the other's fields.
 type AlertChannelReconciler struct {
 	client.Client
-	// Secrets reads Secrets directly: the manager caches only API keys.
+	// Secrets reads Secrets directly: the manager caches only API keys. It
+	// also reads each channel once per process with its managedFields,
+	// which the cache strips, to hand the legacy owner's status fields to
+	// the two writers (channelAdoption).
 	Secrets client.Reader
+
+	// adopted holds the UIDs of the channels adopted by this process.
+	adopted sync.Map
 	// Recorder records a Warning Event when the channel stalls (a Secret
 	// it reads is missing); nil records none.
 	Recorder record.EventRecorder
@@ -52,17 +62,14 @@ func (r *AlertChannelReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	defer func() {
 		setProgressConditions(&ch.Status.Conditions, ch.Generation, monv1.ConditionReady)
 		recordStalled(r.Recorder, &ch, before.Status.Conditions, ch.Status.Conditions)
-		if equality.Semantic.DeepEqual(before.Status, ch.Status) {
+		if _, done := r.adopted.Load(ch.UID); done && equality.Semantic.DeepEqual(before.Status, ch.Status) {
 			return
 		}
-		// The optimistic lock keeps the worker's concurrent delivery status
-		// (a merge patch replaces the whole conditions list) from being lost.
-		patch := client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})
-		if err := r.Status().Patch(ctx, &ch, patch, client.FieldOwner(FieldOwner)); err != nil && !apierrors.IsNotFound(err) {
+		if err := r.applyStatus(ctx, &ch); err != nil && !apierrors.IsNotFound(err) {
 			if apierrors.IsConflict(err) {
 				log.V(1).Info("alert channel changed while reconciling; retrying")
 			} else {
-				log.Error(err, "unable to patch alert channel status")
+				log.Error(err, "unable to apply alert channel status")
 			}
 			if retErr == nil {
 				retErr = err
@@ -94,6 +101,49 @@ func (r *AlertChannelReconciler) Reconcile(ctx context.Context, req ctrl.Request
 		return ctrl.Result{RequeueAfter: secretRetryInterval}, nil
 	}
 	return ctrl.Result{}, nil
+}
+
+// channelStatus is the part of AlertChannel status the controller owns and
+// applies as monv1.AlertChannelControllerFieldOwner; the delivery worker
+// applies the rest (monv1.DeliveryStatusFields) as a field manager of its
+// own, so neither overwrites the other's.
+type channelStatus struct {
+	ObservedGeneration int64  `json:"observedGeneration"`
+	ConnectionID       string `json:"connectionID,omitempty"`
+	SigningSecretName  string `json:"signingSecretName,omitempty"`
+	// Conditions are every condition but Failing.
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// channelAdoption hands the status fields the operator's one field owner
+// wrote before AlertChannel status was applied to the two writers.
+var channelAdoption = ssa.Adoption{Legacy: FieldOwner, Owner: monv1.AlertChannelControllerFieldOwner,
+	Split: map[string][]string{monv1.DeliveryFieldOwner: monv1.DeliveryStatusFields}}
+
+// applyStatus applies the controller's part of ch's status, after handing
+// the legacy owner's fields to the two writers once per channel and
+// process (the cache strips managedFields, so the channel is read from the
+// API server for that).
+func (r *AlertChannelReconciler) applyStatus(ctx context.Context, ch *monv1.AlertChannel) error {
+	if _, done := r.adopted.Load(ch.UID); !done {
+		var live monv1.AlertChannel
+		if err := r.Secrets.Get(ctx, client.ObjectKeyFromObject(ch), &live); err != nil {
+			return err
+		}
+		if _, err := ssa.Adopt(ctx, r.Client, &live, channelAdoption); err != nil {
+			return err
+		}
+		r.adopted.Store(ch.UID, true)
+	}
+	st := channelStatus{ObservedGeneration: ch.Status.ObservedGeneration, ConnectionID: ch.Status.ConnectionID,
+		SigningSecretName: ch.Status.SigningSecretName}
+	for _, c := range ch.Status.Conditions {
+		if c.Type != monv1.AlertChannelConditionFailing {
+			st.Conditions = append(st.Conditions, c)
+		}
+	}
+	return ssa.ApplyStatus(ctx, r.Client, ch, monv1.GroupVersion.WithKind("AlertChannel"), st,
+		ssa.Options{Owner: monv1.AlertChannelControllerFieldOwner})
 }
 
 // ReadyReason computes the Ready condition's reason and message: a missing

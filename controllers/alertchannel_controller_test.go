@@ -3,6 +3,7 @@ package controllers_test
 import (
 	"context"
 	"encoding/hex"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -18,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -75,8 +77,10 @@ func TestAlertChannelController(t *testing.T) {
 	t.Cleanup(cancel)
 
 	// The reconciler runs in a manager of its own, so the test does not
-	// depend on how the main manager is assembled.
+	// depend on how the main manager is assembled; its cache strips
+	// managedFields as the manager's does.
 	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
+		Cache:                  cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
 		Scheme:                 manager.Scheme(),
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
@@ -232,5 +236,79 @@ func TestAlertChannelController(t *testing.T) {
 			g.Expect(got.Status.LastDeliveryStatus).To(Equal("200"))
 		}).WithTimeout(30 * time.Second).Should(Succeed())
 		g.Expect(hits.Load()).To(Equal(int32(4)))
+
+		// Each writer applies its own fields as a field manager of its own.
+		owners := statusOwners(g, get(g, "flaky"))
+		g.Expect(owners[monv1.DeliveryFieldOwner]).To(ConsistOf("consecutiveFailures", "lastDeliveryAt", "lastDeliveryStatus", "conditions/Failing"))
+		g.Expect(owners[monv1.AlertChannelControllerFieldOwner]).To(ContainElements("observedGeneration", "connectionID", "signingSecretName", "conditions/Ready"))
+		g.Expect(owners[monv1.AlertChannelControllerFieldOwner]).NotTo(ContainElement("conditions/Failing"))
+		g.Expect(owners).NotTo(HaveKey(monv1.FieldOwner))
 	})
+
+	t.Run("adopts the status fields of the one field owner of earlier releases", func(t *testing.T) {
+		g := NewWithT(t)
+		g.Expect(k8s.Create(ctx, &monv1.AlertChannel{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "alerts", Name: "legacy"},
+			Spec: monv1.AlertChannelSpec{Type: monv1.ChannelPagerDuty,
+				IntegrationKeyFrom: &monv1.SecretKeySelector{Name: "pd-key", Key: "key"}},
+		})).To(Succeed())
+		g.Eventually(func(g Gomega) {
+			g.Expect(meta.IsStatusConditionTrue(get(g, "legacy").Status.Conditions, monv1.ConditionReady)).To(BeTrue())
+		}).WithTimeout(30 * time.Second).Should(Succeed())
+		// An earlier release merge-patched status as the operator's one
+		// owner: a delivery result and a Reconciling condition that no
+		// longer holds.
+		ch := get(g, "legacy")
+		before := ch.DeepCopy()
+		ch.Status.ConsecutiveFailures = 2
+		ch.Status.LastDeliveryStatus = "500"
+		meta.SetStatusCondition(&ch.Status.Conditions, metav1.Condition{Type: monv1.ConditionReconciling, Status: metav1.ConditionTrue,
+			Reason: "Old", Message: "left over", ObservedGeneration: ch.Generation})
+		g.Expect(k8s.Status().Patch(ctx, ch, client.MergeFrom(before), client.FieldOwner(monv1.FieldOwner))).To(Succeed())
+		g.Expect(statusOwners(g, get(g, "legacy"))).To(HaveKey(monv1.FieldOwner))
+
+		// The first reconcile of a new process (a fresh reconciler) adopts.
+		fresh := &controllers.AlertChannelReconciler{Client: k8s, Secrets: k8s}
+		g.Eventually(func(g Gomega) {
+			_, err := fresh.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKey{Namespace: "alerts", Name: "legacy"}})
+			g.Expect(err).NotTo(HaveOccurred())
+			got := get(g, "legacy")
+			g.Expect(statusOwners(g, got)).NotTo(HaveKey(monv1.FieldOwner))
+			g.Expect(meta.FindStatusCondition(got.Status.Conditions, monv1.ConditionReconciling)).To(BeNil(), "the stale condition is removed")
+			g.Expect(got.Status.ConsecutiveFailures).To(Equal(int32(2)), "the worker's fields are kept")
+			g.Expect(got.Status.LastDeliveryStatus).To(Equal("500"))
+			g.Expect(statusOwners(g, got)[monv1.DeliveryFieldOwner]).To(ConsistOf("consecutiveFailures", "lastDeliveryStatus"))
+		}).WithTimeout(30 * time.Second).Should(Succeed())
+	})
+}
+
+// statusOwners lists, per field manager, the status fields it owns
+// ("conditions/<type>" for a condition).
+func statusOwners(g Gomega, ch *monv1.AlertChannel) map[string][]string {
+	out := map[string][]string{}
+	for _, e := range ch.ManagedFields {
+		if e.Subresource != "status" || e.FieldsV1 == nil {
+			continue
+		}
+		var f struct {
+			Status map[string]json.RawMessage `json:"f:status"`
+		}
+		g.Expect(json.Unmarshal(e.FieldsV1.Raw, &f)).To(Succeed())
+		for k, v := range f.Status {
+			switch {
+			case k == "f:conditions":
+				var items map[string]json.RawMessage
+				g.Expect(json.Unmarshal(v, &items)).To(Succeed())
+				for ik := range items {
+					var key struct{ Type string }
+					if rest, ok := strings.CutPrefix(ik, "k:"); ok && json.Unmarshal([]byte(rest), &key) == nil {
+						out[e.Manager] = append(out[e.Manager], "conditions/"+key.Type)
+					}
+				}
+			case strings.HasPrefix(k, "f:"):
+				out[e.Manager] = append(out[e.Manager], strings.TrimPrefix(k, "f:"))
+			}
+		}
+	}
+	return out
 }

@@ -2,7 +2,9 @@
 // order: get (ignoring not-found), one deferred status patch that is sent only
 // when the status changed, the deletion branch, the finalizer, then ordered
 // reconcile steps. Status is written by the manager's field owner and never
-// triggers another reconcile of the same object (generation predicates).
+// triggers another reconcile of the same object (generation predicates);
+// AlertChannel status, which the delivery worker shares, is applied
+// (server-side apply) as a field manager of its own instead.
 // Just before that patch every reconciler derives the kstatus conditions
 // Reconciling and Stalled from its readiness condition
 // (setProgressConditions), so GitOps tools see progress and failure the

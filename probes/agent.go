@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/uptime-operator/uptime-operator/internal/backoff"
 	"github.com/uptime-operator/uptime-operator/internal/httpserver"
 	"github.com/uptime-operator/uptime-operator/internal/netguard"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
@@ -193,10 +194,15 @@ func (a *Agent) Handler() http.Handler {
 	return mux
 }
 
+// pollBackoff spaces the polls after failures, 1 s doubling to 30 s, with
+// half of each wait random so that the agents of every region do not poll
+// a restarted manager in step.
+var pollBackoff = backoff.Policy{Base: time.Second, Max: 30 * time.Second, Jitter: 0.5}
+
 // pollLoop long-polls the manager and updates the schedule.
 func (a *Agent) pollLoop(ctx context.Context) {
 	revision := ""
-	backoff := time.Second
+	failures := 0
 	for ctx.Err() == nil {
 		list, err := a.Client.Assignments(ctx, a.Region, revision, a.pollWait)
 		if err != nil {
@@ -204,11 +210,11 @@ func (a *Agent) pollLoop(ctx context.Context) {
 				return
 			}
 			a.log.Error(err, "poll assignments")
-			sleep(ctx, backoff)
-			backoff = min(backoff*2, 30*time.Second)
+			sleep(ctx, pollBackoff.Delay(failures))
+			failures++
 			continue
 		}
-		backoff = time.Second
+		failures = 0
 		if list == nil {
 			continue
 		}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/uptime-operator/uptime-operator/internal/jsonpath"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 )
 
@@ -33,7 +34,7 @@ type response struct {
 func (r *response) json() (any, error) {
 	if !r.parsed {
 		r.parsed = true
-		r.doc, r.docErr = decodeJSON(r.Body)
+		r.doc, r.docErr = jsonpath.Decode(r.Body)
 	}
 	return r.doc, r.docErr
 }
@@ -111,14 +112,14 @@ func assertionActual(a probeapi.Assertion, r *response) (string, bool, error) {
 		if err != nil {
 			return "", false, fmt.Errorf("body is not json")
 		}
-		v, ok, err := evalJSONPath(doc, a.Property)
+		v, ok, err := jsonpath.Eval(doc, a.Property)
 		if err != nil {
 			return "", false, err
 		}
 		if !ok {
 			return "", false, nil
 		}
-		return jsonText(v), true, nil
+		return jsonpath.Text(v), true, nil
 	default:
 		return "", false, fmt.Errorf("unknown assertion source %q", truncateString(a.Source, 32))
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/uptime-operator/uptime-operator/internal/jsonpath"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 )
 
@@ -166,11 +167,11 @@ func extract(ex probeapi.Extract, r *response) (string, bool, error) {
 		if err != nil {
 			return "", false, err
 		}
-		v, ok, err := evalJSONPath(doc, ex.Property)
+		v, ok, err := jsonpath.Eval(doc, ex.Property)
 		if err != nil || !ok {
 			return "", false, err
 		}
-		return jsonText(v), true, nil
+		return jsonpath.Text(v), true, nil
 	default:
 		return "", false, fmt.Errorf("unknown extract source %q", truncateString(ex.Source, 32))
 	}

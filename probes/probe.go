@@ -217,3 +217,12 @@ func tlsInfo(cs *tls.ConnectionState) *probeapi.TLSInfo {
 	leaf := cs.PeerCertificates[0]
 	return &probeapi.TLSInfo{NotAfter: leaf.NotAfter.UTC(), Issuer: leaf.Issuer.String(), Subject: leaf.Subject.String()}
 }
+
+// truncateString cuts s to n bytes and marks the cut, for messages that
+// quote user input (a path, a header name, a tool name).
+func truncateString(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

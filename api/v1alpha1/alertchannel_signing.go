@@ -6,10 +6,28 @@ import (
 	"fmt"
 )
 
-// FieldOwner is the field manager of every write the operator makes to the
-// API server: controllers, the alert worker and the REST API all patch as
-// the same owner, so server-side apply and managedFields show one writer.
+// FieldOwner is the field manager of the operator's writes to the API
+// server: controllers and the REST API patch as the same owner, so
+// managedFields show one writer. The exception is a status with two
+// writers, where each applies its own fields as a field manager of its own.
 const FieldOwner = "uptime-operator"
+
+// The field managers of AlertChannel status, written by server-side apply:
+// each writer owns its fields and neither overwrites the other's.
+const (
+	// AlertChannelControllerFieldOwner owns observedGeneration,
+	// connectionID, signingSecretName and the Ready, Reconciling and
+	// Stalled conditions.
+	AlertChannelControllerFieldOwner = "uptime-operator-alertchannel"
+	// DeliveryFieldOwner, the delivery worker, owns consecutiveFailures,
+	// lastDeliveryAt, lastDeliveryStatus and the Failing condition.
+	DeliveryFieldOwner = "uptime-operator-delivery"
+)
+
+// DeliveryStatusFields are the AlertChannel status fields of
+// DeliveryFieldOwner, as package ssa names them.
+var DeliveryStatusFields = []string{"consecutiveFailures", "lastDeliveryAt", "lastDeliveryStatus",
+	"conditions/" + AlertChannelConditionFailing}
 
 // SigningSecretKey is the data key of the signing secret in the Secret the
 // AlertChannel controller generates.

@@ -35,6 +35,14 @@ const (
 	ChannelEmail AlertChannelType = "email"
 )
 
+// AlertChannelTypes are the alert channel types in the specification's
+// order. The Enum marker on AlertChannelType must stay a literal for
+// controller-gen; TestEnumMarkersMatchLists keeps the two equal, and
+// internal/alerting has a sender for each.
+var AlertChannelTypes = []AlertChannelType{ChannelWebhook, ChannelSlack, ChannelDiscord, ChannelTeams,
+	ChannelGoogleChat, ChannelMattermost, ChannelZapier, ChannelPagerDuty, ChannelOpsgenie, ChannelTelegram,
+	ChannelGitHub, ChannelSMS, ChannelVoice, ChannelWhatsApp, ChannelEmail}
+
 // RoutingScope says which monitors' alerts a channel receives.
 // +kubebuilder:validation:Enum=all;groups;monitors
 type RoutingScope string

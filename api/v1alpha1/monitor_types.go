@@ -22,6 +22,13 @@ const (
 	MonitorMCP       MonitorType = "mcp"
 )
 
+// MonitorTypes are the monitor types in the specification's order: the one
+// list the REST API, the MCP server and the probe wire contract take theirs
+// from. The Enum marker on MonitorType must stay a literal for
+// controller-gen; TestEnumMarkersMatchLists keeps the two equal.
+var MonitorTypes = []MonitorType{MonitorHTTP, MonitorAPI, MonitorPing, MonitorPort, MonitorUDP, MonitorCron,
+	MonitorDNS, MonitorMultistep, MonitorMCP}
+
 // MonitorSpec is the desired configuration of a Monitor.
 // +kubebuilder:validation:XValidation:rule="self.type != 'mcp' || (has(self.url) && self.url.startsWith('https://'))",message="url: mcp monitors need an https:// URL",fieldPath=".url"
 // +kubebuilder:validation:XValidation:rule="!(self.type in ['http','api','mcp']) || has(self.url)",message="url: required for http, api and mcp monitors",fieldPath=".url"

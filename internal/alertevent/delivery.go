@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/uptime-operator/uptime-operator/internal/backoff"
 )
 
 // Delivery limits of spec/webhooks.md.
@@ -62,16 +64,14 @@ func Classify(status int) Outcome {
 	return Permanent
 }
 
+// schedule is the specification's delivery schedule, without jitter: the
+// specification gives the waits.
+var schedule = backoff.Policy{Base: 5 * time.Second, Max: 5 * time.Second << (MaxAttempts - 2)}
+
 // Backoff is the wait before attempt n+1 after attempt n (1-based) failed:
 // 5, 10, 20, 40, 80 seconds.
 func Backoff(n int) time.Duration {
-	if n < 1 {
-		n = 1
-	}
-	if n > MaxAttempts-1 {
-		n = MaxAttempts - 1
-	}
-	return 5 * time.Second << (n - 1)
+	return schedule.Delay(max(n, 1) - 1)
 }
 
 // NextDelay is the wait before the next attempt: the backoff, or the

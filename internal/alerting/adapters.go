@@ -8,6 +8,7 @@ import (
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/alertevent"
+	monitormodel "github.com/uptime-operator/uptime-operator/internal/monitor"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
@@ -36,7 +37,7 @@ func (a EngineAlerts) LastMileEvents(ctx context.Context, kind string, m *monv1.
 		affected = append(affected, alertevent.LastMileAffected{ISP: isp, Name: isp, VantagePoints: len(n.FailingRegions),
 			Failures: len(n.FailingRegions), FailingSince: n.Since.UTC().Format(time.RFC3339), ErrorClasses: []string{}})
 	}
-	p := alertevent.NewLastMilePayload(kind == alertevent.LastMileUnreachable, string(m.UID), MonitorName(m), n.NoticeID, a.Router.BaseURL, affected)
+	p := alertevent.NewLastMilePayload(kind == alertevent.LastMileUnreachable, string(m.UID), monitormodel.DisplayName(m), n.NoticeID, a.Router.BaseURL, affected)
 	ev, err := a.Router.NoticeEvent(ctx, m.Namespace, kind, p, []*monv1.Monitor{m})
 	if err != nil {
 		return nil, err
@@ -120,8 +121,8 @@ func (a EngineAlerts) SLOEvents(ctx context.Context, kind string, slo *monv1.SLO
 		alertevent.SLOBurningSlow:     "is burning its error budget",
 		alertevent.SLOBudgetExhausted: "has exhausted its error budget",
 	}[kind]
-	p := alertevent.SLOPayload{Event: kind, Title: fmt.Sprintf("SLO %s of %s %s", slo.Name, MonitorName(m), what), URL: a.Router.BaseURL,
-		SLOID: string(slo.UID), SLOName: slo.Name, MonitorID: string(m.UID), MonitorName: MonitorName(m),
+	p := alertevent.SLOPayload{Event: kind, Title: fmt.Sprintf("SLO %s of %s %s", slo.Name, monitormodel.DisplayName(m), what), URL: a.Router.BaseURL,
+		SLOID: string(slo.UID), SLOName: slo.Name, MonitorID: string(m.UID), MonitorName: monitormodel.DisplayName(m),
 		TargetPercentage: slo.Spec.TargetPercentage, CurrentSLI: slo.Status.CurrentSLI,
 		BudgetRemainingPercent: slo.Status.ErrorBudgetRemainingPercent, BurnRates: map[string]float64{}}
 	for _, br := range slo.Status.BurnRates {

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -16,6 +17,7 @@ import (
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/alertevent"
 	"github.com/uptime-operator/uptime-operator/internal/conditions"
+	"github.com/uptime-operator/uptime-operator/internal/ssa"
 )
 
 // FailingNoticeAnnotation on an AlertChannel records (RFC 3339) when the
@@ -51,9 +53,30 @@ func ApplyDelivery(st *monv1.AlertChannelStatus, generation int64, at time.Time,
 	return false
 }
 
-// recordOutcome patches the channel's delivery status (re-reading it on
-// conflict, so concurrent workers and the controller never overwrite each
-// other) and sends the owner notice when the channel just became Failing.
+// deliveryStatus is the part of AlertChannel status the delivery worker
+// owns and applies as monv1.DeliveryFieldOwner; the AlertChannel
+// controller applies the rest as a field manager of its own.
+type deliveryStatus struct {
+	ConsecutiveFailures int32        `json:"consecutiveFailures"`
+	LastDeliveryAt      *metav1.Time `json:"lastDeliveryAt,omitempty"`
+	LastDeliveryStatus  string       `json:"lastDeliveryStatus,omitempty"`
+	// Conditions holds the Failing condition alone.
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// deliveryStatusOf is the worker's part of st.
+func deliveryStatusOf(st *monv1.AlertChannelStatus) deliveryStatus {
+	out := deliveryStatus{ConsecutiveFailures: st.ConsecutiveFailures, LastDeliveryAt: st.LastDeliveryAt, LastDeliveryStatus: st.LastDeliveryStatus}
+	if c := meta.FindStatusCondition(st.Conditions, monv1.AlertChannelConditionFailing); c != nil {
+		out.Conditions = []metav1.Condition{*c}
+	}
+	return out
+}
+
+// recordOutcome applies the channel's delivery status (server-side apply
+// of the worker's fields, locked to the version read and retried on
+// conflict, so that concurrent workers count every failure) and sends the
+// owner notice when the channel just became Failing.
 func (w *Worker) recordOutcome(ctx context.Context, ch *monv1.AlertChannel, at time.Time, ok, final bool, result string) error {
 	var became bool
 	var cur monv1.AlertChannel
@@ -64,10 +87,9 @@ func (w *Worker) recordOutcome(ctx context.Context, ch *monv1.AlertChannel, at t
 		if cur.UID != ch.UID {
 			return apierrors.NewNotFound(monv1.GroupVersion.WithResource("alertchannels").GroupResource(), ch.Name)
 		}
-		before := cur.DeepCopy()
 		became = ApplyDelivery(&cur.Status, cur.Generation, at, ok, final, result)
-		return w.Client.Status().Patch(ctx, &cur, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}),
-			client.FieldOwner(monv1.FieldOwner))
+		return ssa.ApplyStatus(ctx, w.Client, &cur, monv1.GroupVersion.WithKind("AlertChannel"), deliveryStatusOf(&cur.Status),
+			ssa.Options{Owner: monv1.DeliveryFieldOwner, Locked: true})
 	})
 	if apierrors.IsNotFound(err) {
 		return nil

@@ -13,6 +13,7 @@ import (
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/alertevent"
+	monitormodel "github.com/uptime-operator/uptime-operator/internal/monitor"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
@@ -207,24 +208,6 @@ func Covers(r *monv1.AlertRouting, m *monv1.Monitor, sev monv1.Severity) bool {
 	return true
 }
 
-// Accepts reports whether a channel of type t receives events of kind. The
-// webhook channel receives everything. The automation platform receives only
-// incident and test events, as do incident-management, code-hosting and
-// phone channels (the code host opens an issue on down and test, and
-// comments on and closes it on monitor.up and incident.resolved). Chat,
-// messaging and email channels also receive expiry and maintenance notices.
-func Accepts(t monv1.AlertChannelType, kind string) bool {
-	incident := kind == alertevent.MonitorDown || kind == alertevent.MonitorUp || kind == alertevent.IncidentResolved || kind == alertevent.Test
-	switch t {
-	case monv1.ChannelWebhook:
-		return true
-	case monv1.ChannelGitHub, monv1.ChannelZapier, monv1.ChannelPagerDuty, monv1.ChannelOpsgenie,
-		monv1.ChannelSMS, monv1.ChannelVoice, monv1.ChannelWhatsApp:
-		return incident
-	}
-	return incident || routedNotice(kind)
-}
-
 // routedNotice reports whether a notice kind follows routing (expiry and
 // maintenance); the other notices go to every webhook connection.
 func routedNotice(kind string) bool {
@@ -236,16 +219,8 @@ func routedNotice(kind string) bool {
 	return false
 }
 
-// MonitorName is the display name of m.
-func MonitorName(m *monv1.Monitor) string {
-	if m.Spec.Name != "" {
-		return m.Spec.Name
-	}
-	return m.Name
-}
-
 func (r *Router) incidentFacts(m *monv1.Monitor, inc store.Incident, opts EventOptions) alertevent.IncidentFacts {
-	name := MonitorName(m)
+	name := monitormodel.DisplayName(m)
 	if name == "" {
 		name = inc.MonitorName
 	}
@@ -275,10 +250,17 @@ func (r *Router) incidentFacts(m *monv1.Monitor, inc store.Incident, opts EventO
 	default:
 		f.ResolvedAt = r.now()
 	}
-	if r.BaseURL != "" {
-		f.IncidentURL = strings.TrimRight(r.BaseURL, "/") + "/incidents/" + inc.ID
-	}
+	f.IncidentURL = r.Link("/incidents/" + inc.ID)
 	return f
+}
+
+// Link is the dashboard URL of path (which starts with a slash), "" without
+// a BaseURL. Notices link to their detail pages with it.
+func (r *Router) Link(path string) string {
+	if r.BaseURL == "" {
+		return ""
+	}
+	return strings.TrimRight(r.BaseURL, "/") + path
 }
 
 func (r *Router) now() time.Time {

@@ -10,8 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -155,191 +153,45 @@ func (b *requestBuilder) confirmedOnly(ctx context.Context, namespace string, to
 	return allowed, nil
 }
 
-// build makes the request of delivery id (kind, payload) for ch.
+// build makes the request of delivery id (kind, payload) for ch with the
+// sender of the channel's type.
 func (b *requestBuilder) build(ctx context.Context, ch *monv1.AlertChannel, id, kind string, payload []byte) (*outgoing, error) {
-	sum := summarize(payload)
-	secret := func(sel *monv1.SecretKeySelector, what string) (string, error) {
-		if sel == nil {
-			return "", permanent("%s is not configured", what)
-		}
-		return SecretValue(ctx, b.reader, ch.Namespace, sel)
+	s, ok := senders[ch.Spec.Type]
+	if !ok {
+		return nil, permanent("channel type %q is not supported", ch.Spec.Type)
 	}
-	hookURL := func() (string, error) {
-		if ch.Spec.WebhookURLFrom != nil {
-			return secret(ch.Spec.WebhookURLFrom, "the webhook URL")
-		}
-		if ch.Spec.WebhookURL == "" {
-			return "", permanent("the webhook URL is not configured")
-		}
-		return ch.Spec.WebhookURL, nil
+	return s.build(ctx, &delivery{requestBuilder: b, ch: ch, id: id, kind: kind, payload: payload, sum: summarize(payload)})
+}
+
+// delivery is one event on its way to one channel: what a sender builds
+// the request from, with the builder's endpoints, clock and providers.
+type delivery struct {
+	*requestBuilder
+	ch       *monv1.AlertChannel
+	id, kind string
+	payload  []byte
+	sum      summary
+}
+
+// secret reads the Secret key sel of the channel's namespace; what names
+// the credential when the channel does not configure it.
+func (d *delivery) secret(ctx context.Context, sel *monv1.SecretKeySelector, what string) (string, error) {
+	if sel == nil {
+		return "", permanent("%s is not configured", what)
 	}
-	switch ch.Spec.Type {
-	case monv1.ChannelWebhook, monv1.ChannelZapier:
-		u, err := hookURL()
-		if err != nil {
-			return nil, err
-		}
-		out, _ := jsonPost(u, nil)
-		out.body = payload
-		out.header.Set(alertevent.HeaderEvent, kind)
-		out.header.Set(alertevent.HeaderDelivery, id)
-		if ch.Spec.Type == monv1.ChannelZapier {
-			return out, nil // automation platform: unsigned, no timestamp
-		}
-		key, err := secret(ch.SigningSecret(), "the signing secret")
-		if err != nil {
-			if isPermanent(err) {
-				// The controller has not generated the Secret yet.
-				err = fmt.Errorf("signing secret of channel %s is not ready", ch.Name)
-			}
-			return nil, err
-		}
-		ts := strconv.FormatInt(b.now.Unix(), 10)
-		out.header.Set(alertevent.HeaderTimestamp, ts)
-		out.header.Set(alertevent.HeaderSignature, Sign([]byte(key), ts, payload))
-		return out, nil
+	return SecretValue(ctx, d.reader, d.ch.Namespace, sel)
+}
 
-	case monv1.ChannelSlack, monv1.ChannelMattermost, monv1.ChannelGoogleChat:
-		u, err := hookURL()
-		if err != nil {
-			return nil, err
-		}
-		bold := "*"
-		if ch.Spec.Type == monv1.ChannelMattermost {
-			bold = "**"
-		}
-		return jsonPost(u, map[string]string{"text": sum.markdown(bold)})
-
-	case monv1.ChannelDiscord:
-		u, err := hookURL()
-		if err != nil {
-			return nil, err
-		}
-		return jsonPost(u, map[string]string{"content": textutil.Truncate(sum.markdown("**"), 2000)})
-
-	case monv1.ChannelTeams:
-		u, err := hookURL()
-		if err != nil {
-			return nil, err
-		}
-		card := map[string]any{
-			"@type": "MessageCard", "@context": "https://schema.org/extensions",
-			"summary": sum.Title, "title": sum.Title, "text": strings.Join(sum.Lines, "\n\n"),
-			"themeColor": sum.color(),
-		}
-		if sum.Link != "" {
-			card["potentialAction"] = []map[string]any{{
-				"@type": "OpenUri", "name": "Open",
-				"targets": []map[string]string{{"os": "default", "uri": sum.Link}},
-			}}
-		}
-		return jsonPost(u, card)
-
-	case monv1.ChannelPagerDuty:
-		key, err := secret(ch.Spec.IntegrationKeyFrom, "the integration key")
-		if err != nil {
-			return nil, err
-		}
-		action := "trigger"
-		if sum.resolves() {
-			action = "resolve"
-		}
-		body := map[string]any{
-			"routing_key": key, "event_action": action, "dedup_key": sum.dedupKey(id),
-			"payload": map[string]any{
-				"summary": textutil.Truncate(sum.Title, 1024), "source": sum.source(), "severity": "critical",
-				"timestamp": b.now.UTC().Format(time.RFC3339), "custom_details": sum.Fields,
-			},
-		}
-		if sum.Link != "" {
-			body["links"] = []map[string]string{{"href": sum.Link, "text": "Details"}}
-		}
-		return jsonPost(strings.TrimRight(b.endpoints.PagerDuty, "/")+"/v2/enqueue", body)
-
-	case monv1.ChannelOpsgenie:
-		key, err := secret(ch.Spec.APIKeyFrom, "the API key")
-		if err != nil {
-			return nil, err
-		}
-		base := b.endpoints.OpsgenieUS
-		if ch.Spec.Region == "eu" {
-			base = b.endpoints.OpsgenieEU
-		}
-		base = strings.TrimRight(base, "/")
-		var out *outgoing
-		if sum.resolves() {
-			out, _ = jsonPost(base+"/v2/alerts/"+url.PathEscape(sum.dedupKey(id))+"/close?identifierType=alias",
-				map[string]string{"source": "uptime-operator", "note": sum.Title})
-		} else {
-			details := map[string]string{}
-			for k, v := range sum.Fields {
-				if v != nil {
-					details[k] = fmt.Sprint(v)
-				}
-			}
-			out, _ = jsonPost(base+"/v2/alerts", map[string]any{
-				"message": textutil.Truncate(sum.Title, 130), "alias": sum.dedupKey(id),
-				"description": textutil.Truncate(strings.Join(sum.Lines, "\n"), 15000), "priority": "P1",
-				"source": "uptime-operator", "details": details,
-			})
-		}
-		out.header.Set("Authorization", "GenieKey "+key)
-		return out, nil
-
-	case monv1.ChannelTelegram:
-		token := b.endpoints.TelegramBotToken
-		if ch.Spec.BotTokenFrom != nil {
-			var err error
-			if token, err = secret(ch.Spec.BotTokenFrom, "the bot token"); err != nil {
-				return nil, err
-			}
-		}
-		if token == "" {
-			return nil, permanent("no Telegram bot token is configured")
-		}
-		return jsonPost(strings.TrimRight(b.endpoints.Telegram, "/")+"/bot"+token+"/sendMessage", map[string]any{
-			"chat_id": ch.Spec.ChatID, "text": textutil.Truncate(sum.plain(), 4096), "disable_web_page_preview": true,
-		})
-
-	case monv1.ChannelGitHub:
-		if !Accepts(monv1.ChannelGitHub, kind) {
-			return &outgoing{skip: true}, nil
-		}
-		token, err := secret(ch.Spec.TokenFrom, "the access token")
-		if err != nil {
-			return nil, err
-		}
-		return b.github(ctx, ch, kind, sum, token)
-
-	case monv1.ChannelSMS, monv1.ChannelVoice, monv1.ChannelWhatsApp:
-		relay := map[monv1.AlertChannelType]string{
-			monv1.ChannelSMS: b.endpoints.SMS, monv1.ChannelVoice: b.endpoints.Voice, monv1.ChannelWhatsApp: b.endpoints.WhatsApp,
-		}[ch.Spec.Type]
-		text := sum.Title
-		if r, ok := sum.Fields["reason"].(string); ok && r != "" {
-			text += ": " + r
-		}
-		if b.twilio.configured() {
-			return b.twilio.phoneRequest(ch.Spec.Type, ch.Spec.To, text)
-		}
-		if relay == "" {
-			return nil, permanent("no %s provider is configured", ch.Spec.Type)
-		}
-		if !ValidE164(ch.Spec.To) {
-			return nil, permanent("%q is not an E.164 phone number", ch.Spec.To)
-		}
-		out, _ := jsonPost(relay, map[string]string{"to": ch.Spec.To, "body": textutil.Truncate(text, 320), "channel": string(ch.Spec.Type)})
-		b.authorizeRelay(out)
-		return out, nil
-
-	case monv1.ChannelEmail:
-		to, err := b.confirmedOnly(ctx, ch.Namespace, ch.Spec.Emails)
-		if err != nil {
-			return nil, err
-		}
-		return b.email(MailMessage{To: to, Subject: sum.Title, Text: sum.plain()})
+// hookURL is the channel's incoming-webhook URL, from its Secret when it
+// names one.
+func (d *delivery) hookURL(ctx context.Context) (string, error) {
+	if d.ch.Spec.WebhookURLFrom != nil {
+		return d.secret(ctx, d.ch.Spec.WebhookURLFrom, "the webhook URL")
 	}
-	return nil, permanent("channel type %q is not supported", ch.Spec.Type)
+	if d.ch.Spec.WebhookURL == "" {
+		return "", permanent("the webhook URL is not configured")
+	}
+	return d.ch.Spec.WebhookURL, nil
 }
 
 // jsonPost is a JSON POST of body to u.

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/reliability"
 	"github.com/uptime-operator/uptime-operator/internal/store"
@@ -44,6 +45,25 @@ func (s *Server) incidentsSince(ctx context.Context, ns, monitorID string, from 
 	}
 }
 
+// reliabilityChecks is what the flakiness score reads of stored checks.
+func reliabilityChecks(checks []store.Check) []reliability.Check {
+	out := make([]reliability.Check, len(checks))
+	for i, c := range checks {
+		out[i] = reliability.Check{Region: c.Region, At: c.CheckedAt, Status: monv1.MonitorStatusValue(c.Status)}
+	}
+	return out
+}
+
+// reliabilityIncidents is what the incident figures read of stored
+// incidents.
+func reliabilityIncidents(incidents []store.Incident) []reliability.Incident {
+	out := make([]reliability.Incident, len(incidents))
+	for i, inc := range incidents {
+		out[i] = reliability.Incident{StartedAt: inc.StartedAt, ResolvedAt: inc.ResolvedAt, Flapping: inc.IsFlapping}
+	}
+	return out
+}
+
 // monitorFlakiness answers GET /monitors/:id/flakiness.
 func (s *Server) monitorFlakiness(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
@@ -65,10 +85,11 @@ func (s *Server) monitorFlakiness(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
+	rc, ri := reliabilityChecks(checks), reliabilityIncidents(incidents)
 	httpjson.Write(w, http.StatusOK, map[string]any{
 		"monitor_id":  string(m.UID),
 		"computed_at": isoTime(now),
-		"7d":          reliability.Flakiness(now.Add(-7*24*time.Hour), now, checks, incidents),
-		"30d":         reliability.Flakiness(from30, now, checks, incidents),
+		"7d":          reliability.Flakiness(now.Add(-7*24*time.Hour), now, rc, ri),
+		"30d":         reliability.Flakiness(from30, now, rc, ri),
 	})
 }

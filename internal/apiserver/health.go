@@ -115,7 +115,7 @@ func (s *Server) monitorReliability(ctx context.Context, m *monv1.Monitor, incid
 		}
 		*u.dst = v
 	}
-	out.stats = reliability.Incidents(now.Add(-reliabilityWindow), now, incidents)
+	out.stats = reliability.Incidents(now.Add(-reliabilityWindow), now, reliabilityIncidents(incidents))
 	out.Incidents30d, out.OpenIncident = out.stats.Count, out.stats.Open
 	out.DowntimeSeconds30d = int64(out.stats.Downtime / time.Second)
 	out.MTTRSeconds, out.MTBFSeconds = out.stats.MTTR(), out.stats.MTBF()

@@ -119,7 +119,7 @@ func (s *Server) listIncidents(w http.ResponseWriter, r *http.Request) {
 	for _, inc := range list.Items {
 		items = append(items, s.incidentObject(inc, regions))
 	}
-	httpjson.Write(w, http.StatusOK, restapi.IncidentPage{Items: items, Total: list.Total, Page: iq.Page, PageSize: iq.PageSize, Counts: list.Counts})
+	httpjson.Write(w, http.StatusOK, restapi.IncidentPage{Items: items, Total: list.Total, Page: iq.Page, PageSize: iq.PageSize, Counts: restapi.IncidentCounts(list.Counts)})
 }
 
 // maxIncidentExport bounds an incident export.
@@ -214,11 +214,24 @@ func (s *Server) getIncident(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) writeIncidentDetail(w http.ResponseWriter, r *http.Request, inc store.Incident, notes []store.Note, code int) {
 	out := restapi.IncidentDetail{Incident: s.incidentObject(inc, s.regionNames(r.Context())), Cause: strPtr(inc.Cause),
-		Postmortem: strPtr(inc.Postmortem), Runbook: inc.Runbook, Notes: []restapi.Note{}}
+		Postmortem: strPtr(inc.Postmortem), Runbook: incidentRunbook(inc.Runbook), Notes: []restapi.Note{}}
 	for _, n := range notes {
 		out.Notes = append(out.Notes, noteObject(n))
 	}
 	httpjson.Write(w, code, out)
+}
+
+// incidentRunbook is the REST shape of an incident's attached runbook, nil
+// without one.
+func incidentRunbook(rb *store.IncidentRunbook) *restapi.IncidentRunbook {
+	if rb == nil {
+		return nil
+	}
+	out := &restapi.IncidentRunbook{RunbookID: rb.RunbookID, Name: rb.Name, Steps: make([]restapi.RunbookStep, 0, len(rb.Steps))}
+	for _, st := range rb.Steps {
+		out.Steps = append(out.Steps, restapi.RunbookStep(st))
+	}
+	return out
 }
 
 func (s *Server) incidentExplanation(w http.ResponseWriter, r *http.Request) {

@@ -105,7 +105,7 @@ func (s *Server) applyMonitorBody(ctx context.Context, m *monv1.Monitor, b *moni
 		switch {
 		case mode == modeUpdate && t != spec.Type:
 			errs = append(errs, fieldErr("type", "cannot change after creation"))
-		case !slices.Contains(monitorTypes, t):
+		case !slices.Contains(monv1.MonitorTypes, t):
 			errs = append(errs, fieldErr("type", "must be one of http, api, ping, port, udp, cron, dns, multistep, mcp"))
 		default:
 			spec.Type = t
@@ -226,9 +226,6 @@ func (s *Server) applyMonitorBody(ctx context.Context, m *monv1.Monitor, b *moni
 	}
 	return warnings, nil
 }
-
-var monitorTypes = []monv1.MonitorType{monv1.MonitorHTTP, monv1.MonitorAPI, monv1.MonitorPing, monv1.MonitorPort,
-	monv1.MonitorUDP, monv1.MonitorCron, monv1.MonitorDNS, monv1.MonitorMultistep, monv1.MonitorMCP}
 
 // validateMonitor applies the defaults and the pure validation of package
 // monitor, which the admission webhooks call too, so the REST API refuses

@@ -117,7 +117,7 @@ func TestExpiryRoutes(t *testing.T) {
 	ping := &monv1.Monitor{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "ping", UID: types.UID("uid-ping")},
 		Spec: monv1.MonitorSpec{Name: "Ping", Type: monv1.MonitorPing}}
 	f := newRouteFixture(t, shop, ping)
-	x := &expiry.Checker{Store: f.st, Reader: f.k8s, Router: &alerting.Router{Reader: f.k8s}, Now: f.clk.Now, RDAPBaseURL: rdap.URL}
+	x := &expiry.Checker{Store: f.st, Reader: f.k8s, Notifier: &alerting.Router{Reader: f.k8s}, Now: f.clk.Now, RDAPBaseURL: rdap.URL}
 	f.srv.registerExpiryRoutes(x)
 
 	got := expect(t, f.call("team", apikeys.ReadOnly, "GET", "/monitors/uid-shop/domain-ssl", nil), 200, "details before any lookup")

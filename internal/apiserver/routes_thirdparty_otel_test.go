@@ -26,7 +26,7 @@ func TestThirdPartyRoutes(t *testing.T) {
 	t.Cleanup(sp.Close)
 	page := &monv1.StatusPage{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "public", UID: types.UID("uid-page")}}
 	f := newRouteFixture(t, page)
-	svc := &thirdparty.Service{Store: f.st, Router: &alerting.Router{Reader: f.k8s}, AllowPrivateTargets: true,
+	svc := &thirdparty.Service{Store: f.st, Notifier: &alerting.Router{Reader: f.k8s}, AllowPrivateTargets: true,
 		Catalog: &thirdparty.Catalog{NoBuiltIn: true, Extra: []thirdparty.Provider{{ID: "acme", Name: "Acme", Kind: thirdparty.KindStatuspage, URL: sp.URL}}}}
 	f.srv.registerThirdPartyRoutes(svc)
 

@@ -70,7 +70,7 @@ func (b *runbookBody) validate() []FieldError {
 			errs = append(errs, fieldErr(fmt.Sprintf("steps[%d].description", i), "must be at most 5000 characters"))
 		}
 	}
-	if b.MonitorType != nil && *b.MonitorType != "" && !slices.Contains(monitorTypes, monv1.MonitorType(strings.ToLower(*b.MonitorType))) {
+	if b.MonitorType != nil && *b.MonitorType != "" && !slices.Contains(monv1.MonitorTypes, monv1.MonitorType(strings.ToLower(*b.MonitorType))) {
 		errs = append(errs, fieldErr("monitor_type", "must be a monitor type"))
 	}
 	if b.ServiceTag != nil && len(*b.ServiceTag) > 32 {

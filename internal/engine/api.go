@@ -17,7 +17,6 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/netguard"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 	"github.com/uptime-operator/uptime-operator/internal/store"
-	"github.com/uptime-operator/uptime-operator/probes"
 )
 
 // OpenManualIncident opens an incident for m now (POST /incidents);
@@ -198,7 +197,10 @@ func (e *Engine) RunCheck(ctx context.Context, m *monv1.Monitor, region string, 
 	}
 	// An unsaved definition without an agent of its regions: check from
 	// the manager itself, labelled as such; nothing is recorded.
-	return probes.RunOnce(ctx, &a, ManagerRegion, netguard.Guard{AllowPrivate: e.opts.AllowPrivateTargets}), nil
+	if e.opts.LocalCheck == nil {
+		return probeapi.Result{}, &NoAgentError{Regions: candidates}
+	}
+	return e.opts.LocalCheck(ctx, &a, ManagerRegion, netguard.Guard{AllowPrivate: e.opts.AllowPrivateTargets}), nil
 }
 
 // waitForAgent polls online until it names a region or RunCheckAgentWait

@@ -23,6 +23,7 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/maintenance"
 	"github.com/uptime-operator/uptime-operator/internal/metrics"
 	"github.com/uptime-operator/uptime-operator/internal/monitor"
+	"github.com/uptime-operator/uptime-operator/internal/netguard"
 	"github.com/uptime-operator/uptime-operator/internal/plans"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 	"github.com/uptime-operator/uptime-operator/internal/store"
@@ -53,6 +54,11 @@ type Options struct {
 	Now func() time.Time
 	// AllowPrivateTargets applies to ad-hoc checks run by the manager.
 	AllowPrivateTargets bool
+	// LocalCheck runs an ad-hoc check in this process, labelled with
+	// region, when no agent can (probes.RunOnce). The manager wires it, so
+	// the engine does not depend on the probe runtime; nil refuses such
+	// checks.
+	LocalCheck func(ctx context.Context, a *probeapi.Assignment, region string, guard netguard.Guard) probeapi.Result
 	// StatusInterval throttles Monitor status refreshes while nothing
 	// changes (default 30 s).
 	StatusInterval time.Duration

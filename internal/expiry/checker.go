@@ -13,12 +13,12 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	"golang.org/x/net/publicsuffix"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/alertevent"
-	"github.com/uptime-operator/uptime-operator/internal/alerting"
+	"github.com/uptime-operator/uptime-operator/internal/hostname"
+	"github.com/uptime-operator/uptime-operator/internal/monitor"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
@@ -46,6 +46,17 @@ const (
 	ManagerRegion = "manager"
 )
 
+// Notifier builds notice events addressed to the channels that take them.
+// It is declared here, where it is used, so this service does not depend
+// on the alerting package; the manager wires *alerting.Router.
+type Notifier interface {
+	// NoticeEvent builds the outbox event of a notice of kind with payload
+	// in namespace; affected monitors narrow the channels by routing.
+	NoticeEvent(ctx context.Context, namespace, kind string, payload any, affected []*monv1.Monitor) (store.OutboxEvent, error)
+	// Link is the dashboard URL of path, "" without a public URL.
+	Link(path string) string
+}
+
 // Checker records certificate and domain expiry of monitors and sends
 // expiry notices. It is a manager Runnable that needs leader election;
 // ObserveTLS, Details and Refresh may be called on every replica.
@@ -54,8 +65,8 @@ type Checker struct {
 	Store Store
 	// Reader lists Monitors (the manager's cache).
 	Reader client.Reader
-	// Router builds the notice events and picks their channels.
-	Router *alerting.Router
+	// Notifier builds the notice events and picks their channels.
+	Notifier Notifier
 	// Kick wakes the delivery worker after notices are enqueued; may be nil.
 	Kick func()
 	// Now is the clock (time.Now when nil).
@@ -241,23 +252,8 @@ func targetOf(m *monv1.Monitor) target {
 			t.tlsAddr = net.JoinHostPort(t.host, port)
 		}
 	}
-	t.domain = RegistrableDomain(t.host)
+	t.domain = hostname.Registrable(t.host)
 	return t
-}
-
-// RegistrableDomain returns the domain under a public suffix that host
-// belongs to (shop.example.co.uk → example.co.uk), or "" for IP literals,
-// single-label names and public suffixes themselves.
-func RegistrableDomain(host string) string {
-	host = strings.TrimSuffix(strings.ToLower(strings.TrimSpace(host)), ".")
-	if host == "" || net.ParseIP(host) != nil || !strings.Contains(host, ".") {
-		return ""
-	}
-	d, err := publicsuffix.EffectiveTLDPlusOne(host)
-	if err != nil {
-		return ""
-	}
-	return d
 }
 
 // evaluate sends the notices due for m and returns its next stage boundary.
@@ -331,14 +327,14 @@ func (c *Checker) notify(ctx context.Context, m *monv1.Monitor, kind string, exp
 	if stage == "" {
 		return next, nil
 	}
-	if c.Router == nil {
-		return next, errors.New("expiry notices need an alert router")
+	if c.Notifier == nil {
+		return next, errors.New("expiry notices need a notifier")
 	}
 	p := alertevent.NewExpiryPayload(alertevent.ExpiryFacts{
-		Kind: kind, MonitorID: string(m.UID), MonitorName: alerting.MonitorName(m), MonitorURL: monitorTarget(m),
+		Kind: kind, MonitorID: string(m.UID), MonitorName: monitor.DisplayName(m), MonitorURL: monitorTarget(m),
 		ExpiresAt: expiresAt, Stage: stage, URL: c.detailsURL(m),
 	}, now)
-	ev, err := c.Router.NoticeEvent(ctx, m.Namespace, p.Event, p, []*monv1.Monitor{m})
+	ev, err := c.Notifier.NoticeEvent(ctx, m.Namespace, p.Event, p, []*monv1.Monitor{m})
 	if err != nil {
 		return next, fmt.Errorf("build %s notice: %w", p.Event, err)
 	}
@@ -358,10 +354,10 @@ func (c *Checker) notify(ctx context.Context, m *monv1.Monitor, kind string, exp
 }
 
 func (c *Checker) detailsURL(m *monv1.Monitor) string {
-	if c.Router == nil || c.Router.BaseURL == "" {
+	if c.Notifier == nil {
 		return ""
 	}
-	return strings.TrimRight(c.Router.BaseURL, "/") + "/monitors/" + string(m.UID) + "/domain-ssl"
+	return c.Notifier.Link("/monitors/" + string(m.UID) + "/domain-ssl")
 }
 
 // monitorTarget is the URL or host:port shown in notices.

@@ -105,7 +105,7 @@ func newFixture(t *testing.T, rdapURL string, objs ...client.Object) *fixture {
 		Spec: monv1.AlertChannelSpec{Type: monv1.ChannelWebhook, Routing: &monv1.AlertRouting{Scope: "monitors", Monitors: []monv1.LocalObjectReference{{Name: "db"}}}}}
 	k8s := fake.NewClientBuilder().WithScheme(scheme()).WithObjects(append(objs, hook, other)...).Build()
 	clk := &clock{now: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)}
-	c := &Checker{Store: st, Reader: k8s, Router: &alerting.Router{Reader: k8s, BaseURL: "https://uptime.example.com", Now: clk.Now},
+	c := &Checker{Store: st, Reader: k8s, Notifier: &alerting.Router{Reader: k8s, BaseURL: "https://uptime.example.com", Now: clk.Now},
 		Now: clk.Now, RDAPBaseURL: rdapURL, AllowPrivateTargets: true}
 	return &fixture{st: st, clk: clk, checker: c, k8s: k8s}
 }
@@ -352,11 +352,6 @@ func TestTargets(t *testing.T) {
 		tg := targetOf(tc.m)
 		if tg.tlsAddr != tc.tlsAddr || tg.domain != tc.dom {
 			t.Errorf("target of %s = %+v, want %s %s", tc.m.Spec.URL, tg, tc.tlsAddr, tc.dom)
-		}
-	}
-	for host, want := range map[string]string{"localhost": "", "co.uk": "", "a.b.example.co.uk.": "example.co.uk", "1.2.3.4": ""} {
-		if got := RegistrableDomain(host); got != want {
-			t.Errorf("RegistrableDomain(%q) = %q, want %q", host, got, want)
 		}
 	}
 }

@@ -66,6 +66,7 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/thirdparty"
 	"github.com/uptime-operator/uptime-operator/internal/trust"
 	"github.com/uptime-operator/uptime-operator/internal/writethrough"
+	checks "github.com/uptime-operator/uptime-operator/probes"
 	"github.com/uptime-operator/uptime-operator/webhooks"
 )
 
@@ -404,15 +405,15 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 		})
 	}
 	expiryChecker := &expiry.Checker{
-		Store: st, Reader: mgr.GetClient(), Router: alerts.Router, Kick: worker.Kick, RDAPBaseURL: opts.RDAPURL,
+		Store: st, Reader: mgr.GetClient(), Notifier: alerts.Router, Kick: worker.Kick, RDAPBaseURL: opts.RDAPURL,
 		AllowPrivateTargets: opts.AllowPrivateTargets, Log: ctrl.Log.WithName("expiry"),
 	}
 	if err := mgr.Add(expiryChecker); err != nil {
 		return nil, err
 	}
-	siteHealth := &sitehealth.Service{Store: st, Router: alerts.Router, Kick: worker.Kick, Auditor: &sitehealth.Auditor{},
+	siteHealth := &sitehealth.Service{Store: st, Notifier: alerts.Router, Kick: worker.Kick, Auditor: &sitehealth.Auditor{},
 		AllowPrivateTargets: opts.AllowPrivateTargets, Log: ctrl.Log.WithName("sitehealth")}
-	thirdParty := &thirdparty.Service{Store: st, Router: alerts.Router, Kick: worker.Kick,
+	thirdParty := &thirdparty.Service{Store: st, Notifier: alerts.Router, Kick: worker.Kick,
 		Catalog:             &thirdparty.Catalog{Reader: mgr.GetAPIReader(), Namespace: opts.Namespace},
 		AllowPrivateTargets: opts.AllowPrivateTargets, Log: ctrl.Log.WithName("thirdparty")}
 	otel := &otelexport.Exporter{Store: st, Reader: mgr.GetClient(), AllowPrivateTargets: opts.AllowPrivateTargets,
@@ -440,7 +441,7 @@ func New(cfg *rest.Config, opts Options) (*Manager, error) {
 		Recorder: mgr.GetEventRecorderFor("uptime-operator-engine"),
 		Alerts:   alerts,
 		Store:    st, Client: mgr.GetClient(), Secrets: credSecrets, Plans: resolver,
-		AllowPrivateTargets: opts.AllowPrivateTargets, ManagerNamespace: opts.Namespace,
+		AllowPrivateTargets: opts.AllowPrivateTargets, ManagerNamespace: opts.Namespace, LocalCheck: checks.RunOnce,
 		Log:    ctrl.Log.WithName("engine"),
 		Agents: probes,
 		Series: seriesObserver(series),

@@ -13,7 +13,6 @@ import (
 
 	"github.com/uptime-operator/uptime-operator/internal/reliability"
 	"github.com/uptime-operator/uptime-operator/internal/restapi"
-	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
 // reportHealth scores every row with the one health score of package
@@ -47,13 +46,13 @@ func reportHealth(rep *uptimeReport, byMonitor map[string]reliability.IncidentSt
 // incidentStats are the figures of incs (incidents that started in
 // [from, to), as the REST API lists them) for the report.
 func incidentStats(from, to time.Time, incs []restapi.Incident) reliability.IncidentStats {
-	list := make([]store.Incident, 0, len(incs))
+	list := make([]reliability.Incident, 0, len(incs))
 	for _, i := range incs {
 		start, err := time.Parse(time.RFC3339, i.StartedAt)
 		if err != nil {
 			continue
 		}
-		inc := store.Incident{StartedAt: start}
+		inc := reliability.Incident{StartedAt: start, Flapping: i.IsFlapping}
 		if i.ResolvedAt != nil {
 			end := start.Add(time.Duration(i.DurationSeconds) * time.Second)
 			if t, err := time.Parse(time.RFC3339, *i.ResolvedAt); err == nil {

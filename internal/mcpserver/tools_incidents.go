@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/uptime-operator/uptime-operator/internal/restapi"
-	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
 // incident is a REST incident list item.
@@ -127,7 +126,7 @@ func listIncidentsTool() toolSpec {
 			return render(f, p, func() string {
 				var b strings.Builder
 				fmt.Fprintf(&b, "%d incident(s) match; page %d (%d per page).", p.Total, page, size)
-				if p.Counts != (store.IncidentCounts{}) {
+				if p.Counts != (restapi.IncidentCounts{}) {
 					fmt.Fprintf(&b, " Counts: all %d, ongoing %d, resolved %d, suppressed %d.", p.Counts.All, p.Counts.Ongoing, p.Counts.Resolved, p.Counts.Suppressed)
 				}
 				b.WriteString("\n\n")

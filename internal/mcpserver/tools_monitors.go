@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/restapi"
 )
 
@@ -46,7 +47,14 @@ func redactedMonitor(m restapi.Monitor) restapi.Monitor {
 	return m
 }
 
-var monitorTypes = []string{"http", "api", "ping", "port", "udp", "cron", "dns", "multistep", "mcp"}
+// monitorTypes are monv1.MonitorTypes as the tool arguments spell them.
+var monitorTypes = func() []string {
+	out := make([]string, len(monv1.MonitorTypes))
+	for i, t := range monv1.MonitorTypes {
+		out[i] = string(t)
+	}
+	return out
+}()
 
 var keyRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$`)
 

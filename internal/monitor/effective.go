@@ -101,3 +101,12 @@ func SecretRefs(s *monv1.MonitorSpec) []monv1.SecretKeySelector {
 	}
 	return out
 }
+
+// DisplayName is how alerts and notices name m: its spec name, else the
+// object's name.
+func DisplayName(m *monv1.Monitor) string {
+	if m.Spec.Name != "" {
+		return m.Spec.Name
+	}
+	return m.Name
+}

@@ -16,8 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/jsonpath"
 	"github.com/uptime-operator/uptime-operator/internal/netguard"
-	"github.com/uptime-operator/uptime-operator/probes"
 )
 
 // Config limits of the specification: a monitor's type-specific config holds
@@ -260,7 +260,7 @@ func validateAssertions(as []monv1.Assertion, path *field.Path) field.ErrorList 
 			errs = append(errs, field.Required(p.Child("property"), "required for header and json_body assertions"))
 		}
 		if a.Source == "json_body" && a.Property != "" {
-			if err := probes.ValidateJSONPath(a.Property); err != nil {
+			if err := jsonpath.Validate(a.Property); err != nil {
 				errs = append(errs, field.Invalid(p.Child("property"), a.Property, err.Error()))
 			}
 		}
@@ -372,7 +372,7 @@ func validateMultistep(ctx context.Context, c *monv1.MultistepConfig, guard Host
 		errs = append(errs, validateAssertions(st.Assertions, p.Child("assertions"))...)
 		for j, ex := range st.Extract {
 			if ex.Source != "header" {
-				if err := probes.ValidateJSONPath(ex.Property); err != nil {
+				if err := jsonpath.Validate(ex.Property); err != nil {
 					errs = append(errs, field.Invalid(p.Child("extract").Index(j).Child("property"), ex.Property, err.Error()))
 				}
 			}

@@ -12,6 +12,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/uptime-operator/uptime-operator/internal/backoff"
 )
 
 // Client is the agent side of the probe API.
@@ -28,7 +30,9 @@ type Client struct {
 	// MaxRetries is the number of retries after the first attempt (default 3;
 	// negative disables retries).
 	MaxRetries int
-	// Backoff is the first retry delay, doubled per retry (default 200ms).
+	// Backoff is the first retry delay, doubled per retry (default 200ms);
+	// half of each delay is random (package backoff), so agents that failed
+	// together do not retry together.
 	Backoff time.Duration
 	// AgentID names the agent in its long polls (the agent=… parameter), as
 	// result batches name it, so the manager counts one agent, not two.
@@ -99,9 +103,9 @@ func (c *Client) do(ctx context.Context, method, path string, body []byte, decod
 	if retries == 0 {
 		retries = 3
 	}
-	backoff := c.Backoff
-	if backoff <= 0 {
-		backoff = 200 * time.Millisecond
+	retry := backoff.Policy{Base: c.Backoff, Jitter: 0.5}
+	if retry.Base <= 0 {
+		retry.Base = 200 * time.Millisecond
 	}
 	var err error
 	for attempt := 0; ; attempt++ {
@@ -110,7 +114,7 @@ func (c *Client) do(ctx context.Context, method, path string, body []byte, decod
 		if err == nil || ctx.Err() != nil || (errors.As(err, &se) && !se.retryable()) || attempt >= retries {
 			return err
 		}
-		t := time.NewTimer(backoff << attempt)
+		t := time.NewTimer(retry.Delay(attempt))
 		select {
 		case <-ctx.Done():
 			t.Stop()

@@ -42,7 +42,7 @@
 // may not act for the region, 429 (with Retry-After) once a client address
 // had FailureLimit 401 or 403 answers within FailureWindow, 5xx for server
 // faults. The Client retries network errors, 429 and 5xx with exponential
-// backoff and never retries other 4xx answers.
+// backoff with jitter and never retries other 4xx answers.
 //
 // # Types
 //

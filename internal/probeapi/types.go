@@ -5,20 +5,22 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 )
 
-// Monitor types. Cron monitors never reach agents: the manager evaluates
+// Monitor types, the API's (monv1.MonitorTypes) as strings. Cron monitors never reach agents: the manager evaluates
 // their heartbeats itself.
 const (
-	TypeHTTP      = "http"
-	TypeAPI       = "api"
-	TypePing      = "ping"
-	TypePort      = "port"
-	TypeUDP       = "udp"
-	TypeCron      = "cron"
-	TypeDNS       = "dns"
-	TypeMultistep = "multistep"
-	TypeMCP       = "mcp"
+	TypeHTTP      = string(monv1.MonitorHTTP)
+	TypeAPI       = string(monv1.MonitorAPI)
+	TypePing      = string(monv1.MonitorPing)
+	TypePort      = string(monv1.MonitorPort)
+	TypeUDP       = string(monv1.MonitorUDP)
+	TypeCron      = string(monv1.MonitorCron)
+	TypeDNS       = string(monv1.MonitorDNS)
+	TypeMultistep = string(monv1.MonitorMultistep)
+	TypeMCP       = string(monv1.MonitorMCP)
 )
 
 // Status is the verdict of one check.

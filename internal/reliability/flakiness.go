@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/uptime-operator/uptime-operator/internal/store"
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 )
 
 // Flakiness scores how noisy a monitor is, 0 (steady) to 100 (very flaky),
@@ -46,21 +46,30 @@ type FlakinessWindow struct {
 	Reasons              []FlakinessReason `json:"reasons"`
 }
 
+// Check is what the flakiness score reads of one check result.
+type Check struct {
+	Region string
+	At     time.Time
+	// Status is the check's verdict: up, degraded, down, blocked or
+	// unknown.
+	Status monv1.MonitorStatusValue
+}
+
 // failureRun is a run of consecutive down checks of one region.
 type failureRun struct{ start, end time.Time }
 
 // Flakiness scores the window [from, to). checks are one monitor's
 // checks (any order, any region); incidents its incidents that may overlap
 // the window.
-func Flakiness(from, to time.Time, checks []store.Check, incidents []store.Incident) FlakinessWindow {
+func Flakiness(from, to time.Time, checks []Check, incidents []Incident) FlakinessWindow {
 	days := to.Sub(from).Hours() / 24
 	out := FlakinessWindow{Days: int(math.Round(days)), Reasons: []FlakinessReason{}}
-	byRegion := map[string][]store.Check{}
+	byRegion := map[string][]Check{}
 	for _, c := range checks {
-		if c.CheckedAt.Before(from) || !c.CheckedAt.Before(to) {
+		if c.At.Before(from) || !c.At.Before(to) {
 			continue
 		}
-		if c.Status == store.StatusBlocked || c.Status == store.StatusUnknown {
+		if c.Status == monv1.StatusBlocked || c.Status == monv1.StatusUnknown {
 			continue // checker-side faults say nothing about the target
 		}
 		byRegion[c.Region] = append(byRegion[c.Region], c)
@@ -68,18 +77,18 @@ func Flakiness(from, to time.Time, checks []store.Check, incidents []store.Incid
 	}
 	var runs []failureRun
 	for _, cs := range byRegion {
-		slices.SortFunc(cs, func(a, b store.Check) int { return a.CheckedAt.Compare(b.CheckedAt) })
+		slices.SortFunc(cs, func(a, b Check) int { return a.At.Compare(b.At) })
 		var run *failureRun
 		for i, c := range cs {
-			down := c.Status == store.StatusDown
-			if i > 0 && down != (cs[i-1].Status == store.StatusDown) {
+			down := c.Status == monv1.StatusDown
+			if i > 0 && down != (cs[i-1].Status == monv1.StatusDown) {
 				out.StateFlips++
 			}
 			switch {
 			case down && run == nil:
-				run = &failureRun{start: c.CheckedAt, end: c.CheckedAt}
+				run = &failureRun{start: c.At, end: c.At}
 			case down:
-				run.end = c.CheckedAt
+				run.end = c.At
 			case run != nil:
 				runs = append(runs, *run)
 				run = nil
@@ -91,7 +100,7 @@ func Flakiness(from, to time.Time, checks []store.Check, incidents []store.Incid
 	}
 	out.Regions = len(byRegion)
 	for _, r := range runs {
-		confirmed := slices.ContainsFunc(incidents, func(inc store.Incident) bool {
+		confirmed := slices.ContainsFunc(incidents, func(inc Incident) bool {
 			end := to
 			if inc.ResolvedAt != nil {
 				end = *inc.ResolvedAt
@@ -108,7 +117,7 @@ func Flakiness(from, to time.Time, checks []store.Check, incidents []store.Incid
 		}
 		out.Incidents++
 		short := inc.ResolvedAt != nil && inc.ResolvedAt.Sub(inc.StartedAt) < shortIncidentTime
-		if short || inc.IsFlapping {
+		if short || inc.Flapping {
 			out.ShortIncidents++
 		}
 	}

@@ -1,10 +1,18 @@
 package reliability
 
-import (
-	"time"
+import "time"
 
-	"github.com/uptime-operator/uptime-operator/internal/store"
-)
+// Incident is what the figures read of an incident. The caller converts
+// from wherever it holds incidents (the store, the REST answers), so this
+// package stays below both.
+type Incident struct {
+	StartedAt time.Time
+	// ResolvedAt is nil while the incident is open.
+	ResolvedAt *time.Time
+	// Flapping marks an incident opened while the monitor flapped; it
+	// counts as a short incident in the flakiness score.
+	Flapping bool
+}
 
 // IncidentStats are the incident figures of one window.
 type IncidentStats struct {
@@ -25,7 +33,7 @@ type IncidentStats struct {
 
 // Incidents computes the figures of [from, to) from incidents that started
 // in the window or before it.
-func Incidents(from, to time.Time, incidents []store.Incident) IncidentStats {
+func Incidents(from, to time.Time, incidents []Incident) IncidentStats {
 	st := IncidentStats{Window: to.Sub(from)}
 	for _, inc := range incidents {
 		end := to

@@ -3,15 +3,13 @@ package reliability
 import (
 	"testing"
 	"time"
-
-	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
 func TestIncidents(t *testing.T) {
 	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 	from := now.Add(-10 * time.Hour)
 	end := func(t time.Time) *time.Time { return &t }
-	st := Incidents(from, now, []store.Incident{
+	st := Incidents(from, now, []Incident{
 		{StartedAt: from.Add(-time.Hour), ResolvedAt: end(from.Add(time.Hour))}, // before the window: downtime only
 		{StartedAt: now.Add(-5 * time.Hour), ResolvedAt: end(now.Add(-4 * time.Hour))},
 		{StartedAt: now.Add(-time.Hour)},

@@ -1,6 +1,6 @@
 package restapi
 
-import "github.com/uptime-operator/uptime-operator/internal/store"
+import "time"
 
 // Incident is an incident as GET /incidents lists it (and the base of the
 // incident detail). Times are ISO 8601 in UTC.
@@ -29,20 +29,45 @@ type Incident struct {
 
 // IncidentPage is one page of GET /incidents.
 type IncidentPage struct {
-	Items    []Incident           `json:"items"`
-	Total    int                  `json:"total"`
-	Page     int                  `json:"page"`
-	PageSize int                  `json:"page_size"`
-	Counts   store.IncidentCounts `json:"counts"`
+	Items    []Incident     `json:"items"`
+	Total    int            `json:"total"`
+	Page     int            `json:"page"`
+	PageSize int            `json:"page_size"`
+	Counts   IncidentCounts `json:"counts"`
 }
 
 // IncidentDetail is GET /incidents/:id.
 type IncidentDetail struct {
 	Incident
-	Cause      *string                `json:"cause"`
-	Postmortem *string                `json:"postmortem"`
-	Runbook    *store.IncidentRunbook `json:"runbook"`
-	Notes      []Note                 `json:"notes"`
+	Cause      *string          `json:"cause"`
+	Postmortem *string          `json:"postmortem"`
+	Runbook    *IncidentRunbook `json:"runbook"`
+	Notes      []Note           `json:"notes"`
+}
+
+// IncidentCounts are the incident totals per state of a listing's filter.
+type IncidentCounts struct {
+	All        int `json:"all"`
+	Ongoing    int `json:"ongoing"`
+	Resolved   int `json:"resolved"`
+	Suppressed int `json:"suppressed"`
+}
+
+// IncidentRunbook is the runbook attached to an incident, with its step
+// state.
+type IncidentRunbook struct {
+	RunbookID string        `json:"runbook_id"`
+	Name      string        `json:"name,omitempty"`
+	Steps     []RunbookStep `json:"steps"`
+}
+
+// RunbookStep is one step of an attached runbook.
+type RunbookStep struct {
+	ID          string     `json:"id"`
+	Title       string     `json:"title"`
+	Description string     `json:"description,omitempty"`
+	Completed   bool       `json:"is_completed"`
+	CompletedAt *time.Time `json:"completed_at,omitempty"`
 }
 
 // Note is one timeline note of an incident.

@@ -27,3 +27,31 @@ type PageMonitor struct {
 	Section       *string `json:"section"`
 	CurrentStatus string  `json:"current_status"`
 }
+
+// PublicService is a third-party service as a public status page shows it
+// (third_party_services): package statuspage serves it, package thirdparty
+// fills it from the poller's state.
+type PublicService struct {
+	Name string `json:"name"`
+	// Status is up, degraded, down, maintenance or unknown (no recent
+	// successful poll of the provider).
+	Status string `json:"status"`
+	// URL is the provider's own status page.
+	URL string `json:"url"`
+	// Components are the provider components chosen for the page.
+	Components []PublicServiceComponent `json:"components"`
+	// Incidents are the provider's open incidents that affect the service.
+	Incidents []PublicServiceIncident `json:"incidents,omitempty"`
+}
+
+// PublicServiceComponent is one chosen component of a third-party service.
+type PublicServiceComponent struct {
+	Name   string `json:"name"`
+	Status string `json:"status"`
+}
+
+// PublicServiceIncident is an open incident of a third-party service.
+type PublicServiceIncident struct {
+	Name string `json:"name"`
+	URL  string `json:"url,omitempty"`
+}

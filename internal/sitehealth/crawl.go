@@ -15,7 +15,7 @@ import (
 
 	"golang.org/x/net/html"
 
-	"github.com/uptime-operator/uptime-operator/internal/expiry"
+	"github.com/uptime-operator/uptime-operator/internal/hostname"
 	"github.com/uptime-operator/uptime-operator/internal/netguard"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 	"github.com/uptime-operator/uptime-operator/internal/trust"
@@ -465,7 +465,7 @@ func (c *crawler) sortedIssues() []store.HealthIssue {
 // siteKey is what makes two URLs the same site: the registrable domain, or
 // the host and port for IP literals and single-label hosts.
 func siteKey(u *url.URL) string {
-	if d := expiry.RegistrableDomain(u.Hostname()); d != "" {
+	if d := hostname.Registrable(u.Hostname()); d != "" {
 		return d
 	}
 	return strings.ToLower(u.Host)

@@ -278,7 +278,7 @@ func TestServiceRunsAndNotifies(t *testing.T) {
 		Spec: monv1.AlertChannelSpec{Type: monv1.ChannelWebhook, WebhookURL: "https://hooks.example.com/x"}}
 	k8s := fake.NewClientBuilder().WithScheme(sch).WithObjects(hook).Build()
 	cfg := ts.config()
-	svc := &Service{Store: st, Router: &alerting.Router{Reader: k8s, BaseURL: "https://uptime.example.com"}, AllowPrivateTargets: true,
+	svc := &Service{Store: st, Notifier: &alerting.Router{Reader: k8s, BaseURL: "https://uptime.example.com"}, AllowPrivateTargets: true,
 		Crawl: CrawlConfig{SlowAfter: cfg.SlowAfter, Timeout: cfg.Timeout, TLSConfig: cfg.TLSConfig}}
 	site, err := st.CreateHealthSite(ctx, store.HealthSite{Namespace: "team", Name: "Shop", URL: ts.site.URL + "/", MaxPages: 50, MaxDepth: 1,
 		CheckExternalLinks: true, PerfAuditFormFactor: store.HealthFormMobile, Schedule: store.HealthScheduleDaily,

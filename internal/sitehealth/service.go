@@ -5,14 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
 
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/alertevent"
-	"github.com/uptime-operator/uptime-operator/internal/alerting"
 	"github.com/uptime-operator/uptime-operator/internal/netguard"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
@@ -38,14 +37,25 @@ const (
 // ErrRunInProgress means the site already has a run in progress.
 var ErrRunInProgress = errors.New("a crawl of this site is already in progress")
 
+// Notifier builds notice events addressed to the channels that take them.
+// It is declared here, where it is used, so this service does not depend
+// on the alerting package; the manager wires *alerting.Router.
+type Notifier interface {
+	// NoticeEvent builds the outbox event of a notice of kind with payload
+	// in namespace; affected monitors narrow the channels by routing.
+	NoticeEvent(ctx context.Context, namespace, kind string, payload any, affected []*monv1.Monitor) (store.OutboxEvent, error)
+	// Link is the dashboard URL of path, "" without a public URL.
+	Link(path string) string
+}
+
 // Service runs website health crawls and keeps their reports. It is a
 // manager Runnable that needs leader election (the schedules); Trigger and
 // the read methods may be used on every replica.
 type Service struct {
 	// Store keeps sites, runs and the outbox.
 	Store Store
-	// Router builds site_health.issues events; nil sends none.
-	Router *alerting.Router
+	// Notifier builds site_health.issues events; nil sends none.
+	Notifier Notifier
 	// Kick wakes the delivery worker after an event is enqueued; may be nil.
 	Kick func()
 	// Auditor runs performance audits; nil reports audits unavailable.
@@ -324,7 +334,7 @@ func (s *Service) perform(ctx context.Context, site store.HealthSite, run store.
 // when the crawl failed, when it found errors the previous finished run did
 // not have, or when an audit score fell by at least the site's threshold.
 func (s *Service) issuesEvent(ctx context.Context, site store.HealthSite, run store.HealthRun, sum Summary, issues []store.HealthIssue) (store.OutboxEvent, bool, error) {
-	if s.Router == nil {
+	if s.Notifier == nil {
 		return store.OutboxEvent{}, false, nil
 	}
 	prev, prevIssues, err := s.previous(ctx, site.ID, run.ID)
@@ -347,7 +357,7 @@ func (s *Service) issuesEvent(ctx context.Context, site store.HealthSite, run st
 		BrokenLinks: sum.Counts.BrokenLinks + sum.Counts.BrokenExternal, MixedContent: sum.Counts.MixedContent,
 		NewErrors: newErrors, ScoreDrops: drops,
 	})
-	ev, err := s.Router.NoticeEvent(ctx, site.Namespace, p.Event, p, nil)
+	ev, err := s.Notifier.NoticeEvent(ctx, site.Namespace, p.Event, p, nil)
 	if err != nil {
 		return ev, false, fmt.Errorf("build %s event: %w", p.Event, err)
 	}
@@ -426,8 +436,8 @@ func ScoreDrops(prev, cur *AuditReport, thresh int) []alertevent.ScoreDrop {
 }
 
 func (s *Service) reportURL(runID string) string {
-	if s.Router == nil || s.Router.BaseURL == "" {
+	if s.Notifier == nil {
 		return ""
 	}
-	return strings.TrimRight(s.Router.BaseURL, "/") + "/website-health/reports/" + runID
+	return s.Notifier.Link("/website-health/reports/" + runID)
 }

@@ -21,6 +21,7 @@ import (
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/monitor"
+	"github.com/uptime-operator/uptime-operator/internal/restapi"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
@@ -50,31 +51,14 @@ type Document struct {
 	ThirdPartyServices []PublicService `json:"third_party_services"`
 }
 
-// PublicService is a third-party service as a page shows it.
-type PublicService struct {
-	Name string `json:"name"`
-	// Status is up, degraded, down, maintenance or unknown (no recent
-	// successful poll of the provider).
-	Status string `json:"status"`
-	// URL is the provider's own status page.
-	URL string `json:"url"`
-	// Components are the provider components chosen for the page.
-	Components []PublicServiceComponent `json:"components"`
-	// Incidents are the provider's open incidents that affect the service.
-	Incidents []PublicServiceIncident `json:"incidents,omitempty"`
-}
-
-// PublicServiceComponent is one chosen component of a third-party service.
-type PublicServiceComponent struct {
-	Name   string `json:"name"`
-	Status string `json:"status"`
-}
-
-// PublicServiceIncident is an open incident of a third-party service.
-type PublicServiceIncident struct {
-	Name string `json:"name"`
-	URL  string `json:"url,omitempty"`
-}
+// PublicService and its parts are a third-party service as a page shows
+// it, defined in package restapi: the thirdparty package fills them, and
+// neither of the two services imports the other.
+type (
+	PublicService          = restapi.PublicService
+	PublicServiceComponent = restapi.PublicServiceComponent
+	PublicServiceIncident  = restapi.PublicServiceIncident
+)
 
 // ThirdPartySource supplies the third-party services of a page; the
 // thirdparty package implements it from the poller's stored state.

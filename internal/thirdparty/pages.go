@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/uptime-operator/uptime-operator/internal/statuspage"
+	"github.com/uptime-operator/uptime-operator/internal/restapi"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
@@ -15,12 +15,12 @@ import (
 // in the page's order, with their state from the poller's last snapshot. It
 // never fetches: a visitor of a public page must not make the manager call
 // providers. A service without a fresh, successful poll is unknown.
-func (s *Service) PageServices(ctx context.Context, pageUID string) ([]statuspage.PublicService, error) {
+func (s *Service) PageServices(ctx context.Context, pageUID string) ([]restapi.PublicService, error) {
 	page, err := s.Store.GetThirdPartyPage(ctx, pageUID)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]statuspage.PublicService, 0, len(page.Services))
+	out := make([]restapi.PublicService, 0, len(page.Services))
 	for _, svc := range page.Services {
 		p, ok, err := s.Catalog.Get(ctx, svc.ProviderID)
 		if err != nil {
@@ -29,7 +29,7 @@ func (s *Service) PageServices(ctx context.Context, pageUID string) ([]statuspag
 		if !ok {
 			continue // removed from the catalog: nothing to show
 		}
-		pub := statuspage.PublicService{Name: p.Name, URL: p.pageURL(), Status: stateUnknown, Components: []statuspage.PublicServiceComponent{}}
+		pub := restapi.PublicService{Name: p.Name, URL: p.pageURL(), Status: stateUnknown, Components: []restapi.PublicServiceComponent{}}
 		if svc.DisplayName != "" {
 			pub.Name = svc.DisplayName
 		}
@@ -111,7 +111,7 @@ func indicatorState(indicator string) string {
 // snap. With components chosen, the service is the worst of them and shows
 // them; otherwise it is the provider's overall indicator (or the worst of
 // all its components when the provider has no indicator).
-func fillService(pub *statuspage.PublicService, snap *Snapshot, componentIDs []string) {
+func fillService(pub *restapi.PublicService, snap *Snapshot, componentIDs []string) {
 	worst := ""
 	consider := func(state string) {
 		if state == stateUnknown {
@@ -132,7 +132,7 @@ func fillService(pub *statuspage.PublicService, snap *Snapshot, componentIDs []s
 		state := componentState(c.Status)
 		consider(state)
 		if len(componentIDs) > 0 {
-			pub.Components = append(pub.Components, statuspage.PublicServiceComponent{Name: c.Name, Status: state})
+			pub.Components = append(pub.Components, restapi.PublicServiceComponent{Name: c.Name, Status: state})
 		}
 	}
 	switch {
@@ -146,7 +146,7 @@ func fillService(pub *statuspage.PublicService, snap *Snapshot, componentIDs []s
 		if resolved(inc.Status) || !affects(inc, componentIDs) {
 			continue
 		}
-		pub.Incidents = append(pub.Incidents, statuspage.PublicServiceIncident{Name: inc.Name, URL: inc.Shortlink})
+		pub.Incidents = append(pub.Incidents, restapi.PublicServiceIncident{Name: inc.Name, URL: inc.Shortlink})
 	}
 }
 

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/uptime-operator/uptime-operator/internal/statuspage"
+	"github.com/uptime-operator/uptime-operator/internal/restapi"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
@@ -49,10 +49,10 @@ func TestPageServices(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []statuspage.PublicService{
+	want := []restapi.PublicService{
 		{Name: "Acme", Status: "down", URL: sp.URL},
-		{Name: "Acme website", Status: "up", URL: sp.URL, Components: []statuspage.PublicServiceComponent{{Name: "Website", Status: "up"}}},
-		{Name: "Acme API", Status: "down", URL: sp.URL, Components: []statuspage.PublicServiceComponent{{Name: "API", Status: "down"}}},
+		{Name: "Acme website", Status: "up", URL: sp.URL, Components: []restapi.PublicServiceComponent{{Name: "Website", Status: "up"}}},
+		{Name: "Acme API", Status: "down", URL: sp.URL, Components: []restapi.PublicServiceComponent{{Name: "API", Status: "down"}}},
 		{Name: "Quiet", Status: "unknown", URL: "https://status.quiet.example"},
 	}
 	if len(got) != len(want) {

@@ -14,8 +14,8 @@ import (
 	"github.com/go-logr/logr"
 	"golang.org/x/sync/errgroup"
 
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/alertevent"
-	"github.com/uptime-operator/uptime-operator/internal/alerting"
 	"github.com/uptime-operator/uptime-operator/internal/netguard"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 	"github.com/uptime-operator/uptime-operator/internal/trust"
@@ -37,6 +37,17 @@ const (
 // ErrUnknownProvider means the provider id is not in the catalog.
 var ErrUnknownProvider = errors.New("thirdparty: unknown provider")
 
+// Notifier builds notice events addressed to the channels that take them.
+// It is declared here, where it is used, so this service does not depend
+// on the alerting package; the manager wires *alerting.Router.
+type Notifier interface {
+	// NoticeEvent builds the outbox event of a notice of kind with payload
+	// in namespace; affected monitors narrow the channels by routing.
+	NoticeEvent(ctx context.Context, namespace, kind string, payload any, affected []*monv1.Monitor) (store.OutboxEvent, error)
+	// Link is the dashboard URL of path, "" without a public URL.
+	Link(path string) string
+}
+
 // Service polls followed providers and answers the catalog questions of the
 // REST API. Start (the poller) needs leader election; the other methods may
 // be called on every replica.
@@ -45,8 +56,8 @@ type Service struct {
 	Store Store
 	// Catalog lists the providers.
 	Catalog *Catalog
-	// Router builds the notice events and picks their channels.
-	Router *alerting.Router
+	// Notifier builds the notice events and picks their channels.
+	Notifier Notifier
 	// Kick wakes the delivery worker after notices are enqueued; may be nil.
 	Kick func()
 	// HTTPClient fetches providers; nil is a client whose connections pass
@@ -241,7 +252,7 @@ func (s *Service) events(ctx context.Context, p Provider, subs []store.ThirdPart
 				continue
 			}
 			payload := s.Payload(p, ch)
-			ev, err := s.Router.NoticeEvent(ctx, sub.Namespace, payload.Event, payload, nil)
+			ev, err := s.Notifier.NoticeEvent(ctx, sub.Namespace, payload.Event, payload, nil)
 			if err != nil {
 				return nil, err
 			}
@@ -256,8 +267,10 @@ func (s *Service) events(ctx context.Context, p Provider, subs []store.ThirdPart
 // Payload is the webhook payload of change ch of provider p.
 func (s *Service) Payload(p Provider, ch Change) alertevent.ThirdPartyPayload {
 	url := p.pageURL()
-	if s.Router != nil && s.Router.BaseURL != "" {
-		url = strings.TrimRight(s.Router.BaseURL, "/") + "/third-party-status/providers/" + p.ID
+	if s.Notifier != nil {
+		if link := s.Notifier.Link("/third-party-status/providers/" + p.ID); link != "" {
+			url = link
+		}
 	}
 	components := ch.Components
 	if components == nil {

@@ -118,7 +118,7 @@ func newFixture(t *testing.T, providers ...Provider) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
-	svc := &Service{Store: st, Catalog: &Catalog{NoBuiltIn: true, Extra: providers}, Router: &alerting.Router{Reader: k8s},
+	svc := &Service{Store: st, Catalog: &Catalog{NoBuiltIn: true, Extra: providers}, Notifier: &alerting.Router{Reader: k8s},
 		AllowPrivateTargets: true}
 	return &fixture{st: st, svc: svc}
 }

@@ -1,4 +1,8 @@
-package probes
+// Package jsonpath is the small JSON path dialect of HTTP assertions and
+// multistep extraction. It is a leaf: the probes evaluate paths with it and
+// the model (internal/monitor) validates them at admission with the same
+// parser, so the model need not import the probe runtime.
+package jsonpath
 
 import (
 	"bytes"
@@ -21,12 +25,12 @@ type pathSegment struct {
 	all bool
 }
 
-// parseJSONPath parses the small JSON path dialect of assertions and
+// parse parses the small JSON path dialect of assertions and
 // extraction: $ (optional), .key, ['key'] or ["key"], [index] with
 // negative indexes counting from the end, and the wildcards [*] and .*
 // (every element or member), for example $.data.items[0].id or
 // $.services[*].status.
-func parseJSONPath(path string) ([]pathSegment, error) {
+func parse(path string) ([]pathSegment, error) {
 	p := strings.TrimSpace(path)
 	p = strings.TrimPrefix(p, "$")
 	var segs []pathSegment
@@ -84,19 +88,19 @@ func parseJSONPath(path string) ([]pathSegment, error) {
 	return segs, nil
 }
 
-// ValidateJSONPath returns why path is not a JSON path of the dialect of
+// Validate returns why path is not a JSON path of the dialect of
 // assertions and extraction, nil when it is. Admission uses it, so a path
 // is refused when written rather than failing every check.
-func ValidateJSONPath(path string) error {
+func Validate(path string) error {
 	if strings.TrimSpace(path) == "" {
 		return fmt.Errorf("json path is empty")
 	}
-	_, err := parseJSONPath(path)
+	_, err := parse(path)
 	return err
 }
 
-// decodeJSON decodes a document keeping numbers in their text form.
-func decodeJSON(body []byte) (any, error) {
+// Decode decodes a document keeping numbers in their text form.
+func Decode(body []byte) (any, error) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	var v any
@@ -109,14 +113,14 @@ func decodeJSON(body []byte) (any, error) {
 // maxPathMatches bounds what a wildcard path collects.
 const maxPathMatches = 10000
 
-// evalJSONPath returns the value at path in doc (decoded with decodeJSON)
+// Eval returns the value at path in doc (decoded with Decode)
 // and whether it exists. A path with a wildcard returns the array of every
 // value it reaches (array elements in order, object members sorted by key),
 // and exists
 // when it reaches at least one: "$.services[*].status" not_contains "down"
 // asserts that no service is down.
-func evalJSONPath(doc any, path string) (any, bool, error) {
-	segs, err := parseJSONPath(path)
+func Eval(doc any, path string) (any, bool, error) {
+	segs, err := parse(path)
 	if err != nil {
 		return nil, false, err
 	}
@@ -178,10 +182,10 @@ func step(out []any, v any, s pathSegment) []any {
 	return out
 }
 
-// jsonText renders a decoded JSON value for comparison: strings as is,
+// Text renders a decoded JSON value for comparison: strings as is,
 // numbers and booleans in their JSON form, null as "null", objects and
 // arrays as compact JSON.
-func jsonText(v any) string {
+func Text(v any) string {
 	switch x := v.(type) {
 	case string:
 		return x
@@ -202,6 +206,8 @@ func jsonText(v any) string {
 	}
 }
 
+// truncateString cuts s to n bytes and marks the cut, for error messages
+// that quote a path.
 func truncateString(s string, n int) string {
 	if len(s) <= n {
 		return s

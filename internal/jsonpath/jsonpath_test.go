@@ -1,9 +1,9 @@
-package probes
+package jsonpath
 
 import "testing"
 
 func TestJSONPathWildcardsAndText(t *testing.T) {
-	doc, err := decodeJSON([]byte(`{"svc":{"web":{"s":"up","tags":["<a>"]},"db":{"s":"down"}},"list":[[1,2],[3]]}`))
+	doc, err := Decode([]byte(`{"svc":{"web":{"s":"up","tags":["<a>"]},"db":{"s":"down"}},"list":[[1,2],[3]]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -19,18 +19,18 @@ func TestJSONPathWildcardsAndText(t *testing.T) {
 		{"$.list[0][1]", `2`, true},
 		{"$.svc.web.tags", `["<a>"]`, true},
 	} {
-		v, ok, err := evalJSONPath(doc, tc.path)
+		v, ok, err := Eval(doc, tc.path)
 		if err != nil || ok != tc.exists {
 			t.Errorf("%s: exists %v (%v), want %v", tc.path, ok, err, tc.exists)
 			continue
 		}
 		if ok {
-			if got := jsonText(v); got != tc.want {
+			if got := Text(v); got != tc.want {
 				t.Errorf("%s = %s, want %s", tc.path, got, tc.want)
 			}
 		}
 	}
-	if _, _, err := evalJSONPath(doc, "$.svc[*"); err == nil {
+	if _, _, err := Eval(doc, "$.svc[*"); err == nil {
 		t.Error("an unclosed wildcard bracket must be an error")
 	}
 }

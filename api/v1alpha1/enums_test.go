@@ -1,0 +1,65 @@
+package v1alpha1
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// enumMarkers returns the values of the +kubebuilder:validation:Enum marker
+// of every string type declared in this package's source, by type name.
+func enumMarkers(t *testing.T) map[string][]string {
+	t.Helper()
+	fset := token.NewFileSet()
+	pkgs, err := parser.ParseDir(fset, ".", nil, parser.ParseComments)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]string{}
+	for _, p := range pkgs {
+		for _, f := range p.Files {
+			for _, decl := range f.Decls {
+				gd, ok := decl.(*ast.GenDecl)
+				if !ok || gd.Tok != token.TYPE || gd.Doc == nil {
+					continue
+				}
+				for _, c := range gd.Doc.List {
+					v, ok := strings.CutPrefix(c.Text, "// +kubebuilder:validation:Enum=")
+					if ok {
+						out[gd.Specs[0].(*ast.TypeSpec).Name.Name] = strings.Split(v, ";")
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// TestEnumMarkersMatchLists fails when a type is added to the Enum marker
+// of MonitorType or AlertChannelType but not to its list (or the other way
+// round): the CRD would accept what the operator does not know.
+func TestEnumMarkersMatchLists(t *testing.T) {
+	markers := enumMarkers(t)
+	strs := func(v any) []string {
+		var out []string
+		switch l := v.(type) {
+		case []MonitorType:
+			for _, x := range l {
+				out = append(out, string(x))
+			}
+		case []AlertChannelType:
+			for _, x := range l {
+				out = append(out, string(x))
+			}
+		}
+		return out
+	}
+	for typ, list := range map[string]any{"MonitorType": MonitorTypes, "AlertChannelType": AlertChannelTypes} {
+		if got, want := markers[typ], strs(list); !slices.Equal(got, want) {
+			t.Errorf("Enum marker of %s is %v, its list is %v", typ, got, want)
+		}
+	}
+}
