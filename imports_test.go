@@ -59,7 +59,9 @@ var layers = []layer{
 		// authentication, the local control plane.
 		"internal/store", "internal/assign", "internal/metrics", "internal/recipients",
 		"internal/assist", "internal/otelexport", "internal/localcp", "internal/aggregated",
-		"internal/bootstrap", // on main since d244bc0: applies the chart's regions and plans
+		"internal/bootstrap",   // applies the chart's regions and plans
+		"internal/certrotator", // keeps the serving certificates and injects the CA bundles
+		"internal/credsecrets", // the Secrets a Monitor may reference, and only those
 	}},
 	{name: "domain services", pkgs: []string{
 		"probes", "internal/engine", "internal/probeserver", "internal/alerting",
@@ -67,9 +69,10 @@ var layers = []layer{
 	}},
 	{name: "front doors", pkgs: []string{
 		"controllers", "webhooks", "internal/apiserver", "internal/mcpserver",
+		"internal/kubectlplugin", // kubectl uptime: a client of the aggregated API
 	}},
 	{name: "composition root", siblings: true, pkgs: []string{
-		".", "internal/manager", "internal/cli",
+		".", "internal/manager", "internal/cli", "cmd",
 	}},
 	{name: "tools and test harnesses", siblings: true, pkgs: []string{
 		"hack", "test", "internal/testenv", "internal/testutil",
