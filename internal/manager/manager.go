@@ -5,7 +5,6 @@
 package manager
 
 import (
-	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -26,15 +25,11 @@ import (
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/certwatcher"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
-	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/controllers"
@@ -43,31 +38,20 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/apikeys"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver"
 	"github.com/uptime-operator/uptime-operator/internal/assist"
-	"github.com/uptime-operator/uptime-operator/internal/bootstrap"
 	"github.com/uptime-operator/uptime-operator/internal/certrotator"
 	"github.com/uptime-operator/uptime-operator/internal/certs"
 	"github.com/uptime-operator/uptime-operator/internal/clientip"
-	"github.com/uptime-operator/uptime-operator/internal/credsecrets"
 	"github.com/uptime-operator/uptime-operator/internal/engine"
-	"github.com/uptime-operator/uptime-operator/internal/expiry"
 	"github.com/uptime-operator/uptime-operator/internal/httpserver"
 	"github.com/uptime-operator/uptime-operator/internal/mcpserver"
 	"github.com/uptime-operator/uptime-operator/internal/metrics"
-	"github.com/uptime-operator/uptime-operator/internal/otelexport"
-	"github.com/uptime-operator/uptime-operator/internal/plans"
-	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 	"github.com/uptime-operator/uptime-operator/internal/probeserver"
-	"github.com/uptime-operator/uptime-operator/internal/recipients"
-	"github.com/uptime-operator/uptime-operator/internal/sitehealth"
 	"github.com/uptime-operator/uptime-operator/internal/statuspage"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 	"github.com/uptime-operator/uptime-operator/internal/store/postgres"
 	"github.com/uptime-operator/uptime-operator/internal/store/sqlite"
-	"github.com/uptime-operator/uptime-operator/internal/thirdparty"
 	"github.com/uptime-operator/uptime-operator/internal/trust"
 	"github.com/uptime-operator/uptime-operator/internal/writethrough"
-	checks "github.com/uptime-operator/uptime-operator/probes"
-	"github.com/uptime-operator/uptime-operator/webhooks"
 )
 
 // Options configure the manager.
@@ -288,329 +272,6 @@ func (m *Manager) Overlay() *writethrough.Overlay { return m.overlay }
 // Handler is the root handler of the direct listener (probe API, REST API
 // and public endpoints).
 func (m *Manager) Handler() http.Handler { return m.root }
-
-// New builds the manager with every controller, webhook and listener.
-func New(cfg *rest.Config, opts Options) (*Manager, error) {
-	if opts.LeaderElectionNamespace == "" {
-		// The Lease lives in the manager's namespace; controller-runtime's
-		// own default reads the in-cluster namespace file, which a manager
-		// run outside a Pod (a kubeconfig) does not have.
-		opts.LeaderElectionNamespace = opts.Namespace
-	}
-	// Every reader of the manager's cache sees what the REST API wrote at
-	// once (read-your-writes): the API records its writes in the overlay,
-	// and the cache lays them over its answers until the informer has them.
-	overlay := &writethrough.Overlay{}
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                  Scheme(),
-		NewCache:                overlay.NewCache(nil),
-		Metrics:                 metricsServer(opts),
-		HealthProbeBindAddress:  orZero(opts.HealthAddr),
-		PprofBindAddress:        orZero(opts.PprofAddr),
-		Controller:              ctrlconfig.Controller{SkipNameValidation: &opts.SkipNameValidation},
-		LeaderElection:          opts.LeaderElection,
-		LeaderElectionID:        "uptime-operator.monitoring.uptime-operator.io",
-		LeaderElectionNamespace: opts.LeaderElectionNamespace,
-		WebhookServer: webhook.NewServer(webhook.Options{
-			Host: opts.WebhookHost, Port: opts.WebhookPort, CertDir: opts.WebhookCertDir,
-		}),
-		Cache: cache.Options{
-			// Nothing reads managedFields, and they were a large part of a
-			// cached object: one entry per field manager (the creator, the
-			// webhooks' defaults, the status writer), each listing every
-			// field it owns. At 100,000 Monitors that is memory per Monitor
-			// held for nothing, and the watch decodes them all the same.
-			DefaultTransform: cache.TransformStripManagedFields(),
-			ByObject:         cacheByObject(opts.Namespace, opts.SecretNamespaces),
-		},
-	})
-	if err != nil {
-		return nil, fmt.Errorf("create manager: %w", err)
-	}
-	if opts.CertRotation != nil {
-		if err := rotateCerts(mgr, *opts.CertRotation); err != nil {
-			return nil, err
-		}
-	}
-	resolver := &plans.Resolver{Reader: mgr.GetClient(), DefaultPlan: opts.DefaultPlan}
-	// The Secrets Monitors may reference, and no other (package credsecrets).
-	credSecrets, err := credsecrets.New(cfg, credsecrets.Options{Scheme: mgr.GetScheme(), Namespaces: opts.SecretNamespaces, Direct: mgr.GetAPIReader()})
-	if err != nil {
-		return nil, err
-	}
-	if err := mgr.Add(credSecrets); err != nil {
-		return nil, err
-	}
-	ctx := context.Background()
-	st, err := OpenStore(ctx, opts.Store)
-	if err != nil {
-		return nil, err
-	}
-	confirmer := &recipients.Confirmer{Reader: mgr.GetClient(), Store: st, BaseURL: opts.PublicURL,
-		Required: opts.RequireRecipientConfirmation, Log: ctrl.Log.WithName("recipients")}
-	if opts.SMTP != nil && opts.SMTP.Addr != "" {
-		smtp := *opts.SMTP
-		confirmer.Mailer = recipients.MailerFunc(func(ctx context.Context, to, subject, text string) error {
-			return smtp.Send(ctx, alerting.MailMessage{To: []string{to}, Subject: subject, Text: text})
-		})
-	}
-	worker := &alerting.Worker{
-		Store: st, Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Owner: replicaID(),
-		AllowPrivateTargets: opts.AllowPrivateTargets, Retention: opts.Retention, RetryWindow: opts.DeliveryRetryWindow, Recipients: confirmer,
-		SMTP: opts.SMTP, Twilio: opts.Twilio, Recorder: mgr.GetEventRecorderFor("uptime-operator-alerting"),
-	}
-	for _, r := range []manager.Runnable{worker, confirmer} {
-		if err := mgr.Add(r); err != nil {
-			return nil, err
-		}
-	}
-	alerts := alerting.EngineAlerts{Router: &alerting.Router{Reader: mgr.GetClient(), BaseURL: opts.PublicURL}, Kick: worker.Kick}
-	if err := (&controllers.AlertChannelReconciler{Client: mgr.GetClient(), Secrets: mgr.GetAPIReader()}).SetupWithManager(mgr); err != nil {
-		return nil, fmt.Errorf("set up alert channel controller: %w", err)
-	}
-	escalator := &alerting.Escalator{Store: st, Reader: mgr.GetClient(), Router: alerts.Router, Kick: worker.Kick}
-	if err := alerting.IndexMonitors(ctx, mgr.GetFieldIndexer()); err != nil {
-		return nil, err
-	}
-	if err := mgr.Add(escalator); err != nil {
-		return nil, err
-	}
-	if err := (&controllers.OnCallScheduleReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
-		return nil, fmt.Errorf("set up on-call schedule controller: %w", err)
-	}
-	if err := (&controllers.EscalationPolicyReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
-		return nil, fmt.Errorf("set up escalation policy controller: %w", err)
-	}
-	if err := (&controllers.MonitorGroupReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
-		return nil, fmt.Errorf("set up monitor group controller: %w", err)
-	}
-	key, err := signingKey(ctx, mgr.GetAPIReader(), mgr.GetClient(), opts.Namespace)
-	if err != nil {
-		// Without the Secret (no namespace, no RBAC) each process makes its
-		// own key; say what that costs.
-		ctrl.Log.WithName("statuspage").Error(err, "no shared signing key: status page sessions, unsubscribe links and subscriber webhook secrets change when the manager restarts")
-	}
-	notifier := &statuspage.Notifier{
-		Reader: mgr.GetClient(), Store: st, Kick: worker.Kick, Sign: alerting.Sign, BaseURL: opts.PublicURL,
-		AllowPrivateTargets: opts.AllowPrivateTargets, Key: key,
-	}
-	// Subscriber notifications and recipient confirmations are delivered by
-	// the alerting worker, through the outbox.
-	confirmer.Key, confirmer.Kick = key, worker.Kick
-	worker.Targets = map[string]alerting.Target{statuspage.OutboxPrefix: notifier, recipients.OutboxPrefix: confirmer}
-	if opts.SMTP != nil {
-		smtp := *opts.SMTP
-		notifier.Mailer = statuspage.MailerFunc(func(ctx context.Context, to, subject, text string) error {
-			return smtp.Send(ctx, alerting.MailMessage{To: []string{to}, Subject: subject, Text: text})
-		})
-	}
-	expiryChecker := &expiry.Checker{
-		Store: st, Reader: mgr.GetClient(), Notifier: alerts.Router, Kick: worker.Kick, RDAPBaseURL: opts.RDAPURL,
-		AllowPrivateTargets: opts.AllowPrivateTargets, Log: ctrl.Log.WithName("expiry"),
-	}
-	if err := mgr.Add(expiryChecker); err != nil {
-		return nil, err
-	}
-	siteHealth := &sitehealth.Service{Store: st, Notifier: alerts.Router, Kick: worker.Kick, Auditor: &sitehealth.Auditor{},
-		AllowPrivateTargets: opts.AllowPrivateTargets, Log: ctrl.Log.WithName("sitehealth")}
-	thirdParty := &thirdparty.Service{Store: st, Notifier: alerts.Router, Kick: worker.Kick,
-		Catalog:             &thirdparty.Catalog{Reader: mgr.GetAPIReader(), Namespace: opts.Namespace},
-		AllowPrivateTargets: opts.AllowPrivateTargets, Log: ctrl.Log.WithName("thirdparty")}
-	otel := &otelexport.Exporter{Store: st, Reader: mgr.GetClient(), AllowPrivateTargets: opts.AllowPrivateTargets,
-		Log: ctrl.Log.WithName("otel")}
-	for _, r := range []manager.Runnable{siteHealth, thirdParty, otel} {
-		if err := mgr.Add(r); err != nil {
-			return nil, err
-		}
-	}
-	// The probe API server and the engine know each other only through the
-	// callbacks and the interface wired here: the server hands results to
-	// the engine, the engine asks the server which agents are online.
-	var eng *engine.Engine
-	series := monitorSeries(opts)
-	probes := probeserver.New(probeserver.Options{
-		Client: mgr.GetClient(), Secrets: mgr.GetAPIReader(), Plans: resolver, ManagerNamespace: opts.Namespace,
-		Ingest: func(ctx context.Context, results []probeapi.Result) (probeapi.ResultsResponse, error) {
-			return eng.Ingest(ctx, results)
-		},
-		Contact: func(region, agent string, at time.Time) { eng.ShareContact(region, agent, at) },
-		Log:     ctrl.Log.WithName("probeserver"),
-	})
-	eng = engine.New(engine.Options{
-		TLS: expiryChecker, Subscribers: notifier, Export: otel,
-		Recorder: mgr.GetEventRecorderFor("uptime-operator-engine"),
-		Alerts:   alerts,
-		Store:    st, Client: mgr.GetClient(), Secrets: credSecrets, Plans: resolver,
-		AllowPrivateTargets: opts.AllowPrivateTargets, ManagerNamespace: opts.Namespace, LocalCheck: checks.RunOnce,
-		Log:    ctrl.Log.WithName("engine"),
-		Agents: probes,
-		Series: seriesObserver(series),
-	})
-	if err := eng.SetupWithManager(ctx, mgr, opts.Retention); err != nil {
-		return nil, err
-	}
-	if err := probes.SetupWithManager(ctx, mgr); err != nil {
-		return nil, err
-	}
-	// The REST API finds objects by id (metadata.uid); the engine indexes
-	// Monitors, the other kinds the API addresses by id are indexed here.
-	for _, obj := range []client.Object{&monv1.MonitorGroup{}, &monv1.StatusPage{}, &monv1.AlertChannel{},
-		&monv1.SLO{}, &monv1.MaintenanceWindow{}, &monv1.EscalationPolicy{}} {
-		if err := mgr.GetFieldIndexer().IndexField(ctx, obj, monv1.UIDIndex, func(o client.Object) []string {
-			return []string{string(o.GetUID())}
-		}); err != nil {
-			return nil, fmt.Errorf("index by uid: %w", err)
-		}
-	}
-	if err := mgr.GetFieldIndexer().IndexField(ctx, &corev1.Secret{}, apikeys.HashIndex, func(o client.Object) []string {
-		return []string{o.GetLabels()[apikeys.HashLabel]}
-	}); err != nil {
-		return nil, fmt.Errorf("index api keys by hash: %w", err)
-	}
-	if err := (&controllers.MonitorReconciler{
-		Client: mgr.GetClient(), Secrets: credSecrets, Plans: resolver,
-		Live: eng, History: st, Updates: eng.Updates(), NewHeartbeatToken: engine.NewHeartbeatToken,
-		StatusWrites: controllers.NewStatusPacer(cmp.Or(opts.MonitorStatusWrites, controllers.DefaultMonitorStatusWrites)),
-	}).SetupWithManager(mgr); err != nil {
-		return nil, fmt.Errorf("set up monitor controller: %w", err)
-	}
-	if err := (&controllers.ProbeRegionReconciler{
-		Client: mgr.GetClient(), Agents: agentsAnywhere{eng},
-		Probe: controllers.ProbeDeploymentOptions{
-			Namespace: opts.Namespace, Image: opts.ProbeImage, ServerURL: opts.ProbeServerURL,
-			AllowPrivate: opts.AllowPrivateTargets,
-			TrustedCA:    opts.ProbeTrustedCA, ServerCA: opts.ProbeServerCA,
-			ImagePullSecrets: localObjectReferences(opts.ProbeImagePullSecrets),
-		},
-	}).SetupWithManager(mgr); err != nil {
-		return nil, fmt.Errorf("set up probe region controller: %w", err)
-	}
-	if err := (&controllers.MaintenanceWindowReconciler{Client: mgr.GetClient(), Events: st, Alerts: alerts, Subscribers: notifier}).SetupWithManager(mgr); err != nil {
-		return nil, fmt.Errorf("set up maintenance window controller: %w", err)
-	}
-	if err := (&controllers.SLOReconciler{Client: mgr.GetClient(), Store: st, Events: st, Alerts: alerts}).SetupWithManager(mgr); err != nil {
-		return nil, fmt.Errorf("set up slo controller: %w", err)
-	}
-	if err := webhooks.SetupWithManager(mgr, webhooks.Options{
-		DefaultPlan: opts.DefaultPlan, AllowPrivateTargets: opts.AllowPrivateTargets, Secrets: credSecrets,
-	}); err != nil {
-		return nil, err
-	}
-	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
-		return nil, err
-	}
-	if err := mgr.AddReadyzCheck("webhooks", mgr.GetWebhookServer().StartedChecker()); err != nil {
-		return nil, err
-	}
-	// Not ready while the store does not answer (PostgreSQL down): the
-	// API would only answer errors, and probe results would be refused.
-	if err := mgr.AddReadyzCheck("store", func(r *http.Request) error {
-		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-		defer cancel()
-		return st.Ping(ctx)
-	}); err != nil {
-		return nil, err
-	}
-
-	m := &Manager{Manager: mgr, opts: opts, overlay: overlay, Store: st, Engine: eng, Probes: probes, Alerts: worker, apiBound: make(chan struct{}), aggBound: make(chan struct{}),
-		probeBound: make(chan struct{})}
-	if err := (&controllers.StatusPageReconciler{Client: mgr.GetClient(), BaseURL: opts.PublicURL}).SetupWithManager(mgr); err != nil {
-		return nil, fmt.Errorf("set up status page controller: %w", err)
-	}
-	monitors, err := apiserver.InformerMonitors(ctx, mgr.GetCache())
-	if err != nil {
-		return nil, err
-	}
-	metrics.SetOpenIncidents(func(context.Context) (map[string]int, error) {
-		// Read in place from the informer: a List copied every Monitor on
-		// each scrape (0.9 s of CPU at 100,000).
-		open := map[string]int{}
-		monitors.EachMonitor(func(m *monv1.Monitor) {
-			if m.Status.OpenIncident != nil {
-				open[m.Namespace]++
-			} else if _, ok := open[m.Namespace]; !ok {
-				open[m.Namespace] = 0 // a workspace whose incidents closed reports 0
-			}
-		})
-		return open, nil
-	})
-	if series != nil {
-		series.Monitors = monitors.EachMonitor
-	}
-	public := &statuspage.Public{Reader: mgr.GetClient(), Secrets: mgr.GetAPIReader(), Store: st, BaseURL: opts.PublicURL,
-		Notifier: notifier, ThirdParty: thirdParty, SessionKey: key, Writes: overlay}
-	m.api = apiserver.New(apiserver.Options{
-		Client:              mgr.GetClient(),
-		Overlay:             overlay,
-		Reader:              mgr.GetAPIReader(),
-		CredentialSecrets:   credSecrets,
-		Plans:               resolver,
-		Keys:                mgr.GetClient(),
-		Store:               st,
-		Engine:              eng,
-		Public:              public,
-		ChannelTester:       alerting.ChannelTester{Worker: worker},
-		Subscribers:         subscriberAdapter{notifier},
-		Escalation:          escalator,
-		Notifier:            testMailer(opts.SMTP),
-		Recipients:          confirmer,
-		Monitors:            monitors,
-		Expiry:              expiryChecker,
-		SiteHealth:          siteHealth,
-		ThirdParty:          thirdParty,
-		OTel:                otel,
-		Assist:              &assist.Service{Config: opts.AI, Store: st},
-		PublicURL:           opts.PublicURL,
-		AllowPrivateTargets: opts.AllowPrivateTargets,
-		Recorder:            mgr.GetEventRecorderFor("uptime-operator-api"),
-	})
-	root := http.NewServeMux()
-	m.probeAPI = probeapi.NewHandler(m.Probes)
-	root.Handle("/probe/v1/", m.probeAPI)
-	root.Handle("/mcp", m.hostedMCP())
-	root.Handle("/", apiserver.Instrument(m.api.Handler()))
-	m.root = opts.ClientAddresses.Middleware(root)
-	if opts.BootstrapFile != "" {
-		if err := mgr.Add(&bootstrap.Applier{Client: mgr.GetClient(), File: opts.BootstrapFile,
-			Release: opts.BootstrapRelease, OwnerWebhook: opts.BootstrapOwner, Reader: mgr.GetAPIReader(),
-			Log: ctrl.Log.WithName("bootstrap")}); err != nil {
-			return nil, err
-		}
-	}
-	if size := storeSize(opts.Store, st); size != nil {
-		if err := mgr.Add(storeSizeReporter(size)); err != nil {
-			return nil, err
-		}
-	}
-	if opts.AggregatedListen != "" {
-		if err := m.setupAggregated(); err != nil {
-			return nil, err
-		}
-		if err := mgr.Add(everyReplica(m.serveAggregated)); err != nil {
-			return nil, err
-		}
-		if err := mgr.AddReadyzCheck("aggregated-api", bound(m.aggBound, "the aggregated API listener")); err != nil {
-			return nil, err
-		}
-	}
-	if opts.ProbeListen != "" {
-		if err := mgr.Add(everyReplica(m.serveProbeAPI)); err != nil {
-			return nil, err
-		}
-		if err := mgr.AddReadyzCheck("probe-api", bound(m.probeBound, "the probe API listener")); err != nil {
-			return nil, err
-		}
-	}
-	if opts.APIListen != "" {
-		if err := mgr.Add(everyReplica(m.serveAPI)); err != nil {
-			return nil, err
-		}
-		if err := mgr.AddReadyzCheck("api", bound(m.apiBound, "the API listener")); err != nil {
-			return nil, err
-		}
-	}
-	return m, nil
-}
 
 // rotateCerts puts the serving certificates in place before the manager
 // starts (its webhook server and listeners read the files when they start)
