@@ -21,6 +21,7 @@ import (
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/apikeys"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/monitor"
 )
@@ -60,22 +61,22 @@ const keyRule = "must be 1-128 characters: letters, digits and . _ : / -, starti
 
 // specErrors checks the fields a monitor spec may not or must carry; prefix
 // is prepended to field names ("monitors[3].").
-func specErrors(b *monitorBody, prefix string, keyRequired bool) []FieldError {
-	var errs []FieldError
+func specErrors(b *monitorBody, prefix string, keyRequired bool) []core.FieldError {
+	var errs []core.FieldError
 	switch {
-	case b.Key.Set && !b.Key.Null && !validKey(b.Key.value()):
-		errs = append(errs, fieldErr(prefix+"key", keyRule))
+	case b.Key.Set && !b.Key.Null && !validKey(b.Key.Value()):
+		errs = append(errs, core.FieldErr(prefix+"key", keyRule))
 	case keyRequired && (!b.Key.Set || b.Key.Null):
-		errs = append(errs, fieldErr(prefix+"key", "is required"))
+		errs = append(errs, core.FieldErr(prefix+"key", "is required"))
 	}
 	if b.GroupID.Set {
-		errs = append(errs, fieldErr(prefix+"group_id", "is not part of a monitor spec; set it with PUT /monitors/:id"))
+		errs = append(errs, core.FieldErr(prefix+"group_id", "is not part of a monitor spec; set it with PUT /monitors/:id"))
 	}
 	if b.EscalationPolicyID.Set {
-		errs = append(errs, fieldErr(prefix+"escalation_policy_id", "is not part of a monitor spec; set it with PUT /monitors/:id"))
+		errs = append(errs, core.FieldErr(prefix+"escalation_policy_id", "is not part of a monitor spec; set it with PUT /monitors/:id"))
 	}
 	if b.IsActive.Set {
-		errs = append(errs, fieldErr(prefix+"is_active", "is not part of a monitor spec; use paused"))
+		errs = append(errs, core.FieldErr(prefix+"is_active", "is not part of a monitor spec; use paused"))
 	}
 	return errs
 }
@@ -85,27 +86,27 @@ func setsAlertRouting(b *monitorBody) bool {
 	if !b.Config.Set || b.Config.Null {
 		return false
 	}
-	_, ok := b.Config.value()[configNotificationEmails]
+	_, ok := b.Config.Value()[configNotificationEmails]
 	return ok
 }
 
-var errAlertRouting = newAPIError(http.StatusForbidden, CodeAlertRouting,
+var errAlertRouting = core.NewError(http.StatusForbidden, core.CodeAlertRouting,
 	"setting config.notification_emails through monitoring as code needs an Automation API key")
 
 // prefixed returns err with prefix prepended to its validation fields.
 func prefixed(err error, prefix string) error {
-	var ae *apiError
-	if !errors.As(err, &ae) || ae.Body.Code != CodeValidation {
+	var ae *core.Error
+	if !errors.As(err, &ae) || ae.Body.Code != core.CodeValidation {
 		return err
 	}
 	out := *ae
-	out.Body.Errors = make([]FieldError, len(ae.Body.Errors))
+	out.Body.Errors = make([]core.FieldError, len(ae.Body.Errors))
 	for i, fe := range ae.Body.Errors {
 		f := prefix + fe.Field
 		if fe.Field == "" {
 			f = strings.TrimSuffix(prefix, ".")
 		}
-		out.Body.Errors[i] = FieldError{Field: f, Message: fe.Message}
+		out.Body.Errors[i] = core.FieldError{Field: f, Message: fe.Message}
 	}
 	return &out
 }
@@ -121,10 +122,10 @@ func (s *Server) desiredMonitor(ctx context.Context, ns string, b *monitorBody, 
 	switch {
 	case cur == nil:
 		if !b.Name.Set || b.Name.Null {
-			return nil, false, validationError(fieldErr("name", "is required"))
+			return nil, false, core.ValidationError(core.FieldErr("name", "is required"))
 		}
 		m = &monv1.Monitor{ObjectMeta: metav1.ObjectMeta{Namespace: ns}}
-	case b.Type.Set && typeOrDefault(monv1.MonitorType(strings.ToLower(b.Type.value()))) != typeOrDefault(cur.Spec.Type):
+	case b.Type.Set && typeOrDefault(monv1.MonitorType(strings.ToLower(b.Type.Value()))) != typeOrDefault(cur.Spec.Type):
 		replace = true
 		old := cur.Spec
 		m = &monv1.Monitor{ObjectMeta: metav1.ObjectMeta{Namespace: ns}, Spec: monv1.MonitorSpec{
@@ -132,7 +133,7 @@ func (s *Server) desiredMonitor(ctx context.Context, ns string, b *monitorBody, 
 			NotificationEmails: old.NotificationEmails, GroupRef: old.GroupRef, EscalationPolicyRef: old.EscalationPolicyRef,
 			Confirmation: old.Confirmation, Key: old.Key,
 		}}
-		switch monv1.MonitorType(strings.ToLower(b.Type.value())) {
+		switch monv1.MonitorType(strings.ToLower(b.Type.Value())) {
 		case monv1.MonitorHTTP, monv1.MonitorAPI, monv1.MonitorMCP:
 			m.Spec.URL = old.URL
 		}
@@ -284,48 +285,48 @@ func fingerprint(changes []*planChange) string {
 
 // planBody is the body of plan and apply.
 type planBody struct {
-	Monitors                     nullable[[]json.RawMessage] `json:"monitors"`
-	Prune                        bool                        `json:"prune"`
-	AdoptByName                  bool                        `json:"adopt_by_name"`
-	ContinueOnError              bool                        `json:"continue_on_error"`
-	ExpectedFingerprint          string                      `json:"expected_fingerprint"`
-	AllowPruneWithoutFingerprint bool                        `json:"allow_prune_without_fingerprint"`
+	Monitors                     core.Nullable[[]json.RawMessage] `json:"monitors"`
+	Prune                        bool                             `json:"prune"`
+	AdoptByName                  bool                             `json:"adopt_by_name"`
+	ContinueOnError              bool                             `json:"continue_on_error"`
+	ExpectedFingerprint          string                           `json:"expected_fingerprint"`
+	AllowPruneWithoutFingerprint bool                             `json:"allow_prune_without_fingerprint"`
 }
 
 // decodeSpecs decodes and checks the specs of a plan body.
 func decodeSpecs(b *planBody) ([]*monitorBody, error) {
 	if !b.Monitors.Set || b.Monitors.Null {
-		return nil, validationError(fieldErr("monitors", "is required (an array of monitor specs)"))
+		return nil, core.ValidationError(core.FieldErr("monitors", "is required (an array of monitor specs)"))
 	}
-	raw := b.Monitors.value()
+	raw := b.Monitors.Value()
 	if len(raw) > maxCodeSpecs {
-		return nil, validationError(fieldErr("monitors", "must have at most %d specs", maxCodeSpecs))
+		return nil, core.ValidationError(core.FieldErr("monitors", "must have at most %d specs", maxCodeSpecs))
 	}
-	var errs []FieldError
+	var errs []core.FieldError
 	specs := make([]*monitorBody, len(raw))
 	keys := map[string]int{}
 	for i, r := range raw {
 		prefix := fmt.Sprintf("monitors[%d].", i)
 		var mb monitorBody
-		if err := decodeBytes(r, &mb, false, prefix); err != nil {
-			var ae *apiError
-			if errors.As(err, &ae) && ae.Body.Code == CodeValidation {
+		if err := core.DecodeBytes(r, &mb, false, prefix); err != nil {
+			var ae *core.Error
+			if errors.As(err, &ae) && ae.Body.Code == core.CodeValidation {
 				errs = append(errs, ae.Body.Errors...)
 				continue
 			}
-			return nil, validationError(fieldErr(strings.TrimSuffix(prefix, "."), "must be a monitor spec object"))
+			return nil, core.ValidationError(core.FieldErr(strings.TrimSuffix(prefix, "."), "must be a monitor spec object"))
 		}
 		errs = append(errs, specErrors(&mb, prefix, true)...)
-		if k := mb.Key.value(); k != "" {
+		if k := mb.Key.Value(); k != "" {
 			if j, dup := keys[k]; dup {
-				errs = append(errs, fieldErr(prefix+"key", "duplicate of monitors[%d].key", j))
+				errs = append(errs, core.FieldErr(prefix+"key", "duplicate of monitors[%d].key", j))
 			}
 			keys[k] = i
 		}
 		specs[i] = &mb
 	}
 	if len(errs) > 0 {
-		return nil, validationError(errs...)
+		return nil, core.ValidationError(errs...)
 	}
 	return specs, nil
 }
@@ -355,17 +356,17 @@ func (s *Server) buildPlan(ctx context.Context, ns string, specs []*monitorBody,
 	}
 	p := &codePlan{Changes: []*planChange{}, Warnings: []planWarning{}}
 	adopted := map[*monv1.Monitor]bool{}
-	var errs []FieldError
+	var errs []core.FieldError
 	inList := map[string]bool{}
 	for i, spec := range specs {
-		key := spec.Key.value()
+		key := spec.Key.Value()
 		inList[key] = true
 		ch := &planChange{Key: key, spec: spec, current: byKey[key]}
 		if ch.current == nil && adopt {
-			t := typeOrDefault(monv1.MonitorType(strings.ToLower(spec.Type.value())))
+			t := typeOrDefault(monv1.MonitorType(strings.ToLower(spec.Type.Value())))
 			var found []*monv1.Monitor
 			for _, m := range unkeyed {
-				if !adopted[m] && m.Spec.Name == strings.TrimSpace(spec.Name.value()) && typeOrDefault(m.Spec.Type) == t {
+				if !adopted[m] && m.Spec.Name == strings.TrimSpace(spec.Name.Value()) && typeOrDefault(m.Spec.Type) == t {
 					found = append(found, m)
 				}
 			}
@@ -376,14 +377,14 @@ func (s *Server) buildPlan(ctx context.Context, ns string, specs []*monitorBody,
 				adopted[found[0]] = true
 			default:
 				p.Warnings = append(p.Warnings, planWarning{Key: key,
-					Message: fmt.Sprintf("%d un-keyed monitors are named %q; none is adopted and a new monitor is created", len(found), spec.Name.value())})
+					Message: fmt.Sprintf("%d un-keyed monitors are named %q; none is adopted and a new monitor is created", len(found), spec.Name.Value())})
 			}
 		}
 		desired, replace, err := s.desiredMonitor(ctx, ns, spec, ch.current)
 		if err != nil {
 			err = prefixed(err, fmt.Sprintf("monitors[%d].", i))
-			var ae *apiError
-			if errors.As(err, &ae) && ae.Body.Code == CodeValidation {
+			var ae *core.Error
+			if errors.As(err, &ae) && ae.Body.Code == core.CodeValidation {
 				errs = append(errs, ae.Body.Errors...)
 				continue
 			}
@@ -422,7 +423,7 @@ func (s *Server) buildPlan(ctx context.Context, ns string, specs []*monitorBody,
 		p.Changes = append(p.Changes, ch)
 	}
 	if len(errs) > 0 {
-		return nil, validationError(errs...)
+		return nil, core.ValidationError(errs...)
 	}
 	var orphans []*monv1.Monitor
 	for k, m := range byKey {
@@ -452,7 +453,7 @@ func (s *Server) buildPlan(ctx context.Context, ns string, specs []*monitorBody,
 // decodePlanBody reads and checks the body of plan and apply.
 func decodePlanBody(r *http.Request) (*planBody, []*monitorBody, error) {
 	var b planBody
-	if err := decodeJSON(r, &b, false); err != nil {
+	if err := core.DecodeJSON(r, &b, false); err != nil {
 		return nil, nil, err
 	}
 	specs, err := decodeSpecs(&b)
@@ -465,15 +466,15 @@ func decodePlanBody(r *http.Request) (*planBody, []*monitorBody, error) {
 // planMonitors previews an apply; it writes nothing and read-only keys may
 // call it.
 func (s *Server) planMonitors(w http.ResponseWriter, r *http.Request) {
-	ctx, c := r.Context(), CallerFrom(r.Context())
+	ctx, c := r.Context(), core.CallerFrom(r.Context())
 	b, specs, err := decodePlanBody(r)
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	p, err := s.buildPlan(ctx, c.Namespace, specs, b.Prune, b.AdoptByName)
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	httpjson.Write(w, http.StatusOK, p)
@@ -481,11 +482,11 @@ func (s *Server) planMonitors(w http.ResponseWriter, r *http.Request) {
 
 // applyResult is the outcome of one change of an apply.
 type applyResult struct {
-	Key       string     `json:"key"`
-	Action    string     `json:"action"`
-	Status    string     `json:"status"` // applied, unchanged, failed, skipped
-	MonitorID *string    `json:"monitor_id"`
-	Error     *ErrorBody `json:"error,omitempty"`
+	Key       string          `json:"key"`
+	Action    string          `json:"action"`
+	Status    string          `json:"status"` // applied, unchanged, failed, skipped
+	MonitorID *string         `json:"monitor_id"`
+	Error     *core.ErrorBody `json:"error,omitempty"`
 }
 
 // applySummary counts an apply's outcomes.
@@ -503,30 +504,30 @@ type applySummary struct {
 // monitor is applied on its own; without continue_on_error the first
 // failure skips the rest. Any failure answers 207.
 func (s *Server) applyMonitors(w http.ResponseWriter, r *http.Request) {
-	ctx, c := r.Context(), CallerFrom(r.Context())
+	ctx, c := r.Context(), core.CallerFrom(r.Context())
 	b, specs, err := decodePlanBody(r)
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	if c.Level != apikeys.Automation && slices.ContainsFunc(specs, setsAlertRouting) {
-		s.writeErr(w, r, errAlertRouting)
+		core.WriteErr(w, r, errAlertRouting)
 		return
 	}
 	p, err := s.buildPlan(ctx, c.Namespace, specs, b.Prune, b.AdoptByName)
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	if b.ExpectedFingerprint != "" && b.ExpectedFingerprint != p.Fingerprint {
-		httpjson.Write(w, http.StatusConflict, ErrorBody{Error: "the plan changed since it was reviewed; plan again", Code: CodePlanChanged,
+		httpjson.Write(w, http.StatusConflict, core.ErrorBody{Error: "the plan changed since it was reviewed; plan again", Code: core.CodePlanChanged,
 			Details: map[string]any{"expected_fingerprint": b.ExpectedFingerprint, "plan_fingerprint": p.Fingerprint}})
 		return
 	}
 	if p.destructive() && b.ExpectedFingerprint == "" && !b.AllowPruneWithoutFingerprint {
-		httpjson.Write(w, http.StatusPreconditionRequired, ErrorBody{
+		httpjson.Write(w, http.StatusPreconditionRequired, core.ErrorBody{
 			Error: "this apply deletes or replaces monitors; send the reviewed plan's expected_fingerprint or allow_prune_without_fingerprint",
-			Code:  CodePruneConfirmation, Details: map[string]any{"delete": p.Summary.Delete, "replace": p.Summary.Replace, "plan_fingerprint": p.Fingerprint}})
+			Code:  core.CodePruneConfirmation, Details: map[string]any{"delete": p.Summary.Delete, "replace": p.Summary.Replace, "plan_fingerprint": p.Fingerprint}})
 		return
 	}
 	sum := applySummary{planSummary: p.Summary}
@@ -568,16 +569,16 @@ func (s *Server) applyMonitors(w http.ResponseWriter, r *http.Request) {
 }
 
 // resultError renders a failed change's error.
-func (s *Server) resultError(r *http.Request, err error) *ErrorBody {
-	var ae *apiError
+func (s *Server) resultError(r *http.Request, err error) *core.ErrorBody {
+	var ae *core.Error
 	if errors.As(err, &ae) {
 		return &ae.Body
 	}
-	if errors.Is(err, errNotFound) {
-		return &ErrorBody{Error: "Monitor not found", Code: CodeNotFound}
+	if errors.Is(err, core.ErrNotFound) {
+		return &core.ErrorBody{Error: "Monitor not found", Code: core.CodeNotFound}
 	}
-	s.log(r).Error(err, "monitoring-as-code change failed")
-	return &ErrorBody{Error: "internal error", Code: CodeInternal}
+	core.Log(r).Error(err, "monitoring-as-code change failed")
+	return &core.ErrorBody{Error: "internal error", Code: core.CodeInternal}
 }
 
 // applyChange carries out one change and returns the resulting monitor (nil
@@ -614,7 +615,7 @@ func (s *Server) createKeyed(ctx context.Context, m *monv1.Monitor) (*monv1.Moni
 func (s *Server) updateKeyed(ctx context.Context, cur *monv1.Monitor, spec *monitorBody) (*monv1.Monitor, error) {
 	m := cur.DeepCopy()
 	wasPaused := m.Spec.Paused
-	err := s.mutate(ctx, m, func() error {
+	err := s.Mutate(ctx, m, func() error {
 		wasPaused = m.Spec.Paused
 		if _, err := s.applyMonitorBody(ctx, m, spec, modeCode); err != nil {
 			return err
@@ -642,11 +643,11 @@ func (s *Server) replaceKeyed(ctx context.Context, cur, desired *monv1.Monitor) 
 	if _, err := s.createKeyed(ctx, m); err != nil {
 		return nil, err
 	}
-	if err := s.deleteKeyed(ctx, cur); err != nil && !errors.Is(err, errNotFound) {
-		_ = s.deleteObject(ctx, m)
+	if err := s.deleteKeyed(ctx, cur); err != nil && !errors.Is(err, core.ErrNotFound) {
+		_ = s.DeleteObject(ctx, m)
 		return nil, err
 	}
-	if err := s.mutate(ctx, m, func() error { m.Spec.Key = key; return nil }); err != nil {
+	if err := s.Mutate(ctx, m, func() error { m.Spec.Key = key; return nil }); err != nil {
 		return nil, s.writeFailed(ctx, m.Namespace, err, monitorFieldPath)
 	}
 	return m, nil
@@ -654,12 +655,12 @@ func (s *Server) replaceKeyed(ctx context.Context, cur, desired *monv1.Monitor) 
 
 // deleteKeyed deletes a monitor and its history.
 func (s *Server) deleteKeyed(ctx context.Context, m *monv1.Monitor) error {
-	if err := s.deleteObject(ctx, m); err != nil {
+	if err := s.DeleteObject(ctx, m); err != nil {
 		return err
 	}
 	if s.opts.Store != nil {
 		if err := s.opts.Store.DeleteMonitorHistory(ctx, string(m.UID)); err != nil {
-			ctrlLog(ctx).Error(err, "unable to delete monitor history; it is pruned after the retention", "monitor", m.Name)
+			core.LogFrom(ctx).Error(err, "unable to delete monitor history; it is pruned after the retention", "monitor", m.Name)
 		}
 	}
 	return nil
@@ -671,7 +672,7 @@ func (s *Server) deleteKeyed(ctx context.Context, m *monv1.Monitor) error {
 // when the cache does not know it yet.
 func (s *Server) monitorByKey(ctx context.Context, ns, key string) (*monv1.Monitor, error) {
 	var list monv1.MonitorList
-	if err := s.list(ctx, &list, ns); err != nil {
+	if err := s.List(ctx, &list, ns); err != nil {
 		return nil, err
 	}
 	find := func() *monv1.Monitor {
@@ -686,7 +687,7 @@ func (s *Server) monitorByKey(ctx context.Context, ns, key string) (*monv1.Monit
 		return m, nil
 	}
 	if s.opts.Reader == s.opts.Client {
-		return nil, errNotFound
+		return nil, core.ErrNotFound
 	}
 	if err := s.opts.Reader.List(ctx, &list, client.InNamespace(ns)); err != nil {
 		return nil, fmt.Errorf("list monitors: %w", err)
@@ -694,7 +695,7 @@ func (s *Server) monitorByKey(ctx context.Context, ns, key string) (*monv1.Monit
 	if m := find(); m != nil {
 		return m, nil
 	}
-	return nil, errNotFound
+	return nil, core.ErrNotFound
 }
 
 // pathKey reads the URL-encoded key of /automation/monitors/{key...}; it
@@ -703,7 +704,7 @@ func pathKey(w http.ResponseWriter, r *http.Request) string {
 	raw := chi.URLParam(r, "*")
 	key, err := url.PathUnescape(raw)
 	if err != nil || !validKey(key) {
-		writeValidation(w, fieldErr("key", keyRule))
+		core.WriteValidation(w, core.FieldErr("key", keyRule))
 		return ""
 	}
 	return key
@@ -712,13 +713,13 @@ func pathKey(w http.ResponseWriter, r *http.Request) string {
 // keyedMonitor finds the monitor of the path's key; it writes the error and
 // returns nil when there is none.
 func (s *Server) keyedMonitor(w http.ResponseWriter, r *http.Request, key string) *monv1.Monitor {
-	m, err := s.monitorByKey(r.Context(), CallerFrom(r.Context()).Namespace, key)
-	if errors.Is(err, errNotFound) {
-		writeNotFound(w, "Monitor")
+	m, err := s.monitorByKey(r.Context(), core.CallerFrom(r.Context()).Namespace, key)
+	if errors.Is(err, core.ErrNotFound) {
+		core.WriteNotFound(w, "Monitor")
 		return nil
 	}
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return nil
 	}
 	return m
@@ -737,37 +738,37 @@ func (s *Server) getKeyedMonitor(w http.ResponseWriter, r *http.Request) {
 // putKeyedMonitor creates (201) or updates (200) the monitor with the path's
 // key. A changed type replaces the monitor (new id, history deleted).
 func (s *Server) putKeyedMonitor(w http.ResponseWriter, r *http.Request) {
-	ctx, c := r.Context(), CallerFrom(r.Context())
+	ctx, c := r.Context(), core.CallerFrom(r.Context())
 	key := pathKey(w, r)
 	if key == "" {
 		return
 	}
 	var b monitorBody
-	if err := decodeJSON(r, &b, false); err != nil {
-		s.writeErr(w, r, err)
+	if err := core.DecodeJSON(r, &b, false); err != nil {
+		core.WriteErr(w, r, err)
 		return
 	}
 	errs := specErrors(&b, "", false)
-	if b.Key.Set && b.Key.value() != key {
-		errs = append(errs, fieldErr("key", "must match the key in the path"))
+	if b.Key.Set && b.Key.Value() != key {
+		errs = append(errs, core.FieldErr("key", "must match the key in the path"))
 	}
 	if len(errs) > 0 {
-		writeValidation(w, errs...)
+		core.WriteValidation(w, errs...)
 		return
 	}
 	if setsAlertRouting(&b) && c.Level != apikeys.Automation {
-		s.writeErr(w, r, errAlertRouting)
+		core.WriteErr(w, r, errAlertRouting)
 		return
 	}
-	b.Key = nullable[string]{Set: true, V: key}
+	b.Key = core.Nullable[string]{Set: true, V: key}
 	cur, err := s.monitorByKey(ctx, c.Namespace, key)
-	if err != nil && !errors.Is(err, errNotFound) {
-		s.writeErr(w, r, err)
+	if err != nil && !errors.Is(err, core.ErrNotFound) {
+		core.WriteErr(w, r, err)
 		return
 	}
 	desired, replace, err := s.desiredMonitor(ctx, c.Namespace, &b, cur)
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	var m *monv1.Monitor
@@ -782,7 +783,7 @@ func (s *Server) putKeyedMonitor(w http.ResponseWriter, r *http.Request) {
 		m, err = s.updateKeyed(ctx, cur, &b)
 	}
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	s.writeMonitor(w, r, m, code, false)
@@ -798,7 +799,7 @@ func (s *Server) deleteKeyedMonitor(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := s.deleteKeyed(r.Context(), m); err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -813,40 +814,40 @@ func (s *Server) putMonitorKey(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var b struct {
-		Key nullable[string] `json:"key"`
+		Key core.Nullable[string] `json:"key"`
 	}
-	if err := decodeJSON(r, &b, true); err != nil {
-		s.writeErr(w, r, err)
+	if err := core.DecodeJSON(r, &b, true); err != nil {
+		core.WriteErr(w, r, err)
 		return
 	}
-	key := b.Key.value()
+	key := b.Key.Value()
 	switch {
 	case !b.Key.Set:
-		writeValidation(w, fieldErr("key", "is required (a key, or null to remove it)"))
+		core.WriteValidation(w, core.FieldErr("key", "is required (a key, or null to remove it)"))
 		return
 	case !b.Key.Null && !validKey(key):
-		writeValidation(w, fieldErr("key", keyRule))
+		core.WriteValidation(w, core.FieldErr("key", keyRule))
 		return
 	}
 	if key != "" {
 		other, err := s.monitorByKey(ctx, m.Namespace, key)
 		switch {
 		case err == nil && other.UID != m.UID:
-			httpjson.Write(w, http.StatusConflict, ErrorBody{Error: "another monitor already has this key", Code: CodeConflict,
+			httpjson.Write(w, http.StatusConflict, core.ErrorBody{Error: "another monitor already has this key", Code: core.CodeConflict,
 				Details: map[string]any{"monitor_id": string(other.UID)}})
 			return
-		case err != nil && !errors.Is(err, errNotFound):
-			s.writeErr(w, r, err)
+		case err != nil && !errors.Is(err, core.ErrNotFound):
+			core.WriteErr(w, r, err)
 			return
 		}
 	}
-	err := s.mutate(ctx, m, func() error { m.Spec.Key = key; return nil })
+	err := s.Mutate(ctx, m, func() error { m.Spec.Key = key; return nil })
 	if err != nil {
 		if apierrors.IsInvalid(err) && strings.Contains(err.Error(), "Duplicate value") {
-			writeError(w, http.StatusConflict, CodeConflict, "another monitor already has this key")
+			core.WriteError(w, http.StatusConflict, core.CodeConflict, "another monitor already has this key")
 			return
 		}
-		s.writeErr(w, r, s.writeFailed(ctx, m.Namespace, err, monitorFieldPath))
+		core.WriteErr(w, r, s.writeFailed(ctx, m.Namespace, err, monitorFieldPath))
 		return
 	}
 	s.writeMonitor(w, r, m, http.StatusOK, false)

@@ -343,7 +343,7 @@ func newBenchFixture(dir string, monitors, history int) (*benchFixture, error) {
 		PublicURL: "https://uptime.example.com",
 	})
 	// Lift the per-key limit (1200 per minute); the limiter still counts.
-	f.srv.limits.perKey.Limiter = ratelimit.New(math.MaxInt, time.Minute)
+	f.srv.rt.Limits.PerKey.Limiter = ratelimit.New(math.MaxInt, time.Minute)
 	f.http = httptest.NewServer(f.srv.Handler())
 	f.client = &http.Client{Transport: &http.Transport{MaxIdleConns: 256, MaxIdleConnsPerHost: 256, MaxConnsPerHost: 0}}
 	return f, nil
@@ -572,7 +572,7 @@ func BenchmarkListMonitors(b *testing.B) {
 // "invalid" is an unknown key (lookup + the invalid-key IP counter).
 func BenchmarkKeyCheck(b *testing.B) {
 	f := fixture(b)
-	h := f.srv.authenticated(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }))
+	h := f.srv.rt.Authenticated(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }))
 	serve := func(b *testing.B, key string, want int) {
 		b.RunParallel(func(pb *testing.PB) {
 			req := httptest.NewRequest(http.MethodGet, "/monitors", nil)
@@ -601,9 +601,9 @@ func BenchmarkKeyCheck(b *testing.B) {
 	})
 	b.Run("invalid", func(b *testing.B) {
 		// Lift the invalid-key block so every request does the lookup.
-		old := f.srv.limits.invalidKey.Limiter
-		f.srv.limits.invalidKey.Limiter = ratelimit.New(math.MaxInt, 15*time.Minute)
-		defer func() { f.srv.limits.invalidKey.Limiter = old }()
+		old := f.srv.rt.Limits.InvalidKey.Limiter
+		f.srv.rt.Limits.InvalidKey.Limiter = ratelimit.New(math.MaxInt, 15*time.Minute)
+		defer func() { f.srv.rt.Limits.InvalidKey.Limiter = old }()
 		serve(b, "sk_"+strings.Repeat("x", 43), http.StatusUnauthorized)
 	})
 }

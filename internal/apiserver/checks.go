@@ -7,6 +7,7 @@ import (
 	"time"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/restapi"
 	"github.com/uptime-operator/uptime-operator/internal/store"
@@ -60,7 +61,7 @@ func parseISO(v string) (time.Time, bool) {
 // checksPage reads the page of check history a request asks for: region,
 // limit (default def, 1 to max) and the before cursor; errs lists the bad
 // parameters.
-func checksPage(r *http.Request, m *monv1.Monitor, def, max int) (q store.ChecksQuery, errs []FieldError) {
+func checksPage(r *http.Request, m *monv1.Monitor, def, max int) (q store.ChecksQuery, errs []core.FieldError) {
 	q = store.ChecksQuery{MonitorID: string(m.UID), Region: r.URL.Query().Get("region")}
 	limit, fe := intParam(r, "limit", def, 1, max)
 	if fe != nil {
@@ -70,7 +71,7 @@ func checksPage(r *http.Request, m *monv1.Monitor, def, max int) (q store.Checks
 	if v := r.URL.Query().Get("before"); v != "" {
 		t, ok := parseCursor(v)
 		if !ok {
-			errs = append(errs, fieldErr("before", "must be a UTC timestamp YYYY-MM-DDTHH:MM:SS[.ffffff][Z]"))
+			errs = append(errs, core.FieldErr("before", "must be a UTC timestamp YYYY-MM-DDTHH:MM:SS[.ffffff][Z]"))
 		}
 		q.Before = &t
 	}
@@ -91,16 +92,16 @@ func (s *Server) listChecks(w http.ResponseWriter, r *http.Request) {
 	q, errs := checksPage(r, m, 50, 500)
 	st, ok := checkStatusParam(r.URL.Query().Get("status"))
 	if !ok {
-		errs = append(errs, fieldErr("status", "must be one of up, down, degraded, blocked, unknown, problem"))
+		errs = append(errs, core.FieldErr("status", "must be one of up, down, degraded, blocked, unknown, problem"))
 	}
 	q.Status = st
 	if len(errs) > 0 {
-		writeValidation(w, errs...)
+		core.WriteValidation(w, errs...)
 		return
 	}
 	items, next, err := s.opts.Store.ListChecks(r.Context(), q)
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	httpjson.Write(w, http.StatusOK, restapi.CheckPage{Items: checkRecords(items), NextBefore: isoTimePtr(next)})
@@ -115,7 +116,7 @@ func (s *Server) checksCSV(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := store.ChecksQuery{MonitorID: string(m.UID), Region: r.URL.Query().Get("region"), Limit: maxExportRows}
-	var errs []FieldError
+	var errs []core.FieldError
 	for _, p := range []struct {
 		name string
 		dst  **time.Time
@@ -123,7 +124,7 @@ func (s *Server) checksCSV(w http.ResponseWriter, r *http.Request) {
 		if v := r.URL.Query().Get(p.name); v != "" {
 			t, ok := parseISO(v)
 			if !ok {
-				errs = append(errs, fieldErr(p.name, "must be an ISO 8601 timestamp"))
+				errs = append(errs, core.FieldErr(p.name, "must be an ISO 8601 timestamp"))
 				continue
 			}
 			*p.dst = &t
@@ -131,16 +132,16 @@ func (s *Server) checksCSV(w http.ResponseWriter, r *http.Request) {
 	}
 	st, ok := checkStatusParam(r.URL.Query().Get("status"))
 	if !ok {
-		errs = append(errs, fieldErr("status", "must be one of up, down, degraded, blocked, unknown, problem"))
+		errs = append(errs, core.FieldErr("status", "must be one of up, down, degraded, blocked, unknown, problem"))
 	}
 	q.Status = st
 	if len(errs) > 0 {
-		writeValidation(w, errs...)
+		core.WriteValidation(w, errs...)
 		return
 	}
 	items, next, err := s.opts.Store.ListChecks(r.Context(), q)
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	h := w.Header()

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
 	"github.com/uptime-operator/uptime-operator/internal/credentials"
 )
 
@@ -62,7 +63,7 @@ func (s *Server) keepCredentials(ctx context.Context, m *monv1.Monitor) (bool, e
 		return false, fmt.Errorf("read credentials secret: %w", err)
 	case sec.Labels[monv1.CredentialsOfLabel] != m.Name:
 		// Someone else's Secret has the name: never write over it.
-		return false, validationError(fieldErr("config.headers",
+		return false, core.ValidationError(core.FieldErr("config.headers",
 			"secret %s exists and does not hold this monitor's credentials; rename the monitor or the Secret", key.Name))
 	}
 	data := credentials.Externalize(&m.Spec, m.Name, sec.Data)
@@ -184,13 +185,13 @@ func redactDiff(diff []fieldChange, cur, desired *monv1.Monitor) []fieldChange {
 // (credentials.Referable). The resolver checks again when the value is
 // read, so a Secret relabelled later is refused too.
 func (s *Server) checkSecretRefs(ctx context.Context, m *monv1.Monitor, was *monv1.MonitorSpec) error {
-	c := CallerFrom(ctx)
+	c := core.CallerFrom(ctx)
 	owner := c != nil && c.Owner
-	var errs []FieldError
+	var errs []core.FieldError
 	for _, ref := range credentials.NewReferences(&m.Spec, was) {
 		f := restHeaderField(ref)
 		if !owner {
-			errs = append(errs, fieldErr(f, "secret_ref needs the workspace owner; send the value instead (it is kept in a Secret owned by the monitor and shown as %s)", credentials.Redacted))
+			errs = append(errs, core.FieldErr(f, "secret_ref needs the workspace owner; send the value instead (it is kept in a Secret owned by the monitor and shown as %s)", credentials.Redacted))
 			continue
 		}
 		if len(validation.IsDNS1123Subdomain(ref.Secret.Name)) > 0 {
@@ -205,11 +206,11 @@ func (s *Server) checkSecretRefs(ctx context.Context, m *monv1.Monitor, was *mon
 			return fmt.Errorf("read secret %s: %w", ref.Secret.Name, err)
 		}
 		if err := credentials.Referable(&sec, m); err != nil {
-			errs = append(errs, fieldErr(f, "%v", err))
+			errs = append(errs, core.FieldErr(f, "%v", err))
 		}
 	}
 	if len(errs) > 0 {
-		return validationError(errs...)
+		return core.ValidationError(errs...)
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/netguard"
 )
@@ -88,7 +89,7 @@ func usableAddrs(addrs []netip.Addr, allowPrivate bool) []string {
 func (s *Server) discoverSubdomains(w http.ResponseWriter, r *http.Request) {
 	domain, ok := normalizeDomain(r.URL.Query().Get("domain"))
 	if !ok {
-		writeValidation(w, fieldErr("domain", "must be a domain name such as example.com"))
+		core.WriteValidation(w, core.FieldErr("domain", "must be a domain name such as example.com"))
 		return
 	}
 	res := s.opts.Resolver

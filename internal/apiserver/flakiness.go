@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/reliability"
 	"github.com/uptime-operator/uptime-operator/internal/store"
@@ -55,14 +56,14 @@ func (s *Server) monitorFlakiness(w http.ResponseWriter, r *http.Request) {
 	from30 := now.Add(-30 * 24 * time.Hour)
 	checks, err := s.checksSince(ctx, string(m.UID), from30, now)
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	// Incidents that started a little before the window can still confirm
 	// failures inside it.
 	incidents, err := s.incidentsSince(ctx, m.Namespace, string(m.UID), from30.Add(-7*24*time.Hour))
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	httpjson.Write(w, http.StatusOK, map[string]any{

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/monitor"
 )
@@ -24,9 +25,9 @@ type groupJSON struct {
 
 // groupBody is the create and rename body of a group.
 type groupBody struct {
-	Name               nullable[string]   `json:"name"`
-	Description        nullable[string]   `json:"description"`
-	NotificationEmails nullable[[]string] `json:"notification_emails"`
+	Name               core.Nullable[string]   `json:"name"`
+	Description        core.Nullable[string]   `json:"description"`
+	NotificationEmails core.Nullable[[]string] `json:"notification_emails"`
 }
 
 func groupObject(g *monv1.MonitorGroup, monitors []monv1.Monitor) groupJSON {
@@ -42,7 +43,7 @@ func groupObject(g *monv1.MonitorGroup, monitors []monv1.Monitor) groupJSON {
 
 func (s *Server) namespaceMonitors(r *http.Request) ([]monv1.Monitor, error) {
 	var list monv1.MonitorList
-	if err := s.list(r.Context(), &list, CallerFrom(r.Context()).Namespace); err != nil {
+	if err := s.List(r.Context(), &list, core.CallerFrom(r.Context()).Namespace); err != nil {
 		return nil, err
 	}
 	return liveMonitors(list.Items), nil
@@ -50,13 +51,13 @@ func (s *Server) namespaceMonitors(r *http.Request) ([]monv1.Monitor, error) {
 
 func (s *Server) listGroups(w http.ResponseWriter, r *http.Request) {
 	var list monv1.MonitorGroupList
-	if err := s.list(r.Context(), &list, CallerFrom(r.Context()).Namespace); err != nil {
-		s.writeErr(w, r, err)
+	if err := s.List(r.Context(), &list, core.CallerFrom(r.Context()).Namespace); err != nil {
+		core.WriteErr(w, r, err)
 		return
 	}
 	monitors, err := s.namespaceMonitors(r)
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	out := []groupJSON{}
@@ -69,7 +70,7 @@ func (s *Server) listGroups(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) pathGroup(w http.ResponseWriter, r *http.Request) *monv1.MonitorGroup {
-	return pathObject[*monv1.MonitorGroup](s, w, r, &monv1.MonitorGroupList{}, "id", "Monitor group")
+	return core.PathObject[*monv1.MonitorGroup](s.Deps, w, r, &monv1.MonitorGroupList{}, "id", "Monitor group")
 }
 
 func (s *Server) groupSummary(w http.ResponseWriter, r *http.Request) {
@@ -79,7 +80,7 @@ func (s *Server) groupSummary(w http.ResponseWriter, r *http.Request) {
 	}
 	monitors, err := s.namespaceMonitors(r)
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	var members []monv1.Monitor
@@ -96,41 +97,41 @@ func (s *Server) groupSummary(w http.ResponseWriter, r *http.Request) {
 // applyGroupBody writes a group body; notification_emails are owner-only.
 func applyGroupBody(g *monv1.MonitorGroup, b *groupBody, create bool) error {
 	if b.NotificationEmails.Set {
-		return newAPIError(http.StatusForbidden, CodeWorkspaceOwner, "a group's notification_emails can only be changed by the workspace owner")
+		return core.NewError(http.StatusForbidden, core.CodeWorkspaceOwner, "a group's notification_emails can only be changed by the workspace owner")
 	}
 	if b.Name.Set {
-		g.Spec.Name = strings.TrimSpace(b.Name.value())
+		g.Spec.Name = strings.TrimSpace(b.Name.Value())
 	} else if create {
-		return validationError(fieldErr("name", "is required"))
+		return core.ValidationError(core.FieldErr("name", "is required"))
 	}
 	if b.Description.Set {
-		g.Spec.Description = b.Description.value()
+		g.Spec.Description = b.Description.Value()
 	}
 	errs := monitor.ValidateMonitorGroupSpec(&g.Spec, field.NewPath("spec"))
-	if len(b.Description.value()) > 1000 {
+	if len(b.Description.Value()) > 1000 {
 		errs = append(errs, field.TooLong(field.NewPath("spec", "description"), "", 1000))
 	}
 	if len(errs) > 0 {
-		return validationError(fromFieldErrors(errs, snakePath)...)
+		return core.ValidationError(core.FromFieldErrors(errs, core.SnakePath)...)
 	}
 	return nil
 }
 
 func (s *Server) createGroup(w http.ResponseWriter, r *http.Request) {
-	ctx, c := r.Context(), CallerFrom(r.Context())
+	ctx, c := r.Context(), core.CallerFrom(r.Context())
 	var b groupBody
-	if err := decodeJSON(r, &b, false); err != nil {
-		s.writeErr(w, r, err)
+	if err := core.DecodeJSON(r, &b, false); err != nil {
+		core.WriteErr(w, r, err)
 		return
 	}
 	g := &monv1.MonitorGroup{ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace}}
 	if err := applyGroupBody(g, &b, true); err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	g.GenerateName = objectNamePrefix(g.Spec.Name, "group")
 	if err := s.opts.Client.Create(ctx, g); err != nil {
-		s.writeErr(w, r, s.writeFailed(ctx, c.Namespace, err, snakePath))
+		core.WriteErr(w, r, s.writeFailed(ctx, c.Namespace, err, core.SnakePath))
 		return
 	}
 	httpjson.Write(w, http.StatusCreated, groupObject(g, nil))
@@ -143,17 +144,17 @@ func (s *Server) updateGroup(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var b groupBody
-	if err := decodeJSON(r, &b, false); err != nil {
-		s.writeErr(w, r, err)
+	if err := core.DecodeJSON(r, &b, false); err != nil {
+		core.WriteErr(w, r, err)
 		return
 	}
-	if err := s.mutate(ctx, g, func() error { return applyGroupBody(g, &b, false) }); err != nil {
-		s.writeErr(w, r, s.writeFailed(ctx, g.Namespace, err, snakePath))
+	if err := s.Mutate(ctx, g, func() error { return applyGroupBody(g, &b, false) }); err != nil {
+		core.WriteErr(w, r, s.writeFailed(ctx, g.Namespace, err, core.SnakePath))
 		return
 	}
 	monitors, err := s.namespaceMonitors(r)
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	httpjson.Write(w, http.StatusOK, groupObject(g, monitors))
@@ -167,8 +168,8 @@ func (s *Server) deleteGroup(w http.ResponseWriter, r *http.Request) {
 	if g == nil {
 		return
 	}
-	if err := s.deleteObject(ctx, g); err != nil {
-		s.writeErr(w, r, err)
+	if err := s.DeleteObject(ctx, g); err != nil {
+		core.WriteErr(w, r, err)
 		return
 	}
 	monitors, err := s.namespaceMonitors(r)
@@ -178,8 +179,8 @@ func (s *Server) deleteGroup(w http.ResponseWriter, r *http.Request) {
 			if m.Spec.GroupRef == nil || m.Spec.GroupRef.Name != g.Name {
 				continue
 			}
-			if err := s.mutate(ctx, m, func() error { m.Spec.GroupRef = nil; return nil }); err != nil {
-				ctrlLog(ctx).Error(err, "unable to take a monitor out of a deleted group", "monitor", m.Name)
+			if err := s.Mutate(ctx, m, func() error { m.Spec.GroupRef = nil; return nil }); err != nil {
+				core.LogFrom(ctx).Error(err, "unable to take a monitor out of a deleted group", "monitor", m.Name)
 			}
 		}
 	}

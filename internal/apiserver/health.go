@@ -9,8 +9,10 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	"k8s.io/utils/ptr"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/reliability"
 	"github.com/uptime-operator/uptime-operator/internal/store"
@@ -131,7 +133,7 @@ func (s *Server) monitorReliability(ctx context.Context, m *monv1.Monitor, incid
 // sloByMonitor indexes the live SLOs of ns by monitor name.
 func (s *Server) sloByMonitor(ctx context.Context, ns string) (map[string]*monv1.SLO, []monv1.SLO, error) {
 	var list monv1.SLOList
-	if err := s.list(ctx, &list, ns); err != nil {
+	if err := s.List(ctx, &list, ns); err != nil {
 		return nil, nil, err
 	}
 	live := slices.DeleteFunc(list.Items, func(o monv1.SLO) bool { return o.DeletionTimestamp != nil })
@@ -145,33 +147,33 @@ func (s *Server) sloByMonitor(ctx context.Context, ns string) (map[string]*monv1
 // reliabilityMonitor answers GET /reliability/monitor/:monitorId.
 func (s *Server) reliabilityMonitor(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	m, err := s.monitorByID(ctx, CallerFrom(ctx).Namespace, chi.URLParam(r, "monitorId"))
-	if errors.Is(err, errNotFound) {
-		writeNotFound(w, "Monitor")
+	m, err := s.MonitorByID(ctx, core.CallerFrom(ctx).Namespace, chi.URLParam(r, "monitorId"))
+	if errors.Is(err, core.ErrNotFound) {
+		core.WriteNotFound(w, "Monitor")
 		return
 	}
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	now := s.clock.Now()
 	incidents, err := s.incidentsSince(ctx, m.Namespace, string(m.UID), now.Add(-2*reliabilityWindow))
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	slos, _, err := s.sloByMonitor(ctx, m.Namespace)
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	out, err := s.monitorReliability(ctx, m, incidents, slos[m.Name], now)
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	if o := slos[m.Name]; o != nil {
-		out.SLOTarget = sloObject(o, &objectUIDs{byName: map[string]string{m.Name: string(m.UID)}})
+		out.SLOTarget = sloObject(o, &core.ObjectUIDs{ByName: map[string]string{m.Name: string(m.UID)}})
 	}
 	httpjson.Write(w, http.StatusOK, out)
 }
@@ -179,21 +181,21 @@ func (s *Server) reliabilityMonitor(w http.ResponseWriter, r *http.Request) {
 // reliabilityOverview answers GET /reliability/overview: the workspace's
 // figures and every monitor's report, least healthy first.
 func (s *Server) reliabilityOverview(w http.ResponseWriter, r *http.Request) {
-	ctx, c := r.Context(), CallerFrom(r.Context())
+	ctx, c := r.Context(), core.CallerFrom(r.Context())
 	monitors, err := s.namespaceMonitors(r)
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	slos, sloList, err := s.sloByMonitor(ctx, c.Namespace)
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	now := s.clock.Now()
 	all, err := s.incidentsSince(ctx, c.Namespace, "", now.Add(-2*reliabilityWindow))
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	byMonitor := map[string][]store.Incident{}
@@ -209,7 +211,7 @@ func (s *Server) reliabilityOverview(w http.ResponseWriter, r *http.Request) {
 		m := &monitors[i]
 		rep, err := s.monitorReliability(ctx, m, byMonitor[string(m.UID)], slos[m.Name], now)
 		if err != nil {
-			s.writeErr(w, r, err)
+			core.WriteErr(w, r, err)
 			return
 		}
 		reports = append(reports, rep)
@@ -217,7 +219,7 @@ func (s *Server) reliabilityOverview(w http.ResponseWriter, r *http.Request) {
 		uptimes[1].add(rep.Uptime7d)
 		uptimes[2].add(rep.Uptime30d)
 		if rep.HealthScore != nil {
-			health.add(ptrTo(float64(*rep.HealthScore)))
+			health.add(ptr.To(float64(*rep.HealthScore)))
 		}
 		total.Pool(rep.stats, rep.Uptime30d != nil)
 	}
@@ -235,7 +237,7 @@ func (s *Server) reliabilityOverview(w http.ResponseWriter, r *http.Request) {
 	}
 	var healthScoreOut *int
 	if v := health.mean(); v != nil {
-		healthScoreOut = ptrTo(int(math.Round(*v)))
+		healthScoreOut = ptr.To(int(math.Round(*v)))
 	}
 	httpjson.Write(w, http.StatusOK, map[string]any{
 		"generated_at":          isoTime(now),
@@ -281,5 +283,5 @@ func (m *meanOf) mean() *float64 {
 	if m.n == 0 {
 		return nil
 	}
-	return ptrTo(reliability.Round2(m.sum / float64(m.n)))
+	return ptr.To(reliability.Round2(m.sum / float64(m.n)))
 }

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/monitor"
 	"github.com/uptime-operator/uptime-operator/internal/restapi"
@@ -65,15 +66,15 @@ func noteObject(n store.Note) restapi.Note {
 }
 
 // incidentQuery reads the list filters of GET /incidents and its export.
-func incidentQuery(r *http.Request, ns string) (store.IncidentQuery, []FieldError) {
+func incidentQuery(r *http.Request, ns string) (store.IncidentQuery, []core.FieldError) {
 	q := r.URL.Query()
 	iq := store.IncidentQuery{Namespace: ns, MonitorID: q.Get("monitor_id"), Q: q.Get("q")}
-	var errs []FieldError
+	var errs []core.FieldError
 	switch st := store.IncidentStatus(q.Get("status")); st {
 	case "", store.IncidentOngoing, store.IncidentResolved, store.IncidentSuppressed, store.IncidentAcknowledged:
 		iq.Status = st
 	default:
-		errs = append(errs, fieldErr("status", "must be one of ongoing, resolved, suppressed, acknowledged"))
+		errs = append(errs, core.FieldErr("status", "must be one of ongoing, resolved, suppressed, acknowledged"))
 	}
 	for _, p := range []struct {
 		name string
@@ -82,14 +83,14 @@ func incidentQuery(r *http.Request, ns string) (store.IncidentQuery, []FieldErro
 		if v := q.Get(p.name); v != "" {
 			t, ok := parseISO(v)
 			if !ok {
-				errs = append(errs, fieldErr(p.name, "must be an ISO 8601 timestamp"))
+				errs = append(errs, core.FieldErr(p.name, "must be an ISO 8601 timestamp"))
 				continue
 			}
 			*p.dst = &t
 		}
 	}
 	if len(iq.Q) > 200 {
-		errs = append(errs, fieldErr("q", "must be at most 200 characters"))
+		errs = append(errs, core.FieldErr("q", "must be at most 200 characters"))
 	}
 	page, fe := intParam(r, "page", 1, 1, 1<<30)
 	if fe != nil {
@@ -104,14 +105,14 @@ func incidentQuery(r *http.Request, ns string) (store.IncidentQuery, []FieldErro
 }
 
 func (s *Server) listIncidents(w http.ResponseWriter, r *http.Request) {
-	iq, errs := incidentQuery(r, CallerFrom(r.Context()).Namespace)
+	iq, errs := incidentQuery(r, core.CallerFrom(r.Context()).Namespace)
 	if len(errs) > 0 {
-		writeValidation(w, errs...)
+		core.WriteValidation(w, errs...)
 		return
 	}
 	list, err := s.opts.Store.ListIncidents(r.Context(), iq)
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	regions := s.regionNames(r.Context())
@@ -126,13 +127,13 @@ func (s *Server) listIncidents(w http.ResponseWriter, r *http.Request) {
 const maxIncidentExport = 50000
 
 func (s *Server) exportIncidents(w http.ResponseWriter, r *http.Request) {
-	iq, errs := incidentQuery(r, CallerFrom(r.Context()).Namespace)
+	iq, errs := incidentQuery(r, core.CallerFrom(r.Context()).Namespace)
 	format := r.URL.Query().Get("format")
 	if format != "" && format != "csv" && format != "json" {
-		errs = append(errs, fieldErr("format", "must be csv or json"))
+		errs = append(errs, core.FieldErr("format", "must be csv or json"))
 	}
 	if len(errs) > 0 {
-		writeValidation(w, errs...)
+		core.WriteValidation(w, errs...)
 		return
 	}
 	regions := s.regionNames(r.Context())
@@ -142,7 +143,7 @@ func (s *Server) exportIncidents(w http.ResponseWriter, r *http.Request) {
 		iq.Page, iq.PageSize = page, 100
 		list, err := s.opts.Store.ListIncidents(r.Context(), iq)
 		if err != nil {
-			s.writeErr(w, r, err)
+			core.WriteErr(w, r, err)
 			return
 		}
 		for _, inc := range list.Items {
@@ -188,12 +189,12 @@ func deref(p *string) string {
 // pathIncident loads the {id} incident of the caller's workspace.
 func (s *Server) pathIncident(w http.ResponseWriter, r *http.Request) *store.Incident {
 	inc, err := s.opts.Store.GetIncident(r.Context(), chi.URLParam(r, "id"))
-	if errors.Is(err, store.ErrNotFound) || (err == nil && inc.Namespace != CallerFrom(r.Context()).Namespace) {
-		writeNotFound(w, "Incident")
+	if errors.Is(err, store.ErrNotFound) || (err == nil && inc.Namespace != core.CallerFrom(r.Context()).Namespace) {
+		core.WriteNotFound(w, "Incident")
 		return nil
 	}
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return nil
 	}
 	return &inc
@@ -206,7 +207,7 @@ func (s *Server) getIncident(w http.ResponseWriter, r *http.Request) {
 	}
 	notes, err := s.opts.Store.ListNotes(r.Context(), inc.ID)
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	s.writeIncidentDetail(w, r, *inc, notes, http.StatusOK)
@@ -227,12 +228,12 @@ func (s *Server) incidentExplanation(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if s.opts.Engine == nil {
-		writeError(w, http.StatusServiceUnavailable, CodeInternal, "the engine is not available")
+		core.WriteError(w, http.StatusServiceUnavailable, core.CodeInternal, "the engine is not available")
 		return
 	}
 	ex, err := s.opts.Engine.ExplainIncident(r.Context(), *inc)
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	httpjson.Write(w, http.StatusOK, ex)
@@ -245,16 +246,16 @@ func (s *Server) replayTimeline(w http.ResponseWriter, r *http.Request) {
 	}
 	limit, fe := intParam(r, "limit", 200, 1, 1000)
 	if fe != nil {
-		writeValidation(w, *fe)
+		core.WriteValidation(w, *fe)
 		return
 	}
 	events, next, err := s.opts.Store.ListTimeline(r.Context(), store.TimelineQuery{IncidentID: inc.ID, Cursor: r.URL.Query().Get("cursor"), Limit: limit})
 	if errors.Is(err, store.ErrInvalid) {
-		writeValidation(w, fieldErr("cursor", "is not a cursor of this timeline"))
+		core.WriteValidation(w, core.FieldErr("cursor", "is not a cursor of this timeline"))
 		return
 	}
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	type eventJSON struct {
@@ -271,38 +272,38 @@ func (s *Server) replayTimeline(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) createIncident(w http.ResponseWriter, r *http.Request) {
-	ctx, c := r.Context(), CallerFrom(r.Context())
+	ctx, c := r.Context(), core.CallerFrom(r.Context())
 	var b struct {
 		MonitorID string `json:"monitor_id"`
 	}
-	if err := decodeJSON(r, &b, false); err != nil {
-		s.writeErr(w, r, err)
+	if err := core.DecodeJSON(r, &b, false); err != nil {
+		core.WriteErr(w, r, err)
 		return
 	}
 	if b.MonitorID == "" {
-		writeValidation(w, fieldErr("monitor_id", "is required"))
+		core.WriteValidation(w, core.FieldErr("monitor_id", "is required"))
 		return
 	}
-	m, err := s.monitorByID(ctx, c.Namespace, b.MonitorID)
-	if errors.Is(err, errNotFound) {
-		writeNotFound(w, "Monitor")
+	m, err := s.MonitorByID(ctx, c.Namespace, b.MonitorID)
+	if errors.Is(err, core.ErrNotFound) {
+		core.WriteNotFound(w, "Monitor")
 		return
 	}
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	if s.opts.Engine == nil {
-		writeError(w, http.StatusServiceUnavailable, CodeInternal, "the engine is not available")
+		core.WriteError(w, http.StatusServiceUnavailable, core.CodeInternal, "the engine is not available")
 		return
 	}
 	inc, err := s.opts.Engine.OpenManualIncident(ctx, m)
 	if errors.Is(err, store.ErrIncidentOpen) {
-		writeError(w, http.StatusConflict, CodeConflict, "the monitor already has an open incident")
+		core.WriteError(w, http.StatusConflict, core.CodeConflict, "the monitor already has an open incident")
 		return
 	}
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	s.writeIncidentDetail(w, r, inc, nil, http.StatusCreated)
@@ -314,12 +315,12 @@ func (s *Server) acknowledgeIncident(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if s.opts.Engine == nil {
-		writeError(w, http.StatusServiceUnavailable, CodeInternal, "the engine is not available")
+		core.WriteError(w, http.StatusServiceUnavailable, core.CodeInternal, "the engine is not available")
 		return
 	}
-	out, err := s.opts.Engine.AcknowledgeIncident(r.Context(), inc.ID, CallerFrom(r.Context()).Name())
+	out, err := s.opts.Engine.AcknowledgeIncident(r.Context(), inc.ID, core.CallerFrom(r.Context()).Name())
 	if err != nil && !errors.Is(err, store.ErrIncidentAcknowledged) {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	httpjson.Write(w, http.StatusOK, s.incidentObject(out, s.regionNames(r.Context())))
@@ -333,29 +334,29 @@ func (s *Server) resolveIncident(w http.ResponseWriter, r *http.Request) {
 	var b struct {
 		Note string `json:"note"`
 	}
-	if err := decodeJSON(r, &b, false); err != nil {
-		s.writeErr(w, r, err)
+	if err := core.DecodeJSON(r, &b, false); err != nil {
+		core.WriteErr(w, r, err)
 		return
 	}
 	if len(b.Note) > 5000 {
-		writeValidation(w, fieldErr("note", "must be at most 5000 characters"))
+		core.WriteValidation(w, core.FieldErr("note", "must be at most 5000 characters"))
 		return
 	}
 	if inc.ResolvedAt != nil {
-		writeError(w, http.StatusConflict, CodeIncidentResolved, "the incident is already resolved")
+		core.WriteError(w, http.StatusConflict, core.CodeIncidentResolved, "the incident is already resolved")
 		return
 	}
 	if s.opts.Engine == nil {
-		writeError(w, http.StatusServiceUnavailable, CodeInternal, "the engine is not available")
+		core.WriteError(w, http.StatusServiceUnavailable, core.CodeInternal, "the engine is not available")
 		return
 	}
-	out, err := s.opts.Engine.ResolveIncident(r.Context(), inc.ID, b.Note, CallerFrom(r.Context()).Name())
+	out, err := s.opts.Engine.ResolveIncident(r.Context(), inc.ID, b.Note, core.CallerFrom(r.Context()).Name())
 	if errors.Is(err, store.ErrIncidentResolved) {
-		writeError(w, http.StatusConflict, CodeIncidentResolved, "the incident is already resolved")
+		core.WriteError(w, http.StatusConflict, core.CodeIncidentResolved, "the incident is already resolved")
 		return
 	}
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	httpjson.Write(w, http.StatusOK, s.incidentObject(out, s.regionNames(r.Context())))
@@ -368,7 +369,7 @@ func (s *Server) unsnoozeIncident(w http.ResponseWriter, r *http.Request) {
 	}
 	out, err := s.opts.Store.SnoozeIncident(r.Context(), inc.ID, nil)
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	httpjson.Write(w, http.StatusOK, s.incidentObject(out, s.regionNames(r.Context())))
@@ -385,7 +386,7 @@ func (s *Server) escalation(w http.ResponseWriter, r *http.Request) {
 	if s.opts.Escalation != nil {
 		state, err := s.opts.Escalation.EscalationStatus(ctx, *inc)
 		if err != nil {
-			s.writeErr(w, r, err)
+			core.WriteErr(w, r, err)
 			return
 		}
 		httpjson.Write(w, http.StatusOK, state)
@@ -393,7 +394,7 @@ func (s *Server) escalation(w http.ResponseWriter, r *http.Request) {
 	}
 	out := map[string]any{"incident_id": inc.ID, "policy": nil, "acknowledged": inc.AcknowledgedAt != nil,
 		"acknowledged_at": isoTimePtr(inc.AcknowledgedAt), "resolved": inc.ResolvedAt != nil, "steps": []any{}}
-	m, err := s.monitorByID(ctx, inc.Namespace, inc.MonitorID)
+	m, err := s.MonitorByID(ctx, inc.Namespace, inc.MonitorID)
 	if err == nil && m.Spec.EscalationPolicyRef != nil {
 		var p monv1.EscalationPolicy
 		if err := s.opts.Client.Get(ctx, client.ObjectKey{Namespace: inc.Namespace, Name: m.Spec.EscalationPolicyRef.Name}, &p); err == nil {
@@ -431,7 +432,7 @@ func (s *Server) listNotes(w http.ResponseWriter, r *http.Request) {
 	}
 	notes, err := s.opts.Store.ListNotes(r.Context(), inc.ID)
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	out := []restapi.Note{}
@@ -450,22 +451,22 @@ func (s *Server) addNote(w http.ResponseWriter, r *http.Request) {
 		Body   *string `json:"body"`
 		Public bool    `json:"public"`
 	}
-	if err := decodeJSON(r, &b, false); err != nil {
-		s.writeErr(w, r, err)
+	if err := core.DecodeJSON(r, &b, false); err != nil {
+		core.WriteErr(w, r, err)
 		return
 	}
 	if b.Body == nil || strings.TrimSpace(*b.Body) == "" || len(*b.Body) > 5000 {
-		writeValidation(w, fieldErr("body", "is required, 1-5000 characters"))
+		core.WriteValidation(w, core.FieldErr("body", "is required, 1-5000 characters"))
 		return
 	}
-	n, err := s.opts.Store.AddNote(r.Context(), store.Note{IncidentID: inc.ID, Body: *b.Body, Public: b.Public, Author: CallerFrom(r.Context()).Name()})
+	n, err := s.opts.Store.AddNote(r.Context(), store.Note{IncidentID: inc.ID, Body: *b.Body, Public: b.Public, Author: core.CallerFrom(r.Context()).Name()})
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	if b.Public && s.opts.Subscribers != nil {
 		if err := s.opts.Subscribers.PublicUpdate(r.Context(), inc.Namespace, inc.MonitorID, inc.ID, n.Body); err != nil {
-			s.log(r).Error(err, "notify status page subscribers")
+			core.Log(r).Error(err, "notify status page subscribers")
 		}
 	}
 	httpjson.Write(w, http.StatusCreated, noteObject(n))
@@ -478,11 +479,11 @@ func (s *Server) deleteNote(w http.ResponseWriter, r *http.Request) {
 	}
 	err := s.opts.Store.DeleteNote(r.Context(), inc.ID, chi.URLParam(r, "noteId"))
 	if errors.Is(err, store.ErrNotFound) {
-		writeNotFound(w, "Note")
+		core.WriteNotFound(w, "Note")
 		return
 	}
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -496,16 +497,16 @@ func (s *Server) putPostmortem(w http.ResponseWriter, r *http.Request) {
 	var b struct {
 		Postmortem *string `json:"postmortem"`
 	}
-	if err := decodeJSON(r, &b, false); err != nil {
-		s.writeErr(w, r, err)
+	if err := core.DecodeJSON(r, &b, false); err != nil {
+		core.WriteErr(w, r, err)
 		return
 	}
 	if b.Postmortem == nil || len(*b.Postmortem) > 50000 {
-		writeValidation(w, fieldErr("postmortem", "is required, up to 50000 characters"))
+		core.WriteValidation(w, core.FieldErr("postmortem", "is required, up to 50000 characters"))
 		return
 	}
 	if err := s.opts.Store.SetPostmortem(r.Context(), inc.ID, *b.Postmortem); err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	httpjson.Write(w, http.StatusOK, map[string]any{"incident_id": inc.ID, "postmortem": *b.Postmortem})

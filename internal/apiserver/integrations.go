@@ -15,6 +15,7 @@ import (
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/alerting"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/netguard"
 	"github.com/uptime-operator/uptime-operator/internal/plans"
@@ -73,8 +74,8 @@ type routingBody struct {
 	MinSeverity string   `json:"min_severity"`
 }
 
-func (s *Server) routingFrom(ctx context.Context, ns string, b *routingBody, prefix string) (*monv1.AlertRouting, []FieldError) {
-	var errs []FieldError
+func (s *Server) routingFrom(ctx context.Context, ns string, b *routingBody, prefix string) (*monv1.AlertRouting, []core.FieldError) {
+	var errs []core.FieldError
 	rt := &monv1.AlertRouting{Scope: monv1.RoutingScope(b.Scope), MinSeverity: monv1.Severity(b.MinSeverity)}
 	if rt.Scope == "" {
 		rt.Scope = "all"
@@ -83,35 +84,35 @@ func (s *Server) routingFrom(ctx context.Context, ns string, b *routingBody, pre
 		rt.MinSeverity = "down"
 	}
 	if !slices.Contains([]monv1.RoutingScope{"all", "groups", "monitors"}, rt.Scope) {
-		errs = append(errs, fieldErr(prefix+"scope", "must be all, groups or monitors"))
+		errs = append(errs, core.FieldErr(prefix+"scope", "must be all, groups or monitors"))
 	}
 	if rt.MinSeverity != "down" && rt.MinSeverity != "degraded" {
-		errs = append(errs, fieldErr(prefix+"min_severity", "must be down or degraded"))
+		errs = append(errs, core.FieldErr(prefix+"min_severity", "must be down or degraded"))
 	}
 	if len(b.GroupIDs) > 500 || len(b.MonitorIDs) > 500 {
-		errs = append(errs, fieldErr(prefix+"group_ids", "at most 500 ids each"))
+		errs = append(errs, core.FieldErr(prefix+"group_ids", "at most 500 ids each"))
 	}
 	for _, id := range b.GroupIDs {
-		obj, err := s.findByUID(ctx, &monv1.MonitorGroupList{}, ns, id)
+		obj, err := s.FindByUID(ctx, &monv1.MonitorGroupList{}, ns, id)
 		if err != nil {
-			errs = append(errs, fieldErr(prefix+"group_ids", "monitor group %s not found", id))
+			errs = append(errs, core.FieldErr(prefix+"group_ids", "monitor group %s not found", id))
 			continue
 		}
 		rt.Groups = append(rt.Groups, monv1.LocalObjectReference{Name: obj.GetName()})
 	}
 	for _, id := range b.MonitorIDs {
-		obj, err := s.findByUID(ctx, &monv1.MonitorList{}, ns, id)
+		obj, err := s.FindByUID(ctx, &monv1.MonitorList{}, ns, id)
 		if err != nil {
-			errs = append(errs, fieldErr(prefix+"monitor_ids", "monitor %s not found", id))
+			errs = append(errs, core.FieldErr(prefix+"monitor_ids", "monitor %s not found", id))
 			continue
 		}
 		rt.Monitors = append(rt.Monitors, monv1.LocalObjectReference{Name: obj.GetName()})
 	}
 	if rt.Scope == "groups" && len(rt.Groups) == 0 && len(errs) == 0 {
-		errs = append(errs, fieldErr(prefix+"group_ids", "is required when scope is groups"))
+		errs = append(errs, core.FieldErr(prefix+"group_ids", "is required when scope is groups"))
 	}
 	if rt.Scope == "monitors" && len(rt.Monitors) == 0 && len(errs) == 0 {
-		errs = append(errs, fieldErr(prefix+"monitor_ids", "is required when scope is monitors"))
+		errs = append(errs, core.FieldErr(prefix+"monitor_ids", "is required when scope is monitors"))
 	}
 	return rt, errs
 }
@@ -127,41 +128,41 @@ type connectionBody struct {
 
 func decodeConnection(r *http.Request, t monv1.AlertChannelType) (*connectionBody, error) {
 	var raw map[string]json.RawMessage
-	if err := decodeJSON(r, &raw, false); err != nil {
+	if err := core.DecodeJSON(r, &raw, false); err != nil {
 		return nil, err
 	}
 	b := &connectionBody{fields: map[string]string{}}
-	var errs []FieldError
+	var errs []core.FieldError
 	for k, v := range raw {
 		switch {
 		case k == "name":
 			var n string
 			if json.Unmarshal(v, &n) != nil || len(n) > 60 {
-				errs = append(errs, fieldErr("name", "must be a string of up to 60 characters"))
+				errs = append(errs, core.FieldErr("name", "must be a string of up to 60 characters"))
 			}
 			b.name = &n
 		case k == "routing":
 			var rb routingBody
-			if err := decodeBytes(v, &rb, true, "routing."); err != nil {
+			if err := core.DecodeBytes(v, &rb, true, "routing."); err != nil {
 				return nil, err
 			}
 			b.routing = &rb
 		case k == "emails" && t == monv1.ChannelEmail:
 			if json.Unmarshal(v, &b.emails) != nil {
-				errs = append(errs, fieldErr("emails", "must be an array of email addresses"))
+				errs = append(errs, core.FieldErr("emails", "must be an array of email addresses"))
 			}
 		case slices.Contains(channelFields[t], k):
 			var sv string
 			if json.Unmarshal(v, &sv) != nil {
-				errs = append(errs, fieldErr(k, "must be a string"))
+				errs = append(errs, core.FieldErr(k, "must be a string"))
 			}
 			b.fields[k] = strings.TrimSpace(sv)
 		default:
-			errs = append(errs, fieldErr(k, "unknown field for %s connections", t))
+			errs = append(errs, core.FieldErr(k, "unknown field for %s connections", t))
 		}
 	}
 	if len(errs) > 0 {
-		return nil, validationError(errs...)
+		return nil, core.ValidationError(errs...)
 	}
 	return b, nil
 }
@@ -185,7 +186,7 @@ func channelFieldPath(p string) string {
 	case strings.HasPrefix(p, "routing.monitors"):
 		return "routing.monitor_ids"
 	}
-	return snakePath(p)
+	return core.SnakePath(p)
 }
 
 // applyConnection writes the fields of b onto ch and returns the secret
@@ -193,23 +194,23 @@ func channelFieldPath(p string) string {
 func applyConnection(ch *monv1.AlertChannel, b *connectionBody, create bool) (map[string]string, error) {
 	t := ch.Spec.Type
 	secrets := map[string]string{}
-	var errs []FieldError
+	var errs []core.FieldError
 	for _, f := range channelFields[t] {
 		if f == "emails" {
 			if b.emails != nil {
 				ch.Spec.Emails = b.emails
 			}
 			if create && len(ch.Spec.Emails) == 0 {
-				errs = append(errs, fieldErr("emails", "is required for %s connections", t))
+				errs = append(errs, core.FieldErr("emails", "is required for %s connections", t))
 			}
 			continue
 		}
 		v, sent := b.fields[f]
 		if v == "" {
 			if create {
-				errs = append(errs, fieldErr(f, "is required for %s connections", t))
+				errs = append(errs, core.FieldErr(f, "is required for %s connections", t))
 			} else if sent && !secretField(t, f) {
-				errs = append(errs, fieldErr(f, "must not be empty"))
+				errs = append(errs, core.FieldErr(f, "must not be empty"))
 			}
 			continue
 		}
@@ -241,7 +242,7 @@ func applyConnection(ch *monv1.AlertChannel, b *connectionBody, create bool) (ma
 		ch.Spec.Name = *b.name
 	}
 	if len(errs) > 0 {
-		return nil, validationError(errs...)
+		return nil, core.ValidationError(errs...)
 	}
 	return secrets, nil
 }
@@ -252,59 +253,59 @@ func (s *Server) putSecret(ctx context.Context, ch *monv1.AlertChannel, name str
 }
 
 func (s *Server) createConnection(w http.ResponseWriter, r *http.Request) {
-	ctx, c := r.Context(), CallerFrom(r.Context())
+	ctx, c := r.Context(), core.CallerFrom(r.Context())
 	t := monv1.AlertChannelType(strings.ToLower(chi.URLParam(r, "type")))
 	if _, ok := channelFields[t]; !ok {
-		writeNotFound(w, "Channel type")
+		core.WriteNotFound(w, "Channel type")
 		return
 	}
 	if f := channelFeature(t); f != "" {
-		if ae := s.requireFeature(ctx, c.Namespace, f); ae != nil {
+		if ae := s.RequireFeature(ctx, c.Namespace, f); ae != nil {
 			httpjson.Write(w, ae.Status, ae.Body)
 			return
 		}
 	}
 	b, err := decodeConnection(r, t)
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	ch := &monv1.AlertChannel{ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace, Name: string(t) + "-" + utilrand.String(6)},
 		Spec: monv1.AlertChannelSpec{Type: t}}
 	secrets, err := applyConnection(ch, b, true)
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
-	var rerrs []FieldError
+	var rerrs []core.FieldError
 	if b.routing != nil {
 		ch.Spec.Routing, rerrs = s.routingFrom(ctx, c.Namespace, b.routing, "routing.")
 	}
 	if len(rerrs) > 0 {
-		writeValidation(w, rerrs...)
+		core.WriteValidation(w, rerrs...)
 		return
 	}
 	if t == monv1.ChannelWebhook {
 		if err := s.checkEndpoint(ctx, ch.Spec.WebhookURL); err != nil {
-			s.writeErr(w, r, err)
+			core.WriteErr(w, r, err)
 			return
 		}
 	}
 	var signing string
 	if t == monv1.ChannelWebhook {
 		if signing, err = monv1.NewSigningSecret(); err != nil {
-			s.writeErr(w, r, err)
+			core.WriteErr(w, r, err)
 			return
 		}
 		ch.Spec.SigningSecretRef = &monv1.SecretKeySelector{Name: monv1.SigningSecretName(ch.Name), Key: monv1.SigningSecretKey}
 	}
 	if err := s.opts.Client.Create(ctx, ch); err != nil {
-		s.writeErr(w, r, s.writeFailed(ctx, c.Namespace, err, channelFieldPath))
+		core.WriteErr(w, r, s.writeFailed(ctx, c.Namespace, err, channelFieldPath))
 		return
 	}
 	if err := s.channelSecrets(ctx, ch, secrets, signing); err != nil {
 		_ = s.opts.Client.Delete(ctx, ch)
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	out := map[string]any{"success": true, "message": "Connection created", "connection_id": string(ch.UID),
@@ -341,13 +342,13 @@ func (s *Server) channelSecrets(ctx context.Context, ch *monv1.AlertChannel, sec
 func (s *Server) checkEndpoint(ctx context.Context, raw string) error {
 	var ee *alerting.EndpointError
 	if err := alerting.CheckWebhookEndpoint(ctx, raw, netguard.Guard{AllowPrivate: s.opts.AllowPrivateTargets}); errors.As(err, &ee) {
-		return validationError(fieldErr("webhook_url", "%s", ee.Message))
+		return core.ValidationError(core.FieldErr("webhook_url", "%s", ee.Message))
 	}
 	return nil
 }
 
 func (s *Server) pathChannel(w http.ResponseWriter, r *http.Request) *monv1.AlertChannel {
-	return pathObject[*monv1.AlertChannel](s, w, r, &monv1.AlertChannelList{}, "connectionId", "Connection")
+	return core.PathObject[*monv1.AlertChannel](s.Deps, w, r, &monv1.AlertChannelList{}, "connectionId", "Connection")
 }
 
 func (s *Server) updateConnection(w http.ResponseWriter, r *http.Request) {
@@ -358,25 +359,25 @@ func (s *Server) updateConnection(w http.ResponseWriter, r *http.Request) {
 	}
 	b, err := decodeConnection(r, ch.Spec.Type)
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	var routing *monv1.AlertRouting
 	if b.routing != nil {
-		var rerrs []FieldError
+		var rerrs []core.FieldError
 		if routing, rerrs = s.routingFrom(ctx, ch.Namespace, b.routing, "routing."); len(rerrs) > 0 {
-			writeValidation(w, rerrs...)
+			core.WriteValidation(w, rerrs...)
 			return
 		}
 	}
 	if u := b.fields["webhook_url"]; ch.Spec.Type == monv1.ChannelWebhook && u != "" && u != ch.Spec.WebhookURL {
 		if err := s.checkEndpoint(ctx, u); err != nil {
-			s.writeErr(w, r, err)
+			core.WriteErr(w, r, err)
 			return
 		}
 	}
 	var secrets map[string]string
-	err = s.mutate(ctx, ch, func() error {
+	err = s.Mutate(ctx, ch, func() error {
 		var err error
 		secrets, err = applyConnection(ch, b, false)
 		if routing != nil {
@@ -388,7 +389,7 @@ func (s *Server) updateConnection(w http.ResponseWriter, r *http.Request) {
 		err = s.channelSecrets(ctx, ch, secrets, "")
 	}
 	if err != nil {
-		s.writeErr(w, r, s.writeFailed(ctx, ch.Namespace, err, channelFieldPath))
+		core.WriteErr(w, r, s.writeFailed(ctx, ch.Namespace, err, channelFieldPath))
 		return
 	}
 	s.writeChannel(w, r, ch)
@@ -400,15 +401,15 @@ func (s *Server) deleteConnection(w http.ResponseWriter, r *http.Request) {
 	if ch == nil {
 		return
 	}
-	if err := s.deleteObject(ctx, ch); err != nil {
-		s.writeErr(w, r, err)
+	if err := s.DeleteObject(ctx, ch); err != nil {
+		core.WriteErr(w, r, err)
 		return
 	}
 	// Only the Secrets the channel owns go with it (deleteOwnedSecret): a
 	// Secret that merely has the name of one stays.
 	for _, name := range []string{ch.Name + credentialsSuffix, monv1.SigningSecretName(ch.Name)} {
 		if err := s.deleteOwnedSecret(ctx, ch, name); err != nil {
-			ctrlLog(ctx).Error(err, "unable to delete a connection's secret", "connection", ch.Name, "secret", name)
+			core.LogFrom(ctx).Error(err, "unable to delete a connection's secret", "connection", ch.Name, "secret", name)
 		}
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -421,17 +422,17 @@ func (s *Server) putRouting(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var b routingBody
-	if err := decodeJSON(r, &b, true); err != nil {
-		s.writeErr(w, r, err)
+	if err := core.DecodeJSON(r, &b, true); err != nil {
+		core.WriteErr(w, r, err)
 		return
 	}
 	routing, errs := s.routingFrom(ctx, ch.Namespace, &b, "")
 	if len(errs) > 0 {
-		writeValidation(w, errs...)
+		core.WriteValidation(w, errs...)
 		return
 	}
-	if err := s.mutate(ctx, ch, func() error { ch.Spec.Routing = routing; return nil }); err != nil {
-		s.writeErr(w, r, s.writeFailed(ctx, ch.Namespace, err, channelFieldPath))
+	if err := s.Mutate(ctx, ch, func() error { ch.Spec.Routing = routing; return nil }); err != nil {
+		core.WriteErr(w, r, s.writeFailed(ctx, ch.Namespace, err, channelFieldPath))
 		return
 	}
 	s.writeChannel(w, r, ch)
@@ -443,7 +444,7 @@ func (s *Server) testConnection(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if s.opts.ChannelTester == nil {
-		writeError(w, http.StatusServiceUnavailable, CodeChannelUnavailable, "test alerts cannot be sent right now")
+		core.WriteError(w, http.StatusServiceUnavailable, core.CodeChannelUnavailable, "test alerts cannot be sent right now")
 		return
 	}
 	if err := s.opts.ChannelTester.TestChannel(r.Context(), ch); err != nil {
@@ -466,7 +467,7 @@ type channelJSON struct {
 	CreatedAt           string         `json:"created_at"`
 }
 
-func (s *Server) channelObject(ch *monv1.AlertChannel, groups, monitors *objectUIDs) channelJSON {
+func (s *Server) channelObject(ch *monv1.AlertChannel, groups, monitors *core.ObjectUIDs) channelJSON {
 	status := "active"
 	switch {
 	case ch.Spec.Disabled:
@@ -482,10 +483,10 @@ func (s *Server) channelObject(ch *monv1.AlertChannel, groups, monitors *objectU
 		if r.MinSeverity != "" {
 			rt["min_severity"] = r.MinSeverity
 		}
-		ids := func(refs []monv1.LocalObjectReference, idx *objectUIDs) []string {
+		ids := func(refs []monv1.LocalObjectReference, idx *core.ObjectUIDs) []string {
 			out := []string{}
 			for _, ref := range refs {
-				if u := idx.uidOf(ref.Name); u != nil {
+				if u := idx.UIDOf(ref.Name); u != nil {
 					out = append(out, *u)
 				}
 			}
@@ -503,39 +504,39 @@ func (s *Server) channelObject(ch *monv1.AlertChannel, groups, monitors *objectU
 }
 
 func (s *Server) writeChannel(w http.ResponseWriter, r *http.Request, ch *monv1.AlertChannel) {
-	groups, err := s.uidIndex(r.Context(), &monv1.MonitorGroupList{}, ch.Namespace)
+	groups, err := s.UIDIndex(r.Context(), &monv1.MonitorGroupList{}, ch.Namespace)
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
-	monitors, err := s.uidIndex(r.Context(), &monv1.MonitorList{}, ch.Namespace)
+	monitors, err := s.UIDIndex(r.Context(), &monv1.MonitorList{}, ch.Namespace)
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	httpjson.Write(w, http.StatusOK, s.channelObject(ch, groups, monitors))
 }
 
 func (s *Server) listIntegrations(w http.ResponseWriter, r *http.Request) {
-	ctx, c := r.Context(), CallerFrom(r.Context())
+	ctx, c := r.Context(), core.CallerFrom(r.Context())
 	var list monv1.AlertChannelList
-	if err := s.list(ctx, &list, c.Namespace); err != nil {
-		s.writeErr(w, r, err)
+	if err := s.List(ctx, &list, c.Namespace); err != nil {
+		core.WriteErr(w, r, err)
 		return
 	}
 	plan, err := s.opts.Plans.ForNamespace(ctx, c.Namespace)
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
-	groups, err := s.uidIndex(ctx, &monv1.MonitorGroupList{}, c.Namespace)
+	groups, err := s.UIDIndex(ctx, &monv1.MonitorGroupList{}, c.Namespace)
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
-	monitors, err := s.uidIndex(ctx, &monv1.MonitorList{}, c.Namespace)
+	monitors, err := s.UIDIndex(ctx, &monv1.MonitorList{}, c.Namespace)
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	conns := []channelJSON{}

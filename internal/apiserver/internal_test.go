@@ -5,6 +5,7 @@ import (
 	"time"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
 )
 
 func TestMonitorFieldPath(t *testing.T) {
@@ -27,21 +28,6 @@ func TestMonitorFieldPath(t *testing.T) {
 	} {
 		if got := monitorFieldPath(in); got != want {
 			t.Errorf("monitorFieldPath(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
-func TestStripCauseType(t *testing.T) {
-	for in, want := range map[string]string{
-		`Invalid value: 10: must be between 15 and 900`:                              "must be between 15 and 900",
-		`Invalid value: "ftp://x": must be a valid http:// or https:// URL`:          "must be a valid http:// or https:// URL",
-		`Forbidden: plan limit reached: 3 of 3 monitors (ENTITLEMENT_LIMIT_REACHED)`: "plan limit reached: 3 of 3 monitors (ENTITLEMENT_LIMIT_REACHED)",
-		`Required value: required for http monitors`:                                 "required for http monitors",
-		`Unsupported value: "mars-1": supported values: "eu-1", "us-1"`:              `supported values: "eu-1", "us-1"`,
-		`plain message`: "plain message",
-	} {
-		if got := stripCauseType(in); got != want {
-			t.Errorf("stripCauseType(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
@@ -105,16 +91,16 @@ func TestPlanFingerprint(t *testing.T) {
 
 func TestSnoozeUntil(t *testing.T) {
 	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
-	b := snoozeBody{Minutes: nullable[int]{Set: true, V: 30}}
+	b := snoozeBody{Minutes: core.Nullable[int]{Set: true, V: 30}}
 	if got, errs := b.snoozeUntil(now); len(errs) > 0 || !got.Equal(now.Add(30*time.Minute)) {
 		t.Errorf("minutes: %v %v", got, errs)
 	}
-	b = snoozeBody{Until: nullable[string]{Set: true, V: "2026-05-01T14:00:00Z"}}
+	b = snoozeBody{Until: core.Nullable[string]{Set: true, V: "2026-05-01T14:00:00Z"}}
 	if got, errs := b.snoozeUntil(now); len(errs) > 0 || !got.Equal(now.Add(2*time.Hour)) {
 		t.Errorf("until: %v %v", got, errs)
 	}
-	for _, bad := range []snoozeBody{{}, {Minutes: nullable[int]{Set: true, V: 0}}, {Until: nullable[string]{Set: true, V: "2026-04-01T00:00:00Z"}},
-		{Until: nullable[string]{Set: true, V: "2026-05-01T14:00:00Z"}, Minutes: nullable[int]{Set: true, V: 5}}} {
+	for _, bad := range []snoozeBody{{}, {Minutes: core.Nullable[int]{Set: true, V: 0}}, {Until: core.Nullable[string]{Set: true, V: "2026-04-01T00:00:00Z"}},
+		{Until: core.Nullable[string]{Set: true, V: "2026-05-01T14:00:00Z"}, Minutes: core.Nullable[int]{Set: true, V: 5}}} {
 		if _, errs := bad.snoozeUntil(now); len(errs) == 0 {
 			t.Errorf("%+v: expected a validation error", bad)
 		}

@@ -1,7 +1,6 @@
 package apiserver
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -14,6 +13,7 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
 	"github.com/uptime-operator/uptime-operator/internal/plans"
 )
 
@@ -74,7 +74,7 @@ func testListAdvance(t *testing.T) {
 	get := func(srv *Server, query string) string {
 		t.Helper()
 		req := httptest.NewRequest(http.MethodGet, "/monitors"+query, nil)
-		req = req.WithContext(context.WithValue(req.Context(), callerKey{}, &Caller{Namespace: ns, Level: "read-only"}))
+		req = core.WithCaller(req, &Caller{Namespace: ns, Level: "read-only"})
 		rec := httptest.NewRecorder()
 		srv.listMonitors(rec, req)
 		if rec.Code != http.StatusOK {

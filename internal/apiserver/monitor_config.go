@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
 	"github.com/uptime-operator/uptime-operator/internal/credentials"
 	"github.com/uptime-operator/uptime-operator/internal/monitor"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
@@ -32,13 +33,13 @@ const configNotificationEmails = "notification_emails"
 
 // checkConfigLimits enforces the specification's limits on the raw config
 // object: at most 50 keys and 32 KB as JSON.
-func checkConfigLimits(cfg map[string]json.RawMessage) []FieldError {
+func checkConfigLimits(cfg map[string]json.RawMessage) []core.FieldError {
 	if len(cfg) > maxConfigKeys {
-		return []FieldError{fieldErr("config", "must have at most %d keys", maxConfigKeys)}
+		return []core.FieldError{core.FieldErr("config", "must have at most %d keys", maxConfigKeys)}
 	}
 	raw, _ := json.Marshal(cfg)
 	if len(raw) > maxConfigBytes {
-		return []FieldError{fieldErr("config", "must be at most 32 KB as JSON")}
+		return []core.FieldError{core.FieldErr("config", "must be at most 32 KB as JSON")}
 	}
 	return nil
 }
@@ -54,7 +55,7 @@ func checkConfigLimits(cfg map[string]json.RawMessage) []FieldError {
 // paths returned.
 func updatedConfig(typ monv1.MonitorType, cur *probeapi.Config, sent map[string]json.RawMessage, urlMoved bool) (probeapi.Config, []string, error) {
 	if !slices.Contains(monitorTypes, typ) {
-		return probeapi.Config{}, nil, validationError(fieldErr("type", "must be one of http, api, ping, port, udp, cron, dns, multistep, mcp"))
+		return probeapi.Config{}, nil, core.ValidationError(core.FieldErr("type", "must be one of http, api, ping, port, udp, cron, dns, multistep, mcp"))
 	}
 	keys := make([]string, 0, len(sent))
 	set := map[string]json.RawMessage{}
@@ -68,7 +69,7 @@ func updatedConfig(typ monv1.MonitorType, cur *probeapi.Config, sent map[string]
 	slices.Sort(keys)
 	for _, k := range keys {
 		if !probeapi.KeyAllowed(string(typ), k) {
-			return probeapi.Config{}, nil, validationError(fieldErr("config."+k, "unknown config key for %s monitors", typ))
+			return probeapi.Config{}, nil, core.ValidationError(core.FieldErr("config."+k, "unknown config key for %s monitors", typ))
 		}
 	}
 	var patch probeapi.Config
@@ -76,8 +77,8 @@ func updatedConfig(typ monv1.MonitorType, cur *probeapi.Config, sent map[string]
 	if err != nil {
 		return probeapi.Config{}, nil, fmt.Errorf("encode sent config: %w", err)
 	}
-	if err := decodeBytes(raw, &patch, true, "config."); err != nil {
-		if ae, ok := err.(*apiError); ok && ae.Body.Code == CodeValidation {
+	if err := core.DecodeBytes(raw, &patch, true, "config."); err != nil {
+		if ae, ok := err.(*core.Error); ok && ae.Body.Code == core.CodeValidation {
 			for i, e := range ae.Body.Errors {
 				if e.Message == "unknown field" {
 					ae.Body.Errors[i].Message = fmt.Sprintf("unknown config key for %s monitors", typ)
@@ -88,13 +89,13 @@ func updatedConfig(typ monv1.MonitorType, cur *probeapi.Config, sent map[string]
 	}
 	if tc := patch.ToolCall; tc != nil {
 		if args := bytes.TrimSpace(tc.Arguments); len(args) > 0 && string(args) != "null" && args[0] != '{' {
-			return probeapi.Config{}, nil, validationError(fieldErr("config.tool_call.arguments", "must be a JSON object"))
+			return probeapi.Config{}, nil, core.ValidationError(core.FieldErr("config.tool_call.arguments", "must be a JSON object"))
 		}
 	}
 	moved := credentials.Moved{Headers: urlMoved}.StepsMoved(&patch, cur)
 	dropped, err := credentials.RestoreConfig(&patch, cur, moved)
 	if err != nil {
-		return probeapi.Config{}, nil, validationError(fieldErr("config", "%v", err))
+		return probeapi.Config{}, nil, core.ValidationError(core.FieldErr("config", "%v", err))
 	}
 	var out probeapi.Config
 	if cur != nil {
@@ -113,7 +114,7 @@ func updatedConfig(typ monv1.MonitorType, cur *probeapi.Config, sent map[string]
 		dropped = append(dropped, d...)
 	}
 	if raw, err := json.Marshal(out); err == nil && len(raw) > maxConfigBytes {
-		return probeapi.Config{}, nil, validationError(fieldErr("config", "must be at most 32 KB as JSON"))
+		return probeapi.Config{}, nil, core.ValidationError(core.FieldErr("config", "must be at most 32 KB as JSON"))
 	}
 	slices.Sort(dropped)
 	return out, dropped, nil
@@ -184,11 +185,11 @@ func monitorFieldPath(p string) string {
 			case "payloadHex":
 				s = "payload_hex"
 			default:
-				s = camelToSnake(s)
+				s = core.CamelToSnake(s)
 			}
 			parts[i] = s + idx
 		}
 		return "config." + strings.Join(parts, ".")
 	}
-	return snakePath(p)
+	return core.SnakePath(p)
 }

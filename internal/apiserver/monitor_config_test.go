@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 )
 
@@ -152,8 +153,8 @@ func TestUpdatedConfig(t *testing.T) {
 				t.Fatalf("the stored config changed: %s, was %s", after, before)
 			}
 			if c.errPath != "" {
-				ae, ok := err.(*apiError)
-				if !ok || ae.Status != 400 || ae.Body.Code != CodeValidation || len(ae.Body.Errors) != 1 {
+				ae, ok := err.(*core.Error)
+				if !ok || ae.Status != 400 || ae.Body.Code != core.CodeValidation || len(ae.Body.Errors) != 1 {
 					t.Fatalf("err = %#v, want one validation error", err)
 				}
 				if fe := ae.Body.Errors[0]; fe.Field != c.errPath || fe.Message != c.errMsg {

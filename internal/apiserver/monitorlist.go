@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
 	"github.com/uptime-operator/uptime-operator/internal/plans"
 	"github.com/uptime-operator/uptime-operator/internal/writethrough"
 )
@@ -34,11 +35,11 @@ import (
 // writes a body it has: passed through a 64 KiB buffer, the same answer was
 // copied once more per request and went out in 128 chunks.
 func (s *Server) listMonitors(w http.ResponseWriter, r *http.Request) {
-	ctx, c := r.Context(), CallerFrom(r.Context())
+	ctx, c := r.Context(), core.CallerFrom(r.Context())
 	tag := strings.ToLower(strings.TrimSpace(r.URL.Query().Get("tag")))
 	x := s.refs(c.Namespace)
 	if err := x.load(ctx); err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	defaults := strings.Join(plans.DefaultRegions(x.plan, x.regions), ",")
@@ -72,7 +73,7 @@ func (s *Server) listMonitors(w http.ResponseWriter, r *http.Request) {
 	var raws [][]byte
 	ms, err := s.sharedMonitors(ctx, c.Namespace, false)
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	if tag != "" {
@@ -95,7 +96,7 @@ func (s *Server) listMonitors(w http.ResponseWriter, r *http.Request) {
 	if raws == nil {
 		sortNewestFirst(ms)
 		if raws, err = s.streamList(ctx, w, ms, x, defaults); err != nil {
-			s.writeErr(w, r, err)
+			core.WriteErr(w, r, err)
 			return
 		}
 		written = true
@@ -455,7 +456,7 @@ func (s *Server) sharedMonitors(ctx context.Context, ns string, sorted bool) ([]
 		}
 	} else {
 		var list monv1.MonitorList
-		if err := s.list(ctx, &list, ns, client.UnsafeDisableDeepCopy); err != nil {
+		if err := s.List(ctx, &list, ns, client.UnsafeDisableDeepCopy); err != nil {
 			return nil, err
 		}
 		ms = make([]*monv1.Monitor, 0, len(list.Items))
@@ -514,12 +515,12 @@ func (s *Server) listKeyOf(ctx context.Context, m *monv1.Monitor, x *monitorRefs
 
 // refKey is the uid ref resolves to, "" when it does not. The index is
 // read directly so the common case allocates nothing.
-func refKey(ctx context.Context, x *monitorRefs, idx *objectUIDs, obj client.Object, ref *monv1.LocalObjectReference) string {
+func refKey(ctx context.Context, x *monitorRefs, idx *core.ObjectUIDs, obj client.Object, ref *monv1.LocalObjectReference) string {
 	switch {
 	case ref == nil:
 		return ""
 	case idx != nil:
-		if u, ok := idx.byName[ref.Name]; ok {
+		if u, ok := idx.ByName[ref.Name]; ok {
 			return u
 		}
 	}
@@ -680,11 +681,11 @@ func (x *monitorRefs) fingerprint() uint64 {
 	var h maphash.Hash
 	h.SetSeed(fingerprintSeed)
 	var sum uint64
-	for kind, idx := range []*objectUIDs{x.groups, x.policies} {
+	for kind, idx := range []*core.ObjectUIDs{x.groups, x.policies} {
 		if idx == nil {
 			continue
 		}
-		for name, uid := range idx.byName {
+		for name, uid := range idx.ByName {
 			h.Reset()
 			_ = h.WriteByte(byte(kind))
 			_, _ = h.WriteString(name)

@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/plans"
 	"github.com/uptime-operator/uptime-operator/internal/restapi"
@@ -71,7 +72,7 @@ func testListAnswer(t *testing.T, counted bool) {
 	list := func(query string) []restapi.Monitor {
 		t.Helper()
 		req := httptest.NewRequest(http.MethodGet, "/monitors"+query, nil)
-		req = req.WithContext(context.WithValue(req.Context(), callerKey{}, &Caller{Namespace: ns, Level: "read-only"}))
+		req = core.WithCaller(req, &Caller{Namespace: ns, Level: "read-only"})
 		rec := httptest.NewRecorder()
 		s.listMonitors(rec, req)
 		if rec.Code != http.StatusOK {
@@ -258,7 +259,7 @@ func getMonitorAsReader(s *Server, ns, id string) *httptest.ResponseRecorder {
 	req := httptest.NewRequest(http.MethodGet, "/monitors/"+id, nil)
 	rctx := chi.NewRouteContext()
 	rctx.URLParams.Add("id", id)
-	req = req.WithContext(context.WithValue(context.WithValue(req.Context(), chi.RouteCtxKey, rctx), callerKey{}, &Caller{Namespace: ns, Level: "read-only"}))
+	req = core.WithCaller(req.WithContext(context.WithValue(req.Context(), chi.RouteCtxKey, rctx)), &Caller{Namespace: ns, Level: "read-only"})
 	rec := httptest.NewRecorder()
 	s.getMonitor(rec, req)
 	return rec
@@ -283,7 +284,7 @@ func TestListAfterWriteWhileHandlersLag(t *testing.T) {
 	list := func() string {
 		t.Helper()
 		req := httptest.NewRequest(http.MethodGet, "/monitors", nil)
-		req = req.WithContext(context.WithValue(req.Context(), callerKey{}, &Caller{Namespace: ns, Level: "read-only"}))
+		req = core.WithCaller(req, &Caller{Namespace: ns, Level: "read-only"})
 		rec := httptest.NewRecorder()
 		s.listMonitors(rec, req)
 		if rec.Code != http.StatusOK {

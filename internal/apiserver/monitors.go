@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
 	"github.com/uptime-operator/uptime-operator/internal/credentials"
 	"github.com/uptime-operator/uptime-operator/internal/engine"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
@@ -62,19 +63,19 @@ func strPtr(s string) *string {
 // monitorBody is the create and update body of a monitor, and the spec of
 // monitoring as code.
 type monitorBody struct {
-	Name               nullable[string]                     `json:"name"`
-	Type               nullable[string]                     `json:"type"`
-	URL                nullable[string]                     `json:"url"`
-	IntervalSeconds    nullable[int32]                      `json:"interval_seconds"`
-	IsActive           nullable[bool]                       `json:"is_active"`
-	GroupID            nullable[string]                     `json:"group_id"`
-	EscalationPolicyID nullable[string]                     `json:"escalation_policy_id"`
-	Tags               nullable[[]string]                   `json:"tags"`
-	Regions            nullable[[]string]                   `json:"regions"`
-	Config             nullable[map[string]json.RawMessage] `json:"config"`
+	Name               core.Nullable[string]                     `json:"name"`
+	Type               core.Nullable[string]                     `json:"type"`
+	URL                core.Nullable[string]                     `json:"url"`
+	IntervalSeconds    core.Nullable[int32]                      `json:"interval_seconds"`
+	IsActive           core.Nullable[bool]                       `json:"is_active"`
+	GroupID            core.Nullable[string]                     `json:"group_id"`
+	EscalationPolicyID core.Nullable[string]                     `json:"escalation_policy_id"`
+	Tags               core.Nullable[[]string]                   `json:"tags"`
+	Regions            core.Nullable[[]string]                   `json:"regions"`
+	Config             core.Nullable[map[string]json.RawMessage] `json:"config"`
 	// Monitoring as code only.
-	Key    nullable[string] `json:"key"`
-	Paused nullable[bool]   `json:"paused"`
+	Key    core.Nullable[string] `json:"key"`
+	Paused core.Nullable[bool]   `json:"paused"`
 }
 
 // bodyMode says which endpoint a monitor body came from.
@@ -94,90 +95,90 @@ const (
 // references the write makes must be ones its caller may make
 // (checkSecretRefs).
 func (s *Server) applyMonitorBody(ctx context.Context, m *monv1.Monitor, b *monitorBody, mode bodyMode) ([]string, error) {
-	var errs []FieldError
+	var errs []core.FieldError
 	spec := &m.Spec
 	var was *monv1.MonitorSpec
 	if mode != modeCreate {
 		was = spec.DeepCopy()
 	}
 	if b.Type.Set {
-		t := monv1.MonitorType(strings.ToLower(b.Type.value()))
+		t := monv1.MonitorType(strings.ToLower(b.Type.Value()))
 		switch {
 		case mode == modeUpdate && t != spec.Type:
-			errs = append(errs, fieldErr("type", "cannot change after creation"))
+			errs = append(errs, core.FieldErr("type", "cannot change after creation"))
 		case !slices.Contains(monitorTypes, t):
-			errs = append(errs, fieldErr("type", "must be one of http, api, ping, port, udp, cron, dns, multistep, mcp"))
+			errs = append(errs, core.FieldErr("type", "must be one of http, api, ping, port, udp, cron, dns, multistep, mcp"))
 		default:
 			spec.Type = t
 		}
 	}
 	spec.Type = typeOrDefault(spec.Type)
 	if b.Name.Set {
-		spec.Name = strings.TrimSpace(b.Name.value())
+		spec.Name = strings.TrimSpace(b.Name.Value())
 		if spec.Name == "" {
-			errs = append(errs, fieldErr("name", "must be 1-255 characters"))
+			errs = append(errs, core.FieldErr("name", "must be 1-255 characters"))
 		}
 	} else if mode == modeCreate {
-		errs = append(errs, fieldErr("name", "is required"))
+		errs = append(errs, core.FieldErr("name", "is required"))
 	}
 	if b.URL.Set {
-		spec.URL = strings.TrimSpace(b.URL.value())
+		spec.URL = strings.TrimSpace(b.URL.Value())
 	}
 	if b.IntervalSeconds.Set {
-		spec.IntervalSeconds = b.IntervalSeconds.value()
+		spec.IntervalSeconds = b.IntervalSeconds.Value()
 		if b.IntervalSeconds.Null {
 			spec.IntervalSeconds = 0
 		}
 	}
 	if b.IsActive.Set && !b.IsActive.Null {
-		spec.Paused = !b.IsActive.value()
+		spec.Paused = !b.IsActive.Value()
 	}
 	if b.Paused.Set && !b.Paused.Null && mode == modeCode {
-		spec.Paused = b.Paused.value()
+		spec.Paused = b.Paused.Value()
 	}
 	if b.Tags.Set {
-		spec.Tags = monitor.NormalizeTags(b.Tags.value())
+		spec.Tags = monitor.NormalizeTags(b.Tags.Value())
 	}
 	if b.Regions.Set {
-		regions := b.Regions.value()
+		regions := b.Regions.Value()
 		switch {
 		case mode == modeUpdate && !slices.Equal(regions, spec.Regions):
-			errs = append(errs, fieldErr("regions", "regions change only via PUT /monitors/:id/regions"))
+			errs = append(errs, core.FieldErr("regions", "regions change only via PUT /monitors/:id/regions"))
 		case mode == modeCode && b.Regions.Null:
 			spec.Regions = nil
 		case len(regions) == 0 && !b.Regions.Null:
-			errs = append(errs, fieldErr("regions", "must have 1-50 region codes"))
+			errs = append(errs, core.FieldErr("regions", "must have 1-50 region codes"))
 		default:
 			spec.Regions = regions
 		}
 	}
 	if b.GroupID.Set {
-		if b.GroupID.Null || b.GroupID.value() == "" {
+		if b.GroupID.Null || b.GroupID.Value() == "" {
 			spec.GroupRef = nil
-		} else if obj, err := s.findByUID(ctx, &monv1.MonitorGroupList{}, m.Namespace, b.GroupID.value()); err == nil {
+		} else if obj, err := s.FindByUID(ctx, &monv1.MonitorGroupList{}, m.Namespace, b.GroupID.Value()); err == nil {
 			spec.GroupRef = &monv1.LocalObjectReference{Name: obj.GetName()}
-		} else if errors.Is(err, errNotFound) {
-			errs = append(errs, fieldErr("group_id", "monitor group not found"))
+		} else if errors.Is(err, core.ErrNotFound) {
+			errs = append(errs, core.FieldErr("group_id", "monitor group not found"))
 		} else {
 			return nil, err
 		}
 	}
 	if b.EscalationPolicyID.Set {
-		if b.EscalationPolicyID.Null || b.EscalationPolicyID.value() == "" {
+		if b.EscalationPolicyID.Null || b.EscalationPolicyID.Value() == "" {
 			spec.EscalationPolicyRef = nil
-		} else if obj, err := s.findByUID(ctx, &monv1.EscalationPolicyList{}, m.Namespace, b.EscalationPolicyID.value()); err == nil {
+		} else if obj, err := s.FindByUID(ctx, &monv1.EscalationPolicyList{}, m.Namespace, b.EscalationPolicyID.Value()); err == nil {
 			spec.EscalationPolicyRef = &monv1.LocalObjectReference{Name: obj.GetName()}
-		} else if errors.Is(err, errNotFound) {
-			errs = append(errs, fieldErr("escalation_policy_id", "escalation policy not found"))
+		} else if errors.Is(err, core.ErrNotFound) {
+			errs = append(errs, core.FieldErr("escalation_policy_id", "escalation policy not found"))
 		} else {
 			return nil, err
 		}
 	}
 	if b.Key.Set && mode == modeCode {
-		spec.Key = b.Key.value()
+		spec.Key = b.Key.Value()
 	}
 	if len(errs) > 0 {
-		return nil, validationError(errs...)
+		return nil, core.ValidationError(errs...)
 	}
 	// The config: sent keys are merged over the current ones, unless the
 	// type changed (then the new config stands alone).
@@ -188,9 +189,9 @@ func (s *Server) applyMonitorBody(ctx context.Context, m *monv1.Monitor, b *moni
 	}
 	sent := map[string]json.RawMessage{}
 	if b.Config.Set && !b.Config.Null {
-		sent = b.Config.value()
+		sent = b.Config.Value()
 		if fe := checkConfigLimits(sent); fe != nil {
-			return nil, validationError(fe...)
+			return nil, core.ValidationError(fe...)
 		}
 	}
 	if emails, ok := sent[configNotificationEmails]; ok {
@@ -202,7 +203,7 @@ func (s *Server) applyMonitorBody(ctx context.Context, m *monv1.Monitor, b *moni
 			var list []string
 			if string(emails) != "null" {
 				if err := json.Unmarshal(emails, &list); err != nil {
-					return nil, validationError(fieldErr("config.notification_emails", "must be an array of email addresses"))
+					return nil, core.ValidationError(core.FieldErr("config.notification_emails", "must be an array of email addresses"))
 				}
 			}
 			spec.NotificationEmails = list
@@ -246,19 +247,19 @@ func (s *Server) validateMonitor(ctx context.Context, m *monv1.Monitor) error {
 			fmt.Sprintf("must not be below the plan's minimum interval of %d seconds", min)))
 	}
 	if len(errs) > 0 {
-		return validationError(fromFieldErrors(errs, monitorFieldPath)...)
+		return core.ValidationError(core.FromFieldErrors(errs, monitorFieldPath)...)
 	}
 	return nil
 }
 
 // writeFailed maps an error of a create or update to its answer: admission
 // refusals to the REST error shapes.
-func (s *Server) writeFailed(ctx context.Context, ns string, err error, mapPath fieldPathMap) error {
+func (s *Server) writeFailed(ctx context.Context, ns string, err error, mapPath core.FieldPathMap) error {
 	planName := ""
 	if p, perr := s.opts.Plans.ForNamespace(ctx, ns); perr == nil {
 		planName = p.Name
 	}
-	if ae := s.fromAdmission(err, planName, mapPath); ae != nil {
+	if ae := core.FromAdmission(err, planName, mapPath); ae != nil {
 		return ae
 	}
 	return err
@@ -268,8 +269,8 @@ func (s *Server) writeFailed(ctx context.Context, ns string, err error, mapPath 
 type monitorRefs struct {
 	s          *Server
 	ns         string
-	groups     *objectUIDs
-	policies   *objectUIDs
+	groups     *core.ObjectUIDs
+	policies   *core.ObjectUIDs
 	plan       *monv1.Plan
 	regions    []string
 	loaded     bool
@@ -286,10 +287,10 @@ func (x *monitorRefs) load(ctx context.Context) error {
 		return err
 	}
 	var err error
-	if x.groups, err = x.s.uidIndex(ctx, &monv1.MonitorGroupList{}, x.ns); err != nil {
+	if x.groups, err = x.s.UIDIndex(ctx, &monv1.MonitorGroupList{}, x.ns); err != nil {
 		return err
 	}
-	if x.policies, err = x.s.uidIndex(ctx, &monv1.EscalationPolicyList{}, x.ns); err != nil {
+	if x.policies, err = x.s.UIDIndex(ctx, &monv1.EscalationPolicyList{}, x.ns); err != nil {
 		return err
 	}
 	x.loaded = true
@@ -317,11 +318,11 @@ func (x *monitorRefs) loadPlan(ctx context.Context) error {
 
 // refUID returns the uid of a referenced object, reading the API server when
 // the cache has not seen it yet.
-func (x *monitorRefs) refUID(ctx context.Context, idx *objectUIDs, obj client.Object, ref *monv1.LocalObjectReference) *string {
+func (x *monitorRefs) refUID(ctx context.Context, idx *core.ObjectUIDs, obj client.Object, ref *monv1.LocalObjectReference) *string {
 	if ref == nil {
 		return nil
 	}
-	if u := idx.uidOf(ref.Name); u != nil {
+	if u := idx.UIDOf(ref.Name); u != nil {
 		return u
 	}
 	if err := x.s.opts.Reader.Get(ctx, client.ObjectKey{Namespace: x.ns, Name: ref.Name}, obj); err == nil {
@@ -565,10 +566,10 @@ func summarize(items []monv1.Monitor) restapi.MonitorSummary {
 }
 
 func (s *Server) monitorsSummary(w http.ResponseWriter, r *http.Request) {
-	c := CallerFrom(r.Context())
+	c := core.CallerFrom(r.Context())
 	var list monv1.MonitorList
-	if err := s.list(r.Context(), &list, c.Namespace); err != nil {
-		s.writeErr(w, r, err)
+	if err := s.List(r.Context(), &list, c.Namespace); err != nil {
+		core.WriteErr(w, r, err)
 		return
 	}
 	httpjson.Write(w, http.StatusOK, summarize(liveMonitors(list.Items)))
@@ -602,19 +603,19 @@ func (s *Server) newMonitor(ctx context.Context, ns string, b *monitorBody) (*mo
 }
 
 func (s *Server) createMonitor(w http.ResponseWriter, r *http.Request) {
-	ctx, c := r.Context(), CallerFrom(r.Context())
+	ctx, c := r.Context(), core.CallerFrom(r.Context())
 	var b monitorBody
-	if err := decodeJSON(r, &b, false); err != nil {
-		s.writeErr(w, r, err)
+	if err := core.DecodeJSON(r, &b, false); err != nil {
+		core.WriteErr(w, r, err)
 		return
 	}
 	m, err := s.newMonitor(ctx, c.Namespace, &b)
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	if _, err := s.createKeyed(ctx, m); err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	s.writeMonitor(w, r, m, http.StatusCreated, false)
@@ -625,7 +626,7 @@ func (s *Server) createMonitor(w http.ResponseWriter, r *http.Request) {
 func (s *Server) writeMonitor(w http.ResponseWriter, r *http.Request, m *monv1.Monitor, code int, uptime bool, warnings ...string) {
 	o, err := s.monitorObject(r.Context(), m, s.refs(m.Namespace), uptime)
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	o.Warnings = warnings
@@ -635,23 +636,23 @@ func (s *Server) writeMonitor(w http.ResponseWriter, r *http.Request, m *monv1.M
 // pathMonitor finds the monitor named by the {id} path value; it writes the
 // 404 and returns nil when there is none in the caller's workspace.
 func (s *Server) pathMonitor(w http.ResponseWriter, r *http.Request) *monv1.Monitor {
-	return s.pathMonitorBy(w, r, s.monitorByID)
+	return s.pathMonitorBy(w, r, s.MonitorByID)
 }
 
 // pathSharedMonitor is pathMonitor for a handler that does not modify the
 // monitor: it gets the cache's object, not a deep copy (sharedMonitorByID).
 func (s *Server) pathSharedMonitor(w http.ResponseWriter, r *http.Request) *monv1.Monitor {
-	return s.pathMonitorBy(w, r, s.sharedMonitorByID)
+	return s.pathMonitorBy(w, r, s.SharedMonitorByID)
 }
 
 func (s *Server) pathMonitorBy(w http.ResponseWriter, r *http.Request, lookup func(ctx context.Context, ns, id string) (*monv1.Monitor, error)) *monv1.Monitor {
-	m, err := lookup(r.Context(), CallerFrom(r.Context()).Namespace, chi.URLParam(r, "id"))
-	if errors.Is(err, errNotFound) {
-		writeNotFound(w, "Monitor")
+	m, err := lookup(r.Context(), core.CallerFrom(r.Context()).Namespace, chi.URLParam(r, "id"))
+	if errors.Is(err, core.ErrNotFound) {
+		core.WriteNotFound(w, "Monitor")
 		return nil
 	}
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return nil
 	}
 	return m
@@ -676,12 +677,12 @@ func (s *Server) getMonitor(w http.ResponseWriter, r *http.Request) {
 		load = x.load
 	}
 	if err := load(ctx); err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	day, mon, err := s.uptimes.get(ctx, s, string(m.UID))
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	k := answerOf{item: s.listKeyOf(ctx, m, x, strings.Join(plans.DefaultRegions(x.plan, x.regions), ",")), day: percentKey(day), mon: percentKey(mon)}
@@ -689,13 +690,13 @@ func (s *Server) getMonitor(w http.ResponseWriter, r *http.Request) {
 	if body == nil {
 		o, err := s.monitorObject(ctx, m, x, false)
 		if err != nil {
-			s.writeErr(w, r, err)
+			core.WriteErr(w, r, err)
 			return
 		}
 		o.Uptime24h, o.Uptime30d = day, mon
 		raw, err := json.Marshal(o)
 		if err != nil {
-			s.writeErr(w, r, err)
+			core.WriteErr(w, r, err)
 			return
 		}
 		body = append(raw, '\n') // as httpjson.Write's encoder ends it
@@ -723,13 +724,13 @@ func (s *Server) updateMonitor(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var b monitorBody
-	if err := decodeJSON(r, &b, false); err != nil {
-		s.writeErr(w, r, err)
+	if err := core.DecodeJSON(r, &b, false); err != nil {
+		core.WriteErr(w, r, err)
 		return
 	}
 	wasPaused := m.Spec.Paused
 	var warnings []string
-	err := s.mutate(ctx, m, func() error {
+	err := s.Mutate(ctx, m, func() error {
 		wasPaused = m.Spec.Paused
 		var err error
 		if warnings, err = s.applyMonitorBody(ctx, m, &b, modeUpdate); err != nil {
@@ -742,7 +743,7 @@ func (s *Server) updateMonitor(w http.ResponseWriter, r *http.Request) {
 		return err
 	})
 	if err != nil {
-		s.writeErr(w, r, s.writeFailed(ctx, m.Namespace, err, monitorFieldPath))
+		core.WriteErr(w, r, s.writeFailed(ctx, m.Namespace, err, monitorFieldPath))
 		return
 	}
 	s.recordPause(ctx, m, wasPaused)
@@ -762,7 +763,7 @@ func (s *Server) recordPause(ctx context.Context, m *monv1.Monitor, wasPaused bo
 		err = s.opts.Store.ResumeMonitor(ctx, string(m.UID), now)
 	}
 	if err != nil {
-		ctrlLog(ctx).Error(err, "unable to record a pause window", "monitor", m.Name)
+		core.LogFrom(ctx).Error(err, "unable to record a pause window", "monitor", m.Name)
 	}
 }
 
@@ -772,13 +773,13 @@ func (s *Server) deleteMonitor(w http.ResponseWriter, r *http.Request) {
 	if m == nil {
 		return
 	}
-	if err := s.deleteObject(ctx, m); err != nil {
-		s.writeErr(w, r, err)
+	if err := s.DeleteObject(ctx, m); err != nil {
+		core.WriteErr(w, r, err)
 		return
 	}
 	if s.opts.Store != nil {
 		if err := s.opts.Store.DeleteMonitorHistory(ctx, string(m.UID)); err != nil {
-			ctrlLog(ctx).Error(err, "unable to delete monitor history; it is pruned after the retention", "monitor", m.Name)
+			core.LogFrom(ctx).Error(err, "unable to delete monitor history; it is pruned after the retention", "monitor", m.Name)
 		}
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -793,13 +794,13 @@ func (s *Server) setPaused(paused bool) http.HandlerFunc {
 			return
 		}
 		wasPaused := m.Spec.Paused
-		err := s.mutate(ctx, m, func() error {
+		err := s.Mutate(ctx, m, func() error {
 			wasPaused = m.Spec.Paused
 			m.Spec.Paused = paused
 			return nil
 		})
 		if err != nil {
-			s.writeErr(w, r, s.writeFailed(ctx, m.Namespace, err, monitorFieldPath))
+			core.WriteErr(w, r, s.writeFailed(ctx, m.Namespace, err, monitorFieldPath))
 			return
 		}
 		s.recordPause(ctx, m, wasPaused)
@@ -813,7 +814,7 @@ func (s *Server) resetStats(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := s.opts.Store.ResetStats(r.Context(), string(m.UID)); err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	httpjson.Write(w, http.StatusOK, map[string]any{"success": true, "message": "Statistics reset"})
@@ -821,10 +822,10 @@ func (s *Server) resetStats(w http.ResponseWriter, r *http.Request) {
 
 // bulkBody is the body of POST /monitors/bulk.
 type bulkBody struct {
-	Action  string           `json:"action"`
-	IDs     []string         `json:"ids"`
-	Tags    []string         `json:"tags"`
-	GroupID nullable[string] `json:"group_id"`
+	Action  string                `json:"action"`
+	IDs     []string              `json:"ids"`
+	Tags    []string              `json:"tags"`
+	GroupID core.Nullable[string] `json:"group_id"`
 }
 
 type bulkFailure struct {
@@ -833,45 +834,45 @@ type bulkFailure struct {
 }
 
 func (s *Server) bulkMonitors(w http.ResponseWriter, r *http.Request) {
-	ctx, c := r.Context(), CallerFrom(r.Context())
+	ctx, c := r.Context(), core.CallerFrom(r.Context())
 	var b bulkBody
-	if err := decodeJSON(r, &b, false); err != nil {
-		s.writeErr(w, r, err)
+	if err := core.DecodeJSON(r, &b, false); err != nil {
+		core.WriteErr(w, r, err)
 		return
 	}
-	var errs []FieldError
+	var errs []core.FieldError
 	actions := []string{"pause", "resume", "delete", "add_tags", "remove_tags", "move_group"}
 	if !slices.Contains(actions, b.Action) {
-		errs = append(errs, fieldErr("action", "must be one of %s", strings.Join(actions, ", ")))
+		errs = append(errs, core.FieldErr("action", "must be one of %s", strings.Join(actions, ", ")))
 	}
 	if len(b.IDs) < 1 || len(b.IDs) > 500 {
-		errs = append(errs, fieldErr("ids", "must have 1-500 monitor ids"))
+		errs = append(errs, core.FieldErr("ids", "must have 1-500 monitor ids"))
 	}
 	tags := monitor.NormalizeTags(b.Tags)
 	if (b.Action == "add_tags" || b.Action == "remove_tags") && len(tags) == 0 {
-		errs = append(errs, fieldErr("tags", "is required for %s", b.Action))
+		errs = append(errs, core.FieldErr("tags", "is required for %s", b.Action))
 	}
 	for i, t := range tags {
 		if len(t) < 1 || len(t) > 32 {
-			errs = append(errs, fieldErr(fmt.Sprintf("tags[%d]", i), "must be 1-32 characters"))
+			errs = append(errs, core.FieldErr(fmt.Sprintf("tags[%d]", i), "must be 1-32 characters"))
 		}
 	}
 	var group *monv1.LocalObjectReference
 	if b.Action == "move_group" {
 		switch {
 		case !b.GroupID.Set:
-			errs = append(errs, fieldErr("group_id", "is required for move_group (null removes from the group)"))
-		case !b.GroupID.Null && b.GroupID.value() != "":
-			g, err := s.findByUID(ctx, &monv1.MonitorGroupList{}, c.Namespace, b.GroupID.value())
+			errs = append(errs, core.FieldErr("group_id", "is required for move_group (null removes from the group)"))
+		case !b.GroupID.Null && b.GroupID.Value() != "":
+			g, err := s.FindByUID(ctx, &monv1.MonitorGroupList{}, c.Namespace, b.GroupID.Value())
 			if err != nil {
-				errs = append(errs, fieldErr("group_id", "monitor group not found"))
+				errs = append(errs, core.FieldErr("group_id", "monitor group not found"))
 			} else {
 				group = &monv1.LocalObjectReference{Name: g.GetName()}
 			}
 		}
 	}
 	if len(errs) > 0 {
-		writeValidation(w, errs...)
+		core.WriteValidation(w, errs...)
 		return
 	}
 	updated := 0
@@ -879,16 +880,16 @@ func (s *Server) bulkMonitors(w http.ResponseWriter, r *http.Request) {
 	for _, id := range slices.Compact(slices.Clone(b.IDs)) {
 		if err := s.bulkOne(ctx, c.Namespace, id, b.Action, tags, group); err != nil {
 			msg := "Monitor not found"
-			var ae *apiError
+			var ae *core.Error
 			switch {
 			case errors.As(err, &ae):
 				msg = ae.Body.Error
 				if len(ae.Body.Errors) > 0 {
 					msg = ae.Body.Errors[0].Field + ": " + ae.Body.Errors[0].Message
 				}
-			case !errors.Is(err, errNotFound):
+			case !errors.Is(err, core.ErrNotFound):
 				msg = "could not update the monitor"
-				ctrlLog(ctx).Error(err, "bulk action failed", "monitor", id, "action", b.Action)
+				core.LogFrom(ctx).Error(err, "bulk action failed", "monitor", id, "action", b.Action)
 			}
 			failed = append(failed, bulkFailure{ID: id, Error: msg})
 			continue
@@ -899,12 +900,12 @@ func (s *Server) bulkMonitors(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) bulkOne(ctx context.Context, ns, id, action string, tags []string, group *monv1.LocalObjectReference) error {
-	m, err := s.monitorByID(ctx, ns, id)
+	m, err := s.MonitorByID(ctx, ns, id)
 	if err != nil {
 		return err
 	}
 	if action == "delete" {
-		if err := s.deleteObject(ctx, m); err != nil {
+		if err := s.DeleteObject(ctx, m); err != nil {
 			return err
 		}
 		if s.opts.Store != nil {
@@ -913,7 +914,7 @@ func (s *Server) bulkOne(ctx context.Context, ns, id, action string, tags []stri
 		return nil
 	}
 	wasPaused := m.Spec.Paused
-	err = s.mutate(ctx, m, func() error {
+	err = s.Mutate(ctx, m, func() error {
 		wasPaused = m.Spec.Paused
 		switch action {
 		case "pause":
@@ -923,7 +924,7 @@ func (s *Server) bulkOne(ctx context.Context, ns, id, action string, tags []stri
 		case "add_tags":
 			m.Spec.Tags = monitor.NormalizeTags(append(slices.Clone(m.Spec.Tags), tags...))
 			if len(m.Spec.Tags) > 20 {
-				return validationError(fieldErr("tags", "a monitor has at most 20 tags"))
+				return core.ValidationError(core.FieldErr("tags", "a monitor has at most 20 tags"))
 			}
 		case "remove_tags":
 			m.Spec.Tags = slices.DeleteFunc(slices.Clone(m.Spec.Tags), func(t string) bool { return slices.Contains(tags, t) })
@@ -948,15 +949,15 @@ func resultJSON(res probeapi.Result) restapi.CheckResult {
 }
 
 func (s *Server) testMonitor(w http.ResponseWriter, r *http.Request) {
-	ctx, c := r.Context(), CallerFrom(r.Context())
+	ctx, c := r.Context(), core.CallerFrom(r.Context())
 	var b monitorBody
-	if err := decodeJSON(r, &b, false); err != nil {
-		s.writeErr(w, r, err)
+	if err := core.DecodeJSON(r, &b, false); err != nil {
+		core.WriteErr(w, r, err)
 		return
 	}
 	m, err := s.newMonitor(ctx, c.Namespace, &b)
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	// A name no Monitor has: an unsaved definition has no credentials
@@ -973,8 +974,8 @@ func (s *Server) runCheckSaved(w http.ResponseWriter, r *http.Request) {
 	var b struct {
 		Region string `json:"region"`
 	}
-	if err := decodeJSON(r, &b, false); err != nil {
-		s.writeErr(w, r, err)
+	if err := core.DecodeJSON(r, &b, false); err != nil {
+		core.WriteErr(w, r, err)
 		return
 	}
 	if b.Region == "" {
@@ -985,11 +986,11 @@ func (s *Server) runCheckSaved(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) runCheck(w http.ResponseWriter, r *http.Request, m *monv1.Monitor, region string, save bool) {
 	if s.opts.Engine == nil {
-		writeError(w, http.StatusServiceUnavailable, CodeInternal, "checks cannot run right now")
+		core.WriteError(w, http.StatusServiceUnavailable, core.CodeInternal, "checks cannot run right now")
 		return
 	}
 	if m.Spec.Type == monv1.MonitorCron {
-		writeValidation(w, fieldErr("type", "cron monitors are checked by their heartbeats, not run on demand"))
+		core.WriteValidation(w, core.FieldErr("type", "cron monitors are checked by their heartbeats, not run on demand"))
 		return
 	}
 	res, err := s.opts.Engine.RunCheck(r.Context(), m, region, save)
@@ -998,21 +999,21 @@ func (s *Server) runCheck(w http.ResponseWriter, r *http.Request, m *monv1.Monit
 	var notAllowed *credentials.NotAllowedError
 	switch {
 	case errors.As(err, &notAllowed):
-		writeValidation(w, fieldErr("config.headers", "%v", notAllowed))
+		core.WriteValidation(w, core.FieldErr("config.headers", "%v", notAllowed))
 		return
 	case errors.As(err, &regionErr):
-		writeValidation(w, fieldErr("region", "must be one of the monitor's regions: %s", strings.Join(regionErr.Regions, ", ")))
+		core.WriteValidation(w, core.FieldErr("region", "must be one of the monitor's regions: %s", strings.Join(regionErr.Regions, ", ")))
 		return
 	case errors.As(err, &noAgent):
 		// Briefly unavailable: the monitor's agents are starting or away.
 		w.Header().Set("Retry-After", "10")
-		httpjson.Write(w, http.StatusServiceUnavailable, ErrorBody{
+		httpjson.Write(w, http.StatusServiceUnavailable, core.ErrorBody{
 			Error: "No probe agent of the monitor's regions (" + strings.Join(noAgent.Regions, ", ") +
-				") is online to run the check; try again shortly", Code: CodeRegionUnavailable,
+				") is online to run the check; try again shortly", Code: core.CodeRegionUnavailable,
 			Details: map[string]any{"regions": nonNil(noAgent.Regions)}})
 		return
 	case err != nil:
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	httpjson.Write(w, http.StatusOK, resultJSON(res))
@@ -1033,7 +1034,7 @@ type regionsJSON struct {
 func (s *Server) monitorRegions(w http.ResponseWriter, r *http.Request, m *monv1.Monitor) {
 	o, err := s.monitorObject(r.Context(), m, s.refs(m.Namespace), false)
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	effective := o.EffectiveRegions
@@ -1059,17 +1060,17 @@ func (s *Server) putRegions(w http.ResponseWriter, r *http.Request) {
 	var b struct {
 		Regions []string `json:"regions"`
 	}
-	if err := decodeJSON(r, &b, false); err != nil {
-		s.writeErr(w, r, err)
+	if err := core.DecodeJSON(r, &b, false); err != nil {
+		core.WriteErr(w, r, err)
 		return
 	}
 	codes := slices.Compact(slices.Clone(b.Regions))
 	if len(codes) < 1 || len(codes) > 50 {
-		writeValidation(w, fieldErr("regions", "must have 1-50 region codes"))
+		core.WriteValidation(w, core.FieldErr("regions", "must have 1-50 region codes"))
 		return
 	}
-	if err := s.mutate(ctx, m, func() error { m.Spec.Regions = codes; return nil }); err != nil {
-		s.writeErr(w, r, s.writeFailed(ctx, m.Namespace, err, monitorFieldPath))
+	if err := s.Mutate(ctx, m, func() error { m.Spec.Regions = codes; return nil }); err != nil {
+		core.WriteErr(w, r, s.writeFailed(ctx, m.Namespace, err, monitorFieldPath))
 		return
 	}
 	s.monitorRegions(w, r, m)
@@ -1081,12 +1082,12 @@ func (s *Server) monitorExplanation(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if s.opts.Engine == nil {
-		writeError(w, http.StatusServiceUnavailable, CodeInternal, "the engine is not available")
+		core.WriteError(w, http.StatusServiceUnavailable, core.CodeInternal, "the engine is not available")
 		return
 	}
 	ex, err := s.opts.Engine.ExplainMonitor(r.Context(), m)
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	httpjson.Write(w, http.StatusOK, ex)
@@ -1099,11 +1100,11 @@ func (s *Server) rotateHeartbeat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if m.Spec.Type != monv1.MonitorCron {
-		writeValidation(w, fieldErr("type", "only cron monitors have a heartbeat URL"))
+		core.WriteValidation(w, core.FieldErr("type", "only cron monitors have a heartbeat URL"))
 		return
 	}
 	tok := monv1.NewHeartbeatToken()
-	err := s.mutate(ctx, m, func() error {
+	err := s.Mutate(ctx, m, func() error {
 		if m.Annotations == nil {
 			m.Annotations = map[string]string{}
 		}
@@ -1111,7 +1112,7 @@ func (s *Server) rotateHeartbeat(w http.ResponseWriter, r *http.Request) {
 		return nil
 	})
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	httpjson.Write(w, http.StatusOK, map[string]any{"heartbeat_url": s.heartbeatURL(m)})
@@ -1133,11 +1134,11 @@ func (s *Server) cronHeartbeat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var b cronHeartbeatBody
-	if err := decodeJSON(r, &b, false); err != nil {
-		s.writeErr(w, r, err)
+	if err := core.DecodeJSON(r, &b, false); err != nil {
+		core.WriteErr(w, r, err)
 		return
 	}
-	var errs []FieldError
+	var errs []core.FieldError
 	p := engine.Ping{OK: true, At: s.clock.Now(), DurationMs: b.ExecutionTimeMs, StatusCode: b.StatusCode, ExecutionCount: b.ExecutionCount}
 	if b.Status != nil {
 		switch strings.ToLower(*b.Status) {
@@ -1145,28 +1146,28 @@ func (s *Server) cronHeartbeat(w http.ResponseWriter, r *http.Request) {
 		case "fail", "failure", "down", "error":
 			p.OK = false
 		default:
-			errs = append(errs, fieldErr("status", "must be one of success, ok, up, fail, failure, down, error"))
+			errs = append(errs, core.FieldErr("status", "must be one of success, ok, up, fail, failure, down, error"))
 		}
 	}
 	if b.ExecutionTimeMs != nil && (*b.ExecutionTimeMs < 0 || *b.ExecutionTimeMs > maxJobDurationMs) {
-		errs = append(errs, fieldErr("execution_time_ms", "must be between 0 and %d (7 days)", maxJobDurationMs))
+		errs = append(errs, core.FieldErr("execution_time_ms", "must be between 0 and %d (7 days)", maxJobDurationMs))
 	}
 	if b.StatusCode != nil && (*b.StatusCode < 0 || *b.StatusCode > 999) {
-		errs = append(errs, fieldErr("status_code", "must be between 0 and 999"))
+		errs = append(errs, core.FieldErr("status_code", "must be between 0 and 999"))
 	}
 	if m.Spec.Type != monv1.MonitorCron {
-		errs = append(errs, fieldErr("type", "only cron monitors accept heartbeats"))
+		errs = append(errs, core.FieldErr("type", "only cron monitors accept heartbeats"))
 	}
 	if len(errs) > 0 {
-		writeValidation(w, errs...)
+		core.WriteValidation(w, errs...)
 		return
 	}
 	if s.opts.Engine == nil {
-		writeError(w, http.StatusServiceUnavailable, CodeInternal, "the engine is not available")
+		core.WriteError(w, http.StatusServiceUnavailable, core.CodeInternal, "the engine is not available")
 		return
 	}
 	if err := s.opts.Engine.Heartbeat(r.Context(), m, p); err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	httpjson.Write(w, http.StatusOK, map[string]any{"success": true, "paused": m.Spec.Paused})
@@ -1194,22 +1195,22 @@ func (s *Server) dnsRecords(w http.ResponseWriter, r *http.Request) {
 	}
 	limit, fe := intParam(r, "limit", 50, 1, 1000)
 	if fe != nil {
-		writeValidation(w, *fe)
+		core.WriteValidation(w, *fe)
 		return
 	}
 	if m.Spec.Type != monv1.MonitorDNS {
-		writeValidation(w, fieldErr("type", "only dns monitors have DNS records"))
+		core.WriteValidation(w, core.FieldErr("type", "only dns monitors have DNS records"))
 		return
 	}
 	ctx := r.Context()
 	recs, err := s.opts.Store.ListDNSRecords(ctx, string(m.UID), false, limit)
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	changes, err := s.opts.Store.ListDNSRecords(ctx, string(m.UID), true, limit)
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	var expected []string
@@ -1237,14 +1238,14 @@ func routes(ch *monv1.AlertChannel, m *monv1.Monitor) bool {
 }
 
 // intParam reads an integer query parameter within [lo, hi].
-func intParam(r *http.Request, name string, def, lo, hi int) (int, *FieldError) {
+func intParam(r *http.Request, name string, def, lo, hi int) (int, *core.FieldError) {
 	v := r.URL.Query().Get(name)
 	if v == "" {
 		return def, nil
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < lo || n > hi {
-		fe := fieldErr(name, "must be an integer between %d and %d", lo, hi)
+		fe := core.FieldErr(name, "must be an integer between %d and %d", lo, hi)
 		return 0, &fe
 	}
 	return n, nil

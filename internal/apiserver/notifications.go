@@ -14,6 +14,7 @@ import (
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/alerting"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/ratelimit"
 	"github.com/uptime-operator/uptime-operator/internal/recipients"
@@ -58,7 +59,7 @@ func (s *Server) monitorRecipients(ctx context.Context, m *monv1.Monitor) ([]rec
 		}
 	}
 	var channels monv1.AlertChannelList
-	if err := s.list(ctx, &channels, m.Namespace); err != nil {
+	if err := s.List(ctx, &channels, m.Namespace); err != nil {
 		return nil, err
 	}
 	for _, ch := range channels.Items {
@@ -78,7 +79,7 @@ func (s *Server) notificationRecipients(w http.ResponseWriter, r *http.Request) 
 	}
 	out, err := s.monitorRecipients(r.Context(), m)
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	httpjson.Write(w, http.StatusOK, map[string]any{"recipients": out})
@@ -100,41 +101,41 @@ func (s *Server) testNotification(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var b struct {
-		Email nullable[string] `json:"email"`
+		Email core.Nullable[string] `json:"email"`
 	}
-	if err := decodeJSON(r, &b, false); err != nil {
-		s.writeErr(w, r, err)
+	if err := core.DecodeJSON(r, &b, false); err != nil {
+		core.WriteErr(w, r, err)
 		return
 	}
-	email := strings.TrimSpace(b.Email.value())
+	email := strings.TrimSpace(b.Email.Value())
 	if email != "" && !validEmail(email) {
-		writeValidation(w, fieldErr("email", "must be an email address"))
+		core.WriteValidation(w, core.FieldErr("email", "must be an email address"))
 		return
 	}
 	recipients, err := s.monitorRecipients(ctx, m)
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	switch i := slices.IndexFunc(recipients, func(x recipientJSON) bool { return strings.EqualFold(x.Email, email) }); {
 	case email == "" && len(recipients) == 0:
-		writeValidation(w, fieldErr("email", "the monitor has no alert email recipients (notification_emails, its group's, or an email alert channel)"))
+		core.WriteValidation(w, core.FieldErr("email", "the monitor has no alert email recipients (notification_emails, its group's, or an email alert channel)"))
 		return
 	case email == "":
 		email = recipients[0].Email
 	case i < 0:
-		writeValidation(w, fieldErr("email", "must be a recipient of this monitor's alerts (see GET /monitors/:id/notification-recipients)"))
+		core.WriteValidation(w, core.FieldErr("email", "must be a recipient of this monitor's alerts (see GET /monitors/:id/notification-recipients)"))
 		return
 	default:
 		email = recipients[i].Email
 	}
 	if s.opts.Notifier == nil {
-		writeError(w, http.StatusServiceUnavailable, CodeChannelUnavailable, "email delivery is not configured")
+		core.WriteError(w, http.StatusServiceUnavailable, core.CodeChannelUnavailable, "email delivery is not configured")
 		return
 	}
 	if err := s.opts.Notifier.SendTestEmail(ctx, email, m.Spec.Name); err != nil {
-		s.log(r).Error(err, "unable to send a test notification", "monitor", m.Name)
-		writeError(w, http.StatusServiceUnavailable, CodeChannelUnavailable, "the test email could not be sent; try again later")
+		core.Log(r).Error(err, "unable to send a test notification", "monitor", m.Name)
+		core.WriteError(w, http.StatusServiceUnavailable, core.CodeChannelUnavailable, "the test email could not be sent; try again later")
 		return
 	}
 	httpjson.Write(w, http.StatusOK, map[string]any{"success": true, "email": email,
@@ -170,17 +171,17 @@ func (s *Server) decodeEmail(w http.ResponseWriter, r *http.Request, strict bool
 	var b struct {
 		Email string `json:"email"`
 	}
-	if err := decodeJSON(r, &b, strict); err != nil {
-		s.writeErr(w, r, err)
+	if err := core.DecodeJSON(r, &b, strict); err != nil {
+		core.WriteErr(w, r, err)
 		return "", false
 	}
 	email := strings.TrimSpace(b.Email)
 	switch {
 	case email == "":
-		writeValidation(w, fieldErr("email", "is required"))
+		core.WriteValidation(w, core.FieldErr("email", "is required"))
 		return "", false
 	case !validEmail(email):
-		writeValidation(w, fieldErr("email", "must be an email address"))
+		core.WriteValidation(w, core.FieldErr("email", "must be an email address"))
 		return "", false
 	}
 	return email, true
@@ -189,9 +190,9 @@ func (s *Server) decodeEmail(w http.ResponseWriter, r *http.Request, strict bool
 // alertRecipients answers GET /alert-recipients: every address the
 // workspace's resources send alert emails to, with its confirmation state.
 func (s *Server) alertRecipients(w http.ResponseWriter, r *http.Request) {
-	states, err := s.recipients.States(r.Context(), CallerFrom(r.Context()).Namespace)
+	states, err := s.recipients.States(r.Context(), core.CallerFrom(r.Context()).Namespace)
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	out := make([]recipientStateJSON, 0, len(states))
@@ -211,25 +212,25 @@ func (s *Server) resendConfirmation(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	st, sent, err := s.recipients.Resend(r.Context(), CallerFrom(r.Context()).Namespace, email)
+	st, sent, err := s.recipients.Resend(r.Context(), core.CallerFrom(r.Context()).Namespace, email)
 	var tooSoon *recipients.TooSoonError
 	switch {
 	case errors.Is(err, recipients.ErrNotRecipient):
-		writeNotFound(w, "Alert recipient")
+		core.WriteNotFound(w, "Alert recipient")
 		return
 	case errors.Is(err, recipients.ErrNoMailer):
-		writeError(w, http.StatusServiceUnavailable, CodeChannelUnavailable, "email delivery is not configured")
+		core.WriteError(w, http.StatusServiceUnavailable, core.CodeChannelUnavailable, "email delivery is not configured")
 		return
 	case errors.As(err, &tooSoon):
 		w.Header().Set("Retry-After", strconv.Itoa(ratelimit.Seconds(tooSoon.RetryAfter)))
-		writeError(w, http.StatusTooManyRequests, CodeRateLimited, "A confirmation was sent to this address less than a minute ago")
+		core.WriteError(w, http.StatusTooManyRequests, core.CodeRateLimited, "A confirmation was sent to this address less than a minute ago")
 		return
 	case err != nil && st.Email != "":
-		s.log(r).Error(err, "unable to send a recipient confirmation")
-		writeError(w, http.StatusServiceUnavailable, CodeChannelUnavailable, "the confirmation email could not be sent; try again later")
+		core.Log(r).Error(err, "unable to send a recipient confirmation")
+		core.WriteError(w, http.StatusServiceUnavailable, core.CodeChannelUnavailable, "the confirmation email could not be sent; try again later")
 		return
 	case err != nil:
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	msg := "Confirmation email sent to " + st.Email
@@ -243,28 +244,28 @@ func (s *Server) resendConfirmation(w http.ResponseWriter, r *http.Request) {
 // notificationSettings answers GET /settings/notifications: how the
 // workspace is alerted, read from its custom resources.
 func (s *Server) notificationSettings(w http.ResponseWriter, r *http.Request) {
-	ctx, ns := r.Context(), CallerFrom(r.Context()).Namespace
+	ctx, ns := r.Context(), core.CallerFrom(r.Context()).Namespace
 	var channels monv1.AlertChannelList
 	var policies monv1.EscalationPolicyList
 	for _, l := range []client.ObjectList{&channels, &policies} {
-		if err := s.list(ctx, l, ns); err != nil {
-			s.writeErr(w, r, err)
+		if err := s.List(ctx, l, ns); err != nil {
+			core.WriteErr(w, r, err)
 			return
 		}
 	}
-	groups, err := s.uidIndex(ctx, &monv1.MonitorGroupList{}, ns)
+	groups, err := s.UIDIndex(ctx, &monv1.MonitorGroupList{}, ns)
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
-	monitors, err := s.uidIndex(ctx, &monv1.MonitorList{}, ns)
+	monitors, err := s.UIDIndex(ctx, &monv1.MonitorList{}, ns)
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	all, err := recipients.List(ctx, s.opts.Client, ns)
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	emails := make([]recipientJSON, 0, len(all))
@@ -341,12 +342,12 @@ const maxDeliveriesPerTarget = 1000
 // deliveries of each of the workspace's channels (and escalation email
 // targets) are read from the store, newest first.
 func (s *Server) notificationAttempts(w http.ResponseWriter, r *http.Request) {
-	ctx, ns := r.Context(), CallerFrom(r.Context()).Namespace
+	ctx, ns := r.Context(), core.CallerFrom(r.Context()).Namespace
 	var channels monv1.AlertChannelList
 	var policies monv1.EscalationPolicyList
 	for _, l := range []client.ObjectList{&channels, &policies} {
-		if err := s.list(ctx, l, ns); err != nil {
-			s.writeErr(w, r, err)
+		if err := s.List(ctx, l, ns); err != nil {
+			core.WriteErr(w, r, err)
 			return
 		}
 	}
@@ -377,7 +378,7 @@ func (s *Server) notificationAttempts(w http.ResponseWriter, r *http.Request) {
 	for _, t := range targets {
 		ds, err := s.opts.Store.ListDeliveries(ctx, store.DeliveryQuery{ChannelID: t.id, Limit: maxDeliveriesPerTarget})
 		if err != nil {
-			s.writeErr(w, r, err)
+			core.WriteErr(w, r, err)
 			return
 		}
 		if len(ds) == maxDeliveriesPerTarget && now.Sub(ds[len(ds)-1].CreatedAt) < spans[1] {

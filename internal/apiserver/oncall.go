@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/oncall"
 )
@@ -37,7 +38,7 @@ type onCallOverrideOut struct {
 // participant.
 func (s *Server) onCallSchedules(r *http.Request) ([]onCallJSON, error) {
 	var list monv1.OnCallScheduleList
-	if err := s.list(r.Context(), &list, CallerFrom(r.Context()).Namespace); err != nil {
+	if err := s.List(r.Context(), &list, core.CallerFrom(r.Context()).Namespace); err != nil {
 		return nil, err
 	}
 	now := s.clock.Now()
@@ -73,7 +74,7 @@ func (s *Server) onCallSchedules(r *http.Request) ([]onCallJSON, error) {
 func (s *Server) listOnCallSchedules(w http.ResponseWriter, r *http.Request) {
 	out, err := s.onCallSchedules(r)
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	httpjson.Write(w, http.StatusOK, out)
@@ -84,7 +85,7 @@ func (s *Server) listOnCallSchedules(w http.ResponseWriter, r *http.Request) {
 func (s *Server) currentOnCall(w http.ResponseWriter, r *http.Request) {
 	all, err := s.onCallSchedules(r)
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	out := []map[string]any{}

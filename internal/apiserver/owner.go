@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
@@ -35,34 +36,34 @@ const maxSnooze = 30 * 24 * time.Hour
 // snoozeBody is the body of POST /incidents/:id/snooze: one of until (ISO
 // 8601) or minutes.
 type snoozeBody struct {
-	Until   nullable[string] `json:"until"`
-	Minutes nullable[int]    `json:"minutes"`
+	Until   core.Nullable[string] `json:"until"`
+	Minutes core.Nullable[int]    `json:"minutes"`
 }
 
 // snoozeUntil validates b against now and returns the end of the snooze.
-func (b *snoozeBody) snoozeUntil(now time.Time) (time.Time, []FieldError) {
+func (b *snoozeBody) snoozeUntil(now time.Time) (time.Time, []core.FieldError) {
 	switch {
 	case b.Until.Set && !b.Until.Null && b.Minutes.Set && !b.Minutes.Null:
-		return time.Time{}, []FieldError{fieldErr("until", "send either until or minutes, not both")}
+		return time.Time{}, []core.FieldError{core.FieldErr("until", "send either until or minutes, not both")}
 	case b.Minutes.Set && !b.Minutes.Null:
-		m := b.Minutes.value()
+		m := b.Minutes.Value()
 		if m < 1 || m > int(maxSnooze/time.Minute) {
-			return time.Time{}, []FieldError{fieldErr("minutes", "must be between 1 and %d", int(maxSnooze/time.Minute))}
+			return time.Time{}, []core.FieldError{core.FieldErr("minutes", "must be between 1 and %d", int(maxSnooze/time.Minute))}
 		}
 		return now.Add(time.Duration(m) * time.Minute), nil
 	case b.Until.Set && !b.Until.Null:
-		t, err := time.Parse(time.RFC3339Nano, b.Until.value())
+		t, err := time.Parse(time.RFC3339Nano, b.Until.Value())
 		switch {
 		case err != nil:
-			return time.Time{}, []FieldError{fieldErr("until", "must be an ISO 8601 timestamp")}
+			return time.Time{}, []core.FieldError{core.FieldErr("until", "must be an ISO 8601 timestamp")}
 		case !t.After(now):
-			return time.Time{}, []FieldError{fieldErr("until", "must be in the future")}
+			return time.Time{}, []core.FieldError{core.FieldErr("until", "must be in the future")}
 		case t.Sub(now) > maxSnooze:
-			return time.Time{}, []FieldError{fieldErr("until", "must be at most 30 days ahead")}
+			return time.Time{}, []core.FieldError{core.FieldErr("until", "must be at most 30 days ahead")}
 		}
 		return t, nil
 	}
-	return time.Time{}, []FieldError{fieldErr("until", "until or minutes is required")}
+	return time.Time{}, []core.FieldError{core.FieldErr("until", "until or minutes is required")}
 }
 
 func (s *Server) snoozeIncident(w http.ResponseWriter, r *http.Request) {
@@ -71,26 +72,26 @@ func (s *Server) snoozeIncident(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var b snoozeBody
-	if err := decodeJSON(r, &b, false); err != nil {
-		s.writeErr(w, r, err)
+	if err := core.DecodeJSON(r, &b, false); err != nil {
+		core.WriteErr(w, r, err)
 		return
 	}
 	until, errs := b.snoozeUntil(s.clock.Now())
 	if len(errs) > 0 {
-		writeValidation(w, errs...)
+		core.WriteValidation(w, errs...)
 		return
 	}
 	if inc.ResolvedAt != nil {
-		writeError(w, http.StatusConflict, CodeIncidentResolved, "the incident is already resolved")
+		core.WriteError(w, http.StatusConflict, core.CodeIncidentResolved, "the incident is already resolved")
 		return
 	}
 	out, err := s.opts.Store.SnoozeIncident(r.Context(), inc.ID, &until)
 	if errors.Is(err, store.ErrIncidentResolved) {
-		writeError(w, http.StatusConflict, CodeIncidentResolved, "the incident is already resolved")
+		core.WriteError(w, http.StatusConflict, core.CodeIncidentResolved, "the incident is already resolved")
 		return
 	}
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	httpjson.Write(w, http.StatusOK, s.incidentObject(out, s.regionNames(r.Context())))
@@ -114,7 +115,7 @@ func (rb *recurrenceBody) UnmarshalJSON(b []byte) error {
 	type plain recurrenceBody
 	var p plain
 	if err := json.Unmarshal(b, &p); err != nil {
-		return &fieldDecodeError{field: "recurrence", msg: "must be a frequency or {frequency, interval, until}"}
+		return &core.FieldDecodeError{Field: "recurrence", Msg: "must be a frequency or {frequency, interval, until}"}
 	}
 	*rb = recurrenceBody(p)
 	return nil
@@ -123,29 +124,29 @@ func (rb *recurrenceBody) UnmarshalJSON(b []byte) error {
 // maintenanceBody is the create and update body of a maintenance window;
 // on update only sent fields change.
 type maintenanceBody struct {
-	Title       nullable[string]         `json:"title"`
-	Description nullable[string]         `json:"description"`
-	StartsAt    nullable[string]         `json:"starts_at"`
-	EndsAt      nullable[string]         `json:"ends_at"`
-	TimeZone    nullable[string]         `json:"time_zone"`
-	Recurrence  nullable[recurrenceBody] `json:"recurrence"`
-	Scope       nullable[string]         `json:"scope"`
-	MonitorIDs  nullable[[]string]       `json:"monitor_ids"`
-	GroupIDs    nullable[[]string]       `json:"group_ids"`
-	Impact      nullable[string]         `json:"impact"`
-	Cancelled   nullable[bool]           `json:"cancelled"`
+	Title       core.Nullable[string]         `json:"title"`
+	Description core.Nullable[string]         `json:"description"`
+	StartsAt    core.Nullable[string]         `json:"starts_at"`
+	EndsAt      core.Nullable[string]         `json:"ends_at"`
+	TimeZone    core.Nullable[string]         `json:"time_zone"`
+	Recurrence  core.Nullable[recurrenceBody] `json:"recurrence"`
+	Scope       core.Nullable[string]         `json:"scope"`
+	MonitorIDs  core.Nullable[[]string]       `json:"monitor_ids"`
+	GroupIDs    core.Nullable[[]string]       `json:"group_ids"`
+	Impact      core.Nullable[string]         `json:"impact"`
+	Cancelled   core.Nullable[bool]           `json:"cancelled"`
 }
 
 // refsByID resolves ids of one kind to references; unknown ids are field
 // errors of field[i].
-func refsByID(ids []string, idx *objectUIDs, field, what string) ([]monv1.LocalObjectReference, []FieldError) {
+func refsByID(ids []string, idx *core.ObjectUIDs, field, what string) ([]monv1.LocalObjectReference, []core.FieldError) {
 	var out []monv1.LocalObjectReference
-	var errs []FieldError
+	var errs []core.FieldError
 	seen := map[string]bool{}
 	for i, id := range ids {
-		name, ok := idx.byUID[id]
+		name, ok := idx.ByUID[id]
 		if !ok {
-			errs = append(errs, fieldErr(fmt.Sprintf("%s[%d]", field, i), "%s not found", what))
+			errs = append(errs, core.FieldErr(fmt.Sprintf("%s[%d]", field, i), "%s not found", what))
 			continue
 		}
 		if !seen[name] {
@@ -158,31 +159,31 @@ func refsByID(ids []string, idx *objectUIDs, field, what string) ([]monv1.LocalO
 
 // applyMaintenanceBody writes the sent fields of b onto mw and validates the
 // result the way admission does, with REST field names.
-func applyMaintenanceBody(mw *monv1.MaintenanceWindow, b *maintenanceBody, create bool, monitors, groups *objectUIDs) []FieldError {
-	var errs []FieldError
+func applyMaintenanceBody(mw *monv1.MaintenanceWindow, b *maintenanceBody, create bool, monitors, groups *core.ObjectUIDs) []core.FieldError {
+	var errs []core.FieldError
 	sp := &mw.Spec
 	if b.Title.Set {
-		sp.Title = strings.TrimSpace(b.Title.value())
+		sp.Title = strings.TrimSpace(b.Title.Value())
 	}
 	if (create || b.Title.Set) && (sp.Title == "" || len(sp.Title) > 255) {
-		errs = append(errs, fieldErr("title", "must be 1-255 characters"))
+		errs = append(errs, core.FieldErr("title", "must be 1-255 characters"))
 	}
 	if b.Description.Set {
-		sp.Description = b.Description.value()
+		sp.Description = b.Description.Value()
 		if len(sp.Description) > 5000 {
-			errs = append(errs, fieldErr("description", "must be at most 5000 characters"))
+			errs = append(errs, core.FieldErr("description", "must be at most 5000 characters"))
 		}
 	}
-	parseTime := func(f string, v nullable[string], dst *metav1.Time) {
+	parseTime := func(f string, v core.Nullable[string], dst *metav1.Time) {
 		if !v.Set {
 			if create {
-				errs = append(errs, fieldErr(f, "is required"))
+				errs = append(errs, core.FieldErr(f, "is required"))
 			}
 			return
 		}
-		t, err := time.Parse(time.RFC3339Nano, v.value())
+		t, err := time.Parse(time.RFC3339Nano, v.Value())
 		if err != nil {
-			errs = append(errs, fieldErr(f, "must be an ISO 8601 timestamp"))
+			errs = append(errs, core.FieldErr(f, "must be an ISO 8601 timestamp"))
 			return
 		}
 		*dst = metav1.NewTime(t.UTC())
@@ -190,29 +191,29 @@ func applyMaintenanceBody(mw *monv1.MaintenanceWindow, b *maintenanceBody, creat
 	parseTime("starts_at", b.StartsAt, &sp.StartsAt)
 	parseTime("ends_at", b.EndsAt, &sp.EndsAt)
 	if !sp.StartsAt.IsZero() && !sp.EndsAt.IsZero() && !sp.EndsAt.After(sp.StartsAt.Time) {
-		errs = append(errs, fieldErr("ends_at", "must be after starts_at"))
+		errs = append(errs, core.FieldErr("ends_at", "must be after starts_at"))
 	}
 	if b.TimeZone.Set {
-		sp.TimeZone = b.TimeZone.value()
+		sp.TimeZone = b.TimeZone.Value()
 		if _, err := time.LoadLocation(sp.TimeZone); err != nil || len(sp.TimeZone) > 64 {
-			errs = append(errs, fieldErr("time_zone", "must be an IANA time zone such as Europe/Berlin"))
+			errs = append(errs, core.FieldErr("time_zone", "must be an IANA time zone such as Europe/Berlin"))
 		}
 	}
 	if b.Recurrence.Set {
-		rb := b.Recurrence.value()
+		rb := b.Recurrence.Value()
 		switch {
 		case b.Recurrence.Null || rb.Frequency == "" || rb.Frequency == "none":
 			sp.Recurrence = nil
 		case rb.Frequency != "daily" && rb.Frequency != "weekly" && rb.Frequency != "monthly":
-			errs = append(errs, fieldErr("recurrence.frequency", "must be one of none, daily, weekly, monthly"))
+			errs = append(errs, core.FieldErr("recurrence.frequency", "must be one of none, daily, weekly, monthly"))
 		case rb.Interval < 0 || rb.Interval > 52:
-			errs = append(errs, fieldErr("recurrence.interval", "must be between 1 and 52"))
+			errs = append(errs, core.FieldErr("recurrence.interval", "must be between 1 and 52"))
 		default:
 			rec := &monv1.Recurrence{Frequency: monv1.RecurrenceFrequency(rb.Frequency), Interval: rb.Interval}
 			if rb.Until != nil {
 				t, err := time.Parse(time.RFC3339Nano, *rb.Until)
 				if err != nil {
-					errs = append(errs, fieldErr("recurrence.until", "must be an ISO 8601 timestamp"))
+					errs = append(errs, core.FieldErr("recurrence.until", "must be an ISO 8601 timestamp"))
 				} else {
 					rec.Until = &metav1.Time{Time: t.UTC()}
 				}
@@ -221,26 +222,26 @@ func applyMaintenanceBody(mw *monv1.MaintenanceWindow, b *maintenanceBody, creat
 		}
 	}
 	if b.MonitorIDs.Set {
-		ids := b.MonitorIDs.value()
+		ids := b.MonitorIDs.Value()
 		if len(ids) > 500 {
-			errs = append(errs, fieldErr("monitor_ids", "must have at most 500 monitors"))
+			errs = append(errs, core.FieldErr("monitor_ids", "must have at most 500 monitors"))
 		}
-		var fe []FieldError
+		var fe []core.FieldError
 		sp.Monitors, fe = refsByID(ids, monitors, "monitor_ids", "monitor")
 		errs = append(errs, fe...)
 	}
 	if b.GroupIDs.Set {
-		ids := b.GroupIDs.value()
+		ids := b.GroupIDs.Value()
 		if len(ids) > 100 {
-			errs = append(errs, fieldErr("group_ids", "must have at most 100 groups"))
+			errs = append(errs, core.FieldErr("group_ids", "must have at most 100 groups"))
 		}
-		var fe []FieldError
+		var fe []core.FieldError
 		sp.Groups, fe = refsByID(ids, groups, "group_ids", "monitor group")
 		errs = append(errs, fe...)
 	}
 	switch {
 	case b.Scope.Set && !b.Scope.Null:
-		sp.Scope = monv1.MaintenanceScope(b.Scope.value())
+		sp.Scope = monv1.MaintenanceScope(b.Scope.Value())
 	case create && len(sp.Monitors) > 0:
 		sp.Scope = "monitors"
 	case create && len(sp.Groups) > 0:
@@ -254,24 +255,24 @@ func applyMaintenanceBody(mw *monv1.MaintenanceWindow, b *maintenanceBody, creat
 	case "monitors":
 		sp.Groups = nil
 		if len(sp.Monitors) == 0 {
-			errs = append(errs, fieldErr("monitor_ids", "is required when scope is monitors"))
+			errs = append(errs, core.FieldErr("monitor_ids", "is required when scope is monitors"))
 		}
 	case "groups":
 		sp.Monitors = nil
 		if len(sp.Groups) == 0 {
-			errs = append(errs, fieldErr("group_ids", "is required when scope is groups"))
+			errs = append(errs, core.FieldErr("group_ids", "is required when scope is groups"))
 		}
 	default:
-		errs = append(errs, fieldErr("scope", "must be one of all, monitors, groups"))
+		errs = append(errs, core.FieldErr("scope", "must be one of all, monitors, groups"))
 	}
 	if b.Impact.Set {
-		sp.Impact = b.Impact.value()
+		sp.Impact = b.Impact.Value()
 		if sp.Impact != "" && sp.Impact != "low" && sp.Impact != "medium" && sp.Impact != "high" {
-			errs = append(errs, fieldErr("impact", "must be one of low, medium, high"))
+			errs = append(errs, core.FieldErr("impact", "must be one of low, medium, high"))
 		}
 	}
 	if b.Cancelled.Set && !b.Cancelled.Null {
-		sp.Cancelled = b.Cancelled.value()
+		sp.Cancelled = b.Cancelled.Value()
 	}
 	return errs
 }
@@ -284,47 +285,47 @@ func maintenanceFieldPath(p string) string {
 	case strings.HasPrefix(p, "spec.groups"):
 		return "group_ids"
 	}
-	return snakePath(p)
+	return core.SnakePath(p)
 }
 
 // maintenanceRefs indexes the monitors and groups of ns by uid.
-func (s *Server) maintenanceRefs(ctx context.Context, ns string) (monitors, groups *objectUIDs, err error) {
-	if monitors, err = s.uidIndex(ctx, &monv1.MonitorList{}, ns); err != nil {
+func (s *Server) maintenanceRefs(ctx context.Context, ns string) (monitors, groups *core.ObjectUIDs, err error) {
+	if monitors, err = s.UIDIndex(ctx, &monv1.MonitorList{}, ns); err != nil {
 		return nil, nil, err
 	}
-	if groups, err = s.uidIndex(ctx, &monv1.MonitorGroupList{}, ns); err != nil {
+	if groups, err = s.UIDIndex(ctx, &monv1.MonitorGroupList{}, ns); err != nil {
 		return nil, nil, err
 	}
 	return monitors, groups, nil
 }
 
 func (s *Server) createMaintenance(w http.ResponseWriter, r *http.Request) {
-	ctx, c := r.Context(), CallerFrom(r.Context())
+	ctx, c := r.Context(), core.CallerFrom(r.Context())
 	var b maintenanceBody
-	if err := decodeJSON(r, &b, false); err != nil {
-		s.writeErr(w, r, err)
+	if err := core.DecodeJSON(r, &b, false); err != nil {
+		core.WriteErr(w, r, err)
 		return
 	}
 	monitors, groups, err := s.maintenanceRefs(ctx, c.Namespace)
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	mw := &monv1.MaintenanceWindow{ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace}}
 	if errs := applyMaintenanceBody(mw, &b, true, monitors, groups); len(errs) > 0 {
-		writeValidation(w, errs...)
+		core.WriteValidation(w, errs...)
 		return
 	}
 	mw.GenerateName = objectNamePrefix(mw.Spec.Title, "maintenance")
 	if err := s.opts.Client.Create(ctx, mw); err != nil {
-		s.writeErr(w, r, s.writeFailed(ctx, c.Namespace, err, maintenanceFieldPath))
+		core.WriteErr(w, r, s.writeFailed(ctx, c.Namespace, err, maintenanceFieldPath))
 		return
 	}
 	httpjson.Write(w, http.StatusCreated, maintenanceObject(mw, monitors, groups))
 }
 
 func (s *Server) pathMaintenance(w http.ResponseWriter, r *http.Request) *monv1.MaintenanceWindow {
-	return pathObject[*monv1.MaintenanceWindow](s, w, r, &monv1.MaintenanceWindowList{}, "id", "Maintenance window")
+	return core.PathObject[*monv1.MaintenanceWindow](s.Deps, w, r, &monv1.MaintenanceWindowList{}, "id", "Maintenance window")
 }
 
 // updateMaintenance serves PUT and PATCH: only sent fields change.
@@ -335,23 +336,23 @@ func (s *Server) updateMaintenance(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var b maintenanceBody
-	if err := decodeJSON(r, &b, false); err != nil {
-		s.writeErr(w, r, err)
+	if err := core.DecodeJSON(r, &b, false); err != nil {
+		core.WriteErr(w, r, err)
 		return
 	}
 	monitors, groups, err := s.maintenanceRefs(ctx, mw.Namespace)
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
-	err = s.mutate(ctx, mw, func() error {
+	err = s.Mutate(ctx, mw, func() error {
 		if errs := applyMaintenanceBody(mw, &b, false, monitors, groups); len(errs) > 0 {
-			return validationError(errs...)
+			return core.ValidationError(errs...)
 		}
 		return nil
 	})
 	if err != nil {
-		s.writeErr(w, r, s.writeFailed(ctx, mw.Namespace, err, maintenanceFieldPath))
+		core.WriteErr(w, r, s.writeFailed(ctx, mw.Namespace, err, maintenanceFieldPath))
 		return
 	}
 	httpjson.Write(w, http.StatusOK, maintenanceObject(mw, monitors, groups))
@@ -362,8 +363,8 @@ func (s *Server) deleteMaintenance(w http.ResponseWriter, r *http.Request) {
 	if mw == nil {
 		return
 	}
-	if err := s.deleteObject(r.Context(), mw); err != nil {
-		s.writeErr(w, r, err)
+	if err := s.DeleteObject(r.Context(), mw); err != nil {
+		core.WriteErr(w, r, err)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -379,9 +380,9 @@ const (
 
 // pageAccessBody is the body of PUT /status/pages/:id/access.
 type pageAccessBody struct {
-	Mode     string           `json:"mode"`
-	Password nullable[string] `json:"password"`
-	IsPublic nullable[bool]   `json:"is_public"`
+	Mode     string                `json:"mode"`
+	Password core.Nullable[string] `json:"password"`
+	IsPublic core.Nullable[bool]   `json:"is_public"`
 }
 
 func pageAccessObject(p *monv1.StatusPage) map[string]any {
@@ -403,44 +404,44 @@ func (s *Server) putPageAccess(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var b pageAccessBody
-	if err := decodeJSON(r, &b, true); err != nil {
-		s.writeErr(w, r, err)
+	if err := core.DecodeJSON(r, &b, true); err != nil {
+		core.WriteErr(w, r, err)
 		return
 	}
 	mode := monv1.StatusPageAccessMode(b.Mode)
-	var errs []FieldError
+	var errs []core.FieldError
 	switch mode {
 	case monv1.AccessPublic, monv1.AccessPassword, monv1.AccessSSO:
 	default:
-		errs = append(errs, fieldErr("mode", "must be one of public, password, sso"))
+		errs = append(errs, core.FieldErr("mode", "must be one of public, password, sso"))
 	}
 	password := ""
 	if b.Password.Set && !b.Password.Null {
-		password = b.Password.value()
+		password = b.Password.Value()
 		if len(password) < 8 || len(password) > 128 {
-			errs = append(errs, fieldErr("password", "must be 8-128 characters"))
+			errs = append(errs, core.FieldErr("password", "must be 8-128 characters"))
 		}
 	}
 	hadPassword := p.Spec.Access != nil && p.Spec.Access.PasswordSecretRef != nil
 	if mode == monv1.AccessPassword && password == "" && !hadPassword {
-		errs = append(errs, fieldErr("password", "is required for password access"))
+		errs = append(errs, core.FieldErr("password", "is required for password access"))
 	}
 	if mode != monv1.AccessPassword && password != "" {
-		errs = append(errs, fieldErr("password", "is only used with mode password"))
+		errs = append(errs, core.FieldErr("password", "is only used with mode password"))
 	}
 	if len(errs) > 0 {
-		writeValidation(w, errs...)
+		core.WriteValidation(w, errs...)
 		return
 	}
 	secretName := p.Name + pageAccessSuffix
 	if password != "" {
 		if err := s.putOwnedSecret(ctx, p, "StatusPage", secretName, map[string]string{pagePasswordKey: password}); err != nil {
-			s.writeErr(w, r, err)
+			core.WriteErr(w, r, err)
 			return
 		}
 	}
 	now := metav1.NewTime(s.clock.Now())
-	err := s.mutate(ctx, p, func() error {
+	err := s.Mutate(ctx, p, func() error {
 		a := p.Spec.Access
 		if a == nil {
 			a = &monv1.StatusPageAccess{}
@@ -455,17 +456,17 @@ func (s *Server) putPageAccess(w http.ResponseWriter, r *http.Request) {
 		}
 		p.Spec.Access = a
 		if b.IsPublic.Set && !b.IsPublic.Null {
-			p.Spec.IsPublic = b.IsPublic.value()
+			p.Spec.IsPublic = b.IsPublic.Value()
 		}
 		return nil
 	})
 	if err != nil {
-		s.writeErr(w, r, s.writeFailed(ctx, p.Namespace, err, pageFieldPath))
+		core.WriteErr(w, r, s.writeFailed(ctx, p.Namespace, err, pageFieldPath))
 		return
 	}
 	if mode != monv1.AccessPassword && hadPassword {
 		if err := s.deleteOwnedSecret(ctx, p, secretName); err != nil {
-			ctrlLog(ctx).Error(err, "unable to delete a status page password", "page", p.Name)
+			core.LogFrom(ctx).Error(err, "unable to delete a status page password", "page", p.Name)
 		}
 	}
 	httpjson.Write(w, http.StatusOK, pageAccessObject(p))
@@ -478,7 +479,7 @@ func (s *Server) revokePageSessions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := metav1.NewTime(s.clock.Now())
-	err := s.mutate(r.Context(), p, func() error {
+	err := s.Mutate(r.Context(), p, func() error {
 		if p.Spec.Access == nil {
 			p.Spec.Access = &monv1.StatusPageAccess{Mode: monv1.AccessPublic}
 		}
@@ -486,7 +487,7 @@ func (s *Server) revokePageSessions(w http.ResponseWriter, r *http.Request) {
 		return nil
 	})
 	if err != nil {
-		s.writeErr(w, r, s.writeFailed(r.Context(), p.Namespace, err, pageFieldPath))
+		core.WriteErr(w, r, s.writeFailed(r.Context(), p.Namespace, err, pageFieldPath))
 		return
 	}
 	httpjson.Write(w, http.StatusOK, pageAccessObject(p))
@@ -501,20 +502,20 @@ func (s *Server) putPageDomain(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var b struct {
-		Domain nullable[string] `json:"domain"`
+		Domain core.Nullable[string] `json:"domain"`
 	}
-	if err := decodeJSON(r, &b, true); err != nil {
-		s.writeErr(w, r, err)
+	if err := core.DecodeJSON(r, &b, true); err != nil {
+		core.WriteErr(w, r, err)
 		return
 	}
-	domain := strings.ToLower(strings.TrimSuffix(strings.TrimSpace(b.Domain.value()), "."))
+	domain := strings.ToLower(strings.TrimSuffix(strings.TrimSpace(b.Domain.Value()), "."))
 	if !b.Domain.Set || (domain != "" && (len(domain) > 253 || !domainRE.MatchString(domain))) {
-		writeValidation(w, fieldErr("domain", "must be a host name such as status.example.com, or null"))
+		core.WriteValidation(w, core.FieldErr("domain", "must be a host name such as status.example.com, or null"))
 		return
 	}
-	err := s.mutate(r.Context(), p, func() error { p.Spec.CustomDomain = domain; return nil })
+	err := s.Mutate(r.Context(), p, func() error { p.Spec.CustomDomain = domain; return nil })
 	if err != nil {
-		s.writeErr(w, r, s.writeFailed(r.Context(), p.Namespace, err, pageFieldPath))
+		core.WriteErr(w, r, s.writeFailed(r.Context(), p.Namespace, err, pageFieldPath))
 		return
 	}
 	httpjson.Write(w, http.StatusOK, map[string]any{"domain": strPtr(domain)})
@@ -531,7 +532,7 @@ func (s *Server) rotateSigningSecret(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if ch.Spec.Type != monv1.ChannelWebhook {
-		writeValidation(w, fieldErr("type", "only webhook connections have a signing secret"))
+		core.WriteValidation(w, core.FieldErr("type", "only webhook connections have a signing secret"))
 		return
 	}
 	ref := ch.SigningSecret()
@@ -540,11 +541,11 @@ func (s *Server) rotateSigningSecret(w http.ResponseWriter, r *http.Request) {
 	}
 	secret, err := monv1.NewSigningSecret()
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	if err := s.putSecret(ctx, ch, ref.Name, map[string]string{ref.Key: secret}); err != nil {
-		s.writeErr(w, r, fmt.Errorf("store signing secret: %w", err))
+		core.WriteErr(w, r, fmt.Errorf("store signing secret: %w", err))
 		return
 	}
 	httpjson.Write(w, http.StatusOK, map[string]any{"connection_id": string(ch.UID), "signing_secret": secret,
@@ -609,7 +610,7 @@ func (s *Server) putOwnedSecret(ctx context.Context, owner client.Object, kind, 
 		}
 		i := slices.IndexFunc(sec.OwnerReferences, func(o metav1.OwnerReference) bool { return o.UID == owner.GetUID() })
 		if i < 0 {
-			return newAPIError(http.StatusConflict, CodeConflict, fmt.Sprintf("secret %s exists and is not managed by this %s", name, kind))
+			return core.NewError(http.StatusConflict, core.CodeConflict, fmt.Sprintf("secret %s exists and is not managed by this %s", name, kind))
 		}
 		if metav1.GetControllerOf(sec) == nil {
 			sec.OwnerReferences[i].Controller = ptr.To(true) // written here before it was controlled

@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
 	"github.com/uptime-operator/uptime-operator/internal/engine"
 	"github.com/uptime-operator/uptime-operator/internal/ratelimit"
 )
@@ -29,24 +30,24 @@ var heartbeatSuccess = map[string]bool{"": true, "ok": true, "success": true, "s
 // for a bad parameter. Request bodies are ignored.
 func (s *Server) heartbeat(w http.ResponseWriter, r *http.Request) {
 	now := s.clock.Now()
-	ip := clientKey(r)
-	if d := s.limits.heartbeatFail.Peek(ip, now); !d.Allowed {
-		s.limits.heartbeatFail.refuse(w, d)
+	ip := core.ClientKey(r)
+	if d := s.rt.Limits.HeartbeatFail.Peek(ip, now); !d.Allowed {
+		s.rt.Limits.HeartbeatFail.Refuse(w, d)
 		return
 	}
-	if d := s.limits.heartbeatToken.Take(r.URL.Path, now); !d.Allowed {
-		s.limits.heartbeatToken.refuse(w, d)
+	if d := s.rt.Limits.HeartbeatToken.Take(r.URL.Path, now); !d.Allowed {
+		s.rt.Limits.HeartbeatToken.Refuse(w, d)
 		return
 	}
 	fail := func(status int, code, msg string) {
-		s.limits.heartbeatFail.Take(ip, now)
-		writeError(w, status, code, msg)
+		s.rt.Limits.HeartbeatFail.Take(ip, now)
+		core.WriteError(w, status, code, msg)
 	}
 	// A bad parameter answers the specification's validation shape
 	// (errors: [{field, message}]) like every other VALIDATION_ERROR.
 	failField := func(field, msg string) {
-		s.limits.heartbeatFail.Take(ip, now)
-		writeValidation(w, fieldErr(field, "%s", msg))
+		s.rt.Limits.HeartbeatFail.Take(ip, now)
+		core.WriteValidation(w, core.FieldErr(field, "%s", msg))
 	}
 	q := r.URL.Query()
 	p := engine.Ping{OK: true, At: now}
@@ -68,16 +69,16 @@ func (s *Server) heartbeat(w http.ResponseWriter, r *http.Request) {
 		p.DurationMs = &ms
 	}
 	if s.opts.Engine == nil {
-		writeError(w, http.StatusServiceUnavailable, CodeInternal, "heartbeats cannot be recorded right now")
+		core.WriteError(w, http.StatusServiceUnavailable, core.CodeInternal, "heartbeats cannot be recorded right now")
 		return
 	}
 	err := s.opts.Engine.HeartbeatByToken(r.Context(), chi.URLParam(r, "token"), p)
 	switch {
 	case errors.Is(err, engine.ErrUnknownToken):
-		fail(http.StatusNotFound, CodeNotFound, "unknown heartbeat URL")
+		fail(http.StatusNotFound, core.CodeNotFound, "unknown heartbeat URL")
 		return
 	case err != nil:
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -94,12 +95,12 @@ func (s *Server) publicStatus(w http.ResponseWriter, r *http.Request) {
 	switch rest {
 	case "", "history", "badge.svg", "feed.xml":
 	default:
-		writeNotFound(w, "Page")
+		core.WriteNotFound(w, "Page")
 		return
 	}
 	if slug == "pages" || s.opts.Public == nil || !s.publicAllowed(w, r) {
 		if slug == "pages" || s.opts.Public == nil {
-			writeNotFound(w, "Status page")
+			core.WriteNotFound(w, "Status page")
 		}
 		return
 	}
@@ -109,7 +110,7 @@ func (s *Server) publicStatus(w http.ResponseWriter, r *http.Request) {
 // publicHTML serves /s/{slug}.
 func (s *Server) publicHTML(w http.ResponseWriter, r *http.Request) {
 	if s.opts.Public == nil {
-		writeNotFound(w, "Status page")
+		core.WriteNotFound(w, "Status page")
 		return
 	}
 	if s.publicAllowed(w, r) {
@@ -120,9 +121,9 @@ func (s *Server) publicHTML(w http.ResponseWriter, r *http.Request) {
 // publicAllowed counts a public status request against its address's 60 per
 // minute; it writes the 429 and returns false when over.
 func (s *Server) publicAllowed(w http.ResponseWriter, r *http.Request) bool {
-	d := s.limits.public.Take(clientKey(r), s.clock.Now())
+	d := s.rt.Limits.Public.Take(core.ClientKey(r), s.clock.Now())
 	if !d.Allowed {
-		s.limits.public.refuse(w, d)
+		s.rt.Limits.Public.Refuse(w, d)
 		return false
 	}
 	ratelimit.SetHeaders(w, d)
@@ -134,7 +135,7 @@ func (s *Server) publicAllowed(w http.ResponseWriter, r *http.Request) bool {
 func (s *Server) publicForm(serve func(PublicStatus, http.ResponseWriter, *http.Request, string)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if s.opts.Public == nil {
-			writeNotFound(w, "Status page")
+			core.WriteNotFound(w, "Status page")
 			return
 		}
 		if s.publicAllowed(w, r) {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
 	"github.com/uptime-operator/uptime-operator/internal/confirmlink"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/store"
@@ -20,22 +21,22 @@ func (s *Server) confirmRecipient(w http.ResponseWriter, r *http.Request) {
 	prompt := confirmlink.Page{Title: "Confirm alert emails",
 		Text: "Confirm that this address may receive alert emails from uptime-operator.", Button: "Confirm alert emails"}
 	confirmlink.Serve(w, r, prompt, func() {
-		if d := s.limits.recipientConfirm.Take(clientKey(r), s.clock.Now()); !d.Allowed {
-			s.limits.recipientConfirm.refuse(w, d)
+		if d := s.rt.Limits.RecipientConfirm.Take(core.ClientKey(r), s.clock.Now()); !d.Allowed {
+			s.rt.Limits.RecipientConfirm.Refuse(w, d)
 			return
 		}
 		asJSON := httpjson.Wanted(r)
 		rec, err := s.recipients.Confirm(r.Context(), token)
 		switch {
 		case errors.Is(err, store.ErrNotFound) && asJSON:
-			writeError(w, http.StatusNotFound, CodeNotFound, "Confirmation link not valid: used, replaced by a newer one, or expired")
+			core.WriteError(w, http.StatusNotFound, core.CodeNotFound, "Confirmation link not valid: used, replaced by a newer one, or expired")
 		case errors.Is(err, store.ErrNotFound):
 			confirmlink.Render(w, http.StatusNotFound, confirmlink.Page{Title: "Link not valid",
 				Text: "This confirmation link was already used, was replaced by a newer one, or has expired. Ask the workspace for a new confirmation email."})
 		case err != nil:
-			s.log(r).Error(err, "unable to confirm an alert recipient")
+			core.Log(r).Error(err, "unable to confirm an alert recipient")
 			if asJSON {
-				writeError(w, http.StatusServiceUnavailable, CodeInternal, "the confirmation could not be saved; try again in a minute")
+				core.WriteError(w, http.StatusServiceUnavailable, core.CodeInternal, "the confirmation could not be saved; try again in a minute")
 				return
 			}
 			confirmlink.Render(w, http.StatusServiceUnavailable, confirmlink.Page{Title: "Try again later",

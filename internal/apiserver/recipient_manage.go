@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/recipients"
 	"github.com/uptime-operator/uptime-operator/internal/store"
@@ -39,7 +40,7 @@ func (s *Server) addRecipient(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	ctx, ns := r.Context(), CallerFrom(r.Context()).Namespace
+	ctx, ns := r.Context(), core.CallerFrom(r.Context()).Namespace
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		var ch monv1.AlertChannel
 		err := s.opts.Reader.Get(ctx, client.ObjectKey{Namespace: ns, Name: RecipientsChannel}, &ch)
@@ -55,12 +56,12 @@ func (s *Server) addRecipient(w http.ResponseWriter, r *http.Request) {
 		case err != nil:
 			return err
 		case ch.Spec.Type != monv1.ChannelEmail:
-			return newAPIError(http.StatusConflict, CodeConflict,
+			return core.NewError(http.StatusConflict, core.CodeConflict,
 				"the alert channel "+RecipientsChannel+" exists and is not an email channel; rename it to add recipients")
 		case slices.ContainsFunc(ch.Spec.Emails, func(e string) bool { return strings.EqualFold(e, email) }):
-			return newAPIError(http.StatusConflict, CodeConflict, email+" is already an alert recipient")
+			return core.NewError(http.StatusConflict, core.CodeConflict, email+" is already an alert recipient")
 		case len(ch.Spec.Emails) >= maxChannelEmails:
-			return newAPIError(http.StatusConflict, CodeConflict, "the workspace already has 20 recipients added this way")
+			return core.NewError(http.StatusConflict, core.CodeConflict, "the workspace already has 20 recipients added this way")
 		default:
 			ch.Spec.Emails = append(ch.Spec.Emails, email)
 			if err := s.opts.Client.Update(ctx, &ch); err != nil {
@@ -70,7 +71,7 @@ func (s *Server) addRecipient(w http.ResponseWriter, r *http.Request) {
 		return nil
 	})
 	if err != nil {
-		s.writeErr(w, r, s.writeFailed(ctx, ns, err, channelFieldPath))
+		core.WriteErr(w, r, s.writeFailed(ctx, ns, err, channelFieldPath))
 		return
 	}
 	httpjson.Write(w, http.StatusCreated, s.addedState(ctx, ns, email))
@@ -106,10 +107,10 @@ func (s *Server) addedState(ctx context.Context, ns, email string) map[string]an
 func (s *Server) removeRecipient(w http.ResponseWriter, r *http.Request) {
 	email, err := url.PathUnescape(chi.URLParam(r, "email"))
 	if err != nil || !validEmail(email) {
-		writeNotFound(w, "Alert recipient")
+		core.WriteNotFound(w, "Alert recipient")
 		return
 	}
-	ctx, ns := r.Context(), CallerFrom(r.Context()).Namespace
+	ctx, ns := r.Context(), core.CallerFrom(r.Context()).Namespace
 	removed := false
 	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		var ch monv1.AlertChannel
@@ -122,7 +123,7 @@ func (s *Server) removeRecipient(w http.ResponseWriter, r *http.Request) {
 		}
 		removed = true
 		if len(ch.Spec.Emails) == 1 {
-			if err := s.deleteObject(ctx, &ch); err != nil && !errors.Is(err, errNotFound) {
+			if err := s.DeleteObject(ctx, &ch); err != nil && !errors.Is(err, core.ErrNotFound) {
 				return err
 			}
 			return nil
@@ -134,7 +135,7 @@ func (s *Server) removeRecipient(w http.ResponseWriter, r *http.Request) {
 		return nil
 	})
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	if removed {
@@ -143,13 +144,13 @@ func (s *Server) removeRecipient(w http.ResponseWriter, r *http.Request) {
 	}
 	all, err := recipients.List(ctx, s.opts.Client, ns)
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	if i := slices.IndexFunc(all, func(rc recipients.Recipient) bool { return recipients.Key(rc.Email) == recipients.Key(email) }); i >= 0 {
-		writeError(w, http.StatusConflict, CodeConflict, all[i].Email+" is named by the workspace's resources ("+
+		core.WriteError(w, http.StatusConflict, core.CodeConflict, all[i].Email+" is named by the workspace's resources ("+
 			strings.ReplaceAll(strings.Join(all[i].Sources, ", "), "_", " ")+"); remove it there")
 		return
 	}
-	writeNotFound(w, "Alert recipient")
+	core.WriteNotFound(w, "Alert recipient")
 }

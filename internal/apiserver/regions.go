@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/monitor"
 	"github.com/uptime-operator/uptime-operator/internal/restapi"
@@ -31,7 +32,7 @@ func probeRegionObject(pr *monv1.ProbeRegion) restapi.ProbeRegion {
 func (s *Server) listRegions(w http.ResponseWriter, r *http.Request) {
 	var list monv1.ProbeRegionList
 	if err := s.opts.Client.List(r.Context(), &list); err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	out := make([]restapi.ProbeRegion, 0, len(list.Items))

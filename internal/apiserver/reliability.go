@@ -9,9 +9,11 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/monitor"
 	"github.com/uptime-operator/uptime-operator/internal/restapi"
@@ -19,8 +21,8 @@ import (
 
 // SLO targets map onto SLO CRs, one per monitor (create-or-replace).
 
-func sloObject(o *monv1.SLO, monitors *objectUIDs) restapi.SLOTarget {
-	out := restapi.SLOTarget{ID: string(o.UID), MonitorID: monitors.uidOf(o.Spec.MonitorRef.Name), MonitorName: o.Spec.MonitorRef.Name,
+func sloObject(o *monv1.SLO, monitors *core.ObjectUIDs) restapi.SLOTarget {
+	out := restapi.SLOTarget{ID: string(o.UID), MonitorID: monitors.UIDOf(o.Spec.MonitorRef.Name), MonitorName: o.Spec.MonitorRef.Name,
 		TargetPercentage: o.Spec.TargetPercentage, SLIType: string(o.Spec.SLIType), WindowMinutes: o.Spec.WindowMinutes,
 		BurnRateFastThreshold: o.Spec.BurnRateFastThreshold, BurnRateSlowThreshold: o.Spec.BurnRateSlowThreshold,
 		IsEnabled: o.Spec.Enabled == nil || *o.Spec.Enabled, CurrentSLI: o.Status.CurrentSLI,
@@ -30,67 +32,67 @@ func sloObject(o *monv1.SLO, monitors *objectUIDs) restapi.SLOTarget {
 }
 
 type sloBody struct {
-	MonitorID             nullable[string]  `json:"monitor_id"`
-	TargetPercentage      nullable[float64] `json:"target_percentage"`
-	SLIType               nullable[string]  `json:"sli_type"`
-	WindowMinutes         nullable[int32]   `json:"window_minutes"`
-	BurnRateFastThreshold nullable[float64] `json:"burn_rate_fast_threshold"`
-	BurnRateSlowThreshold nullable[float64] `json:"burn_rate_slow_threshold"`
-	IsEnabled             nullable[bool]    `json:"is_enabled"`
+	MonitorID             core.Nullable[string]  `json:"monitor_id"`
+	TargetPercentage      core.Nullable[float64] `json:"target_percentage"`
+	SLIType               core.Nullable[string]  `json:"sli_type"`
+	WindowMinutes         core.Nullable[int32]   `json:"window_minutes"`
+	BurnRateFastThreshold core.Nullable[float64] `json:"burn_rate_fast_threshold"`
+	BurnRateSlowThreshold core.Nullable[float64] `json:"burn_rate_slow_threshold"`
+	IsEnabled             core.Nullable[bool]    `json:"is_enabled"`
 }
 
 // apply writes the sent fields onto spec and validates the result.
-func (b *sloBody) apply(spec *monv1.SLOSpec) []FieldError {
-	var errs []FieldError
+func (b *sloBody) apply(spec *monv1.SLOSpec) []core.FieldError {
+	var errs []core.FieldError
 	if b.TargetPercentage.Set {
-		spec.TargetPercentage = b.TargetPercentage.value()
+		spec.TargetPercentage = b.TargetPercentage.Value()
 	}
 	if b.SLIType.Set {
-		spec.SLIType = monv1.SLIType(b.SLIType.value())
+		spec.SLIType = monv1.SLIType(b.SLIType.Value())
 	}
 	if b.WindowMinutes.Set {
-		spec.WindowMinutes = b.WindowMinutes.value()
+		spec.WindowMinutes = b.WindowMinutes.Value()
 	}
 	if b.BurnRateFastThreshold.Set {
-		spec.BurnRateFastThreshold = b.BurnRateFastThreshold.value()
+		spec.BurnRateFastThreshold = b.BurnRateFastThreshold.Value()
 	}
 	if b.BurnRateSlowThreshold.Set {
-		spec.BurnRateSlowThreshold = b.BurnRateSlowThreshold.value()
+		spec.BurnRateSlowThreshold = b.BurnRateSlowThreshold.Value()
 	}
 	if b.IsEnabled.Set && !b.IsEnabled.Null {
-		spec.Enabled = ptrTo(b.IsEnabled.value())
+		spec.Enabled = ptr.To(b.IsEnabled.Value())
 	}
 	monitor.DefaultSLO(spec)
 	if spec.TargetPercentage < 90 || spec.TargetPercentage > 99.999 {
-		errs = append(errs, fieldErr("target_percentage", "must be between 90 and 99.999"))
+		errs = append(errs, core.FieldErr("target_percentage", "must be between 90 and 99.999"))
 	}
 	if spec.SLIType != monv1.SLIAvailability && spec.SLIType != monv1.SLILatency {
-		errs = append(errs, fieldErr("sli_type", "must be availability or latency"))
+		errs = append(errs, core.FieldErr("sli_type", "must be availability or latency"))
 	}
 	if spec.WindowMinutes < 60 || spec.WindowMinutes > 43200 {
-		errs = append(errs, fieldErr("window_minutes", "must be between 60 and 43200"))
+		errs = append(errs, core.FieldErr("window_minutes", "must be between 60 and 43200"))
 	}
 	for _, f := range []struct {
 		name string
 		v    float64
 	}{{"burn_rate_fast_threshold", spec.BurnRateFastThreshold}, {"burn_rate_slow_threshold", spec.BurnRateSlowThreshold}} {
 		if f.v < 0.1 || f.v > 100 {
-			errs = append(errs, fieldErr(f.name, "must be between 0.1 and 100"))
+			errs = append(errs, core.FieldErr(f.name, "must be between 0.1 and 100"))
 		}
 	}
 	return errs
 }
 
 func (s *Server) listSLOs(w http.ResponseWriter, r *http.Request) {
-	ctx, c := r.Context(), CallerFrom(r.Context())
+	ctx, c := r.Context(), core.CallerFrom(r.Context())
 	var list monv1.SLOList
-	if err := s.list(ctx, &list, c.Namespace); err != nil {
-		s.writeErr(w, r, err)
+	if err := s.List(ctx, &list, c.Namespace); err != nil {
+		core.WriteErr(w, r, err)
 		return
 	}
-	monitors, err := s.uidIndex(ctx, &monv1.MonitorList{}, c.Namespace)
+	monitors, err := s.UIDIndex(ctx, &monv1.MonitorList{}, c.Namespace)
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	out := []restapi.SLOTarget{}
@@ -104,9 +106,9 @@ func (s *Server) listSLOs(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) writeSLO(w http.ResponseWriter, r *http.Request, o *monv1.SLO, code int, monitorID string) {
-	monitors, err := s.uidIndex(r.Context(), &monv1.MonitorList{}, o.Namespace)
+	monitors, err := s.UIDIndex(r.Context(), &monv1.MonitorList{}, o.Namespace)
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	out := sloObject(o, monitors)
@@ -118,31 +120,31 @@ func (s *Server) writeSLO(w http.ResponseWriter, r *http.Request, o *monv1.SLO, 
 
 // upsertSLO creates the monitor's SLO target or replaces the existing one.
 func (s *Server) upsertSLO(w http.ResponseWriter, r *http.Request) {
-	ctx, c := r.Context(), CallerFrom(r.Context())
+	ctx, c := r.Context(), core.CallerFrom(r.Context())
 	var b sloBody
-	if err := decodeJSON(r, &b, false); err != nil {
-		s.writeErr(w, r, err)
+	if err := core.DecodeJSON(r, &b, false); err != nil {
+		core.WriteErr(w, r, err)
 		return
 	}
-	var errs []FieldError
-	if !b.MonitorID.Set || b.MonitorID.value() == "" {
-		errs = append(errs, fieldErr("monitor_id", "is required"))
+	var errs []core.FieldError
+	if !b.MonitorID.Set || b.MonitorID.Value() == "" {
+		errs = append(errs, core.FieldErr("monitor_id", "is required"))
 	}
 	if !b.TargetPercentage.Set {
-		errs = append(errs, fieldErr("target_percentage", "is required"))
+		errs = append(errs, core.FieldErr("target_percentage", "is required"))
 	}
 	if len(errs) > 0 {
-		writeValidation(w, errs...)
+		core.WriteValidation(w, errs...)
 		return
 	}
-	m, err := s.monitorByID(ctx, c.Namespace, b.MonitorID.value())
+	m, err := s.MonitorByID(ctx, c.Namespace, b.MonitorID.Value())
 	if err != nil {
-		writeValidation(w, fieldErr("monitor_id", "monitor not found"))
+		core.WriteValidation(w, core.FieldErr("monitor_id", "monitor not found"))
 		return
 	}
 	var list monv1.SLOList
 	if err := s.opts.Reader.List(ctx, &list, client.InNamespace(c.Namespace)); err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	idx := slices.IndexFunc(list.Items, func(o monv1.SLO) bool { return o.Spec.MonitorRef.Name == m.Name && o.DeletionTimestamp == nil })
@@ -150,11 +152,11 @@ func (s *Server) upsertSLO(w http.ResponseWriter, r *http.Request) {
 		o := &monv1.SLO{ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace, GenerateName: m.Name + "-slo-"},
 			Spec: monv1.SLOSpec{MonitorRef: monv1.LocalObjectReference{Name: m.Name}}}
 		if errs := b.apply(&o.Spec); len(errs) > 0 {
-			writeValidation(w, errs...)
+			core.WriteValidation(w, errs...)
 			return
 		}
 		if err := s.opts.Client.Create(ctx, o); err != nil {
-			s.writeErr(w, r, s.writeFailed(ctx, c.Namespace, err, snakePath))
+			core.WriteErr(w, r, s.writeFailed(ctx, c.Namespace, err, core.SnakePath))
 			return
 		}
 		s.writeSLO(w, r, o, http.StatusCreated, string(m.UID))
@@ -162,22 +164,22 @@ func (s *Server) upsertSLO(w http.ResponseWriter, r *http.Request) {
 	}
 	o := &list.Items[idx]
 	// Replace: unsent fields go back to their defaults.
-	err = s.mutate(ctx, o, func() error {
+	err = s.Mutate(ctx, o, func() error {
 		o.Spec = monv1.SLOSpec{MonitorRef: o.Spec.MonitorRef}
 		if errs := b.apply(&o.Spec); len(errs) > 0 {
-			return validationError(errs...)
+			return core.ValidationError(errs...)
 		}
 		return nil
 	})
 	if err != nil {
-		s.writeErr(w, r, s.writeFailed(ctx, c.Namespace, err, snakePath))
+		core.WriteErr(w, r, s.writeFailed(ctx, c.Namespace, err, core.SnakePath))
 		return
 	}
 	s.writeSLO(w, r, o, http.StatusOK, string(m.UID))
 }
 
 func (s *Server) pathSLO(w http.ResponseWriter, r *http.Request) *monv1.SLO {
-	return pathObject[*monv1.SLO](s, w, r, &monv1.SLOList{}, "id", "SLO target")
+	return core.PathObject[*monv1.SLO](s.Deps, w, r, &monv1.SLOList{}, "id", "SLO target")
 }
 
 func (s *Server) updateSLO(w http.ResponseWriter, r *http.Request) {
@@ -187,22 +189,22 @@ func (s *Server) updateSLO(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var b sloBody
-	if err := decodeJSON(r, &b, false); err != nil {
-		s.writeErr(w, r, err)
+	if err := core.DecodeJSON(r, &b, false); err != nil {
+		core.WriteErr(w, r, err)
 		return
 	}
 	if b.MonitorID.Set {
-		writeValidation(w, fieldErr("monitor_id", "cannot change; create a target for the other monitor"))
+		core.WriteValidation(w, core.FieldErr("monitor_id", "cannot change; create a target for the other monitor"))
 		return
 	}
-	err := s.mutate(ctx, o, func() error {
+	err := s.Mutate(ctx, o, func() error {
 		if errs := b.apply(&o.Spec); len(errs) > 0 {
-			return validationError(errs...)
+			return core.ValidationError(errs...)
 		}
 		return nil
 	})
 	if err != nil {
-		s.writeErr(w, r, s.writeFailed(ctx, o.Namespace, err, snakePath))
+		core.WriteErr(w, r, s.writeFailed(ctx, o.Namespace, err, core.SnakePath))
 		return
 	}
 	s.writeSLO(w, r, o, http.StatusOK, "")
@@ -213,8 +215,8 @@ func (s *Server) deleteSLO(w http.ResponseWriter, r *http.Request) {
 	if o == nil {
 		return
 	}
-	if err := s.deleteObject(r.Context(), o); err != nil {
-		s.writeErr(w, r, err)
+	if err := s.DeleteObject(r.Context(), o); err != nil {
+		core.WriteErr(w, r, err)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -268,9 +270,9 @@ func (s *Server) dependencies(ctx context.Context, ns string) ([]Dependency, err
 
 // listDependencies answers GET /reliability/dependencies.
 func (s *Server) listDependencies(w http.ResponseWriter, r *http.Request) {
-	deps, err := s.dependencies(r.Context(), CallerFrom(r.Context()).Namespace)
+	deps, err := s.dependencies(r.Context(), core.CallerFrom(r.Context()).Namespace)
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	httpjson.Write(w, http.StatusOK, deps)
@@ -284,40 +286,40 @@ func (s *Server) createDependency(w http.ResponseWriter, r *http.Request) {
 		ChildMonitorID  string  `json:"child_monitor_id"`
 		SuppressionMode *string `json:"suppression_mode"`
 	}
-	if err := decodeJSON(r, &body, true); err != nil {
-		s.writeErr(w, r, err)
+	if err := core.DecodeJSON(r, &body, true); err != nil {
+		core.WriteErr(w, r, err)
 		return
 	}
-	var errs []FieldError
+	var errs []core.FieldError
 	if body.ParentMonitorID == "" {
-		errs = append(errs, FieldError{Field: "parent_monitor_id", Message: "is required"})
+		errs = append(errs, core.FieldError{Field: "parent_monitor_id", Message: "is required"})
 	}
 	if body.ChildMonitorID == "" {
-		errs = append(errs, FieldError{Field: "child_monitor_id", Message: "is required"})
+		errs = append(errs, core.FieldError{Field: "child_monitor_id", Message: "is required"})
 	}
 	if body.ParentMonitorID != "" && body.ParentMonitorID == body.ChildMonitorID {
-		errs = append(errs, FieldError{Field: "child_monitor_id", Message: "a monitor cannot depend on itself"})
+		errs = append(errs, core.FieldError{Field: "child_monitor_id", Message: "a monitor cannot depend on itself"})
 	}
 	if body.SuppressionMode != nil && *body.SuppressionMode != suppressChildIfParentDown {
-		errs = append(errs, FieldError{Field: "suppression_mode", Message: "must be " + suppressChildIfParentDown})
+		errs = append(errs, core.FieldError{Field: "suppression_mode", Message: "must be " + suppressChildIfParentDown})
 	}
 	if len(errs) > 0 {
-		writeValidation(w, errs...)
+		core.WriteValidation(w, errs...)
 		return
 	}
 	ctx := r.Context()
-	ns := CallerFrom(ctx).Namespace
-	parent, err := s.monitorByID(ctx, ns, body.ParentMonitorID)
+	ns := core.CallerFrom(ctx).Namespace
+	parent, err := s.MonitorByID(ctx, ns, body.ParentMonitorID)
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
-	child, err := s.monitorByID(ctx, ns, body.ChildMonitorID)
+	child, err := s.MonitorByID(ctx, ns, body.ChildMonitorID)
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
-	err = s.mutate(ctx, child, func() error {
+	err = s.Mutate(ctx, child, func() error {
 		for _, ref := range child.Spec.DependsOn {
 			if ref.Name == parent.Name {
 				return nil
@@ -327,7 +329,7 @@ func (s *Server) createDependency(w http.ResponseWriter, r *http.Request) {
 		return nil
 	})
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	httpjson.Write(w, http.StatusCreated, Dependency{
@@ -339,27 +341,27 @@ func (s *Server) createDependency(w http.ResponseWriter, r *http.Request) {
 // deleteDependency answers DELETE /reliability/dependencies/{id} (owner only).
 func (s *Server) deleteDependency(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	ns := CallerFrom(ctx).Namespace
+	ns := core.CallerFrom(ctx).Namespace
 	deps, err := s.dependencies(ctx, ns)
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	for _, d := range deps {
 		if d.ID != chi.URLParam(r, "id") {
 			continue
 		}
-		child, err := s.monitorByID(ctx, ns, d.ChildMonitorID)
+		child, err := s.MonitorByID(ctx, ns, d.ChildMonitorID)
 		if err != nil {
-			s.writeErr(w, r, err)
+			core.WriteErr(w, r, err)
 			return
 		}
-		parent, err := s.monitorByID(ctx, ns, d.ParentMonitorID)
+		parent, err := s.MonitorByID(ctx, ns, d.ParentMonitorID)
 		if err != nil {
-			s.writeErr(w, r, err)
+			core.WriteErr(w, r, err)
 			return
 		}
-		err = s.mutate(ctx, child, func() error {
+		err = s.Mutate(ctx, child, func() error {
 			kept := child.Spec.DependsOn[:0]
 			for _, ref := range child.Spec.DependsOn {
 				if ref.Name != parent.Name {
@@ -370,11 +372,11 @@ func (s *Server) deleteDependency(w http.ResponseWriter, r *http.Request) {
 			return nil
 		})
 		if err != nil {
-			s.writeErr(w, r, err)
+			core.WriteErr(w, r, err)
 			return
 		}
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
-	s.writeErr(w, r, errNotFound)
+	core.WriteErr(w, r, core.ErrNotFound)
 }

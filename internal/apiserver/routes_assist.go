@@ -11,6 +11,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
 	"github.com/uptime-operator/uptime-operator/internal/assist"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/ratelimit"
@@ -28,17 +29,17 @@ const CodeAIUnavailable = "AI_UNAVAILABLE"
 // 503 AI_UNAVAILABLE, while saved content can still be read, edited,
 // published and discarded.
 func (s *Server) registerAssistRoutes(a *assist.Service) {
-	feature := withFeature(monv1.FeatureAIAssist)
-	drafts := withLimit(newLimiter("ai-drafts", 30, 10*time.Minute, perWorkspace, ratelimit.JSON))
+	feature := core.WithFeature(monv1.FeatureAIAssist)
+	drafts := core.WithLimit(core.NewLimiter("ai-drafts", 30, 10*time.Minute, core.PerWorkspace, ratelimit.JSON))
 	get, post, patch := http.MethodGet, http.MethodPost, http.MethodPatch
-	s.handle(get, "/incident-comms/status", s.assistStatus(a), feature)
-	s.handle(get, "/incident-comms/incidents/{id}", s.assistSaved(a), feature)
-	s.handle(post, "/incident-comms/incidents/{id}/summary", s.assistSummary(a), feature, drafts)
-	s.handle(post, "/incident-comms/incidents/{id}/postmortem/generate", s.assistPostmortem(a), feature, drafts)
-	s.handle(post, "/incident-comms/incidents/{id}/status-updates", s.assistStatusUpdate(a), feature, drafts)
-	s.handle(patch, "/incident-comms/status-updates/{draftId}", s.editDraft, feature)
-	s.handle(post, "/incident-comms/status-updates/{draftId}/publish", s.publishDraft, feature)
-	s.handle(post, "/incident-comms/status-updates/{draftId}/discard", s.discardDraft, feature)
+	s.rt.Handle(get, "/incident-comms/status", s.assistStatus(a), feature)
+	s.rt.Handle(get, "/incident-comms/incidents/{id}", s.assistSaved(a), feature)
+	s.rt.Handle(post, "/incident-comms/incidents/{id}/summary", s.assistSummary(a), feature, drafts)
+	s.rt.Handle(post, "/incident-comms/incidents/{id}/postmortem/generate", s.assistPostmortem(a), feature, drafts)
+	s.rt.Handle(post, "/incident-comms/incidents/{id}/status-updates", s.assistStatusUpdate(a), feature, drafts)
+	s.rt.Handle(patch, "/incident-comms/status-updates/{draftId}", s.editDraft, feature)
+	s.rt.Handle(post, "/incident-comms/status-updates/{draftId}/publish", s.publishDraft, feature)
+	s.rt.Handle(post, "/incident-comms/status-updates/{draftId}/discard", s.discardDraft, feature)
 }
 
 func (s *Server) assistStatus(a *assist.Service) http.HandlerFunc {
@@ -47,9 +48,9 @@ func (s *Server) assistStatus(a *assist.Service) http.HandlerFunc {
 		if svc == nil {
 			svc = &assist.Service{Store: s.opts.Store, Now: s.clock.Now}
 		}
-		st, err := svc.Status(r.Context(), CallerFrom(r.Context()).Namespace)
+		st, err := svc.Status(r.Context(), core.CallerFrom(r.Context()).Namespace)
 		if err != nil {
-			s.writeErr(w, r, err)
+			core.WriteErr(w, r, err)
 			return
 		}
 		httpjson.Write(w, http.StatusOK, st)
@@ -60,12 +61,12 @@ func (s *Server) assistStatus(a *assist.Service) http.HandlerFunc {
 // workspace.
 func (s *Server) pathDraft(w http.ResponseWriter, r *http.Request) (store.AIDraft, bool) {
 	d, err := s.opts.Store.GetAIDraft(r.Context(), chi.URLParam(r, "draftId"))
-	if errors.Is(err, store.ErrNotFound) || (err == nil && d.Namespace != CallerFrom(r.Context()).Namespace) {
-		writeNotFound(w, "Status update draft")
+	if errors.Is(err, store.ErrNotFound) || (err == nil && d.Namespace != core.CallerFrom(r.Context()).Namespace) {
+		core.WriteNotFound(w, "Status update draft")
 		return d, false
 	}
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return d, false
 	}
 	return d, true
@@ -83,7 +84,7 @@ func (s *Server) assistSaved(a *assist.Service) http.HandlerFunc {
 		}
 		saved, err := svc.Saved(r.Context(), inc.ID)
 		if err != nil {
-			s.writeErr(w, r, err)
+			core.WriteErr(w, r, err)
 			return
 		}
 		httpjson.Write(w, http.StatusOK, saved)
@@ -92,7 +93,7 @@ func (s *Server) assistSaved(a *assist.Service) http.HandlerFunc {
 
 // generation runs gen for the incident of the request after the body was
 // decoded into body (nil: no body) and validated by check.
-func (s *Server) generation(a *assist.Service, body any, check func() []FieldError,
+func (s *Server) generation(a *assist.Service, body any, check func() []core.FieldError,
 	gen func(ctx context.Context, inc store.Incident) (any, error), status int) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		inc := s.pathIncident(w, r)
@@ -100,24 +101,24 @@ func (s *Server) generation(a *assist.Service, body any, check func() []FieldErr
 			return
 		}
 		if body != nil {
-			if err := decodeJSON(r, body, true); err != nil {
-				s.writeErr(w, r, err)
+			if err := core.DecodeJSON(r, body, true); err != nil {
+				core.WriteErr(w, r, err)
 				return
 			}
 		}
 		if check != nil {
 			if errs := check(); len(errs) > 0 {
-				writeValidation(w, errs...)
+				core.WriteValidation(w, errs...)
 				return
 			}
 		}
 		if !a.Available() {
-			writeError(w, http.StatusServiceUnavailable, CodeAIUnavailable, assist.ErrUnavailable.Error())
+			core.WriteError(w, http.StatusServiceUnavailable, CodeAIUnavailable, assist.ErrUnavailable.Error())
 			return
 		}
 		out, err := gen(r.Context(), *inc)
 		if err != nil {
-			s.writeErr(w, r, assistError(err))
+			core.WriteErr(w, r, assistError(err))
 			return
 		}
 		httpjson.Write(w, status, out)
@@ -130,16 +131,16 @@ func assistError(err error) error {
 	var pe *assist.ProviderError
 	switch {
 	case errors.As(err, &ae):
-		return &apiError{Status: http.StatusForbidden, Body: ErrorBody{Error: ae.Error(), Code: CodeEntitlementLimit,
+		return &core.Error{Status: http.StatusForbidden, Body: core.ErrorBody{Error: ae.Error(), Code: core.CodeEntitlementLimit,
 			Details: map[string]any{"resource": "ai_generations", "current": ae.Used, "limit": ae.Limit, "period": ae.Period}}}
 	case errors.Is(err, assist.ErrPostmortemExists):
-		return newAPIError(http.StatusConflict, CodeConflict, err.Error())
+		return core.NewError(http.StatusConflict, core.CodeConflict, err.Error())
 	case errors.Is(err, assist.ErrUnavailable):
-		return newAPIError(http.StatusServiceUnavailable, CodeAIUnavailable, err.Error())
+		return core.NewError(http.StatusServiceUnavailable, CodeAIUnavailable, err.Error())
 	case errors.As(err, &pe):
-		return newAPIError(http.StatusServiceUnavailable, CodeAIUnavailable, "the AI model could not write this: "+pe.Error())
+		return core.NewError(http.StatusServiceUnavailable, CodeAIUnavailable, "the AI model could not write this: "+pe.Error())
 	case errors.Is(err, store.ErrNotFound):
-		return errNotFound
+		return core.ErrNotFound
 	}
 	return err
 }
@@ -167,13 +168,13 @@ func (s *Server) assistStatusUpdate(a *assist.Service) http.HandlerFunc {
 			Phase    string `json:"phase"`
 			Guidance string `json:"guidance"`
 		}
-		check := func() []FieldError {
-			var errs []FieldError
+		check := func() []core.FieldError {
+			var errs []core.FieldError
 			if b.Phase != "" && !assist.ValidPhase(b.Phase) {
-				errs = append(errs, fieldErr("phase", "must be one of %s", strings.Join(assist.Phases, ", ")))
+				errs = append(errs, core.FieldErr("phase", "must be one of %s", strings.Join(assist.Phases, ", ")))
 			}
 			if utf8.RuneCountInString(b.Guidance) > assist.MaxGuidance {
-				errs = append(errs, fieldErr("guidance", "must be at most %d characters", assist.MaxGuidance))
+				errs = append(errs, core.FieldErr("guidance", "must be at most %d characters", assist.MaxGuidance))
 			}
 			return errs
 		}
@@ -186,10 +187,10 @@ func (s *Server) assistStatusUpdate(a *assist.Service) http.HandlerFunc {
 // draftStateError maps a draft that is no longer open to 409.
 func draftStateError(err error, d store.AIDraft) error {
 	if errors.Is(err, store.ErrDraftState) {
-		return newAPIError(http.StatusConflict, CodeConflict, "the status update was already "+string(d.Status)+"; only drafts can change")
+		return core.NewError(http.StatusConflict, core.CodeConflict, "the status update was already "+string(d.Status)+"; only drafts can change")
 	}
 	if errors.Is(err, store.ErrNotFound) {
-		return errNotFound
+		return core.ErrNotFound
 	}
 	return err
 }
@@ -203,29 +204,29 @@ func (s *Server) editDraft(w http.ResponseWriter, r *http.Request) {
 		Body  *string `json:"body"`
 		Phase *string `json:"phase"`
 	}
-	if err := decodeJSON(r, &b, true); err != nil {
-		s.writeErr(w, r, err)
+	if err := core.DecodeJSON(r, &b, true); err != nil {
+		core.WriteErr(w, r, err)
 		return
 	}
-	var errs []FieldError
+	var errs []core.FieldError
 	if b.Body != nil {
 		n := utf8.RuneCountInString(strings.TrimSpace(*b.Body))
 		if n == 0 || n > assist.MaxStatusUpdate {
-			errs = append(errs, fieldErr("body", "must be 1-%d characters", assist.MaxStatusUpdate))
+			errs = append(errs, core.FieldErr("body", "must be 1-%d characters", assist.MaxStatusUpdate))
 		}
 	}
 	if b.Phase != nil && !assist.ValidPhase(*b.Phase) {
-		errs = append(errs, fieldErr("phase", "must be one of %s", strings.Join(assist.Phases, ", ")))
+		errs = append(errs, core.FieldErr("phase", "must be one of %s", strings.Join(assist.Phases, ", ")))
 	}
 	if b.Body == nil && b.Phase == nil {
-		errs = append(errs, fieldErr("body", "send body, phase or both"))
+		errs = append(errs, core.FieldErr("body", "send body, phase or both"))
 	}
 	if len(errs) > 0 {
-		writeValidation(w, errs...)
+		core.WriteValidation(w, errs...)
 		return
 	}
 	if d.Status != store.AIDraftOpen {
-		s.writeErr(w, r, draftStateError(store.ErrDraftState, d))
+		core.WriteErr(w, r, draftStateError(store.ErrDraftState, d))
 		return
 	}
 	if b.Body != nil {
@@ -236,7 +237,7 @@ func (s *Server) editDraft(w http.ResponseWriter, r *http.Request) {
 	}
 	out, err := s.opts.Store.UpdateAIDraft(r.Context(), d, store.AIDraftOpen)
 	if err != nil {
-		s.writeErr(w, r, draftStateError(err, out))
+		core.WriteErr(w, r, draftStateError(err, out))
 		return
 	}
 	httpjson.Write(w, http.StatusOK, out)
@@ -249,7 +250,7 @@ func (s *Server) publishDraft(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	out, note, err := s.opts.Store.PublishAIDraft(r.Context(), d.ID, CallerFrom(r.Context()).Name(), s.clock.Now())
+	out, note, err := s.opts.Store.PublishAIDraft(r.Context(), d.ID, core.CallerFrom(r.Context()).Name(), s.clock.Now())
 	if err != nil {
 		if errors.Is(err, store.ErrDraftState) {
 			out = d
@@ -257,7 +258,7 @@ func (s *Server) publishDraft(w http.ResponseWriter, r *http.Request) {
 				out = cur
 			}
 		}
-		s.writeErr(w, r, draftStateError(err, out))
+		core.WriteErr(w, r, draftStateError(err, out))
 		return
 	}
 	httpjson.Write(w, http.StatusOK, map[string]any{"draft": out, "note": note})
@@ -269,13 +270,13 @@ func (s *Server) discardDraft(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if d.Status != store.AIDraftOpen {
-		s.writeErr(w, r, draftStateError(store.ErrDraftState, d))
+		core.WriteErr(w, r, draftStateError(store.ErrDraftState, d))
 		return
 	}
 	d.Status = store.AIDraftDiscarded
 	out, err := s.opts.Store.UpdateAIDraft(r.Context(), d, store.AIDraftOpen)
 	if err != nil {
-		s.writeErr(w, r, draftStateError(err, out))
+		core.WriteErr(w, r, draftStateError(err, out))
 		return
 	}
 	httpjson.Write(w, http.StatusOK, out)

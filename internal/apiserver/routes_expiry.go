@@ -8,6 +8,7 @@ import (
 	"time"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
 	"github.com/uptime-operator/uptime-operator/internal/expiry"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/ratelimit"
@@ -27,14 +28,14 @@ const maxExpectedValues = 50
 func (s *Server) registerExpiryRoutes(x *expiry.Checker) {
 	// Domain/SSL refresh: 20 per 15 minutes per account (counted per
 	// workspace), plain-text 429 like the other exports and discoveries.
-	refresh := newLimiter("domain-ssl-refresh", 20, 15*time.Minute, perWorkspace, ratelimit.Plain)
-	s.handle(http.MethodGet, "/monitors/{id}/domain-ssl", s.domainSSL(x))
-	s.handle(http.MethodPost, "/monitors/{id}/domain-ssl/refresh", s.refreshDomainSSL(x), withLimit(refresh))
-	s.handle(http.MethodPost, "/monitors/{id}/dns-records/accept", s.acceptDNSRecords, withLimit(s.limits.dnsAccept))
+	refresh := core.NewLimiter("domain-ssl-refresh", 20, 15*time.Minute, core.PerWorkspace, ratelimit.Plain)
+	s.rt.Handle(http.MethodGet, "/monitors/{id}/domain-ssl", s.domainSSL(x))
+	s.rt.Handle(http.MethodPost, "/monitors/{id}/domain-ssl/refresh", s.refreshDomainSSL(x), core.WithLimit(refresh))
+	s.rt.Handle(http.MethodPost, "/monitors/{id}/dns-records/accept", s.acceptDNSRecords, core.WithLimit(s.rt.Limits.DNSAccept))
 }
 
 func writeExpiryUnavailable(w http.ResponseWriter) {
-	writeError(w, http.StatusServiceUnavailable, CodeExpiryUnavailable, "certificate and domain expiry checks are not running on this server")
+	core.WriteError(w, http.StatusServiceUnavailable, CodeExpiryUnavailable, "certificate and domain expiry checks are not running on this server")
 }
 
 // domainSSL answers the certificate and domain expiry of a monitor, as last
@@ -51,7 +52,7 @@ func (s *Server) domainSSL(x *expiry.Checker) http.HandlerFunc {
 		}
 		d, err := x.Details(r.Context(), m)
 		if err != nil {
-			s.writeErr(w, r, err)
+			core.WriteErr(w, r, err)
 			return
 		}
 		httpjson.Write(w, http.StatusOK, d)
@@ -78,7 +79,7 @@ func (s *Server) refreshDomainSSL(x *expiry.Checker) http.HandlerFunc {
 			return
 		}
 		if !expiry.Applies(m) {
-			writeValidation(w, fieldErr("type", "domain and certificate expiry apply to http, api and mcp monitors and to port monitors with tls"))
+			core.WriteValidation(w, core.FieldErr("type", "domain and certificate expiry apply to http, api and mcp monitors and to port monitors with tls"))
 			return
 		}
 		d, err := x.Refresh(r.Context(), m)
@@ -88,7 +89,7 @@ func (s *Server) refreshDomainSSL(x *expiry.Checker) http.HandlerFunc {
 			msg := fe.Error()
 			httpjson.Write(w, http.StatusOK, refreshedDetails{Details: d, RefreshError: &msg})
 		case err != nil:
-			s.writeErr(w, r, err)
+			core.WriteErr(w, r, err)
 		default:
 			httpjson.Write(w, http.StatusOK, refreshedDetails{Details: d})
 		}
@@ -104,7 +105,7 @@ func (s *Server) acceptDNSRecords(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if m.Spec.Type != monv1.MonitorDNS || m.Spec.DNS == nil {
-		writeValidation(w, fieldErr("type", "only dns monitors have DNS records"))
+		core.WriteValidation(w, core.FieldErr("type", "only dns monitors have DNS records"))
 		return
 	}
 	recordType := string(m.Spec.DNS.RecordType)
@@ -113,33 +114,33 @@ func (s *Server) acceptDNSRecords(w http.ResponseWriter, r *http.Request) {
 	}
 	recs, err := s.opts.Store.ListDNSRecords(ctx, string(m.UID), false, 100)
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	i := slices.IndexFunc(recs, func(rec store.DNSRecord) bool { return strings.EqualFold(rec.RecordType, recordType) })
 	if i < 0 {
-		writeError(w, http.StatusConflict, CodeConflict, "no "+recordType+" answer has been observed yet; run a check first")
+		core.WriteError(w, http.StatusConflict, core.CodeConflict, "no "+recordType+" answer has been observed yet; run a check first")
 		return
 	}
 	latest := recs[i]
 	answers := dedupe(latest.Answers)
 	switch {
 	case len(answers) == 0:
-		writeError(w, http.StatusConflict, CodeConflict, "the latest answer is empty; an empty answer cannot be the expected value")
+		core.WriteError(w, http.StatusConflict, core.CodeConflict, "the latest answer is empty; an empty answer cannot be the expected value")
 		return
 	case len(answers) > maxExpectedValues:
-		writeError(w, http.StatusConflict, CodeConflict, "the latest answer has more than 50 values, more than a monitor can expect")
+		core.WriteError(w, http.StatusConflict, core.CodeConflict, "the latest answer has more than 50 values, more than a monitor can expect")
 		return
 	}
-	err = s.mutate(ctx, m, func() error {
+	err = s.Mutate(ctx, m, func() error {
 		if m.Spec.DNS == nil {
-			return validationError(fieldErr("type", "only dns monitors have DNS records"))
+			return core.ValidationError(core.FieldErr("type", "only dns monitors have DNS records"))
 		}
 		m.Spec.DNS.ExpectedValues = answers
 		return nil
 	})
 	if err != nil {
-		s.writeErr(w, r, s.writeFailed(ctx, m.Namespace, err, monitorFieldPath))
+		core.WriteErr(w, r, s.writeFailed(ctx, m.Namespace, err, monitorFieldPath))
 		return
 	}
 	httpjson.Write(w, http.StatusOK, map[string]any{

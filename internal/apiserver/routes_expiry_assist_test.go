@@ -24,6 +24,7 @@ import (
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/alerting"
 	"github.com/uptime-operator/uptime-operator/internal/apikeys"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
 	"github.com/uptime-operator/uptime-operator/internal/assist"
 	"github.com/uptime-operator/uptime-operator/internal/expiry"
 	"github.com/uptime-operator/uptime-operator/internal/plans"
@@ -77,7 +78,7 @@ func (f *routeFixture) call(ns string, level apikeys.Level, method, path string,
 		rd = bytes.NewReader(raw)
 	}
 	req := httptest.NewRequest(method, path, rd)
-	req = req.WithContext(context.WithValue(req.Context(), callerKey{}, &Caller{Namespace: ns, Level: level, User: "alice"}))
+	req = core.WithCaller(req, &Caller{Namespace: ns, Level: level, User: "alice"})
 	rec := httptest.NewRecorder()
 	f.srv.Handler().ServeHTTP(rec, req)
 	return rec
@@ -237,7 +238,7 @@ func TestAssistRoutes(t *testing.T) {
 		t.Fatalf("status = %v", st)
 	}
 	fe := expect(t, f.call("free-ws", apikeys.Standard, "POST", "/incident-comms/incidents/"+freeInc.ID+"/summary", nil), 403, "plan without ai-assist")
-	if fe["code"] != CodeFeatureNotAvailable {
+	if fe["code"] != core.CodeFeatureNotAvailable {
 		t.Fatalf("free plan = %v", fe)
 	}
 	expect(t, f.call("team", apikeys.ReadOnly, "POST", base+"/summary", nil), 403, "read-only key generating")
@@ -322,7 +323,7 @@ func TestAssistAllowanceAndUnavailable(t *testing.T) {
 	base := "/incident-comms/incidents/" + inc.ID
 	expect(t, f.call("team", apikeys.Standard, "POST", base+"/summary", nil), 200, "first")
 	lim := expect(t, f.call("team", apikeys.Standard, "POST", base+"/summary", nil), 403, "over the allowance")
-	if lim["code"] != CodeEntitlementLimit || lim["details"].(map[string]any)["limit"] != float64(1) {
+	if lim["code"] != core.CodeEntitlementLimit || lim["details"].(map[string]any)["limit"] != float64(1) {
 		t.Fatalf("allowance error = %v", lim)
 	}
 

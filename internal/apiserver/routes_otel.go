@@ -10,6 +10,7 @@ import (
 	"golang.org/x/net/http/httpguts"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/otelexport"
 	"github.com/uptime-operator/uptime-operator/internal/ratelimit"
@@ -36,18 +37,18 @@ const (
 // key and the telemetry-export plan feature; the test span 10 per 15
 // minutes per workspace. o may be nil: the endpoints then answer 503.
 func (s *Server) registerOTelRoutes(o *otelexport.Exporter) {
-	opts := []routeOpt{withAccess(automationKey), withFeature(monv1.FeatureTelemetryExport)}
-	test := withLimit(newLimiter("otel-test", 10, 15*time.Minute, perWorkspace, ratelimit.JSON))
-	s.handle(http.MethodGet, "/automation/otel", s.getOTel(o), opts...)
-	s.handle(http.MethodPut, "/automation/otel", s.putOTel(o), opts...)
-	s.handle(http.MethodDelete, "/automation/otel", s.deleteOTel(o), opts...)
-	s.handle(http.MethodPost, "/automation/otel/test", s.testOTel(o), append(opts, test)...)
+	opts := []core.RouteOpt{core.WithAccess(core.AutomationKey), core.WithFeature(monv1.FeatureTelemetryExport)}
+	test := core.WithLimit(core.NewLimiter("otel-test", 10, 15*time.Minute, core.PerWorkspace, ratelimit.JSON))
+	s.rt.Handle(http.MethodGet, "/automation/otel", s.getOTel(o), opts...)
+	s.rt.Handle(http.MethodPut, "/automation/otel", s.putOTel(o), opts...)
+	s.rt.Handle(http.MethodDelete, "/automation/otel", s.deleteOTel(o), opts...)
+	s.rt.Handle(http.MethodPost, "/automation/otel/test", s.testOTel(o), append(opts, test)...)
 }
 
 func withOTel(o *otelexport.Exporter, h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if o == nil {
-			writeError(w, http.StatusServiceUnavailable, CodeOTelUnavailable, "the telemetry export is not running on this server")
+			core.WriteError(w, http.StatusServiceUnavailable, CodeOTelUnavailable, "the telemetry export is not running on this server")
 			return
 		}
 		h(w, r)
@@ -72,7 +73,7 @@ type otelJSON struct {
 func (s *Server) writeOTel(w http.ResponseWriter, r *http.Request, o store.OTelSettings, code int) {
 	d, err := s.opts.Store.GetOTelDelivery(r.Context(), o.Namespace)
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	headers := make(map[string]string, len(o.Headers))
@@ -86,13 +87,13 @@ func (s *Server) writeOTel(w http.ResponseWriter, r *http.Request, o store.OTelS
 
 func (s *Server) getOTel(o *otelexport.Exporter) http.HandlerFunc {
 	return withOTel(o, func(w http.ResponseWriter, r *http.Request) {
-		cur, err := s.opts.Store.GetOTelSettings(r.Context(), CallerFrom(r.Context()).Namespace)
+		cur, err := s.opts.Store.GetOTelSettings(r.Context(), core.CallerFrom(r.Context()).Namespace)
 		if errors.Is(err, store.ErrNotFound) {
-			writeNotFound(w, "Telemetry export")
+			core.WriteNotFound(w, "Telemetry export")
 			return
 		}
 		if err != nil {
-			s.writeErr(w, r, err)
+			core.WriteErr(w, r, err)
 			return
 		}
 		s.writeOTel(w, r, cur, http.StatusOK)
@@ -113,8 +114,8 @@ type otelBody struct {
 
 // apply validates b and copies it onto cur; prev holds the stored header
 // values that a redacted value keeps.
-func (b *otelBody) apply(cur *store.OTelSettings, prev map[string]string) []FieldError {
-	var errs []FieldError
+func (b *otelBody) apply(cur *store.OTelSettings, prev map[string]string) []core.FieldError {
+	var errs []core.FieldError
 	if b.Endpoint != nil {
 		cur.Endpoint = strings.TrimSpace(*b.Endpoint)
 	}
@@ -124,30 +125,30 @@ func (b *otelBody) apply(cur *store.OTelSettings, prev map[string]string) []Fiel
 	switch cur.Protocol {
 	case store.OTelHTTPProtobuf, store.OTelHTTPJSON, store.OTelGRPC:
 	default:
-		errs = append(errs, fieldErr("protocol", "must be http/protobuf, http/json or grpc"))
+		errs = append(errs, core.FieldErr("protocol", "must be http/protobuf, http/json or grpc"))
 	}
 	if u, err := url.Parse(cur.Endpoint); cur.Endpoint == "" {
-		errs = append(errs, fieldErr("endpoint", "is required"))
+		errs = append(errs, core.FieldErr("endpoint", "is required"))
 	} else if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil || len(cur.Endpoint) > maxOTelEndpoint {
-		errs = append(errs, fieldErr("endpoint", "must be an http:// or https:// URL without credentials, up to %d characters", maxOTelEndpoint))
+		errs = append(errs, core.FieldErr("endpoint", "must be an http:// or https:// URL without credentials, up to %d characters", maxOTelEndpoint))
 	} else if cur.Protocol == store.OTelGRPC && strings.Trim(u.Path, "/") != "" {
-		errs = append(errs, fieldErr("endpoint", "a grpc endpoint is scheme, host and port only"))
+		errs = append(errs, core.FieldErr("endpoint", "a grpc endpoint is scheme, host and port only"))
 	}
 	if b.Headers != nil {
 		if len(*b.Headers) > maxOTelHeaders {
-			errs = append(errs, fieldErr("headers", "at most %d headers", maxOTelHeaders))
+			errs = append(errs, core.FieldErr("headers", "at most %d headers", maxOTelHeaders))
 		}
 		next := make(map[string]string, len(*b.Headers))
 		for k, v := range *b.Headers {
 			if v == redacted {
 				old, ok := prev[k]
 				if !ok {
-					errs = append(errs, fieldErr("headers."+k, "send the value; %q keeps only a stored one", redacted))
+					errs = append(errs, core.FieldErr("headers."+k, "send the value; %q keeps only a stored one", redacted))
 				}
 				v = old
 			}
 			if !httpguts.ValidHeaderFieldName(k) || !httpguts.ValidHeaderFieldValue(v) || len(v) > maxOTelHeaderValue {
-				errs = append(errs, fieldErr("headers."+k, "must be a valid HTTP header with a value up to %d characters", maxOTelHeaderValue))
+				errs = append(errs, core.FieldErr("headers."+k, "must be a valid HTTP header with a value up to %d characters", maxOTelHeaderValue))
 			}
 			next[k] = v
 		}
@@ -156,7 +157,7 @@ func (b *otelBody) apply(cur *store.OTelSettings, prev map[string]string) []Fiel
 	if b.ServiceName != nil {
 		cur.ServiceName = strings.TrimSpace(*b.ServiceName)
 		if len([]rune(cur.ServiceName)) > maxOTelServiceName {
-			errs = append(errs, fieldErr("service_name", "at most %d characters", maxOTelServiceName))
+			errs = append(errs, core.FieldErr("service_name", "at most %d characters", maxOTelServiceName))
 		}
 	}
 	if b.Enabled != nil {
@@ -173,10 +174,10 @@ func (b *otelBody) apply(cur *store.OTelSettings, prev map[string]string) []Fiel
 
 func (s *Server) putOTel(o *otelexport.Exporter) http.HandlerFunc {
 	return withOTel(o, func(w http.ResponseWriter, r *http.Request) {
-		ns := CallerFrom(r.Context()).Namespace
+		ns := core.CallerFrom(r.Context()).Namespace
 		var b otelBody
-		if err := decodeJSON(r, &b, true); err != nil {
-			s.writeErr(w, r, err)
+		if err := core.DecodeJSON(r, &b, true); err != nil {
+			core.WriteErr(w, r, err)
 			return
 		}
 		cur, err := s.opts.Store.GetOTelSettings(r.Context(), ns)
@@ -186,17 +187,17 @@ func (s *Server) putOTel(o *otelexport.Exporter) http.HandlerFunc {
 			cur = store.OTelSettings{Namespace: ns, Protocol: store.OTelHTTPProtobuf, ServiceName: otelexport.DefaultServiceName,
 				Enabled: true, ExportSpans: true, ExportMetrics: true, Headers: map[string]string{}, CreatedAt: s.clock.Now()}
 		case err != nil:
-			s.writeErr(w, r, err)
+			core.WriteErr(w, r, err)
 			return
 		}
 		if errs := b.apply(&cur, cur.Headers); len(errs) > 0 {
-			writeValidation(w, errs...)
+			core.WriteValidation(w, errs...)
 			return
 		}
 		cur.UpdatedAt = s.clock.Now()
 		saved, err := s.opts.Store.PutOTelSettings(r.Context(), cur)
 		if err != nil {
-			s.writeErr(w, r, err)
+			core.WriteErr(w, r, err)
 			return
 		}
 		o.Invalidate(ns)
@@ -210,14 +211,14 @@ func (s *Server) putOTel(o *otelexport.Exporter) http.HandlerFunc {
 
 func (s *Server) deleteOTel(o *otelexport.Exporter) http.HandlerFunc {
 	return withOTel(o, func(w http.ResponseWriter, r *http.Request) {
-		ns := CallerFrom(r.Context()).Namespace
+		ns := core.CallerFrom(r.Context()).Namespace
 		err := s.opts.Store.DeleteOTelSettings(r.Context(), ns)
 		if errors.Is(err, store.ErrNotFound) {
-			writeNotFound(w, "Telemetry export")
+			core.WriteNotFound(w, "Telemetry export")
 			return
 		}
 		if err != nil {
-			s.writeErr(w, r, err)
+			core.WriteErr(w, r, err)
 			return
 		}
 		o.Invalidate(ns)
@@ -229,13 +230,13 @@ func (s *Server) deleteOTel(o *otelexport.Exporter) http.HandlerFunc {
 // answers whether the endpoint accepted it.
 func (s *Server) testOTel(o *otelexport.Exporter) http.HandlerFunc {
 	return withOTel(o, func(w http.ResponseWriter, r *http.Request) {
-		cur, err := s.opts.Store.GetOTelSettings(r.Context(), CallerFrom(r.Context()).Namespace)
+		cur, err := s.opts.Store.GetOTelSettings(r.Context(), core.CallerFrom(r.Context()).Namespace)
 		if errors.Is(err, store.ErrNotFound) {
-			writeNotFound(w, "Telemetry export")
+			core.WriteNotFound(w, "Telemetry export")
 			return
 		}
 		if err != nil {
-			s.writeErr(w, r, err)
+			core.WriteErr(w, r, err)
 			return
 		}
 		if err := o.SendTest(r.Context(), cur, true); err != nil {

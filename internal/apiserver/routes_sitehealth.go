@@ -12,6 +12,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/ratelimit"
 	"github.com/uptime-operator/uptime-operator/internal/sitehealth"
@@ -37,17 +38,17 @@ const (
 // workspace. h may be nil: sites and reports can then still be managed and
 // read, and crawl requests answer 503.
 func (s *Server) registerSiteHealthRoutes(h *sitehealth.Service) {
-	feature := withFeature(monv1.FeatureWebsiteHealth)
-	runs := withLimit(newLimiter("website-health-run", 20, time.Hour, perWorkspace, ratelimit.JSON))
+	feature := core.WithFeature(monv1.FeatureWebsiteHealth)
+	runs := core.WithLimit(core.NewLimiter("website-health-run", 20, time.Hour, core.PerWorkspace, ratelimit.JSON))
 	get, post, patch, del := http.MethodGet, http.MethodPost, http.MethodPatch, http.MethodDelete
-	s.handle(get, "/website-health", s.listHealthSites(h), feature)
-	s.handle(post, "/website-health/sites", s.createHealthSite, feature)
-	s.handle(get, "/website-health/sites/{id}", s.getHealthSite, feature)
-	s.handle(patch, "/website-health/sites/{id}", s.updateHealthSite, feature)
-	s.handle(del, "/website-health/sites/{id}", s.deleteHealthSite, feature)
-	s.handle(post, "/website-health/sites/{id}/run", s.runHealthSite(h), feature, runs)
-	s.handle(get, "/website-health/reports/{runId}", s.healthReport, feature)
-	s.handle(get, "/website-health/reports/{runId}/issues.csv", s.healthIssuesCSV, feature)
+	s.rt.Handle(get, "/website-health", s.listHealthSites(h), feature)
+	s.rt.Handle(post, "/website-health/sites", s.createHealthSite, feature)
+	s.rt.Handle(get, "/website-health/sites/{id}", s.getHealthSite, feature)
+	s.rt.Handle(patch, "/website-health/sites/{id}", s.updateHealthSite, feature)
+	s.rt.Handle(del, "/website-health/sites/{id}", s.deleteHealthSite, feature)
+	s.rt.Handle(post, "/website-health/sites/{id}/run", s.runHealthSite(h), feature, runs)
+	s.rt.Handle(get, "/website-health/reports/{runId}", s.healthReport, feature)
+	s.rt.Handle(get, "/website-health/reports/{runId}/issues.csv", s.healthIssuesCSV, feature)
 }
 
 // healthSiteView is a site with its latest report summary.
@@ -82,16 +83,16 @@ func (s *Server) siteView(r *http.Request, site store.HealthSite) (healthSiteVie
 
 func (s *Server) listHealthSites(h *sitehealth.Service) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		sites, err := s.opts.Store.ListHealthSites(r.Context(), CallerFrom(r.Context()).Namespace)
+		sites, err := s.opts.Store.ListHealthSites(r.Context(), core.CallerFrom(r.Context()).Namespace)
 		if err != nil {
-			s.writeErr(w, r, err)
+			core.WriteErr(w, r, err)
 			return
 		}
 		out := make([]healthSiteView, 0, len(sites))
 		for _, site := range sites {
 			v, err := s.siteView(r, site)
 			if err != nil {
-				s.writeErr(w, r, err)
+				core.WriteErr(w, r, err)
 				return
 			}
 			out = append(out, v)
@@ -107,12 +108,12 @@ func (s *Server) listHealthSites(h *sitehealth.Service) http.HandlerFunc {
 // workspace.
 func (s *Server) pathHealthSite(w http.ResponseWriter, r *http.Request) (store.HealthSite, bool) {
 	site, err := s.opts.Store.GetHealthSite(r.Context(), chi.URLParam(r, "id"))
-	if errors.Is(err, store.ErrNotFound) || (err == nil && site.Namespace != CallerFrom(r.Context()).Namespace) {
-		writeNotFound(w, "Site")
+	if errors.Is(err, store.ErrNotFound) || (err == nil && site.Namespace != core.CallerFrom(r.Context()).Namespace) {
+		core.WriteNotFound(w, "Site")
 		return site, false
 	}
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return site, false
 	}
 	return site, true
@@ -122,12 +123,12 @@ func (s *Server) pathHealthSite(w http.ResponseWriter, r *http.Request) (store.H
 // workspace.
 func (s *Server) pathHealthRun(w http.ResponseWriter, r *http.Request) (sitehealth.Report, bool) {
 	rep, err := sitehealth.LoadReport(r.Context(), s.opts.Store, chi.URLParam(r, "runId"))
-	if errors.Is(err, store.ErrNotFound) || (err == nil && rep.Namespace != CallerFrom(r.Context()).Namespace) {
-		writeNotFound(w, "Report")
+	if errors.Is(err, store.ErrNotFound) || (err == nil && rep.Namespace != core.CallerFrom(r.Context()).Namespace) {
+		core.WriteNotFound(w, "Report")
 		return rep, false
 	}
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return rep, false
 	}
 	return rep, true
@@ -191,65 +192,65 @@ func validHealthURL(v string) bool {
 }
 
 // validateHealthSite checks a site against the specification's rules.
-func validateHealthSite(site store.HealthSite) []FieldError {
-	var errs []FieldError
+func validateHealthSite(site store.HealthSite) []core.FieldError {
+	var errs []core.FieldError
 	if n := utf8.RuneCountInString(site.Name); n < 1 || n > 255 {
-		errs = append(errs, fieldErr("name", "must be 1-255 characters"))
+		errs = append(errs, core.FieldErr("name", "must be 1-255 characters"))
 	}
 	if !validHealthURL(site.URL) {
-		errs = append(errs, fieldErr("url", "must be a valid http:// or https:// URL of at most %d characters", maxHealthURLLength))
+		errs = append(errs, core.FieldErr("url", "must be a valid http:// or https:// URL of at most %d characters", maxHealthURLLength))
 	}
 	if site.MaxPages < 1 || site.MaxPages > 500 {
-		errs = append(errs, fieldErr("max_pages", "must be between 1 and 500"))
+		errs = append(errs, core.FieldErr("max_pages", "must be between 1 and 500"))
 	}
 	if site.MaxDepth < 0 || site.MaxDepth > 10 {
-		errs = append(errs, fieldErr("max_depth", "must be between 0 and 10"))
+		errs = append(errs, core.FieldErr("max_depth", "must be between 0 and 10"))
 	}
 	if len(site.PerfAuditURLs) > maxHealthAuditURLs {
-		errs = append(errs, fieldErr("perf_audit_urls", "at most %d URLs", maxHealthAuditURLs))
+		errs = append(errs, core.FieldErr("perf_audit_urls", "at most %d URLs", maxHealthAuditURLs))
 	}
 	for _, u := range site.PerfAuditURLs {
 		if !validHealthURL(u) {
-			errs = append(errs, fieldErr("perf_audit_urls", "%q is not a valid http:// or https:// URL of at most %d characters", u, maxHealthURLLength))
+			errs = append(errs, core.FieldErr("perf_audit_urls", "%q is not a valid http:// or https:// URL of at most %d characters", u, maxHealthURLLength))
 			break
 		}
 	}
 	if !slices.Contains([]string{store.HealthFormMobile, store.HealthFormDesktop}, site.PerfAuditFormFactor) {
-		errs = append(errs, fieldErr("perf_audit_form_factor", "must be mobile or desktop"))
+		errs = append(errs, core.FieldErr("perf_audit_form_factor", "must be mobile or desktop"))
 	}
 	if !slices.Contains([]string{store.HealthScheduleDaily, store.HealthScheduleWeekly, store.HealthScheduleManual}, site.Schedule) {
-		errs = append(errs, fieldErr("schedule", "must be daily, weekly or manual"))
+		errs = append(errs, core.FieldErr("schedule", "must be daily, weekly or manual"))
 	}
 	if site.ScoreDropThresh < 1 || site.ScoreDropThresh > 100 {
-		errs = append(errs, fieldErr("score_drop_thresh", "must be between 1 and 100"))
+		errs = append(errs, core.FieldErr("score_drop_thresh", "must be between 1 and 100"))
 	}
 	return errs
 }
 
 func (s *Server) createHealthSite(w http.ResponseWriter, r *http.Request) {
 	var b siteBody
-	if err := decodeJSON(r, &b, true); err != nil {
-		s.writeErr(w, r, err)
+	if err := core.DecodeJSON(r, &b, true); err != nil {
+		core.WriteErr(w, r, err)
 		return
 	}
-	site := store.HealthSite{Namespace: CallerFrom(r.Context()).Namespace, MaxPages: defaultHealthMaxPages, MaxDepth: defaultHealthMaxDepth,
+	site := store.HealthSite{Namespace: core.CallerFrom(r.Context()).Namespace, MaxPages: defaultHealthMaxPages, MaxDepth: defaultHealthMaxDepth,
 		PerfAuditURLs: []string{}, PerfAuditFormFactor: store.HealthFormMobile, Schedule: store.HealthScheduleWeekly,
 		NotifyOnIssues: true, ScoreDropThresh: defaultHealthThresh, IsActive: true, CreatedAt: s.clock.Now()}
 	b.apply(&site)
-	var errs []FieldError
+	var errs []core.FieldError
 	if b.Name == nil {
-		errs = append(errs, fieldErr("name", "is required"))
+		errs = append(errs, core.FieldErr("name", "is required"))
 	}
 	if b.URL == nil {
-		errs = append(errs, fieldErr("url", "is required"))
+		errs = append(errs, core.FieldErr("url", "is required"))
 	}
 	if errs = append(errs, validateHealthSite(site)...); len(errs) > 0 {
-		writeValidation(w, errs...)
+		core.WriteValidation(w, errs...)
 		return
 	}
 	site, err := s.opts.Store.CreateHealthSite(r.Context(), site)
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	httpjson.Write(w, http.StatusCreated, healthSiteView{HealthSite: site})
@@ -262,7 +263,7 @@ func (s *Server) getHealthSite(w http.ResponseWriter, r *http.Request) {
 	}
 	runs, err := s.opts.Store.ListHealthRuns(r.Context(), site.ID, maxHealthRecentReports)
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	recent := make([]*healthRunView, 0, len(runs))
@@ -287,27 +288,27 @@ func (s *Server) updateHealthSite(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var b siteBody
-	if err := decodeJSON(r, &b, true); err != nil {
-		s.writeErr(w, r, err)
+	if err := core.DecodeJSON(r, &b, true); err != nil {
+		core.WriteErr(w, r, err)
 		return
 	}
 	b.apply(&site)
 	if errs := validateHealthSite(site); len(errs) > 0 {
-		writeValidation(w, errs...)
+		core.WriteValidation(w, errs...)
 		return
 	}
 	site, err := s.opts.Store.UpdateHealthSite(r.Context(), site)
 	if errors.Is(err, store.ErrNotFound) {
-		writeNotFound(w, "Site")
+		core.WriteNotFound(w, "Site")
 		return
 	}
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	v, err := s.siteView(r, site)
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	httpjson.Write(w, http.StatusOK, v)
@@ -320,11 +321,11 @@ func (s *Server) deleteHealthSite(w http.ResponseWriter, r *http.Request) {
 	}
 	err := s.opts.Store.DeleteHealthSite(r.Context(), site.ID)
 	if errors.Is(err, store.ErrNotFound) {
-		writeNotFound(w, "Site")
+		core.WriteNotFound(w, "Site")
 		return
 	}
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -339,16 +340,16 @@ func (s *Server) runHealthSite(h *sitehealth.Service) http.HandlerFunc {
 			return
 		}
 		if h == nil {
-			writeError(w, http.StatusServiceUnavailable, CodeSiteHealthUnavailable, "website health crawls are not running on this server")
+			core.WriteError(w, http.StatusServiceUnavailable, CodeSiteHealthUnavailable, "website health crawls are not running on this server")
 			return
 		}
 		run, err := h.Trigger(r.Context(), site, sitehealth.TriggerManual)
 		if errors.Is(err, sitehealth.ErrRunInProgress) {
-			writeError(w, http.StatusConflict, CodeConflict, err.Error())
+			core.WriteError(w, http.StatusConflict, core.CodeConflict, err.Error())
 			return
 		}
 		if err != nil {
-			s.writeErr(w, r, err)
+			core.WriteErr(w, r, err)
 			return
 		}
 		httpjson.Write(w, http.StatusAccepted, runView(run))

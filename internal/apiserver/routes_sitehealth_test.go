@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/uptime-operator/uptime-operator/internal/apikeys"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
 	"github.com/uptime-operator/uptime-operator/internal/sitehealth"
 )
 
@@ -29,7 +30,7 @@ func TestSiteHealthRoutes(t *testing.T) {
 	f.srv.registerSiteHealthRoutes(svc)
 
 	fe := expect(t, f.call("free-ws", apikeys.Standard, "GET", "/website-health", nil), 403, "plan without website-health")
-	if fe["code"] != CodeFeatureNotAvailable {
+	if fe["code"] != core.CodeFeatureNotAvailable {
 		t.Fatalf("free plan = %v", fe)
 	}
 	for _, bad := range []map[string]any{

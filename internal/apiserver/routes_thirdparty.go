@@ -9,6 +9,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 	"github.com/uptime-operator/uptime-operator/internal/thirdparty"
@@ -34,19 +35,19 @@ const (
 // status pages needs the third-party-status plan feature. t may be nil: the
 // endpoints then answer 503.
 func (s *Server) registerThirdPartyRoutes(t *thirdparty.Service) {
-	feature := withFeature(monv1.FeatureThirdPartyStatus)
-	s.handle(http.MethodGet, "/third-party-status/providers", s.listProviders(t))
-	s.handle(http.MethodGet, "/third-party-status/providers/{providerId}", s.getProvider(t))
-	s.handle(http.MethodGet, "/third-party-status/subscriptions", s.listThirdPartySubs(t), feature)
-	s.handle(http.MethodPost, "/third-party-status/subscriptions", s.createThirdPartySub(t), feature)
-	s.handle(http.MethodPatch, "/third-party-status/subscriptions/{id}", s.patchThirdPartySub(t), feature)
-	s.handle(http.MethodDelete, "/third-party-status/subscriptions/{id}", s.deleteThirdPartySub(t), feature)
-	s.handle(http.MethodGet, "/third-party-status/status-pages/{statusPageId}", s.getPageServices(t), feature)
-	s.handle(http.MethodPut, "/third-party-status/status-pages/{statusPageId}", s.putPageServices(t), feature)
+	feature := core.WithFeature(monv1.FeatureThirdPartyStatus)
+	s.rt.Handle(http.MethodGet, "/third-party-status/providers", s.listProviders(t))
+	s.rt.Handle(http.MethodGet, "/third-party-status/providers/{providerId}", s.getProvider(t))
+	s.rt.Handle(http.MethodGet, "/third-party-status/subscriptions", s.listThirdPartySubs(t), feature)
+	s.rt.Handle(http.MethodPost, "/third-party-status/subscriptions", s.createThirdPartySub(t), feature)
+	s.rt.Handle(http.MethodPatch, "/third-party-status/subscriptions/{id}", s.patchThirdPartySub(t), feature)
+	s.rt.Handle(http.MethodDelete, "/third-party-status/subscriptions/{id}", s.deleteThirdPartySub(t), feature)
+	s.rt.Handle(http.MethodGet, "/third-party-status/status-pages/{statusPageId}", s.getPageServices(t), feature)
+	s.rt.Handle(http.MethodPut, "/third-party-status/status-pages/{statusPageId}", s.putPageServices(t), feature)
 }
 
 func writeThirdPartyUnavailable(w http.ResponseWriter) {
-	writeError(w, http.StatusServiceUnavailable, CodeThirdPartyUnavailable, "third-party status is not running on this server")
+	core.WriteError(w, http.StatusServiceUnavailable, CodeThirdPartyUnavailable, "third-party status is not running on this server")
 }
 
 // withThirdParty answers 503 when t is nil, else runs h.
@@ -64,7 +65,7 @@ func (s *Server) listProviders(t *thirdparty.Service) http.HandlerFunc {
 	return withThirdParty(t, func(w http.ResponseWriter, r *http.Request) {
 		list, err := t.Catalog.List(r.Context())
 		if err != nil {
-			s.writeErr(w, r, err)
+			core.WriteErr(w, r, err)
 			return
 		}
 		for i := range list {
@@ -81,9 +82,9 @@ func (s *Server) getProvider(t *thirdparty.Service) http.HandlerFunc {
 		d, err := t.Details(r.Context(), chi.URLParam(r, "providerId"))
 		switch {
 		case errors.Is(err, thirdparty.ErrUnknownProvider):
-			writeNotFound(w, "Provider")
+			core.WriteNotFound(w, "Provider")
 		case err != nil:
-			writeError(w, http.StatusBadGateway, CodeThirdPartyUnavailable, "could not read the provider's status: "+err.Error())
+			core.WriteError(w, http.StatusBadGateway, CodeThirdPartyUnavailable, "could not read the provider's status: "+err.Error())
 		default:
 			httpjson.Write(w, http.StatusOK, d)
 		}
@@ -106,9 +107,9 @@ func (s *Server) subJSON(r *http.Request, t *thirdparty.Service, sub store.Third
 
 func (s *Server) listThirdPartySubs(t *thirdparty.Service) http.HandlerFunc {
 	return withThirdParty(t, func(w http.ResponseWriter, r *http.Request) {
-		subs, err := s.opts.Store.ListThirdPartySubscriptions(r.Context(), CallerFrom(r.Context()).Namespace)
+		subs, err := s.opts.Store.ListThirdPartySubscriptions(r.Context(), core.CallerFrom(r.Context()).Namespace)
 		if err != nil {
-			s.writeErr(w, r, err)
+			core.WriteErr(w, r, err)
 			return
 		}
 		out := make([]thirdPartySubJSON, 0, len(subs))
@@ -130,17 +131,17 @@ type thirdPartySubBody struct {
 }
 
 // apply validates b and copies the sent fields onto sub.
-func (b *thirdPartySubBody) apply(sub *store.ThirdPartySubscription) []FieldError {
-	var errs []FieldError
+func (b *thirdPartySubBody) apply(sub *store.ThirdPartySubscription) []core.FieldError {
+	var errs []core.FieldError
 	if b.ComponentIDs != nil {
 		ids := dedupe(*b.ComponentIDs)
 		switch {
 		case len(ids) > maxComponentIDs:
-			errs = append(errs, fieldErr("component_ids", "at most %d components", maxComponentIDs))
+			errs = append(errs, core.FieldErr("component_ids", "at most %d components", maxComponentIDs))
 		default:
 			for _, id := range ids {
 				if len(id) > maxComponentID {
-					errs = append(errs, fieldErr("component_ids", "component ids are at most %d characters", maxComponentID))
+					errs = append(errs, core.FieldErr("component_ids", "component ids are at most %d characters", maxComponentID))
 					break
 				}
 			}
@@ -150,11 +151,11 @@ func (b *thirdPartySubBody) apply(sub *store.ThirdPartySubscription) []FieldErro
 	if b.Keywords != nil {
 		kws := dedupe(*b.Keywords)
 		if len(kws) > maxKeywords {
-			errs = append(errs, fieldErr("keywords", "at most %d keywords", maxKeywords))
+			errs = append(errs, core.FieldErr("keywords", "at most %d keywords", maxKeywords))
 		}
 		for _, k := range kws {
 			if len([]rune(k)) > maxKeyword {
-				errs = append(errs, fieldErr("keywords", "keywords are at most %d characters", maxKeyword))
+				errs = append(errs, core.FieldErr("keywords", "keywords are at most %d characters", maxKeyword))
 				break
 			}
 		}
@@ -171,7 +172,7 @@ func (b *thirdPartySubBody) apply(sub *store.ThirdPartySubscription) []FieldErro
 		case thirdparty.SeverityMinor, thirdparty.SeverityMajor, thirdparty.SeverityCritical:
 			sub.MinSeverity = *b.MinSeverity
 		default:
-			errs = append(errs, fieldErr("min_severity", "must be minor, major or critical"))
+			errs = append(errs, core.FieldErr("min_severity", "must be minor, major or critical"))
 		}
 	}
 	return errs
@@ -180,41 +181,41 @@ func (b *thirdPartySubBody) apply(sub *store.ThirdPartySubscription) []FieldErro
 func (s *Server) createThirdPartySub(t *thirdparty.Service) http.HandlerFunc {
 	return withThirdParty(t, func(w http.ResponseWriter, r *http.Request) {
 		var b thirdPartySubBody
-		if err := decodeJSON(r, &b, true); err != nil {
-			s.writeErr(w, r, err)
+		if err := core.DecodeJSON(r, &b, true); err != nil {
+			core.WriteErr(w, r, err)
 			return
 		}
-		sub := store.ThirdPartySubscription{Namespace: CallerFrom(r.Context()).Namespace, Notify: true,
+		sub := store.ThirdPartySubscription{Namespace: core.CallerFrom(r.Context()).Namespace, Notify: true,
 			MinSeverity: thirdparty.SeverityMinor, CreatedAt: s.clock.Now(), UpdatedAt: s.clock.Now()}
-		var errs []FieldError
+		var errs []core.FieldError
 		switch {
 		case b.ProviderID == nil || strings.TrimSpace(*b.ProviderID) == "":
-			errs = append(errs, fieldErr("provider_id", "is required"))
+			errs = append(errs, core.FieldErr("provider_id", "is required"))
 		case len(*b.ProviderID) > maxProviderID:
-			errs = append(errs, fieldErr("provider_id", "at most %d characters", maxProviderID))
+			errs = append(errs, core.FieldErr("provider_id", "at most %d characters", maxProviderID))
 		default:
 			_, ok, err := t.Catalog.Get(r.Context(), *b.ProviderID)
 			if err != nil {
-				s.writeErr(w, r, err)
+				core.WriteErr(w, r, err)
 				return
 			}
 			if !ok {
-				errs = append(errs, fieldErr("provider_id", "unknown provider; see GET /third-party-status/providers"))
+				errs = append(errs, core.FieldErr("provider_id", "unknown provider; see GET /third-party-status/providers"))
 			}
 			sub.ProviderID = *b.ProviderID
 		}
 		errs = append(errs, b.apply(&sub)...)
 		if len(errs) > 0 {
-			writeValidation(w, errs...)
+			core.WriteValidation(w, errs...)
 			return
 		}
 		created, err := s.opts.Store.InsertThirdPartySubscription(r.Context(), sub)
 		if errors.Is(err, store.ErrSubscriptionExists) {
-			writeError(w, http.StatusConflict, CodeConflict, "this workspace already follows the provider; change subscription "+created.ID+" instead")
+			core.WriteError(w, http.StatusConflict, core.CodeConflict, "this workspace already follows the provider; change subscription "+created.ID+" instead")
 			return
 		}
 		if err != nil {
-			s.writeErr(w, r, err)
+			core.WriteErr(w, r, err)
 			return
 		}
 		httpjson.Write(w, http.StatusCreated, s.subJSON(r, t, created))
@@ -225,12 +226,12 @@ func (s *Server) createThirdPartySub(t *thirdparty.Service) http.HandlerFunc {
 // caller's workspace.
 func (s *Server) pathThirdPartySub(w http.ResponseWriter, r *http.Request) (store.ThirdPartySubscription, bool) {
 	sub, err := s.opts.Store.GetThirdPartySubscription(r.Context(), chi.URLParam(r, "id"))
-	if errors.Is(err, store.ErrNotFound) || (err == nil && sub.Namespace != CallerFrom(r.Context()).Namespace) {
-		writeNotFound(w, "Subscription")
+	if errors.Is(err, store.ErrNotFound) || (err == nil && sub.Namespace != core.CallerFrom(r.Context()).Namespace) {
+		core.WriteNotFound(w, "Subscription")
 		return sub, false
 	}
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return sub, false
 	}
 	return sub, true
@@ -243,26 +244,26 @@ func (s *Server) patchThirdPartySub(t *thirdparty.Service) http.HandlerFunc {
 			return
 		}
 		var b thirdPartySubBody
-		if err := decodeJSON(r, &b, true); err != nil {
-			s.writeErr(w, r, err)
+		if err := core.DecodeJSON(r, &b, true); err != nil {
+			core.WriteErr(w, r, err)
 			return
 		}
 		errs := b.apply(&sub)
 		if b.ProviderID != nil && *b.ProviderID != sub.ProviderID {
-			errs = append(errs, fieldErr("provider_id", "cannot change; follow the other provider instead"))
+			errs = append(errs, core.FieldErr("provider_id", "cannot change; follow the other provider instead"))
 		}
 		if len(errs) > 0 {
-			writeValidation(w, errs...)
+			core.WriteValidation(w, errs...)
 			return
 		}
 		sub.UpdatedAt = s.clock.Now()
 		updated, err := s.opts.Store.UpdateThirdPartySubscription(r.Context(), sub)
 		if errors.Is(err, store.ErrNotFound) {
-			writeNotFound(w, "Subscription")
+			core.WriteNotFound(w, "Subscription")
 			return
 		}
 		if err != nil {
-			s.writeErr(w, r, err)
+			core.WriteErr(w, r, err)
 			return
 		}
 		httpjson.Write(w, http.StatusOK, s.subJSON(r, t, updated))
@@ -277,11 +278,11 @@ func (s *Server) deleteThirdPartySub(t *thirdparty.Service) http.HandlerFunc {
 		}
 		err := s.opts.Store.DeleteThirdPartySubscription(r.Context(), sub.ID)
 		if errors.Is(err, store.ErrNotFound) {
-			writeNotFound(w, "Subscription")
+			core.WriteNotFound(w, "Subscription")
 			return
 		}
 		if err != nil {
-			s.writeErr(w, r, err)
+			core.WriteErr(w, r, err)
 			return
 		}
 		w.WriteHeader(http.StatusNoContent)
@@ -291,7 +292,7 @@ func (s *Server) deleteThirdPartySub(t *thirdparty.Service) http.HandlerFunc {
 // pathStatusPageID finds the status page of the {statusPageId} path value in
 // the caller's workspace.
 func (s *Server) pathStatusPageID(w http.ResponseWriter, r *http.Request) *monv1.StatusPage {
-	return pathObject[*monv1.StatusPage](s, w, r, &monv1.StatusPageList{}, "statusPageId", "Status page")
+	return core.PathObject[*monv1.StatusPage](s.Deps, w, r, &monv1.StatusPageList{}, "statusPageId", "Status page")
 }
 
 // pageServiceJSON is a service shown on a status page, with the provider's
@@ -325,7 +326,7 @@ func (s *Server) getPageServices(t *thirdparty.Service) http.HandlerFunc {
 		}
 		p, err := s.opts.Store.GetThirdPartyPage(r.Context(), string(page.UID))
 		if err != nil {
-			s.writeErr(w, r, err)
+			core.WriteErr(w, r, err)
 			return
 		}
 		s.writePageServices(w, r, t, p)
@@ -341,45 +342,45 @@ func (s *Server) putPageServices(t *thirdparty.Service) http.HandlerFunc {
 		var b struct {
 			Services []store.ThirdPartyService `json:"services"`
 		}
-		if err := decodeJSON(r, &b, true); err != nil {
-			s.writeErr(w, r, err)
+		if err := core.DecodeJSON(r, &b, true); err != nil {
+			core.WriteErr(w, r, err)
 			return
 		}
-		var errs []FieldError
+		var errs []core.FieldError
 		if len(b.Services) > maxPageServices {
-			errs = append(errs, fieldErr("services", "at most %d services", maxPageServices))
+			errs = append(errs, core.FieldErr("services", "at most %d services", maxPageServices))
 		}
 		seen := map[string]bool{}
 		for i, svc := range b.Services {
 			f := fmt.Sprintf("services[%d]", i)
 			_, ok, err := t.Catalog.Get(r.Context(), svc.ProviderID)
 			if err != nil {
-				s.writeErr(w, r, err)
+				core.WriteErr(w, r, err)
 				return
 			}
 			switch {
 			case !ok:
-				errs = append(errs, fieldErr(f+".provider_id", "unknown provider"))
+				errs = append(errs, core.FieldErr(f+".provider_id", "unknown provider"))
 			case seen[svc.ProviderID]:
-				errs = append(errs, fieldErr(f+".provider_id", "listed twice"))
+				errs = append(errs, core.FieldErr(f+".provider_id", "listed twice"))
 			}
 			seen[svc.ProviderID] = true
 			b.Services[i].ComponentIDs = dedupe(svc.ComponentIDs)
 			if len(b.Services[i].ComponentIDs) > maxComponentIDs {
-				errs = append(errs, fieldErr(f+".component_ids", "at most %d components", maxComponentIDs))
+				errs = append(errs, core.FieldErr(f+".component_ids", "at most %d components", maxComponentIDs))
 			}
 			if len([]rune(svc.DisplayName)) > maxServiceNameSize {
-				errs = append(errs, fieldErr(f+".display_name", "at most %d characters", maxServiceNameSize))
+				errs = append(errs, core.FieldErr(f+".display_name", "at most %d characters", maxServiceNameSize))
 			}
 		}
 		if len(errs) > 0 {
-			writeValidation(w, errs...)
+			core.WriteValidation(w, errs...)
 			return
 		}
 		p, err := s.opts.Store.PutThirdPartyPage(r.Context(), store.ThirdPartyPage{PageUID: string(page.UID), Namespace: page.Namespace,
 			Services: b.Services, UpdatedAt: s.clock.Now()})
 		if err != nil {
-			s.writeErr(w, r, err)
+			core.WriteErr(w, r, err)
 			return
 		}
 		s.writePageServices(w, r, t, p)

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
@@ -54,27 +55,27 @@ type runbookBody struct {
 	IsActive    *bool         `json:"is_active"`
 }
 
-func (b *runbookBody) validate() []FieldError {
-	var errs []FieldError
+func (b *runbookBody) validate() []core.FieldError {
+	var errs []core.FieldError
 	if b.Name == nil || len(strings.TrimSpace(*b.Name)) < 1 || len(*b.Name) > 255 {
-		errs = append(errs, fieldErr("name", "is required, 1-255 characters"))
+		errs = append(errs, core.FieldErr("name", "is required, 1-255 characters"))
 	}
 	if len(b.Steps) < 1 || len(b.Steps) > 100 {
-		errs = append(errs, fieldErr("steps", "must have 1-100 steps"))
+		errs = append(errs, core.FieldErr("steps", "must have 1-100 steps"))
 	}
 	for i, st := range b.Steps {
 		if len(strings.TrimSpace(st.Title)) < 1 || len(st.Title) > 255 {
-			errs = append(errs, fieldErr(fmt.Sprintf("steps[%d].title", i), "is required, 1-255 characters"))
+			errs = append(errs, core.FieldErr(fmt.Sprintf("steps[%d].title", i), "is required, 1-255 characters"))
 		}
 		if len(st.Description) > 5000 {
-			errs = append(errs, fieldErr(fmt.Sprintf("steps[%d].description", i), "must be at most 5000 characters"))
+			errs = append(errs, core.FieldErr(fmt.Sprintf("steps[%d].description", i), "must be at most 5000 characters"))
 		}
 	}
 	if b.MonitorType != nil && *b.MonitorType != "" && !slices.Contains(monitorTypes, monv1.MonitorType(strings.ToLower(*b.MonitorType))) {
-		errs = append(errs, fieldErr("monitor_type", "must be a monitor type"))
+		errs = append(errs, core.FieldErr("monitor_type", "must be a monitor type"))
 	}
 	if b.ServiceTag != nil && len(*b.ServiceTag) > 32 {
-		errs = append(errs, fieldErr("service_tag", "must be at most 32 characters"))
+		errs = append(errs, core.FieldErr("service_tag", "must be at most 32 characters"))
 	}
 	return errs
 }
@@ -117,13 +118,13 @@ func (s *Server) findRunbook(ctx context.Context, ns, id string) (*corev1.Config
 			return &maps[i], nil
 		}
 	}
-	return nil, errNotFound
+	return nil, core.ErrNotFound
 }
 
 func (s *Server) listRunbooks(w http.ResponseWriter, r *http.Request) {
-	maps, err := s.runbookMaps(r.Context(), CallerFrom(r.Context()).Namespace)
+	maps, err := s.runbookMaps(r.Context(), core.CallerFrom(r.Context()).Namespace)
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	out := []runbook{}
@@ -137,12 +138,12 @@ func (s *Server) listRunbooks(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) decodeRunbook(w http.ResponseWriter, r *http.Request) (*runbook, []byte) {
 	var b runbookBody
-	if err := decodeJSON(r, &b, false); err != nil {
-		s.writeErr(w, r, err)
+	if err := core.DecodeJSON(r, &b, false); err != nil {
+		core.WriteErr(w, r, err)
 		return nil, nil
 	}
 	if errs := b.validate(); len(errs) > 0 {
-		writeValidation(w, errs...)
+		core.WriteValidation(w, errs...)
 		return nil, nil
 	}
 	rb := b.runbook()
@@ -151,7 +152,7 @@ func (s *Server) decodeRunbook(w http.ResponseWriter, r *http.Request) (*runbook
 }
 
 func (s *Server) createRunbook(w http.ResponseWriter, r *http.Request) {
-	ctx, c := r.Context(), CallerFrom(r.Context())
+	ctx, c := r.Context(), core.CallerFrom(r.Context())
 	rb, raw := s.decodeRunbook(w, r)
 	if rb == nil {
 		return
@@ -161,7 +162,7 @@ func (s *Server) createRunbook(w http.ResponseWriter, r *http.Request) {
 		Data:       map[string]string{runbookDataKey: string(raw)},
 	}
 	if err := s.opts.Client.Create(ctx, cm); err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	out, _ := runbookFrom(cm)
@@ -169,22 +170,22 @@ func (s *Server) createRunbook(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) replaceRunbook(w http.ResponseWriter, r *http.Request) {
-	ctx, c := r.Context(), CallerFrom(r.Context())
+	ctx, c := r.Context(), core.CallerFrom(r.Context())
 	cm, err := s.findRunbook(ctx, c.Namespace, chi.URLParam(r, "runbookId"))
-	if errors.Is(err, errNotFound) {
-		writeNotFound(w, "Runbook")
+	if errors.Is(err, core.ErrNotFound) {
+		core.WriteNotFound(w, "Runbook")
 		return
 	}
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	rb, raw := s.decodeRunbook(w, r)
 	if rb == nil {
 		return
 	}
-	if err := s.mutate(ctx, cm, func() error { cm.Data = map[string]string{runbookDataKey: string(raw)}; return nil }); err != nil {
-		s.writeErr(w, r, err)
+	if err := s.Mutate(ctx, cm, func() error { cm.Data = map[string]string{runbookDataKey: string(raw)}; return nil }); err != nil {
+		core.WriteErr(w, r, err)
 		return
 	}
 	out, _ := runbookFrom(cm)
@@ -192,17 +193,17 @@ func (s *Server) replaceRunbook(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) deleteRunbook(w http.ResponseWriter, r *http.Request) {
-	ctx, c := r.Context(), CallerFrom(r.Context())
+	ctx, c := r.Context(), core.CallerFrom(r.Context())
 	cm, err := s.findRunbook(ctx, c.Namespace, chi.URLParam(r, "runbookId"))
 	if err == nil {
-		err = s.deleteObject(ctx, cm)
+		err = s.DeleteObject(ctx, cm)
 	}
-	if errors.Is(err, errNotFound) {
-		writeNotFound(w, "Runbook")
+	if errors.Is(err, core.ErrNotFound) {
+		core.WriteNotFound(w, "Runbook")
 		return
 	}
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -219,17 +220,17 @@ func (s *Server) attachRunbook(w http.ResponseWriter, r *http.Request) {
 	var b struct {
 		RunbookID string `json:"runbook_id"`
 	}
-	if err := decodeJSON(r, &b, false); err != nil {
-		s.writeErr(w, r, err)
+	if err := core.DecodeJSON(r, &b, false); err != nil {
+		core.WriteErr(w, r, err)
 		return
 	}
 	maps, err := s.runbookMaps(ctx, inc.Namespace)
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	var tags []string
-	if m, err := s.monitorByID(ctx, inc.Namespace, inc.MonitorID); err == nil {
+	if m, err := s.MonitorByID(ctx, inc.Namespace, inc.MonitorID); err == nil {
 		tags = m.Spec.Tags
 	}
 	var chosen *runbook
@@ -254,9 +255,9 @@ func (s *Server) attachRunbook(w http.ResponseWriter, r *http.Request) {
 	}
 	if chosen == nil {
 		if b.RunbookID != "" {
-			writeNotFound(w, "Runbook")
+			core.WriteNotFound(w, "Runbook")
 		} else {
-			writeValidation(w, fieldErr("runbook_id", "no active runbook matches this incident's monitor; name one"))
+			core.WriteValidation(w, core.FieldErr("runbook_id", "no active runbook matches this incident's monitor; name one"))
 		}
 		return
 	}
@@ -266,7 +267,7 @@ func (s *Server) attachRunbook(w http.ResponseWriter, r *http.Request) {
 	}
 	out, err := s.opts.Store.AttachRunbook(ctx, inc.ID, irb)
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	httpjson.Write(w, http.StatusOK, map[string]any{"incident_id": out.ID, "runbook": out.Runbook})
@@ -280,21 +281,21 @@ func (s *Server) setRunbookStep(w http.ResponseWriter, r *http.Request) {
 	var b struct {
 		IsCompleted *bool `json:"is_completed"`
 	}
-	if err := decodeJSON(r, &b, false); err != nil {
-		s.writeErr(w, r, err)
+	if err := core.DecodeJSON(r, &b, false); err != nil {
+		core.WriteErr(w, r, err)
 		return
 	}
 	if b.IsCompleted == nil {
-		writeValidation(w, fieldErr("is_completed", "is required"))
+		core.WriteValidation(w, core.FieldErr("is_completed", "is required"))
 		return
 	}
 	out, err := s.opts.Store.SetRunbookStep(r.Context(), inc.ID, chi.URLParam(r, "stepId"), *b.IsCompleted, s.clock.Now())
 	if errors.Is(err, store.ErrNotFound) {
-		writeNotFound(w, "Runbook step")
+		core.WriteNotFound(w, "Runbook step")
 		return
 	}
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	httpjson.Write(w, http.StatusOK, map[string]any{"incident_id": out.ID, "runbook": out.Runbook})
@@ -326,12 +327,12 @@ func deployEventObject(e store.DeployEvent) deployEventJSON {
 func (s *Server) listDeployEvents(w http.ResponseWriter, r *http.Request) {
 	limit, fe := intParam(r, "limit", 20, 1, 100)
 	if fe != nil {
-		writeValidation(w, *fe)
+		core.WriteValidation(w, *fe)
 		return
 	}
-	events, err := s.opts.Store.ListDeployEvents(r.Context(), store.DeployEventQuery{Namespace: CallerFrom(r.Context()).Namespace, Limit: limit})
+	events, err := s.opts.Store.ListDeployEvents(r.Context(), store.DeployEventQuery{Namespace: core.CallerFrom(r.Context()).Namespace, Limit: limit})
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	out := make([]deployEventJSON, 0, len(events))
@@ -353,49 +354,49 @@ func (s *Server) createDeployEvent(w http.ResponseWriter, r *http.Request) {
 		Deployment json.RawMessage `json:"deployment"`
 		Repository json.RawMessage `json:"repository"`
 	}
-	if err := decodeJSON(r, &b, false); err != nil {
-		s.writeErr(w, r, err)
+	if err := core.DecodeJSON(r, &b, false); err != nil {
+		core.WriteErr(w, r, err)
 		return
 	}
 	if slices.Contains(codeHostSources, strings.ToLower(b.Source)) || r.Header.Get("X-GitHub-Event") != "" ||
 		(len(b.Deployment) > 0 && len(b.Repository) > 0) {
-		writeError(w, http.StatusBadRequest, CodeSignedDeployHook, "code-hosting deploy payloads go to the signed deploy webhook URL (GET /incidents/deploy-events/config)")
+		core.WriteError(w, http.StatusBadRequest, core.CodeSignedDeployHook, "code-hosting deploy payloads go to the signed deploy webhook URL (GET /incidents/deploy-events/config)")
 		return
 	}
-	var errs []FieldError
+	var errs []core.FieldError
 	if b.ServiceName == nil || len(strings.TrimSpace(*b.ServiceName)) < 1 || len(*b.ServiceName) > 255 {
-		errs = append(errs, fieldErr("service_name", "is required, 1-255 characters"))
+		errs = append(errs, core.FieldErr("service_name", "is required, 1-255 characters"))
 	}
 	if len(b.Environment) > 64 {
-		errs = append(errs, fieldErr("environment", "must be 1-64 characters"))
+		errs = append(errs, core.FieldErr("environment", "must be 1-64 characters"))
 	}
 	if len(b.Version) > 120 {
-		errs = append(errs, fieldErr("version", "must be 1-120 characters"))
+		errs = append(errs, core.FieldErr("version", "must be 1-120 characters"))
 	}
 	at := s.clock.Now()
 	if b.DeployedAt != "" {
 		t, ok := parseISO(b.DeployedAt)
 		if !ok {
-			errs = append(errs, fieldErr("deployed_at", "must be an ISO 8601 timestamp"))
+			errs = append(errs, core.FieldErr("deployed_at", "must be an ISO 8601 timestamp"))
 		}
 		at = t
 	}
 	if md := strings.TrimSpace(string(b.Metadata)); md != "" && md != "null" && md[0] != '{' {
-		errs = append(errs, fieldErr("metadata", "must be an object"))
+		errs = append(errs, core.FieldErr("metadata", "must be an object"))
 	}
 	if len(errs) > 0 {
-		writeValidation(w, errs...)
+		core.WriteValidation(w, errs...)
 		return
 	}
 	md := b.Metadata
 	if strings.TrimSpace(string(md)) == "null" {
 		md = nil
 	}
-	e, err := s.opts.Store.InsertDeployEvent(r.Context(), store.DeployEvent{Namespace: CallerFrom(r.Context()).Namespace,
+	e, err := s.opts.Store.InsertDeployEvent(r.Context(), store.DeployEvent{Namespace: core.CallerFrom(r.Context()).Namespace,
 		ServiceName: strings.TrimSpace(*b.ServiceName), Environment: b.Environment, Version: b.Version, Source: b.Source,
 		DeployedAt: at.UTC(), Metadata: md})
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	httpjson.Write(w, http.StatusCreated, deployEventObject(e))

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/restapi"
 )
@@ -14,11 +15,11 @@ import (
 // changing them is owner-only (see routes).
 
 // maintenanceObject renders a window; references are shown as ids.
-func maintenanceObject(mw *monv1.MaintenanceWindow, monitors, groups *objectUIDs) restapi.MaintenanceWindow {
-	ids := func(refs []monv1.LocalObjectReference, idx *objectUIDs) []string {
+func maintenanceObject(mw *monv1.MaintenanceWindow, monitors, groups *core.ObjectUIDs) restapi.MaintenanceWindow {
+	ids := func(refs []monv1.LocalObjectReference, idx *core.ObjectUIDs) []string {
 		out := []string{}
 		for _, ref := range refs {
-			if u := idx.uidOf(ref.Name); u != nil {
+			if u := idx.UIDOf(ref.Name); u != nil {
 				out = append(out, *u)
 			}
 		}
@@ -52,20 +53,20 @@ func maintenanceObject(mw *monv1.MaintenanceWindow, monitors, groups *objectUIDs
 }
 
 func (s *Server) listMaintenance(w http.ResponseWriter, r *http.Request) {
-	ctx, c := r.Context(), CallerFrom(r.Context())
+	ctx, c := r.Context(), core.CallerFrom(r.Context())
 	var list monv1.MaintenanceWindowList
-	if err := s.list(ctx, &list, c.Namespace); err != nil {
-		s.writeErr(w, r, err)
+	if err := s.List(ctx, &list, c.Namespace); err != nil {
+		core.WriteErr(w, r, err)
 		return
 	}
-	monitors, err := s.uidIndex(ctx, &monv1.MonitorList{}, c.Namespace)
+	monitors, err := s.UIDIndex(ctx, &monv1.MonitorList{}, c.Namespace)
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
-	groups, err := s.uidIndex(ctx, &monv1.MonitorGroupList{}, c.Namespace)
+	groups, err := s.UIDIndex(ctx, &monv1.MonitorGroupList{}, c.Namespace)
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	out := []restapi.MaintenanceWindow{}
@@ -80,8 +81,8 @@ func (s *Server) listMaintenance(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) listEscalationPolicies(w http.ResponseWriter, r *http.Request) {
 	var list monv1.EscalationPolicyList
-	if err := s.list(r.Context(), &list, CallerFrom(r.Context()).Namespace); err != nil {
-		s.writeErr(w, r, err)
+	if err := s.List(r.Context(), &list, core.CallerFrom(r.Context()).Namespace); err != nil {
+		core.WriteErr(w, r, err)
 		return
 	}
 	out := []map[string]any{}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
 	"github.com/uptime-operator/uptime-operator/internal/engine"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/monitor"
@@ -19,7 +20,7 @@ import (
 
 // historyDays is how far back the workspace's plan lets history reach.
 func (s *Server) historyDays(r *http.Request) int {
-	plan, err := s.opts.Plans.ForNamespace(r.Context(), CallerFrom(r.Context()).Namespace)
+	plan, err := s.opts.Plans.ForNamespace(r.Context(), core.CallerFrom(r.Context()).Namespace)
 	if err != nil || plan.Spec.Limits.HistoryDays == 0 {
 		return 365
 	}
@@ -27,12 +28,12 @@ func (s *Server) historyDays(r *http.Request) int {
 }
 
 // location reads tzOffsetMinutes or timeZone; UTC without either.
-func location(r *http.Request) (*time.Location, *FieldError) {
+func location(r *http.Request) (*time.Location, *core.FieldError) {
 	q := r.URL.Query()
 	if tz := q.Get("timeZone"); tz != "" {
 		loc, err := time.LoadLocation(tz)
 		if err != nil {
-			fe := fieldErr("timeZone", "must be an IANA time zone such as Europe/Berlin")
+			fe := core.FieldErr("timeZone", "must be an IANA time zone such as Europe/Berlin")
 			return nil, &fe
 		}
 		return loc, nil
@@ -40,7 +41,7 @@ func location(r *http.Request) (*time.Location, *FieldError) {
 	if v := q.Get("tzOffsetMinutes"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < -840 || n > 840 {
-			fe := fieldErr("tzOffsetMinutes", "must be an integer between -840 and 840")
+			fe := core.FieldErr("tzOffsetMinutes", "must be an integer between -840 and 840")
 			return nil, &fe
 		}
 		// The browser convention (Date.getTimezoneOffset) is minutes behind
@@ -63,13 +64,13 @@ func (s *Server) statsSummary(w http.ResponseWriter, r *http.Request) {
 	}
 	days, fe := intParam(r, "days", 30, 1, s.historyDays(r))
 	if fe != nil {
-		writeValidation(w, *fe)
+		core.WriteValidation(w, *fe)
 		return
 	}
 	now := s.clock.Now()
 	st, err := s.opts.Store.Stats(r.Context(), store.StatsQuery{MonitorID: string(m.UID), From: now.AddDate(0, 0, -days), To: now})
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	httpjson.Write(w, http.StatusOK, statsObject(st, days))
@@ -82,12 +83,12 @@ func (s *Server) statsChecks(w http.ResponseWriter, r *http.Request) {
 	}
 	limit, fe := intParam(r, "limit", 100, 1, 5000)
 	if fe != nil {
-		writeValidation(w, *fe)
+		core.WriteValidation(w, *fe)
 		return
 	}
 	items, _, err := s.opts.Store.ListChecks(r.Context(), store.ChecksQuery{MonitorID: string(m.UID), Region: r.URL.Query().Get("region"), Limit: limit})
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	if len(items) > limit {
@@ -103,7 +104,7 @@ func (s *Server) statsIncidents(w http.ResponseWriter, r *http.Request) {
 	}
 	limit, fe := intParam(r, "limit", 50, 1, 500)
 	if fe != nil {
-		writeValidation(w, *fe)
+		core.WriteValidation(w, *fe)
 		return
 	}
 	items := []restapi.Incident{}
@@ -111,7 +112,7 @@ func (s *Server) statsIncidents(w http.ResponseWriter, r *http.Request) {
 	for page := 1; len(items) < limit; page++ {
 		list, err := s.opts.Store.ListIncidents(r.Context(), store.IncidentQuery{Namespace: m.Namespace, MonitorID: string(m.UID), Page: page, PageSize: 100})
 		if err != nil {
-			s.writeErr(w, r, err)
+			core.WriteErr(w, r, err)
 			return
 		}
 		for _, inc := range list.Items {
@@ -158,7 +159,7 @@ func (s *Server) responseTimeChart(w http.ResponseWriter, r *http.Request) {
 	days, fe := intParam(r, "days", 7, 1, s.historyDays(r))
 	loc, lfe := location(r)
 	if fe != nil || lfe != nil {
-		writeValidation(w, firstNonNil(fe, lfe)...)
+		core.WriteValidation(w, firstNonNil(fe, lfe)...)
 		return
 	}
 	now := s.clock.Now()
@@ -176,7 +177,7 @@ func (s *Server) responseTimeChart(w http.ResponseWriter, r *http.Request) {
 	}
 	points, err := s.opts.Store.ResponseSeries(r.Context(), store.SeriesQuery{MonitorID: string(m.UID), Region: r.URL.Query().Get("region"), From: from, To: now, Step: step})
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	httpjson.Write(w, http.StatusOK, map[string]any{"days": days, "step_seconds": int(step.Seconds()), "points": seriesJSON(points)})
@@ -199,14 +200,14 @@ func (s *Server) responseSeries(w http.ResponseWriter, r *http.Request) {
 	}
 	spec, ok := seriesRanges[rng]
 	if !ok {
-		writeValidation(w, fieldErr("range", "must be one of 1h, 6h, 24h, 7d, 30d"))
+		core.WriteValidation(w, core.FieldErr("range", "must be one of 1h, 6h, 24h, 7d, 30d"))
 		return
 	}
 	now := s.clock.Now()
 	points, err := s.opts.Store.ResponseSeries(r.Context(), store.SeriesQuery{MonitorID: string(m.UID), Region: r.URL.Query().Get("region"),
 		From: now.Add(-spec[0]), To: now, Step: spec[1]})
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	httpjson.Write(w, http.StatusOK, map[string]any{"range": rng, "step_seconds": int(spec[1].Seconds()), "points": seriesJSON(points)})
@@ -240,12 +241,12 @@ func (s *Server) uptimeHistory(w http.ResponseWriter, r *http.Request) {
 	days, fe := intParam(r, "days", 90, 1, s.historyDays(r))
 	loc, lfe := location(r)
 	if fe != nil || lfe != nil {
-		writeValidation(w, firstNonNil(fe, lfe)...)
+		core.WriteValidation(w, firstNonNil(fe, lfe)...)
 		return
 	}
 	out, err := s.uptimeDays(r, string(m.UID), days, loc)
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	httpjson.Write(w, http.StatusOK, map[string]any{"days": out})
@@ -273,7 +274,7 @@ func (s *Server) dailyBars(w http.ResponseWriter, r *http.Request) {
 	days, fe := intParam(r, "days", 90, 1, maxDays)
 	loc, lfe := location(r)
 	if fe != nil || lfe != nil {
-		writeValidation(w, firstNonNil(fe, lfe)...)
+		core.WriteValidation(w, firstNonNil(fe, lfe)...)
 		return
 	}
 	today := s.clock.Now().In(loc)
@@ -281,7 +282,7 @@ func (s *Server) dailyBars(w http.ResponseWriter, r *http.Request) {
 	if v := r.URL.Query().Get("endDate"); v != "" {
 		t, err := time.ParseInLocation("2006-01-02", v, loc)
 		if err != nil || t.After(end) {
-			writeValidation(w, fieldErr("endDate", "must be a date YYYY-MM-DD not in the future"))
+			core.WriteValidation(w, core.FieldErr("endDate", "must be a date YYYY-MM-DD not in the future"))
 			return
 		}
 		end = t
@@ -289,7 +290,7 @@ func (s *Server) dailyBars(w http.ResponseWriter, r *http.Request) {
 	back := int(time.Date(today.Year(), today.Month(), today.Day(), 0, 0, 0, 0, loc).Sub(end).Hours()/24 + 0.5)
 	all, err := s.uptimeDays(r, string(m.UID), min(days+back, maxDays+back), loc)
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	endDate := end.Format("2006-01-02")
@@ -330,12 +331,12 @@ func (s *Server) regionStatuses(w http.ResponseWriter, r *http.Request) {
 	}
 	latest, err := s.opts.Store.LatestChecks(r.Context(), string(m.UID))
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	regions, err := s.checkedFrom(r.Context(), m)
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	// Only the regions the monitor is checked from: not a region it left,
@@ -366,12 +367,12 @@ func (s *Server) pauseWindows(w http.ResponseWriter, r *http.Request) {
 	}
 	hours, fe := intParam(r, "hours", 720, 1, 8760)
 	if fe != nil {
-		writeValidation(w, *fe)
+		core.WriteValidation(w, *fe)
 		return
 	}
 	windows, err := s.opts.Store.ListPauseWindows(r.Context(), string(m.UID), s.clock.Now().Add(-time.Duration(hours)*time.Hour))
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	type windowJSON struct {
@@ -385,8 +386,8 @@ func (s *Server) pauseWindows(w http.ResponseWriter, r *http.Request) {
 	httpjson.Write(w, http.StatusOK, map[string]any{"windows": out})
 }
 
-func firstNonNil(fes ...*FieldError) []FieldError {
-	var out []FieldError
+func firstNonNil(fes ...*core.FieldError) []core.FieldError {
+	var out []core.FieldError
 	for _, fe := range fes {
 		if fe != nil {
 			out = append(out, *fe)

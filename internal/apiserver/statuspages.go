@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/rand"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/plans"
 	"github.com/uptime-operator/uptime-operator/internal/restapi"
@@ -56,13 +57,13 @@ func (s *Server) pageObject(p *monv1.StatusPage, monitors []monv1.Monitor) resta
 
 func (s *Server) listPages(w http.ResponseWriter, r *http.Request) {
 	var list monv1.StatusPageList
-	if err := s.list(r.Context(), &list, CallerFrom(r.Context()).Namespace); err != nil {
-		s.writeErr(w, r, err)
+	if err := s.List(r.Context(), &list, core.CallerFrom(r.Context()).Namespace); err != nil {
+		core.WriteErr(w, r, err)
 		return
 	}
 	monitors, err := s.namespaceMonitors(r)
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	monitorID := chi.URLParam(r, "monitorId")
@@ -83,13 +84,13 @@ func (s *Server) listPages(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) pathPage(w http.ResponseWriter, r *http.Request) *monv1.StatusPage {
-	return pathObject[*monv1.StatusPage](s, w, r, &monv1.StatusPageList{}, "id", "Status page")
+	return core.PathObject[*monv1.StatusPage](s.Deps, w, r, &monv1.StatusPageList{}, "id", "Status page")
 }
 
 func (s *Server) writePage(w http.ResponseWriter, r *http.Request, p *monv1.StatusPage, code int) {
 	monitors, err := s.namespaceMonitors(r)
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	httpjson.Write(w, code, s.pageObject(p, monitors))
@@ -104,77 +105,77 @@ func (s *Server) getPage(w http.ResponseWriter, r *http.Request) {
 // pageBody is the create and update body of a status page. Update refuses
 // unknown fields.
 type pageBody struct {
-	Title             nullable[string] `json:"title"`
-	Description       nullable[string] `json:"description"`
-	Slug              nullable[string] `json:"slug"`
-	IsPublic          nullable[bool]   `json:"is_public"`
-	LogoURL           nullable[string] `json:"logo_url"`
-	FaviconURL        nullable[string] `json:"favicon_url"`
-	AccentColor       nullable[string] `json:"accent_color"`
-	HidePoweredBy     nullable[bool]   `json:"hide_powered_by"`
-	ShowResponseTimes nullable[bool]   `json:"show_response_times"`
+	Title             core.Nullable[string] `json:"title"`
+	Description       core.Nullable[string] `json:"description"`
+	Slug              core.Nullable[string] `json:"slug"`
+	IsPublic          core.Nullable[bool]   `json:"is_public"`
+	LogoURL           core.Nullable[string] `json:"logo_url"`
+	FaviconURL        core.Nullable[string] `json:"favicon_url"`
+	AccentColor       core.Nullable[string] `json:"accent_color"`
+	HidePoweredBy     core.Nullable[bool]   `json:"hide_powered_by"`
+	ShowResponseTimes core.Nullable[bool]   `json:"show_response_times"`
 }
 
 // applyPageBody writes b onto p, refusing white-label settings the plan
 // lacks with 403 WHITE_LABEL_NOT_ENTITLED.
 func applyPageBody(p *monv1.StatusPage, b *pageBody, plan *monv1.Plan) error {
-	var errs []FieldError
+	var errs []core.FieldError
 	sp := &p.Spec
 	if b.Title.Set {
-		sp.Title = strings.TrimSpace(b.Title.value())
+		sp.Title = strings.TrimSpace(b.Title.Value())
 		if len(sp.Title) < 1 || len(sp.Title) > 255 {
-			errs = append(errs, fieldErr("title", "must be 1-255 characters"))
+			errs = append(errs, core.FieldErr("title", "must be 1-255 characters"))
 		}
 	}
 	if b.Description.Set {
-		sp.Description = b.Description.value()
+		sp.Description = b.Description.Value()
 		if len(sp.Description) > 1000 {
-			errs = append(errs, fieldErr("description", "must be at most 1000 characters"))
+			errs = append(errs, core.FieldErr("description", "must be at most 1000 characters"))
 		}
 	}
 	if b.Slug.Set {
-		sp.Slug = strings.ToLower(strings.TrimSpace(b.Slug.value()))
+		sp.Slug = strings.ToLower(strings.TrimSpace(b.Slug.Value()))
 		if n := len(sp.Slug); n < 3 || n > 64 || !slugPattern(sp.Slug) {
-			errs = append(errs, fieldErr("slug", "must be 3-64 lower-case letters, digits and dashes"))
+			errs = append(errs, core.FieldErr("slug", "must be 3-64 lower-case letters, digits and dashes"))
 		}
 	}
 	if b.IsPublic.Set {
-		sp.IsPublic = b.IsPublic.value()
+		sp.IsPublic = b.IsPublic.Value()
 	}
 	if b.ShowResponseTimes.Set {
-		sp.ShowResponseTimes = b.ShowResponseTimes.value()
+		sp.ShowResponseTimes = b.ShowResponseTimes.Value()
 	}
 	for _, f := range []struct {
 		name string
-		v    nullable[string]
+		v    core.Nullable[string]
 		dst  *string
 	}{{"logo_url", b.LogoURL, &sp.LogoURL}, {"favicon_url", b.FaviconURL, &sp.FaviconURL}} {
 		if !f.v.Set {
 			continue
 		}
-		*f.dst = strings.TrimSpace(f.v.value())
+		*f.dst = strings.TrimSpace(f.v.Value())
 		if *f.dst != "" && !strings.HasPrefix(*f.dst, "https://") {
-			errs = append(errs, fieldErr(f.name, "must be an https URL, or empty to clear"))
+			errs = append(errs, core.FieldErr(f.name, "must be an https URL, or empty to clear"))
 		}
 	}
 	if b.AccentColor.Set {
-		sp.AccentColor = b.AccentColor.value()
+		sp.AccentColor = b.AccentColor.Value()
 		if sp.AccentColor != "" && !hexColor(sp.AccentColor) {
-			errs = append(errs, fieldErr("accent_color", "must be a hex colour such as #1f6feb, or empty to clear"))
+			errs = append(errs, core.FieldErr("accent_color", "must be a hex colour such as #1f6feb, or empty to clear"))
 		}
 	}
 	if b.HidePoweredBy.Set {
-		sp.HidePoweredBy = b.HidePoweredBy.value()
+		sp.HidePoweredBy = b.HidePoweredBy.Value()
 	}
 	if len(errs) > 0 {
-		return validationError(errs...)
+		return core.ValidationError(errs...)
 	}
 	if !plans.HasFeature(plan, monv1.FeatureWhiteLabel) {
 		if b.HidePoweredBy.Set && sp.HidePoweredBy {
-			return newAPIError(http.StatusForbidden, CodeWhiteLabel, "hide_powered_by needs a plan with white-label")
+			return core.NewError(http.StatusForbidden, core.CodeWhiteLabel, "hide_powered_by needs a plan with white-label")
 		}
 		if b.FaviconURL.Set && sp.FaviconURL != "" {
-			return newAPIError(http.StatusForbidden, CodeWhiteLabel, "favicon_url needs a plan with white-label")
+			return core.NewError(http.StatusForbidden, core.CodeWhiteLabel, "favicon_url needs a plan with white-label")
 		}
 	}
 	return nil
@@ -203,24 +204,24 @@ func hexColor(s string) bool {
 }
 
 func (s *Server) createPage(w http.ResponseWriter, r *http.Request) {
-	ctx, c := r.Context(), CallerFrom(r.Context())
+	ctx, c := r.Context(), core.CallerFrom(r.Context())
 	var b pageBody
-	if err := decodeJSON(r, &b, false); err != nil {
-		s.writeErr(w, r, err)
+	if err := core.DecodeJSON(r, &b, false); err != nil {
+		core.WriteErr(w, r, err)
 		return
 	}
 	if !b.Title.Set {
-		writeValidation(w, fieldErr("title", "is required"))
+		core.WriteValidation(w, core.FieldErr("title", "is required"))
 		return
 	}
 	plan, err := s.opts.Plans.ForNamespace(ctx, c.Namespace)
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	p := &monv1.StatusPage{ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace}}
 	if err := applyPageBody(p, &b, plan); err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	// The slug is cluster-wide; a random suffix keeps titles reusable.
@@ -237,7 +238,7 @@ func (s *Server) createPage(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if err != nil {
-		s.writeErr(w, r, s.writeFailed(ctx, c.Namespace, err, pageFieldPath))
+		core.WriteErr(w, r, s.writeFailed(ctx, c.Namespace, err, pageFieldPath))
 		return
 	}
 	s.writePage(w, r, p, http.StatusCreated)
@@ -249,7 +250,7 @@ func isDuplicateSlug(err error) bool {
 
 // pageFieldPath maps StatusPage field paths to the REST names.
 func pageFieldPath(p string) string {
-	switch p = snakePath(p); p {
+	switch p = core.SnakePath(p); p {
 	case "logo_u_r_l", "logo_url":
 		return "logo_url"
 	case "favicon_u_r_l", "favicon_url":
@@ -268,17 +269,17 @@ func (s *Server) updatePage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var b pageBody
-	if err := decodeJSON(r, &b, true); err != nil {
-		s.writeErr(w, r, err)
+	if err := core.DecodeJSON(r, &b, true); err != nil {
+		core.WriteErr(w, r, err)
 		return
 	}
 	plan, err := s.opts.Plans.ForNamespace(ctx, p.Namespace)
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
-	if err := s.mutate(ctx, p, func() error { return applyPageBody(p, &b, plan) }); err != nil {
-		s.writeErr(w, r, s.writeFailed(ctx, p.Namespace, err, pageFieldPath))
+	if err := s.Mutate(ctx, p, func() error { return applyPageBody(p, &b, plan) }); err != nil {
+		core.WriteErr(w, r, s.writeFailed(ctx, p.Namespace, err, pageFieldPath))
 		return
 	}
 	s.writePage(w, r, p, http.StatusOK)
@@ -289,8 +290,8 @@ func (s *Server) deletePage(w http.ResponseWriter, r *http.Request) {
 	if p == nil {
 		return
 	}
-	if err := s.deleteObject(r.Context(), p); err != nil {
-		s.writeErr(w, r, err)
+	if err := s.DeleteObject(r.Context(), p); err != nil {
+		core.WriteErr(w, r, err)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -311,24 +312,24 @@ func (b pageMonitorBody) id() string {
 
 // pageEntries resolves monitor ids to page entries.
 func (s *Server) pageEntries(ctx context.Context, ns string, in []pageMonitorBody) ([]monv1.StatusPageMonitor, error) {
-	var errs []FieldError
+	var errs []core.FieldError
 	var out []monv1.StatusPageMonitor
 	seen := map[string]bool{}
 	for i, e := range in {
 		f := "monitors[" + strconv.Itoa(i) + "]"
 		if e.Section != nil && len(*e.Section) > 100 {
-			errs = append(errs, fieldErr(f+".section", "must be at most 100 characters"))
+			errs = append(errs, core.FieldErr(f+".section", "must be at most 100 characters"))
 		}
-		m, err := s.monitorByID(ctx, ns, e.id())
-		if errors.Is(err, errNotFound) {
-			errs = append(errs, fieldErr(f+".monitor_id", "monitor not found"))
+		m, err := s.MonitorByID(ctx, ns, e.id())
+		if errors.Is(err, core.ErrNotFound) {
+			errs = append(errs, core.FieldErr(f+".monitor_id", "monitor not found"))
 			continue
 		}
 		if err != nil {
 			return nil, err
 		}
 		if seen[m.Name] {
-			errs = append(errs, fieldErr(f+".monitor_id", "is listed twice"))
+			errs = append(errs, core.FieldErr(f+".monitor_id", "is listed twice"))
 			continue
 		}
 		seen[m.Name] = true
@@ -339,7 +340,7 @@ func (s *Server) pageEntries(ctx context.Context, ns string, in []pageMonitorBod
 		out = append(out, entry)
 	}
 	if len(errs) > 0 {
-		return nil, validationError(errs...)
+		return nil, core.ValidationError(errs...)
 	}
 	return out, nil
 }
@@ -353,20 +354,20 @@ func (s *Server) putPageMonitors(w http.ResponseWriter, r *http.Request) {
 	var b struct {
 		Monitors []pageMonitorBody `json:"monitors"`
 	}
-	if err := decodeJSON(r, &b, false); err != nil {
-		s.writeErr(w, r, err)
+	if err := core.DecodeJSON(r, &b, false); err != nil {
+		core.WriteErr(w, r, err)
 		return
 	}
 	if len(b.Monitors) > 500 {
-		writeValidation(w, fieldErr("monitors", "a status page shows at most 500 monitors"))
+		core.WriteValidation(w, core.FieldErr("monitors", "a status page shows at most 500 monitors"))
 		return
 	}
 	entries, err := s.pageEntries(ctx, p.Namespace, b.Monitors)
 	if err == nil {
-		err = s.mutate(ctx, p, func() error { p.Spec.Monitors = entries; return nil })
+		err = s.Mutate(ctx, p, func() error { p.Spec.Monitors = entries; return nil })
 	}
 	if err != nil {
-		s.writeErr(w, r, s.writeFailed(ctx, p.Namespace, err, pageFieldPath))
+		core.WriteErr(w, r, s.writeFailed(ctx, p.Namespace, err, pageFieldPath))
 		return
 	}
 	s.writePage(w, r, p, http.StatusOK)
@@ -379,31 +380,31 @@ func (s *Server) addPageMonitor(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var b pageMonitorBody
-	if err := decodeJSON(r, &b, false); err != nil {
-		s.writeErr(w, r, err)
+	if err := core.DecodeJSON(r, &b, false); err != nil {
+		core.WriteErr(w, r, err)
 		return
 	}
 	if b.id() == "" {
-		writeValidation(w, fieldErr("monitorId", "is required"))
+		core.WriteValidation(w, core.FieldErr("monitorId", "is required"))
 		return
 	}
 	entries, err := s.pageEntries(ctx, p.Namespace, []pageMonitorBody{b})
 	if err == nil {
-		err = s.mutate(ctx, p, func() error {
+		err = s.Mutate(ctx, p, func() error {
 			i := slices.IndexFunc(p.Spec.Monitors, func(e monv1.StatusPageMonitor) bool { return e.MonitorRef.Name == entries[0].MonitorRef.Name })
 			if i >= 0 {
 				p.Spec.Monitors[i].Section = entries[0].Section
 				return nil
 			}
 			if len(p.Spec.Monitors) >= 500 {
-				return validationError(fieldErr("monitors", "a status page shows at most 500 monitors"))
+				return core.ValidationError(core.FieldErr("monitors", "a status page shows at most 500 monitors"))
 			}
 			p.Spec.Monitors = append(p.Spec.Monitors, entries[0])
 			return nil
 		})
 	}
 	if err != nil {
-		s.writeErr(w, r, s.writeFailed(ctx, p.Namespace, err, pageFieldPath))
+		core.WriteErr(w, r, s.writeFailed(ctx, p.Namespace, err, pageFieldPath))
 		return
 	}
 	s.writePage(w, r, p, http.StatusOK)
@@ -415,26 +416,26 @@ func (s *Server) removePageMonitor(w http.ResponseWriter, r *http.Request) {
 	if p == nil {
 		return
 	}
-	m, err := s.monitorByID(ctx, p.Namespace, chi.URLParam(r, "monitorId"))
+	m, err := s.MonitorByID(ctx, p.Namespace, chi.URLParam(r, "monitorId"))
 	if err != nil {
-		writeNotFound(w, "Monitor")
+		core.WriteNotFound(w, "Monitor")
 		return
 	}
 	found := false
-	err = s.mutate(ctx, p, func() error {
+	err = s.Mutate(ctx, p, func() error {
 		n := len(p.Spec.Monitors)
 		p.Spec.Monitors = slices.DeleteFunc(p.Spec.Monitors, func(e monv1.StatusPageMonitor) bool { return e.MonitorRef.Name == m.Name })
 		if found = n != len(p.Spec.Monitors); !found {
-			return errNotFound
+			return core.ErrNotFound
 		}
 		return nil
 	})
-	if errors.Is(err, errNotFound) {
-		writeNotFound(w, "Monitor on this page")
+	if errors.Is(err, core.ErrNotFound) {
+		core.WriteNotFound(w, "Monitor on this page")
 		return
 	}
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -459,7 +460,7 @@ func (s *Server) pageSubscribers(w http.ResponseWriter, r *http.Request) {
 	}
 	list, err := s.opts.Subscribers.SubscriberList(r.Context(), string(p.UID))
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	httpjson.Write(w, http.StatusOK, list)
@@ -504,38 +505,38 @@ func (s *Server) putPageLanguages(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var b languagesJSON
-	if err := decodeJSON(r, &b, true); err != nil {
-		s.writeErr(w, r, err)
+	if err := core.DecodeJSON(r, &b, true); err != nil {
+		core.WriteErr(w, r, err)
 		return
 	}
-	var errs []FieldError
+	var errs []core.FieldError
 	if len(b.Default) > 16 {
-		errs = append(errs, fieldErr("default", "must be a BCP 47 tag"))
+		errs = append(errs, core.FieldErr("default", "must be a BCP 47 tag"))
 	}
 	if len(b.Enabled) > 20 {
-		errs = append(errs, fieldErr("enabled", "at most 20 languages"))
+		errs = append(errs, core.FieldErr("enabled", "at most 20 languages"))
 	}
 	if len(b.Translations) > 20 {
-		errs = append(errs, fieldErr("translations", "at most 20 translations"))
+		errs = append(errs, core.FieldErr("translations", "at most 20 translations"))
 	}
 	for i, t := range b.Translations {
 		if len(t.Language) < 2 || len(t.Language) > 16 {
-			errs = append(errs, fieldErr("translations["+strconv.Itoa(i)+"].language", "must be a BCP 47 tag"))
+			errs = append(errs, core.FieldErr("translations["+strconv.Itoa(i)+"].language", "must be a BCP 47 tag"))
 		}
 		if len(t.Title) > 255 || len(t.Description) > 1000 {
-			errs = append(errs, fieldErr("translations["+strconv.Itoa(i)+"]", "title up to 255 and description up to 1000 characters"))
+			errs = append(errs, core.FieldErr("translations["+strconv.Itoa(i)+"]", "title up to 255 and description up to 1000 characters"))
 		}
 	}
 	if len(errs) > 0 {
-		writeValidation(w, errs...)
+		core.WriteValidation(w, errs...)
 		return
 	}
 	langs := &monv1.StatusPageLanguages{Default: b.Default, Enabled: b.Enabled}
 	for _, t := range b.Translations {
 		langs.Translations = append(langs.Translations, monv1.StatusPageTranslation{Language: t.Language, Title: t.Title, Description: t.Description})
 	}
-	if err := s.mutate(ctx, p, func() error { p.Spec.Languages = langs; return nil }); err != nil {
-		s.writeErr(w, r, s.writeFailed(ctx, p.Namespace, err, snakePath))
+	if err := s.Mutate(ctx, p, func() error { p.Spec.Languages = langs; return nil }); err != nil {
+		core.WriteErr(w, r, s.writeFailed(ctx, p.Namespace, err, core.SnakePath))
 		return
 	}
 	httpjson.Write(w, http.StatusOK, languagesOf(p))

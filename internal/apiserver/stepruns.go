@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/restapi"
 	"github.com/uptime-operator/uptime-operator/internal/store"
@@ -69,17 +70,17 @@ func (s *Server) stepRuns(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if typeOrDefault(m.Spec.Type) != monv1.MonitorMultistep {
-		writeValidation(w, fieldErr("type", "step runs exist only for multistep monitors"))
+		core.WriteValidation(w, core.FieldErr("type", "step runs exist only for multistep monitors"))
 		return
 	}
 	q, errs := checksPage(r, m, 10, 100)
 	if len(errs) > 0 {
-		writeValidation(w, errs...)
+		core.WriteValidation(w, errs...)
 		return
 	}
 	items, next, err := s.opts.Store.ListChecks(r.Context(), q)
 	if err != nil {
-		s.writeErr(w, r, err)
+		core.WriteErr(w, r, err)
 		return
 	}
 	runs := make([]stepRunJSON, 0, len(items))

@@ -5,16 +5,17 @@ import (
 	"strings"
 
 	"github.com/uptime-operator/uptime-operator/internal/apikeys"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/plans"
 	"github.com/uptime-operator/uptime-operator/internal/restapi"
 )
 
 func (s *Server) whoami(w http.ResponseWriter, r *http.Request) {
-	c := CallerFrom(r.Context())
+	c := core.CallerFrom(r.Context())
 	plan, err := s.opts.Plans.ForNamespace(r.Context(), c.Namespace)
 	if err != nil {
-		writeError(w, http.StatusInternalServerError, CodeInternal, "could not read the workspace's plan")
+		core.WriteError(w, http.StatusInternalServerError, core.CodeInternal, "could not read the workspace's plan")
 		return
 	}
 	limit := func(v int32) *int32 {

@@ -1,4 +1,4 @@
-package apiserver
+package core
 
 import (
 	"errors"
@@ -69,71 +69,75 @@ type FieldError struct {
 	Message string `json:"message"`
 }
 
-// writeError writes an error body; code may be empty (missing or invalid key).
-func writeError(w http.ResponseWriter, status int, code, msg string) {
+// WriteError writes an error body; code may be empty (missing or invalid key).
+func WriteError(w http.ResponseWriter, status int, code, msg string) {
 	httpjson.Write(w, status, ErrorBody{Error: msg, Code: code})
 }
 
-// writeNotFound writes the 404 of a resource absent from the workspace.
-func writeNotFound(w http.ResponseWriter, what string) {
-	writeError(w, http.StatusNotFound, CodeNotFound, what+" not found")
+// WriteNotFound writes the 404 of a resource absent from the workspace.
+func WriteNotFound(w http.ResponseWriter, what string) {
+	WriteError(w, http.StatusNotFound, CodeNotFound, what+" not found")
 }
 
-// writeValidation writes the specification's validation error shape.
-func writeValidation(w http.ResponseWriter, errs ...FieldError) {
+// WriteValidation writes the specification's validation error shape.
+func WriteValidation(w http.ResponseWriter, errs ...FieldError) {
 	httpjson.Write(w, http.StatusBadRequest, ErrorBody{Error: "Validation failed", Code: CodeValidation, Errors: errs})
 }
 
-// fieldErr builds one FieldError.
-func fieldErr(f, format string, args ...any) FieldError {
+// FieldErr builds one FieldError.
+func FieldErr(f, format string, args ...any) FieldError {
 	return FieldError{Field: f, Message: fmt.Sprintf(format, args...)}
 }
 
-// apiError is an error with its HTTP answer, returned by helpers so handlers
-// can write it with writeErr.
-type apiError struct {
+// Error is an error with its HTTP answer, returned by helpers so handlers
+// can write it with WriteErr.
+type Error struct {
 	Status int
 	Body   ErrorBody
 }
 
-func (e *apiError) Error() string { return e.Body.Error }
+func (e *Error) Error() string { return e.Body.Error }
 
-func newAPIError(status int, code, msg string) *apiError {
-	return &apiError{Status: status, Body: ErrorBody{Error: msg, Code: code}}
+// NewError is an *Error with a message and code.
+func NewError(status int, code, msg string) *Error {
+	return &Error{Status: status, Body: ErrorBody{Error: msg, Code: code}}
 }
 
-func validationError(errs ...FieldError) *apiError {
-	return &apiError{Status: http.StatusBadRequest, Body: ErrorBody{Error: "Validation failed", Code: CodeValidation, Errors: errs}}
+// ValidationError is the 400 VALIDATION_ERROR of errs.
+func ValidationError(errs ...FieldError) *Error {
+	return &Error{Status: http.StatusBadRequest, Body: ErrorBody{Error: "Validation failed", Code: CodeValidation, Errors: errs}}
 }
 
-var errNotFound = errors.New("not found")
+// ErrNotFound is what lookups return for an object absent from the
+// workspace; WriteErr answers it 404.
+var ErrNotFound = errors.New("not found")
 
-// writeErr writes err: an *apiError as itself, errNotFound as 404, anything
+// WriteErr writes err: an *Error as itself, ErrNotFound as 404, anything
 // else as 500 (logged by the recover middleware's logger).
-func (s *Server) writeErr(w http.ResponseWriter, r *http.Request, err error) {
-	var ae *apiError
+func WriteErr(w http.ResponseWriter, r *http.Request, err error) {
+	var ae *Error
 	switch {
 	case errors.As(err, &ae):
 		httpjson.Write(w, ae.Status, ae.Body)
-	case errors.Is(err, errNotFound):
-		writeNotFound(w, "resource")
+	case errors.Is(err, ErrNotFound):
+		WriteNotFound(w, "resource")
 	default:
-		s.log(r).Error(err, "request failed", "method", r.Method, "path", r.URL.Path)
-		writeError(w, http.StatusInternalServerError, CodeInternal, "internal error")
+		Log(r).Error(err, "request failed", "method", r.Method, "path", r.URL.Path)
+		WriteError(w, http.StatusInternalServerError, CodeInternal, "internal error")
 	}
 }
 
-// fieldPathMap maps a field path of a CR (as admission reports it) to the
+// FieldPathMap maps a field path of a CR (as admission reports it) to the
 // REST name; the default maps camelCase segments to snake_case.
-type fieldPathMap func(path string) string
+type FieldPathMap func(path string) string
 
-// fromFieldErrors converts a field.ErrorList into the REST error shape.
-func fromFieldErrors(errs field.ErrorList, mapPath fieldPathMap) []FieldError {
+// FromFieldErrors converts a field.ErrorList into the REST error shape.
+func FromFieldErrors(errs field.ErrorList, mapPath FieldPathMap) []FieldError {
 	out := make([]FieldError, 0, len(errs))
 	for _, e := range errs {
 		msg := e.Detail
 		if msg == "" || e.Type == field.ErrorTypeNotSupported || e.Type == field.ErrorTypeNotFound || e.Type == field.ErrorTypeDuplicate {
-			msg = stripCauseType(e.ErrorBody())
+			msg = StripCauseType(e.ErrorBody())
 		}
 		out = append(out, FieldError{Field: mapPath(e.Field), Message: msg})
 	}
@@ -145,9 +149,9 @@ var (
 	causeValueRE = regexp.MustCompile(`^("(?:[^"\\]|\\.)*"|[-0-9.]+|true|false|null|\{.*?\}|\[.*?\]): `)
 )
 
-// stripCauseType removes the "Invalid value: <v>: " prefix of an admission
+// StripCauseType removes the "Invalid value: <v>: " prefix of an admission
 // cause so the message reads like the specification's.
-func stripCauseType(msg string) string {
+func StripCauseType(msg string) string {
 	m := causeTypeRE.FindStringSubmatch(msg)
 	if m == nil {
 		return msg
@@ -167,11 +171,11 @@ func stripCauseType(msg string) string {
 
 var limitRE = regexp.MustCompile(`plan limit reached: (\d+) of (\d+) ([a-z ]+) \(` + monitor.CodeEntitlementLimit + `\)`)
 
-// fromAdmission maps an API server refusal to the REST error: plan limits to
-// 403 ENTITLEMENT_LIMIT_REACHED, missing features to 403, connection limits to
+// FromAdmission maps an API server refusal to the REST error: plan Limits to
+// 403 ENTITLEMENT_LIMIT_REACHED, missing features to 403, connection Limits to
 // 409 and everything else to 400 VALIDATION_ERROR. It returns nil for errors
 // that are not refusals.
-func (s *Server) fromAdmission(err error, plan string, mapPath fieldPathMap) *apiError {
+func FromAdmission(err error, plan string, mapPath FieldPathMap) *Error {
 	if !apierrors.IsInvalid(err) && !apierrors.IsForbidden(err) && !apierrors.IsBadRequest(err) {
 		return nil
 	}
@@ -179,7 +183,7 @@ func (s *Server) fromAdmission(err error, plan string, mapPath fieldPathMap) *ap
 	var status *apierrors.StatusError
 	if errors.As(err, &status) && status.ErrStatus.Details != nil {
 		for _, c := range status.ErrStatus.Details.Causes {
-			causes = append(causes, FieldError{Field: mapPath(c.Field), Message: stripCauseType(c.Message)})
+			causes = append(causes, FieldError{Field: mapPath(c.Field), Message: StripCauseType(c.Message)})
 		}
 	}
 	if len(causes) == 0 {
@@ -194,22 +198,22 @@ func (s *Server) fromAdmission(err error, plan string, mapPath fieldPathMap) *ap
 				lim, _ := strconv.Atoi(m[2])
 				details = map[string]any{"resource": strings.ReplaceAll(m[3], " ", "_"), "current": cur, "limit": lim}
 			}
-			return &apiError{Status: http.StatusForbidden, Body: ErrorBody{
+			return &Error{Status: http.StatusForbidden, Body: ErrorBody{
 				Error: strings.TrimSuffix(c.Message, " ("+monitor.CodeEntitlementLimit+")"), Code: CodeEntitlementLimit, Details: details}}
 		case strings.Contains(c.Message, "("+monitor.CodeFeatureNotAvail+")"):
-			return &apiError{Status: http.StatusForbidden, Body: ErrorBody{
+			return &Error{Status: http.StatusForbidden, Body: ErrorBody{
 				Error: strings.TrimSuffix(c.Message, " ("+monitor.CodeFeatureNotAvail+")"), Code: CodeFeatureNotAvailable, Plan: plan}}
 		case strings.Contains(c.Message, "("+monitor.CodeWhiteLabel+")"):
-			return newAPIError(http.StatusForbidden, CodeWhiteLabel, strings.TrimSuffix(c.Message, " ("+monitor.CodeWhiteLabel+")"))
+			return NewError(http.StatusForbidden, CodeWhiteLabel, strings.TrimSuffix(c.Message, " ("+monitor.CodeWhiteLabel+")"))
 		case strings.Contains(c.Message, "("+monitor.CodeConnectionLimit+")"):
-			return newAPIError(http.StatusConflict, CodeConnectionLimit, strings.TrimSuffix(c.Message, " ("+monitor.CodeConnectionLimit+")"))
+			return NewError(http.StatusConflict, CodeConnectionLimit, strings.TrimSuffix(c.Message, " ("+monitor.CodeConnectionLimit+")"))
 		}
 	}
-	return validationError(causes...)
+	return ValidationError(causes...)
 }
 
-// camelToSnake turns intervalSeconds into interval_seconds.
-func camelToSnake(s string) string {
+// CamelToSnake turns intervalSeconds into interval_seconds.
+func CamelToSnake(s string) string {
 	var b strings.Builder
 	for i, r := range s {
 		if r >= 'A' && r <= 'Z' {
@@ -224,13 +228,13 @@ func camelToSnake(s string) string {
 	return b.String()
 }
 
-// snakePath maps every segment of a CR field path to snake_case and drops the
+// SnakePath maps every segment of a CR field path to snake_case and drops the
 // leading "spec.".
-func snakePath(path string) string {
+func SnakePath(path string) string {
 	path = strings.TrimPrefix(strings.TrimPrefix(path, "spec"), ".")
 	parts := strings.Split(path, ".")
 	for i, p := range parts {
-		parts[i] = camelToSnake(p)
+		parts[i] = CamelToSnake(p)
 	}
 	return strings.Join(parts, ".")
 }
