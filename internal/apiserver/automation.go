@@ -144,7 +144,7 @@ func (s *Server) desiredMonitor(ctx context.Context, ns string, b *monitorBody, 
 		return nil, false, err
 	}
 	if m.Name == "" {
-		m.GenerateName = objectNamePrefix(m.Spec.Name, "monitor")
+		m.GenerateName = core.ObjectNamePrefix(m.Spec.Name, "monitor")
 	}
 	if err := s.validateMonitor(ctx, m); err != nil {
 		return nil, false, err
@@ -164,9 +164,9 @@ type fieldChange struct {
 // managedView is the managed fields of a spec as JSON values, config keys as
 // "config.<key>".
 func managedView(sp *monv1.MonitorSpec) map[string]json.RawMessage {
-	v := map[string]any{"name": sp.Name, "type": typeOrDefault(sp.Type), "url": strPtr(sp.URL),
-		"interval_seconds": sp.IntervalSeconds, "tags": nonNil(sp.Tags), "regions": sp.Regions, "paused": sp.Paused,
-		"key": strPtr(sp.Key)}
+	v := map[string]any{"name": sp.Name, "type": typeOrDefault(sp.Type), "url": core.StrPtr(sp.URL),
+		"interval_seconds": sp.IntervalSeconds, "tags": core.NonNil(sp.Tags), "regions": sp.Regions, "paused": sp.Paused,
+		"key": core.StrPtr(sp.Key)}
 	out := map[string]json.RawMessage{}
 	for k, x := range v {
 		raw, _ := json.Marshal(x)
@@ -603,7 +603,7 @@ func (s *Server) applyChange(ctx context.Context, ch *planChange) (*monv1.Monito
 func (s *Server) createKeyed(ctx context.Context, m *monv1.Monitor) (*monv1.Monitor, error) {
 	monv1.EnsureHeartbeatToken(m)
 	if err := s.createWithCredentials(ctx, m); err != nil {
-		return nil, s.writeFailed(ctx, m.Namespace, err, monitorFieldPath)
+		return nil, s.WriteFailed(ctx, m.Namespace, err, monitorFieldPath)
 	}
 	if m.Spec.Paused && s.opts.Store != nil {
 		_ = s.opts.Store.PauseMonitor(ctx, string(m.UID), s.clock.Now())
@@ -627,7 +627,7 @@ func (s *Server) updateKeyed(ctx context.Context, cur *monv1.Monitor, spec *moni
 		return err
 	})
 	if err != nil {
-		return nil, s.writeFailed(ctx, m.Namespace, err, monitorFieldPath)
+		return nil, s.WriteFailed(ctx, m.Namespace, err, monitorFieldPath)
 	}
 	s.recordPause(ctx, m, wasPaused)
 	return m, nil
@@ -648,7 +648,7 @@ func (s *Server) replaceKeyed(ctx context.Context, cur, desired *monv1.Monitor) 
 		return nil, err
 	}
 	if err := s.Mutate(ctx, m, func() error { m.Spec.Key = key; return nil }); err != nil {
-		return nil, s.writeFailed(ctx, m.Namespace, err, monitorFieldPath)
+		return nil, s.WriteFailed(ctx, m.Namespace, err, monitorFieldPath)
 	}
 	return m, nil
 }
@@ -847,7 +847,7 @@ func (s *Server) putMonitorKey(w http.ResponseWriter, r *http.Request) {
 			core.WriteError(w, http.StatusConflict, core.CodeConflict, "another monitor already has this key")
 			return
 		}
-		core.WriteErr(w, r, s.writeFailed(ctx, m.Namespace, err, monitorFieldPath))
+		core.WriteErr(w, r, s.WriteFailed(ctx, m.Namespace, err, monitorFieldPath))
 		return
 	}
 	s.writeMonitor(w, r, m, http.StatusOK, false)

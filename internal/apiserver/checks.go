@@ -14,8 +14,8 @@ import (
 )
 
 func checkRecord(c store.Check) restapi.Check {
-	return restapi.Check{ID: c.ID, CheckedAt: isoTime(c.CheckedAt), Region: c.Region, Status: string(c.Status),
-		StatusCode: c.StatusCode, ResponseTimeMs: c.ResponseTimeMs, ErrorType: strPtr(c.ErrorType), ErrorMessage: strPtr(c.ErrorMessage)}
+	return restapi.Check{ID: c.ID, CheckedAt: core.ISOTime(c.CheckedAt), Region: c.Region, Status: string(c.Status),
+		StatusCode: c.StatusCode, ResponseTimeMs: c.ResponseTimeMs, ErrorType: core.StrPtr(c.ErrorType), ErrorMessage: core.StrPtr(c.ErrorMessage)}
 }
 
 func checkRecords(cs []store.Check) []restapi.Check {
@@ -104,7 +104,7 @@ func (s *Server) listChecks(w http.ResponseWriter, r *http.Request) {
 		core.WriteErr(w, r, err)
 		return
 	}
-	httpjson.Write(w, http.StatusOK, restapi.CheckPage{Items: checkRecords(items), NextBefore: isoTimePtr(next)})
+	httpjson.Write(w, http.StatusOK, restapi.CheckPage{Items: checkRecords(items), NextBefore: core.ISOTimePtr(next)})
 }
 
 // maxExportRows is the most rows of a CSV export.
@@ -161,7 +161,7 @@ func (s *Server) checksCSV(w http.ResponseWriter, r *http.Request) {
 		if c.StatusCode != nil {
 			code = strconv.Itoa(*c.StatusCode)
 		}
-		cw.Row(c.ID, isoTime(c.CheckedAt), c.Region, string(c.Status), code,
+		cw.Row(c.ID, core.ISOTime(c.CheckedAt), c.Region, string(c.Status), code,
 			strconv.FormatInt(c.ResponseTimeMs, 10), c.ErrorType, c.ErrorMessage)
 	}
 	cw.Flush()

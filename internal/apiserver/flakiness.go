@@ -68,7 +68,7 @@ func (s *Server) monitorFlakiness(w http.ResponseWriter, r *http.Request) {
 	}
 	httpjson.Write(w, http.StatusOK, map[string]any{
 		"monitor_id":  string(m.UID),
-		"computed_at": isoTime(now),
+		"computed_at": core.ISOTime(now),
 		"7d":          reliability.Flakiness(now.Add(-7*24*time.Hour), now, checks, incidents),
 		"30d":         reliability.Flakiness(from30, now, checks, incidents),
 	})

@@ -37,8 +37,8 @@ func groupObject(g *monv1.MonitorGroup, monitors []monv1.Monitor) groupJSON {
 			n++
 		}
 	}
-	return groupJSON{ID: string(g.UID), Name: g.Spec.Name, Description: strPtr(g.Spec.Description),
-		NotificationEmails: nonNil(g.Spec.NotificationEmails), MonitorCount: n, CreatedAt: isoTime(g.CreationTimestamp.Time)}
+	return groupJSON{ID: string(g.UID), Name: g.Spec.Name, Description: core.StrPtr(g.Spec.Description),
+		NotificationEmails: core.NonNil(g.Spec.NotificationEmails), MonitorCount: n, CreatedAt: core.ISOTime(g.CreationTimestamp.Time)}
 }
 
 func (s *Server) namespaceMonitors(r *http.Request) ([]monv1.Monitor, error) {
@@ -129,9 +129,9 @@ func (s *Server) createGroup(w http.ResponseWriter, r *http.Request) {
 		core.WriteErr(w, r, err)
 		return
 	}
-	g.GenerateName = objectNamePrefix(g.Spec.Name, "group")
+	g.GenerateName = core.ObjectNamePrefix(g.Spec.Name, "group")
 	if err := s.opts.Client.Create(ctx, g); err != nil {
-		core.WriteErr(w, r, s.writeFailed(ctx, c.Namespace, err, core.SnakePath))
+		core.WriteErr(w, r, s.WriteFailed(ctx, c.Namespace, err, core.SnakePath))
 		return
 	}
 	httpjson.Write(w, http.StatusCreated, groupObject(g, nil))
@@ -149,7 +149,7 @@ func (s *Server) updateGroup(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := s.Mutate(ctx, g, func() error { return applyGroupBody(g, &b, false) }); err != nil {
-		core.WriteErr(w, r, s.writeFailed(ctx, g.Namespace, err, core.SnakePath))
+		core.WriteErr(w, r, s.WriteFailed(ctx, g.Namespace, err, core.SnakePath))
 		return
 	}
 	monitors, err := s.namespaceMonitors(r)

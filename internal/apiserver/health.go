@@ -61,13 +61,13 @@ func sloState(o *monv1.SLO) *sloStateJSON {
 		WindowMinutes: o.Spec.WindowMinutes, IsEnabled: o.Spec.Enabled == nil || *o.Spec.Enabled, State: reliability.SLOState(o),
 		CurrentSLI: st.CurrentSLI, ErrorBudgetMinutes: st.ErrorBudgetMinutes, ErrorBudgetRemainingMinutes: st.ErrorBudgetRemainingMinutes,
 		ErrorBudgetRemainingPercent: st.ErrorBudgetRemainingPercent, BurnRates: []burnRateJSON{}, Conditions: []conditionJSON{},
-		LastEvaluatedAt: metaTimePtr(st.LastEvaluatedAt)}
+		LastEvaluatedAt: core.MetaTimePtr(st.LastEvaluatedAt)}
 	for _, b := range st.BurnRates {
 		out.BurnRates = append(out.BurnRates, burnRateJSON{Window: b.Window, Rate: b.Rate})
 	}
 	for _, c := range st.Conditions {
 		out.Conditions = append(out.Conditions, conditionJSON{Type: c.Type, Status: string(c.Status), Reason: c.Reason,
-			Message: c.Message, LastTransitionTime: isoTime(c.LastTransitionTime.Time)})
+			Message: c.Message, LastTransitionTime: core.ISOTime(c.LastTransitionTime.Time)})
 	}
 	return out
 }
@@ -240,7 +240,7 @@ func (s *Server) reliabilityOverview(w http.ResponseWriter, r *http.Request) {
 		healthScoreOut = ptr.To(int(math.Round(*v)))
 	}
 	httpjson.Write(w, http.StatusOK, map[string]any{
-		"generated_at":          isoTime(now),
+		"generated_at":          core.ISOTime(now),
 		"monitors":              sum.Total,
 		"counts":                sum.Counts,
 		"open_incidents":        sum.OpenIncidents,

@@ -53,16 +53,16 @@ func (s *Server) incidentObject(inc store.Incident, regions regionLabels) restap
 	}
 	return restapi.Incident{
 		ID: inc.ID, MonitorID: inc.MonitorID, MonitorName: inc.MonitorName, MonitorURL: inc.MonitorURL, MonitorType: inc.MonitorType,
-		StartedAt: isoTime(inc.StartedAt), ResolvedAt: isoTimePtr(inc.ResolvedAt), DurationSeconds: inc.DurationSeconds(s.clock.Now()),
-		AlertSuppressed: inc.AlertSuppressed, SuppressionReason: strPtr(inc.SuppressionReason), IsFlapping: inc.IsFlapping,
-		Confirmations: inc.Confirmations, ConfirmingRegions: nonNil(inc.ConfirmingRegions), ConfirmingRegionNames: names,
-		RegionsTotal: inc.RegionsTotal, AcknowledgedAt: isoTimePtr(inc.AcknowledgedAt), AcknowledgedByName: strPtr(inc.AcknowledgedBy),
-		SnoozedUntil: isoTimePtr(inc.SnoozedUntil), ResolvedManually: inc.ResolvedManually, CodeHostIssueURL: strPtr(inc.IssueURL),
+		StartedAt: core.ISOTime(inc.StartedAt), ResolvedAt: core.ISOTimePtr(inc.ResolvedAt), DurationSeconds: inc.DurationSeconds(s.clock.Now()),
+		AlertSuppressed: inc.AlertSuppressed, SuppressionReason: core.StrPtr(inc.SuppressionReason), IsFlapping: inc.IsFlapping,
+		Confirmations: inc.Confirmations, ConfirmingRegions: core.NonNil(inc.ConfirmingRegions), ConfirmingRegionNames: names,
+		RegionsTotal: inc.RegionsTotal, AcknowledgedAt: core.ISOTimePtr(inc.AcknowledgedAt), AcknowledgedByName: core.StrPtr(inc.AcknowledgedBy),
+		SnoozedUntil: core.ISOTimePtr(inc.SnoozedUntil), ResolvedManually: inc.ResolvedManually, CodeHostIssueURL: core.StrPtr(inc.IssueURL),
 	}
 }
 
 func noteObject(n store.Note) restapi.Note {
-	return restapi.Note{ID: n.ID, Body: n.Body, Public: n.Public, Author: strPtr(n.Author), CreatedAt: isoTime(n.CreatedAt)}
+	return restapi.Note{ID: n.ID, Body: n.Body, Public: n.Public, Author: core.StrPtr(n.Author), CreatedAt: core.ISOTime(n.CreatedAt)}
 }
 
 // incidentQuery reads the list filters of GET /incidents and its export.
@@ -214,8 +214,8 @@ func (s *Server) getIncident(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) writeIncidentDetail(w http.ResponseWriter, r *http.Request, inc store.Incident, notes []store.Note, code int) {
-	out := restapi.IncidentDetail{Incident: s.incidentObject(inc, s.regionNames(r.Context())), Cause: strPtr(inc.Cause),
-		Postmortem: strPtr(inc.Postmortem), Runbook: inc.Runbook, Notes: []restapi.Note{}}
+	out := restapi.IncidentDetail{Incident: s.incidentObject(inc, s.regionNames(r.Context())), Cause: core.StrPtr(inc.Cause),
+		Postmortem: core.StrPtr(inc.Postmortem), Runbook: inc.Runbook, Notes: []restapi.Note{}}
 	for _, n := range notes {
 		out.Notes = append(out.Notes, noteObject(n))
 	}
@@ -266,9 +266,9 @@ func (s *Server) replayTimeline(w http.ResponseWriter, r *http.Request) {
 	}
 	items := make([]eventJSON, 0, len(events))
 	for _, e := range events {
-		items = append(items, eventJSON{ID: e.ID, Kind: e.Kind, At: isoTime(e.At), Data: e.Data})
+		items = append(items, eventJSON{ID: e.ID, Kind: e.Kind, At: core.ISOTime(e.At), Data: e.Data})
 	}
-	httpjson.Write(w, http.StatusOK, map[string]any{"items": items, "next_cursor": strPtr(next)})
+	httpjson.Write(w, http.StatusOK, map[string]any{"items": items, "next_cursor": core.StrPtr(next)})
 }
 
 func (s *Server) createIncident(w http.ResponseWriter, r *http.Request) {
@@ -393,7 +393,7 @@ func (s *Server) escalation(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out := map[string]any{"incident_id": inc.ID, "policy": nil, "acknowledged": inc.AcknowledgedAt != nil,
-		"acknowledged_at": isoTimePtr(inc.AcknowledgedAt), "resolved": inc.ResolvedAt != nil, "steps": []any{}}
+		"acknowledged_at": core.ISOTimePtr(inc.AcknowledgedAt), "resolved": inc.ResolvedAt != nil, "steps": []any{}}
 	m, err := s.MonitorByID(ctx, inc.Namespace, inc.MonitorID)
 	if err == nil && m.Spec.EscalationPolicyRef != nil {
 		var p monv1.EscalationPolicy
@@ -416,8 +416,8 @@ func (s *Server) escalation(w http.ResponseWriter, r *http.Request) {
 				for _, ch := range step.Channels {
 					channels = append(channels, ch.Name)
 				}
-				steps = append(steps, map[string]any{"step": i + 1, "delay_minutes": step.DelayMinutes, "fires_at": isoTime(at),
-					"state": state, "channels": nonNil(channels), "emails": nonNil(step.Emails)})
+				steps = append(steps, map[string]any{"step": i + 1, "delay_minutes": step.DelayMinutes, "fires_at": core.ISOTime(at),
+					"state": state, "channels": core.NonNil(channels), "emails": core.NonNil(step.Emails)})
 			}
 			out["steps"] = steps
 		}

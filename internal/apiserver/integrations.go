@@ -300,7 +300,7 @@ func (s *Server) createConnection(w http.ResponseWriter, r *http.Request) {
 		ch.Spec.SigningSecretRef = &monv1.SecretKeySelector{Name: monv1.SigningSecretName(ch.Name), Key: monv1.SigningSecretKey}
 	}
 	if err := s.opts.Client.Create(ctx, ch); err != nil {
-		core.WriteErr(w, r, s.writeFailed(ctx, c.Namespace, err, channelFieldPath))
+		core.WriteErr(w, r, s.WriteFailed(ctx, c.Namespace, err, channelFieldPath))
 		return
 	}
 	if err := s.channelSecrets(ctx, ch, secrets, signing); err != nil {
@@ -389,7 +389,7 @@ func (s *Server) updateConnection(w http.ResponseWriter, r *http.Request) {
 		err = s.channelSecrets(ctx, ch, secrets, "")
 	}
 	if err != nil {
-		core.WriteErr(w, r, s.writeFailed(ctx, ch.Namespace, err, channelFieldPath))
+		core.WriteErr(w, r, s.WriteFailed(ctx, ch.Namespace, err, channelFieldPath))
 		return
 	}
 	s.writeChannel(w, r, ch)
@@ -432,7 +432,7 @@ func (s *Server) putRouting(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := s.Mutate(ctx, ch, func() error { ch.Spec.Routing = routing; return nil }); err != nil {
-		core.WriteErr(w, r, s.writeFailed(ctx, ch.Namespace, err, channelFieldPath))
+		core.WriteErr(w, r, s.WriteFailed(ctx, ch.Namespace, err, channelFieldPath))
 		return
 	}
 	s.writeChannel(w, r, ch)
@@ -499,8 +499,8 @@ func (s *Server) channelObject(ch *monv1.AlertChannel, groups, monitors *core.Ob
 		name = string(ch.Spec.Type)
 	}
 	return channelJSON{ID: string(ch.UID), Type: string(ch.Spec.Type), Name: name, Status: status, Routing: rt,
-		ConsecutiveFailures: ch.Status.ConsecutiveFailures, LastDeliveryAt: metaTimePtr(ch.Status.LastDeliveryAt),
-		LastDeliveryStatus: strPtr(ch.Status.LastDeliveryStatus), CreatedAt: isoTime(ch.CreationTimestamp.Time)}
+		ConsecutiveFailures: ch.Status.ConsecutiveFailures, LastDeliveryAt: core.MetaTimePtr(ch.Status.LastDeliveryAt),
+		LastDeliveryStatus: core.StrPtr(ch.Status.LastDeliveryStatus), CreatedAt: core.ISOTime(ch.CreationTimestamp.Time)}
 }
 
 func (s *Server) writeChannel(w http.ResponseWriter, r *http.Request, ch *monv1.AlertChannel) {

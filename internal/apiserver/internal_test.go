@@ -40,8 +40,8 @@ func TestParseCursorKeepsMicroseconds(t *testing.T) {
 		"2026-03-01T12:00:04.5":       "2026-03-01T12:00:04.500000Z",
 	} {
 		got, ok := parseCursor(in)
-		if !ok || isoTime(got) != want {
-			t.Errorf("parseCursor(%q) = %v %v, want %s", in, isoTime(got), ok, want)
+		if !ok || core.ISOTime(got) != want {
+			t.Errorf("parseCursor(%q) = %v %v, want %s", in, core.ISOTime(got), ok, want)
 		}
 	}
 	for _, bad := range []string{"", "2026-03-01", "2026-03-01T12:00:04.1234567Z", "2026-03-01T12:00:04+02:00", "yesterday"} {
@@ -53,8 +53,8 @@ func TestParseCursorKeepsMicroseconds(t *testing.T) {
 
 func TestObjectNamePrefix(t *testing.T) {
 	for in, want := range map[string]string{"Shop API": "shop-api-", "  ": "monitor-", "123 go": "monitor-123-go-", "Ünïcode!": "n-code-"} {
-		if got := objectNamePrefix(in, "monitor"); got != want {
-			t.Errorf("objectNamePrefix(%q) = %q, want %q", in, got, want)
+		if got := core.ObjectNamePrefix(in, "monitor"); got != want {
+			t.Errorf("core.ObjectNamePrefix(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

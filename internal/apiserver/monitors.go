@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -33,32 +32,6 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/restapi"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
-
-// isoTime formats a timestamp the way every response does: UTC with
-// microseconds, never rounded (the store keeps microseconds).
-func isoTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000000Z") }
-
-func isoTimePtr(t *time.Time) *string {
-	if t == nil {
-		return nil
-	}
-	s := isoTime(*t)
-	return &s
-}
-
-func metaTimePtr(t *metav1.Time) *string {
-	if t == nil {
-		return nil
-	}
-	return isoTimePtr(&t.Time)
-}
-
-func strPtr(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
-}
 
 // monitorBody is the create and update body of a monitor, and the spec of
 // monitoring as code.
@@ -252,19 +225,6 @@ func (s *Server) validateMonitor(ctx context.Context, m *monv1.Monitor) error {
 	return nil
 }
 
-// writeFailed maps an error of a create or update to its answer: admission
-// refusals to the REST error shapes.
-func (s *Server) writeFailed(ctx context.Context, ns string, err error, mapPath core.FieldPathMap) error {
-	planName := ""
-	if p, perr := s.opts.Plans.ForNamespace(ctx, ns); perr == nil {
-		planName = p.Name
-	}
-	if ae := core.FromAdmission(err, planName, mapPath); ae != nil {
-		return ae
-	}
-	return err
-}
-
 // monitorRefs resolves what monitor objects reference, once per request.
 type monitorRefs struct {
 	s          *Server
@@ -340,15 +300,15 @@ func (s *Server) monitorObject(ctx context.Context, m *monv1.Monitor, x *monitor
 	}
 	st := &m.Status
 	out := &restapi.Monitor{
-		ID: string(m.UID), Name: m.Spec.Name, Type: string(typeOrDefault(m.Spec.Type)), URL: strPtr(m.Spec.URL),
+		ID: string(m.UID), Name: m.Spec.Name, Type: string(typeOrDefault(m.Spec.Type)), URL: core.StrPtr(m.Spec.URL),
 		IntervalSeconds: m.Spec.IntervalSeconds, IsActive: !m.Spec.Paused,
 		GroupID:            x.refUID(ctx, x.groups, &monv1.MonitorGroup{}, m.Spec.GroupRef),
 		EscalationPolicyID: x.refUID(ctx, x.policies, &monv1.EscalationPolicy{}, m.Spec.EscalationPolicyRef),
-		Tags:               nonNil(m.Spec.Tags), Regions: nonNil(m.Spec.Regions), Config: s.configs.get(m),
-		Key: strPtr(m.Spec.Key), CreatedAt: isoTime(m.CreationTimestamp.Time),
-		CurrentStatus: string(st.CurrentStatus), LastStatus: strPtr(st.LastStatus),
-		LastCheckedAt: metaTimePtr(st.LastCheckedAt), LastResponseTimeMs: st.LastResponseTimeMs,
-		LastError: strPtr(st.LastError), UnderMaintenance: st.UnderMaintenance,
+		Tags:               core.NonNil(m.Spec.Tags), Regions: core.NonNil(m.Spec.Regions), Config: s.configs.get(m),
+		Key: core.StrPtr(m.Spec.Key), CreatedAt: core.ISOTime(m.CreationTimestamp.Time),
+		CurrentStatus: string(st.CurrentStatus), LastStatus: core.StrPtr(st.LastStatus),
+		LastCheckedAt: core.MetaTimePtr(st.LastCheckedAt), LastResponseTimeMs: st.LastResponseTimeMs,
+		LastError: core.StrPtr(st.LastError), UnderMaintenance: st.UnderMaintenance,
 		Uptime24h: monitor.ParsePercent(st.Uptime24h), Uptime30d: monitor.ParsePercent(st.Uptime30d),
 		EffectiveTimeoutMs: st.EffectiveTimeoutMs, EffectiveRegions: st.EffectiveRegions,
 	}
@@ -359,7 +319,7 @@ func (s *Server) monitorObject(ctx context.Context, m *monv1.Monitor, x *monitor
 		out.CurrentStatus = string(monv1.StatusPending)
 	}
 	if oi := st.OpenIncident; oi != nil {
-		out.OpenIncident = &restapi.OpenIncident{ID: oi.ID, StartedAt: isoTime(oi.StartedAt.Time)}
+		out.OpenIncident = &restapi.OpenIncident{ID: oi.ID, StartedAt: core.ISOTime(oi.StartedAt.Time)}
 	}
 	if out.EffectiveTimeoutMs == 0 {
 		out.EffectiveTimeoutMs = monitor.EffectiveTimeoutMs(&m.Spec)
@@ -368,7 +328,7 @@ func (s *Server) monitorObject(ctx context.Context, m *monv1.Monitor, x *monitor
 		// Not reconciled yet: compute what the controller will write.
 		out.EffectiveRegions = monitor.EffectiveRegions(&m.Spec, x.plan, x.regions)
 	}
-	out.EffectiveRegions = nonNil(out.EffectiveRegions)
+	out.EffectiveRegions = core.NonNil(out.EffectiveRegions)
 	if m.Spec.Type == monv1.MonitorCron {
 		out.HeartbeatURL = s.heartbeatURL(m)
 	}
@@ -443,13 +403,6 @@ func (u *uptimeCache) get(ctx context.Context, s *Server, uid string) (day, mon 
 		u.mu.Unlock()
 	}
 	return day, mon, nil
-}
-
-func nonNil[T any](v []T) []T {
-	if v == nil {
-		return []T{}
-	}
-	return v
 }
 
 // heartbeatURL is the public ping URL of a cron monitor, or nil before its
@@ -575,27 +528,13 @@ func (s *Server) monitorsSummary(w http.ResponseWriter, r *http.Request) {
 	httpjson.Write(w, http.StatusOK, summarize(liveMonitors(list.Items)))
 }
 
-var slugRE = regexp.MustCompile(`[^a-z0-9]+`)
-
-// objectNamePrefix is a generateName prefix made from a display name.
-func objectNamePrefix(name, fallback string) string {
-	slug := strings.Trim(slugRE.ReplaceAllString(strings.ToLower(name), "-"), "-")
-	if len(slug) > 40 {
-		slug = strings.TrimRight(slug[:40], "-")
-	}
-	if slug == "" || slug[0] < 'a' || slug[0] > 'z' {
-		slug = strings.Trim(fallback+"-"+slug, "-")
-	}
-	return slug + "-"
-}
-
 // newMonitor builds an unsaved Monitor of ns from a create body.
 func (s *Server) newMonitor(ctx context.Context, ns string, b *monitorBody) (*monv1.Monitor, error) {
 	m := &monv1.Monitor{ObjectMeta: metav1.ObjectMeta{Namespace: ns}}
 	if _, err := s.applyMonitorBody(ctx, m, b, modeCreate); err != nil {
 		return nil, err
 	}
-	m.GenerateName = objectNamePrefix(m.Spec.Name, "monitor")
+	m.GenerateName = core.ObjectNamePrefix(m.Spec.Name, "monitor")
 	if err := s.validateMonitor(ctx, m); err != nil {
 		return nil, err
 	}
@@ -743,7 +682,7 @@ func (s *Server) updateMonitor(w http.ResponseWriter, r *http.Request) {
 		return err
 	})
 	if err != nil {
-		core.WriteErr(w, r, s.writeFailed(ctx, m.Namespace, err, monitorFieldPath))
+		core.WriteErr(w, r, s.WriteFailed(ctx, m.Namespace, err, monitorFieldPath))
 		return
 	}
 	s.recordPause(ctx, m, wasPaused)
@@ -800,7 +739,7 @@ func (s *Server) setPaused(paused bool) http.HandlerFunc {
 			return nil
 		})
 		if err != nil {
-			core.WriteErr(w, r, s.writeFailed(ctx, m.Namespace, err, monitorFieldPath))
+			core.WriteErr(w, r, s.WriteFailed(ctx, m.Namespace, err, monitorFieldPath))
 			return
 		}
 		s.recordPause(ctx, m, wasPaused)
@@ -934,7 +873,7 @@ func (s *Server) bulkOne(ctx context.Context, ns, id, action string, tags []stri
 		return nil
 	})
 	if err != nil {
-		return s.writeFailed(ctx, ns, err, monitorFieldPath)
+		return s.WriteFailed(ctx, ns, err, monitorFieldPath)
 	}
 	s.recordPause(ctx, m, wasPaused)
 	return nil
@@ -942,8 +881,8 @@ func (s *Server) bulkOne(ctx context.Context, ns, id, action string, tags []stri
 
 func resultJSON(res probeapi.Result) restapi.CheckResult {
 	return restapi.CheckResult{
-		Check: restapi.Check{ID: res.ID, CheckedAt: isoTime(store.UTC(res.CheckedAt)), Region: res.Region, Status: string(res.Status),
-			StatusCode: res.StatusCode, ResponseTimeMs: res.ResponseTimeMs, ErrorType: strPtr(res.ErrorType), ErrorMessage: strPtr(res.ErrorMessage)},
+		Check: restapi.Check{ID: res.ID, CheckedAt: core.ISOTime(store.UTC(res.CheckedAt)), Region: res.Region, Status: string(res.Status),
+			StatusCode: res.StatusCode, ResponseTimeMs: res.ResponseTimeMs, ErrorType: core.StrPtr(res.ErrorType), ErrorMessage: core.StrPtr(res.ErrorMessage)},
 		Timings: res.Timings, TLS: res.TLS, Details: res.Details,
 	}
 }
@@ -1010,7 +949,7 @@ func (s *Server) runCheck(w http.ResponseWriter, r *http.Request, m *monv1.Monit
 		httpjson.Write(w, http.StatusServiceUnavailable, core.ErrorBody{
 			Error: "No probe agent of the monitor's regions (" + strings.Join(noAgent.Regions, ", ") +
 				") is online to run the check; try again shortly", Code: core.CodeRegionUnavailable,
-			Details: map[string]any{"regions": nonNil(noAgent.Regions)}})
+			Details: map[string]any{"regions": core.NonNil(noAgent.Regions)}})
 		return
 	case err != nil:
 		core.WriteErr(w, r, err)
@@ -1070,7 +1009,7 @@ func (s *Server) putRegions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := s.Mutate(ctx, m, func() error { m.Spec.Regions = codes; return nil }); err != nil {
-		core.WriteErr(w, r, s.writeFailed(ctx, m.Namespace, err, monitorFieldPath))
+		core.WriteErr(w, r, s.WriteFailed(ctx, m.Namespace, err, monitorFieldPath))
 		return
 	}
 	s.monitorRegions(w, r, m)
@@ -1183,7 +1122,7 @@ type dnsRecordJSON struct {
 func dnsRecords(rs []store.DNSRecord) []dnsRecordJSON {
 	out := make([]dnsRecordJSON, 0, len(rs))
 	for _, r := range rs {
-		out = append(out, dnsRecordJSON{ObservedAt: isoTime(r.ObservedAt), RecordType: r.RecordType, Answers: nonNil(r.Answers), Changed: r.Changed})
+		out = append(out, dnsRecordJSON{ObservedAt: core.ISOTime(r.ObservedAt), RecordType: r.RecordType, Answers: core.NonNil(r.Answers), Changed: r.Changed})
 	}
 	return out
 }
@@ -1218,7 +1157,7 @@ func (s *Server) dnsRecords(w http.ResponseWriter, r *http.Request) {
 		expected = m.Spec.DNS.ExpectedValues
 	}
 	httpjson.Write(w, http.StatusOK, map[string]any{
-		"records": dnsRecords(recs), "changes": dnsRecords(changes), "expected_values": nonNil(expected),
+		"records": dnsRecords(recs), "changes": dnsRecords(changes), "expected_values": core.NonNil(expected),
 	})
 }
 

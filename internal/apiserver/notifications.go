@@ -370,8 +370,8 @@ func (s *Server) notificationAttempts(w http.ResponseWriter, r *http.Request) {
 	}
 	now := s.clock.Now()
 	windows := []attemptWindow{
-		{Window: "24h", Since: isoTime(now.Add(-24 * time.Hour)), ByChannel: []channelAttempts{}},
-		{Window: "7d", Since: isoTime(now.Add(-7 * 24 * time.Hour)), ByChannel: []channelAttempts{}},
+		{Window: "24h", Since: core.ISOTime(now.Add(-24 * time.Hour)), ByChannel: []channelAttempts{}},
+		{Window: "7d", Since: core.ISOTime(now.Add(-7 * 24 * time.Hour)), ByChannel: []channelAttempts{}},
 	}
 	spans := []time.Duration{24 * time.Hour, 7 * 24 * time.Hour}
 	truncated := false
@@ -405,5 +405,5 @@ func (s *Server) notificationAttempts(w http.ResponseWriter, r *http.Request) {
 			return strings.Compare(a.ChannelID, b.ChannelID)
 		})
 	}
-	httpjson.Write(w, http.StatusOK, map[string]any{"generated_at": isoTime(now), "windows": windows, "truncated": truncated})
+	httpjson.Write(w, http.StatusOK, map[string]any{"generated_at": core.ISOTime(now), "windows": windows, "truncated": truncated})
 }

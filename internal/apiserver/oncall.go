@@ -45,8 +45,8 @@ func (s *Server) onCallSchedules(r *http.Request) ([]onCallJSON, error) {
 	out := []onCallJSON{}
 	for i := range list.Items {
 		sc := &list.Items[i]
-		o := onCallJSON{ID: string(sc.UID), Name: sc.Name, Description: strPtr(sc.Spec.Description), TimeZone: sc.Spec.TimeZone,
-			ShiftHours: sc.Spec.ShiftHours, StartsAt: isoTime(sc.Spec.StartsAt.Time), Participants: []onCallPerson{}, Overrides: []onCallOverrideOut{}}
+		o := onCallJSON{ID: string(sc.UID), Name: sc.Name, Description: core.StrPtr(sc.Spec.Description), TimeZone: sc.Spec.TimeZone,
+			ShiftHours: sc.Spec.ShiftHours, StartsAt: core.ISOTime(sc.Spec.StartsAt.Time), Participants: []onCallPerson{}, Overrides: []onCallOverrideOut{}}
 		if o.TimeZone == "" {
 			o.TimeZone = "UTC"
 		}
@@ -57,12 +57,12 @@ func (s *Server) onCallSchedules(r *http.Request) ([]onCallJSON, error) {
 			o.Participants = append(o.Participants, onCallPerson(p))
 		}
 		for _, ov := range sc.Spec.Overrides {
-			o.Overrides = append(o.Overrides, onCallOverrideOut{Person: onCallPerson(ov.Participant), StartsAt: isoTime(ov.StartsAt.Time), EndsAt: isoTime(ov.EndsAt.Time)})
+			o.Overrides = append(o.Overrides, onCallOverrideOut{Person: onCallPerson(ov.Participant), StartsAt: core.ISOTime(ov.StartsAt.Time), EndsAt: core.ISOTime(ov.EndsAt.Time)})
 		}
 		if p, until, ok := oncall.Current(&sc.Spec, now); ok {
 			cur := onCallPerson(p)
 			o.Current = &cur
-			u := isoTime(until)
+			u := core.ISOTime(until)
 			o.CurrentUntil = &u
 		}
 		out = append(out, o)

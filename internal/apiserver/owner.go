@@ -2,7 +2,6 @@ package apiserver
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -97,279 +96,6 @@ func (s *Server) snoozeIncident(w http.ResponseWriter, r *http.Request) {
 	httpjson.Write(w, http.StatusOK, s.incidentObject(out, s.regionNames(r.Context())))
 }
 
-// --- maintenance windows ----------------------------------------------------
-
-// recurrenceBody is a window's recurrence: a frequency string ("weekly") or
-// {frequency, interval, until}.
-type recurrenceBody struct {
-	Frequency string  `json:"frequency"`
-	Interval  int32   `json:"interval"`
-	Until     *string `json:"until"`
-}
-
-// UnmarshalJSON accepts a frequency string or an object.
-func (rb *recurrenceBody) UnmarshalJSON(b []byte) error {
-	if len(b) > 0 && b[0] == '"' {
-		return json.Unmarshal(b, &rb.Frequency)
-	}
-	type plain recurrenceBody
-	var p plain
-	if err := json.Unmarshal(b, &p); err != nil {
-		return &core.FieldDecodeError{Field: "recurrence", Msg: "must be a frequency or {frequency, interval, until}"}
-	}
-	*rb = recurrenceBody(p)
-	return nil
-}
-
-// maintenanceBody is the create and update body of a maintenance window;
-// on update only sent fields change.
-type maintenanceBody struct {
-	Title       core.Nullable[string]         `json:"title"`
-	Description core.Nullable[string]         `json:"description"`
-	StartsAt    core.Nullable[string]         `json:"starts_at"`
-	EndsAt      core.Nullable[string]         `json:"ends_at"`
-	TimeZone    core.Nullable[string]         `json:"time_zone"`
-	Recurrence  core.Nullable[recurrenceBody] `json:"recurrence"`
-	Scope       core.Nullable[string]         `json:"scope"`
-	MonitorIDs  core.Nullable[[]string]       `json:"monitor_ids"`
-	GroupIDs    core.Nullable[[]string]       `json:"group_ids"`
-	Impact      core.Nullable[string]         `json:"impact"`
-	Cancelled   core.Nullable[bool]           `json:"cancelled"`
-}
-
-// refsByID resolves ids of one kind to references; unknown ids are field
-// errors of field[i].
-func refsByID(ids []string, idx *core.ObjectUIDs, field, what string) ([]monv1.LocalObjectReference, []core.FieldError) {
-	var out []monv1.LocalObjectReference
-	var errs []core.FieldError
-	seen := map[string]bool{}
-	for i, id := range ids {
-		name, ok := idx.ByUID[id]
-		if !ok {
-			errs = append(errs, core.FieldErr(fmt.Sprintf("%s[%d]", field, i), "%s not found", what))
-			continue
-		}
-		if !seen[name] {
-			seen[name] = true
-			out = append(out, monv1.LocalObjectReference{Name: name})
-		}
-	}
-	return out, errs
-}
-
-// applyMaintenanceBody writes the sent fields of b onto mw and validates the
-// result the way admission does, with REST field names.
-func applyMaintenanceBody(mw *monv1.MaintenanceWindow, b *maintenanceBody, create bool, monitors, groups *core.ObjectUIDs) []core.FieldError {
-	var errs []core.FieldError
-	sp := &mw.Spec
-	if b.Title.Set {
-		sp.Title = strings.TrimSpace(b.Title.Value())
-	}
-	if (create || b.Title.Set) && (sp.Title == "" || len(sp.Title) > 255) {
-		errs = append(errs, core.FieldErr("title", "must be 1-255 characters"))
-	}
-	if b.Description.Set {
-		sp.Description = b.Description.Value()
-		if len(sp.Description) > 5000 {
-			errs = append(errs, core.FieldErr("description", "must be at most 5000 characters"))
-		}
-	}
-	parseTime := func(f string, v core.Nullable[string], dst *metav1.Time) {
-		if !v.Set {
-			if create {
-				errs = append(errs, core.FieldErr(f, "is required"))
-			}
-			return
-		}
-		t, err := time.Parse(time.RFC3339Nano, v.Value())
-		if err != nil {
-			errs = append(errs, core.FieldErr(f, "must be an ISO 8601 timestamp"))
-			return
-		}
-		*dst = metav1.NewTime(t.UTC())
-	}
-	parseTime("starts_at", b.StartsAt, &sp.StartsAt)
-	parseTime("ends_at", b.EndsAt, &sp.EndsAt)
-	if !sp.StartsAt.IsZero() && !sp.EndsAt.IsZero() && !sp.EndsAt.After(sp.StartsAt.Time) {
-		errs = append(errs, core.FieldErr("ends_at", "must be after starts_at"))
-	}
-	if b.TimeZone.Set {
-		sp.TimeZone = b.TimeZone.Value()
-		if _, err := time.LoadLocation(sp.TimeZone); err != nil || len(sp.TimeZone) > 64 {
-			errs = append(errs, core.FieldErr("time_zone", "must be an IANA time zone such as Europe/Berlin"))
-		}
-	}
-	if b.Recurrence.Set {
-		rb := b.Recurrence.Value()
-		switch {
-		case b.Recurrence.Null || rb.Frequency == "" || rb.Frequency == "none":
-			sp.Recurrence = nil
-		case rb.Frequency != "daily" && rb.Frequency != "weekly" && rb.Frequency != "monthly":
-			errs = append(errs, core.FieldErr("recurrence.frequency", "must be one of none, daily, weekly, monthly"))
-		case rb.Interval < 0 || rb.Interval > 52:
-			errs = append(errs, core.FieldErr("recurrence.interval", "must be between 1 and 52"))
-		default:
-			rec := &monv1.Recurrence{Frequency: monv1.RecurrenceFrequency(rb.Frequency), Interval: rb.Interval}
-			if rb.Until != nil {
-				t, err := time.Parse(time.RFC3339Nano, *rb.Until)
-				if err != nil {
-					errs = append(errs, core.FieldErr("recurrence.until", "must be an ISO 8601 timestamp"))
-				} else {
-					rec.Until = &metav1.Time{Time: t.UTC()}
-				}
-			}
-			sp.Recurrence = rec
-		}
-	}
-	if b.MonitorIDs.Set {
-		ids := b.MonitorIDs.Value()
-		if len(ids) > 500 {
-			errs = append(errs, core.FieldErr("monitor_ids", "must have at most 500 monitors"))
-		}
-		var fe []core.FieldError
-		sp.Monitors, fe = refsByID(ids, monitors, "monitor_ids", "monitor")
-		errs = append(errs, fe...)
-	}
-	if b.GroupIDs.Set {
-		ids := b.GroupIDs.Value()
-		if len(ids) > 100 {
-			errs = append(errs, core.FieldErr("group_ids", "must have at most 100 groups"))
-		}
-		var fe []core.FieldError
-		sp.Groups, fe = refsByID(ids, groups, "group_ids", "monitor group")
-		errs = append(errs, fe...)
-	}
-	switch {
-	case b.Scope.Set && !b.Scope.Null:
-		sp.Scope = monv1.MaintenanceScope(b.Scope.Value())
-	case create && len(sp.Monitors) > 0:
-		sp.Scope = "monitors"
-	case create && len(sp.Groups) > 0:
-		sp.Scope = "groups"
-	case create || sp.Scope == "":
-		sp.Scope = "all"
-	}
-	switch sp.Scope {
-	case "all":
-		sp.Monitors, sp.Groups = nil, nil
-	case "monitors":
-		sp.Groups = nil
-		if len(sp.Monitors) == 0 {
-			errs = append(errs, core.FieldErr("monitor_ids", "is required when scope is monitors"))
-		}
-	case "groups":
-		sp.Monitors = nil
-		if len(sp.Groups) == 0 {
-			errs = append(errs, core.FieldErr("group_ids", "is required when scope is groups"))
-		}
-	default:
-		errs = append(errs, core.FieldErr("scope", "must be one of all, monitors, groups"))
-	}
-	if b.Impact.Set {
-		sp.Impact = b.Impact.Value()
-		if sp.Impact != "" && sp.Impact != "low" && sp.Impact != "medium" && sp.Impact != "high" {
-			errs = append(errs, core.FieldErr("impact", "must be one of low, medium, high"))
-		}
-	}
-	if b.Cancelled.Set && !b.Cancelled.Null {
-		sp.Cancelled = b.Cancelled.Value()
-	}
-	return errs
-}
-
-// maintenanceFieldPath maps a MaintenanceWindow field path to the REST name.
-func maintenanceFieldPath(p string) string {
-	switch {
-	case strings.HasPrefix(p, "spec.monitors"):
-		return "monitor_ids"
-	case strings.HasPrefix(p, "spec.groups"):
-		return "group_ids"
-	}
-	return core.SnakePath(p)
-}
-
-// maintenanceRefs indexes the monitors and groups of ns by uid.
-func (s *Server) maintenanceRefs(ctx context.Context, ns string) (monitors, groups *core.ObjectUIDs, err error) {
-	if monitors, err = s.UIDIndex(ctx, &monv1.MonitorList{}, ns); err != nil {
-		return nil, nil, err
-	}
-	if groups, err = s.UIDIndex(ctx, &monv1.MonitorGroupList{}, ns); err != nil {
-		return nil, nil, err
-	}
-	return monitors, groups, nil
-}
-
-func (s *Server) createMaintenance(w http.ResponseWriter, r *http.Request) {
-	ctx, c := r.Context(), core.CallerFrom(r.Context())
-	var b maintenanceBody
-	if err := core.DecodeJSON(r, &b, false); err != nil {
-		core.WriteErr(w, r, err)
-		return
-	}
-	monitors, groups, err := s.maintenanceRefs(ctx, c.Namespace)
-	if err != nil {
-		core.WriteErr(w, r, err)
-		return
-	}
-	mw := &monv1.MaintenanceWindow{ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace}}
-	if errs := applyMaintenanceBody(mw, &b, true, monitors, groups); len(errs) > 0 {
-		core.WriteValidation(w, errs...)
-		return
-	}
-	mw.GenerateName = objectNamePrefix(mw.Spec.Title, "maintenance")
-	if err := s.opts.Client.Create(ctx, mw); err != nil {
-		core.WriteErr(w, r, s.writeFailed(ctx, c.Namespace, err, maintenanceFieldPath))
-		return
-	}
-	httpjson.Write(w, http.StatusCreated, maintenanceObject(mw, monitors, groups))
-}
-
-func (s *Server) pathMaintenance(w http.ResponseWriter, r *http.Request) *monv1.MaintenanceWindow {
-	return core.PathObject[*monv1.MaintenanceWindow](s.Deps, w, r, &monv1.MaintenanceWindowList{}, "id", "Maintenance window")
-}
-
-// updateMaintenance serves PUT and PATCH: only sent fields change.
-func (s *Server) updateMaintenance(w http.ResponseWriter, r *http.Request) {
-	ctx := r.Context()
-	mw := s.pathMaintenance(w, r)
-	if mw == nil {
-		return
-	}
-	var b maintenanceBody
-	if err := core.DecodeJSON(r, &b, false); err != nil {
-		core.WriteErr(w, r, err)
-		return
-	}
-	monitors, groups, err := s.maintenanceRefs(ctx, mw.Namespace)
-	if err != nil {
-		core.WriteErr(w, r, err)
-		return
-	}
-	err = s.Mutate(ctx, mw, func() error {
-		if errs := applyMaintenanceBody(mw, &b, false, monitors, groups); len(errs) > 0 {
-			return core.ValidationError(errs...)
-		}
-		return nil
-	})
-	if err != nil {
-		core.WriteErr(w, r, s.writeFailed(ctx, mw.Namespace, err, maintenanceFieldPath))
-		return
-	}
-	httpjson.Write(w, http.StatusOK, maintenanceObject(mw, monitors, groups))
-}
-
-func (s *Server) deleteMaintenance(w http.ResponseWriter, r *http.Request) {
-	mw := s.pathMaintenance(w, r)
-	if mw == nil {
-		return
-	}
-	if err := s.DeleteObject(r.Context(), mw); err != nil {
-		core.WriteErr(w, r, err)
-		return
-	}
-	w.WriteHeader(http.StatusNoContent)
-}
-
 // --- status page access and domain ------------------------------------------
 
 // pageAccessSuffix names the Secret holding a page's password.
@@ -389,7 +115,7 @@ func pageAccessObject(p *monv1.StatusPage) map[string]any {
 	mode, hasPassword := monv1.AccessPublic, false
 	var revoked *string
 	if a := p.Spec.Access; a != nil {
-		mode, hasPassword, revoked = a.Mode, a.PasswordSecretRef != nil, metaTimePtr(a.SessionsRevokedAt)
+		mode, hasPassword, revoked = a.Mode, a.PasswordSecretRef != nil, core.MetaTimePtr(a.SessionsRevokedAt)
 	}
 	return map[string]any{"mode": mode, "is_public": p.Spec.IsPublic, "has_password": hasPassword, "sessions_revoked_at": revoked}
 }
@@ -461,7 +187,7 @@ func (s *Server) putPageAccess(w http.ResponseWriter, r *http.Request) {
 		return nil
 	})
 	if err != nil {
-		core.WriteErr(w, r, s.writeFailed(ctx, p.Namespace, err, pageFieldPath))
+		core.WriteErr(w, r, s.WriteFailed(ctx, p.Namespace, err, pageFieldPath))
 		return
 	}
 	if mode != monv1.AccessPassword && hadPassword {
@@ -487,7 +213,7 @@ func (s *Server) revokePageSessions(w http.ResponseWriter, r *http.Request) {
 		return nil
 	})
 	if err != nil {
-		core.WriteErr(w, r, s.writeFailed(r.Context(), p.Namespace, err, pageFieldPath))
+		core.WriteErr(w, r, s.WriteFailed(r.Context(), p.Namespace, err, pageFieldPath))
 		return
 	}
 	httpjson.Write(w, http.StatusOK, pageAccessObject(p))
@@ -515,10 +241,10 @@ func (s *Server) putPageDomain(w http.ResponseWriter, r *http.Request) {
 	}
 	err := s.Mutate(r.Context(), p, func() error { p.Spec.CustomDomain = domain; return nil })
 	if err != nil {
-		core.WriteErr(w, r, s.writeFailed(r.Context(), p.Namespace, err, pageFieldPath))
+		core.WriteErr(w, r, s.WriteFailed(r.Context(), p.Namespace, err, pageFieldPath))
 		return
 	}
-	httpjson.Write(w, http.StatusOK, map[string]any{"domain": strPtr(domain)})
+	httpjson.Write(w, http.StatusOK, map[string]any{"domain": core.StrPtr(domain)})
 }
 
 // --- webhook signing secret -------------------------------------------------
@@ -549,7 +275,7 @@ func (s *Server) rotateSigningSecret(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	httpjson.Write(w, http.StatusOK, map[string]any{"connection_id": string(ch.UID), "signing_secret": secret,
-		"rotated_at": isoTime(s.clock.Now())})
+		"rotated_at": core.ISOTime(s.clock.Now())})
 }
 
 // deleteOwnedSecret deletes the Secret name of owner's namespace when owner

@@ -71,7 +71,7 @@ func (s *Server) addRecipient(w http.ResponseWriter, r *http.Request) {
 		return nil
 	})
 	if err != nil {
-		core.WriteErr(w, r, s.writeFailed(ctx, ns, err, channelFieldPath))
+		core.WriteErr(w, r, s.WriteFailed(ctx, ns, err, channelFieldPath))
 		return
 	}
 	httpjson.Write(w, http.StatusCreated, s.addedState(ctx, ns, email))

@@ -21,9 +21,9 @@ func probeRegionObject(pr *monv1.ProbeRegion) restapi.ProbeRegion {
 	if name == "" {
 		name = code
 	}
-	return restapi.ProbeRegion{Code: code, Name: name, City: strPtr(pr.Spec.City), Country: strPtr(pr.Spec.Country),
-		Continent: strPtr(string(pr.Spec.Continent)), ISP: strPtr(pr.Spec.ISP), Online: pr.Status.Online,
-		Agents: pr.Status.OnlineAgents, Monitors: pr.Status.Monitors, LastContact: metaTimePtr(pr.Status.LastContact)}
+	return restapi.ProbeRegion{Code: code, Name: name, City: core.StrPtr(pr.Spec.City), Country: core.StrPtr(pr.Spec.Country),
+		Continent: core.StrPtr(string(pr.Spec.Continent)), ISP: core.StrPtr(pr.Spec.ISP), Online: pr.Status.Online,
+		Agents: pr.Status.OnlineAgents, Monitors: pr.Status.Monitors, LastContact: core.MetaTimePtr(pr.Status.LastContact)}
 }
 
 // listRegions answers GET /regions: every probe region (ProbeRegions are

@@ -27,7 +27,7 @@ func sloObject(o *monv1.SLO, monitors *core.ObjectUIDs) restapi.SLOTarget {
 		BurnRateFastThreshold: o.Spec.BurnRateFastThreshold, BurnRateSlowThreshold: o.Spec.BurnRateSlowThreshold,
 		IsEnabled: o.Spec.Enabled == nil || *o.Spec.Enabled, CurrentSLI: o.Status.CurrentSLI,
 		ErrorBudgetRemainingPercent: o.Status.ErrorBudgetRemainingPercent, ErrorBudgetRemainingMinutes: o.Status.ErrorBudgetRemainingMinutes,
-		CreatedAt: isoTime(o.CreationTimestamp.Time)}
+		CreatedAt: core.ISOTime(o.CreationTimestamp.Time)}
 	return out
 }
 
@@ -113,7 +113,7 @@ func (s *Server) writeSLO(w http.ResponseWriter, r *http.Request, o *monv1.SLO, 
 	}
 	out := sloObject(o, monitors)
 	if out.MonitorID == nil {
-		out.MonitorID = strPtr(monitorID)
+		out.MonitorID = core.StrPtr(monitorID)
 	}
 	httpjson.Write(w, code, out)
 }
@@ -156,7 +156,7 @@ func (s *Server) upsertSLO(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if err := s.opts.Client.Create(ctx, o); err != nil {
-			core.WriteErr(w, r, s.writeFailed(ctx, c.Namespace, err, core.SnakePath))
+			core.WriteErr(w, r, s.WriteFailed(ctx, c.Namespace, err, core.SnakePath))
 			return
 		}
 		s.writeSLO(w, r, o, http.StatusCreated, string(m.UID))
@@ -172,7 +172,7 @@ func (s *Server) upsertSLO(w http.ResponseWriter, r *http.Request) {
 		return nil
 	})
 	if err != nil {
-		core.WriteErr(w, r, s.writeFailed(ctx, c.Namespace, err, core.SnakePath))
+		core.WriteErr(w, r, s.WriteFailed(ctx, c.Namespace, err, core.SnakePath))
 		return
 	}
 	s.writeSLO(w, r, o, http.StatusOK, string(m.UID))
@@ -204,7 +204,7 @@ func (s *Server) updateSLO(w http.ResponseWriter, r *http.Request) {
 		return nil
 	})
 	if err != nil {
-		core.WriteErr(w, r, s.writeFailed(ctx, o.Namespace, err, core.SnakePath))
+		core.WriteErr(w, r, s.WriteFailed(ctx, o.Namespace, err, core.SnakePath))
 		return
 	}
 	s.writeSLO(w, r, o, http.StatusOK, "")

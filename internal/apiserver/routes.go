@@ -6,6 +6,7 @@ import (
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/maintenance"
 	"github.com/uptime-operator/uptime-operator/internal/ratelimit"
 	"github.com/uptime-operator/uptime-operator/internal/recipients"
 )
@@ -133,12 +134,8 @@ func (s *Server) routes() {
 	s.rt.Handle(patch, "/incidents/{id}/runbook-steps/{stepId}", s.setRunbookStep)
 
 	// Maintenance windows: readable, changes owner-only.
-	s.rt.Handle(get, "/maintenance", s.listMaintenance)
+	maintenance.New(s.Deps).Routes(s.rt)
 	owner := core.WithAccess(core.OwnerOnly)
-	s.rt.Handle(post, "/maintenance", s.createMaintenance, owner)
-	s.rt.Handle(put, "/maintenance/{id}", s.updateMaintenance, owner)
-	s.rt.Handle(patch, "/maintenance/{id}", s.updateMaintenance, owner)
-	s.rt.Handle(del, "/maintenance/{id}", s.deleteMaintenance, owner)
 
 	// Status pages (REST; /status/{slug} is public, above).
 	pages := core.WithFeature(monv1.FeatureStatusPages)

@@ -140,13 +140,13 @@ func (s *Server) acceptDNSRecords(w http.ResponseWriter, r *http.Request) {
 		return nil
 	})
 	if err != nil {
-		core.WriteErr(w, r, s.writeFailed(ctx, m.Namespace, err, monitorFieldPath))
+		core.WriteErr(w, r, s.WriteFailed(ctx, m.Namespace, err, monitorFieldPath))
 		return
 	}
 	httpjson.Write(w, http.StatusOK, map[string]any{
 		"monitor_id":      string(m.UID),
 		"record_type":     latest.RecordType,
-		"observed_at":     isoTime(latest.ObservedAt),
+		"observed_at":     core.ISOTime(latest.ObservedAt),
 		"expected_values": answers,
 		"match_mode":      matchMode(m.Spec.DNS.MatchMode),
 	})

@@ -82,7 +82,7 @@ func (s *Server) writeOTel(w http.ResponseWriter, r *http.Request, o store.OTelS
 	}
 	httpjson.Write(w, code, otelJSON{Endpoint: o.Endpoint, Protocol: o.Protocol, Headers: headers, ServiceName: o.ServiceName,
 		Enabled: o.Enabled, ExportSpans: o.ExportSpans, ExportMetrics: o.ExportMetrics,
-		CreatedAt: isoTime(o.CreatedAt), UpdatedAt: isoTime(o.UpdatedAt), Delivery: d})
+		CreatedAt: core.ISOTime(o.CreatedAt), UpdatedAt: core.ISOTime(o.UpdatedAt), Delivery: d})
 }
 
 func (s *Server) getOTel(o *otelexport.Exporter) http.HandlerFunc {

@@ -94,8 +94,8 @@ func runbookFrom(cm *corev1.ConfigMap) (runbook, bool) {
 		return rb, false
 	}
 	rb.ID = string(cm.UID)
-	rb.CreatedAt = isoTime(cm.CreationTimestamp.Time)
-	rb.Steps = nonNil(rb.Steps)
+	rb.CreatedAt = core.ISOTime(cm.CreationTimestamp.Time)
+	rb.Steps = core.NonNil(rb.Steps)
 	return rb, true
 }
 
@@ -320,8 +320,8 @@ func deployEventObject(e store.DeployEvent) deployEventJSON {
 	if len(md) == 0 {
 		md = json.RawMessage("{}")
 	}
-	return deployEventJSON{ID: e.ID, ServiceName: e.ServiceName, Environment: strPtr(e.Environment), Version: strPtr(e.Version),
-		Source: strPtr(e.Source), DeployedAt: isoTime(e.DeployedAt), Metadata: md, CreatedAt: isoTime(e.CreatedAt)}
+	return deployEventJSON{ID: e.ID, ServiceName: e.ServiceName, Environment: core.StrPtr(e.Environment), Version: core.StrPtr(e.Version),
+		Source: core.StrPtr(e.Source), DeployedAt: core.ISOTime(e.DeployedAt), Metadata: md, CreatedAt: core.ISOTime(e.CreatedAt)}
 }
 
 func (s *Server) listDeployEvents(w http.ResponseWriter, r *http.Request) {

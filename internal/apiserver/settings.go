@@ -2,82 +2,13 @@ package apiserver
 
 import (
 	"net/http"
-	"slices"
-	"strings"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
-	"github.com/uptime-operator/uptime-operator/internal/restapi"
 )
 
-// Maintenance windows and alerting settings: readable with every key;
-// changing them is owner-only (see routes).
-
-// maintenanceObject renders a window; references are shown as ids.
-func maintenanceObject(mw *monv1.MaintenanceWindow, monitors, groups *core.ObjectUIDs) restapi.MaintenanceWindow {
-	ids := func(refs []monv1.LocalObjectReference, idx *core.ObjectUIDs) []string {
-		out := []string{}
-		for _, ref := range refs {
-			if u := idx.UIDOf(ref.Name); u != nil {
-				out = append(out, *u)
-			}
-		}
-		return out
-	}
-	sp := mw.Spec
-	state := string(mw.Status.State)
-	if state == "" {
-		state = string(monv1.MaintenanceScheduled)
-	}
-	if sp.Cancelled {
-		state = string(monv1.MaintenanceCancelled)
-	}
-	var rec *string
-	if sp.Recurrence != nil {
-		rec = strPtr(string(sp.Recurrence.Frequency))
-	}
-	tz := sp.TimeZone
-	if tz == "" {
-		tz = "UTC"
-	}
-	impact := sp.Impact
-	if impact == "" {
-		impact = "medium"
-	}
-	return restapi.MaintenanceWindow{ID: string(mw.UID), Title: sp.Title, Description: strPtr(sp.Description),
-		StartsAt: isoTime(sp.StartsAt.Time), EndsAt: isoTime(sp.EndsAt.Time), TimeZone: tz, Recurrence: rec,
-		Scope: string(sp.Scope), MonitorIDs: ids(sp.Monitors, monitors), GroupIDs: ids(sp.Groups, groups), Impact: impact,
-		State: state, CurrentStart: metaTimePtr(mw.Status.CurrentStart), CurrentEnd: metaTimePtr(mw.Status.CurrentEnd),
-		Cancelled: sp.Cancelled}
-}
-
-func (s *Server) listMaintenance(w http.ResponseWriter, r *http.Request) {
-	ctx, c := r.Context(), core.CallerFrom(r.Context())
-	var list monv1.MaintenanceWindowList
-	if err := s.List(ctx, &list, c.Namespace); err != nil {
-		core.WriteErr(w, r, err)
-		return
-	}
-	monitors, err := s.UIDIndex(ctx, &monv1.MonitorList{}, c.Namespace)
-	if err != nil {
-		core.WriteErr(w, r, err)
-		return
-	}
-	groups, err := s.UIDIndex(ctx, &monv1.MonitorGroupList{}, c.Namespace)
-	if err != nil {
-		core.WriteErr(w, r, err)
-		return
-	}
-	out := []restapi.MaintenanceWindow{}
-	for i := range list.Items {
-		if list.Items[i].DeletionTimestamp == nil {
-			out = append(out, maintenanceObject(&list.Items[i], monitors, groups))
-		}
-	}
-	slices.SortFunc(out, func(a, b restapi.MaintenanceWindow) int { return strings.Compare(b.StartsAt, a.StartsAt) })
-	httpjson.Write(w, http.StatusOK, out)
-}
+// Alerting settings: readable with every key.
 
 func (s *Server) listEscalationPolicies(w http.ResponseWriter, r *http.Request) {
 	var list monv1.EscalationPolicyList
@@ -93,10 +24,10 @@ func (s *Server) listEscalationPolicies(w http.ResponseWriter, r *http.Request) 
 			for _, ch := range st.Channels {
 				channels = append(channels, ch.Name)
 			}
-			steps = append(steps, map[string]any{"delay_minutes": st.DelayMinutes, "channels": nonNil(channels), "emails": nonNil(st.Emails)})
+			steps = append(steps, map[string]any{"delay_minutes": st.DelayMinutes, "channels": core.NonNil(channels), "emails": core.NonNil(st.Emails)})
 		}
-		out = append(out, map[string]any{"id": string(p.UID), "name": p.Name, "description": strPtr(p.Spec.Description),
-			"repeat": p.Spec.Repeat, "steps": steps, "created_at": isoTime(p.CreationTimestamp.Time)})
+		out = append(out, map[string]any{"id": string(p.UID), "name": p.Name, "description": core.StrPtr(p.Spec.Description),
+			"repeat": p.Spec.Repeat, "steps": steps, "created_at": core.ISOTime(p.CreationTimestamp.Time)})
 	}
 	httpjson.Write(w, http.StatusOK, out)
 }

@@ -140,7 +140,7 @@ type seriesPointJSON struct {
 func seriesJSON(points []store.SeriesPoint) []seriesPointJSON {
 	out := make([]seriesPointJSON, 0, len(points))
 	for _, p := range points {
-		pj := seriesPointJSON{At: isoTime(p.At), MinResponseTimeMs: p.Stats.ResponseMinMs, MaxResponseTimeMs: p.Stats.ResponseMaxMs,
+		pj := seriesPointJSON{At: core.ISOTime(p.At), MinResponseTimeMs: p.Stats.ResponseMinMs, MaxResponseTimeMs: p.Stats.ResponseMaxMs,
 			Checks: p.Stats.Total(), UptimePercentage: p.Stats.UptimePercent()}
 		if p.Stats.Successful() > 0 {
 			avg := p.Stats.AvgResponseMs()
@@ -354,8 +354,8 @@ func (s *Server) regionStatuses(w http.ResponseWriter, r *http.Request) {
 	}
 	out := []regionJSON{}
 	for _, c := range latest {
-		out = append(out, regionJSON{Region: c.Region, RegionName: names.name(c.Region), Status: string(c.Status), CheckedAt: isoTime(c.CheckedAt),
-			ResponseTimeMs: c.ResponseTimeMs, StatusCode: c.StatusCode, ErrorMessage: strPtr(c.ErrorMessage)})
+		out = append(out, regionJSON{Region: c.Region, RegionName: names.name(c.Region), Status: string(c.Status), CheckedAt: core.ISOTime(c.CheckedAt),
+			ResponseTimeMs: c.ResponseTimeMs, StatusCode: c.StatusCode, ErrorMessage: core.StrPtr(c.ErrorMessage)})
 	}
 	httpjson.Write(w, http.StatusOK, map[string]any{"regions": out})
 }
@@ -381,7 +381,7 @@ func (s *Server) pauseWindows(w http.ResponseWriter, r *http.Request) {
 	}
 	out := []windowJSON{}
 	for _, pw := range windows {
-		out = append(out, windowJSON{PausedAt: isoTime(pw.PausedAt), ResumedAt: isoTimePtr(pw.ResumedAt)})
+		out = append(out, windowJSON{PausedAt: core.ISOTime(pw.PausedAt), ResumedAt: core.ISOTimePtr(pw.ResumedAt)})
 	}
 	httpjson.Write(w, http.StatusOK, map[string]any{"windows": out})
 }

@@ -23,11 +23,11 @@ import (
 // Status page REST endpoints (/status/pages/...) map onto StatusPage CRs.
 
 func (s *Server) pageObject(p *monv1.StatusPage, monitors []monv1.Monitor) restapi.StatusPage {
-	out := restapi.StatusPage{ID: string(p.UID), Title: p.Spec.Title, Description: strPtr(p.Spec.Description), Slug: p.Spec.Slug,
-		IsPublic: p.Spec.IsPublic, CustomDomain: strPtr(p.Spec.CustomDomain), LogoURL: strPtr(p.Spec.LogoURL), FaviconURL: strPtr(p.Spec.FaviconURL), AccentColor: strPtr(p.Spec.AccentColor),
+	out := restapi.StatusPage{ID: string(p.UID), Title: p.Spec.Title, Description: core.StrPtr(p.Spec.Description), Slug: p.Spec.Slug,
+		IsPublic: p.Spec.IsPublic, CustomDomain: core.StrPtr(p.Spec.CustomDomain), LogoURL: core.StrPtr(p.Spec.LogoURL), FaviconURL: core.StrPtr(p.Spec.FaviconURL), AccentColor: core.StrPtr(p.Spec.AccentColor),
 		HidePoweredBy: p.Spec.HidePoweredBy, ShowResponseTimes: p.Spec.ShowResponseTimes,
-		URL: strings.TrimSuffix(s.opts.PublicURL, "/") + "/s/" + p.Spec.Slug, OverallStatus: strPtr(p.Status.OverallStatus),
-		Monitors: []restapi.PageMonitor{}, CreatedAt: isoTime(p.CreationTimestamp.Time)}
+		URL: strings.TrimSuffix(s.opts.PublicURL, "/") + "/s/" + p.Spec.Slug, OverallStatus: core.StrPtr(p.Status.OverallStatus),
+		Monitors: []restapi.PageMonitor{}, CreatedAt: core.ISOTime(p.CreationTimestamp.Time)}
 	if out.Slug == "" {
 		out.Slug = p.Name
 	}
@@ -50,7 +50,7 @@ func (s *Server) pageObject(p *monv1.StatusPage, monitors []monv1.Monitor) resta
 		if pm.DisplayName != "" {
 			name = pm.DisplayName
 		}
-		out.Monitors = append(out.Monitors, restapi.PageMonitor{MonitorID: string(m.UID), Name: name, Section: strPtr(pm.Section), CurrentStatus: st})
+		out.Monitors = append(out.Monitors, restapi.PageMonitor{MonitorID: string(m.UID), Name: name, Section: core.StrPtr(pm.Section), CurrentStatus: st})
 	}
 	return out
 }
@@ -225,7 +225,7 @@ func (s *Server) createPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// The slug is cluster-wide; a random suffix keeps titles reusable.
-	base := strings.TrimSuffix(objectNamePrefix(p.Spec.Title, "page"), "-")
+	base := strings.TrimSuffix(core.ObjectNamePrefix(p.Spec.Title, "page"), "-")
 	userSlug := p.Spec.Slug
 	for attempt := 0; ; attempt++ {
 		p.Name = base + "-" + rand.String(5)
@@ -238,7 +238,7 @@ func (s *Server) createPage(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if err != nil {
-		core.WriteErr(w, r, s.writeFailed(ctx, c.Namespace, err, pageFieldPath))
+		core.WriteErr(w, r, s.WriteFailed(ctx, c.Namespace, err, pageFieldPath))
 		return
 	}
 	s.writePage(w, r, p, http.StatusCreated)
@@ -279,7 +279,7 @@ func (s *Server) updatePage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := s.Mutate(ctx, p, func() error { return applyPageBody(p, &b, plan) }); err != nil {
-		core.WriteErr(w, r, s.writeFailed(ctx, p.Namespace, err, pageFieldPath))
+		core.WriteErr(w, r, s.WriteFailed(ctx, p.Namespace, err, pageFieldPath))
 		return
 	}
 	s.writePage(w, r, p, http.StatusOK)
@@ -367,7 +367,7 @@ func (s *Server) putPageMonitors(w http.ResponseWriter, r *http.Request) {
 		err = s.Mutate(ctx, p, func() error { p.Spec.Monitors = entries; return nil })
 	}
 	if err != nil {
-		core.WriteErr(w, r, s.writeFailed(ctx, p.Namespace, err, pageFieldPath))
+		core.WriteErr(w, r, s.WriteFailed(ctx, p.Namespace, err, pageFieldPath))
 		return
 	}
 	s.writePage(w, r, p, http.StatusOK)
@@ -404,7 +404,7 @@ func (s *Server) addPageMonitor(w http.ResponseWriter, r *http.Request) {
 		})
 	}
 	if err != nil {
-		core.WriteErr(w, r, s.writeFailed(ctx, p.Namespace, err, pageFieldPath))
+		core.WriteErr(w, r, s.WriteFailed(ctx, p.Namespace, err, pageFieldPath))
 		return
 	}
 	s.writePage(w, r, p, http.StatusOK)
@@ -484,7 +484,7 @@ func languagesOf(p *monv1.StatusPage) languagesJSON {
 		if l.Default != "" {
 			out.Default = l.Default
 		}
-		out.Enabled = nonNil(l.Enabled)
+		out.Enabled = core.NonNil(l.Enabled)
 		for _, t := range l.Translations {
 			out.Translations = append(out.Translations, translationJSON{Language: t.Language, Title: t.Title, Description: t.Description})
 		}
@@ -536,7 +536,7 @@ func (s *Server) putPageLanguages(w http.ResponseWriter, r *http.Request) {
 		langs.Translations = append(langs.Translations, monv1.StatusPageTranslation{Language: t.Language, Title: t.Title, Description: t.Description})
 	}
 	if err := s.Mutate(ctx, p, func() error { p.Spec.Languages = langs; return nil }); err != nil {
-		core.WriteErr(w, r, s.writeFailed(ctx, p.Namespace, err, core.SnakePath))
+		core.WriteErr(w, r, s.WriteFailed(ctx, p.Namespace, err, core.SnakePath))
 		return
 	}
 	httpjson.Write(w, http.StatusOK, languagesOf(p))

@@ -49,14 +49,14 @@ func stepRun(c store.Check) stepRunJSON {
 	if len(c.Details) > 0 {
 		_ = json.Unmarshal(c.Details, &d)
 	}
-	out := stepRunJSON{Check: checkRecord(c), Steps: []stepResultJSON{}, Extracted: nonNil(d.Extracted)}
+	out := stepRunJSON{Check: checkRecord(c), Steps: []stepResultJSON{}, Extracted: core.NonNil(d.Extracted)}
 	for i, st := range d.Steps {
 		var code *int
 		if st.StatusCode != 0 {
 			code = &st.StatusCode
 		}
 		out.Steps = append(out.Steps, stepResultJSON{Index: i, Name: st.Name, URL: st.URL, StatusCode: code,
-			ResponseTimeMs: st.ResponseTimeMs, Passed: st.Passed, Error: strPtr(st.Error), Assertions: nonNil(st.Assertions)})
+			ResponseTimeMs: st.ResponseTimeMs, Passed: st.Passed, Error: core.StrPtr(st.Error), Assertions: core.NonNil(st.Assertions)})
 	}
 	return out
 }
@@ -87,5 +87,5 @@ func (s *Server) stepRuns(w http.ResponseWriter, r *http.Request) {
 	for _, c := range items {
 		runs = append(runs, stepRun(c))
 	}
-	httpjson.Write(w, http.StatusOK, map[string]any{"monitor_id": string(m.UID), "items": runs, "next_before": isoTimePtr(next)})
+	httpjson.Write(w, http.StatusOK, map[string]any{"monitor_id": string(m.UID), "items": runs, "next_before": core.ISOTimePtr(next)})
 }

@@ -97,3 +97,16 @@ func (d *Deps) cheapestPlanWith(ctx context.Context, f monv1.Feature) string {
 	}
 	return best
 }
+
+// WriteFailed maps an error of a create or update to its answer: admission
+// refusals to the REST error shapes.
+func (d *Deps) WriteFailed(ctx context.Context, ns string, err error, mapPath FieldPathMap) error {
+	planName := ""
+	if p, perr := d.Plans.ForNamespace(ctx, ns); perr == nil {
+		planName = p.Name
+	}
+	if ae := FromAdmission(err, planName, mapPath); ae != nil {
+		return ae
+	}
+	return err
+}
