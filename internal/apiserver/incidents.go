@@ -511,3 +511,70 @@ func (s *Server) putPostmortem(w http.ResponseWriter, r *http.Request) {
 	}
 	httpjson.Write(w, http.StatusOK, map[string]any{"incident_id": inc.ID, "postmortem": *b.Postmortem})
 }
+
+// maxSnooze bounds how far ahead an incident can be snoozed.
+const maxSnooze = 30 * 24 * time.Hour
+
+// snoozeBody is the body of POST /incidents/:id/snooze: one of until (ISO
+// 8601) or minutes.
+type snoozeBody struct {
+	Until   core.Nullable[string] `json:"until"`
+	Minutes core.Nullable[int]    `json:"minutes"`
+}
+
+// snoozeUntil validates b against now and returns the end of the snooze.
+func (b *snoozeBody) snoozeUntil(now time.Time) (time.Time, []core.FieldError) {
+	switch {
+	case b.Until.Set && !b.Until.Null && b.Minutes.Set && !b.Minutes.Null:
+		return time.Time{}, []core.FieldError{core.FieldErr("until", "send either until or minutes, not both")}
+	case b.Minutes.Set && !b.Minutes.Null:
+		m := b.Minutes.Value()
+		if m < 1 || m > int(maxSnooze/time.Minute) {
+			return time.Time{}, []core.FieldError{core.FieldErr("minutes", "must be between 1 and %d", int(maxSnooze/time.Minute))}
+		}
+		return now.Add(time.Duration(m) * time.Minute), nil
+	case b.Until.Set && !b.Until.Null:
+		t, err := time.Parse(time.RFC3339Nano, b.Until.Value())
+		switch {
+		case err != nil:
+			return time.Time{}, []core.FieldError{core.FieldErr("until", "must be an ISO 8601 timestamp")}
+		case !t.After(now):
+			return time.Time{}, []core.FieldError{core.FieldErr("until", "must be in the future")}
+		case t.Sub(now) > maxSnooze:
+			return time.Time{}, []core.FieldError{core.FieldErr("until", "must be at most 30 days ahead")}
+		}
+		return t, nil
+	}
+	return time.Time{}, []core.FieldError{core.FieldErr("until", "until or minutes is required")}
+}
+
+func (s *Server) snoozeIncident(w http.ResponseWriter, r *http.Request) {
+	inc := s.pathIncident(w, r)
+	if inc == nil {
+		return
+	}
+	var b snoozeBody
+	if err := core.DecodeJSON(r, &b, false); err != nil {
+		core.WriteErr(w, r, err)
+		return
+	}
+	until, errs := b.snoozeUntil(s.clock.Now())
+	if len(errs) > 0 {
+		core.WriteValidation(w, errs...)
+		return
+	}
+	if inc.ResolvedAt != nil {
+		core.WriteError(w, http.StatusConflict, core.CodeIncidentResolved, "the incident is already resolved")
+		return
+	}
+	out, err := s.opts.Store.SnoozeIncident(r.Context(), inc.ID, &until)
+	if errors.Is(err, store.ErrIncidentResolved) {
+		core.WriteError(w, http.StatusConflict, core.CodeIncidentResolved, "the incident is already resolved")
+		return
+	}
+	if err != nil {
+		core.WriteErr(w, r, err)
+		return
+	}
+	httpjson.Write(w, http.StatusOK, s.incidentObject(out, s.regionNames(r.Context())))
+}

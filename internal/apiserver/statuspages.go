@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -544,4 +545,153 @@ func (s *Server) putPageLanguages(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) pagesOverview(w http.ResponseWriter, r *http.Request) {
 	s.listPages(w, r)
+}
+
+// pageAccessSuffix names the Secret holding a page's password.
+const (
+	pageAccessSuffix = "-access"
+	pagePasswordKey  = "password"
+)
+
+// pageAccessBody is the body of PUT /status/pages/:id/access.
+type pageAccessBody struct {
+	Mode     string                `json:"mode"`
+	Password core.Nullable[string] `json:"password"`
+	IsPublic core.Nullable[bool]   `json:"is_public"`
+}
+
+func pageAccessObject(p *monv1.StatusPage) map[string]any {
+	mode, hasPassword := monv1.AccessPublic, false
+	var revoked *string
+	if a := p.Spec.Access; a != nil {
+		mode, hasPassword, revoked = a.Mode, a.PasswordSecretRef != nil, core.MetaTimePtr(a.SessionsRevokedAt)
+	}
+	return map[string]any{"mode": mode, "is_public": p.Spec.IsPublic, "has_password": hasPassword, "sessions_revoked_at": revoked}
+}
+
+// putPageAccess sets who may view a page. A password is kept in the Secret
+// "<page>-access" (owned by the page); setting a new password or leaving
+// password mode signs out every visitor session.
+func (s *Server) putPageAccess(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	p := s.pathPage(w, r)
+	if p == nil {
+		return
+	}
+	var b pageAccessBody
+	if err := core.DecodeJSON(r, &b, true); err != nil {
+		core.WriteErr(w, r, err)
+		return
+	}
+	mode := monv1.StatusPageAccessMode(b.Mode)
+	var errs []core.FieldError
+	switch mode {
+	case monv1.AccessPublic, monv1.AccessPassword, monv1.AccessSSO:
+	default:
+		errs = append(errs, core.FieldErr("mode", "must be one of public, password, sso"))
+	}
+	password := ""
+	if b.Password.Set && !b.Password.Null {
+		password = b.Password.Value()
+		if len(password) < 8 || len(password) > 128 {
+			errs = append(errs, core.FieldErr("password", "must be 8-128 characters"))
+		}
+	}
+	hadPassword := p.Spec.Access != nil && p.Spec.Access.PasswordSecretRef != nil
+	if mode == monv1.AccessPassword && password == "" && !hadPassword {
+		errs = append(errs, core.FieldErr("password", "is required for password access"))
+	}
+	if mode != monv1.AccessPassword && password != "" {
+		errs = append(errs, core.FieldErr("password", "is only used with mode password"))
+	}
+	if len(errs) > 0 {
+		core.WriteValidation(w, errs...)
+		return
+	}
+	secretName := p.Name + pageAccessSuffix
+	if password != "" {
+		if err := s.putOwnedSecret(ctx, p, "StatusPage", secretName, map[string]string{pagePasswordKey: password}); err != nil {
+			core.WriteErr(w, r, err)
+			return
+		}
+	}
+	now := metav1.NewTime(s.clock.Now())
+	err := s.Mutate(ctx, p, func() error {
+		a := p.Spec.Access
+		if a == nil {
+			a = &monv1.StatusPageAccess{}
+		}
+		if password != "" || (a.Mode == monv1.AccessPassword && mode != monv1.AccessPassword) {
+			a.SessionsRevokedAt = &now
+		}
+		a.Mode = mode
+		a.PasswordSecretRef = nil
+		if mode == monv1.AccessPassword {
+			a.PasswordSecretRef = &monv1.SecretKeySelector{Name: secretName, Key: pagePasswordKey}
+		}
+		p.Spec.Access = a
+		if b.IsPublic.Set && !b.IsPublic.Null {
+			p.Spec.IsPublic = b.IsPublic.Value()
+		}
+		return nil
+	})
+	if err != nil {
+		core.WriteErr(w, r, s.WriteFailed(ctx, p.Namespace, err, pageFieldPath))
+		return
+	}
+	if mode != monv1.AccessPassword && hadPassword {
+		if err := s.deleteOwnedSecret(ctx, p, secretName); err != nil {
+			core.LogFrom(ctx).Error(err, "unable to delete a status page password", "page", p.Name)
+		}
+	}
+	httpjson.Write(w, http.StatusOK, pageAccessObject(p))
+}
+
+// revokePageSessions signs out every visitor session of a page.
+func (s *Server) revokePageSessions(w http.ResponseWriter, r *http.Request) {
+	p := s.pathPage(w, r)
+	if p == nil {
+		return
+	}
+	now := metav1.NewTime(s.clock.Now())
+	err := s.Mutate(r.Context(), p, func() error {
+		if p.Spec.Access == nil {
+			p.Spec.Access = &monv1.StatusPageAccess{Mode: monv1.AccessPublic}
+		}
+		p.Spec.Access.SessionsRevokedAt = &now
+		return nil
+	})
+	if err != nil {
+		core.WriteErr(w, r, s.WriteFailed(r.Context(), p.Namespace, err, pageFieldPath))
+		return
+	}
+	httpjson.Write(w, http.StatusOK, pageAccessObject(p))
+}
+
+var domainRE = regexp.MustCompile(`^([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$`)
+
+// putPageDomain sets or (with null or "") removes a page's custom domain.
+func (s *Server) putPageDomain(w http.ResponseWriter, r *http.Request) {
+	p := s.pathPage(w, r)
+	if p == nil {
+		return
+	}
+	var b struct {
+		Domain core.Nullable[string] `json:"domain"`
+	}
+	if err := core.DecodeJSON(r, &b, true); err != nil {
+		core.WriteErr(w, r, err)
+		return
+	}
+	domain := strings.ToLower(strings.TrimSuffix(strings.TrimSpace(b.Domain.Value()), "."))
+	if !b.Domain.Set || (domain != "" && (len(domain) > 253 || !domainRE.MatchString(domain))) {
+		core.WriteValidation(w, core.FieldErr("domain", "must be a host name such as status.example.com, or null"))
+		return
+	}
+	err := s.Mutate(r.Context(), p, func() error { p.Spec.CustomDomain = domain; return nil })
+	if err != nil {
+		core.WriteErr(w, r, s.WriteFailed(r.Context(), p.Namespace, err, pageFieldPath))
+		return
+	}
+	httpjson.Write(w, http.StatusOK, map[string]any{"domain": core.StrPtr(domain)})
 }
