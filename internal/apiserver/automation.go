@@ -809,7 +809,7 @@ func (s *Server) deleteKeyedMonitor(w http.ResponseWriter, r *http.Request) {
 // the monitor with the path's id. A key another monitor carries is 409.
 func (s *Server) putMonitorKey(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	m := s.pathMonitor(w, r)
+	m := s.PathMonitor(w, r)
 	if m == nil {
 		return
 	}

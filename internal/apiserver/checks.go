@@ -85,7 +85,7 @@ func checkStatusParam(v string) (store.CheckStatus, bool) {
 }
 
 func (s *Server) listChecks(w http.ResponseWriter, r *http.Request) {
-	m := s.pathMonitor(w, r)
+	m := s.PathMonitor(w, r)
 	if m == nil {
 		return
 	}
@@ -111,7 +111,7 @@ func (s *Server) listChecks(w http.ResponseWriter, r *http.Request) {
 const maxExportRows = 50000
 
 func (s *Server) checksCSV(w http.ResponseWriter, r *http.Request) {
-	m := s.pathMonitor(w, r)
+	m := s.PathMonitor(w, r)
 	if m == nil {
 		return
 	}

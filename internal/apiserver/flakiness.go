@@ -48,7 +48,7 @@ func (s *Server) incidentsSince(ctx context.Context, ns, monitorID string, from 
 // monitorFlakiness answers GET /monitors/:id/flakiness.
 func (s *Server) monitorFlakiness(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	m := s.pathMonitor(w, r)
+	m := s.PathMonitor(w, r)
 	if m == nil {
 		return
 	}

@@ -186,22 +186,9 @@ func deref(p *string) string {
 	return *p
 }
 
-// pathIncident loads the {id} incident of the caller's workspace.
-func (s *Server) pathIncident(w http.ResponseWriter, r *http.Request) *store.Incident {
-	inc, err := s.opts.Store.GetIncident(r.Context(), chi.URLParam(r, "id"))
-	if errors.Is(err, store.ErrNotFound) || (err == nil && inc.Namespace != core.CallerFrom(r.Context()).Namespace) {
-		core.WriteNotFound(w, "Incident")
-		return nil
-	}
-	if err != nil {
-		core.WriteErr(w, r, err)
-		return nil
-	}
-	return &inc
-}
 
 func (s *Server) getIncident(w http.ResponseWriter, r *http.Request) {
-	inc := s.pathIncident(w, r)
+	inc := core.PathIncident(w, r, s.opts.Store)
 	if inc == nil {
 		return
 	}
@@ -223,7 +210,7 @@ func (s *Server) writeIncidentDetail(w http.ResponseWriter, r *http.Request, inc
 }
 
 func (s *Server) incidentExplanation(w http.ResponseWriter, r *http.Request) {
-	inc := s.pathIncident(w, r)
+	inc := core.PathIncident(w, r, s.opts.Store)
 	if inc == nil {
 		return
 	}
@@ -240,7 +227,7 @@ func (s *Server) incidentExplanation(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) replayTimeline(w http.ResponseWriter, r *http.Request) {
-	inc := s.pathIncident(w, r)
+	inc := core.PathIncident(w, r, s.opts.Store)
 	if inc == nil {
 		return
 	}
@@ -310,7 +297,7 @@ func (s *Server) createIncident(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) acknowledgeIncident(w http.ResponseWriter, r *http.Request) {
-	inc := s.pathIncident(w, r)
+	inc := core.PathIncident(w, r, s.opts.Store)
 	if inc == nil {
 		return
 	}
@@ -327,7 +314,7 @@ func (s *Server) acknowledgeIncident(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) resolveIncident(w http.ResponseWriter, r *http.Request) {
-	inc := s.pathIncident(w, r)
+	inc := core.PathIncident(w, r, s.opts.Store)
 	if inc == nil {
 		return
 	}
@@ -363,7 +350,7 @@ func (s *Server) resolveIncident(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) unsnoozeIncident(w http.ResponseWriter, r *http.Request) {
-	inc := s.pathIncident(w, r)
+	inc := core.PathIncident(w, r, s.opts.Store)
 	if inc == nil {
 		return
 	}
@@ -379,7 +366,7 @@ func (s *Server) unsnoozeIncident(w http.ResponseWriter, r *http.Request) {
 // policy and, per step, when it fires (or fired) unless acknowledged first.
 func (s *Server) escalation(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	inc := s.pathIncident(w, r)
+	inc := core.PathIncident(w, r, s.opts.Store)
 	if inc == nil {
 		return
 	}
@@ -426,7 +413,7 @@ func (s *Server) escalation(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) listNotes(w http.ResponseWriter, r *http.Request) {
-	inc := s.pathIncident(w, r)
+	inc := core.PathIncident(w, r, s.opts.Store)
 	if inc == nil {
 		return
 	}
@@ -443,7 +430,7 @@ func (s *Server) listNotes(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) addNote(w http.ResponseWriter, r *http.Request) {
-	inc := s.pathIncident(w, r)
+	inc := core.PathIncident(w, r, s.opts.Store)
 	if inc == nil {
 		return
 	}
@@ -473,7 +460,7 @@ func (s *Server) addNote(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) deleteNote(w http.ResponseWriter, r *http.Request) {
-	inc := s.pathIncident(w, r)
+	inc := core.PathIncident(w, r, s.opts.Store)
 	if inc == nil {
 		return
 	}
@@ -490,7 +477,7 @@ func (s *Server) deleteNote(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) putPostmortem(w http.ResponseWriter, r *http.Request) {
-	inc := s.pathIncident(w, r)
+	inc := core.PathIncident(w, r, s.opts.Store)
 	if inc == nil {
 		return
 	}
@@ -549,7 +536,7 @@ func (b *snoozeBody) snoozeUntil(now time.Time) (time.Time, []core.FieldError) {
 }
 
 func (s *Server) snoozeIncident(w http.ResponseWriter, r *http.Request) {
-	inc := s.pathIncident(w, r)
+	inc := core.PathIncident(w, r, s.opts.Store)
 	if inc == nil {
 		return
 	}

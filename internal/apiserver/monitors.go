@@ -13,7 +13,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-chi/chi/v5"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
@@ -572,37 +571,12 @@ func (s *Server) writeMonitor(w http.ResponseWriter, r *http.Request, m *monv1.M
 	httpjson.Write(w, code, o)
 }
 
-// pathMonitor finds the monitor named by the {id} path value; it writes the
-// 404 and returns nil when there is none in the caller's workspace.
-func (s *Server) pathMonitor(w http.ResponseWriter, r *http.Request) *monv1.Monitor {
-	return s.pathMonitorBy(w, r, s.MonitorByID)
-}
-
-// pathSharedMonitor is pathMonitor for a handler that does not modify the
-// monitor: it gets the cache's object, not a deep copy (sharedMonitorByID).
-func (s *Server) pathSharedMonitor(w http.ResponseWriter, r *http.Request) *monv1.Monitor {
-	return s.pathMonitorBy(w, r, s.SharedMonitorByID)
-}
-
-func (s *Server) pathMonitorBy(w http.ResponseWriter, r *http.Request, lookup func(ctx context.Context, ns, id string) (*monv1.Monitor, error)) *monv1.Monitor {
-	m, err := lookup(r.Context(), core.CallerFrom(r.Context()).Namespace, chi.URLParam(r, "id"))
-	if errors.Is(err, core.ErrNotFound) {
-		core.WriteNotFound(w, "Monitor")
-		return nil
-	}
-	if err != nil {
-		core.WriteErr(w, r, err)
-		return nil
-	}
-	return m
-}
-
 // getMonitor answers GET /monitors/:id. The answer is the list item of the
 // monitor with the uptimes computed from the store; its bytes are reused
 // while the item's key (see listKey) and both uptimes are the same.
 func (s *Server) getMonitor(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	m := s.pathSharedMonitor(w, r)
+	m := s.PathSharedMonitor(w, r)
 	if m == nil {
 		return
 	}
@@ -658,7 +632,7 @@ func percentKey(p *float64) uint64 {
 
 func (s *Server) updateMonitor(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	m := s.pathMonitor(w, r)
+	m := s.PathMonitor(w, r)
 	if m == nil {
 		return
 	}
@@ -708,7 +682,7 @@ func (s *Server) recordPause(ctx context.Context, m *monv1.Monitor, wasPaused bo
 
 func (s *Server) deleteMonitor(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	m := s.pathMonitor(w, r)
+	m := s.PathMonitor(w, r)
 	if m == nil {
 		return
 	}
@@ -728,7 +702,7 @@ func (s *Server) deleteMonitor(w http.ResponseWriter, r *http.Request) {
 func (s *Server) setPaused(paused bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
-		m := s.pathMonitor(w, r)
+		m := s.PathMonitor(w, r)
 		if m == nil {
 			return
 		}
@@ -748,7 +722,7 @@ func (s *Server) setPaused(paused bool) http.HandlerFunc {
 }
 
 func (s *Server) resetStats(w http.ResponseWriter, r *http.Request) {
-	m := s.pathMonitor(w, r)
+	m := s.PathMonitor(w, r)
 	if m == nil {
 		return
 	}
@@ -906,7 +880,7 @@ func (s *Server) testMonitor(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) runCheckSaved(w http.ResponseWriter, r *http.Request) {
-	m := s.pathMonitor(w, r)
+	m := s.PathMonitor(w, r)
 	if m == nil {
 		return
 	}
@@ -985,14 +959,14 @@ func (s *Server) monitorRegions(w http.ResponseWriter, r *http.Request, m *monv1
 }
 
 func (s *Server) getRegions(w http.ResponseWriter, r *http.Request) {
-	if m := s.pathMonitor(w, r); m != nil {
+	if m := s.PathMonitor(w, r); m != nil {
 		s.monitorRegions(w, r, m)
 	}
 }
 
 func (s *Server) putRegions(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	m := s.pathMonitor(w, r)
+	m := s.PathMonitor(w, r)
 	if m == nil {
 		return
 	}
@@ -1016,7 +990,7 @@ func (s *Server) putRegions(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) monitorExplanation(w http.ResponseWriter, r *http.Request) {
-	m := s.pathMonitor(w, r)
+	m := s.PathMonitor(w, r)
 	if m == nil {
 		return
 	}
@@ -1034,7 +1008,7 @@ func (s *Server) monitorExplanation(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) rotateHeartbeat(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	m := s.pathMonitor(w, r)
+	m := s.PathMonitor(w, r)
 	if m == nil {
 		return
 	}
@@ -1068,7 +1042,7 @@ type cronHeartbeatBody struct {
 const maxJobDurationMs = 7 * 24 * 3600 * 1000
 
 func (s *Server) cronHeartbeat(w http.ResponseWriter, r *http.Request) {
-	m := s.pathMonitor(w, r)
+	m := s.PathMonitor(w, r)
 	if m == nil {
 		return
 	}
@@ -1128,7 +1102,7 @@ func dnsRecords(rs []store.DNSRecord) []dnsRecordJSON {
 }
 
 func (s *Server) dnsRecords(w http.ResponseWriter, r *http.Request) {
-	m := s.pathMonitor(w, r)
+	m := s.PathMonitor(w, r)
 	if m == nil {
 		return
 	}

@@ -73,7 +73,7 @@ func (s *Server) monitorRecipients(ctx context.Context, m *monv1.Monitor) ([]rec
 }
 
 func (s *Server) notificationRecipients(w http.ResponseWriter, r *http.Request) {
-	m := s.pathMonitor(w, r)
+	m := s.PathMonitor(w, r)
 	if m == nil {
 		return
 	}
@@ -96,7 +96,7 @@ func validEmail(v string) bool {
 // 10 per 15 minutes per workspace.
 func (s *Server) testNotification(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	m := s.pathMonitor(w, r)
+	m := s.PathMonitor(w, r)
 	if m == nil {
 		return
 	}

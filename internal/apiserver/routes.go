@@ -7,6 +7,8 @@ import (
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/maintenance"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/telemetry"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/thirdpartystatus"
 	"github.com/uptime-operator/uptime-operator/internal/ratelimit"
 	"github.com/uptime-operator/uptime-operator/internal/recipients"
 )
@@ -197,8 +199,8 @@ func (s *Server) routes() {
 	s.registerExpiryRoutes(s.opts.Expiry)
 	s.registerAssistRoutes(s.opts.Assist)
 	s.registerSiteHealthRoutes(s.opts.SiteHealth)
-	s.registerThirdPartyRoutes(s.opts.ThirdParty)
-	s.registerOTelRoutes(s.opts.OTel)
+	thirdpartystatus.New(s.Deps, s.opts.Store, s.opts.ThirdParty).Routes(s.rt)
+	telemetry.New(s.opts.Store, s.clock, s.opts.OTel).Routes(s.rt)
 
 	// Endpoints of the human account never accept API keys.
 	for _, p := range []string{"/account", "/account/*", "/team/*", "/billing/*", "/api-keys", "/api-keys/*",

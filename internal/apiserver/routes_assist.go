@@ -74,7 +74,7 @@ func (s *Server) pathDraft(w http.ResponseWriter, r *http.Request) (store.AIDraf
 
 func (s *Server) assistSaved(a *assist.Service) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		inc := s.pathIncident(w, r)
+		inc := core.PathIncident(w, r, s.opts.Store)
 		if inc == nil {
 			return
 		}
@@ -96,7 +96,7 @@ func (s *Server) assistSaved(a *assist.Service) http.HandlerFunc {
 func (s *Server) generation(a *assist.Service, body any, check func() []core.FieldError,
 	gen func(ctx context.Context, inc store.Incident) (any, error), status int) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		inc := s.pathIncident(w, r)
+		inc := core.PathIncident(w, r, s.opts.Store)
 		if inc == nil {
 			return
 		}

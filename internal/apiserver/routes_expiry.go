@@ -42,7 +42,7 @@ func writeExpiryUnavailable(w http.ResponseWriter) {
 // recorded; it looks nothing up.
 func (s *Server) domainSSL(x *expiry.Checker) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		m := s.pathMonitor(w, r)
+		m := s.PathMonitor(w, r)
 		if m == nil {
 			return
 		}
@@ -70,7 +70,7 @@ type refreshedDetails struct {
 // address guard) and the domain registration now.
 func (s *Server) refreshDomainSSL(x *expiry.Checker) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		m := s.pathMonitor(w, r)
+		m := s.PathMonitor(w, r)
 		if m == nil {
 			return
 		}
@@ -100,7 +100,7 @@ func (s *Server) refreshDomainSSL(x *expiry.Checker) http.HandlerFunc {
 // expected value: spec.dns.expectedValues becomes that answer.
 func (s *Server) acceptDNSRecords(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	m := s.pathMonitor(w, r)
+	m := s.PathMonitor(w, r)
 	if m == nil {
 		return
 	}
@@ -123,7 +123,7 @@ func (s *Server) acceptDNSRecords(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	latest := recs[i]
-	answers := dedupe(latest.Answers)
+	answers := core.Dedupe(latest.Answers)
 	switch {
 	case len(answers) == 0:
 		core.WriteError(w, http.StatusConflict, core.CodeConflict, "the latest answer is empty; an empty answer cannot be the expected value")
@@ -157,15 +157,4 @@ func matchMode(m monv1.DNSMatchMode) string {
 		return "any"
 	}
 	return string(m)
-}
-
-// dedupe drops repeated values, keeping the first of each.
-func dedupe(vs []string) []string {
-	out := make([]string, 0, len(vs))
-	for _, v := range vs {
-		if v = strings.TrimSpace(v); v != "" && !slices.Contains(out, v) {
-			out = append(out, v)
-		}
-	}
-	return out
 }

@@ -213,7 +213,7 @@ func (s *Server) deleteRunbook(w http.ResponseWriter, r *http.Request) {
 // active runbook for the monitor's type or one of its tags.
 func (s *Server) attachRunbook(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	inc := s.pathIncident(w, r)
+	inc := core.PathIncident(w, r, s.opts.Store)
 	if inc == nil {
 		return
 	}
@@ -274,7 +274,7 @@ func (s *Server) attachRunbook(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) setRunbookStep(w http.ResponseWriter, r *http.Request) {
-	inc := s.pathIncident(w, r)
+	inc := core.PathIncident(w, r, s.opts.Store)
 	if inc == nil {
 		return
 	}

@@ -58,7 +58,7 @@ func statsObject(st store.Stats, days int) restapi.Stats {
 }
 
 func (s *Server) statsSummary(w http.ResponseWriter, r *http.Request) {
-	m := s.pathMonitor(w, r)
+	m := s.PathMonitor(w, r)
 	if m == nil {
 		return
 	}
@@ -77,7 +77,7 @@ func (s *Server) statsSummary(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) statsChecks(w http.ResponseWriter, r *http.Request) {
-	m := s.pathMonitor(w, r)
+	m := s.PathMonitor(w, r)
 	if m == nil {
 		return
 	}
@@ -98,7 +98,7 @@ func (s *Server) statsChecks(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) statsIncidents(w http.ResponseWriter, r *http.Request) {
-	m := s.pathMonitor(w, r)
+	m := s.PathMonitor(w, r)
 	if m == nil {
 		return
 	}
@@ -152,7 +152,7 @@ func seriesJSON(points []store.SeriesPoint) []seriesPointJSON {
 }
 
 func (s *Server) responseTimeChart(w http.ResponseWriter, r *http.Request) {
-	m := s.pathMonitor(w, r)
+	m := s.PathMonitor(w, r)
 	if m == nil {
 		return
 	}
@@ -190,7 +190,7 @@ var seriesRanges = map[string][2]time.Duration{
 }
 
 func (s *Server) responseSeries(w http.ResponseWriter, r *http.Request) {
-	m := s.pathMonitor(w, r)
+	m := s.PathMonitor(w, r)
 	if m == nil {
 		return
 	}
@@ -234,7 +234,7 @@ func (s *Server) uptimeDays(r *http.Request, id string, days int, loc *time.Loca
 }
 
 func (s *Server) uptimeHistory(w http.ResponseWriter, r *http.Request) {
-	m := s.pathMonitor(w, r)
+	m := s.PathMonitor(w, r)
 	if m == nil {
 		return
 	}
@@ -266,7 +266,7 @@ func dayStatus(d dayJSON) string {
 }
 
 func (s *Server) dailyBars(w http.ResponseWriter, r *http.Request) {
-	m := s.pathMonitor(w, r)
+	m := s.PathMonitor(w, r)
 	if m == nil {
 		return
 	}
@@ -325,7 +325,7 @@ func (s *Server) checkedFrom(ctx context.Context, m *monv1.Monitor) ([]string, e
 }
 
 func (s *Server) regionStatuses(w http.ResponseWriter, r *http.Request) {
-	m := s.pathMonitor(w, r)
+	m := s.PathMonitor(w, r)
 	if m == nil {
 		return
 	}
@@ -361,7 +361,7 @@ func (s *Server) regionStatuses(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) pauseWindows(w http.ResponseWriter, r *http.Request) {
-	m := s.pathMonitor(w, r)
+	m := s.PathMonitor(w, r)
 	if m == nil {
 		return
 	}

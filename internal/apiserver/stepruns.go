@@ -65,7 +65,7 @@ func stepRun(c store.Check) stepRunJSON {
 // multistep monitor with their per-step results, newest first. Query as
 // check history: limit (1-100, default 10), before (cursor), region.
 func (s *Server) stepRuns(w http.ResponseWriter, r *http.Request) {
-	m := s.pathMonitor(w, r)
+	m := s.PathMonitor(w, r)
 	if m == nil {
 		return
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/telemetry"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/thirdpartystatus"
 	"github.com/uptime-operator/uptime-operator/internal/assist"
 	"github.com/uptime-operator/uptime-operator/internal/recipients"
 	"github.com/uptime-operator/uptime-operator/internal/sitehealth"
@@ -22,6 +24,8 @@ type Store interface {
 	assist.Store
 	recipients.Store
 	sitehealth.ReportStore
+	telemetry.Store
+	thirdpartystatus.Store
 
 	// Monitors: pause windows, statistics reset, deletion, uptime and the
 	// history of DNS answers.
@@ -69,17 +73,4 @@ type Store interface {
 	UpdateHealthSite(ctx context.Context, s store.HealthSite) (store.HealthSite, error)
 	DeleteHealthSite(ctx context.Context, id string) error
 	ListHealthRuns(ctx context.Context, siteID string, limit int) ([]store.HealthRun, error)
-	// Third-party status subscriptions and status page links.
-	InsertThirdPartySubscription(ctx context.Context, s store.ThirdPartySubscription) (store.ThirdPartySubscription, error)
-	GetThirdPartySubscription(ctx context.Context, id string) (store.ThirdPartySubscription, error)
-	ListThirdPartySubscriptions(ctx context.Context, namespace string) ([]store.ThirdPartySubscription, error)
-	UpdateThirdPartySubscription(ctx context.Context, s store.ThirdPartySubscription) (store.ThirdPartySubscription, error)
-	DeleteThirdPartySubscription(ctx context.Context, id string) error
-	GetThirdPartyPage(ctx context.Context, pageUID string) (store.ThirdPartyPage, error)
-	PutThirdPartyPage(ctx context.Context, p store.ThirdPartyPage) (store.ThirdPartyPage, error)
-	// OpenTelemetry export settings and delivery status.
-	PutOTelSettings(ctx context.Context, s store.OTelSettings) (store.OTelSettings, error)
-	GetOTelSettings(ctx context.Context, namespace string) (store.OTelSettings, error)
-	DeleteOTelSettings(ctx context.Context, namespace string) error
-	GetOTelDelivery(ctx context.Context, namespace string) (store.OTelDeliveryStatus, error)
 }

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
 // liveWithUID returns the item of list with uid that is not being deleted.
@@ -193,4 +194,50 @@ func PathObject[T client.Object](d *Deps, w http.ResponseWriter, r *http.Request
 		return zero
 	}
 	return obj.(T)
+}
+
+// PathMonitor finds the monitor named by the {id} path value; it writes the
+// 404 and returns nil when there is none in the caller's workspace.
+func (d *Deps) PathMonitor(w http.ResponseWriter, r *http.Request) *monv1.Monitor {
+	return d.pathMonitorBy(w, r, d.MonitorByID)
+}
+
+// PathSharedMonitor is PathMonitor for a handler that does not modify the
+// monitor: it gets the cache's object, not a deep copy (SharedMonitorByID).
+func (d *Deps) PathSharedMonitor(w http.ResponseWriter, r *http.Request) *monv1.Monitor {
+	return d.pathMonitorBy(w, r, d.SharedMonitorByID)
+}
+
+func (d *Deps) pathMonitorBy(w http.ResponseWriter, r *http.Request, lookup func(ctx context.Context, ns, id string) (*monv1.Monitor, error)) *monv1.Monitor {
+	m, err := lookup(r.Context(), CallerFrom(r.Context()).Namespace, chi.URLParam(r, "id"))
+	if errors.Is(err, ErrNotFound) {
+		WriteNotFound(w, "Monitor")
+		return nil
+	}
+	if err != nil {
+		WriteErr(w, r, err)
+		return nil
+	}
+	return m
+}
+
+// IncidentGetter reads one incident of the store.
+type IncidentGetter interface {
+	GetIncident(ctx context.Context, id string) (store.Incident, error)
+}
+
+// PathIncident finds the incident named by the {id} path value in st; it
+// writes the 404 and returns nil when there is none in the caller's
+// workspace.
+func PathIncident(w http.ResponseWriter, r *http.Request, st IncidentGetter) *store.Incident {
+	inc, err := st.GetIncident(r.Context(), chi.URLParam(r, "id"))
+	if errors.Is(err, store.ErrNotFound) || (err == nil && inc.Namespace != CallerFrom(r.Context()).Namespace) {
+		WriteNotFound(w, "Incident")
+		return nil
+	}
+	if err != nil {
+		WriteErr(w, r, err)
+		return nil
+	}
+	return &inc
 }

@@ -2,6 +2,7 @@ package core
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -59,4 +60,16 @@ func ObjectNamePrefix(name, fallback string) string {
 		slug = strings.Trim(fallback+"-"+slug, "-")
 	}
 	return slug + "-"
+}
+
+// Dedupe trims values and drops empty and repeated ones, keeping the
+// first of each.
+func Dedupe(vs []string) []string {
+	out := make([]string, 0, len(vs))
+	for _, v := range vs {
+		if v = strings.TrimSpace(v); v != "" && !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	return out
 }

@@ -1,6 +1,7 @@
-package apiserver
+package telemetry
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"net/url"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"golang.org/x/net/http/httpguts"
+	"k8s.io/utils/clock"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
@@ -33,25 +35,48 @@ const (
 	maxOTelServiceName = 255
 )
 
-// registerOTelRoutes registers the telemetry export endpoints: Automation
-// key and the telemetry-export plan feature; the test span 10 per 15
-// minutes per workspace. o may be nil: the endpoints then answer 503.
-func (s *Server) registerOTelRoutes(o *otelexport.Exporter) {
-	opts := []core.RouteOpt{core.WithAccess(core.AutomationKey), core.WithFeature(monv1.FeatureTelemetryExport)}
-	test := core.WithLimit(core.NewLimiter("otel-test", 10, 15*time.Minute, core.PerWorkspace, ratelimit.JSON))
-	s.rt.Handle(http.MethodGet, "/automation/otel", s.getOTel(o), opts...)
-	s.rt.Handle(http.MethodPut, "/automation/otel", s.putOTel(o), opts...)
-	s.rt.Handle(http.MethodDelete, "/automation/otel", s.deleteOTel(o), opts...)
-	s.rt.Handle(http.MethodPost, "/automation/otel/test", s.testOTel(o), append(opts, test)...)
+// Store is what the telemetry export endpoints keep in the history store.
+type Store interface {
+	GetOTelSettings(ctx context.Context, namespace string) (store.OTelSettings, error)
+	PutOTelSettings(ctx context.Context, s store.OTelSettings) (store.OTelSettings, error)
+	DeleteOTelSettings(ctx context.Context, namespace string) error
+	GetOTelDelivery(ctx context.Context, namespace string) (store.OTelDeliveryStatus, error)
 }
 
-func withOTel(o *otelexport.Exporter, h http.HandlerFunc) http.HandlerFunc {
+// Handlers serve /automation/otel: a workspace's OpenTelemetry export
+// settings, their delivery status and a test span.
+type Handlers struct {
+	st    Store
+	clock clock.PassiveClock
+	// o exports; nil answers 503.
+	o *otelexport.Exporter
+}
+
+// New returns the handlers; o may be nil (the endpoints then answer 503).
+func New(st Store, clk clock.PassiveClock, o *otelexport.Exporter) *Handlers {
+	return &Handlers{st: st, clock: clk, o: o}
+}
+
+// Routes registers the telemetry export endpoints: Automation key and the
+// telemetry-export plan feature; the test span 10 per 15 minutes per
+// workspace.
+func (h *Handlers) Routes(rt *core.Router) {
+	opts := []core.RouteOpt{core.WithAccess(core.AutomationKey), core.WithFeature(monv1.FeatureTelemetryExport)}
+	test := core.WithLimit(core.NewLimiter("otel-test", 10, 15*time.Minute, core.PerWorkspace, ratelimit.JSON))
+	rt.Handle(http.MethodGet, "/automation/otel", h.get(), opts...)
+	rt.Handle(http.MethodPut, "/automation/otel", h.put(), opts...)
+	rt.Handle(http.MethodDelete, "/automation/otel", h.delete(), opts...)
+	rt.Handle(http.MethodPost, "/automation/otel/test", h.test(), append(opts, test)...)
+}
+
+// available answers 503 when the server runs no exporter.
+func (h *Handlers) available(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if o == nil {
+		if h.o == nil {
 			core.WriteError(w, http.StatusServiceUnavailable, CodeOTelUnavailable, "the telemetry export is not running on this server")
 			return
 		}
-		h(w, r)
+		next(w, r)
 	}
 }
 
@@ -70,8 +95,8 @@ type otelJSON struct {
 	Delivery      store.OTelDeliveryStatus `json:"delivery"`
 }
 
-func (s *Server) writeOTel(w http.ResponseWriter, r *http.Request, o store.OTelSettings, code int) {
-	d, err := s.opts.Store.GetOTelDelivery(r.Context(), o.Namespace)
+func (h *Handlers) write(w http.ResponseWriter, r *http.Request, o store.OTelSettings, code int) {
+	d, err := h.st.GetOTelDelivery(r.Context(), o.Namespace)
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return
@@ -85,9 +110,9 @@ func (s *Server) writeOTel(w http.ResponseWriter, r *http.Request, o store.OTelS
 		CreatedAt: core.ISOTime(o.CreatedAt), UpdatedAt: core.ISOTime(o.UpdatedAt), Delivery: d})
 }
 
-func (s *Server) getOTel(o *otelexport.Exporter) http.HandlerFunc {
-	return withOTel(o, func(w http.ResponseWriter, r *http.Request) {
-		cur, err := s.opts.Store.GetOTelSettings(r.Context(), core.CallerFrom(r.Context()).Namespace)
+func (h *Handlers) get() http.HandlerFunc {
+	return h.available(func(w http.ResponseWriter, r *http.Request) {
+		cur, err := h.st.GetOTelSettings(r.Context(), core.CallerFrom(r.Context()).Namespace)
 		if errors.Is(err, store.ErrNotFound) {
 			core.WriteNotFound(w, "Telemetry export")
 			return
@@ -96,7 +121,7 @@ func (s *Server) getOTel(o *otelexport.Exporter) http.HandlerFunc {
 			core.WriteErr(w, r, err)
 			return
 		}
-		s.writeOTel(w, r, cur, http.StatusOK)
+		h.write(w, r, cur, http.StatusOK)
 	})
 }
 
@@ -172,20 +197,20 @@ func (b *otelBody) apply(cur *store.OTelSettings, prev map[string]string) []core
 	return errs
 }
 
-func (s *Server) putOTel(o *otelexport.Exporter) http.HandlerFunc {
-	return withOTel(o, func(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) put() http.HandlerFunc {
+	return h.available(func(w http.ResponseWriter, r *http.Request) {
 		ns := core.CallerFrom(r.Context()).Namespace
 		var b otelBody
 		if err := core.DecodeJSON(r, &b, true); err != nil {
 			core.WriteErr(w, r, err)
 			return
 		}
-		cur, err := s.opts.Store.GetOTelSettings(r.Context(), ns)
+		cur, err := h.st.GetOTelSettings(r.Context(), ns)
 		created := errors.Is(err, store.ErrNotFound)
 		switch {
 		case created:
 			cur = store.OTelSettings{Namespace: ns, Protocol: store.OTelHTTPProtobuf, ServiceName: otelexport.DefaultServiceName,
-				Enabled: true, ExportSpans: true, ExportMetrics: true, Headers: map[string]string{}, CreatedAt: s.clock.Now()}
+				Enabled: true, ExportSpans: true, ExportMetrics: true, Headers: map[string]string{}, CreatedAt: h.clock.Now()}
 		case err != nil:
 			core.WriteErr(w, r, err)
 			return
@@ -194,25 +219,25 @@ func (s *Server) putOTel(o *otelexport.Exporter) http.HandlerFunc {
 			core.WriteValidation(w, errs...)
 			return
 		}
-		cur.UpdatedAt = s.clock.Now()
-		saved, err := s.opts.Store.PutOTelSettings(r.Context(), cur)
+		cur.UpdatedAt = h.clock.Now()
+		saved, err := h.st.PutOTelSettings(r.Context(), cur)
 		if err != nil {
 			core.WriteErr(w, r, err)
 			return
 		}
-		o.Invalidate(ns)
+		h.o.Invalidate(ns)
 		code := http.StatusOK
 		if created {
 			code = http.StatusCreated
 		}
-		s.writeOTel(w, r, saved, code)
+		h.write(w, r, saved, code)
 	})
 }
 
-func (s *Server) deleteOTel(o *otelexport.Exporter) http.HandlerFunc {
-	return withOTel(o, func(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) delete() http.HandlerFunc {
+	return h.available(func(w http.ResponseWriter, r *http.Request) {
 		ns := core.CallerFrom(r.Context()).Namespace
-		err := s.opts.Store.DeleteOTelSettings(r.Context(), ns)
+		err := h.st.DeleteOTelSettings(r.Context(), ns)
 		if errors.Is(err, store.ErrNotFound) {
 			core.WriteNotFound(w, "Telemetry export")
 			return
@@ -221,16 +246,16 @@ func (s *Server) deleteOTel(o *otelexport.Exporter) http.HandlerFunc {
 			core.WriteErr(w, r, err)
 			return
 		}
-		o.Invalidate(ns)
+		h.o.Invalidate(ns)
 		w.WriteHeader(http.StatusNoContent)
 	})
 }
 
-// testOTel sends one test span with the saved settings (enabled or not) and
+// test sends one test span with the saved settings (enabled or not) and
 // answers whether the endpoint accepted it.
-func (s *Server) testOTel(o *otelexport.Exporter) http.HandlerFunc {
-	return withOTel(o, func(w http.ResponseWriter, r *http.Request) {
-		cur, err := s.opts.Store.GetOTelSettings(r.Context(), core.CallerFrom(r.Context()).Namespace)
+func (h *Handlers) test() http.HandlerFunc {
+	return h.available(func(w http.ResponseWriter, r *http.Request) {
+		cur, err := h.st.GetOTelSettings(r.Context(), core.CallerFrom(r.Context()).Namespace)
 		if errors.Is(err, store.ErrNotFound) {
 			core.WriteNotFound(w, "Telemetry export")
 			return
@@ -239,7 +264,7 @@ func (s *Server) testOTel(o *otelexport.Exporter) http.HandlerFunc {
 			core.WriteErr(w, r, err)
 			return
 		}
-		if err := o.SendTest(r.Context(), cur, true); err != nil {
+		if err := h.o.SendTest(r.Context(), cur, true); err != nil {
 			httpjson.Write(w, http.StatusOK, map[string]any{"ok": false, "error": err.Error()})
 			return
 		}

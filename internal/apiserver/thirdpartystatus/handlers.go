@@ -1,6 +1,7 @@
-package apiserver
+package thirdpartystatus
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -30,20 +31,45 @@ const (
 	maxServiceNameSize = 255
 )
 
-// registerThirdPartyRoutes registers the third-party status endpoints. The
-// catalog can be read with any key; following providers and showing them on
-// status pages needs the third-party-status plan feature. t may be nil: the
-// endpoints then answer 503.
-func (s *Server) registerThirdPartyRoutes(t *thirdparty.Service) {
+// Store is what the third-party status endpoints keep in the history store.
+type Store interface {
+	InsertThirdPartySubscription(ctx context.Context, s store.ThirdPartySubscription) (store.ThirdPartySubscription, error)
+	GetThirdPartySubscription(ctx context.Context, id string) (store.ThirdPartySubscription, error)
+	ListThirdPartySubscriptions(ctx context.Context, namespace string) ([]store.ThirdPartySubscription, error)
+	UpdateThirdPartySubscription(ctx context.Context, s store.ThirdPartySubscription) (store.ThirdPartySubscription, error)
+	DeleteThirdPartySubscription(ctx context.Context, id string) error
+	GetThirdPartyPage(ctx context.Context, pageUID string) (store.ThirdPartyPage, error)
+	PutThirdPartyPage(ctx context.Context, p store.ThirdPartyPage) (store.ThirdPartyPage, error)
+}
+
+// Handlers serve /third-party-status: the provider catalog, a workspace's
+// subscriptions to providers and the providers shown on its status pages.
+type Handlers struct {
+	d  *core.Deps
+	st Store
+	// t follows the providers; nil answers 503.
+	t *thirdparty.Service
+}
+
+// New returns the handlers; t may be nil (the endpoints then answer 503).
+func New(d *core.Deps, st Store, t *thirdparty.Service) *Handlers {
+	return &Handlers{d: d, st: st, t: t}
+}
+
+// Routes registers the third-party status endpoints. The catalog can be
+// read with any key; following providers and showing them on status pages
+// needs the third-party-status plan feature.
+func (h *Handlers) Routes(rt *core.Router) {
 	feature := core.WithFeature(monv1.FeatureThirdPartyStatus)
-	s.rt.Handle(http.MethodGet, "/third-party-status/providers", s.listProviders(t))
-	s.rt.Handle(http.MethodGet, "/third-party-status/providers/{providerId}", s.getProvider(t))
-	s.rt.Handle(http.MethodGet, "/third-party-status/subscriptions", s.listThirdPartySubs(t), feature)
-	s.rt.Handle(http.MethodPost, "/third-party-status/subscriptions", s.createThirdPartySub(t), feature)
-	s.rt.Handle(http.MethodPatch, "/third-party-status/subscriptions/{id}", s.patchThirdPartySub(t), feature)
-	s.rt.Handle(http.MethodDelete, "/third-party-status/subscriptions/{id}", s.deleteThirdPartySub(t), feature)
-	s.rt.Handle(http.MethodGet, "/third-party-status/status-pages/{statusPageId}", s.getPageServices(t), feature)
-	s.rt.Handle(http.MethodPut, "/third-party-status/status-pages/{statusPageId}", s.putPageServices(t), feature)
+	t := h.t
+	rt.Handle(http.MethodGet, "/third-party-status/providers", h.listProviders(t))
+	rt.Handle(http.MethodGet, "/third-party-status/providers/{providerId}", h.getProvider(t))
+	rt.Handle(http.MethodGet, "/third-party-status/subscriptions", h.listSubs(t), feature)
+	rt.Handle(http.MethodPost, "/third-party-status/subscriptions", h.createSub(t), feature)
+	rt.Handle(http.MethodPatch, "/third-party-status/subscriptions/{id}", h.patchSub(t), feature)
+	rt.Handle(http.MethodDelete, "/third-party-status/subscriptions/{id}", h.deleteSub(t), feature)
+	rt.Handle(http.MethodGet, "/third-party-status/status-pages/{statusPageId}", h.getPageServices(t), feature)
+	rt.Handle(http.MethodPut, "/third-party-status/status-pages/{statusPageId}", h.putPageServices(t), feature)
 }
 
 func writeThirdPartyUnavailable(w http.ResponseWriter) {
@@ -61,7 +87,7 @@ func withThirdParty(t *thirdparty.Service, h func(w http.ResponseWriter, r *http
 	}
 }
 
-func (s *Server) listProviders(t *thirdparty.Service) http.HandlerFunc {
+func (h *Handlers) listProviders(t *thirdparty.Service) http.HandlerFunc {
 	return withThirdParty(t, func(w http.ResponseWriter, r *http.Request) {
 		list, err := t.Catalog.List(r.Context())
 		if err != nil {
@@ -77,7 +103,7 @@ func (s *Server) listProviders(t *thirdparty.Service) http.HandlerFunc {
 	})
 }
 
-func (s *Server) getProvider(t *thirdparty.Service) http.HandlerFunc {
+func (h *Handlers) getProvider(t *thirdparty.Service) http.HandlerFunc {
 	return withThirdParty(t, func(w http.ResponseWriter, r *http.Request) {
 		d, err := t.Details(r.Context(), chi.URLParam(r, "providerId"))
 		switch {
@@ -97,7 +123,7 @@ type thirdPartySubJSON struct {
 	ProviderName string `json:"provider_name"`
 }
 
-func (s *Server) subJSON(r *http.Request, t *thirdparty.Service, sub store.ThirdPartySubscription) thirdPartySubJSON {
+func (h *Handlers) subJSON(r *http.Request, t *thirdparty.Service, sub store.ThirdPartySubscription) thirdPartySubJSON {
 	out := thirdPartySubJSON{ThirdPartySubscription: sub, ProviderName: sub.ProviderID}
 	if p, ok, err := t.Catalog.Get(r.Context(), sub.ProviderID); err == nil && ok {
 		out.ProviderName = p.Name
@@ -105,16 +131,16 @@ func (s *Server) subJSON(r *http.Request, t *thirdparty.Service, sub store.Third
 	return out
 }
 
-func (s *Server) listThirdPartySubs(t *thirdparty.Service) http.HandlerFunc {
+func (h *Handlers) listSubs(t *thirdparty.Service) http.HandlerFunc {
 	return withThirdParty(t, func(w http.ResponseWriter, r *http.Request) {
-		subs, err := s.opts.Store.ListThirdPartySubscriptions(r.Context(), core.CallerFrom(r.Context()).Namespace)
+		subs, err := h.st.ListThirdPartySubscriptions(r.Context(), core.CallerFrom(r.Context()).Namespace)
 		if err != nil {
 			core.WriteErr(w, r, err)
 			return
 		}
 		out := make([]thirdPartySubJSON, 0, len(subs))
 		for _, sub := range subs {
-			out = append(out, s.subJSON(r, t, sub))
+			out = append(out, h.subJSON(r, t, sub))
 		}
 		httpjson.Write(w, http.StatusOK, out)
 	})
@@ -134,7 +160,7 @@ type thirdPartySubBody struct {
 func (b *thirdPartySubBody) apply(sub *store.ThirdPartySubscription) []core.FieldError {
 	var errs []core.FieldError
 	if b.ComponentIDs != nil {
-		ids := dedupe(*b.ComponentIDs)
+		ids := core.Dedupe(*b.ComponentIDs)
 		switch {
 		case len(ids) > maxComponentIDs:
 			errs = append(errs, core.FieldErr("component_ids", "at most %d components", maxComponentIDs))
@@ -149,7 +175,7 @@ func (b *thirdPartySubBody) apply(sub *store.ThirdPartySubscription) []core.Fiel
 		sub.ComponentIDs = ids
 	}
 	if b.Keywords != nil {
-		kws := dedupe(*b.Keywords)
+		kws := core.Dedupe(*b.Keywords)
 		if len(kws) > maxKeywords {
 			errs = append(errs, core.FieldErr("keywords", "at most %d keywords", maxKeywords))
 		}
@@ -178,7 +204,7 @@ func (b *thirdPartySubBody) apply(sub *store.ThirdPartySubscription) []core.Fiel
 	return errs
 }
 
-func (s *Server) createThirdPartySub(t *thirdparty.Service) http.HandlerFunc {
+func (h *Handlers) createSub(t *thirdparty.Service) http.HandlerFunc {
 	return withThirdParty(t, func(w http.ResponseWriter, r *http.Request) {
 		var b thirdPartySubBody
 		if err := core.DecodeJSON(r, &b, true); err != nil {
@@ -186,7 +212,7 @@ func (s *Server) createThirdPartySub(t *thirdparty.Service) http.HandlerFunc {
 			return
 		}
 		sub := store.ThirdPartySubscription{Namespace: core.CallerFrom(r.Context()).Namespace, Notify: true,
-			MinSeverity: thirdparty.SeverityMinor, CreatedAt: s.clock.Now(), UpdatedAt: s.clock.Now()}
+			MinSeverity: thirdparty.SeverityMinor, CreatedAt: h.d.Clock.Now(), UpdatedAt: h.d.Clock.Now()}
 		var errs []core.FieldError
 		switch {
 		case b.ProviderID == nil || strings.TrimSpace(*b.ProviderID) == "":
@@ -209,7 +235,7 @@ func (s *Server) createThirdPartySub(t *thirdparty.Service) http.HandlerFunc {
 			core.WriteValidation(w, errs...)
 			return
 		}
-		created, err := s.opts.Store.InsertThirdPartySubscription(r.Context(), sub)
+		created, err := h.st.InsertThirdPartySubscription(r.Context(), sub)
 		if errors.Is(err, store.ErrSubscriptionExists) {
 			core.WriteError(w, http.StatusConflict, core.CodeConflict, "this workspace already follows the provider; change subscription "+created.ID+" instead")
 			return
@@ -218,14 +244,14 @@ func (s *Server) createThirdPartySub(t *thirdparty.Service) http.HandlerFunc {
 			core.WriteErr(w, r, err)
 			return
 		}
-		httpjson.Write(w, http.StatusCreated, s.subJSON(r, t, created))
+		httpjson.Write(w, http.StatusCreated, h.subJSON(r, t, created))
 	})
 }
 
 // pathThirdPartySub finds the subscription of the {id} path value in the
 // caller's workspace.
-func (s *Server) pathThirdPartySub(w http.ResponseWriter, r *http.Request) (store.ThirdPartySubscription, bool) {
-	sub, err := s.opts.Store.GetThirdPartySubscription(r.Context(), chi.URLParam(r, "id"))
+func (h *Handlers) pathThirdPartySub(w http.ResponseWriter, r *http.Request) (store.ThirdPartySubscription, bool) {
+	sub, err := h.st.GetThirdPartySubscription(r.Context(), chi.URLParam(r, "id"))
 	if errors.Is(err, store.ErrNotFound) || (err == nil && sub.Namespace != core.CallerFrom(r.Context()).Namespace) {
 		core.WriteNotFound(w, "Subscription")
 		return sub, false
@@ -237,9 +263,9 @@ func (s *Server) pathThirdPartySub(w http.ResponseWriter, r *http.Request) (stor
 	return sub, true
 }
 
-func (s *Server) patchThirdPartySub(t *thirdparty.Service) http.HandlerFunc {
+func (h *Handlers) patchSub(t *thirdparty.Service) http.HandlerFunc {
 	return withThirdParty(t, func(w http.ResponseWriter, r *http.Request) {
-		sub, ok := s.pathThirdPartySub(w, r)
+		sub, ok := h.pathThirdPartySub(w, r)
 		if !ok {
 			return
 		}
@@ -256,8 +282,8 @@ func (s *Server) patchThirdPartySub(t *thirdparty.Service) http.HandlerFunc {
 			core.WriteValidation(w, errs...)
 			return
 		}
-		sub.UpdatedAt = s.clock.Now()
-		updated, err := s.opts.Store.UpdateThirdPartySubscription(r.Context(), sub)
+		sub.UpdatedAt = h.d.Clock.Now()
+		updated, err := h.st.UpdateThirdPartySubscription(r.Context(), sub)
 		if errors.Is(err, store.ErrNotFound) {
 			core.WriteNotFound(w, "Subscription")
 			return
@@ -266,17 +292,17 @@ func (s *Server) patchThirdPartySub(t *thirdparty.Service) http.HandlerFunc {
 			core.WriteErr(w, r, err)
 			return
 		}
-		httpjson.Write(w, http.StatusOK, s.subJSON(r, t, updated))
+		httpjson.Write(w, http.StatusOK, h.subJSON(r, t, updated))
 	})
 }
 
-func (s *Server) deleteThirdPartySub(t *thirdparty.Service) http.HandlerFunc {
+func (h *Handlers) deleteSub(t *thirdparty.Service) http.HandlerFunc {
 	return withThirdParty(t, func(w http.ResponseWriter, r *http.Request) {
-		sub, ok := s.pathThirdPartySub(w, r)
+		sub, ok := h.pathThirdPartySub(w, r)
 		if !ok {
 			return
 		}
-		err := s.opts.Store.DeleteThirdPartySubscription(r.Context(), sub.ID)
+		err := h.st.DeleteThirdPartySubscription(r.Context(), sub.ID)
 		if errors.Is(err, store.ErrNotFound) {
 			core.WriteNotFound(w, "Subscription")
 			return
@@ -291,8 +317,8 @@ func (s *Server) deleteThirdPartySub(t *thirdparty.Service) http.HandlerFunc {
 
 // pathStatusPageID finds the status page of the {statusPageId} path value in
 // the caller's workspace.
-func (s *Server) pathStatusPageID(w http.ResponseWriter, r *http.Request) *monv1.StatusPage {
-	return core.PathObject[*monv1.StatusPage](s.Deps, w, r, &monv1.StatusPageList{}, "statusPageId", "Status page")
+func (h *Handlers) pathStatusPageID(w http.ResponseWriter, r *http.Request) *monv1.StatusPage {
+	return core.PathObject[*monv1.StatusPage](h.d, w, r, &monv1.StatusPageList{}, "statusPageId", "Status page")
 }
 
 // pageServiceJSON is a service shown on a status page, with the provider's
@@ -303,7 +329,7 @@ type pageServiceJSON struct {
 	StatusPageURL string `json:"status_page_url"`
 }
 
-func (s *Server) writePageServices(w http.ResponseWriter, r *http.Request, t *thirdparty.Service, p store.ThirdPartyPage) {
+func (h *Handlers) writePageServices(w http.ResponseWriter, r *http.Request, t *thirdparty.Service, p store.ThirdPartyPage) {
 	out := make([]pageServiceJSON, 0, len(p.Services))
 	for _, svc := range p.Services {
 		o := pageServiceJSON{ThirdPartyService: svc, ProviderName: svc.ProviderID}
@@ -318,24 +344,24 @@ func (s *Server) writePageServices(w http.ResponseWriter, r *http.Request, t *th
 	httpjson.Write(w, http.StatusOK, map[string]any{"status_page_id": p.PageUID, "services": out})
 }
 
-func (s *Server) getPageServices(t *thirdparty.Service) http.HandlerFunc {
+func (h *Handlers) getPageServices(t *thirdparty.Service) http.HandlerFunc {
 	return withThirdParty(t, func(w http.ResponseWriter, r *http.Request) {
-		page := s.pathStatusPageID(w, r)
+		page := h.pathStatusPageID(w, r)
 		if page == nil {
 			return
 		}
-		p, err := s.opts.Store.GetThirdPartyPage(r.Context(), string(page.UID))
+		p, err := h.st.GetThirdPartyPage(r.Context(), string(page.UID))
 		if err != nil {
 			core.WriteErr(w, r, err)
 			return
 		}
-		s.writePageServices(w, r, t, p)
+		h.writePageServices(w, r, t, p)
 	})
 }
 
-func (s *Server) putPageServices(t *thirdparty.Service) http.HandlerFunc {
+func (h *Handlers) putPageServices(t *thirdparty.Service) http.HandlerFunc {
 	return withThirdParty(t, func(w http.ResponseWriter, r *http.Request) {
-		page := s.pathStatusPageID(w, r)
+		page := h.pathStatusPageID(w, r)
 		if page == nil {
 			return
 		}
@@ -365,7 +391,7 @@ func (s *Server) putPageServices(t *thirdparty.Service) http.HandlerFunc {
 				errs = append(errs, core.FieldErr(f+".provider_id", "listed twice"))
 			}
 			seen[svc.ProviderID] = true
-			b.Services[i].ComponentIDs = dedupe(svc.ComponentIDs)
+			b.Services[i].ComponentIDs = core.Dedupe(svc.ComponentIDs)
 			if len(b.Services[i].ComponentIDs) > maxComponentIDs {
 				errs = append(errs, core.FieldErr(f+".component_ids", "at most %d components", maxComponentIDs))
 			}
@@ -377,12 +403,12 @@ func (s *Server) putPageServices(t *thirdparty.Service) http.HandlerFunc {
 			core.WriteValidation(w, errs...)
 			return
 		}
-		p, err := s.opts.Store.PutThirdPartyPage(r.Context(), store.ThirdPartyPage{PageUID: string(page.UID), Namespace: page.Namespace,
-			Services: b.Services, UpdatedAt: s.clock.Now()})
+		p, err := h.st.PutThirdPartyPage(r.Context(), store.ThirdPartyPage{PageUID: string(page.UID), Namespace: page.Namespace,
+			Services: b.Services, UpdatedAt: h.d.Clock.Now()})
 		if err != nil {
 			core.WriteErr(w, r, err)
 			return
 		}
-		s.writePageServices(w, r, t, p)
+		h.writePageServices(w, r, t, p)
 	})
 }
