@@ -154,7 +154,7 @@ func (s *Server) checksCSV(w http.ResponseWriter, r *http.Request) {
 		items = items[:maxExportRows]
 	}
 	w.WriteHeader(http.StatusOK)
-	cw := newCSVExport(w)
+	cw := core.NewCSVExport(w)
 	cw.Row("id", "checked_at", "region", "status", "status_code", "response_time_ms", "error_type", "error_message")
 	for _, c := range items {
 		code := ""

@@ -12,28 +12,9 @@ import (
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/apikeys"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
-
-func TestCSVSafe(t *testing.T) {
-	for in, want := range map[string]string{
-		"=1+1":            "'=1+1",
-		"+1":              "'+1",
-		"-1":              "'-1",
-		"@SUM(A1)":        "'@SUM(A1)",
-		"\t=1":            "'\t=1",
-		"\r=1":            "'\r=1",
-		"  =1":            "'  =1",
-		"https://a.test/": "https://a.test/",
-		"eu-west":         "eu-west",
-		"":                "",
-		"2026-05-01":      "2026-05-01",
-	} {
-		if got := csvSafe(in); got != want {
-			t.Errorf("csvSafe(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
 
 // TestCheckExportNeutralisesEveryCell (issue 27 row 8): the check-history
 // CSV neutralises formulas in every column, also in the region and error
@@ -74,7 +55,7 @@ func TestCheckExportNeutralisesEveryCell(t *testing.T) {
 			t.Errorf("row %d region, error_type, error_message = %q, want %q", i+1, got, w)
 		}
 		for j, cell := range row {
-			if cell != "" && cell[0] != '\'' && csvSafe(cell) != cell {
+			if cell != "" && cell[0] != '\'' && core.CSVSafe(cell) != cell {
 				t.Errorf("row %d column %s = %q is not neutralised", i+1, rows[0][j], cell)
 			}
 		}

@@ -167,7 +167,7 @@ func (s *Server) exportIncidents(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
 	w.Header().Set("Content-Disposition", `attachment; filename="incidents.csv"`)
 	w.WriteHeader(http.StatusOK)
-	cw := newCSVExport(w)
+	cw := core.NewCSVExport(w)
 	cw.Row("id", "monitor_id", "monitor_name", "monitor_url", "monitor_type", "started_at", "resolved_at",
 		"duration_seconds", "alert_suppressed", "is_flapping", "confirmations", "confirming_regions", "acknowledged_at", "resolved_manually")
 	for _, it := range items {
@@ -185,7 +185,6 @@ func deref(p *string) string {
 	}
 	return *p
 }
-
 
 func (s *Server) getIncident(w http.ResponseWriter, r *http.Request) {
 	inc := core.PathIncident(w, r, s.opts.Store)

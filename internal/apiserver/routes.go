@@ -9,6 +9,7 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/maintenance"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/telemetry"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/thirdpartystatus"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/websitehealth"
 	"github.com/uptime-operator/uptime-operator/internal/ratelimit"
 	"github.com/uptime-operator/uptime-operator/internal/recipients"
 )
@@ -198,7 +199,7 @@ func (s *Server) routes() {
 	// Domain/SSL expiry, DNS acceptance and AI incident assist.
 	s.registerExpiryRoutes(s.opts.Expiry)
 	s.registerAssistRoutes(s.opts.Assist)
-	s.registerSiteHealthRoutes(s.opts.SiteHealth)
+	websitehealth.New(s.opts.Store, s.clock, s.opts.SiteHealth).Routes(s.rt)
 	thirdpartystatus.New(s.Deps, s.opts.Store, s.opts.ThirdParty).Routes(s.rt)
 	telemetry.New(s.opts.Store, s.clock, s.opts.OTel).Routes(s.rt)
 

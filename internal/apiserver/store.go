@@ -6,9 +6,9 @@ import (
 
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/telemetry"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/thirdpartystatus"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/websitehealth"
 	"github.com/uptime-operator/uptime-operator/internal/assist"
 	"github.com/uptime-operator/uptime-operator/internal/recipients"
-	"github.com/uptime-operator/uptime-operator/internal/sitehealth"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
@@ -23,7 +23,7 @@ import (
 type Store interface {
 	assist.Store
 	recipients.Store
-	sitehealth.ReportStore
+	websitehealth.Store
 	telemetry.Store
 	thirdpartystatus.Store
 
@@ -66,11 +66,4 @@ type Store interface {
 	GetAIDraft(ctx context.Context, id string) (store.AIDraft, error)
 	UpdateAIDraft(ctx context.Context, d store.AIDraft, from store.AIDraftStatus) (store.AIDraft, error)
 	PublishAIDraft(ctx context.Context, id, author string, at time.Time) (store.AIDraft, store.Note, error)
-	// Website health sites and their runs.
-	CreateHealthSite(ctx context.Context, s store.HealthSite) (store.HealthSite, error)
-	GetHealthSite(ctx context.Context, id string) (store.HealthSite, error)
-	ListHealthSites(ctx context.Context, namespace string) ([]store.HealthSite, error)
-	UpdateHealthSite(ctx context.Context, s store.HealthSite) (store.HealthSite, error)
-	DeleteHealthSite(ctx context.Context, id string) error
-	ListHealthRuns(ctx context.Context, siteID string, limit int) ([]store.HealthRun, error)
 }

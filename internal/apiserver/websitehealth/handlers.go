@@ -1,6 +1,7 @@
-package apiserver
+package websitehealth
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"net/url"
@@ -10,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/go-chi/chi/v5"
+	"k8s.io/utils/clock"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
@@ -33,22 +35,47 @@ const (
 	maxHealthRecentReports = 10
 )
 
-// registerSiteHealthRoutes registers the website health endpoints. Every
-// one needs the website-health plan feature; crawls count 20 per hour per
-// workspace. h may be nil: sites and reports can then still be managed and
-// read, and crawl requests answer 503.
-func (s *Server) registerSiteHealthRoutes(h *sitehealth.Service) {
+// Store is what the website health endpoints keep in the history store:
+// sites, their runs and (through sitehealth.ReportStore) reports.
+type Store interface {
+	sitehealth.ReportStore
+	CreateHealthSite(ctx context.Context, s store.HealthSite) (store.HealthSite, error)
+	GetHealthSite(ctx context.Context, id string) (store.HealthSite, error)
+	ListHealthSites(ctx context.Context, namespace string) ([]store.HealthSite, error)
+	UpdateHealthSite(ctx context.Context, s store.HealthSite) (store.HealthSite, error)
+	DeleteHealthSite(ctx context.Context, id string) error
+	ListHealthRuns(ctx context.Context, siteID string, limit int) ([]store.HealthRun, error)
+}
+
+// Handlers serve /website-health: a workspace's sites, their crawls and
+// reports.
+type Handlers struct {
+	st    Store
+	clock clock.PassiveClock
+	// svc crawls and audits; nil answers 503 to crawl requests.
+	svc *sitehealth.Service
+}
+
+// New returns the handlers; svc may be nil: sites and reports can then
+// still be managed and read, and crawl requests answer 503.
+func New(st Store, clk clock.PassiveClock, svc *sitehealth.Service) *Handlers {
+	return &Handlers{st: st, clock: clk, svc: svc}
+}
+
+// Routes registers the website health endpoints. Every one needs the
+// website-health plan feature; crawls count 20 per hour per workspace.
+func (h *Handlers) Routes(rt *core.Router) {
 	feature := core.WithFeature(monv1.FeatureWebsiteHealth)
 	runs := core.WithLimit(core.NewLimiter("website-health-run", 20, time.Hour, core.PerWorkspace, ratelimit.JSON))
 	get, post, patch, del := http.MethodGet, http.MethodPost, http.MethodPatch, http.MethodDelete
-	s.rt.Handle(get, "/website-health", s.listHealthSites(h), feature)
-	s.rt.Handle(post, "/website-health/sites", s.createHealthSite, feature)
-	s.rt.Handle(get, "/website-health/sites/{id}", s.getHealthSite, feature)
-	s.rt.Handle(patch, "/website-health/sites/{id}", s.updateHealthSite, feature)
-	s.rt.Handle(del, "/website-health/sites/{id}", s.deleteHealthSite, feature)
-	s.rt.Handle(post, "/website-health/sites/{id}/run", s.runHealthSite(h), feature, runs)
-	s.rt.Handle(get, "/website-health/reports/{runId}", s.healthReport, feature)
-	s.rt.Handle(get, "/website-health/reports/{runId}/issues.csv", s.healthIssuesCSV, feature)
+	rt.Handle(get, "/website-health", h.listSites, feature)
+	rt.Handle(post, "/website-health/sites", h.createSite, feature)
+	rt.Handle(get, "/website-health/sites/{id}", h.getSite, feature)
+	rt.Handle(patch, "/website-health/sites/{id}", h.updateSite, feature)
+	rt.Handle(del, "/website-health/sites/{id}", h.deleteSite, feature)
+	rt.Handle(post, "/website-health/sites/{id}/run", h.runSite, feature, runs)
+	rt.Handle(get, "/website-health/reports/{runId}", h.report, feature)
+	rt.Handle(get, "/website-health/reports/{runId}/issues.csv", h.issuesCSV, feature)
 }
 
 // healthSiteView is a site with its latest report summary.
@@ -69,9 +96,9 @@ func runView(r store.HealthRun) *healthRunView {
 	return v
 }
 
-func (s *Server) siteView(r *http.Request, site store.HealthSite) (healthSiteView, error) {
+func (h *Handlers) siteView(r *http.Request, site store.HealthSite) (healthSiteView, error) {
 	v := healthSiteView{HealthSite: site}
-	runs, err := s.opts.Store.ListHealthRuns(r.Context(), site.ID, 1)
+	runs, err := h.st.ListHealthRuns(r.Context(), site.ID, 1)
 	if err != nil {
 		return v, err
 	}
@@ -81,33 +108,31 @@ func (s *Server) siteView(r *http.Request, site store.HealthSite) (healthSiteVie
 	return v, nil
 }
 
-func (s *Server) listHealthSites(h *sitehealth.Service) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		sites, err := s.opts.Store.ListHealthSites(r.Context(), core.CallerFrom(r.Context()).Namespace)
+func (h *Handlers) listSites(w http.ResponseWriter, r *http.Request) {
+	sites, err := h.st.ListHealthSites(r.Context(), core.CallerFrom(r.Context()).Namespace)
+	if err != nil {
+		core.WriteErr(w, r, err)
+		return
+	}
+	out := make([]healthSiteView, 0, len(sites))
+	for _, site := range sites {
+		v, err := h.siteView(r, site)
 		if err != nil {
 			core.WriteErr(w, r, err)
 			return
 		}
-		out := make([]healthSiteView, 0, len(sites))
-		for _, site := range sites {
-			v, err := s.siteView(r, site)
-			if err != nil {
-				core.WriteErr(w, r, err)
-				return
-			}
-			out = append(out, v)
-		}
-		httpjson.Write(w, http.StatusOK, map[string]any{
-			"sites":           out,
-			"audit_available": h != nil && h.Auditor.Available(),
-		})
+		out = append(out, v)
 	}
+	httpjson.Write(w, http.StatusOK, map[string]any{
+		"sites":           out,
+		"audit_available": h.svc != nil && h.svc.Auditor.Available(),
+	})
 }
 
 // pathHealthSite finds the site of the {id} path value in the caller's
 // workspace.
-func (s *Server) pathHealthSite(w http.ResponseWriter, r *http.Request) (store.HealthSite, bool) {
-	site, err := s.opts.Store.GetHealthSite(r.Context(), chi.URLParam(r, "id"))
+func (h *Handlers) pathHealthSite(w http.ResponseWriter, r *http.Request) (store.HealthSite, bool) {
+	site, err := h.st.GetHealthSite(r.Context(), chi.URLParam(r, "id"))
 	if errors.Is(err, store.ErrNotFound) || (err == nil && site.Namespace != core.CallerFrom(r.Context()).Namespace) {
 		core.WriteNotFound(w, "Site")
 		return site, false
@@ -121,8 +146,8 @@ func (s *Server) pathHealthSite(w http.ResponseWriter, r *http.Request) (store.H
 
 // pathHealthRun finds the run of the {runId} path value in the caller's
 // workspace.
-func (s *Server) pathHealthRun(w http.ResponseWriter, r *http.Request) (sitehealth.Report, bool) {
-	rep, err := sitehealth.LoadReport(r.Context(), s.opts.Store, chi.URLParam(r, "runId"))
+func (h *Handlers) pathHealthRun(w http.ResponseWriter, r *http.Request) (sitehealth.Report, bool) {
+	rep, err := sitehealth.LoadReport(r.Context(), h.st, chi.URLParam(r, "runId"))
 	if errors.Is(err, store.ErrNotFound) || (err == nil && rep.Namespace != core.CallerFrom(r.Context()).Namespace) {
 		core.WriteNotFound(w, "Report")
 		return rep, false
@@ -227,7 +252,7 @@ func validateHealthSite(site store.HealthSite) []core.FieldError {
 	return errs
 }
 
-func (s *Server) createHealthSite(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) createSite(w http.ResponseWriter, r *http.Request) {
 	var b siteBody
 	if err := core.DecodeJSON(r, &b, true); err != nil {
 		core.WriteErr(w, r, err)
@@ -235,7 +260,7 @@ func (s *Server) createHealthSite(w http.ResponseWriter, r *http.Request) {
 	}
 	site := store.HealthSite{Namespace: core.CallerFrom(r.Context()).Namespace, MaxPages: defaultHealthMaxPages, MaxDepth: defaultHealthMaxDepth,
 		PerfAuditURLs: []string{}, PerfAuditFormFactor: store.HealthFormMobile, Schedule: store.HealthScheduleWeekly,
-		NotifyOnIssues: true, ScoreDropThresh: defaultHealthThresh, IsActive: true, CreatedAt: s.clock.Now()}
+		NotifyOnIssues: true, ScoreDropThresh: defaultHealthThresh, IsActive: true, CreatedAt: h.clock.Now()}
 	b.apply(&site)
 	var errs []core.FieldError
 	if b.Name == nil {
@@ -248,7 +273,7 @@ func (s *Server) createHealthSite(w http.ResponseWriter, r *http.Request) {
 		core.WriteValidation(w, errs...)
 		return
 	}
-	site, err := s.opts.Store.CreateHealthSite(r.Context(), site)
+	site, err := h.st.CreateHealthSite(r.Context(), site)
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return
@@ -256,12 +281,12 @@ func (s *Server) createHealthSite(w http.ResponseWriter, r *http.Request) {
 	httpjson.Write(w, http.StatusCreated, healthSiteView{HealthSite: site})
 }
 
-func (s *Server) getHealthSite(w http.ResponseWriter, r *http.Request) {
-	site, ok := s.pathHealthSite(w, r)
+func (h *Handlers) getSite(w http.ResponseWriter, r *http.Request) {
+	site, ok := h.pathHealthSite(w, r)
 	if !ok {
 		return
 	}
-	runs, err := s.opts.Store.ListHealthRuns(r.Context(), site.ID, maxHealthRecentReports)
+	runs, err := h.st.ListHealthRuns(r.Context(), site.ID, maxHealthRecentReports)
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return
@@ -282,8 +307,8 @@ func (s *Server) getHealthSite(w http.ResponseWriter, r *http.Request) {
 	httpjson.Write(w, http.StatusOK, out)
 }
 
-func (s *Server) updateHealthSite(w http.ResponseWriter, r *http.Request) {
-	site, ok := s.pathHealthSite(w, r)
+func (h *Handlers) updateSite(w http.ResponseWriter, r *http.Request) {
+	site, ok := h.pathHealthSite(w, r)
 	if !ok {
 		return
 	}
@@ -297,7 +322,7 @@ func (s *Server) updateHealthSite(w http.ResponseWriter, r *http.Request) {
 		core.WriteValidation(w, errs...)
 		return
 	}
-	site, err := s.opts.Store.UpdateHealthSite(r.Context(), site)
+	site, err := h.st.UpdateHealthSite(r.Context(), site)
 	if errors.Is(err, store.ErrNotFound) {
 		core.WriteNotFound(w, "Site")
 		return
@@ -306,7 +331,7 @@ func (s *Server) updateHealthSite(w http.ResponseWriter, r *http.Request) {
 		core.WriteErr(w, r, err)
 		return
 	}
-	v, err := s.siteView(r, site)
+	v, err := h.siteView(r, site)
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return
@@ -314,12 +339,12 @@ func (s *Server) updateHealthSite(w http.ResponseWriter, r *http.Request) {
 	httpjson.Write(w, http.StatusOK, v)
 }
 
-func (s *Server) deleteHealthSite(w http.ResponseWriter, r *http.Request) {
-	site, ok := s.pathHealthSite(w, r)
+func (h *Handlers) deleteSite(w http.ResponseWriter, r *http.Request) {
+	site, ok := h.pathHealthSite(w, r)
 	if !ok {
 		return
 	}
-	err := s.opts.Store.DeleteHealthSite(r.Context(), site.ID)
+	err := h.st.DeleteHealthSite(r.Context(), site.ID)
 	if errors.Is(err, store.ErrNotFound) {
 		core.WriteNotFound(w, "Site")
 		return
@@ -331,49 +356,47 @@ func (s *Server) deleteHealthSite(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// runHealthSite starts a crawl and answers 202 with the running report;
+// runSite starts a crawl and answers 202 with the running report;
 // its progress is read from the report.
-func (s *Server) runHealthSite(h *sitehealth.Service) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		site, ok := s.pathHealthSite(w, r)
-		if !ok {
-			return
-		}
-		if h == nil {
-			core.WriteError(w, http.StatusServiceUnavailable, CodeSiteHealthUnavailable, "website health crawls are not running on this server")
-			return
-		}
-		run, err := h.Trigger(r.Context(), site, sitehealth.TriggerManual)
-		if errors.Is(err, sitehealth.ErrRunInProgress) {
-			core.WriteError(w, http.StatusConflict, core.CodeConflict, err.Error())
-			return
-		}
-		if err != nil {
-			core.WriteErr(w, r, err)
-			return
-		}
-		httpjson.Write(w, http.StatusAccepted, runView(run))
+func (h *Handlers) runSite(w http.ResponseWriter, r *http.Request) {
+	site, ok := h.pathHealthSite(w, r)
+	if !ok {
+		return
 	}
+	if h.svc == nil {
+		core.WriteError(w, http.StatusServiceUnavailable, CodeSiteHealthUnavailable, "website health crawls are not running on this server")
+		return
+	}
+	run, err := h.svc.Trigger(r.Context(), site, sitehealth.TriggerManual)
+	if errors.Is(err, sitehealth.ErrRunInProgress) {
+		core.WriteError(w, http.StatusConflict, core.CodeConflict, err.Error())
+		return
+	}
+	if err != nil {
+		core.WriteErr(w, r, err)
+		return
+	}
+	httpjson.Write(w, http.StatusAccepted, runView(run))
 }
 
-func (s *Server) healthReport(w http.ResponseWriter, r *http.Request) {
-	rep, ok := s.pathHealthRun(w, r)
+func (h *Handlers) report(w http.ResponseWriter, r *http.Request) {
+	rep, ok := h.pathHealthRun(w, r)
 	if !ok {
 		return
 	}
 	httpjson.Write(w, http.StatusOK, rep)
 }
 
-func (s *Server) healthIssuesCSV(w http.ResponseWriter, r *http.Request) {
-	rep, ok := s.pathHealthRun(w, r)
+func (h *Handlers) issuesCSV(w http.ResponseWriter, r *http.Request) {
+	rep, ok := h.pathHealthRun(w, r)
 	if !ok {
 		return
 	}
-	h := w.Header()
-	h.Set("Content-Type", "text/csv; charset=utf-8")
-	h.Set("Content-Disposition", `attachment; filename="website-health-`+rep.ID+`-issues.csv"`)
+	hdr := w.Header()
+	hdr.Set("Content-Type", "text/csv; charset=utf-8")
+	hdr.Set("Content-Disposition", `attachment; filename="website-health-`+rep.ID+`-issues.csv"`)
 	w.WriteHeader(http.StatusOK)
-	cw := newCSVExport(w)
+	cw := core.NewCSVExport(w)
 	cw.Row("kind", "url", "source_url", "detail")
 	for _, is := range rep.Issues {
 		cw.Row(is.Kind, is.URL, is.SourceURL, is.Detail)

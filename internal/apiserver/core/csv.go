@@ -1,4 +1,4 @@
-package apiserver
+package core
 
 import (
 	"encoding/csv"
@@ -6,30 +6,31 @@ import (
 	"strings"
 )
 
-// csvExport writes the rows of a CSV export with every cell neutralised
-// (csvSafe): the exports carry text that users, monitored sites and probe
+// CSVExport writes the rows of a CSV export with every cell neutralised
+// (CSVSafe): the exports carry text that users, monitored sites and probe
 // agents chose (names, URLs, error messages, regions, error types), and a
 // spreadsheet opening the file must show it, not run it.
-type csvExport struct{ w *csv.Writer }
+type CSVExport struct{ w *csv.Writer }
 
-func newCSVExport(w io.Writer) *csvExport { return &csvExport{w: csv.NewWriter(w)} }
+// NewCSVExport writes CSV rows to w.
+func NewCSVExport(w io.Writer) *CSVExport { return &CSVExport{w: csv.NewWriter(w)} }
 
 // Row writes one record; the error of a client gone away is dropped.
-func (e *csvExport) Row(cells ...string) {
+func (e *CSVExport) Row(cells ...string) {
 	for i, c := range cells {
-		cells[i] = csvSafe(c)
+		cells[i] = CSVSafe(c)
 	}
 	_ = e.w.Write(cells)
 }
 
 // Flush writes buffered rows out.
-func (e *csvExport) Flush() { e.w.Flush() }
+func (e *CSVExport) Flush() { e.w.Flush() }
 
-// csvSafe defuses a value a spreadsheet would read as a formula (OWASP CSV
+// CSVSafe defuses a value a spreadsheet would read as a formula (OWASP CSV
 // injection): one starting with =, +, -, @, a tab or a carriage return gets
 // a leading single quote, which spreadsheets show as text and do not run.
 // Leading spaces are looked through, since spreadsheets skip them too.
-func csvSafe(v string) string {
+func CSVSafe(v string) string {
 	if t := strings.TrimLeft(v, " "); t != "" && strings.ContainsRune("=+-@\t\r", rune(t[0])) {
 		return "'" + v
 	}
