@@ -6,6 +6,8 @@ import (
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/domainssl"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/incidentcomms"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/maintenance"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/telemetry"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/thirdpartystatus"
@@ -84,6 +86,7 @@ func (s *Server) routes() {
 	s.rt.Handle(post, "/monitors/{id}/heartbeat/rotate", s.rotateHeartbeat, monitorWrite)
 	s.rt.Handle(post, "/monitors/{id}/cron-heartbeat", s.cronHeartbeat)
 	s.rt.Handle(get, "/monitors/{id}/dns-records", s.dnsRecords)
+	s.rt.Handle(post, "/monitors/{id}/dns-records/accept", s.acceptDNSRecords, core.WithLimit(l.DNSAccept))
 	s.rt.Handle(get, "/monitors/{id}/notification-recipients", s.notificationRecipients)
 	s.rt.Handle(post, "/monitors/{id}/test-notification", s.testNotification, core.WithLimit(l.TestNotify))
 	s.rt.Handle(get, "/monitors/{id}/step-runs", s.stepRuns)
@@ -197,8 +200,8 @@ func (s *Server) routes() {
 	s.rt.Handle(del, "/reliability/slo-targets/{id}", s.deleteSLO, slo)
 
 	// Domain/SSL expiry, DNS acceptance and AI incident assist.
-	s.registerExpiryRoutes(s.opts.Expiry)
-	s.registerAssistRoutes(s.opts.Assist)
+	domainssl.New(s.Deps, s.opts.Expiry).Routes(s.rt)
+	incidentcomms.New(s.opts.Store, s.clock, s.opts.Assist).Routes(s.rt)
 	websitehealth.New(s.opts.Store, s.clock, s.opts.SiteHealth).Routes(s.rt)
 	thirdpartystatus.New(s.Deps, s.opts.Store, s.opts.ThirdParty).Routes(s.rt)
 	telemetry.New(s.opts.Store, s.clock, s.opts.OTel).Routes(s.rt)

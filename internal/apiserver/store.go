@@ -4,24 +4,24 @@ import (
 	"context"
 	"time"
 
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/incidentcomms"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/telemetry"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/thirdpartystatus"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/websitehealth"
-	"github.com/uptime-operator/uptime-operator/internal/assist"
 	"github.com/uptime-operator/uptime-operator/internal/recipients"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
 // Store is the part of the history store (internal/store) that the REST API
-// uses: what its handlers call, grouped by the routes that call it, and what
-// it hands on to the services it builds itself (the AI assist and the
-// recipient confirmer when none is configured, the site health report).
-// The handlers' own calls are listed even where an embedded interface has
-// them too, so that each group stays true when a service's needs change.
-// It holds only these methods, so the dependency is visible here and a
-// test can fake or wrap it; every store backend satisfies it.
+// uses: the store interface each resource package declares for itself,
+// what the recipient confirmer needs when none is configured, and the calls
+// of the handlers not yet split into packages, grouped by the routes that
+// call them. The handlers' own calls are listed even where an embedded
+// interface has them too, so that each group stays true when a service's
+// needs change. It holds only these methods, so the dependency is visible
+// here and a test can fake or wrap it; every store backend satisfies it.
 type Store interface {
-	assist.Store
+	incidentcomms.Store
 	recipients.Store
 	websitehealth.Store
 	telemetry.Store
@@ -62,8 +62,4 @@ type Store interface {
 	TouchAPIKey(ctx context.Context, keyID string, at time.Time) error
 	// Alert email recipients' confirmation state.
 	ListAlertRecipients(ctx context.Context, namespace string) ([]store.AlertRecipient, error)
-	// AI drafts, reviewed and published by people.
-	GetAIDraft(ctx context.Context, id string) (store.AIDraft, error)
-	UpdateAIDraft(ctx context.Context, d store.AIDraft, from store.AIDraftStatus) (store.AIDraft, error)
-	PublishAIDraft(ctx context.Context, id, author string, at time.Time) (store.AIDraft, store.Note, error)
 }

@@ -1,4 +1,4 @@
-package apiserver
+package incidentcomms
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/go-chi/chi/v5"
+	"k8s.io/utils/clock"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
@@ -22,31 +23,58 @@ import (
 // model endpoint failed (not a code of the specification).
 const CodeAIUnavailable = "AI_UNAVAILABLE"
 
-// registerAssistRoutes registers the AI incident assist endpoints. Every one
-// needs the ai-assist plan feature; generations count 30 per 10 minutes per
-// workspace and toward the monthly allowance. a may be nil or have no model:
-// the status then reports the features unavailable and generations answer
-// 503 AI_UNAVAILABLE, while saved content can still be read, edited,
-// published and discarded.
-func (s *Server) registerAssistRoutes(a *assist.Service) {
+// Store is what the incident communication endpoints read and write in the
+// history store besides what the assist itself needs: the incident and the
+// status update drafts people review.
+type Store interface {
+	assist.Store
+	core.IncidentGetter
+	GetAIDraft(ctx context.Context, id string) (store.AIDraft, error)
+	UpdateAIDraft(ctx context.Context, d store.AIDraft, from store.AIDraftStatus) (store.AIDraft, error)
+	PublishAIDraft(ctx context.Context, id, author string, at time.Time) (store.AIDraft, store.Note, error)
+}
+
+// Handlers serve /incident-comms: AI-written incident summaries,
+// postmortems and status update drafts, reviewed and published by people.
+type Handlers struct {
+	st    Store
+	clock clock.PassiveClock
+	// a is the AI assist; nil or without a model reports the features
+	// unavailable.
+	a *assist.Service
+}
+
+// New returns the handlers; a may be nil.
+func New(st Store, clk clock.PassiveClock, a *assist.Service) *Handlers {
+	return &Handlers{st: st, clock: clk, a: a}
+}
+
+// Routes registers the AI incident assist endpoints. Every one needs the
+// ai-assist plan feature; generations count 30 per 10 minutes per
+// workspace and toward the monthly allowance. Without a model the status
+// reports the features unavailable and generations answer 503
+// AI_UNAVAILABLE, while saved content can still be read, edited, published
+// and discarded.
+func (h *Handlers) Routes(rt *core.Router) {
+	a := h.a
 	feature := core.WithFeature(monv1.FeatureAIAssist)
 	drafts := core.WithLimit(core.NewLimiter("ai-drafts", 30, 10*time.Minute, core.PerWorkspace, ratelimit.JSON))
 	get, post, patch := http.MethodGet, http.MethodPost, http.MethodPatch
-	s.rt.Handle(get, "/incident-comms/status", s.assistStatus(a), feature)
-	s.rt.Handle(get, "/incident-comms/incidents/{id}", s.assistSaved(a), feature)
-	s.rt.Handle(post, "/incident-comms/incidents/{id}/summary", s.assistSummary(a), feature, drafts)
-	s.rt.Handle(post, "/incident-comms/incidents/{id}/postmortem/generate", s.assistPostmortem(a), feature, drafts)
-	s.rt.Handle(post, "/incident-comms/incidents/{id}/status-updates", s.assistStatusUpdate(a), feature, drafts)
-	s.rt.Handle(patch, "/incident-comms/status-updates/{draftId}", s.editDraft, feature)
-	s.rt.Handle(post, "/incident-comms/status-updates/{draftId}/publish", s.publishDraft, feature)
-	s.rt.Handle(post, "/incident-comms/status-updates/{draftId}/discard", s.discardDraft, feature)
+	rt.Handle(get, "/incident-comms/status", h.status(a), feature)
+	rt.Handle(get, "/incident-comms/incidents/{id}", h.saved(a), feature)
+	rt.Handle(post, "/incident-comms/incidents/{id}/summary", h.summary(a), feature, drafts)
+	rt.Handle(post, "/incident-comms/incidents/{id}/postmortem/generate", h.postmortem(a), feature, drafts)
+	rt.Handle(post, "/incident-comms/incidents/{id}/status-updates", h.statusUpdate(a), feature, drafts)
+	rt.Handle(patch, "/incident-comms/status-updates/{draftId}", h.editDraft, feature)
+	rt.Handle(post, "/incident-comms/status-updates/{draftId}/publish", h.publishDraft, feature)
+	rt.Handle(post, "/incident-comms/status-updates/{draftId}/discard", h.discardDraft, feature)
 }
 
-func (s *Server) assistStatus(a *assist.Service) http.HandlerFunc {
+func (h *Handlers) status(a *assist.Service) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		svc := a
 		if svc == nil {
-			svc = &assist.Service{Store: s.opts.Store, Now: s.clock.Now}
+			svc = &assist.Service{Store: h.st, Now: h.clock.Now}
 		}
 		st, err := svc.Status(r.Context(), core.CallerFrom(r.Context()).Namespace)
 		if err != nil {
@@ -59,8 +87,8 @@ func (s *Server) assistStatus(a *assist.Service) http.HandlerFunc {
 
 // pathDraft finds the draft of the {draftId} path value in the caller's
 // workspace.
-func (s *Server) pathDraft(w http.ResponseWriter, r *http.Request) (store.AIDraft, bool) {
-	d, err := s.opts.Store.GetAIDraft(r.Context(), chi.URLParam(r, "draftId"))
+func (h *Handlers) pathDraft(w http.ResponseWriter, r *http.Request) (store.AIDraft, bool) {
+	d, err := h.st.GetAIDraft(r.Context(), chi.URLParam(r, "draftId"))
 	if errors.Is(err, store.ErrNotFound) || (err == nil && d.Namespace != core.CallerFrom(r.Context()).Namespace) {
 		core.WriteNotFound(w, "Status update draft")
 		return d, false
@@ -72,15 +100,15 @@ func (s *Server) pathDraft(w http.ResponseWriter, r *http.Request) (store.AIDraf
 	return d, true
 }
 
-func (s *Server) assistSaved(a *assist.Service) http.HandlerFunc {
+func (h *Handlers) saved(a *assist.Service) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		inc := core.PathIncident(w, r, s.opts.Store)
+		inc := core.PathIncident(w, r, h.st)
 		if inc == nil {
 			return
 		}
 		svc := a
 		if svc == nil {
-			svc = &assist.Service{Store: s.opts.Store}
+			svc = &assist.Service{Store: h.st}
 		}
 		saved, err := svc.Saved(r.Context(), inc.ID)
 		if err != nil {
@@ -93,10 +121,10 @@ func (s *Server) assistSaved(a *assist.Service) http.HandlerFunc {
 
 // generation runs gen for the incident of the request after the body was
 // decoded into body (nil: no body) and validated by check.
-func (s *Server) generation(a *assist.Service, body any, check func() []core.FieldError,
+func (h *Handlers) generation(a *assist.Service, body any, check func() []core.FieldError,
 	gen func(ctx context.Context, inc store.Incident) (any, error), status int) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		inc := core.PathIncident(w, r, s.opts.Store)
+		inc := core.PathIncident(w, r, h.st)
 		if inc == nil {
 			return
 		}
@@ -145,24 +173,24 @@ func assistError(err error) error {
 	return err
 }
 
-func (s *Server) assistSummary(a *assist.Service) http.HandlerFunc {
-	return s.generation(a, nil, nil, func(ctx context.Context, inc store.Incident) (any, error) {
+func (h *Handlers) summary(a *assist.Service) http.HandlerFunc {
+	return h.generation(a, nil, nil, func(ctx context.Context, inc store.Incident) (any, error) {
 		return a.Summary(ctx, inc)
 	}, http.StatusOK)
 }
 
-func (s *Server) assistPostmortem(a *assist.Service) http.HandlerFunc {
+func (h *Handlers) postmortem(a *assist.Service) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		var b struct {
 			Overwrite bool `json:"overwrite"`
 		}
-		s.generation(a, &b, nil, func(ctx context.Context, inc store.Incident) (any, error) {
+		h.generation(a, &b, nil, func(ctx context.Context, inc store.Incident) (any, error) {
 			return a.Postmortem(ctx, inc, b.Overwrite)
 		}, http.StatusOK)(w, r)
 	}
 }
 
-func (s *Server) assistStatusUpdate(a *assist.Service) http.HandlerFunc {
+func (h *Handlers) statusUpdate(a *assist.Service) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		var b struct {
 			Phase    string `json:"phase"`
@@ -178,7 +206,7 @@ func (s *Server) assistStatusUpdate(a *assist.Service) http.HandlerFunc {
 			}
 			return errs
 		}
-		s.generation(a, &b, check, func(ctx context.Context, inc store.Incident) (any, error) {
+		h.generation(a, &b, check, func(ctx context.Context, inc store.Incident) (any, error) {
 			return a.StatusUpdate(ctx, inc, b.Phase, strings.TrimSpace(b.Guidance))
 		}, http.StatusCreated)(w, r)
 	}
@@ -195,8 +223,8 @@ func draftStateError(err error, d store.AIDraft) error {
 	return err
 }
 
-func (s *Server) editDraft(w http.ResponseWriter, r *http.Request) {
-	d, ok := s.pathDraft(w, r)
+func (h *Handlers) editDraft(w http.ResponseWriter, r *http.Request) {
+	d, ok := h.pathDraft(w, r)
 	if !ok {
 		return
 	}
@@ -235,7 +263,7 @@ func (s *Server) editDraft(w http.ResponseWriter, r *http.Request) {
 	if b.Phase != nil {
 		d.Phase = *b.Phase
 	}
-	out, err := s.opts.Store.UpdateAIDraft(r.Context(), d, store.AIDraftOpen)
+	out, err := h.st.UpdateAIDraft(r.Context(), d, store.AIDraftOpen)
 	if err != nil {
 		core.WriteErr(w, r, draftStateError(err, out))
 		return
@@ -245,16 +273,16 @@ func (s *Server) editDraft(w http.ResponseWriter, r *http.Request) {
 
 // publishDraft publishes a draft as a public note of its incident (a status
 // page update).
-func (s *Server) publishDraft(w http.ResponseWriter, r *http.Request) {
-	d, ok := s.pathDraft(w, r)
+func (h *Handlers) publishDraft(w http.ResponseWriter, r *http.Request) {
+	d, ok := h.pathDraft(w, r)
 	if !ok {
 		return
 	}
-	out, note, err := s.opts.Store.PublishAIDraft(r.Context(), d.ID, core.CallerFrom(r.Context()).Name(), s.clock.Now())
+	out, note, err := h.st.PublishAIDraft(r.Context(), d.ID, core.CallerFrom(r.Context()).Name(), h.clock.Now())
 	if err != nil {
 		if errors.Is(err, store.ErrDraftState) {
 			out = d
-			if cur, gerr := s.opts.Store.GetAIDraft(r.Context(), d.ID); gerr == nil {
+			if cur, gerr := h.st.GetAIDraft(r.Context(), d.ID); gerr == nil {
 				out = cur
 			}
 		}
@@ -264,8 +292,8 @@ func (s *Server) publishDraft(w http.ResponseWriter, r *http.Request) {
 	httpjson.Write(w, http.StatusOK, map[string]any{"draft": out, "note": note})
 }
 
-func (s *Server) discardDraft(w http.ResponseWriter, r *http.Request) {
-	d, ok := s.pathDraft(w, r)
+func (h *Handlers) discardDraft(w http.ResponseWriter, r *http.Request) {
+	d, ok := h.pathDraft(w, r)
 	if !ok {
 		return
 	}
@@ -274,7 +302,7 @@ func (s *Server) discardDraft(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d.Status = store.AIDraftDiscarded
-	out, err := s.opts.Store.UpdateAIDraft(r.Context(), d, store.AIDraftOpen)
+	out, err := h.st.UpdateAIDraft(r.Context(), d, store.AIDraftOpen)
 	if err != nil {
 		core.WriteErr(w, r, draftStateError(err, out))
 		return
