@@ -190,7 +190,7 @@ func (s *Server) advance(ctx context.Context, a *sortedAnswer, k versionKey, x *
 	for _, c := range changes {
 		names[c.name] = struct{}{}
 		at := &monv1.Monitor{ObjectMeta: metav1.ObjectMeta{Namespace: k.namespace, Name: c.name, CreationTimestamp: c.created}}
-		if i, found := slices.BinarySearchFunc(a.ms, at, newestFirst); found {
+		if i, found := slices.BinarySearchFunc(a.ms, at, core.NewestFirst); found {
 			gone = append(gone, i)
 		}
 	}
@@ -208,7 +208,7 @@ func (s *Server) advance(ctx context.Context, a *sortedAnswer, k versionKey, x *
 		}
 		placed = append(placed, m)
 	}
-	slices.SortFunc(placed, newestFirst)
+	slices.SortFunc(placed, core.NewestFirst)
 	items, err := s.listItems(ctx, placed, x, defaults)
 	if err != nil {
 		return nil
@@ -217,7 +217,7 @@ func (s *Server) advance(ctx context.Context, a *sortedAnswer, k versionKey, x *
 	// place of one it is equal to); placed is sorted, so are the places.
 	ins := make([]int, len(placed))
 	for n, m := range placed {
-		i, found := slices.BinarySearchFunc(a.ms, m, newestFirst)
+		i, found := slices.BinarySearchFunc(a.ms, m, core.NewestFirst)
 		if found {
 			gone = append(gone, i)
 		}
@@ -271,7 +271,7 @@ func storable(ms []*monv1.Monitor) bool {
 	return true
 }
 
-// sortNewestFirst sorts ms as newestFirst does, comparing creation times
+// sortNewestFirst sorts ms as core.NewestFirst does, comparing creation times
 // in whole seconds as integers first (10,000 time.Time comparisons took several
 // milliseconds).
 func sortNewestFirst(ms []*monv1.Monitor) {
@@ -287,7 +287,7 @@ func sortNewestFirst(ms []*monv1.Monitor) {
 		if c := cmp.Compare(b.at, a.at); c != 0 {
 			return c
 		}
-		return newestFirst(a.m, b.m)
+		return core.NewestFirst(a.m, b.m)
 	})
 	for i := range ks {
 		ms[i] = ks[i].m
@@ -467,21 +467,9 @@ func (s *Server) sharedMonitors(ctx context.Context, ns string, sorted bool) ([]
 		}
 	}
 	if sorted {
-		slices.SortFunc(ms, newestFirst)
+		slices.SortFunc(ms, core.NewestFirst)
 	}
 	return ms, nil
-}
-
-// newestFirst orders monitors by creation, newest first, then by name
-// (descending), then namespace: a total order.
-func newestFirst(a, b *monv1.Monitor) int {
-	if c := b.CreationTimestamp.Compare(a.CreationTimestamp.Time); c != 0 {
-		return c
-	}
-	if c := strings.Compare(b.Name, a.Name); c != 0 {
-		return c
-	}
-	return strings.Compare(a.Namespace, b.Namespace)
 }
 
 // encodeMonitor is the list item of m: its monitor object as JSON.

@@ -206,7 +206,7 @@ func TestGetAnswerFollowsChanges(t *testing.T) {
 }
 
 // TestSortNewestFirstMatchesNewestFirst: the keyed sort orders as
-// newestFirst does, with equal, zero and sub-second creation times.
+// core.NewestFirst does, with equal, zero and sub-second creation times.
 func TestSortNewestFirstMatchesNewestFirst(t *testing.T) {
 	base := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
 	var ms []*monv1.Monitor
@@ -222,7 +222,7 @@ func TestSortNewestFirstMatchesNewestFirst(t *testing.T) {
 		ms = append(ms, m)
 	}
 	want := slices.Clone(ms)
-	slices.SortFunc(want, newestFirst)
+	slices.SortFunc(want, core.NewestFirst)
 	sortNewestFirst(ms)
 	for i := range ms {
 		if ms[i] != want[i] {

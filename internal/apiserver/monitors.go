@@ -420,17 +420,6 @@ func (s *Server) heartbeatURL(m *monv1.Monitor) *string {
 
 // --- handlers ---------------------------------------------------------------
 
-// liveMonitors drops monitors being deleted and sorts newest first.
-func liveMonitors(items []monv1.Monitor) []monv1.Monitor {
-	out := make([]monv1.Monitor, 0, len(items))
-	for i := range items {
-		if items[i].DeletionTimestamp == nil {
-			out = append(out, items[i])
-		}
-	}
-	slices.SortFunc(out, func(a, b monv1.Monitor) int { return newestFirst(&a, &b) })
-	return out
-}
 
 // configCache keeps the encoded REST "config" of each monitor's spec
 // generation: building it is a JSON round trip, and a list of 10,000
@@ -483,40 +472,6 @@ func (c *configCache) get(m *monv1.Monitor) json.RawMessage {
 	return cfg
 }
 
-func summarize(items []monv1.Monitor) restapi.MonitorSummary {
-	sum := restapi.MonitorSummary{Counts: map[string]int{}}
-	for _, st := range []monv1.MonitorStatusValue{monv1.StatusUp, monv1.StatusDown, monv1.StatusDegraded, monv1.StatusBlocked,
-		monv1.StatusUnknown, monv1.StatusPending, monv1.StatusPaused, monv1.StatusMaintenance} {
-		sum.Counts[string(st)] = 0
-	}
-	var total float64
-	n := 0
-	for i := range items {
-		m := &items[i]
-		st := string(m.Status.CurrentStatus)
-		switch {
-		case m.Spec.Paused:
-			st = string(monv1.StatusPaused)
-		case st == "" || st == string(monv1.StatusPaused):
-			st = string(monv1.StatusPending)
-		}
-		sum.Total++
-		sum.Counts[st]++
-		if m.Status.OpenIncident != nil {
-			sum.OpenIncidents++
-		}
-		if p := monitor.ParsePercent(m.Status.Uptime24h); p != nil {
-			total += *p
-			n++
-		}
-	}
-	if n > 0 {
-		avg := total / float64(n)
-		sum.Uptime24h = &avg
-	}
-	return sum
-}
-
 func (s *Server) monitorsSummary(w http.ResponseWriter, r *http.Request) {
 	c := core.CallerFrom(r.Context())
 	var list monv1.MonitorList
@@ -524,7 +479,7 @@ func (s *Server) monitorsSummary(w http.ResponseWriter, r *http.Request) {
 		core.WriteErr(w, r, err)
 		return
 	}
-	httpjson.Write(w, http.StatusOK, summarize(liveMonitors(list.Items)))
+	httpjson.Write(w, http.StatusOK, core.Summarize(core.LiveMonitors(list.Items)))
 }
 
 // newMonitor builds an unsaved Monitor of ns from a create body.

@@ -7,8 +7,10 @@ import (
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/domainssl"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/groups"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/incidentcomms"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/maintenance"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/reliability"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/telemetry"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/thirdpartystatus"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/websitehealth"
@@ -82,7 +84,7 @@ func (s *Server) routes() {
 	s.rt.Handle(get, "/monitors/{id}/regions", s.getRegions)
 	s.rt.Handle(put, "/monitors/{id}/regions", s.putRegions, monitorWrite)
 	s.rt.Handle(get, "/monitors/{id}/explanation", s.monitorExplanation)
-	s.rt.Handle(get, "/monitors/{id}/flakiness", s.monitorFlakiness)
+	reliability.New(s.Deps, s.opts.Store).Routes(s.rt)
 	s.rt.Handle(post, "/monitors/{id}/heartbeat/rotate", s.rotateHeartbeat, monitorWrite)
 	s.rt.Handle(post, "/monitors/{id}/cron-heartbeat", s.cronHeartbeat)
 	s.rt.Handle(get, "/monitors/{id}/dns-records", s.dnsRecords)
@@ -105,11 +107,7 @@ func (s *Server) routes() {
 	s.rt.Handle(get, "/stats/{id}/pause-windows", s.pauseWindows, stats)
 
 	// Monitor groups.
-	s.rt.Handle(get, "/monitor-groups", s.listGroups)
-	s.rt.Handle(post, "/monitor-groups", s.createGroup)
-	s.rt.Handle(get, "/monitor-groups/{id}/summary", s.groupSummary)
-	s.rt.Handle(put, "/monitor-groups/{id}", s.updateGroup)
-	s.rt.Handle(del, "/monitor-groups/{id}", s.deleteGroup)
+	groups.New(s.Deps).Routes(s.rt)
 
 	// Incidents.
 	s.rt.Handle(get, "/incidents", s.listIncidents)
@@ -185,19 +183,6 @@ func (s *Server) routes() {
 	s.rt.Handle(get, "/settings/suppression-windows", emptyList)
 	s.rt.Handle(get, "/settings/notifications", s.notificationSettings)
 	s.rt.Handle(get, "/settings/notification-attempts", s.notificationAttempts)
-
-	// Reliability.
-	slo := core.WithFeature(monv1.FeatureSLO)
-	deps := core.WithFeature(monv1.FeatureDependencies)
-	s.rt.Handle(get, "/reliability/overview", s.reliabilityOverview)
-	s.rt.Handle(get, "/reliability/monitor/{monitorId}", s.reliabilityMonitor)
-	s.rt.Handle(get, "/reliability/dependencies", s.listDependencies, deps)
-	s.rt.Handle(post, "/reliability/dependencies", s.createDependency, owner, deps)
-	s.rt.Handle(del, "/reliability/dependencies/{id}", s.deleteDependency, owner, deps)
-	s.rt.Handle(get, "/reliability/slo-targets", s.listSLOs, slo)
-	s.rt.Handle(post, "/reliability/slo-targets", s.upsertSLO, slo)
-	s.rt.Handle(put, "/reliability/slo-targets/{id}", s.updateSLO, slo)
-	s.rt.Handle(del, "/reliability/slo-targets/{id}", s.deleteSLO, slo)
 
 	// Domain/SSL expiry, DNS acceptance and AI incident assist.
 	domainssl.New(s.Deps, s.opts.Expiry).Routes(s.rt)

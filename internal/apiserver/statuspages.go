@@ -62,7 +62,7 @@ func (s *Server) listPages(w http.ResponseWriter, r *http.Request) {
 		core.WriteErr(w, r, err)
 		return
 	}
-	monitors, err := s.namespaceMonitors(r)
+	monitors, err := s.NamespaceMonitors(r)
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return
@@ -89,7 +89,7 @@ func (s *Server) pathPage(w http.ResponseWriter, r *http.Request) *monv1.StatusP
 }
 
 func (s *Server) writePage(w http.ResponseWriter, r *http.Request, p *monv1.StatusPage, code int) {
-	monitors, err := s.namespaceMonitors(r)
+	monitors, err := s.NamespaceMonitors(r)
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return

@@ -1,4 +1,4 @@
-package apiserver
+package groups
 
 import (
 	"net/http"
@@ -41,21 +41,13 @@ func groupObject(g *monv1.MonitorGroup, monitors []monv1.Monitor) groupJSON {
 		NotificationEmails: core.NonNil(g.Spec.NotificationEmails), MonitorCount: n, CreatedAt: core.ISOTime(g.CreationTimestamp.Time)}
 }
 
-func (s *Server) namespaceMonitors(r *http.Request) ([]monv1.Monitor, error) {
-	var list monv1.MonitorList
-	if err := s.List(r.Context(), &list, core.CallerFrom(r.Context()).Namespace); err != nil {
-		return nil, err
-	}
-	return liveMonitors(list.Items), nil
-}
-
-func (s *Server) listGroups(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) listGroups(w http.ResponseWriter, r *http.Request) {
 	var list monv1.MonitorGroupList
-	if err := s.List(r.Context(), &list, core.CallerFrom(r.Context()).Namespace); err != nil {
+	if err := h.d.List(r.Context(), &list, core.CallerFrom(r.Context()).Namespace); err != nil {
 		core.WriteErr(w, r, err)
 		return
 	}
-	monitors, err := s.namespaceMonitors(r)
+	monitors, err := h.d.NamespaceMonitors(r)
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return
@@ -69,16 +61,16 @@ func (s *Server) listGroups(w http.ResponseWriter, r *http.Request) {
 	httpjson.Write(w, http.StatusOK, out)
 }
 
-func (s *Server) pathGroup(w http.ResponseWriter, r *http.Request) *monv1.MonitorGroup {
-	return core.PathObject[*monv1.MonitorGroup](s.Deps, w, r, &monv1.MonitorGroupList{}, "id", "Monitor group")
+func (h *Handlers) pathGroup(w http.ResponseWriter, r *http.Request) *monv1.MonitorGroup {
+	return core.PathObject[*monv1.MonitorGroup](h.d, w, r, &monv1.MonitorGroupList{}, "id", "Monitor group")
 }
 
-func (s *Server) groupSummary(w http.ResponseWriter, r *http.Request) {
-	g := s.pathGroup(w, r)
+func (h *Handlers) groupSummary(w http.ResponseWriter, r *http.Request) {
+	g := h.pathGroup(w, r)
 	if g == nil {
 		return
 	}
-	monitors, err := s.namespaceMonitors(r)
+	monitors, err := h.d.NamespaceMonitors(r)
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return
@@ -89,7 +81,7 @@ func (s *Server) groupSummary(w http.ResponseWriter, r *http.Request) {
 			members = append(members, m)
 		}
 	}
-	sum := summarize(members)
+	sum := core.Summarize(members)
 	httpjson.Write(w, http.StatusOK, map[string]any{"group": groupObject(g, monitors), "total": sum.Total, "counts": sum.Counts,
 		"open_incidents": sum.OpenIncidents, "uptime_24h": sum.Uptime24h})
 }
@@ -117,7 +109,7 @@ func applyGroupBody(g *monv1.MonitorGroup, b *groupBody, create bool) error {
 	return nil
 }
 
-func (s *Server) createGroup(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) createGroup(w http.ResponseWriter, r *http.Request) {
 	ctx, c := r.Context(), core.CallerFrom(r.Context())
 	var b groupBody
 	if err := core.DecodeJSON(r, &b, false); err != nil {
@@ -130,16 +122,16 @@ func (s *Server) createGroup(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	g.GenerateName = core.ObjectNamePrefix(g.Spec.Name, "group")
-	if err := s.opts.Client.Create(ctx, g); err != nil {
-		core.WriteErr(w, r, s.WriteFailed(ctx, c.Namespace, err, core.SnakePath))
+	if err := h.d.Client.Create(ctx, g); err != nil {
+		core.WriteErr(w, r, h.d.WriteFailed(ctx, c.Namespace, err, core.SnakePath))
 		return
 	}
 	httpjson.Write(w, http.StatusCreated, groupObject(g, nil))
 }
 
-func (s *Server) updateGroup(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) updateGroup(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	g := s.pathGroup(w, r)
+	g := h.pathGroup(w, r)
 	if g == nil {
 		return
 	}
@@ -148,11 +140,11 @@ func (s *Server) updateGroup(w http.ResponseWriter, r *http.Request) {
 		core.WriteErr(w, r, err)
 		return
 	}
-	if err := s.Mutate(ctx, g, func() error { return applyGroupBody(g, &b, false) }); err != nil {
-		core.WriteErr(w, r, s.WriteFailed(ctx, g.Namespace, err, core.SnakePath))
+	if err := h.d.Mutate(ctx, g, func() error { return applyGroupBody(g, &b, false) }); err != nil {
+		core.WriteErr(w, r, h.d.WriteFailed(ctx, g.Namespace, err, core.SnakePath))
 		return
 	}
-	monitors, err := s.namespaceMonitors(r)
+	monitors, err := h.d.NamespaceMonitors(r)
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return
@@ -162,24 +154,24 @@ func (s *Server) updateGroup(w http.ResponseWriter, r *http.Request) {
 
 // deleteGroup deletes a group and takes its monitors out of it, so their
 // later updates do not fail admission on a missing group.
-func (s *Server) deleteGroup(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) deleteGroup(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	g := s.pathGroup(w, r)
+	g := h.pathGroup(w, r)
 	if g == nil {
 		return
 	}
-	if err := s.DeleteObject(ctx, g); err != nil {
+	if err := h.d.DeleteObject(ctx, g); err != nil {
 		core.WriteErr(w, r, err)
 		return
 	}
-	monitors, err := s.namespaceMonitors(r)
+	monitors, err := h.d.NamespaceMonitors(r)
 	if err == nil {
 		for i := range monitors {
 			m := &monitors[i]
 			if m.Spec.GroupRef == nil || m.Spec.GroupRef.Name != g.Name {
 				continue
 			}
-			if err := s.Mutate(ctx, m, func() error { m.Spec.GroupRef = nil; return nil }); err != nil {
+			if err := h.d.Mutate(ctx, m, func() error { m.Spec.GroupRef = nil; return nil }); err != nil {
 				core.LogFrom(ctx).Error(err, "unable to take a monitor out of a deleted group", "monitor", m.Name)
 			}
 		}

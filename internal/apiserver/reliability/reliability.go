@@ -1,4 +1,4 @@
-package apiserver
+package reliability
 
 import (
 	"context"
@@ -83,14 +83,14 @@ func (b *sloBody) apply(spec *monv1.SLOSpec) []core.FieldError {
 	return errs
 }
 
-func (s *Server) listSLOs(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) listSLOs(w http.ResponseWriter, r *http.Request) {
 	ctx, c := r.Context(), core.CallerFrom(r.Context())
 	var list monv1.SLOList
-	if err := s.List(ctx, &list, c.Namespace); err != nil {
+	if err := h.d.List(ctx, &list, c.Namespace); err != nil {
 		core.WriteErr(w, r, err)
 		return
 	}
-	monitors, err := s.UIDIndex(ctx, &monv1.MonitorList{}, c.Namespace)
+	monitors, err := h.d.UIDIndex(ctx, &monv1.MonitorList{}, c.Namespace)
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return
@@ -105,8 +105,8 @@ func (s *Server) listSLOs(w http.ResponseWriter, r *http.Request) {
 	httpjson.Write(w, http.StatusOK, out)
 }
 
-func (s *Server) writeSLO(w http.ResponseWriter, r *http.Request, o *monv1.SLO, code int, monitorID string) {
-	monitors, err := s.UIDIndex(r.Context(), &monv1.MonitorList{}, o.Namespace)
+func (h *Handlers) writeSLO(w http.ResponseWriter, r *http.Request, o *monv1.SLO, code int, monitorID string) {
+	monitors, err := h.d.UIDIndex(r.Context(), &monv1.MonitorList{}, o.Namespace)
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return
@@ -119,7 +119,7 @@ func (s *Server) writeSLO(w http.ResponseWriter, r *http.Request, o *monv1.SLO, 
 }
 
 // upsertSLO creates the monitor's SLO target or replaces the existing one.
-func (s *Server) upsertSLO(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) upsertSLO(w http.ResponseWriter, r *http.Request) {
 	ctx, c := r.Context(), core.CallerFrom(r.Context())
 	var b sloBody
 	if err := core.DecodeJSON(r, &b, false); err != nil {
@@ -137,13 +137,13 @@ func (s *Server) upsertSLO(w http.ResponseWriter, r *http.Request) {
 		core.WriteValidation(w, errs...)
 		return
 	}
-	m, err := s.MonitorByID(ctx, c.Namespace, b.MonitorID.Value())
+	m, err := h.d.MonitorByID(ctx, c.Namespace, b.MonitorID.Value())
 	if err != nil {
 		core.WriteValidation(w, core.FieldErr("monitor_id", "monitor not found"))
 		return
 	}
 	var list monv1.SLOList
-	if err := s.opts.Reader.List(ctx, &list, client.InNamespace(c.Namespace)); err != nil {
+	if err := h.d.Reader.List(ctx, &list, client.InNamespace(c.Namespace)); err != nil {
 		core.WriteErr(w, r, err)
 		return
 	}
@@ -155,16 +155,16 @@ func (s *Server) upsertSLO(w http.ResponseWriter, r *http.Request) {
 			core.WriteValidation(w, errs...)
 			return
 		}
-		if err := s.opts.Client.Create(ctx, o); err != nil {
-			core.WriteErr(w, r, s.WriteFailed(ctx, c.Namespace, err, core.SnakePath))
+		if err := h.d.Client.Create(ctx, o); err != nil {
+			core.WriteErr(w, r, h.d.WriteFailed(ctx, c.Namespace, err, core.SnakePath))
 			return
 		}
-		s.writeSLO(w, r, o, http.StatusCreated, string(m.UID))
+		h.writeSLO(w, r, o, http.StatusCreated, string(m.UID))
 		return
 	}
 	o := &list.Items[idx]
 	// Replace: unsent fields go back to their defaults.
-	err = s.Mutate(ctx, o, func() error {
+	err = h.d.Mutate(ctx, o, func() error {
 		o.Spec = monv1.SLOSpec{MonitorRef: o.Spec.MonitorRef}
 		if errs := b.apply(&o.Spec); len(errs) > 0 {
 			return core.ValidationError(errs...)
@@ -172,19 +172,19 @@ func (s *Server) upsertSLO(w http.ResponseWriter, r *http.Request) {
 		return nil
 	})
 	if err != nil {
-		core.WriteErr(w, r, s.WriteFailed(ctx, c.Namespace, err, core.SnakePath))
+		core.WriteErr(w, r, h.d.WriteFailed(ctx, c.Namespace, err, core.SnakePath))
 		return
 	}
-	s.writeSLO(w, r, o, http.StatusOK, string(m.UID))
+	h.writeSLO(w, r, o, http.StatusOK, string(m.UID))
 }
 
-func (s *Server) pathSLO(w http.ResponseWriter, r *http.Request) *monv1.SLO {
-	return core.PathObject[*monv1.SLO](s.Deps, w, r, &monv1.SLOList{}, "id", "SLO target")
+func (h *Handlers) pathSLO(w http.ResponseWriter, r *http.Request) *monv1.SLO {
+	return core.PathObject[*monv1.SLO](h.d, w, r, &monv1.SLOList{}, "id", "SLO target")
 }
 
-func (s *Server) updateSLO(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) updateSLO(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	o := s.pathSLO(w, r)
+	o := h.pathSLO(w, r)
 	if o == nil {
 		return
 	}
@@ -197,25 +197,25 @@ func (s *Server) updateSLO(w http.ResponseWriter, r *http.Request) {
 		core.WriteValidation(w, core.FieldErr("monitor_id", "cannot change; create a target for the other monitor"))
 		return
 	}
-	err := s.Mutate(ctx, o, func() error {
+	err := h.d.Mutate(ctx, o, func() error {
 		if errs := b.apply(&o.Spec); len(errs) > 0 {
 			return core.ValidationError(errs...)
 		}
 		return nil
 	})
 	if err != nil {
-		core.WriteErr(w, r, s.WriteFailed(ctx, o.Namespace, err, core.SnakePath))
+		core.WriteErr(w, r, h.d.WriteFailed(ctx, o.Namespace, err, core.SnakePath))
 		return
 	}
-	s.writeSLO(w, r, o, http.StatusOK, "")
+	h.writeSLO(w, r, o, http.StatusOK, "")
 }
 
-func (s *Server) deleteSLO(w http.ResponseWriter, r *http.Request) {
-	o := s.pathSLO(w, r)
+func (h *Handlers) deleteSLO(w http.ResponseWriter, r *http.Request) {
+	o := h.pathSLO(w, r)
 	if o == nil {
 		return
 	}
-	if err := s.DeleteObject(r.Context(), o); err != nil {
+	if err := h.d.DeleteObject(r.Context(), o); err != nil {
 		core.WriteErr(w, r, err)
 		return
 	}
@@ -241,9 +241,9 @@ func dependencyID(child, parent string) string {
 }
 
 // dependencies lists every edge of the caller's workspace.
-func (s *Server) dependencies(ctx context.Context, ns string) ([]Dependency, error) {
+func (h *Handlers) dependencies(ctx context.Context, ns string) ([]Dependency, error) {
 	var list monv1.MonitorList
-	if err := s.opts.Client.List(ctx, &list, client.InNamespace(ns)); err != nil {
+	if err := h.d.Client.List(ctx, &list, client.InNamespace(ns)); err != nil {
 		return nil, err
 	}
 	byName := map[string]*monv1.Monitor{}
@@ -269,8 +269,8 @@ func (s *Server) dependencies(ctx context.Context, ns string) ([]Dependency, err
 }
 
 // listDependencies answers GET /reliability/dependencies.
-func (s *Server) listDependencies(w http.ResponseWriter, r *http.Request) {
-	deps, err := s.dependencies(r.Context(), core.CallerFrom(r.Context()).Namespace)
+func (h *Handlers) listDependencies(w http.ResponseWriter, r *http.Request) {
+	deps, err := h.dependencies(r.Context(), core.CallerFrom(r.Context()).Namespace)
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return
@@ -280,7 +280,7 @@ func (s *Server) listDependencies(w http.ResponseWriter, r *http.Request) {
 
 // createDependency answers POST /reliability/dependencies (owner only): the
 // child monitor gains the parent in spec.dependsOn.
-func (s *Server) createDependency(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) createDependency(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		ParentMonitorID string  `json:"parent_monitor_id"`
 		ChildMonitorID  string  `json:"child_monitor_id"`
@@ -309,17 +309,17 @@ func (s *Server) createDependency(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := r.Context()
 	ns := core.CallerFrom(ctx).Namespace
-	parent, err := s.MonitorByID(ctx, ns, body.ParentMonitorID)
+	parent, err := h.d.MonitorByID(ctx, ns, body.ParentMonitorID)
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return
 	}
-	child, err := s.MonitorByID(ctx, ns, body.ChildMonitorID)
+	child, err := h.d.MonitorByID(ctx, ns, body.ChildMonitorID)
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return
 	}
-	err = s.Mutate(ctx, child, func() error {
+	err = h.d.Mutate(ctx, child, func() error {
 		for _, ref := range child.Spec.DependsOn {
 			if ref.Name == parent.Name {
 				return nil
@@ -339,10 +339,10 @@ func (s *Server) createDependency(w http.ResponseWriter, r *http.Request) {
 }
 
 // deleteDependency answers DELETE /reliability/dependencies/{id} (owner only).
-func (s *Server) deleteDependency(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) deleteDependency(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	ns := core.CallerFrom(ctx).Namespace
-	deps, err := s.dependencies(ctx, ns)
+	deps, err := h.dependencies(ctx, ns)
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return
@@ -351,17 +351,17 @@ func (s *Server) deleteDependency(w http.ResponseWriter, r *http.Request) {
 		if d.ID != chi.URLParam(r, "id") {
 			continue
 		}
-		child, err := s.MonitorByID(ctx, ns, d.ChildMonitorID)
+		child, err := h.d.MonitorByID(ctx, ns, d.ChildMonitorID)
 		if err != nil {
 			core.WriteErr(w, r, err)
 			return
 		}
-		parent, err := s.MonitorByID(ctx, ns, d.ParentMonitorID)
+		parent, err := h.d.MonitorByID(ctx, ns, d.ParentMonitorID)
 		if err != nil {
 			core.WriteErr(w, r, err)
 			return
 		}
-		err = s.Mutate(ctx, child, func() error {
+		err = h.d.Mutate(ctx, child, func() error {
 			kept := child.Spec.DependsOn[:0]
 			for _, ref := range child.Spec.DependsOn {
 				if ref.Name != parent.Name {

@@ -1,4 +1,4 @@
-package apiserver
+package reliability
 
 import (
 	"context"
@@ -13,11 +13,11 @@ import (
 )
 
 // checksSince returns all checks of a monitor since from, newest first.
-func (s *Server) checksSince(ctx context.Context, monitorID string, from, to time.Time) ([]store.Check, error) {
+func (h *Handlers) checksSince(ctx context.Context, monitorID string, from, to time.Time) ([]store.Check, error) {
 	var out []store.Check
 	var before *time.Time
 	for {
-		page, next, err := s.opts.Store.ListChecks(ctx, store.ChecksQuery{MonitorID: monitorID, From: &from, To: &to, Before: before, Limit: store.MaxChecksPage})
+		page, next, err := h.st.ListChecks(ctx, store.ChecksQuery{MonitorID: monitorID, From: &from, To: &to, Before: before, Limit: store.MaxChecksPage})
 		if err != nil {
 			return nil, fmt.Errorf("list checks: %w", err)
 		}
@@ -31,10 +31,10 @@ func (s *Server) checksSince(ctx context.Context, monitorID string, from, to tim
 
 // incidentsSince returns the incidents of ns (one monitor when monitorID is
 // set) that started at or after from.
-func (s *Server) incidentsSince(ctx context.Context, ns, monitorID string, from time.Time) ([]store.Incident, error) {
+func (h *Handlers) incidentsSince(ctx context.Context, ns, monitorID string, from time.Time) ([]store.Incident, error) {
 	var out []store.Incident
 	for page := 1; ; page++ {
-		l, err := s.opts.Store.ListIncidents(ctx, store.IncidentQuery{Namespace: ns, MonitorID: monitorID, From: &from, Page: page, PageSize: 100})
+		l, err := h.st.ListIncidents(ctx, store.IncidentQuery{Namespace: ns, MonitorID: monitorID, From: &from, Page: page, PageSize: 100})
 		if err != nil {
 			return nil, fmt.Errorf("list incidents: %w", err)
 		}
@@ -46,22 +46,22 @@ func (s *Server) incidentsSince(ctx context.Context, ns, monitorID string, from 
 }
 
 // monitorFlakiness answers GET /monitors/:id/flakiness.
-func (s *Server) monitorFlakiness(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) monitorFlakiness(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	m := s.PathMonitor(w, r)
+	m := h.d.PathMonitor(w, r)
 	if m == nil {
 		return
 	}
-	now := s.clock.Now()
+	now := h.d.Clock.Now()
 	from30 := now.Add(-30 * 24 * time.Hour)
-	checks, err := s.checksSince(ctx, string(m.UID), from30, now)
+	checks, err := h.checksSince(ctx, string(m.UID), from30, now)
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return
 	}
 	// Incidents that started a little before the window can still confirm
 	// failures inside it.
-	incidents, err := s.incidentsSince(ctx, m.Namespace, string(m.UID), from30.Add(-7*24*time.Hour))
+	incidents, err := h.incidentsSince(ctx, m.Namespace, string(m.UID), from30.Add(-7*24*time.Hour))
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return

@@ -1,4 +1,4 @@
-package apiserver
+package reliability
 
 import (
 	"context"
@@ -95,7 +95,7 @@ type monitorReliabilityJSON struct {
 
 // monitorReliability builds the report of m from the store, its incidents of
 // the window (and before) and its SLO (nil: none).
-func (s *Server) monitorReliability(ctx context.Context, m *monv1.Monitor, incidents []store.Incident, slo *monv1.SLO, now time.Time) (*monitorReliabilityJSON, error) {
+func (h *Handlers) monitorReliability(ctx context.Context, m *monv1.Monitor, incidents []store.Incident, slo *monv1.SLO, now time.Time) (*monitorReliabilityJSON, error) {
 	out := &monitorReliabilityJSON{MonitorID: string(m.UID), Name: m.Spec.Name, CurrentStatus: string(m.Status.CurrentStatus)}
 	switch {
 	case m.Spec.Paused:
@@ -107,7 +107,7 @@ func (s *Server) monitorReliability(ctx context.Context, m *monv1.Monitor, incid
 		dst *(*float64)
 		d   time.Duration
 	}{{&out.Uptime24h, 24 * time.Hour}, {&out.Uptime7d, 7 * 24 * time.Hour}, {&out.Uptime30d, reliabilityWindow}} {
-		v, err := s.opts.Store.Uptime(ctx, string(m.UID), now.Add(-u.d), now)
+		v, err := h.st.Uptime(ctx, string(m.UID), now.Add(-u.d), now)
 		if err != nil {
 			return nil, err
 		}
@@ -131,9 +131,9 @@ func (s *Server) monitorReliability(ctx context.Context, m *monv1.Monitor, incid
 }
 
 // sloByMonitor indexes the live SLOs of ns by monitor name.
-func (s *Server) sloByMonitor(ctx context.Context, ns string) (map[string]*monv1.SLO, []monv1.SLO, error) {
+func (h *Handlers) sloByMonitor(ctx context.Context, ns string) (map[string]*monv1.SLO, []monv1.SLO, error) {
 	var list monv1.SLOList
-	if err := s.List(ctx, &list, ns); err != nil {
+	if err := h.d.List(ctx, &list, ns); err != nil {
 		return nil, nil, err
 	}
 	live := slices.DeleteFunc(list.Items, func(o monv1.SLO) bool { return o.DeletionTimestamp != nil })
@@ -145,9 +145,9 @@ func (s *Server) sloByMonitor(ctx context.Context, ns string) (map[string]*monv1
 }
 
 // reliabilityMonitor answers GET /reliability/monitor/:monitorId.
-func (s *Server) reliabilityMonitor(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) reliabilityMonitor(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	m, err := s.MonitorByID(ctx, core.CallerFrom(ctx).Namespace, chi.URLParam(r, "monitorId"))
+	m, err := h.d.MonitorByID(ctx, core.CallerFrom(ctx).Namespace, chi.URLParam(r, "monitorId"))
 	if errors.Is(err, core.ErrNotFound) {
 		core.WriteNotFound(w, "Monitor")
 		return
@@ -156,18 +156,18 @@ func (s *Server) reliabilityMonitor(w http.ResponseWriter, r *http.Request) {
 		core.WriteErr(w, r, err)
 		return
 	}
-	now := s.clock.Now()
-	incidents, err := s.incidentsSince(ctx, m.Namespace, string(m.UID), now.Add(-2*reliabilityWindow))
+	now := h.d.Clock.Now()
+	incidents, err := h.incidentsSince(ctx, m.Namespace, string(m.UID), now.Add(-2*reliabilityWindow))
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return
 	}
-	slos, _, err := s.sloByMonitor(ctx, m.Namespace)
+	slos, _, err := h.sloByMonitor(ctx, m.Namespace)
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return
 	}
-	out, err := s.monitorReliability(ctx, m, incidents, slos[m.Name], now)
+	out, err := h.monitorReliability(ctx, m, incidents, slos[m.Name], now)
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return
@@ -180,20 +180,20 @@ func (s *Server) reliabilityMonitor(w http.ResponseWriter, r *http.Request) {
 
 // reliabilityOverview answers GET /reliability/overview: the workspace's
 // figures and every monitor's report, least healthy first.
-func (s *Server) reliabilityOverview(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) reliabilityOverview(w http.ResponseWriter, r *http.Request) {
 	ctx, c := r.Context(), core.CallerFrom(r.Context())
-	monitors, err := s.namespaceMonitors(r)
+	monitors, err := h.d.NamespaceMonitors(r)
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return
 	}
-	slos, sloList, err := s.sloByMonitor(ctx, c.Namespace)
+	slos, sloList, err := h.sloByMonitor(ctx, c.Namespace)
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return
 	}
-	now := s.clock.Now()
-	all, err := s.incidentsSince(ctx, c.Namespace, "", now.Add(-2*reliabilityWindow))
+	now := h.d.Clock.Now()
+	all, err := h.incidentsSince(ctx, c.Namespace, "", now.Add(-2*reliabilityWindow))
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return
@@ -202,14 +202,14 @@ func (s *Server) reliabilityOverview(w http.ResponseWriter, r *http.Request) {
 	for _, inc := range all {
 		byMonitor[inc.MonitorID] = append(byMonitor[inc.MonitorID], inc)
 	}
-	sum := summarize(monitors)
+	sum := core.Summarize(monitors)
 	reports := make([]*monitorReliabilityJSON, 0, len(monitors))
 	var total reliability.IncidentStats
 	uptimes := [3]meanOf{}
 	health := meanOf{}
 	for i := range monitors {
 		m := &monitors[i]
-		rep, err := s.monitorReliability(ctx, m, byMonitor[string(m.UID)], slos[m.Name], now)
+		rep, err := h.monitorReliability(ctx, m, byMonitor[string(m.UID)], slos[m.Name], now)
 		if err != nil {
 			core.WriteErr(w, r, err)
 			return
