@@ -11,6 +11,7 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/incidentcomms"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/maintenance"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/reliability"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/statuspages"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/telemetry"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/thirdpartystatus"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/websitehealth"
@@ -142,24 +143,7 @@ func (s *Server) routes() {
 	owner := core.WithAccess(core.OwnerOnly)
 
 	// Status pages (REST; /status/{slug} is public, above).
-	pages := core.WithFeature(monv1.FeatureStatusPages)
-	s.rt.Handle(get, "/status/pages/me", s.listPages)
-	s.rt.Handle(get, "/status/pages/overview", s.pagesOverview)
-	s.rt.Handle(post, "/status/pages", s.createPage, pages)
-	s.rt.Handle(get, "/status/pages/monitor/{monitorId}", s.listPages)
-	s.rt.Handle(get, "/status/pages/{id}", s.getPage)
-	s.rt.Handle(patch, "/status/pages/{id}", s.updatePage, pages)
-	s.rt.Handle(del, "/status/pages/{id}", s.deletePage)
-	s.rt.Handle(put, "/status/pages/{id}/monitors", s.putPageMonitors, pages)
-	s.rt.Handle(post, "/status/pages/{id}/monitors", s.addPageMonitor, pages)
-	s.rt.Handle(del, "/status/pages/{id}/monitors/{monitorId}", s.removePageMonitor)
-	s.rt.Handle(get, "/status/pages/{id}/access", s.getPageAccess)
-	s.rt.Handle(put, "/status/pages/{id}/access", s.putPageAccess, owner)
-	s.rt.Handle(post, "/status/pages/{id}/access/revoke-sessions", s.revokePageSessions, owner)
-	s.rt.Handle(put, "/status/pages/{id}/domain", s.putPageDomain, owner)
-	s.rt.Handle(get, "/status/pages/{id}/subscribers", s.pageSubscribers)
-	s.rt.Handle(get, "/status/pages/{id}/languages", s.getPageLanguages)
-	s.rt.Handle(put, "/status/pages/{id}/languages", s.putPageLanguages, pages)
+	statuspages.New(s.Deps, s.opts.Subscribers, s.opts.PublicURL).Routes(s.rt)
 
 	// Alert channels.
 	automation := core.WithAccess(core.AutomationKey)

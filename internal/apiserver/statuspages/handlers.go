@@ -1,4 +1,4 @@
-package apiserver
+package statuspages
 
 import (
 	"context"
@@ -23,11 +23,11 @@ import (
 
 // Status page REST endpoints (/status/pages/...) map onto StatusPage CRs.
 
-func (s *Server) pageObject(p *monv1.StatusPage, monitors []monv1.Monitor) restapi.StatusPage {
+func (h *Handlers) pageObject(p *monv1.StatusPage, monitors []monv1.Monitor) restapi.StatusPage {
 	out := restapi.StatusPage{ID: string(p.UID), Title: p.Spec.Title, Description: core.StrPtr(p.Spec.Description), Slug: p.Spec.Slug,
 		IsPublic: p.Spec.IsPublic, CustomDomain: core.StrPtr(p.Spec.CustomDomain), LogoURL: core.StrPtr(p.Spec.LogoURL), FaviconURL: core.StrPtr(p.Spec.FaviconURL), AccentColor: core.StrPtr(p.Spec.AccentColor),
 		HidePoweredBy: p.Spec.HidePoweredBy, ShowResponseTimes: p.Spec.ShowResponseTimes,
-		URL: strings.TrimSuffix(s.opts.PublicURL, "/") + "/s/" + p.Spec.Slug, OverallStatus: core.StrPtr(p.Status.OverallStatus),
+		URL: strings.TrimSuffix(h.publicURL, "/") + "/s/" + p.Spec.Slug, OverallStatus: core.StrPtr(p.Status.OverallStatus),
 		Monitors: []restapi.PageMonitor{}, CreatedAt: core.ISOTime(p.CreationTimestamp.Time)}
 	if out.Slug == "" {
 		out.Slug = p.Name
@@ -56,13 +56,13 @@ func (s *Server) pageObject(p *monv1.StatusPage, monitors []monv1.Monitor) resta
 	return out
 }
 
-func (s *Server) listPages(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) listPages(w http.ResponseWriter, r *http.Request) {
 	var list monv1.StatusPageList
-	if err := s.List(r.Context(), &list, core.CallerFrom(r.Context()).Namespace); err != nil {
+	if err := h.d.List(r.Context(), &list, core.CallerFrom(r.Context()).Namespace); err != nil {
 		core.WriteErr(w, r, err)
 		return
 	}
-	monitors, err := s.NamespaceMonitors(r)
+	monitors, err := h.d.NamespaceMonitors(r)
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return
@@ -74,7 +74,7 @@ func (s *Server) listPages(w http.ResponseWriter, r *http.Request) {
 		if p.DeletionTimestamp != nil {
 			continue
 		}
-		o := s.pageObject(p, monitors)
+		o := h.pageObject(p, monitors)
 		if monitorID != "" && !slices.ContainsFunc(o.Monitors, func(m restapi.PageMonitor) bool { return m.MonitorID == monitorID }) {
 			continue
 		}
@@ -84,22 +84,22 @@ func (s *Server) listPages(w http.ResponseWriter, r *http.Request) {
 	httpjson.Write(w, http.StatusOK, out)
 }
 
-func (s *Server) pathPage(w http.ResponseWriter, r *http.Request) *monv1.StatusPage {
-	return core.PathObject[*monv1.StatusPage](s.Deps, w, r, &monv1.StatusPageList{}, "id", "Status page")
+func (h *Handlers) pathPage(w http.ResponseWriter, r *http.Request) *monv1.StatusPage {
+	return core.PathObject[*monv1.StatusPage](h.d, w, r, &monv1.StatusPageList{}, "id", "Status page")
 }
 
-func (s *Server) writePage(w http.ResponseWriter, r *http.Request, p *monv1.StatusPage, code int) {
-	monitors, err := s.NamespaceMonitors(r)
+func (h *Handlers) writePage(w http.ResponseWriter, r *http.Request, p *monv1.StatusPage, code int) {
+	monitors, err := h.d.NamespaceMonitors(r)
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return
 	}
-	httpjson.Write(w, code, s.pageObject(p, monitors))
+	httpjson.Write(w, code, h.pageObject(p, monitors))
 }
 
-func (s *Server) getPage(w http.ResponseWriter, r *http.Request) {
-	if p := s.pathPage(w, r); p != nil {
-		s.writePage(w, r, p, http.StatusOK)
+func (h *Handlers) getPage(w http.ResponseWriter, r *http.Request) {
+	if p := h.pathPage(w, r); p != nil {
+		h.writePage(w, r, p, http.StatusOK)
 	}
 }
 
@@ -204,7 +204,7 @@ func hexColor(s string) bool {
 	return true
 }
 
-func (s *Server) createPage(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) createPage(w http.ResponseWriter, r *http.Request) {
 	ctx, c := r.Context(), core.CallerFrom(r.Context())
 	var b pageBody
 	if err := core.DecodeJSON(r, &b, false); err != nil {
@@ -215,7 +215,7 @@ func (s *Server) createPage(w http.ResponseWriter, r *http.Request) {
 		core.WriteValidation(w, core.FieldErr("title", "is required"))
 		return
 	}
-	plan, err := s.opts.Plans.ForNamespace(ctx, c.Namespace)
+	plan, err := h.d.Plans.ForNamespace(ctx, c.Namespace)
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return
@@ -233,16 +233,16 @@ func (s *Server) createPage(w http.ResponseWriter, r *http.Request) {
 		if userSlug == "" {
 			p.Spec.Slug = p.Name
 		}
-		err = s.opts.Client.Create(ctx, p)
+		err = h.d.Client.Create(ctx, p)
 		if err == nil || attempt == 3 || (!apierrors.IsAlreadyExists(err) && !(userSlug == "" && isDuplicateSlug(err))) {
 			break
 		}
 	}
 	if err != nil {
-		core.WriteErr(w, r, s.WriteFailed(ctx, c.Namespace, err, pageFieldPath))
+		core.WriteErr(w, r, h.d.WriteFailed(ctx, c.Namespace, err, pageFieldPath))
 		return
 	}
-	s.writePage(w, r, p, http.StatusCreated)
+	h.writePage(w, r, p, http.StatusCreated)
 }
 
 func isDuplicateSlug(err error) bool {
@@ -263,9 +263,9 @@ func pageFieldPath(p string) string {
 	return p
 }
 
-func (s *Server) updatePage(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) updatePage(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	p := s.pathPage(w, r)
+	p := h.pathPage(w, r)
 	if p == nil {
 		return
 	}
@@ -274,24 +274,24 @@ func (s *Server) updatePage(w http.ResponseWriter, r *http.Request) {
 		core.WriteErr(w, r, err)
 		return
 	}
-	plan, err := s.opts.Plans.ForNamespace(ctx, p.Namespace)
+	plan, err := h.d.Plans.ForNamespace(ctx, p.Namespace)
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return
 	}
-	if err := s.Mutate(ctx, p, func() error { return applyPageBody(p, &b, plan) }); err != nil {
-		core.WriteErr(w, r, s.WriteFailed(ctx, p.Namespace, err, pageFieldPath))
+	if err := h.d.Mutate(ctx, p, func() error { return applyPageBody(p, &b, plan) }); err != nil {
+		core.WriteErr(w, r, h.d.WriteFailed(ctx, p.Namespace, err, pageFieldPath))
 		return
 	}
-	s.writePage(w, r, p, http.StatusOK)
+	h.writePage(w, r, p, http.StatusOK)
 }
 
-func (s *Server) deletePage(w http.ResponseWriter, r *http.Request) {
-	p := s.pathPage(w, r)
+func (h *Handlers) deletePage(w http.ResponseWriter, r *http.Request) {
+	p := h.pathPage(w, r)
 	if p == nil {
 		return
 	}
-	if err := s.DeleteObject(r.Context(), p); err != nil {
+	if err := h.d.DeleteObject(r.Context(), p); err != nil {
 		core.WriteErr(w, r, err)
 		return
 	}
@@ -312,7 +312,7 @@ func (b pageMonitorBody) id() string {
 }
 
 // pageEntries resolves monitor ids to page entries.
-func (s *Server) pageEntries(ctx context.Context, ns string, in []pageMonitorBody) ([]monv1.StatusPageMonitor, error) {
+func (h *Handlers) pageEntries(ctx context.Context, ns string, in []pageMonitorBody) ([]monv1.StatusPageMonitor, error) {
 	var errs []core.FieldError
 	var out []monv1.StatusPageMonitor
 	seen := map[string]bool{}
@@ -321,7 +321,7 @@ func (s *Server) pageEntries(ctx context.Context, ns string, in []pageMonitorBod
 		if e.Section != nil && len(*e.Section) > 100 {
 			errs = append(errs, core.FieldErr(f+".section", "must be at most 100 characters"))
 		}
-		m, err := s.MonitorByID(ctx, ns, e.id())
+		m, err := h.d.MonitorByID(ctx, ns, e.id())
 		if errors.Is(err, core.ErrNotFound) {
 			errs = append(errs, core.FieldErr(f+".monitor_id", "monitor not found"))
 			continue
@@ -346,9 +346,9 @@ func (s *Server) pageEntries(ctx context.Context, ns string, in []pageMonitorBod
 	return out, nil
 }
 
-func (s *Server) putPageMonitors(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) putPageMonitors(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	p := s.pathPage(w, r)
+	p := h.pathPage(w, r)
 	if p == nil {
 		return
 	}
@@ -363,20 +363,20 @@ func (s *Server) putPageMonitors(w http.ResponseWriter, r *http.Request) {
 		core.WriteValidation(w, core.FieldErr("monitors", "a status page shows at most 500 monitors"))
 		return
 	}
-	entries, err := s.pageEntries(ctx, p.Namespace, b.Monitors)
+	entries, err := h.pageEntries(ctx, p.Namespace, b.Monitors)
 	if err == nil {
-		err = s.Mutate(ctx, p, func() error { p.Spec.Monitors = entries; return nil })
+		err = h.d.Mutate(ctx, p, func() error { p.Spec.Monitors = entries; return nil })
 	}
 	if err != nil {
-		core.WriteErr(w, r, s.WriteFailed(ctx, p.Namespace, err, pageFieldPath))
+		core.WriteErr(w, r, h.d.WriteFailed(ctx, p.Namespace, err, pageFieldPath))
 		return
 	}
-	s.writePage(w, r, p, http.StatusOK)
+	h.writePage(w, r, p, http.StatusOK)
 }
 
-func (s *Server) addPageMonitor(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) addPageMonitor(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	p := s.pathPage(w, r)
+	p := h.pathPage(w, r)
 	if p == nil {
 		return
 	}
@@ -389,9 +389,9 @@ func (s *Server) addPageMonitor(w http.ResponseWriter, r *http.Request) {
 		core.WriteValidation(w, core.FieldErr("monitorId", "is required"))
 		return
 	}
-	entries, err := s.pageEntries(ctx, p.Namespace, []pageMonitorBody{b})
+	entries, err := h.pageEntries(ctx, p.Namespace, []pageMonitorBody{b})
 	if err == nil {
-		err = s.Mutate(ctx, p, func() error {
+		err = h.d.Mutate(ctx, p, func() error {
 			i := slices.IndexFunc(p.Spec.Monitors, func(e monv1.StatusPageMonitor) bool { return e.MonitorRef.Name == entries[0].MonitorRef.Name })
 			if i >= 0 {
 				p.Spec.Monitors[i].Section = entries[0].Section
@@ -405,25 +405,25 @@ func (s *Server) addPageMonitor(w http.ResponseWriter, r *http.Request) {
 		})
 	}
 	if err != nil {
-		core.WriteErr(w, r, s.WriteFailed(ctx, p.Namespace, err, pageFieldPath))
+		core.WriteErr(w, r, h.d.WriteFailed(ctx, p.Namespace, err, pageFieldPath))
 		return
 	}
-	s.writePage(w, r, p, http.StatusOK)
+	h.writePage(w, r, p, http.StatusOK)
 }
 
-func (s *Server) removePageMonitor(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) removePageMonitor(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	p := s.pathPage(w, r)
+	p := h.pathPage(w, r)
 	if p == nil {
 		return
 	}
-	m, err := s.MonitorByID(ctx, p.Namespace, chi.URLParam(r, "monitorId"))
+	m, err := h.d.MonitorByID(ctx, p.Namespace, chi.URLParam(r, "monitorId"))
 	if err != nil {
 		core.WriteNotFound(w, "Monitor")
 		return
 	}
 	found := false
-	err = s.Mutate(ctx, p, func() error {
+	err = h.d.Mutate(ctx, p, func() error {
 		n := len(p.Spec.Monitors)
 		p.Spec.Monitors = slices.DeleteFunc(p.Spec.Monitors, func(e monv1.StatusPageMonitor) bool { return e.MonitorRef.Name == m.Name })
 		if found = n != len(p.Spec.Monitors); !found {
@@ -442,24 +442,24 @@ func (s *Server) removePageMonitor(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-func (s *Server) getPageAccess(w http.ResponseWriter, r *http.Request) {
-	p := s.pathPage(w, r)
+func (h *Handlers) getPageAccess(w http.ResponseWriter, r *http.Request) {
+	p := h.pathPage(w, r)
 	if p == nil {
 		return
 	}
 	httpjson.Write(w, http.StatusOK, pageAccessObject(p))
 }
 
-func (s *Server) pageSubscribers(w http.ResponseWriter, r *http.Request) {
-	p := s.pathPage(w, r)
+func (h *Handlers) pageSubscribers(w http.ResponseWriter, r *http.Request) {
+	p := h.pathPage(w, r)
 	if p == nil {
 		return
 	}
-	if s.opts.Subscribers == nil {
+	if h.subscribers == nil {
 		httpjson.Write(w, http.StatusOK, map[string]any{"email": []any{}, "chat": []any{}, "webhook": []any{}, "total": 0})
 		return
 	}
-	list, err := s.opts.Subscribers.SubscriberList(r.Context(), string(p.UID))
+	list, err := h.subscribers.SubscriberList(r.Context(), string(p.UID))
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return
@@ -493,15 +493,15 @@ func languagesOf(p *monv1.StatusPage) languagesJSON {
 	return out
 }
 
-func (s *Server) getPageLanguages(w http.ResponseWriter, r *http.Request) {
-	if p := s.pathPage(w, r); p != nil {
+func (h *Handlers) getPageLanguages(w http.ResponseWriter, r *http.Request) {
+	if p := h.pathPage(w, r); p != nil {
 		httpjson.Write(w, http.StatusOK, languagesOf(p))
 	}
 }
 
-func (s *Server) putPageLanguages(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) putPageLanguages(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	p := s.pathPage(w, r)
+	p := h.pathPage(w, r)
 	if p == nil {
 		return
 	}
@@ -536,15 +536,15 @@ func (s *Server) putPageLanguages(w http.ResponseWriter, r *http.Request) {
 	for _, t := range b.Translations {
 		langs.Translations = append(langs.Translations, monv1.StatusPageTranslation{Language: t.Language, Title: t.Title, Description: t.Description})
 	}
-	if err := s.Mutate(ctx, p, func() error { p.Spec.Languages = langs; return nil }); err != nil {
-		core.WriteErr(w, r, s.WriteFailed(ctx, p.Namespace, err, core.SnakePath))
+	if err := h.d.Mutate(ctx, p, func() error { p.Spec.Languages = langs; return nil }); err != nil {
+		core.WriteErr(w, r, h.d.WriteFailed(ctx, p.Namespace, err, core.SnakePath))
 		return
 	}
 	httpjson.Write(w, http.StatusOK, languagesOf(p))
 }
 
-func (s *Server) pagesOverview(w http.ResponseWriter, r *http.Request) {
-	s.listPages(w, r)
+func (h *Handlers) pagesOverview(w http.ResponseWriter, r *http.Request) {
+	h.listPages(w, r)
 }
 
 // pageAccessSuffix names the Secret holding a page's password.
@@ -572,9 +572,9 @@ func pageAccessObject(p *monv1.StatusPage) map[string]any {
 // putPageAccess sets who may view a page. A password is kept in the Secret
 // "<page>-access" (owned by the page); setting a new password or leaving
 // password mode signs out every visitor session.
-func (s *Server) putPageAccess(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) putPageAccess(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	p := s.pathPage(w, r)
+	p := h.pathPage(w, r)
 	if p == nil {
 		return
 	}
@@ -610,13 +610,13 @@ func (s *Server) putPageAccess(w http.ResponseWriter, r *http.Request) {
 	}
 	secretName := p.Name + pageAccessSuffix
 	if password != "" {
-		if err := s.putOwnedSecret(ctx, p, "StatusPage", secretName, map[string]string{pagePasswordKey: password}); err != nil {
+		if err := h.d.PutOwnedSecret(ctx, p, "StatusPage", secretName, map[string]string{pagePasswordKey: password}); err != nil {
 			core.WriteErr(w, r, err)
 			return
 		}
 	}
-	now := metav1.NewTime(s.clock.Now())
-	err := s.Mutate(ctx, p, func() error {
+	now := metav1.NewTime(h.d.Clock.Now())
+	err := h.d.Mutate(ctx, p, func() error {
 		a := p.Spec.Access
 		if a == nil {
 			a = &monv1.StatusPageAccess{}
@@ -636,11 +636,11 @@ func (s *Server) putPageAccess(w http.ResponseWriter, r *http.Request) {
 		return nil
 	})
 	if err != nil {
-		core.WriteErr(w, r, s.WriteFailed(ctx, p.Namespace, err, pageFieldPath))
+		core.WriteErr(w, r, h.d.WriteFailed(ctx, p.Namespace, err, pageFieldPath))
 		return
 	}
 	if mode != monv1.AccessPassword && hadPassword {
-		if err := s.deleteOwnedSecret(ctx, p, secretName); err != nil {
+		if err := h.d.DeleteOwnedSecret(ctx, p, secretName); err != nil {
 			core.LogFrom(ctx).Error(err, "unable to delete a status page password", "page", p.Name)
 		}
 	}
@@ -648,13 +648,13 @@ func (s *Server) putPageAccess(w http.ResponseWriter, r *http.Request) {
 }
 
 // revokePageSessions signs out every visitor session of a page.
-func (s *Server) revokePageSessions(w http.ResponseWriter, r *http.Request) {
-	p := s.pathPage(w, r)
+func (h *Handlers) revokePageSessions(w http.ResponseWriter, r *http.Request) {
+	p := h.pathPage(w, r)
 	if p == nil {
 		return
 	}
-	now := metav1.NewTime(s.clock.Now())
-	err := s.Mutate(r.Context(), p, func() error {
+	now := metav1.NewTime(h.d.Clock.Now())
+	err := h.d.Mutate(r.Context(), p, func() error {
 		if p.Spec.Access == nil {
 			p.Spec.Access = &monv1.StatusPageAccess{Mode: monv1.AccessPublic}
 		}
@@ -662,7 +662,7 @@ func (s *Server) revokePageSessions(w http.ResponseWriter, r *http.Request) {
 		return nil
 	})
 	if err != nil {
-		core.WriteErr(w, r, s.WriteFailed(r.Context(), p.Namespace, err, pageFieldPath))
+		core.WriteErr(w, r, h.d.WriteFailed(r.Context(), p.Namespace, err, pageFieldPath))
 		return
 	}
 	httpjson.Write(w, http.StatusOK, pageAccessObject(p))
@@ -671,8 +671,8 @@ func (s *Server) revokePageSessions(w http.ResponseWriter, r *http.Request) {
 var domainRE = regexp.MustCompile(`^([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$`)
 
 // putPageDomain sets or (with null or "") removes a page's custom domain.
-func (s *Server) putPageDomain(w http.ResponseWriter, r *http.Request) {
-	p := s.pathPage(w, r)
+func (h *Handlers) putPageDomain(w http.ResponseWriter, r *http.Request) {
+	p := h.pathPage(w, r)
 	if p == nil {
 		return
 	}
@@ -688,9 +688,9 @@ func (s *Server) putPageDomain(w http.ResponseWriter, r *http.Request) {
 		core.WriteValidation(w, core.FieldErr("domain", "must be a host name such as status.example.com, or null"))
 		return
 	}
-	err := s.Mutate(r.Context(), p, func() error { p.Spec.CustomDomain = domain; return nil })
+	err := h.d.Mutate(r.Context(), p, func() error { p.Spec.CustomDomain = domain; return nil })
 	if err != nil {
-		core.WriteErr(w, r, s.WriteFailed(r.Context(), p.Namespace, err, pageFieldPath))
+		core.WriteErr(w, r, h.d.WriteFailed(r.Context(), p.Namespace, err, pageFieldPath))
 		return
 	}
 	httpjson.Write(w, http.StatusOK, map[string]any{"domain": core.StrPtr(domain)})
