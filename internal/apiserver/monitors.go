@@ -1090,20 +1090,6 @@ func (s *Server) dnsRecords(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// routes reports whether ch's routing selects m.
-func routes(ch *monv1.AlertChannel, m *monv1.Monitor) bool {
-	rt := ch.Spec.Routing
-	if rt == nil {
-		return true
-	}
-	switch rt.Scope {
-	case "groups":
-		return m.Spec.GroupRef != nil && slices.ContainsFunc(rt.Groups, func(g monv1.LocalObjectReference) bool { return g.Name == m.Spec.GroupRef.Name })
-	case "monitors":
-		return slices.ContainsFunc(rt.Monitors, func(x monv1.LocalObjectReference) bool { return x.Name == m.Name })
-	}
-	return true
-}
 
 // intParam reads an integer query parameter within [lo, hi].
 func intParam(r *http.Request, name string, def, lo, hi int) (int, *core.FieldError) {

@@ -9,6 +9,7 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/domainssl"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/groups"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/incidentcomms"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/integrations"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/maintenance"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/reliability"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/statuspages"
@@ -16,7 +17,6 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/thirdpartystatus"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/websitehealth"
 	"github.com/uptime-operator/uptime-operator/internal/ratelimit"
-	"github.com/uptime-operator/uptime-operator/internal/recipients"
 )
 
 // routes registers every endpoint. Access, plan features and rate limits
@@ -46,8 +46,6 @@ func (s *Server) routes() {
 	rt.Post("/s/{slug}/confirm", s.publicForm(PublicStatus.ServeConfirm))
 	rt.Get("/s/{slug}/unsubscribe", s.publicForm(PublicStatus.ServeUnsubscribe))
 	rt.Post("/s/{slug}/unsubscribe", s.publicForm(PublicStatus.ServeUnsubscribe))
-	rt.Get(recipients.ConfirmPath+"{token}", s.confirmRecipient)
-	rt.Post(recipients.ConfirmPath+"{token}", s.confirmRecipient)
 
 	l := s.rt.Limits
 	get, post, put, patch, del := http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete
@@ -85,13 +83,10 @@ func (s *Server) routes() {
 	s.rt.Handle(get, "/monitors/{id}/regions", s.getRegions)
 	s.rt.Handle(put, "/monitors/{id}/regions", s.putRegions, monitorWrite)
 	s.rt.Handle(get, "/monitors/{id}/explanation", s.monitorExplanation)
-	reliability.New(s.Deps, s.opts.Store).Routes(s.rt)
 	s.rt.Handle(post, "/monitors/{id}/heartbeat/rotate", s.rotateHeartbeat, monitorWrite)
 	s.rt.Handle(post, "/monitors/{id}/cron-heartbeat", s.cronHeartbeat)
 	s.rt.Handle(get, "/monitors/{id}/dns-records", s.dnsRecords)
 	s.rt.Handle(post, "/monitors/{id}/dns-records/accept", s.acceptDNSRecords, core.WithLimit(l.DNSAccept))
-	s.rt.Handle(get, "/monitors/{id}/notification-recipients", s.notificationRecipients)
-	s.rt.Handle(post, "/monitors/{id}/test-notification", s.testNotification, core.WithLimit(l.TestNotify))
 	s.rt.Handle(get, "/monitors/{id}/step-runs", s.stepRuns)
 	s.rt.Handle(get, "/regions", s.listRegions)
 
@@ -106,9 +101,6 @@ func (s *Server) routes() {
 	s.rt.Handle(get, "/stats/{id}/24h-bars", s.dailyBars, stats)
 	s.rt.Handle(get, "/stats/{id}/region-statuses", s.regionStatuses, stats)
 	s.rt.Handle(get, "/stats/{id}/pause-windows", s.pauseWindows, stats)
-
-	// Monitor groups.
-	groups.New(s.Deps).Routes(s.rt)
 
 	// Incidents.
 	s.rt.Handle(get, "/incidents", s.listIncidents)
@@ -138,37 +130,12 @@ func (s *Server) routes() {
 	s.rt.Handle(post, "/incidents/{id}/runbook", s.attachRunbook)
 	s.rt.Handle(patch, "/incidents/{id}/runbook-steps/{stepId}", s.setRunbookStep)
 
-	// Maintenance windows: readable, changes owner-only.
+	// The resources served by packages of their own.
+	groups.New(s.Deps).Routes(s.rt)
 	maintenance.New(s.Deps).Routes(s.rt)
-	owner := core.WithAccess(core.OwnerOnly)
-
-	// Status pages (REST; /status/{slug} is public, above).
 	statuspages.New(s.Deps, s.opts.Subscribers, s.opts.PublicURL).Routes(s.rt)
-
-	// Alert channels.
-	automation := core.WithAccess(core.AutomationKey)
-	s.rt.Handle(get, "/integrations", s.listIntegrations)
-	s.rt.Handle(get, "/integrations/alert-contacts", s.alertRecipients)
-	s.rt.Handle(post, "/integrations/{type}/connections", s.createConnection, automation)
-	s.rt.Handle(put, "/integrations/connections/{connectionId}", s.updateConnection, automation)
-	s.rt.Handle(del, "/integrations/connections/{connectionId}", s.deleteConnection, automation)
-	s.rt.Handle(put, "/integrations/connections/{connectionId}/routing", s.putRouting, automation)
-	s.rt.Handle(post, "/integrations/connections/{connectionId}/test", s.testConnection, core.WithLimit(l.ChannelTestWS, l.ChannelTestIP))
-	s.rt.Handle(post, "/integrations/connections/{connectionId}/rotate-secret", s.rotateSigningSecret, owner)
-
-	// Alert recipients and settings (read only for keys).
-	s.rt.Handle(get, "/alert-recipients", s.alertRecipients)
-	s.rt.Handle(post, "/alert-recipients", s.addRecipient, owner)
-	s.rt.Handle(post, "/alert-recipients/resend", s.resendConfirmation)
-	s.rt.Handle(del, "/alert-recipients/{email}", s.removeRecipient, owner)
-	s.rt.Handle(get, "/settings/escalation-policies", s.listEscalationPolicies)
-	s.rt.Handle(get, "/settings/on-call-schedules", s.listOnCallSchedules)
-	s.rt.Handle(get, "/settings/on-call-schedules/current", s.currentOnCall)
-	s.rt.Handle(get, "/settings/suppression-windows", emptyList)
-	s.rt.Handle(get, "/settings/notifications", s.notificationSettings)
-	s.rt.Handle(get, "/settings/notification-attempts", s.notificationAttempts)
-
-	// Domain/SSL expiry, DNS acceptance and AI incident assist.
+	integrations.New(s.Deps, s.opts.Store, s.recipients, s.opts.ChannelTester, s.opts.Notifier, s.opts.AllowPrivateTargets).Routes(s.rt)
+	reliability.New(s.Deps, s.opts.Store).Routes(s.rt)
 	domainssl.New(s.Deps, s.opts.Expiry).Routes(s.rt)
 	incidentcomms.New(s.opts.Store, s.clock, s.opts.Assist).Routes(s.rt)
 	websitehealth.New(s.opts.Store, s.clock, s.opts.SiteHealth).Routes(s.rt)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/uptime-operator/uptime-operator/internal/alerting"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/integrations"
 	"github.com/uptime-operator/uptime-operator/internal/assist"
 	"github.com/uptime-operator/uptime-operator/internal/expiry"
 	"github.com/uptime-operator/uptime-operator/internal/otelexport"
@@ -17,7 +18,6 @@ import (
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/plans"
 	"github.com/uptime-operator/uptime-operator/internal/recipients"
 	"github.com/uptime-operator/uptime-operator/internal/store"
@@ -120,15 +120,13 @@ type Subscribers interface {
 	PublicUpdate(ctx context.Context, ns, monitorUID, incidentID, text string) error
 }
 
-// ChannelTester sends a test alert through one alert channel.
-type ChannelTester interface {
-	TestChannel(ctx context.Context, ch *monv1.AlertChannel) error
-}
+// ChannelTester sends a test alert through one alert channel
+// (integrations.ChannelTester).
+type ChannelTester = integrations.ChannelTester
 
-// Notifier sends a test alert email for a monitor to one address.
-type Notifier interface {
-	SendTestEmail(ctx context.Context, to, monitorName string) error
-}
+// Notifier sends a test alert email for a monitor to one address
+// (integrations.Notifier).
+type Notifier = integrations.Notifier
 
 // Server serves the REST API. It assembles the routes of the resource
 // packages on the core router and serves the resources not yet split into

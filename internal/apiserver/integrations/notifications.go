@@ -1,4 +1,4 @@
-package apiserver
+package integrations
 
 import (
 	"context"
@@ -36,7 +36,7 @@ type recipientJSON struct {
 // monitorRecipients lists the addresses m's alert emails go to: the
 // monitor's own, then its group's, then those of the email channels that
 // route m, each address once (case-insensitively), in that order.
-func (s *Server) monitorRecipients(ctx context.Context, m *monv1.Monitor) ([]recipientJSON, error) {
+func (h *Handlers) monitorRecipients(ctx context.Context, m *monv1.Monitor) ([]recipientJSON, error) {
 	out := []recipientJSON{}
 	seen := map[string]bool{}
 	add := func(email, source string) {
@@ -50,7 +50,7 @@ func (s *Server) monitorRecipients(ctx context.Context, m *monv1.Monitor) ([]rec
 	}
 	if ref := m.Spec.GroupRef; ref != nil {
 		var g monv1.MonitorGroup
-		err := s.opts.Client.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: ref.Name}, &g)
+		err := h.d.Client.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: ref.Name}, &g)
 		if client.IgnoreNotFound(err) != nil {
 			return nil, err
 		}
@@ -59,11 +59,11 @@ func (s *Server) monitorRecipients(ctx context.Context, m *monv1.Monitor) ([]rec
 		}
 	}
 	var channels monv1.AlertChannelList
-	if err := s.List(ctx, &channels, m.Namespace); err != nil {
+	if err := h.d.List(ctx, &channels, m.Namespace); err != nil {
 		return nil, err
 	}
 	for _, ch := range channels.Items {
-		if ch.Spec.Type == monv1.ChannelEmail && !ch.Spec.Disabled && routes(&ch, m) {
+		if ch.Spec.Type == monv1.ChannelEmail && !ch.Spec.Disabled && routesTo(&ch, m) {
 			for _, e := range ch.Spec.Emails {
 				add(e, "alert_channel")
 			}
@@ -72,12 +72,12 @@ func (s *Server) monitorRecipients(ctx context.Context, m *monv1.Monitor) ([]rec
 	return out, nil
 }
 
-func (s *Server) notificationRecipients(w http.ResponseWriter, r *http.Request) {
-	m := s.PathMonitor(w, r)
+func (h *Handlers) notificationRecipients(w http.ResponseWriter, r *http.Request) {
+	m := h.d.PathMonitor(w, r)
 	if m == nil {
 		return
 	}
-	out, err := s.monitorRecipients(r.Context(), m)
+	out, err := h.monitorRecipients(r.Context(), m)
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return
@@ -94,9 +94,9 @@ func validEmail(v string) bool {
 // testNotification sends a test alert email for the monitor to {email} (one
 // of its recipients) or, without a body, to its first recipient. Limited to
 // 10 per 15 minutes per workspace.
-func (s *Server) testNotification(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) testNotification(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	m := s.PathMonitor(w, r)
+	m := h.d.PathMonitor(w, r)
 	if m == nil {
 		return
 	}
@@ -112,7 +112,7 @@ func (s *Server) testNotification(w http.ResponseWriter, r *http.Request) {
 		core.WriteValidation(w, core.FieldErr("email", "must be an email address"))
 		return
 	}
-	recipients, err := s.monitorRecipients(ctx, m)
+	recipients, err := h.monitorRecipients(ctx, m)
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return
@@ -129,11 +129,11 @@ func (s *Server) testNotification(w http.ResponseWriter, r *http.Request) {
 	default:
 		email = recipients[i].Email
 	}
-	if s.opts.Notifier == nil {
+	if h.notifier == nil {
 		core.WriteError(w, http.StatusServiceUnavailable, core.CodeChannelUnavailable, "email delivery is not configured")
 		return
 	}
-	if err := s.opts.Notifier.SendTestEmail(ctx, email, m.Spec.Name); err != nil {
+	if err := h.notifier.SendTestEmail(ctx, email, m.Spec.Name); err != nil {
 		core.Log(r).Error(err, "unable to send a test notification", "monitor", m.Name)
 		core.WriteError(w, http.StatusServiceUnavailable, core.CodeChannelUnavailable, "the test email could not be sent; try again later")
 		return
@@ -167,7 +167,7 @@ func recipientState(st recipients.State) recipientStateJSON {
 // decodeEmail reads the body {email} of the recipient endpoints (strict
 // refuses unknown fields) and answers the error itself when it is not an
 // address.
-func (s *Server) decodeEmail(w http.ResponseWriter, r *http.Request, strict bool) (string, bool) {
+func (h *Handlers) decodeEmail(w http.ResponseWriter, r *http.Request, strict bool) (string, bool) {
 	var b struct {
 		Email string `json:"email"`
 	}
@@ -189,8 +189,8 @@ func (s *Server) decodeEmail(w http.ResponseWriter, r *http.Request, strict bool
 
 // alertRecipients answers GET /alert-recipients: every address the
 // workspace's resources send alert emails to, with its confirmation state.
-func (s *Server) alertRecipients(w http.ResponseWriter, r *http.Request) {
-	states, err := s.recipients.States(r.Context(), core.CallerFrom(r.Context()).Namespace)
+func (h *Handlers) alertRecipients(w http.ResponseWriter, r *http.Request) {
+	states, err := h.recipients.States(r.Context(), core.CallerFrom(r.Context()).Namespace)
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return
@@ -199,7 +199,7 @@ func (s *Server) alertRecipients(w http.ResponseWriter, r *http.Request) {
 	for _, st := range states {
 		out = append(out, recipientState(st))
 	}
-	httpjson.Write(w, http.StatusOK, map[string]any{"contacts": out, "confirmation_required": s.recipients.Required})
+	httpjson.Write(w, http.StatusOK, map[string]any{"contacts": out, "confirmation_required": h.recipients.Required})
 }
 
 // resendConfirmation answers POST /alert-recipients/resend: a new
@@ -207,12 +207,12 @@ func (s *Server) alertRecipients(w http.ResponseWriter, r *http.Request) {
 // link stops working), at most one a minute per address. A confirmed
 // address is answered without sending; an address the workspace does not
 // use is 404.
-func (s *Server) resendConfirmation(w http.ResponseWriter, r *http.Request) {
-	email, ok := s.decodeEmail(w, r, false)
+func (h *Handlers) resendConfirmation(w http.ResponseWriter, r *http.Request) {
+	email, ok := h.decodeEmail(w, r, false)
 	if !ok {
 		return
 	}
-	st, sent, err := s.recipients.Resend(r.Context(), core.CallerFrom(r.Context()).Namespace, email)
+	st, sent, err := h.recipients.Resend(r.Context(), core.CallerFrom(r.Context()).Namespace, email)
 	var tooSoon *recipients.TooSoonError
 	switch {
 	case errors.Is(err, recipients.ErrNotRecipient):
@@ -243,27 +243,27 @@ func (s *Server) resendConfirmation(w http.ResponseWriter, r *http.Request) {
 
 // notificationSettings answers GET /settings/notifications: how the
 // workspace is alerted, read from its custom resources.
-func (s *Server) notificationSettings(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) notificationSettings(w http.ResponseWriter, r *http.Request) {
 	ctx, ns := r.Context(), core.CallerFrom(r.Context()).Namespace
 	var channels monv1.AlertChannelList
 	var policies monv1.EscalationPolicyList
 	for _, l := range []client.ObjectList{&channels, &policies} {
-		if err := s.List(ctx, l, ns); err != nil {
+		if err := h.d.List(ctx, l, ns); err != nil {
 			core.WriteErr(w, r, err)
 			return
 		}
 	}
-	groups, err := s.UIDIndex(ctx, &monv1.MonitorGroupList{}, ns)
+	groups, err := h.d.UIDIndex(ctx, &monv1.MonitorGroupList{}, ns)
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return
 	}
-	monitors, err := s.UIDIndex(ctx, &monv1.MonitorList{}, ns)
+	monitors, err := h.d.UIDIndex(ctx, &monv1.MonitorList{}, ns)
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return
 	}
-	all, err := recipients.List(ctx, s.opts.Client, ns)
+	all, err := recipients.List(ctx, h.d.Client, ns)
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return
@@ -279,7 +279,7 @@ func (s *Server) notificationSettings(w http.ResponseWriter, r *http.Request) {
 		if ch.DeletionTimestamp != nil {
 			continue
 		}
-		chs = append(chs, s.channelObject(ch, groups, monitors))
+		chs = append(chs, h.channelObject(ch, groups, monitors))
 		degraded = degraded || (!ch.Spec.Disabled && ch.Spec.Routing != nil && ch.Spec.Routing.MinSeverity == "degraded")
 	}
 	slices.SortFunc(chs, func(a, b channelJSON) int { return strings.Compare(a.Name+"/"+a.ID, b.Name+"/"+b.ID) })
@@ -291,7 +291,7 @@ func (s *Server) notificationSettings(w http.ResponseWriter, r *http.Request) {
 		"notify_on":                     map[string]bool{"down": true, "degraded": degraded, "recovery": true},
 		"escalation_policies":           len(policies.Items),
 		"maintenance_suppresses_alerts": true,
-		"test_emails_available":         s.opts.Notifier != nil,
+		"test_emails_available":         h.notifier != nil,
 	})
 }
 
@@ -341,12 +341,12 @@ const maxDeliveriesPerTarget = 1000
 // deliveries of the last 24 hours and 7 days by outcome and by channel. The
 // deliveries of each of the workspace's channels (and escalation email
 // targets) are read from the store, newest first.
-func (s *Server) notificationAttempts(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) notificationAttempts(w http.ResponseWriter, r *http.Request) {
 	ctx, ns := r.Context(), core.CallerFrom(r.Context()).Namespace
 	var channels monv1.AlertChannelList
 	var policies monv1.EscalationPolicyList
 	for _, l := range []client.ObjectList{&channels, &policies} {
-		if err := s.List(ctx, l, ns); err != nil {
+		if err := h.d.List(ctx, l, ns); err != nil {
 			core.WriteErr(w, r, err)
 			return
 		}
@@ -354,7 +354,7 @@ func (s *Server) notificationAttempts(w http.ResponseWriter, r *http.Request) {
 	type target struct{ id, name, typ string }
 	var targets []target
 	for i := range channels.Items {
-		c := s.channelObject(&channels.Items[i], nil, nil)
+		c := h.channelObject(&channels.Items[i], nil, nil)
 		targets = append(targets, target{c.ID, c.Name, c.Type})
 	}
 	emails := map[string]bool{}
@@ -368,7 +368,7 @@ func (s *Server) notificationAttempts(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	now := s.clock.Now()
+	now := h.d.Clock.Now()
 	windows := []attemptWindow{
 		{Window: "24h", Since: core.ISOTime(now.Add(-24 * time.Hour)), ByChannel: []channelAttempts{}},
 		{Window: "7d", Since: core.ISOTime(now.Add(-7 * 24 * time.Hour)), ByChannel: []channelAttempts{}},
@@ -376,7 +376,7 @@ func (s *Server) notificationAttempts(w http.ResponseWriter, r *http.Request) {
 	spans := []time.Duration{24 * time.Hour, 7 * 24 * time.Hour}
 	truncated := false
 	for _, t := range targets {
-		ds, err := s.opts.Store.ListDeliveries(ctx, store.DeliveryQuery{ChannelID: t.id, Limit: maxDeliveriesPerTarget})
+		ds, err := h.st.ListDeliveries(ctx, store.DeliveryQuery{ChannelID: t.id, Limit: maxDeliveriesPerTarget})
 		if err != nil {
 			core.WriteErr(w, r, err)
 			return
@@ -406,4 +406,19 @@ func (s *Server) notificationAttempts(w http.ResponseWriter, r *http.Request) {
 		})
 	}
 	httpjson.Write(w, http.StatusOK, map[string]any{"generated_at": core.ISOTime(now), "windows": windows, "truncated": truncated})
+}
+
+// routesTo reports whether ch's routing selects m.
+func routesTo(ch *monv1.AlertChannel, m *monv1.Monitor) bool {
+	rt := ch.Spec.Routing
+	if rt == nil {
+		return true
+	}
+	switch rt.Scope {
+	case "groups":
+		return m.Spec.GroupRef != nil && slices.ContainsFunc(rt.Groups, func(g monv1.LocalObjectReference) bool { return g.Name == m.Spec.GroupRef.Name })
+	case "monitors":
+		return slices.ContainsFunc(rt.Monitors, func(x monv1.LocalObjectReference) bool { return x.Name == m.Name })
+	}
+	return true
 }

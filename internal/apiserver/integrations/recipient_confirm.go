@@ -1,4 +1,4 @@
-package apiserver
+package integrations
 
 import (
 	"errors"
@@ -16,17 +16,17 @@ import (
 // shows a button (confirmlink), the POST confirms. Browsers get HTML pages;
 // a request that wants JSON (httpjson.Wanted) gets {"status": "confirmed"}
 // or the API's error shape, as docs/openapi.json says.
-func (s *Server) confirmRecipient(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) confirmRecipient(w http.ResponseWriter, r *http.Request) {
 	token := chi.URLParam(r, "token")
 	prompt := confirmlink.Page{Title: "Confirm alert emails",
 		Text: "Confirm that this address may receive alert emails from uptime-operator.", Button: "Confirm alert emails"}
 	confirmlink.Serve(w, r, prompt, func() {
-		if d := s.rt.Limits.RecipientConfirm.Take(core.ClientKey(r), s.clock.Now()); !d.Allowed {
-			s.rt.Limits.RecipientConfirm.Refuse(w, d)
+		if d := h.confirmLimit.Take(core.ClientKey(r), h.d.Clock.Now()); !d.Allowed {
+			h.confirmLimit.Refuse(w, d)
 			return
 		}
 		asJSON := httpjson.Wanted(r)
-		rec, err := s.recipients.Confirm(r.Context(), token)
+		rec, err := h.recipients.Confirm(r.Context(), token)
 		switch {
 		case errors.Is(err, store.ErrNotFound) && asJSON:
 			core.WriteError(w, http.StatusNotFound, core.CodeNotFound, "Confirmation link not valid: used, replaced by a newer one, or expired")

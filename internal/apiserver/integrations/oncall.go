@@ -1,4 +1,4 @@
-package apiserver
+package integrations
 
 import (
 	"net/http"
@@ -36,12 +36,12 @@ type onCallOverrideOut struct {
 
 // onCallSchedules reads the workspace's OnCallSchedules with their current
 // participant.
-func (s *Server) onCallSchedules(r *http.Request) ([]onCallJSON, error) {
+func (h *Handlers) onCallSchedules(r *http.Request) ([]onCallJSON, error) {
 	var list monv1.OnCallScheduleList
-	if err := s.List(r.Context(), &list, core.CallerFrom(r.Context()).Namespace); err != nil {
+	if err := h.d.List(r.Context(), &list, core.CallerFrom(r.Context()).Namespace); err != nil {
 		return nil, err
 	}
-	now := s.clock.Now()
+	now := h.d.Clock.Now()
 	out := []onCallJSON{}
 	for i := range list.Items {
 		sc := &list.Items[i]
@@ -71,8 +71,8 @@ func (s *Server) onCallSchedules(r *http.Request) ([]onCallJSON, error) {
 }
 
 // listOnCallSchedules answers GET /settings/on-call-schedules.
-func (s *Server) listOnCallSchedules(w http.ResponseWriter, r *http.Request) {
-	out, err := s.onCallSchedules(r)
+func (h *Handlers) listOnCallSchedules(w http.ResponseWriter, r *http.Request) {
+	out, err := h.onCallSchedules(r)
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return
@@ -82,8 +82,8 @@ func (s *Server) listOnCallSchedules(w http.ResponseWriter, r *http.Request) {
 
 // currentOnCall answers GET /settings/on-call-schedules/current: who is on
 // call now in each schedule.
-func (s *Server) currentOnCall(w http.ResponseWriter, r *http.Request) {
-	all, err := s.onCallSchedules(r)
+func (h *Handlers) currentOnCall(w http.ResponseWriter, r *http.Request) {
+	all, err := h.onCallSchedules(r)
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return

@@ -1,4 +1,4 @@
-package apiserver
+package integrations
 
 import (
 	"context"
@@ -35,22 +35,22 @@ const RecipientsChannel = "alert-recipients"
 const maxChannelEmails = 20
 
 // addRecipient answers POST /alert-recipients (owner only).
-func (s *Server) addRecipient(w http.ResponseWriter, r *http.Request) {
-	email, ok := s.decodeEmail(w, r, true)
+func (h *Handlers) addRecipient(w http.ResponseWriter, r *http.Request) {
+	email, ok := h.decodeEmail(w, r, true)
 	if !ok {
 		return
 	}
 	ctx, ns := r.Context(), core.CallerFrom(r.Context()).Namespace
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		var ch monv1.AlertChannel
-		err := s.opts.Reader.Get(ctx, client.ObjectKey{Namespace: ns, Name: RecipientsChannel}, &ch)
+		err := h.d.Reader.Get(ctx, client.ObjectKey{Namespace: ns, Name: RecipientsChannel}, &ch)
 		switch {
 		case apierrors.IsNotFound(err):
 			ch = monv1.AlertChannel{
 				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: RecipientsChannel},
 				Spec:       monv1.AlertChannelSpec{Type: monv1.ChannelEmail, Name: "Alert recipients", Emails: []string{email}},
 			}
-			if err := s.opts.Client.Create(ctx, &ch); err != nil {
+			if err := h.d.Client.Create(ctx, &ch); err != nil {
 				return err
 			}
 		case err != nil:
@@ -64,25 +64,25 @@ func (s *Server) addRecipient(w http.ResponseWriter, r *http.Request) {
 			return core.NewError(http.StatusConflict, core.CodeConflict, "the workspace already has 20 recipients added this way")
 		default:
 			ch.Spec.Emails = append(ch.Spec.Emails, email)
-			if err := s.opts.Client.Update(ctx, &ch); err != nil {
+			if err := h.d.Client.Update(ctx, &ch); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
 	if err != nil {
-		core.WriteErr(w, r, s.WriteFailed(ctx, ns, err, channelFieldPath))
+		core.WriteErr(w, r, h.d.WriteFailed(ctx, ns, err, channelFieldPath))
 		return
 	}
-	httpjson.Write(w, http.StatusCreated, s.addedState(ctx, ns, email))
+	httpjson.Write(w, http.StatusCreated, h.addedState(ctx, ns, email))
 }
 
 // addedState is the response of an added recipient: its confirmation state
 // from the store (an address confirmed before stays confirmed).
-func (s *Server) addedState(ctx context.Context, ns, email string) map[string]any {
+func (h *Handlers) addedState(ctx context.Context, ns, email string) map[string]any {
 	st := recipients.State{Recipient: recipients.Recipient{Namespace: ns, Email: email, Sources: []string{recipients.SourceChannel}}}
-	if s.opts.Store != nil {
-		if known, err := s.opts.Store.ListAlertRecipients(ctx, ns); err == nil {
+	if h.st != nil {
+		if known, err := h.st.ListAlertRecipients(ctx, ns); err == nil {
 			if i := slices.IndexFunc(known, func(k store.AlertRecipient) bool { return k.Email == recipients.Key(email) }); i >= 0 {
 				st.Record = known[i]
 			}
@@ -93,7 +93,7 @@ func (s *Server) addedState(ctx context.Context, ns, email string) map[string]an
 	switch {
 	case st.Record.Confirmed():
 		out["message"] = email + " was added; it confirmed alert emails before"
-	case s.recipients.Mailer == nil:
+	case h.recipients.Mailer == nil:
 		out["message"] = email + " was added; email delivery is not configured, so no confirmation is sent"
 	default:
 		out["message"] = email + " was added; a confirmation email is sent to it within a minute"
@@ -104,7 +104,7 @@ func (s *Server) addedState(ctx context.Context, ns, email string) map[string]an
 // removeRecipient answers DELETE /alert-recipients/:email (owner only). Only addresses added through the API can be removed
 // here: one named by a monitor, group, channel, policy or schedule is
 // removed by editing that resource (409 names them).
-func (s *Server) removeRecipient(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) removeRecipient(w http.ResponseWriter, r *http.Request) {
 	email, err := url.PathUnescape(chi.URLParam(r, "email"))
 	if err != nil || !validEmail(email) {
 		core.WriteNotFound(w, "Alert recipient")
@@ -114,7 +114,7 @@ func (s *Server) removeRecipient(w http.ResponseWriter, r *http.Request) {
 	removed := false
 	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		var ch monv1.AlertChannel
-		if err := s.opts.Reader.Get(ctx, client.ObjectKey{Namespace: ns, Name: RecipientsChannel}, &ch); err != nil {
+		if err := h.d.Reader.Get(ctx, client.ObjectKey{Namespace: ns, Name: RecipientsChannel}, &ch); err != nil {
 			return client.IgnoreNotFound(err)
 		}
 		i := slices.IndexFunc(ch.Spec.Emails, func(e string) bool { return strings.EqualFold(e, email) })
@@ -123,13 +123,13 @@ func (s *Server) removeRecipient(w http.ResponseWriter, r *http.Request) {
 		}
 		removed = true
 		if len(ch.Spec.Emails) == 1 {
-			if err := s.DeleteObject(ctx, &ch); err != nil && !errors.Is(err, core.ErrNotFound) {
+			if err := h.d.DeleteObject(ctx, &ch); err != nil && !errors.Is(err, core.ErrNotFound) {
 				return err
 			}
 			return nil
 		}
 		ch.Spec.Emails = slices.Delete(ch.Spec.Emails, i, i+1)
-		if err := s.opts.Client.Update(ctx, &ch); err != nil {
+		if err := h.d.Client.Update(ctx, &ch); err != nil {
 			return err
 		}
 		return nil
@@ -142,7 +142,7 @@ func (s *Server) removeRecipient(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
-	all, err := recipients.List(ctx, s.opts.Client, ns)
+	all, err := recipients.List(ctx, h.d.Client, ns)
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return

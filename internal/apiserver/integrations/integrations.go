@@ -1,4 +1,4 @@
-package apiserver
+package integrations
 
 import (
 	"context"
@@ -74,7 +74,7 @@ type routingBody struct {
 	MinSeverity string   `json:"min_severity"`
 }
 
-func (s *Server) routingFrom(ctx context.Context, ns string, b *routingBody, prefix string) (*monv1.AlertRouting, []core.FieldError) {
+func (h *Handlers) routingFrom(ctx context.Context, ns string, b *routingBody, prefix string) (*monv1.AlertRouting, []core.FieldError) {
 	var errs []core.FieldError
 	rt := &monv1.AlertRouting{Scope: monv1.RoutingScope(b.Scope), MinSeverity: monv1.Severity(b.MinSeverity)}
 	if rt.Scope == "" {
@@ -93,7 +93,7 @@ func (s *Server) routingFrom(ctx context.Context, ns string, b *routingBody, pre
 		errs = append(errs, core.FieldErr(prefix+"group_ids", "at most 500 ids each"))
 	}
 	for _, id := range b.GroupIDs {
-		obj, err := s.FindByUID(ctx, &monv1.MonitorGroupList{}, ns, id)
+		obj, err := h.d.FindByUID(ctx, &monv1.MonitorGroupList{}, ns, id)
 		if err != nil {
 			errs = append(errs, core.FieldErr(prefix+"group_ids", "monitor group %s not found", id))
 			continue
@@ -101,7 +101,7 @@ func (s *Server) routingFrom(ctx context.Context, ns string, b *routingBody, pre
 		rt.Groups = append(rt.Groups, monv1.LocalObjectReference{Name: obj.GetName()})
 	}
 	for _, id := range b.MonitorIDs {
-		obj, err := s.FindByUID(ctx, &monv1.MonitorList{}, ns, id)
+		obj, err := h.d.FindByUID(ctx, &monv1.MonitorList{}, ns, id)
 		if err != nil {
 			errs = append(errs, core.FieldErr(prefix+"monitor_ids", "monitor %s not found", id))
 			continue
@@ -248,11 +248,11 @@ func applyConnection(ch *monv1.AlertChannel, b *connectionBody, create bool) (ma
 }
 
 // putSecret creates or updates a Secret owned by ch.
-func (s *Server) putSecret(ctx context.Context, ch *monv1.AlertChannel, name string, data map[string]string) error {
-	return s.PutOwnedSecret(ctx, ch, "AlertChannel", name, data)
+func (h *Handlers) putSecret(ctx context.Context, ch *monv1.AlertChannel, name string, data map[string]string) error {
+	return h.d.PutOwnedSecret(ctx, ch, "AlertChannel", name, data)
 }
 
-func (s *Server) createConnection(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) createConnection(w http.ResponseWriter, r *http.Request) {
 	ctx, c := r.Context(), core.CallerFrom(r.Context())
 	t := monv1.AlertChannelType(strings.ToLower(chi.URLParam(r, "type")))
 	if _, ok := channelFields[t]; !ok {
@@ -260,7 +260,7 @@ func (s *Server) createConnection(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if f := channelFeature(t); f != "" {
-		if ae := s.RequireFeature(ctx, c.Namespace, f); ae != nil {
+		if ae := h.d.RequireFeature(ctx, c.Namespace, f); ae != nil {
 			httpjson.Write(w, ae.Status, ae.Body)
 			return
 		}
@@ -279,14 +279,14 @@ func (s *Server) createConnection(w http.ResponseWriter, r *http.Request) {
 	}
 	var rerrs []core.FieldError
 	if b.routing != nil {
-		ch.Spec.Routing, rerrs = s.routingFrom(ctx, c.Namespace, b.routing, "routing.")
+		ch.Spec.Routing, rerrs = h.routingFrom(ctx, c.Namespace, b.routing, "routing.")
 	}
 	if len(rerrs) > 0 {
 		core.WriteValidation(w, rerrs...)
 		return
 	}
 	if t == monv1.ChannelWebhook {
-		if err := s.checkEndpoint(ctx, ch.Spec.WebhookURL); err != nil {
+		if err := h.checkEndpoint(ctx, ch.Spec.WebhookURL); err != nil {
 			core.WriteErr(w, r, err)
 			return
 		}
@@ -299,12 +299,12 @@ func (s *Server) createConnection(w http.ResponseWriter, r *http.Request) {
 		}
 		ch.Spec.SigningSecretRef = &monv1.SecretKeySelector{Name: monv1.SigningSecretName(ch.Name), Key: monv1.SigningSecretKey}
 	}
-	if err := s.opts.Client.Create(ctx, ch); err != nil {
-		core.WriteErr(w, r, s.WriteFailed(ctx, c.Namespace, err, channelFieldPath))
+	if err := h.d.Client.Create(ctx, ch); err != nil {
+		core.WriteErr(w, r, h.d.WriteFailed(ctx, c.Namespace, err, channelFieldPath))
 		return
 	}
-	if err := s.channelSecrets(ctx, ch, secrets, signing); err != nil {
-		_ = s.opts.Client.Delete(ctx, ch)
+	if err := h.channelSecrets(ctx, ch, secrets, signing); err != nil {
+		_ = h.d.Client.Delete(ctx, ch)
 		core.WriteErr(w, r, err)
 		return
 	}
@@ -319,15 +319,15 @@ func (s *Server) createConnection(w http.ResponseWriter, r *http.Request) {
 	httpjson.Write(w, http.StatusCreated, out)
 }
 
-func (s *Server) channelSecrets(ctx context.Context, ch *monv1.AlertChannel, secrets map[string]string, signing string) error {
+func (h *Handlers) channelSecrets(ctx context.Context, ch *monv1.AlertChannel, secrets map[string]string, signing string) error {
 	if len(secrets) > 0 {
-		if err := s.putSecret(ctx, ch, ch.Name+credentialsSuffix, secrets); err != nil {
+		if err := h.putSecret(ctx, ch, ch.Name+credentialsSuffix, secrets); err != nil {
 			return fmt.Errorf("store channel credentials: %w", err)
 		}
 	}
 	if signing != "" {
 		ref := ch.Spec.SigningSecretRef
-		if err := s.putSecret(ctx, ch, ref.Name, map[string]string{ref.Key: signing}); err != nil {
+		if err := h.putSecret(ctx, ch, ref.Name, map[string]string{ref.Key: signing}); err != nil {
 			return fmt.Errorf("store signing secret: %w", err)
 		}
 	}
@@ -339,21 +339,21 @@ func (s *Server) channelSecrets(ctx context.Context, ch *monv1.AlertChannel, sec
 // connection is created or its URL changes; a rejection is the validation
 // error of the webhook_url field. Private addresses pass here only where
 // the cluster setting (dev mode) allows them.
-func (s *Server) checkEndpoint(ctx context.Context, raw string) error {
+func (h *Handlers) checkEndpoint(ctx context.Context, raw string) error {
 	var ee *alerting.EndpointError
-	if err := alerting.CheckWebhookEndpoint(ctx, raw, netguard.Guard{AllowPrivate: s.opts.AllowPrivateTargets}); errors.As(err, &ee) {
+	if err := alerting.CheckWebhookEndpoint(ctx, raw, netguard.Guard{AllowPrivate: h.allowPrivateTargets}); errors.As(err, &ee) {
 		return core.ValidationError(core.FieldErr("webhook_url", "%s", ee.Message))
 	}
 	return nil
 }
 
-func (s *Server) pathChannel(w http.ResponseWriter, r *http.Request) *monv1.AlertChannel {
-	return core.PathObject[*monv1.AlertChannel](s.Deps, w, r, &monv1.AlertChannelList{}, "connectionId", "Connection")
+func (h *Handlers) pathChannel(w http.ResponseWriter, r *http.Request) *monv1.AlertChannel {
+	return core.PathObject[*monv1.AlertChannel](h.d, w, r, &monv1.AlertChannelList{}, "connectionId", "Connection")
 }
 
-func (s *Server) updateConnection(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) updateConnection(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	ch := s.pathChannel(w, r)
+	ch := h.pathChannel(w, r)
 	if ch == nil {
 		return
 	}
@@ -365,19 +365,19 @@ func (s *Server) updateConnection(w http.ResponseWriter, r *http.Request) {
 	var routing *monv1.AlertRouting
 	if b.routing != nil {
 		var rerrs []core.FieldError
-		if routing, rerrs = s.routingFrom(ctx, ch.Namespace, b.routing, "routing."); len(rerrs) > 0 {
+		if routing, rerrs = h.routingFrom(ctx, ch.Namespace, b.routing, "routing."); len(rerrs) > 0 {
 			core.WriteValidation(w, rerrs...)
 			return
 		}
 	}
 	if u := b.fields["webhook_url"]; ch.Spec.Type == monv1.ChannelWebhook && u != "" && u != ch.Spec.WebhookURL {
-		if err := s.checkEndpoint(ctx, u); err != nil {
+		if err := h.checkEndpoint(ctx, u); err != nil {
 			core.WriteErr(w, r, err)
 			return
 		}
 	}
 	var secrets map[string]string
-	err = s.Mutate(ctx, ch, func() error {
+	err = h.d.Mutate(ctx, ch, func() error {
 		var err error
 		secrets, err = applyConnection(ch, b, false)
 		if routing != nil {
@@ -386,38 +386,38 @@ func (s *Server) updateConnection(w http.ResponseWriter, r *http.Request) {
 		return err
 	})
 	if err == nil {
-		err = s.channelSecrets(ctx, ch, secrets, "")
+		err = h.channelSecrets(ctx, ch, secrets, "")
 	}
 	if err != nil {
-		core.WriteErr(w, r, s.WriteFailed(ctx, ch.Namespace, err, channelFieldPath))
+		core.WriteErr(w, r, h.d.WriteFailed(ctx, ch.Namespace, err, channelFieldPath))
 		return
 	}
-	s.writeChannel(w, r, ch)
+	h.writeChannel(w, r, ch)
 }
 
-func (s *Server) deleteConnection(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) deleteConnection(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	ch := s.pathChannel(w, r)
+	ch := h.pathChannel(w, r)
 	if ch == nil {
 		return
 	}
-	if err := s.DeleteObject(ctx, ch); err != nil {
+	if err := h.d.DeleteObject(ctx, ch); err != nil {
 		core.WriteErr(w, r, err)
 		return
 	}
 	// Only the Secrets the channel owns go with it (DeleteOwnedSecret): a
 	// Secret that merely has the name of one stays.
 	for _, name := range []string{ch.Name + credentialsSuffix, monv1.SigningSecretName(ch.Name)} {
-		if err := s.DeleteOwnedSecret(ctx, ch, name); err != nil {
+		if err := h.d.DeleteOwnedSecret(ctx, ch, name); err != nil {
 			core.LogFrom(ctx).Error(err, "unable to delete a connection's secret", "connection", ch.Name, "secret", name)
 		}
 	}
 	w.WriteHeader(http.StatusNoContent)
 }
 
-func (s *Server) putRouting(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) putRouting(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	ch := s.pathChannel(w, r)
+	ch := h.pathChannel(w, r)
 	if ch == nil {
 		return
 	}
@@ -426,28 +426,28 @@ func (s *Server) putRouting(w http.ResponseWriter, r *http.Request) {
 		core.WriteErr(w, r, err)
 		return
 	}
-	routing, errs := s.routingFrom(ctx, ch.Namespace, &b, "")
+	routing, errs := h.routingFrom(ctx, ch.Namespace, &b, "")
 	if len(errs) > 0 {
 		core.WriteValidation(w, errs...)
 		return
 	}
-	if err := s.Mutate(ctx, ch, func() error { ch.Spec.Routing = routing; return nil }); err != nil {
-		core.WriteErr(w, r, s.WriteFailed(ctx, ch.Namespace, err, channelFieldPath))
+	if err := h.d.Mutate(ctx, ch, func() error { ch.Spec.Routing = routing; return nil }); err != nil {
+		core.WriteErr(w, r, h.d.WriteFailed(ctx, ch.Namespace, err, channelFieldPath))
 		return
 	}
-	s.writeChannel(w, r, ch)
+	h.writeChannel(w, r, ch)
 }
 
-func (s *Server) testConnection(w http.ResponseWriter, r *http.Request) {
-	ch := s.pathChannel(w, r)
+func (h *Handlers) testConnection(w http.ResponseWriter, r *http.Request) {
+	ch := h.pathChannel(w, r)
 	if ch == nil {
 		return
 	}
-	if s.opts.ChannelTester == nil {
+	if h.channelTester == nil {
 		core.WriteError(w, http.StatusServiceUnavailable, core.CodeChannelUnavailable, "test alerts cannot be sent right now")
 		return
 	}
-	if err := s.opts.ChannelTester.TestChannel(r.Context(), ch); err != nil {
+	if err := h.channelTester.TestChannel(r.Context(), ch); err != nil {
 		httpjson.Write(w, http.StatusOK, map[string]any{"success": false, "message": err.Error()})
 		return
 	}
@@ -467,7 +467,7 @@ type channelJSON struct {
 	CreatedAt           string         `json:"created_at"`
 }
 
-func (s *Server) channelObject(ch *monv1.AlertChannel, groups, monitors *core.ObjectUIDs) channelJSON {
+func (h *Handlers) channelObject(ch *monv1.AlertChannel, groups, monitors *core.ObjectUIDs) channelJSON {
 	status := "active"
 	switch {
 	case ch.Spec.Disabled:
@@ -503,38 +503,38 @@ func (s *Server) channelObject(ch *monv1.AlertChannel, groups, monitors *core.Ob
 		LastDeliveryStatus: core.StrPtr(ch.Status.LastDeliveryStatus), CreatedAt: core.ISOTime(ch.CreationTimestamp.Time)}
 }
 
-func (s *Server) writeChannel(w http.ResponseWriter, r *http.Request, ch *monv1.AlertChannel) {
-	groups, err := s.UIDIndex(r.Context(), &monv1.MonitorGroupList{}, ch.Namespace)
+func (h *Handlers) writeChannel(w http.ResponseWriter, r *http.Request, ch *monv1.AlertChannel) {
+	groups, err := h.d.UIDIndex(r.Context(), &monv1.MonitorGroupList{}, ch.Namespace)
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return
 	}
-	monitors, err := s.UIDIndex(r.Context(), &monv1.MonitorList{}, ch.Namespace)
+	monitors, err := h.d.UIDIndex(r.Context(), &monv1.MonitorList{}, ch.Namespace)
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return
 	}
-	httpjson.Write(w, http.StatusOK, s.channelObject(ch, groups, monitors))
+	httpjson.Write(w, http.StatusOK, h.channelObject(ch, groups, monitors))
 }
 
-func (s *Server) listIntegrations(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) listIntegrations(w http.ResponseWriter, r *http.Request) {
 	ctx, c := r.Context(), core.CallerFrom(r.Context())
 	var list monv1.AlertChannelList
-	if err := s.List(ctx, &list, c.Namespace); err != nil {
+	if err := h.d.List(ctx, &list, c.Namespace); err != nil {
 		core.WriteErr(w, r, err)
 		return
 	}
-	plan, err := s.opts.Plans.ForNamespace(ctx, c.Namespace)
+	plan, err := h.d.Plans.ForNamespace(ctx, c.Namespace)
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return
 	}
-	groups, err := s.UIDIndex(ctx, &monv1.MonitorGroupList{}, c.Namespace)
+	groups, err := h.d.UIDIndex(ctx, &monv1.MonitorGroupList{}, c.Namespace)
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return
 	}
-	monitors, err := s.UIDIndex(ctx, &monv1.MonitorList{}, c.Namespace)
+	monitors, err := h.d.UIDIndex(ctx, &monv1.MonitorList{}, c.Namespace)
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return
@@ -547,7 +547,7 @@ func (s *Server) listIntegrations(w http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		count[ch.Spec.Type]++
-		conns = append(conns, s.channelObject(ch, groups, monitors))
+		conns = append(conns, h.channelObject(ch, groups, monitors))
 	}
 	slices.SortFunc(conns, func(a, b channelJSON) int { return strings.Compare(a.CreatedAt, b.CreatedAt) })
 	types := []map[string]any{}
@@ -567,9 +567,9 @@ func (s *Server) listIntegrations(w http.ResponseWriter, r *http.Request) {
 
 // rotateSigningSecret replaces a webhook channel's signing secret. The new
 // secret is returned once; the old one stops signing at once.
-func (s *Server) rotateSigningSecret(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) rotateSigningSecret(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	ch := s.pathChannel(w, r)
+	ch := h.pathChannel(w, r)
 	if ch == nil {
 		return
 	}
@@ -586,10 +586,10 @@ func (s *Server) rotateSigningSecret(w http.ResponseWriter, r *http.Request) {
 		core.WriteErr(w, r, err)
 		return
 	}
-	if err := s.putSecret(ctx, ch, ref.Name, map[string]string{ref.Key: secret}); err != nil {
+	if err := h.putSecret(ctx, ch, ref.Name, map[string]string{ref.Key: secret}); err != nil {
 		core.WriteErr(w, r, fmt.Errorf("store signing secret: %w", err))
 		return
 	}
 	httpjson.Write(w, http.StatusOK, map[string]any{"connection_id": string(ch.UID), "signing_secret": secret,
-		"rotated_at": core.ISOTime(s.clock.Now())})
+		"rotated_at": core.ISOTime(h.d.Clock.Now())})
 }

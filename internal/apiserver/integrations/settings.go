@@ -1,4 +1,4 @@
-package apiserver
+package integrations
 
 import (
 	"net/http"
@@ -10,9 +10,9 @@ import (
 
 // Alerting settings: readable with every key.
 
-func (s *Server) listEscalationPolicies(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) listEscalationPolicies(w http.ResponseWriter, r *http.Request) {
 	var list monv1.EscalationPolicyList
-	if err := s.List(r.Context(), &list, core.CallerFrom(r.Context()).Namespace); err != nil {
+	if err := h.d.List(r.Context(), &list, core.CallerFrom(r.Context()).Namespace); err != nil {
 		core.WriteErr(w, r, err)
 		return
 	}
