@@ -2,7 +2,6 @@ package apiserver
 
 import (
 	"net/http"
-	"regexp"
 	"strconv"
 	"time"
 
@@ -26,50 +25,18 @@ func checkRecords(cs []store.Check) []restapi.Check {
 	return out
 }
 
-// cursorRE is the specification's cursor format:
-// YYYY-MM-DDTHH:MM:SS[.ffffff][Z], always UTC.
-var cursorRE = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z?$`)
-
-// parseCursor reads a `before` cursor exactly, without rounding.
-func parseCursor(v string) (time.Time, bool) {
-	if !cursorRE.MatchString(v) {
-		return time.Time{}, false
-	}
-	if v[len(v)-1] != 'Z' {
-		v += "Z"
-	}
-	t, err := time.Parse(time.RFC3339Nano, v)
-	if err != nil {
-		return time.Time{}, false
-	}
-	return t.UTC(), true
-}
-
-// parseISO reads an ISO 8601 bound (RFC 3339, or a date).
-func parseISO(v string) (time.Time, bool) {
-	if t, ok := parseCursor(v); ok {
-		return t, true
-	}
-	for _, layout := range []string{time.RFC3339Nano, "2006-01-02"} {
-		if t, err := time.Parse(layout, v); err == nil {
-			return t.UTC(), true
-		}
-	}
-	return time.Time{}, false
-}
-
 // checksPage reads the page of check history a request asks for: region,
 // limit (default def, 1 to max) and the before cursor; errs lists the bad
 // parameters.
 func checksPage(r *http.Request, m *monv1.Monitor, def, max int) (q store.ChecksQuery, errs []core.FieldError) {
 	q = store.ChecksQuery{MonitorID: string(m.UID), Region: r.URL.Query().Get("region")}
-	limit, fe := intParam(r, "limit", def, 1, max)
+	limit, fe := core.IntParam(r, "limit", def, 1, max)
 	if fe != nil {
 		errs = append(errs, *fe)
 	}
 	q.Limit = limit
 	if v := r.URL.Query().Get("before"); v != "" {
-		t, ok := parseCursor(v)
+		t, ok := core.ParseCursor(v)
 		if !ok {
 			errs = append(errs, core.FieldErr("before", "must be a UTC timestamp YYYY-MM-DDTHH:MM:SS[.ffffff][Z]"))
 		}
@@ -122,7 +89,7 @@ func (s *Server) checksCSV(w http.ResponseWriter, r *http.Request) {
 		dst  **time.Time
 	}{{"from", &q.From}, {"to", &q.To}} {
 		if v := r.URL.Query().Get(p.name); v != "" {
-			t, ok := parseISO(v)
+			t, ok := core.ParseISO(v)
 			if !ok {
 				errs = append(errs, core.FieldErr(p.name, "must be an ISO 8601 timestamp"))
 				continue

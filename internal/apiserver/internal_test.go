@@ -2,7 +2,6 @@ package apiserver
 
 import (
 	"testing"
-	"time"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
@@ -39,14 +38,14 @@ func TestParseCursorKeepsMicroseconds(t *testing.T) {
 		"2026-03-01T12:00:04Z":        "2026-03-01T12:00:04.000000Z",
 		"2026-03-01T12:00:04.5":       "2026-03-01T12:00:04.500000Z",
 	} {
-		got, ok := parseCursor(in)
+		got, ok := core.ParseCursor(in)
 		if !ok || core.ISOTime(got) != want {
-			t.Errorf("parseCursor(%q) = %v %v, want %s", in, core.ISOTime(got), ok, want)
+			t.Errorf("core.ParseCursor(%q) = %v %v, want %s", in, core.ISOTime(got), ok, want)
 		}
 	}
 	for _, bad := range []string{"", "2026-03-01", "2026-03-01T12:00:04.1234567Z", "2026-03-01T12:00:04+02:00", "yesterday"} {
-		if _, ok := parseCursor(bad); ok {
-			t.Errorf("parseCursor(%q) accepted", bad)
+		if _, ok := core.ParseCursor(bad); ok {
+			t.Errorf("core.ParseCursor(%q) accepted", bad)
 		}
 	}
 }
@@ -85,24 +84,6 @@ func TestPlanFingerprint(t *testing.T) {
 	for k, ok := range map[string]bool{"web": true, "team/api:v1": true, "a.b_c-d": true, "-x": false, "": false, "has space": false, "x%2F": false} {
 		if validKey(k) != ok {
 			t.Errorf("validKey(%q) = %v", k, !ok)
-		}
-	}
-}
-
-func TestSnoozeUntil(t *testing.T) {
-	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
-	b := snoozeBody{Minutes: core.Nullable[int]{Set: true, V: 30}}
-	if got, errs := b.snoozeUntil(now); len(errs) > 0 || !got.Equal(now.Add(30*time.Minute)) {
-		t.Errorf("minutes: %v %v", got, errs)
-	}
-	b = snoozeBody{Until: core.Nullable[string]{Set: true, V: "2026-05-01T14:00:00Z"}}
-	if got, errs := b.snoozeUntil(now); len(errs) > 0 || !got.Equal(now.Add(2*time.Hour)) {
-		t.Errorf("until: %v %v", got, errs)
-	}
-	for _, bad := range []snoozeBody{{}, {Minutes: core.Nullable[int]{Set: true, V: 0}}, {Until: core.Nullable[string]{Set: true, V: "2026-04-01T00:00:00Z"}},
-		{Until: core.Nullable[string]{Set: true, V: "2026-05-01T14:00:00Z"}, Minutes: core.Nullable[int]{Set: true, V: 5}}} {
-		if _, errs := bad.snoozeUntil(now); len(errs) == 0 {
-			t.Errorf("%+v: expected a validation error", bad)
 		}
 	}
 }

@@ -54,7 +54,7 @@ func checkConfigLimits(cfg map[string]json.RawMessage) []core.FieldError {
 // sent again are dropped (as are those of steps whose url moves), and their
 // paths returned.
 func updatedConfig(typ monv1.MonitorType, cur *probeapi.Config, sent map[string]json.RawMessage, urlMoved bool) (probeapi.Config, []string, error) {
-	if !slices.Contains(monitorTypes, typ) {
+	if !slices.Contains(core.MonitorTypes, typ) {
 		return probeapi.Config{}, nil, core.ValidationError(core.FieldErr("type", "must be one of http, api, ping, port, udp, cron, dns, multistep, mcp"))
 	}
 	keys := make([]string, 0, len(sent))

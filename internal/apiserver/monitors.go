@@ -8,7 +8,6 @@ import (
 	"math"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -78,7 +77,7 @@ func (s *Server) applyMonitorBody(ctx context.Context, m *monv1.Monitor, b *moni
 		switch {
 		case mode == modeUpdate && t != spec.Type:
 			errs = append(errs, core.FieldErr("type", "cannot change after creation"))
-		case !slices.Contains(monitorTypes, t):
+		case !slices.Contains(core.MonitorTypes, t):
 			errs = append(errs, core.FieldErr("type", "must be one of http, api, ping, port, udp, cron, dns, multistep, mcp"))
 		default:
 			spec.Type = t
@@ -199,9 +198,6 @@ func (s *Server) applyMonitorBody(ctx context.Context, m *monv1.Monitor, b *moni
 	}
 	return warnings, nil
 }
-
-var monitorTypes = []monv1.MonitorType{monv1.MonitorHTTP, monv1.MonitorAPI, monv1.MonitorPing, monv1.MonitorPort,
-	monv1.MonitorUDP, monv1.MonitorCron, monv1.MonitorDNS, monv1.MonitorMultistep, monv1.MonitorMCP}
 
 // validateMonitor applies the defaults and the pure validation of package
 // monitor, which the admission webhooks call too, so the REST API refuses
@@ -419,7 +415,6 @@ func (s *Server) heartbeatURL(m *monv1.Monitor) *string {
 }
 
 // --- handlers ---------------------------------------------------------------
-
 
 // configCache keeps the encoded REST "config" of each monitor's spec
 // generation: building it is a JSON round trip, and a list of 10,000
@@ -1061,7 +1056,7 @@ func (s *Server) dnsRecords(w http.ResponseWriter, r *http.Request) {
 	if m == nil {
 		return
 	}
-	limit, fe := intParam(r, "limit", 50, 1, 1000)
+	limit, fe := core.IntParam(r, "limit", 50, 1, 1000)
 	if fe != nil {
 		core.WriteValidation(w, *fe)
 		return
@@ -1088,19 +1083,4 @@ func (s *Server) dnsRecords(w http.ResponseWriter, r *http.Request) {
 	httpjson.Write(w, http.StatusOK, map[string]any{
 		"records": dnsRecords(recs), "changes": dnsRecords(changes), "expected_values": core.NonNil(expected),
 	})
-}
-
-
-// intParam reads an integer query parameter within [lo, hi].
-func intParam(r *http.Request, name string, def, lo, hi int) (int, *core.FieldError) {
-	v := r.URL.Query().Get(name)
-	if v == "" {
-		return def, nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < lo || n > hi {
-		fe := core.FieldErr(name, "must be an integer between %d and %d", lo, hi)
-		return 0, &fe
-	}
-	return n, nil
 }

@@ -4,11 +4,11 @@ import (
 	"net/http"
 	"time"
 
-	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/domainssl"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/groups"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/incidentcomms"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/incidents"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/integrations"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/maintenance"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/reliability"
@@ -48,7 +48,7 @@ func (s *Server) routes() {
 	rt.Post("/s/{slug}/unsubscribe", s.publicForm(PublicStatus.ServeUnsubscribe))
 
 	l := s.rt.Limits
-	get, post, put, patch, del := http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete
+	get, post, put, del := http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete
 	monitorWrite := core.WithLimit(l.MonitorWrite)
 
 	s.rt.Handle(get, "/automation/whoami", s.whoami)
@@ -102,36 +102,9 @@ func (s *Server) routes() {
 	s.rt.Handle(get, "/stats/{id}/region-statuses", s.regionStatuses, stats)
 	s.rt.Handle(get, "/stats/{id}/pause-windows", s.pauseWindows, stats)
 
-	// Incidents.
-	s.rt.Handle(get, "/incidents", s.listIncidents)
-	s.rt.Handle(post, "/incidents", s.createIncident)
-	s.rt.Handle(get, "/incidents/export", s.exportIncidents, core.WithLimit(l.Export))
-	s.rt.Handle(get, "/incidents/runbooks", s.listRunbooks)
-	s.rt.Handle(post, "/incidents/runbooks", s.createRunbook)
-	s.rt.Handle(put, "/incidents/runbooks/{runbookId}", s.replaceRunbook)
-	s.rt.Handle(del, "/incidents/runbooks/{runbookId}", s.deleteRunbook)
-	deploys := core.WithFeature(monv1.FeatureDeployEvents)
-	s.rt.Handle(get, "/incidents/deploy-events", s.listDeployEvents, deploys)
-	s.rt.Handle(post, "/incidents/deploy-events", s.createDeployEvent, deploys)
-	s.rt.Handle(get, "/incidents/deploy-events/config", s.deployEventsConfig, deploys)
-	s.rt.Handle(get, "/incidents/{id}", s.getIncident)
-	s.rt.Handle(get, "/incidents/{id}/explanation", s.incidentExplanation)
-	s.rt.Handle(get, "/incidents/{id}/replay-timeline", s.replayTimeline)
-	s.rt.Handle(post, "/incidents/{id}/acknowledge", s.acknowledgeIncident)
-	s.rt.Handle(post, "/incidents/{id}/resolve", s.resolveIncident)
-	s.rt.Handle(post, "/incidents/{id}/snooze", s.snoozeIncident, core.WithAccess(core.OwnerOnly))
-	s.rt.Handle(del, "/incidents/{id}/snooze", s.unsnoozeIncident)
-	s.rt.Handle(get, "/incidents/{id}/escalation", s.escalation)
-	s.rt.Handle(post, "/incidents/{id}/escalation/acknowledge", s.acknowledgeIncident)
-	s.rt.Handle(get, "/incidents/{id}/notes", s.listNotes)
-	s.rt.Handle(post, "/incidents/{id}/notes", s.addNote)
-	s.rt.Handle(del, "/incidents/{id}/notes/{noteId}", s.deleteNote)
-	s.rt.Handle(put, "/incidents/{id}/postmortem", s.putPostmortem)
-	s.rt.Handle(post, "/incidents/{id}/runbook", s.attachRunbook)
-	s.rt.Handle(patch, "/incidents/{id}/runbook-steps/{stepId}", s.setRunbookStep)
-
 	// The resources served by packages of their own.
 	groups.New(s.Deps).Routes(s.rt)
+	incidents.New(s.Deps, s.opts.Store, s.opts.Engine, s.opts.Escalation, s.opts.Subscribers).Routes(s.rt)
 	maintenance.New(s.Deps).Routes(s.rt)
 	statuspages.New(s.Deps, s.opts.Subscribers, s.opts.PublicURL).Routes(s.rt)
 	integrations.New(s.Deps, s.opts.Store, s.recipients, s.opts.ChannelTester, s.opts.Notifier, s.opts.AllowPrivateTargets).Routes(s.rt)

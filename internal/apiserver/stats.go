@@ -62,7 +62,7 @@ func (s *Server) statsSummary(w http.ResponseWriter, r *http.Request) {
 	if m == nil {
 		return
 	}
-	days, fe := intParam(r, "days", 30, 1, s.historyDays(r))
+	days, fe := core.IntParam(r, "days", 30, 1, s.historyDays(r))
 	if fe != nil {
 		core.WriteValidation(w, *fe)
 		return
@@ -81,7 +81,7 @@ func (s *Server) statsChecks(w http.ResponseWriter, r *http.Request) {
 	if m == nil {
 		return
 	}
-	limit, fe := intParam(r, "limit", 100, 1, 5000)
+	limit, fe := core.IntParam(r, "limit", 100, 1, 5000)
 	if fe != nil {
 		core.WriteValidation(w, *fe)
 		return
@@ -102,13 +102,13 @@ func (s *Server) statsIncidents(w http.ResponseWriter, r *http.Request) {
 	if m == nil {
 		return
 	}
-	limit, fe := intParam(r, "limit", 50, 1, 500)
+	limit, fe := core.IntParam(r, "limit", 50, 1, 500)
 	if fe != nil {
 		core.WriteValidation(w, *fe)
 		return
 	}
 	items := []restapi.Incident{}
-	regions := s.regionNames(r.Context())
+	regions := s.RegionNames(r.Context())
 	for page := 1; len(items) < limit; page++ {
 		list, err := s.opts.Store.ListIncidents(r.Context(), store.IncidentQuery{Namespace: m.Namespace, MonitorID: string(m.UID), Page: page, PageSize: 100})
 		if err != nil {
@@ -117,7 +117,7 @@ func (s *Server) statsIncidents(w http.ResponseWriter, r *http.Request) {
 		}
 		for _, inc := range list.Items {
 			if len(items) < limit {
-				items = append(items, s.incidentObject(inc, regions))
+				items = append(items, core.IncidentObject(inc, regions, s.clock.Now()))
 			}
 		}
 		if len(list.Items) < 100 {
@@ -156,7 +156,7 @@ func (s *Server) responseTimeChart(w http.ResponseWriter, r *http.Request) {
 	if m == nil {
 		return
 	}
-	days, fe := intParam(r, "days", 7, 1, s.historyDays(r))
+	days, fe := core.IntParam(r, "days", 7, 1, s.historyDays(r))
 	loc, lfe := location(r)
 	if fe != nil || lfe != nil {
 		core.WriteValidation(w, firstNonNil(fe, lfe)...)
@@ -238,7 +238,7 @@ func (s *Server) uptimeHistory(w http.ResponseWriter, r *http.Request) {
 	if m == nil {
 		return
 	}
-	days, fe := intParam(r, "days", 90, 1, s.historyDays(r))
+	days, fe := core.IntParam(r, "days", 90, 1, s.historyDays(r))
 	loc, lfe := location(r)
 	if fe != nil || lfe != nil {
 		core.WriteValidation(w, firstNonNil(fe, lfe)...)
@@ -271,7 +271,7 @@ func (s *Server) dailyBars(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	maxDays := s.historyDays(r)
-	days, fe := intParam(r, "days", 90, 1, maxDays)
+	days, fe := core.IntParam(r, "days", 90, 1, maxDays)
 	loc, lfe := location(r)
 	if fe != nil || lfe != nil {
 		core.WriteValidation(w, firstNonNil(fe, lfe)...)
@@ -342,7 +342,7 @@ func (s *Server) regionStatuses(w http.ResponseWriter, r *http.Request) {
 	// Only the regions the monitor is checked from: not a region it left,
 	// nor the manager's own checks of earlier versions.
 	latest = slices.DeleteFunc(latest, func(c store.Check) bool { return !slices.Contains(regions, c.Region) })
-	names := s.regionNames(r.Context())
+	names := s.RegionNames(r.Context())
 	type regionJSON struct {
 		Region         string  `json:"region"`
 		RegionName     string  `json:"region_name"`
@@ -354,7 +354,7 @@ func (s *Server) regionStatuses(w http.ResponseWriter, r *http.Request) {
 	}
 	out := []regionJSON{}
 	for _, c := range latest {
-		out = append(out, regionJSON{Region: c.Region, RegionName: names.name(c.Region), Status: string(c.Status), CheckedAt: core.ISOTime(c.CheckedAt),
+		out = append(out, regionJSON{Region: c.Region, RegionName: names.Name(c.Region), Status: string(c.Status), CheckedAt: core.ISOTime(c.CheckedAt),
 			ResponseTimeMs: c.ResponseTimeMs, StatusCode: c.StatusCode, ErrorMessage: core.StrPtr(c.ErrorMessage)})
 	}
 	httpjson.Write(w, http.StatusOK, map[string]any{"regions": out})
@@ -365,7 +365,7 @@ func (s *Server) pauseWindows(w http.ResponseWriter, r *http.Request) {
 	if m == nil {
 		return
 	}
-	hours, fe := intParam(r, "hours", 720, 1, 8760)
+	hours, fe := core.IntParam(r, "hours", 720, 1, 8760)
 	if fe != nil {
 		core.WriteValidation(w, *fe)
 		return

@@ -4,7 +4,11 @@ import (
 	"context"
 	"time"
 
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/incidentcomms"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/incidents"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/integrations"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/reliability"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/telemetry"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/thirdpartystatus"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/websitehealth"
@@ -21,8 +25,12 @@ import (
 // needs change. It holds only these methods, so the dependency is visible
 // here and a test can fake or wrap it; every store backend satisfies it.
 type Store interface {
-	incidentcomms.Store
+	core.KeyStore
 	recipients.Store
+	incidents.Store
+	incidentcomms.Store
+	integrations.Store
+	reliability.Store
 	websitehealth.Store
 	telemetry.Store
 	thirdpartystatus.Store
@@ -34,32 +42,14 @@ type Store interface {
 	ListPauseWindows(ctx context.Context, monitorID string, since time.Time) ([]store.PauseWindow, error)
 	ResetStats(ctx context.Context, monitorID string) error
 	DeleteMonitorHistory(ctx context.Context, monitorID string) error
-	Uptime(ctx context.Context, monitorID string, from, to time.Time) (*float64, error)
 	UptimeWindows(ctx context.Context, monitorID string, to time.Time, windows ...time.Duration) ([]*float64, error)
 	ListDNSRecords(ctx context.Context, monitorID string, changedOnly bool, limit int) ([]store.DNSRecord, error)
-	// Check history, statistics, flakiness and step runs.
+	// Check history, statistics and step runs.
 	ListChecks(ctx context.Context, q store.ChecksQuery) (items []store.Check, nextBefore *time.Time, err error)
 	LatestChecks(ctx context.Context, monitorID string) ([]store.Check, error)
 	Stats(ctx context.Context, q store.StatsQuery) (store.Stats, error)
 	UptimeDaily(ctx context.Context, monitorID string, days int, loc *time.Location) ([]store.DailyUptime, error)
 	ResponseSeries(ctx context.Context, q store.SeriesQuery) ([]store.SeriesPoint, error)
-	// Incidents with their timelines, notes, runbooks and deploy events.
-	GetIncident(ctx context.Context, id string) (store.Incident, error)
+	// A monitor's incidents (GET /stats/{id}/incidents).
 	ListIncidents(ctx context.Context, q store.IncidentQuery) (store.IncidentList, error)
-	SnoozeIncident(ctx context.Context, id string, until *time.Time) (store.Incident, error)
-	AttachRunbook(ctx context.Context, id string, rb store.IncidentRunbook) (store.Incident, error)
-	SetRunbookStep(ctx context.Context, id, stepID string, completed bool, at time.Time) (store.Incident, error)
-	SetPostmortem(ctx context.Context, id, postmortem string) error
-	ListTimeline(ctx context.Context, q store.TimelineQuery) (items []store.TimelineEvent, nextCursor string, err error)
-	AddNote(ctx context.Context, n store.Note) (store.Note, error)
-	ListNotes(ctx context.Context, incidentID string) ([]store.Note, error)
-	DeleteNote(ctx context.Context, incidentID, noteID string) error
-	InsertDeployEvent(ctx context.Context, e store.DeployEvent) (store.DeployEvent, error)
-	ListDeployEvents(ctx context.Context, q store.DeployEventQuery) ([]store.DeployEvent, error)
-	// Alert deliveries (notification history).
-	ListDeliveries(ctx context.Context, q store.DeliveryQuery) ([]store.Delivery, error)
-	// API keys' last use.
-	TouchAPIKey(ctx context.Context, keyID string, at time.Time) error
-	// Alert email recipients' confirmation state.
-	ListAlertRecipients(ctx context.Context, namespace string) ([]store.AlertRecipient, error)
 }

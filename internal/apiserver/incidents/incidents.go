@@ -1,7 +1,6 @@
-package apiserver
+package incidents
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -15,51 +14,9 @@ import (
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
-	"github.com/uptime-operator/uptime-operator/internal/monitor"
 	"github.com/uptime-operator/uptime-operator/internal/restapi"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
-
-// regionLabels maps region codes to display labels.
-type regionLabels map[string]string
-
-func (l regionLabels) name(code string) string {
-	if n, ok := l[code]; ok && n != "" {
-		return n
-	}
-	return code
-}
-
-func (s *Server) regionNames(ctx context.Context) regionLabels {
-	var list monv1.ProbeRegionList
-	out := regionLabels{}
-	if err := s.opts.Client.List(ctx, &list); err != nil {
-		return out
-	}
-	for _, pr := range list.Items {
-		label := pr.Spec.DisplayName
-		if label == "" && pr.Spec.City != "" {
-			label = pr.Spec.City
-		}
-		out[monitor.RegionCode(&pr)] = label
-	}
-	return out
-}
-
-func (s *Server) incidentObject(inc store.Incident, regions regionLabels) restapi.Incident {
-	names := make([]string, 0, len(inc.ConfirmingRegions))
-	for _, c := range inc.ConfirmingRegions {
-		names = append(names, regions.name(c))
-	}
-	return restapi.Incident{
-		ID: inc.ID, MonitorID: inc.MonitorID, MonitorName: inc.MonitorName, MonitorURL: inc.MonitorURL, MonitorType: inc.MonitorType,
-		StartedAt: core.ISOTime(inc.StartedAt), ResolvedAt: core.ISOTimePtr(inc.ResolvedAt), DurationSeconds: inc.DurationSeconds(s.clock.Now()),
-		AlertSuppressed: inc.AlertSuppressed, SuppressionReason: core.StrPtr(inc.SuppressionReason), IsFlapping: inc.IsFlapping,
-		Confirmations: inc.Confirmations, ConfirmingRegions: core.NonNil(inc.ConfirmingRegions), ConfirmingRegionNames: names,
-		RegionsTotal: inc.RegionsTotal, AcknowledgedAt: core.ISOTimePtr(inc.AcknowledgedAt), AcknowledgedByName: core.StrPtr(inc.AcknowledgedBy),
-		SnoozedUntil: core.ISOTimePtr(inc.SnoozedUntil), ResolvedManually: inc.ResolvedManually, CodeHostIssueURL: core.StrPtr(inc.IssueURL),
-	}
-}
 
 func noteObject(n store.Note) restapi.Note {
 	return restapi.Note{ID: n.ID, Body: n.Body, Public: n.Public, Author: core.StrPtr(n.Author), CreatedAt: core.ISOTime(n.CreatedAt)}
@@ -81,7 +38,7 @@ func incidentQuery(r *http.Request, ns string) (store.IncidentQuery, []core.Fiel
 		dst  **time.Time
 	}{{"from", &iq.From}, {"to", &iq.To}} {
 		if v := q.Get(p.name); v != "" {
-			t, ok := parseISO(v)
+			t, ok := core.ParseISO(v)
 			if !ok {
 				errs = append(errs, core.FieldErr(p.name, "must be an ISO 8601 timestamp"))
 				continue
@@ -92,11 +49,11 @@ func incidentQuery(r *http.Request, ns string) (store.IncidentQuery, []core.Fiel
 	if len(iq.Q) > 200 {
 		errs = append(errs, core.FieldErr("q", "must be at most 200 characters"))
 	}
-	page, fe := intParam(r, "page", 1, 1, 1<<30)
+	page, fe := core.IntParam(r, "page", 1, 1, 1<<30)
 	if fe != nil {
 		errs = append(errs, *fe)
 	}
-	size, fe := intParam(r, "page_size", 25, 1, 100)
+	size, fe := core.IntParam(r, "page_size", 25, 1, 100)
 	if fe != nil {
 		errs = append(errs, *fe)
 	}
@@ -104,21 +61,21 @@ func incidentQuery(r *http.Request, ns string) (store.IncidentQuery, []core.Fiel
 	return iq, errs
 }
 
-func (s *Server) listIncidents(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) listIncidents(w http.ResponseWriter, r *http.Request) {
 	iq, errs := incidentQuery(r, core.CallerFrom(r.Context()).Namespace)
 	if len(errs) > 0 {
 		core.WriteValidation(w, errs...)
 		return
 	}
-	list, err := s.opts.Store.ListIncidents(r.Context(), iq)
+	list, err := h.st.ListIncidents(r.Context(), iq)
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return
 	}
-	regions := s.regionNames(r.Context())
+	regions := h.d.RegionNames(r.Context())
 	items := make([]restapi.Incident, 0, len(list.Items))
 	for _, inc := range list.Items {
-		items = append(items, s.incidentObject(inc, regions))
+		items = append(items, core.IncidentObject(inc, regions, h.d.Clock.Now()))
 	}
 	httpjson.Write(w, http.StatusOK, restapi.IncidentPage{Items: items, Total: list.Total, Page: iq.Page, PageSize: iq.PageSize, Counts: list.Counts})
 }
@@ -126,7 +83,7 @@ func (s *Server) listIncidents(w http.ResponseWriter, r *http.Request) {
 // maxIncidentExport bounds an incident export.
 const maxIncidentExport = 50000
 
-func (s *Server) exportIncidents(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) exportIncidents(w http.ResponseWriter, r *http.Request) {
 	iq, errs := incidentQuery(r, core.CallerFrom(r.Context()).Namespace)
 	format := r.URL.Query().Get("format")
 	if format != "" && format != "csv" && format != "json" {
@@ -136,18 +93,18 @@ func (s *Server) exportIncidents(w http.ResponseWriter, r *http.Request) {
 		core.WriteValidation(w, errs...)
 		return
 	}
-	regions := s.regionNames(r.Context())
+	regions := h.d.RegionNames(r.Context())
 	items := []restapi.Incident{}
 	truncated := false
 	for page := 1; ; page++ {
 		iq.Page, iq.PageSize = page, 100
-		list, err := s.opts.Store.ListIncidents(r.Context(), iq)
+		list, err := h.st.ListIncidents(r.Context(), iq)
 		if err != nil {
 			core.WriteErr(w, r, err)
 			return
 		}
 		for _, inc := range list.Items {
-			items = append(items, s.incidentObject(inc, regions))
+			items = append(items, core.IncidentObject(inc, regions, h.d.Clock.Now()))
 		}
 		if len(list.Items) < 100 || page*100 >= list.Total {
 			break
@@ -186,21 +143,21 @@ func deref(p *string) string {
 	return *p
 }
 
-func (s *Server) getIncident(w http.ResponseWriter, r *http.Request) {
-	inc := core.PathIncident(w, r, s.opts.Store)
+func (h *Handlers) getIncident(w http.ResponseWriter, r *http.Request) {
+	inc := core.PathIncident(w, r, h.st)
 	if inc == nil {
 		return
 	}
-	notes, err := s.opts.Store.ListNotes(r.Context(), inc.ID)
+	notes, err := h.st.ListNotes(r.Context(), inc.ID)
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return
 	}
-	s.writeIncidentDetail(w, r, *inc, notes, http.StatusOK)
+	h.writeIncidentDetail(w, r, *inc, notes, http.StatusOK)
 }
 
-func (s *Server) writeIncidentDetail(w http.ResponseWriter, r *http.Request, inc store.Incident, notes []store.Note, code int) {
-	out := restapi.IncidentDetail{Incident: s.incidentObject(inc, s.regionNames(r.Context())), Cause: core.StrPtr(inc.Cause),
+func (h *Handlers) writeIncidentDetail(w http.ResponseWriter, r *http.Request, inc store.Incident, notes []store.Note, code int) {
+	out := restapi.IncidentDetail{Incident: core.IncidentObject(inc, h.d.RegionNames(r.Context()), h.d.Clock.Now()), Cause: core.StrPtr(inc.Cause),
 		Postmortem: core.StrPtr(inc.Postmortem), Runbook: inc.Runbook, Notes: []restapi.Note{}}
 	for _, n := range notes {
 		out.Notes = append(out.Notes, noteObject(n))
@@ -208,16 +165,16 @@ func (s *Server) writeIncidentDetail(w http.ResponseWriter, r *http.Request, inc
 	httpjson.Write(w, code, out)
 }
 
-func (s *Server) incidentExplanation(w http.ResponseWriter, r *http.Request) {
-	inc := core.PathIncident(w, r, s.opts.Store)
+func (h *Handlers) incidentExplanation(w http.ResponseWriter, r *http.Request) {
+	inc := core.PathIncident(w, r, h.st)
 	if inc == nil {
 		return
 	}
-	if s.opts.Engine == nil {
+	if h.engine == nil {
 		core.WriteError(w, http.StatusServiceUnavailable, core.CodeInternal, "the engine is not available")
 		return
 	}
-	ex, err := s.opts.Engine.ExplainIncident(r.Context(), *inc)
+	ex, err := h.engine.ExplainIncident(r.Context(), *inc)
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return
@@ -225,17 +182,17 @@ func (s *Server) incidentExplanation(w http.ResponseWriter, r *http.Request) {
 	httpjson.Write(w, http.StatusOK, ex)
 }
 
-func (s *Server) replayTimeline(w http.ResponseWriter, r *http.Request) {
-	inc := core.PathIncident(w, r, s.opts.Store)
+func (h *Handlers) replayTimeline(w http.ResponseWriter, r *http.Request) {
+	inc := core.PathIncident(w, r, h.st)
 	if inc == nil {
 		return
 	}
-	limit, fe := intParam(r, "limit", 200, 1, 1000)
+	limit, fe := core.IntParam(r, "limit", 200, 1, 1000)
 	if fe != nil {
 		core.WriteValidation(w, *fe)
 		return
 	}
-	events, next, err := s.opts.Store.ListTimeline(r.Context(), store.TimelineQuery{IncidentID: inc.ID, Cursor: r.URL.Query().Get("cursor"), Limit: limit})
+	events, next, err := h.st.ListTimeline(r.Context(), store.TimelineQuery{IncidentID: inc.ID, Cursor: r.URL.Query().Get("cursor"), Limit: limit})
 	if errors.Is(err, store.ErrInvalid) {
 		core.WriteValidation(w, core.FieldErr("cursor", "is not a cursor of this timeline"))
 		return
@@ -257,7 +214,7 @@ func (s *Server) replayTimeline(w http.ResponseWriter, r *http.Request) {
 	httpjson.Write(w, http.StatusOK, map[string]any{"items": items, "next_cursor": core.StrPtr(next)})
 }
 
-func (s *Server) createIncident(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) createIncident(w http.ResponseWriter, r *http.Request) {
 	ctx, c := r.Context(), core.CallerFrom(r.Context())
 	var b struct {
 		MonitorID string `json:"monitor_id"`
@@ -270,7 +227,7 @@ func (s *Server) createIncident(w http.ResponseWriter, r *http.Request) {
 		core.WriteValidation(w, core.FieldErr("monitor_id", "is required"))
 		return
 	}
-	m, err := s.MonitorByID(ctx, c.Namespace, b.MonitorID)
+	m, err := h.d.MonitorByID(ctx, c.Namespace, b.MonitorID)
 	if errors.Is(err, core.ErrNotFound) {
 		core.WriteNotFound(w, "Monitor")
 		return
@@ -279,11 +236,11 @@ func (s *Server) createIncident(w http.ResponseWriter, r *http.Request) {
 		core.WriteErr(w, r, err)
 		return
 	}
-	if s.opts.Engine == nil {
+	if h.engine == nil {
 		core.WriteError(w, http.StatusServiceUnavailable, core.CodeInternal, "the engine is not available")
 		return
 	}
-	inc, err := s.opts.Engine.OpenManualIncident(ctx, m)
+	inc, err := h.engine.OpenManualIncident(ctx, m)
 	if errors.Is(err, store.ErrIncidentOpen) {
 		core.WriteError(w, http.StatusConflict, core.CodeConflict, "the monitor already has an open incident")
 		return
@@ -292,28 +249,28 @@ func (s *Server) createIncident(w http.ResponseWriter, r *http.Request) {
 		core.WriteErr(w, r, err)
 		return
 	}
-	s.writeIncidentDetail(w, r, inc, nil, http.StatusCreated)
+	h.writeIncidentDetail(w, r, inc, nil, http.StatusCreated)
 }
 
-func (s *Server) acknowledgeIncident(w http.ResponseWriter, r *http.Request) {
-	inc := core.PathIncident(w, r, s.opts.Store)
+func (h *Handlers) acknowledgeIncident(w http.ResponseWriter, r *http.Request) {
+	inc := core.PathIncident(w, r, h.st)
 	if inc == nil {
 		return
 	}
-	if s.opts.Engine == nil {
+	if h.engine == nil {
 		core.WriteError(w, http.StatusServiceUnavailable, core.CodeInternal, "the engine is not available")
 		return
 	}
-	out, err := s.opts.Engine.AcknowledgeIncident(r.Context(), inc.ID, core.CallerFrom(r.Context()).Name())
+	out, err := h.engine.AcknowledgeIncident(r.Context(), inc.ID, core.CallerFrom(r.Context()).Name())
 	if err != nil && !errors.Is(err, store.ErrIncidentAcknowledged) {
 		core.WriteErr(w, r, err)
 		return
 	}
-	httpjson.Write(w, http.StatusOK, s.incidentObject(out, s.regionNames(r.Context())))
+	httpjson.Write(w, http.StatusOK, core.IncidentObject(out, h.d.RegionNames(r.Context()), h.d.Clock.Now()))
 }
 
-func (s *Server) resolveIncident(w http.ResponseWriter, r *http.Request) {
-	inc := core.PathIncident(w, r, s.opts.Store)
+func (h *Handlers) resolveIncident(w http.ResponseWriter, r *http.Request) {
+	inc := core.PathIncident(w, r, h.st)
 	if inc == nil {
 		return
 	}
@@ -332,11 +289,11 @@ func (s *Server) resolveIncident(w http.ResponseWriter, r *http.Request) {
 		core.WriteError(w, http.StatusConflict, core.CodeIncidentResolved, "the incident is already resolved")
 		return
 	}
-	if s.opts.Engine == nil {
+	if h.engine == nil {
 		core.WriteError(w, http.StatusServiceUnavailable, core.CodeInternal, "the engine is not available")
 		return
 	}
-	out, err := s.opts.Engine.ResolveIncident(r.Context(), inc.ID, b.Note, core.CallerFrom(r.Context()).Name())
+	out, err := h.engine.ResolveIncident(r.Context(), inc.ID, b.Note, core.CallerFrom(r.Context()).Name())
 	if errors.Is(err, store.ErrIncidentResolved) {
 		core.WriteError(w, http.StatusConflict, core.CodeIncidentResolved, "the incident is already resolved")
 		return
@@ -345,32 +302,32 @@ func (s *Server) resolveIncident(w http.ResponseWriter, r *http.Request) {
 		core.WriteErr(w, r, err)
 		return
 	}
-	httpjson.Write(w, http.StatusOK, s.incidentObject(out, s.regionNames(r.Context())))
+	httpjson.Write(w, http.StatusOK, core.IncidentObject(out, h.d.RegionNames(r.Context()), h.d.Clock.Now()))
 }
 
-func (s *Server) unsnoozeIncident(w http.ResponseWriter, r *http.Request) {
-	inc := core.PathIncident(w, r, s.opts.Store)
+func (h *Handlers) unsnoozeIncident(w http.ResponseWriter, r *http.Request) {
+	inc := core.PathIncident(w, r, h.st)
 	if inc == nil {
 		return
 	}
-	out, err := s.opts.Store.SnoozeIncident(r.Context(), inc.ID, nil)
+	out, err := h.st.SnoozeIncident(r.Context(), inc.ID, nil)
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return
 	}
-	httpjson.Write(w, http.StatusOK, s.incidentObject(out, s.regionNames(r.Context())))
+	httpjson.Write(w, http.StatusOK, core.IncidentObject(out, h.d.RegionNames(r.Context()), h.d.Clock.Now()))
 }
 
 // escalation reports the escalation state of an incident: the monitor's
 // policy and, per step, when it fires (or fired) unless acknowledged first.
-func (s *Server) escalation(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) escalation(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	inc := core.PathIncident(w, r, s.opts.Store)
+	inc := core.PathIncident(w, r, h.st)
 	if inc == nil {
 		return
 	}
-	if s.opts.Escalation != nil {
-		state, err := s.opts.Escalation.EscalationStatus(ctx, *inc)
+	if h.escalations != nil {
+		state, err := h.escalations.EscalationStatus(ctx, *inc)
 		if err != nil {
 			core.WriteErr(w, r, err)
 			return
@@ -380,14 +337,14 @@ func (s *Server) escalation(w http.ResponseWriter, r *http.Request) {
 	}
 	out := map[string]any{"incident_id": inc.ID, "policy": nil, "acknowledged": inc.AcknowledgedAt != nil,
 		"acknowledged_at": core.ISOTimePtr(inc.AcknowledgedAt), "resolved": inc.ResolvedAt != nil, "steps": []any{}}
-	m, err := s.MonitorByID(ctx, inc.Namespace, inc.MonitorID)
+	m, err := h.d.MonitorByID(ctx, inc.Namespace, inc.MonitorID)
 	if err == nil && m.Spec.EscalationPolicyRef != nil {
 		var p monv1.EscalationPolicy
-		if err := s.opts.Client.Get(ctx, client.ObjectKey{Namespace: inc.Namespace, Name: m.Spec.EscalationPolicyRef.Name}, &p); err == nil {
+		if err := h.d.Client.Get(ctx, client.ObjectKey{Namespace: inc.Namespace, Name: m.Spec.EscalationPolicyRef.Name}, &p); err == nil {
 			out["policy"] = map[string]any{"id": string(p.UID), "name": p.Name, "repeat": p.Spec.Repeat}
 			var steps []map[string]any
 			at := inc.StartedAt
-			now := s.clock.Now()
+			now := h.d.Clock.Now()
 			stopped := inc.AcknowledgedAt != nil || inc.ResolvedAt != nil
 			for i, step := range p.Spec.Steps {
 				at = at.Add(time.Duration(step.DelayMinutes) * time.Minute)
@@ -411,12 +368,12 @@ func (s *Server) escalation(w http.ResponseWriter, r *http.Request) {
 	httpjson.Write(w, http.StatusOK, out)
 }
 
-func (s *Server) listNotes(w http.ResponseWriter, r *http.Request) {
-	inc := core.PathIncident(w, r, s.opts.Store)
+func (h *Handlers) listNotes(w http.ResponseWriter, r *http.Request) {
+	inc := core.PathIncident(w, r, h.st)
 	if inc == nil {
 		return
 	}
-	notes, err := s.opts.Store.ListNotes(r.Context(), inc.ID)
+	notes, err := h.st.ListNotes(r.Context(), inc.ID)
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return
@@ -428,8 +385,8 @@ func (s *Server) listNotes(w http.ResponseWriter, r *http.Request) {
 	httpjson.Write(w, http.StatusOK, out)
 }
 
-func (s *Server) addNote(w http.ResponseWriter, r *http.Request) {
-	inc := core.PathIncident(w, r, s.opts.Store)
+func (h *Handlers) addNote(w http.ResponseWriter, r *http.Request) {
+	inc := core.PathIncident(w, r, h.st)
 	if inc == nil {
 		return
 	}
@@ -445,25 +402,25 @@ func (s *Server) addNote(w http.ResponseWriter, r *http.Request) {
 		core.WriteValidation(w, core.FieldErr("body", "is required, 1-5000 characters"))
 		return
 	}
-	n, err := s.opts.Store.AddNote(r.Context(), store.Note{IncidentID: inc.ID, Body: *b.Body, Public: b.Public, Author: core.CallerFrom(r.Context()).Name()})
+	n, err := h.st.AddNote(r.Context(), store.Note{IncidentID: inc.ID, Body: *b.Body, Public: b.Public, Author: core.CallerFrom(r.Context()).Name()})
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return
 	}
-	if b.Public && s.opts.Subscribers != nil {
-		if err := s.opts.Subscribers.PublicUpdate(r.Context(), inc.Namespace, inc.MonitorID, inc.ID, n.Body); err != nil {
+	if b.Public && h.subscribers != nil {
+		if err := h.subscribers.PublicUpdate(r.Context(), inc.Namespace, inc.MonitorID, inc.ID, n.Body); err != nil {
 			core.Log(r).Error(err, "notify status page subscribers")
 		}
 	}
 	httpjson.Write(w, http.StatusCreated, noteObject(n))
 }
 
-func (s *Server) deleteNote(w http.ResponseWriter, r *http.Request) {
-	inc := core.PathIncident(w, r, s.opts.Store)
+func (h *Handlers) deleteNote(w http.ResponseWriter, r *http.Request) {
+	inc := core.PathIncident(w, r, h.st)
 	if inc == nil {
 		return
 	}
-	err := s.opts.Store.DeleteNote(r.Context(), inc.ID, chi.URLParam(r, "noteId"))
+	err := h.st.DeleteNote(r.Context(), inc.ID, chi.URLParam(r, "noteId"))
 	if errors.Is(err, store.ErrNotFound) {
 		core.WriteNotFound(w, "Note")
 		return
@@ -475,8 +432,8 @@ func (s *Server) deleteNote(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-func (s *Server) putPostmortem(w http.ResponseWriter, r *http.Request) {
-	inc := core.PathIncident(w, r, s.opts.Store)
+func (h *Handlers) putPostmortem(w http.ResponseWriter, r *http.Request) {
+	inc := core.PathIncident(w, r, h.st)
 	if inc == nil {
 		return
 	}
@@ -491,7 +448,7 @@ func (s *Server) putPostmortem(w http.ResponseWriter, r *http.Request) {
 		core.WriteValidation(w, core.FieldErr("postmortem", "is required, up to 50000 characters"))
 		return
 	}
-	if err := s.opts.Store.SetPostmortem(r.Context(), inc.ID, *b.Postmortem); err != nil {
+	if err := h.st.SetPostmortem(r.Context(), inc.ID, *b.Postmortem); err != nil {
 		core.WriteErr(w, r, err)
 		return
 	}
@@ -534,8 +491,8 @@ func (b *snoozeBody) snoozeUntil(now time.Time) (time.Time, []core.FieldError) {
 	return time.Time{}, []core.FieldError{core.FieldErr("until", "until or minutes is required")}
 }
 
-func (s *Server) snoozeIncident(w http.ResponseWriter, r *http.Request) {
-	inc := core.PathIncident(w, r, s.opts.Store)
+func (h *Handlers) snoozeIncident(w http.ResponseWriter, r *http.Request) {
+	inc := core.PathIncident(w, r, h.st)
 	if inc == nil {
 		return
 	}
@@ -544,7 +501,7 @@ func (s *Server) snoozeIncident(w http.ResponseWriter, r *http.Request) {
 		core.WriteErr(w, r, err)
 		return
 	}
-	until, errs := b.snoozeUntil(s.clock.Now())
+	until, errs := b.snoozeUntil(h.d.Clock.Now())
 	if len(errs) > 0 {
 		core.WriteValidation(w, errs...)
 		return
@@ -553,7 +510,7 @@ func (s *Server) snoozeIncident(w http.ResponseWriter, r *http.Request) {
 		core.WriteError(w, http.StatusConflict, core.CodeIncidentResolved, "the incident is already resolved")
 		return
 	}
-	out, err := s.opts.Store.SnoozeIncident(r.Context(), inc.ID, &until)
+	out, err := h.st.SnoozeIncident(r.Context(), inc.ID, &until)
 	if errors.Is(err, store.ErrIncidentResolved) {
 		core.WriteError(w, http.StatusConflict, core.CodeIncidentResolved, "the incident is already resolved")
 		return
@@ -562,5 +519,5 @@ func (s *Server) snoozeIncident(w http.ResponseWriter, r *http.Request) {
 		core.WriteErr(w, r, err)
 		return
 	}
-	httpjson.Write(w, http.StatusOK, s.incidentObject(out, s.regionNames(r.Context())))
+	httpjson.Write(w, http.StatusOK, core.IncidentObject(out, h.d.RegionNames(r.Context()), h.d.Clock.Now()))
 }

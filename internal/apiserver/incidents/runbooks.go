@@ -1,4 +1,4 @@
-package apiserver
+package incidents
 
 import (
 	"context"
@@ -71,7 +71,7 @@ func (b *runbookBody) validate() []core.FieldError {
 			errs = append(errs, core.FieldErr(fmt.Sprintf("steps[%d].description", i), "must be at most 5000 characters"))
 		}
 	}
-	if b.MonitorType != nil && *b.MonitorType != "" && !slices.Contains(monitorTypes, monv1.MonitorType(strings.ToLower(*b.MonitorType))) {
+	if b.MonitorType != nil && *b.MonitorType != "" && !slices.Contains(core.MonitorTypes, monv1.MonitorType(strings.ToLower(*b.MonitorType))) {
 		errs = append(errs, core.FieldErr("monitor_type", "must be a monitor type"))
 	}
 	if b.ServiceTag != nil && len(*b.ServiceTag) > 32 {
@@ -99,17 +99,17 @@ func runbookFrom(cm *corev1.ConfigMap) (runbook, bool) {
 	return rb, true
 }
 
-func (s *Server) runbookMaps(ctx context.Context, ns string) ([]corev1.ConfigMap, error) {
+func (h *Handlers) runbookMaps(ctx context.Context, ns string) ([]corev1.ConfigMap, error) {
 	var list corev1.ConfigMapList
-	if err := s.opts.Reader.List(ctx, &list, client.InNamespace(ns), client.MatchingLabels{RunbookLabel: "true"}); err != nil {
+	if err := h.d.Reader.List(ctx, &list, client.InNamespace(ns), client.MatchingLabels{RunbookLabel: "true"}); err != nil {
 		return nil, fmt.Errorf("list runbooks: %w", err)
 	}
 	slices.SortFunc(list.Items, func(a, b corev1.ConfigMap) int { return a.CreationTimestamp.Compare(b.CreationTimestamp.Time) })
 	return list.Items, nil
 }
 
-func (s *Server) findRunbook(ctx context.Context, ns, id string) (*corev1.ConfigMap, error) {
-	maps, err := s.runbookMaps(ctx, ns)
+func (h *Handlers) findRunbook(ctx context.Context, ns, id string) (*corev1.ConfigMap, error) {
+	maps, err := h.runbookMaps(ctx, ns)
 	if err != nil {
 		return nil, err
 	}
@@ -121,8 +121,8 @@ func (s *Server) findRunbook(ctx context.Context, ns, id string) (*corev1.Config
 	return nil, core.ErrNotFound
 }
 
-func (s *Server) listRunbooks(w http.ResponseWriter, r *http.Request) {
-	maps, err := s.runbookMaps(r.Context(), core.CallerFrom(r.Context()).Namespace)
+func (h *Handlers) listRunbooks(w http.ResponseWriter, r *http.Request) {
+	maps, err := h.runbookMaps(r.Context(), core.CallerFrom(r.Context()).Namespace)
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return
@@ -136,7 +136,7 @@ func (s *Server) listRunbooks(w http.ResponseWriter, r *http.Request) {
 	httpjson.Write(w, http.StatusOK, out)
 }
 
-func (s *Server) decodeRunbook(w http.ResponseWriter, r *http.Request) (*runbook, []byte) {
+func (h *Handlers) decodeRunbook(w http.ResponseWriter, r *http.Request) (*runbook, []byte) {
 	var b runbookBody
 	if err := core.DecodeJSON(r, &b, false); err != nil {
 		core.WriteErr(w, r, err)
@@ -151,9 +151,9 @@ func (s *Server) decodeRunbook(w http.ResponseWriter, r *http.Request) (*runbook
 	return &rb, raw
 }
 
-func (s *Server) createRunbook(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) createRunbook(w http.ResponseWriter, r *http.Request) {
 	ctx, c := r.Context(), core.CallerFrom(r.Context())
-	rb, raw := s.decodeRunbook(w, r)
+	rb, raw := h.decodeRunbook(w, r)
 	if rb == nil {
 		return
 	}
@@ -161,7 +161,7 @@ func (s *Server) createRunbook(w http.ResponseWriter, r *http.Request) {
 		ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace, GenerateName: "runbook-", Labels: map[string]string{RunbookLabel: "true"}},
 		Data:       map[string]string{runbookDataKey: string(raw)},
 	}
-	if err := s.opts.Client.Create(ctx, cm); err != nil {
+	if err := h.d.Client.Create(ctx, cm); err != nil {
 		core.WriteErr(w, r, err)
 		return
 	}
@@ -169,9 +169,9 @@ func (s *Server) createRunbook(w http.ResponseWriter, r *http.Request) {
 	httpjson.Write(w, http.StatusCreated, out)
 }
 
-func (s *Server) replaceRunbook(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) replaceRunbook(w http.ResponseWriter, r *http.Request) {
 	ctx, c := r.Context(), core.CallerFrom(r.Context())
-	cm, err := s.findRunbook(ctx, c.Namespace, chi.URLParam(r, "runbookId"))
+	cm, err := h.findRunbook(ctx, c.Namespace, chi.URLParam(r, "runbookId"))
 	if errors.Is(err, core.ErrNotFound) {
 		core.WriteNotFound(w, "Runbook")
 		return
@@ -180,11 +180,11 @@ func (s *Server) replaceRunbook(w http.ResponseWriter, r *http.Request) {
 		core.WriteErr(w, r, err)
 		return
 	}
-	rb, raw := s.decodeRunbook(w, r)
+	rb, raw := h.decodeRunbook(w, r)
 	if rb == nil {
 		return
 	}
-	if err := s.Mutate(ctx, cm, func() error { cm.Data = map[string]string{runbookDataKey: string(raw)}; return nil }); err != nil {
+	if err := h.d.Mutate(ctx, cm, func() error { cm.Data = map[string]string{runbookDataKey: string(raw)}; return nil }); err != nil {
 		core.WriteErr(w, r, err)
 		return
 	}
@@ -192,11 +192,11 @@ func (s *Server) replaceRunbook(w http.ResponseWriter, r *http.Request) {
 	httpjson.Write(w, http.StatusOK, out)
 }
 
-func (s *Server) deleteRunbook(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) deleteRunbook(w http.ResponseWriter, r *http.Request) {
 	ctx, c := r.Context(), core.CallerFrom(r.Context())
-	cm, err := s.findRunbook(ctx, c.Namespace, chi.URLParam(r, "runbookId"))
+	cm, err := h.findRunbook(ctx, c.Namespace, chi.URLParam(r, "runbookId"))
 	if err == nil {
-		err = s.DeleteObject(ctx, cm)
+		err = h.d.DeleteObject(ctx, cm)
 	}
 	if errors.Is(err, core.ErrNotFound) {
 		core.WriteNotFound(w, "Runbook")
@@ -211,9 +211,9 @@ func (s *Server) deleteRunbook(w http.ResponseWriter, r *http.Request) {
 
 // attachRunbook attaches the named runbook, or without runbook_id the first
 // active runbook for the monitor's type or one of its tags.
-func (s *Server) attachRunbook(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) attachRunbook(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	inc := core.PathIncident(w, r, s.opts.Store)
+	inc := core.PathIncident(w, r, h.st)
 	if inc == nil {
 		return
 	}
@@ -224,13 +224,13 @@ func (s *Server) attachRunbook(w http.ResponseWriter, r *http.Request) {
 		core.WriteErr(w, r, err)
 		return
 	}
-	maps, err := s.runbookMaps(ctx, inc.Namespace)
+	maps, err := h.runbookMaps(ctx, inc.Namespace)
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return
 	}
 	var tags []string
-	if m, err := s.MonitorByID(ctx, inc.Namespace, inc.MonitorID); err == nil {
+	if m, err := h.d.MonitorByID(ctx, inc.Namespace, inc.MonitorID); err == nil {
 		tags = m.Spec.Tags
 	}
 	var chosen *runbook
@@ -265,7 +265,7 @@ func (s *Server) attachRunbook(w http.ResponseWriter, r *http.Request) {
 	for _, st := range chosen.Steps {
 		irb.Steps = append(irb.Steps, store.RunbookStep{ID: uuid.NewString(), Title: st.Title, Description: st.Description})
 	}
-	out, err := s.opts.Store.AttachRunbook(ctx, inc.ID, irb)
+	out, err := h.st.AttachRunbook(ctx, inc.ID, irb)
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return
@@ -273,8 +273,8 @@ func (s *Server) attachRunbook(w http.ResponseWriter, r *http.Request) {
 	httpjson.Write(w, http.StatusOK, map[string]any{"incident_id": out.ID, "runbook": out.Runbook})
 }
 
-func (s *Server) setRunbookStep(w http.ResponseWriter, r *http.Request) {
-	inc := core.PathIncident(w, r, s.opts.Store)
+func (h *Handlers) setRunbookStep(w http.ResponseWriter, r *http.Request) {
+	inc := core.PathIncident(w, r, h.st)
 	if inc == nil {
 		return
 	}
@@ -289,7 +289,7 @@ func (s *Server) setRunbookStep(w http.ResponseWriter, r *http.Request) {
 		core.WriteValidation(w, core.FieldErr("is_completed", "is required"))
 		return
 	}
-	out, err := s.opts.Store.SetRunbookStep(r.Context(), inc.ID, chi.URLParam(r, "stepId"), *b.IsCompleted, s.clock.Now())
+	out, err := h.st.SetRunbookStep(r.Context(), inc.ID, chi.URLParam(r, "stepId"), *b.IsCompleted, h.d.Clock.Now())
 	if errors.Is(err, store.ErrNotFound) {
 		core.WriteNotFound(w, "Runbook step")
 		return
@@ -324,13 +324,13 @@ func deployEventObject(e store.DeployEvent) deployEventJSON {
 		Source: core.StrPtr(e.Source), DeployedAt: core.ISOTime(e.DeployedAt), Metadata: md, CreatedAt: core.ISOTime(e.CreatedAt)}
 }
 
-func (s *Server) listDeployEvents(w http.ResponseWriter, r *http.Request) {
-	limit, fe := intParam(r, "limit", 20, 1, 100)
+func (h *Handlers) listDeployEvents(w http.ResponseWriter, r *http.Request) {
+	limit, fe := core.IntParam(r, "limit", 20, 1, 100)
 	if fe != nil {
 		core.WriteValidation(w, *fe)
 		return
 	}
-	events, err := s.opts.Store.ListDeployEvents(r.Context(), store.DeployEventQuery{Namespace: core.CallerFrom(r.Context()).Namespace, Limit: limit})
+	events, err := h.st.ListDeployEvents(r.Context(), store.DeployEventQuery{Namespace: core.CallerFrom(r.Context()).Namespace, Limit: limit})
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return
@@ -342,7 +342,7 @@ func (s *Server) listDeployEvents(w http.ResponseWriter, r *http.Request) {
 	httpjson.Write(w, http.StatusOK, map[string]any{"events": out})
 }
 
-func (s *Server) createDeployEvent(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) createDeployEvent(w http.ResponseWriter, r *http.Request) {
 	var b struct {
 		ServiceName *string         `json:"service_name"`
 		Environment string          `json:"environment"`
@@ -373,9 +373,9 @@ func (s *Server) createDeployEvent(w http.ResponseWriter, r *http.Request) {
 	if len(b.Version) > 120 {
 		errs = append(errs, core.FieldErr("version", "must be 1-120 characters"))
 	}
-	at := s.clock.Now()
+	at := h.d.Clock.Now()
 	if b.DeployedAt != "" {
-		t, ok := parseISO(b.DeployedAt)
+		t, ok := core.ParseISO(b.DeployedAt)
 		if !ok {
 			errs = append(errs, core.FieldErr("deployed_at", "must be an ISO 8601 timestamp"))
 		}
@@ -392,7 +392,7 @@ func (s *Server) createDeployEvent(w http.ResponseWriter, r *http.Request) {
 	if strings.TrimSpace(string(md)) == "null" {
 		md = nil
 	}
-	e, err := s.opts.Store.InsertDeployEvent(r.Context(), store.DeployEvent{Namespace: core.CallerFrom(r.Context()).Namespace,
+	e, err := h.st.InsertDeployEvent(r.Context(), store.DeployEvent{Namespace: core.CallerFrom(r.Context()).Namespace,
 		ServiceName: strings.TrimSpace(*b.ServiceName), Environment: b.Environment, Version: b.Version, Source: b.Source,
 		DeployedAt: at.UTC(), Metadata: md})
 	if err != nil {
@@ -404,6 +404,6 @@ func (s *Server) createDeployEvent(w http.ResponseWriter, r *http.Request) {
 
 // deployEventsConfig reports the signed deploy hook settings. The signed
 // hook itself is not served yet (see docs/rest-api.md).
-func (s *Server) deployEventsConfig(w http.ResponseWriter, _ *http.Request) {
+func (h *Handlers) deployEventsConfig(w http.ResponseWriter, _ *http.Request) {
 	httpjson.Write(w, http.StatusOK, map[string]any{"enabled": false, "webhook_url": nil, "signature": "HMAC-SHA256"})
 }
