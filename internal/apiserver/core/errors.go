@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
-	"strconv"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/uptime-operator/uptime-operator/internal/monitor"
+	"github.com/uptime-operator/uptime-operator/internal/plans"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -31,7 +33,7 @@ const (
 	CodeWorkspaceDenied     = "WORKSPACE_ACCESS_DENIED"
 	CodeFeatureNotAvailable = "FEATURE_NOT_AVAILABLE"
 	CodeWhiteLabel          = "WHITE_LABEL_NOT_ENTITLED"
-	CodeEntitlementLimit    = "ENTITLEMENT_LIMIT_REACHED"
+	CodeEntitlementLimit    = plans.CodeLimitReached
 	CodeCORSRejected        = "CORS_REJECTED"
 	CodeIncidentResolved    = "INCIDENT_RESOLVED"
 	CodeConflict            = "CONFLICT"
@@ -169,8 +171,6 @@ func StripCauseType(msg string) string {
 	return rest
 }
 
-var limitRE = regexp.MustCompile(`plan limit reached: (\d+) of (\d+) ([a-z ]+) \(` + monitor.CodeEntitlementLimit + `\)`)
-
 // FromAdmission maps an API server refusal to the REST error: plan Limits to
 // 403 ENTITLEMENT_LIMIT_REACHED, missing features to 403, connection Limits to
 // 409 and everything else to 400 VALIDATION_ERROR. It returns nil for errors
@@ -180,26 +180,30 @@ func FromAdmission(err error, plan string, mapPath FieldPathMap) *Error {
 		return nil
 	}
 	var causes []FieldError
+	var raw []metav1.StatusCause
 	var status *apierrors.StatusError
 	if errors.As(err, &status) && status.ErrStatus.Details != nil {
-		for _, c := range status.ErrStatus.Details.Causes {
+		raw = status.ErrStatus.Details.Causes
+		for _, c := range raw {
 			causes = append(causes, FieldError{Field: mapPath(c.Field), Message: StripCauseType(c.Message)})
 		}
 	}
 	if len(causes) == 0 {
 		causes = append(causes, FieldError{Field: "", Message: err.Error()})
 	}
-	for _, c := range causes {
+	for i, c := range causes {
 		switch {
-		case strings.Contains(c.Message, "("+monitor.CodeEntitlementLimit+")"):
+		case strings.Contains(c.Message, "("+plans.CodeLimitReached+")"):
+			// The limit's numbers come from the typed error admission
+			// refused with; a refusal without causes has none.
 			details := map[string]any{}
-			if m := limitRE.FindStringSubmatch(c.Message); m != nil {
-				cur, _ := strconv.Atoi(m[1])
-				lim, _ := strconv.Atoi(m[2])
-				details = map[string]any{"resource": strings.ReplaceAll(m[3], " ", "_"), "current": cur, "limit": lim}
+			if i < len(raw) {
+				if le, ok := plans.LimitErrorFromCause(raw[i]); ok {
+					details = map[string]any{"resource": le.Key(), "current": le.Current, "limit": le.Limit}
+				}
 			}
 			return &Error{Status: http.StatusForbidden, Body: ErrorBody{
-				Error: strings.TrimSuffix(c.Message, " ("+monitor.CodeEntitlementLimit+")"), Code: CodeEntitlementLimit, Details: details}}
+				Error: strings.TrimSuffix(c.Message, " ("+plans.CodeLimitReached+")"), Code: CodeEntitlementLimit, Details: details}}
 		case strings.Contains(c.Message, "("+monitor.CodeFeatureNotAvail+")"):
 			return &Error{Status: http.StatusForbidden, Body: ErrorBody{
 				Error: strings.TrimSuffix(c.Message, " ("+monitor.CodeFeatureNotAvail+")"), Code: CodeFeatureNotAvailable, Plan: plan}}
