@@ -12,19 +12,6 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
-func checkRecord(c store.Check) restapi.Check {
-	return restapi.Check{ID: c.ID, CheckedAt: core.ISOTime(c.CheckedAt), Region: c.Region, Status: string(c.Status),
-		StatusCode: c.StatusCode, ResponseTimeMs: c.ResponseTimeMs, ErrorType: core.StrPtr(c.ErrorType), ErrorMessage: core.StrPtr(c.ErrorMessage)}
-}
-
-func checkRecords(cs []store.Check) []restapi.Check {
-	out := make([]restapi.Check, 0, len(cs))
-	for _, c := range cs {
-		out = append(out, checkRecord(c))
-	}
-	return out
-}
-
 // checksPage reads the page of check history a request asks for: region,
 // limit (default def, 1 to max) and the before cursor; errs lists the bad
 // parameters.
@@ -71,7 +58,7 @@ func (s *Server) listChecks(w http.ResponseWriter, r *http.Request) {
 		core.WriteErr(w, r, err)
 		return
 	}
-	httpjson.Write(w, http.StatusOK, restapi.CheckPage{Items: checkRecords(items), NextBefore: core.ISOTimePtr(next)})
+	httpjson.Write(w, http.StatusOK, restapi.CheckPage{Items: core.CheckRecords(items), NextBefore: core.ISOTimePtr(next)})
 }
 
 // maxExportRows is the most rows of a CSV export.

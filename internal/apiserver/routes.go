@@ -12,6 +12,7 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/integrations"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/maintenance"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/reliability"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/stats"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/statuspages"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/telemetry"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/thirdpartystatus"
@@ -90,19 +91,8 @@ func (s *Server) routes() {
 	s.rt.Handle(get, "/monitors/{id}/step-runs", s.stepRuns)
 	s.rt.Handle(get, "/regions", s.listRegions)
 
-	// Stats (1000 per minute per address, plain-text 429).
-	stats := core.WithLimit(l.Stats)
-	s.rt.Handle(get, "/stats/{id}/stats", s.statsSummary, stats)
-	s.rt.Handle(get, "/stats/{id}/checks", s.statsChecks, stats)
-	s.rt.Handle(get, "/stats/{id}/incidents", s.statsIncidents, stats)
-	s.rt.Handle(get, "/stats/{id}/response-time-chart", s.responseTimeChart, stats)
-	s.rt.Handle(get, "/stats/{id}/response-series", s.responseSeries, stats)
-	s.rt.Handle(get, "/stats/{id}/uptime-history", s.uptimeHistory, stats)
-	s.rt.Handle(get, "/stats/{id}/24h-bars", s.dailyBars, stats)
-	s.rt.Handle(get, "/stats/{id}/region-statuses", s.regionStatuses, stats)
-	s.rt.Handle(get, "/stats/{id}/pause-windows", s.pauseWindows, stats)
-
 	// The resources served by packages of their own.
+	stats.New(s.Deps, s.opts.Store).Routes(s.rt)
 	groups.New(s.Deps).Routes(s.rt)
 	incidents.New(s.Deps, s.opts.Store, s.opts.Engine, s.opts.Escalation, s.opts.Subscribers).Routes(s.rt)
 	maintenance.New(s.Deps).Routes(s.rt)

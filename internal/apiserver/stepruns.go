@@ -49,7 +49,7 @@ func stepRun(c store.Check) stepRunJSON {
 	if len(c.Details) > 0 {
 		_ = json.Unmarshal(c.Details, &d)
 	}
-	out := stepRunJSON{Check: checkRecord(c), Steps: []stepResultJSON{}, Extracted: core.NonNil(d.Extracted)}
+	out := stepRunJSON{Check: core.CheckRecord(c), Steps: []stepResultJSON{}, Extracted: core.NonNil(d.Extracted)}
 	for i, st := range d.Steps {
 		var code *int
 		if st.StatusCode != 0 {

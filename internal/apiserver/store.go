@@ -9,6 +9,7 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/incidents"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/integrations"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/reliability"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/stats"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/telemetry"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/thirdpartystatus"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/websitehealth"
@@ -34,6 +35,7 @@ type Store interface {
 	websitehealth.Store
 	telemetry.Store
 	thirdpartystatus.Store
+	stats.Store
 
 	// Monitors: pause windows, statistics reset, deletion, uptime and the
 	// history of DNS answers.
@@ -44,12 +46,7 @@ type Store interface {
 	DeleteMonitorHistory(ctx context.Context, monitorID string) error
 	UptimeWindows(ctx context.Context, monitorID string, to time.Time, windows ...time.Duration) ([]*float64, error)
 	ListDNSRecords(ctx context.Context, monitorID string, changedOnly bool, limit int) ([]store.DNSRecord, error)
-	// Check history, statistics and step runs.
+	// Check history and step runs.
 	ListChecks(ctx context.Context, q store.ChecksQuery) (items []store.Check, nextBefore *time.Time, err error)
 	LatestChecks(ctx context.Context, monitorID string) ([]store.Check, error)
-	Stats(ctx context.Context, q store.StatsQuery) (store.Stats, error)
-	UptimeDaily(ctx context.Context, monitorID string, days int, loc *time.Location) ([]store.DailyUptime, error)
-	ResponseSeries(ctx context.Context, q store.SeriesQuery) ([]store.SeriesPoint, error)
-	// A monitor's incidents (GET /stats/{id}/incidents).
-	ListIncidents(ctx context.Context, q store.IncidentQuery) (store.IncidentList, error)
 }

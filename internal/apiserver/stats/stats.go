@@ -1,4 +1,4 @@
-package apiserver
+package stats
 
 import (
 	"context"
@@ -19,8 +19,8 @@ import (
 // Stats endpoints: all take a monitor id and read the store's rollups.
 
 // historyDays is how far back the workspace's plan lets history reach.
-func (s *Server) historyDays(r *http.Request) int {
-	plan, err := s.opts.Plans.ForNamespace(r.Context(), core.CallerFrom(r.Context()).Namespace)
+func (h *Handlers) historyDays(r *http.Request) int {
+	plan, err := h.d.Plans.ForNamespace(r.Context(), core.CallerFrom(r.Context()).Namespace)
 	if err != nil || plan.Spec.Limits.HistoryDays == 0 {
 		return 365
 	}
@@ -57,18 +57,18 @@ func statsObject(st store.Stats, days int) restapi.Stats {
 		MinResponseTimeMs: st.ResponseMinMs, MaxResponseTimeMs: st.ResponseMaxMs, Days: days}
 }
 
-func (s *Server) statsSummary(w http.ResponseWriter, r *http.Request) {
-	m := s.PathMonitor(w, r)
+func (h *Handlers) statsSummary(w http.ResponseWriter, r *http.Request) {
+	m := h.d.PathMonitor(w, r)
 	if m == nil {
 		return
 	}
-	days, fe := core.IntParam(r, "days", 30, 1, s.historyDays(r))
+	days, fe := core.IntParam(r, "days", 30, 1, h.historyDays(r))
 	if fe != nil {
 		core.WriteValidation(w, *fe)
 		return
 	}
-	now := s.clock.Now()
-	st, err := s.opts.Store.Stats(r.Context(), store.StatsQuery{MonitorID: string(m.UID), From: now.AddDate(0, 0, -days), To: now})
+	now := h.d.Clock.Now()
+	st, err := h.st.Stats(r.Context(), store.StatsQuery{MonitorID: string(m.UID), From: now.AddDate(0, 0, -days), To: now})
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return
@@ -76,8 +76,8 @@ func (s *Server) statsSummary(w http.ResponseWriter, r *http.Request) {
 	httpjson.Write(w, http.StatusOK, statsObject(st, days))
 }
 
-func (s *Server) statsChecks(w http.ResponseWriter, r *http.Request) {
-	m := s.PathMonitor(w, r)
+func (h *Handlers) statsChecks(w http.ResponseWriter, r *http.Request) {
+	m := h.d.PathMonitor(w, r)
 	if m == nil {
 		return
 	}
@@ -86,7 +86,7 @@ func (s *Server) statsChecks(w http.ResponseWriter, r *http.Request) {
 		core.WriteValidation(w, *fe)
 		return
 	}
-	items, _, err := s.opts.Store.ListChecks(r.Context(), store.ChecksQuery{MonitorID: string(m.UID), Region: r.URL.Query().Get("region"), Limit: limit})
+	items, _, err := h.st.ListChecks(r.Context(), store.ChecksQuery{MonitorID: string(m.UID), Region: r.URL.Query().Get("region"), Limit: limit})
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return
@@ -94,11 +94,11 @@ func (s *Server) statsChecks(w http.ResponseWriter, r *http.Request) {
 	if len(items) > limit {
 		items = items[:limit]
 	}
-	httpjson.Write(w, http.StatusOK, map[string]any{"items": checkRecords(items)})
+	httpjson.Write(w, http.StatusOK, map[string]any{"items": core.CheckRecords(items)})
 }
 
-func (s *Server) statsIncidents(w http.ResponseWriter, r *http.Request) {
-	m := s.PathMonitor(w, r)
+func (h *Handlers) statsIncidents(w http.ResponseWriter, r *http.Request) {
+	m := h.d.PathMonitor(w, r)
 	if m == nil {
 		return
 	}
@@ -108,16 +108,16 @@ func (s *Server) statsIncidents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	items := []restapi.Incident{}
-	regions := s.RegionNames(r.Context())
+	regions := h.d.RegionNames(r.Context())
 	for page := 1; len(items) < limit; page++ {
-		list, err := s.opts.Store.ListIncidents(r.Context(), store.IncidentQuery{Namespace: m.Namespace, MonitorID: string(m.UID), Page: page, PageSize: 100})
+		list, err := h.st.ListIncidents(r.Context(), store.IncidentQuery{Namespace: m.Namespace, MonitorID: string(m.UID), Page: page, PageSize: 100})
 		if err != nil {
 			core.WriteErr(w, r, err)
 			return
 		}
 		for _, inc := range list.Items {
 			if len(items) < limit {
-				items = append(items, core.IncidentObject(inc, regions, s.clock.Now()))
+				items = append(items, core.IncidentObject(inc, regions, h.d.Clock.Now()))
 			}
 		}
 		if len(list.Items) < 100 {
@@ -151,18 +151,18 @@ func seriesJSON(points []store.SeriesPoint) []seriesPointJSON {
 	return out
 }
 
-func (s *Server) responseTimeChart(w http.ResponseWriter, r *http.Request) {
-	m := s.PathMonitor(w, r)
+func (h *Handlers) responseTimeChart(w http.ResponseWriter, r *http.Request) {
+	m := h.d.PathMonitor(w, r)
 	if m == nil {
 		return
 	}
-	days, fe := core.IntParam(r, "days", 7, 1, s.historyDays(r))
+	days, fe := core.IntParam(r, "days", 7, 1, h.historyDays(r))
 	loc, lfe := location(r)
 	if fe != nil || lfe != nil {
 		core.WriteValidation(w, firstNonNil(fe, lfe)...)
 		return
 	}
-	now := s.clock.Now()
+	now := h.d.Clock.Now()
 	step := time.Hour
 	switch {
 	case days <= 1:
@@ -175,7 +175,7 @@ func (s *Server) responseTimeChart(w http.ResponseWriter, r *http.Request) {
 		l := from.In(loc)
 		from = time.Date(l.Year(), l.Month(), l.Day(), 0, 0, 0, 0, loc)
 	}
-	points, err := s.opts.Store.ResponseSeries(r.Context(), store.SeriesQuery{MonitorID: string(m.UID), Region: r.URL.Query().Get("region"), From: from, To: now, Step: step})
+	points, err := h.st.ResponseSeries(r.Context(), store.SeriesQuery{MonitorID: string(m.UID), Region: r.URL.Query().Get("region"), From: from, To: now, Step: step})
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return
@@ -189,8 +189,8 @@ var seriesRanges = map[string][2]time.Duration{
 	"7d": {7 * 24 * time.Hour, time.Hour}, "30d": {30 * 24 * time.Hour, 6 * time.Hour},
 }
 
-func (s *Server) responseSeries(w http.ResponseWriter, r *http.Request) {
-	m := s.PathMonitor(w, r)
+func (h *Handlers) responseSeries(w http.ResponseWriter, r *http.Request) {
+	m := h.d.PathMonitor(w, r)
 	if m == nil {
 		return
 	}
@@ -203,8 +203,8 @@ func (s *Server) responseSeries(w http.ResponseWriter, r *http.Request) {
 		core.WriteValidation(w, core.FieldErr("range", "must be one of 1h, 6h, 24h, 7d, 30d"))
 		return
 	}
-	now := s.clock.Now()
-	points, err := s.opts.Store.ResponseSeries(r.Context(), store.SeriesQuery{MonitorID: string(m.UID), Region: r.URL.Query().Get("region"),
+	now := h.d.Clock.Now()
+	points, err := h.st.ResponseSeries(r.Context(), store.SeriesQuery{MonitorID: string(m.UID), Region: r.URL.Query().Get("region"),
 		From: now.Add(-spec[0]), To: now, Step: spec[1]})
 	if err != nil {
 		core.WriteErr(w, r, err)
@@ -221,8 +221,8 @@ type dayJSON struct {
 	Status           string   `json:"status,omitempty"`
 }
 
-func (s *Server) uptimeDays(r *http.Request, id string, days int, loc *time.Location) ([]dayJSON, error) {
-	daily, err := s.opts.Store.UptimeDaily(r.Context(), id, days, loc)
+func (h *Handlers) uptimeDays(r *http.Request, id string, days int, loc *time.Location) ([]dayJSON, error) {
+	daily, err := h.st.UptimeDaily(r.Context(), id, days, loc)
 	if err != nil {
 		return nil, err
 	}
@@ -233,18 +233,18 @@ func (s *Server) uptimeDays(r *http.Request, id string, days int, loc *time.Loca
 	return out, nil
 }
 
-func (s *Server) uptimeHistory(w http.ResponseWriter, r *http.Request) {
-	m := s.PathMonitor(w, r)
+func (h *Handlers) uptimeHistory(w http.ResponseWriter, r *http.Request) {
+	m := h.d.PathMonitor(w, r)
 	if m == nil {
 		return
 	}
-	days, fe := core.IntParam(r, "days", 90, 1, s.historyDays(r))
+	days, fe := core.IntParam(r, "days", 90, 1, h.historyDays(r))
 	loc, lfe := location(r)
 	if fe != nil || lfe != nil {
 		core.WriteValidation(w, firstNonNil(fe, lfe)...)
 		return
 	}
-	out, err := s.uptimeDays(r, string(m.UID), days, loc)
+	out, err := h.uptimeDays(r, string(m.UID), days, loc)
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return
@@ -265,19 +265,19 @@ func dayStatus(d dayJSON) string {
 	return "down"
 }
 
-func (s *Server) dailyBars(w http.ResponseWriter, r *http.Request) {
-	m := s.PathMonitor(w, r)
+func (h *Handlers) dailyBars(w http.ResponseWriter, r *http.Request) {
+	m := h.d.PathMonitor(w, r)
 	if m == nil {
 		return
 	}
-	maxDays := s.historyDays(r)
+	maxDays := h.historyDays(r)
 	days, fe := core.IntParam(r, "days", 90, 1, maxDays)
 	loc, lfe := location(r)
 	if fe != nil || lfe != nil {
 		core.WriteValidation(w, firstNonNil(fe, lfe)...)
 		return
 	}
-	today := s.clock.Now().In(loc)
+	today := h.d.Clock.Now().In(loc)
 	end := time.Date(today.Year(), today.Month(), today.Day(), 0, 0, 0, 0, loc)
 	if v := r.URL.Query().Get("endDate"); v != "" {
 		t, err := time.ParseInLocation("2006-01-02", v, loc)
@@ -288,7 +288,7 @@ func (s *Server) dailyBars(w http.ResponseWriter, r *http.Request) {
 		end = t
 	}
 	back := int(time.Date(today.Year(), today.Month(), today.Day(), 0, 0, 0, 0, loc).Sub(end).Hours()/24 + 0.5)
-	all, err := s.uptimeDays(r, string(m.UID), min(days+back, maxDays+back), loc)
+	all, err := h.uptimeDays(r, string(m.UID), min(days+back, maxDays+back), loc)
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return
@@ -310,31 +310,35 @@ func (s *Server) dailyBars(w http.ResponseWriter, r *http.Request) {
 // checkedFrom are the regions m is checked from: its effective regions (as
 // the Monitor controller writes them, or computed from the plan until it
 // has), or the heartbeat "region" of a cron monitor.
-func (s *Server) checkedFrom(ctx context.Context, m *monv1.Monitor) ([]string, error) {
+func (h *Handlers) checkedFrom(ctx context.Context, m *monv1.Monitor) ([]string, error) {
 	if m.Spec.Type == monv1.MonitorCron {
 		return []string{engine.HeartbeatRegion}, nil
 	}
 	if rs := monitor.Regions(m); len(rs) > 0 {
 		return rs, nil
 	}
-	x := s.refs(m.Namespace)
-	if err := x.loadPlan(ctx); err != nil {
+	plan, err := h.d.Plans.ForNamespace(ctx, m.Namespace)
+	if err != nil {
 		return nil, err
 	}
-	return monitor.EffectiveRegions(&m.Spec, x.plan, x.regions), nil
+	regions, err := monitor.RegionCodes(ctx, h.d.Client)
+	if err != nil {
+		return nil, err
+	}
+	return monitor.EffectiveRegions(&m.Spec, plan, regions), nil
 }
 
-func (s *Server) regionStatuses(w http.ResponseWriter, r *http.Request) {
-	m := s.PathMonitor(w, r)
+func (h *Handlers) regionStatuses(w http.ResponseWriter, r *http.Request) {
+	m := h.d.PathMonitor(w, r)
 	if m == nil {
 		return
 	}
-	latest, err := s.opts.Store.LatestChecks(r.Context(), string(m.UID))
+	latest, err := h.st.LatestChecks(r.Context(), string(m.UID))
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return
 	}
-	regions, err := s.checkedFrom(r.Context(), m)
+	regions, err := h.checkedFrom(r.Context(), m)
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return
@@ -342,7 +346,7 @@ func (s *Server) regionStatuses(w http.ResponseWriter, r *http.Request) {
 	// Only the regions the monitor is checked from: not a region it left,
 	// nor the manager's own checks of earlier versions.
 	latest = slices.DeleteFunc(latest, func(c store.Check) bool { return !slices.Contains(regions, c.Region) })
-	names := s.RegionNames(r.Context())
+	names := h.d.RegionNames(r.Context())
 	type regionJSON struct {
 		Region         string  `json:"region"`
 		RegionName     string  `json:"region_name"`
@@ -360,8 +364,8 @@ func (s *Server) regionStatuses(w http.ResponseWriter, r *http.Request) {
 	httpjson.Write(w, http.StatusOK, map[string]any{"regions": out})
 }
 
-func (s *Server) pauseWindows(w http.ResponseWriter, r *http.Request) {
-	m := s.PathMonitor(w, r)
+func (h *Handlers) pauseWindows(w http.ResponseWriter, r *http.Request) {
+	m := h.d.PathMonitor(w, r)
 	if m == nil {
 		return
 	}
@@ -370,7 +374,7 @@ func (s *Server) pauseWindows(w http.ResponseWriter, r *http.Request) {
 		core.WriteValidation(w, *fe)
 		return
 	}
-	windows, err := s.opts.Store.ListPauseWindows(r.Context(), string(m.UID), s.clock.Now().Add(-time.Duration(hours)*time.Hour))
+	windows, err := h.st.ListPauseWindows(r.Context(), string(m.UID), h.d.Clock.Now().Add(-time.Duration(hours)*time.Hour))
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return
