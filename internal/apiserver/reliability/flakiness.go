@@ -8,7 +8,7 @@ import (
 
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
-	"github.com/uptime-operator/uptime-operator/internal/reliability"
+	relmath "github.com/uptime-operator/uptime-operator/internal/reliability"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
@@ -69,7 +69,7 @@ func (h *Handlers) monitorFlakiness(w http.ResponseWriter, r *http.Request) {
 	httpjson.Write(w, http.StatusOK, map[string]any{
 		"monitor_id":  string(m.UID),
 		"computed_at": core.ISOTime(now),
-		"7d":          reliability.Flakiness(now.Add(-7*24*time.Hour), now, checks, incidents),
-		"30d":         reliability.Flakiness(from30, now, checks, incidents),
+		"7d":          relmath.Flakiness(now.Add(-7*24*time.Hour), now, checks, incidents),
+		"30d":         relmath.Flakiness(from30, now, checks, incidents),
 	})
 }

@@ -14,7 +14,7 @@ import (
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
-	"github.com/uptime-operator/uptime-operator/internal/reliability"
+	relmath "github.com/uptime-operator/uptime-operator/internal/reliability"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
@@ -58,7 +58,7 @@ type conditionJSON struct {
 func sloState(o *monv1.SLO) *sloStateJSON {
 	st := o.Status
 	out := &sloStateJSON{ID: string(o.UID), TargetPercentage: o.Spec.TargetPercentage, SLIType: string(o.Spec.SLIType),
-		WindowMinutes: o.Spec.WindowMinutes, IsEnabled: o.Spec.Enabled == nil || *o.Spec.Enabled, State: reliability.SLOState(o),
+		WindowMinutes: o.Spec.WindowMinutes, IsEnabled: o.Spec.Enabled == nil || *o.Spec.Enabled, State: relmath.SLOState(o),
 		CurrentSLI: st.CurrentSLI, ErrorBudgetMinutes: st.ErrorBudgetMinutes, ErrorBudgetRemainingMinutes: st.ErrorBudgetRemainingMinutes,
 		ErrorBudgetRemainingPercent: st.ErrorBudgetRemainingPercent, BurnRates: []burnRateJSON{}, Conditions: []conditionJSON{},
 		LastEvaluatedAt: core.MetaTimePtr(st.LastEvaluatedAt)}
@@ -74,23 +74,23 @@ func sloState(o *monv1.SLO) *sloStateJSON {
 
 // monitorReliabilityJSON is the reliability report of one monitor.
 type monitorReliabilityJSON struct {
-	MonitorID          string                        `json:"monitor_id"`
-	Name               string                        `json:"name"`
-	CurrentStatus      string                        `json:"current_status"`
-	Uptime24h          *float64                      `json:"uptime_24h"`
-	Uptime7d           *float64                      `json:"uptime_7d"`
-	Uptime30d          *float64                      `json:"uptime_30d"`
-	Incidents30d       int                           `json:"incidents_30d"`
-	OpenIncident       bool                          `json:"open_incident"`
-	DowntimeSeconds30d int64                         `json:"downtime_seconds_30d"`
-	MTTRSeconds        *float64                      `json:"mttr_seconds"`
-	MTBFSeconds        *float64                      `json:"mtbf_seconds"`
-	HealthScore        *int                          `json:"health_score"`
-	Health             []reliability.HealthComponent `json:"health_components"`
-	SLO                *sloStateJSON                 `json:"slo"`
-	SLOTarget          any                           `json:"slo_target,omitempty"`
+	MonitorID          string                    `json:"monitor_id"`
+	Name               string                    `json:"name"`
+	CurrentStatus      string                    `json:"current_status"`
+	Uptime24h          *float64                  `json:"uptime_24h"`
+	Uptime7d           *float64                  `json:"uptime_7d"`
+	Uptime30d          *float64                  `json:"uptime_30d"`
+	Incidents30d       int                       `json:"incidents_30d"`
+	OpenIncident       bool                      `json:"open_incident"`
+	DowntimeSeconds30d int64                     `json:"downtime_seconds_30d"`
+	MTTRSeconds        *float64                  `json:"mttr_seconds"`
+	MTBFSeconds        *float64                  `json:"mtbf_seconds"`
+	HealthScore        *int                      `json:"health_score"`
+	Health             []relmath.HealthComponent `json:"health_components"`
+	SLO                *sloStateJSON             `json:"slo"`
+	SLOTarget          any                       `json:"slo_target,omitempty"`
 
-	stats reliability.IncidentStats
+	stats relmath.IncidentStats
 }
 
 // monitorReliability builds the report of m from the store, its incidents of
@@ -112,21 +112,21 @@ func (h *Handlers) monitorReliability(ctx context.Context, m *monv1.Monitor, inc
 			return nil, err
 		}
 		if v != nil {
-			r := reliability.Round2(*v)
+			r := relmath.Round2(*v)
 			v = &r
 		}
 		*u.dst = v
 	}
-	out.stats = reliability.Incidents(now.Add(-reliabilityWindow), now, incidents)
+	out.stats = relmath.Incidents(now.Add(-reliabilityWindow), now, incidents)
 	out.Incidents30d, out.OpenIncident = out.stats.Count, out.stats.Open
 	out.DowntimeSeconds30d = int64(out.stats.Downtime / time.Second)
 	out.MTTRSeconds, out.MTBFSeconds = out.stats.MTTR(), out.stats.MTBF()
 	in := out.stats.Health(out.Uptime30d)
 	if slo != nil {
 		out.SLO = sloState(slo)
-		reliability.SLOHealth(&in, slo)
+		relmath.SLOHealth(&in, slo)
 	}
-	out.HealthScore, out.Health = reliability.HealthScore(in)
+	out.HealthScore, out.Health = relmath.HealthScore(in)
 	return out, nil
 }
 
@@ -204,7 +204,7 @@ func (h *Handlers) reliabilityOverview(w http.ResponseWriter, r *http.Request) {
 	}
 	sum := core.Summarize(monitors)
 	reports := make([]*monitorReliabilityJSON, 0, len(monitors))
-	var total reliability.IncidentStats
+	var total relmath.IncidentStats
 	uptimes := [3]meanOf{}
 	health := meanOf{}
 	for i := range monitors {
@@ -229,7 +229,7 @@ func (h *Handlers) reliabilityOverview(w http.ResponseWriter, r *http.Request) {
 	sloCounts := map[string]int{"met": 0, "breaching": 0, "budget_exhausted": 0, "burning_fast": 0, "burning_slow": 0, "pending": 0, "disabled": 0}
 	breaching := 0
 	for i := range sloList {
-		st := reliability.SLOState(&sloList[i])
+		st := relmath.SLOState(&sloList[i])
 		sloCounts[st]++
 		if st != "met" && st != "pending" && st != "disabled" {
 			breaching++
@@ -283,5 +283,5 @@ func (m *meanOf) mean() *float64 {
 	if m.n == 0 {
 		return nil
 	}
-	return ptr.To(reliability.Round2(m.sum / float64(m.n)))
+	return ptr.To(relmath.Round2(m.sum / float64(m.n)))
 }
