@@ -989,7 +989,6 @@ type cronHeartbeatBody struct {
 	StatusCode      *int    `json:"status_code"`
 }
 
-const maxJobDurationMs = 7 * 24 * 3600 * 1000
 
 func (s *Server) cronHeartbeat(w http.ResponseWriter, r *http.Request) {
 	m := s.PathMonitor(w, r)
@@ -1012,8 +1011,8 @@ func (s *Server) cronHeartbeat(w http.ResponseWriter, r *http.Request) {
 			errs = append(errs, core.FieldErr("status", "must be one of success, ok, up, fail, failure, down, error"))
 		}
 	}
-	if b.ExecutionTimeMs != nil && (*b.ExecutionTimeMs < 0 || *b.ExecutionTimeMs > maxJobDurationMs) {
-		errs = append(errs, core.FieldErr("execution_time_ms", "must be between 0 and %d (7 days)", maxJobDurationMs))
+	if b.ExecutionTimeMs != nil && (*b.ExecutionTimeMs < 0 || *b.ExecutionTimeMs > core.MaxJobDurationMs) {
+		errs = append(errs, core.FieldErr("execution_time_ms", "must be between 0 and %d (7 days)", core.MaxJobDurationMs))
 	}
 	if b.StatusCode != nil && (*b.StatusCode < 0 || *b.StatusCode > 999) {
 		errs = append(errs, core.FieldErr("status_code", "must be between 0 and 999"))

@@ -11,6 +11,7 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/incidents"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/integrations"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/maintenance"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/public"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/reliability"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/stats"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/statuspages"
@@ -34,19 +35,8 @@ func (s *Server) routes() {
 	})
 	rt.Get("/openapi.json", serveOpenAPI)
 
-	// Public endpoints.
-	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodHead} {
-		rt.Method(m, "/heartbeat/{token}", http.HandlerFunc(s.heartbeat))
-	}
-	rt.Get("/status/{slug}", s.publicStatus)
-	rt.Get("/status/{slug}/{rest}", s.publicStatus)
-	rt.Get("/s/{slug}", s.publicHTML)
-	rt.Post("/s/{slug}/login", s.publicForm(PublicStatus.ServeLogin))
-	rt.Post("/s/{slug}/subscribe", s.publicForm(PublicStatus.ServeSubscribe))
-	rt.Get("/s/{slug}/confirm", s.publicForm(PublicStatus.ServeConfirm))
-	rt.Post("/s/{slug}/confirm", s.publicForm(PublicStatus.ServeConfirm))
-	rt.Get("/s/{slug}/unsubscribe", s.publicForm(PublicStatus.ServeUnsubscribe))
-	rt.Post("/s/{slug}/unsubscribe", s.publicForm(PublicStatus.ServeUnsubscribe))
+	// Public endpoints: heartbeat pings and the public status pages.
+	public.New(s.clock, s.opts.Engine, s.opts.Public).Routes(s.rt)
 
 	l := s.rt.Limits
 	get, post, put, del := http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete

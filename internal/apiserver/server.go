@@ -8,6 +8,7 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/alerting"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/integrations"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/public"
 	"github.com/uptime-operator/uptime-operator/internal/assist"
 	"github.com/uptime-operator/uptime-operator/internal/expiry"
 	"github.com/uptime-operator/uptime-operator/internal/otelexport"
@@ -96,17 +97,8 @@ type Options struct {
 	Recorder record.EventRecorder
 }
 
-// PublicStatus serves the public status page endpoints. rest is "",
-// "history", "badge.svg" or "feed.xml".
-type PublicStatus interface {
-	ServeStatus(w http.ResponseWriter, r *http.Request, slug, rest string)
-	ServeHTML(w http.ResponseWriter, r *http.Request, slug string)
-	// The page's forms: password sign-in and subscriptions.
-	ServeLogin(w http.ResponseWriter, r *http.Request, slug string)
-	ServeSubscribe(w http.ResponseWriter, r *http.Request, slug string)
-	ServeConfirm(w http.ResponseWriter, r *http.Request, slug string)
-	ServeUnsubscribe(w http.ResponseWriter, r *http.Request, slug string)
-}
+// PublicStatus serves the public status page endpoints (public.Status).
+type PublicStatus = public.Status
 
 // EscalationReporter reports an incident's escalation state.
 type EscalationReporter interface {

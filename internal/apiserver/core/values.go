@@ -73,3 +73,6 @@ func Dedupe(vs []string) []string {
 	}
 	return out
 }
+
+// MaxJobDurationMs bounds the duration a heartbeat ping reports: 7 days.
+const MaxJobDurationMs = 7 * 24 * 3600 * 1000

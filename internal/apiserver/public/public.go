@@ -1,4 +1,4 @@
-package apiserver
+package public
 
 import (
 	"errors"
@@ -28,25 +28,25 @@ var heartbeatSuccess = map[string]bool{"": true, "ok": true, "success": true, "s
 // heartbeat answers GET, POST and HEAD /heartbeat/{token}: 200 `OK` (also for
 // paused monitors, whose pings are ignored), 404 for an unknown token, 400
 // for a bad parameter. Request bodies are ignored.
-func (s *Server) heartbeat(w http.ResponseWriter, r *http.Request) {
-	now := s.clock.Now()
+func (h *Handlers) heartbeat(w http.ResponseWriter, r *http.Request) {
+	now := h.clock.Now()
 	ip := core.ClientKey(r)
-	if d := s.rt.Limits.HeartbeatFail.Peek(ip, now); !d.Allowed {
-		s.rt.Limits.HeartbeatFail.Refuse(w, d)
+	if d := h.limits.HeartbeatFail.Peek(ip, now); !d.Allowed {
+		h.limits.HeartbeatFail.Refuse(w, d)
 		return
 	}
-	if d := s.rt.Limits.HeartbeatToken.Take(r.URL.Path, now); !d.Allowed {
-		s.rt.Limits.HeartbeatToken.Refuse(w, d)
+	if d := h.limits.HeartbeatToken.Take(r.URL.Path, now); !d.Allowed {
+		h.limits.HeartbeatToken.Refuse(w, d)
 		return
 	}
 	fail := func(status int, code, msg string) {
-		s.rt.Limits.HeartbeatFail.Take(ip, now)
+		h.limits.HeartbeatFail.Take(ip, now)
 		core.WriteError(w, status, code, msg)
 	}
 	// A bad parameter answers the specification's validation shape
 	// (errors: [{field, message}]) like every other VALIDATION_ERROR.
 	failField := func(field, msg string) {
-		s.rt.Limits.HeartbeatFail.Take(ip, now)
+		h.limits.HeartbeatFail.Take(ip, now)
 		core.WriteValidation(w, core.FieldErr(field, "%s", msg))
 	}
 	q := r.URL.Query()
@@ -61,18 +61,18 @@ func (s *Server) heartbeat(w http.ResponseWriter, r *http.Request) {
 	}
 	if v := q.Get("duration_ms"); v != "" {
 		f, err := strconv.ParseFloat(v, 64)
-		if err != nil || math.IsNaN(f) || f < 0 || f > maxJobDurationMs {
+		if err != nil || math.IsNaN(f) || f < 0 || f > core.MaxJobDurationMs {
 			failField("duration_ms", "duration_ms must be a number of milliseconds between 0 and 604800000 (7 days)")
 			return
 		}
 		ms := int64(math.Round(f))
 		p.DurationMs = &ms
 	}
-	if s.opts.Engine == nil {
+	if h.engine == nil {
 		core.WriteError(w, http.StatusServiceUnavailable, core.CodeInternal, "heartbeats cannot be recorded right now")
 		return
 	}
-	err := s.opts.Engine.HeartbeatByToken(r.Context(), chi.URLParam(r, "token"), p)
+	err := h.engine.HeartbeatByToken(r.Context(), chi.URLParam(r, "token"), p)
 	switch {
 	case errors.Is(err, engine.ErrUnknownToken):
 		fail(http.StatusNotFound, core.CodeNotFound, "unknown heartbeat URL")
@@ -90,7 +90,7 @@ func (s *Server) heartbeat(w http.ResponseWriter, r *http.Request) {
 }
 
 // publicStatus serves /status/{slug} and /status/{slug}/{rest}.
-func (s *Server) publicStatus(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) publicStatus(w http.ResponseWriter, r *http.Request) {
 	slug, rest := chi.URLParam(r, "slug"), chi.URLParam(r, "rest")
 	switch rest {
 	case "", "history", "badge.svg", "feed.xml":
@@ -98,32 +98,32 @@ func (s *Server) publicStatus(w http.ResponseWriter, r *http.Request) {
 		core.WriteNotFound(w, "Page")
 		return
 	}
-	if slug == "pages" || s.opts.Public == nil || !s.publicAllowed(w, r) {
-		if slug == "pages" || s.opts.Public == nil {
+	if slug == "pages" || h.public == nil || !h.publicAllowed(w, r) {
+		if slug == "pages" || h.public == nil {
 			core.WriteNotFound(w, "Status page")
 		}
 		return
 	}
-	s.opts.Public.ServeStatus(w, r, slug, rest)
+	h.public.ServeStatus(w, r, slug, rest)
 }
 
 // publicHTML serves /s/{slug}.
-func (s *Server) publicHTML(w http.ResponseWriter, r *http.Request) {
-	if s.opts.Public == nil {
+func (h *Handlers) publicHTML(w http.ResponseWriter, r *http.Request) {
+	if h.public == nil {
 		core.WriteNotFound(w, "Status page")
 		return
 	}
-	if s.publicAllowed(w, r) {
-		s.opts.Public.ServeHTML(w, r, chi.URLParam(r, "slug"))
+	if h.publicAllowed(w, r) {
+		h.public.ServeHTML(w, r, chi.URLParam(r, "slug"))
 	}
 }
 
 // publicAllowed counts a public status request against its address's 60 per
 // minute; it writes the 429 and returns false when over.
-func (s *Server) publicAllowed(w http.ResponseWriter, r *http.Request) bool {
-	d := s.rt.Limits.Public.Take(core.ClientKey(r), s.clock.Now())
+func (h *Handlers) publicAllowed(w http.ResponseWriter, r *http.Request) bool {
+	d := h.limits.Public.Take(core.ClientKey(r), h.clock.Now())
 	if !d.Allowed {
-		s.rt.Limits.Public.Refuse(w, d)
+		h.limits.Public.Refuse(w, d)
 		return false
 	}
 	ratelimit.SetHeaders(w, d)
@@ -132,14 +132,14 @@ func (s *Server) publicAllowed(w http.ResponseWriter, r *http.Request) bool {
 
 // publicForm serves one of a status page's forms (sign-in, subscriptions)
 // under the public rate limit.
-func (s *Server) publicForm(serve func(PublicStatus, http.ResponseWriter, *http.Request, string)) http.HandlerFunc {
+func (h *Handlers) publicForm(serve func(Status, http.ResponseWriter, *http.Request, string)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if s.opts.Public == nil {
+		if h.public == nil {
 			core.WriteNotFound(w, "Status page")
 			return
 		}
-		if s.publicAllowed(w, r) {
-			serve(s.opts.Public, w, r, chi.URLParam(r, "slug"))
+		if h.publicAllowed(w, r) {
+			serve(h.public, w, r, chi.URLParam(r, "slug"))
 		}
 	}
 }
