@@ -989,7 +989,6 @@ type cronHeartbeatBody struct {
 	StatusCode      *int    `json:"status_code"`
 }
 
-
 func (s *Server) cronHeartbeat(w http.ResponseWriter, r *http.Request) {
 	m := s.PathMonitor(w, r)
 	if m == nil {
