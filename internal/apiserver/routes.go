@@ -18,6 +18,7 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/telemetry"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/thirdpartystatus"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/websitehealth"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/workspace"
 	"github.com/uptime-operator/uptime-operator/internal/ratelimit"
 )
 
@@ -41,8 +42,6 @@ func (s *Server) routes() {
 	l := s.rt.Limits
 	get, post, put, del := http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete
 	monitorWrite := core.WithLimit(l.MonitorWrite)
-
-	s.rt.Handle(get, "/automation/whoami", s.whoami)
 
 	// Monitoring as code (keys may contain "/": the key is the rest of the path).
 	keyed := core.WithLimit(l.KeyedWrite)
@@ -79,9 +78,9 @@ func (s *Server) routes() {
 	s.rt.Handle(get, "/monitors/{id}/dns-records", s.dnsRecords)
 	s.rt.Handle(post, "/monitors/{id}/dns-records/accept", s.acceptDNSRecords, core.WithLimit(l.DNSAccept))
 	s.rt.Handle(get, "/monitors/{id}/step-runs", s.stepRuns)
-	s.rt.Handle(get, "/regions", s.listRegions)
 
 	// The resources served by packages of their own.
+	workspace.New(s.Deps).Routes(s.rt)
 	stats.New(s.Deps, s.opts.Store).Routes(s.rt)
 	groups.New(s.Deps).Routes(s.rt)
 	incidents.New(s.Deps, s.opts.Store, s.opts.Engine, s.opts.Escalation, s.opts.Subscribers).Routes(s.rt)

@@ -1,4 +1,4 @@
-package apiserver
+package workspace
 
 import (
 	"net/http"
@@ -29,9 +29,9 @@ func probeRegionObject(pr *monv1.ProbeRegion) restapi.ProbeRegion {
 // listRegions answers GET /regions: every probe region (ProbeRegions are
 // cluster-wide) with its location and live state, sorted by code. Not part
 // of the specification; the MCP tool service_list_regions reads it.
-func (s *Server) listRegions(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) listRegions(w http.ResponseWriter, r *http.Request) {
 	var list monv1.ProbeRegionList
-	if err := s.opts.Client.List(r.Context(), &list); err != nil {
+	if err := h.d.Client.List(r.Context(), &list); err != nil {
 		core.WriteErr(w, r, err)
 		return
 	}

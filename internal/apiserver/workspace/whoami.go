@@ -1,4 +1,4 @@
-package apiserver
+package workspace
 
 import (
 	"net/http"
@@ -11,9 +11,9 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/restapi"
 )
 
-func (s *Server) whoami(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) whoami(w http.ResponseWriter, r *http.Request) {
 	c := core.CallerFrom(r.Context())
-	plan, err := s.opts.Plans.ForNamespace(r.Context(), c.Namespace)
+	plan, err := h.d.Plans.ForNamespace(r.Context(), c.Namespace)
 	if err != nil {
 		core.WriteError(w, http.StatusInternalServerError, core.CodeInternal, "could not read the workspace's plan")
 		return
