@@ -171,8 +171,8 @@ func StripCauseType(msg string) string {
 	return rest
 }
 
-// FromAdmission maps an API server refusal to the REST error: plan Limits to
-// 403 ENTITLEMENT_LIMIT_REACHED, missing features to 403, connection Limits to
+// FromAdmission maps an API server refusal to the REST error: plan limits to
+// 403 ENTITLEMENT_LIMIT_REACHED, missing features to 403, connection limits to
 // 409 and everything else to 400 VALIDATION_ERROR. It returns nil for errors
 // that are not refusals.
 func FromAdmission(err error, plan string, mapPath FieldPathMap) *Error {

@@ -21,7 +21,7 @@ const (
 	// user of the cluster in one bucket.
 	PerClient
 	// PerWorkspace counts per namespace. The specification's "per account"
-	// Limits are counted per workspace too: an API key acts for the
+	// limits are counted per workspace too: an API key acts for the
 	// workspace, not for a person.
 	PerWorkspace
 	// PerPath counts per request path (the heartbeat token).
