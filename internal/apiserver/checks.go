@@ -98,11 +98,11 @@ func (s *Server) checksCSV(w http.ResponseWriter, r *http.Request) {
 		core.WriteErr(w, r, err)
 		return
 	}
-	h := w.Header()
-	h.Set("Content-Type", "text/csv; charset=utf-8")
-	h.Set("Content-Disposition", `attachment; filename="checks-`+string(m.UID)+`.csv"`)
+	hdr := w.Header()
+	hdr.Set("Content-Type", "text/csv; charset=utf-8")
+	hdr.Set("Content-Disposition", `attachment; filename="checks-`+string(m.UID)+`.csv"`)
 	if next != nil || len(items) > maxExportRows {
-		h.Set("X-Export-Truncated", "true")
+		hdr.Set("X-Export-Truncated", "true")
 	}
 	if len(items) > maxExportRows {
 		items = items[:maxExportRows]

@@ -565,9 +565,9 @@ func (s *Server) getMonitor(w http.ResponseWriter, r *http.Request) {
 		body = append(raw, '\n') // as httpjson.Write's encoder ends it
 		s.items.storeSingle(k, body)
 	}
-	h := w.Header()
-	h.Set("Content-Type", httpjson.ContentType)
-	h.Set("X-Content-Type-Options", "nosniff")
+	hdr := w.Header()
+	hdr.Set("Content-Type", httpjson.ContentType)
+	hdr.Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(body)
 }
