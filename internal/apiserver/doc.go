@@ -9,9 +9,8 @@
 //
 // The package assembles the API: New builds the core router
 // (internal/apiserver/core) and registers on it the routes of one package
-// per resource (incidents, statuspages, integrations, groups, maintenance,
-// reliability, stats, public, workspace and one per optional feature), in routes.go.
-// Monitors and monitoring as code (/monitors, /automation/monitors) are
-// still served here. Options and Store are the union of what the resource
-// packages declare they need.
+// per resource (monitors, incidents, statuspages, integrations, groups,
+// maintenance, reliability, stats, public, workspace and one per optional
+// feature), in routes.go. Options and Store are the union of what the
+// resource packages declare they need.
 package apiserver

@@ -8,6 +8,7 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/alerting"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/integrations"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/monitors"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/public"
 	"github.com/uptime-operator/uptime-operator/internal/assist"
 	"github.com/uptime-operator/uptime-operator/internal/expiry"
@@ -97,6 +98,12 @@ type Options struct {
 	Recorder record.EventRecorder
 }
 
+// MonitorLister lists Monitors without copying them (monitors.MonitorLister).
+type MonitorLister = monitors.MonitorLister
+
+// InformerMonitors is the MonitorLister of the manager's informer cache.
+var InformerMonitors = monitors.InformerMonitors
+
 // PublicStatus serves the public status page endpoints (public.Status).
 type PublicStatus = public.Status
 
@@ -126,12 +133,9 @@ type Notifier = integrations.Notifier
 type Server struct {
 	// Deps is the configuration access shared with every resource package.
 	*core.Deps
-	opts    Options
-	rt      *core.Router
-	clock   clock.PassiveClock
-	uptimes uptimeCache
-	configs configCache
-	items   listCache
+	opts  Options
+	rt    *core.Router
+	clock clock.PassiveClock
 	// recipients is Options.Recipients or the default.
 	recipients *recipients.Confirmer
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/incidentcomms"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/incidents"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/integrations"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/monitors"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/reliability"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/stats"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/telemetry"
@@ -34,6 +35,7 @@ import (
 var consumerStores = []reflect.Type{
 	fits(func(s store.Store) engine.Store { return s }),
 	fits(func(s store.Store) apiserver.Store { return s }),
+	fits(func(s store.Store) monitors.Store { return s }),
 	fits(func(s store.Store) incidents.Store { return s }),
 	fits(func(s store.Store) incidentcomms.Store { return s }),
 	fits(func(s store.Store) integrations.Store { return s }),

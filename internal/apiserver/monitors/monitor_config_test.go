@@ -1,4 +1,4 @@
-package apiserver
+package monitors
 
 import (
 	"encoding/json"
@@ -15,7 +15,7 @@ import (
 // TestOpenAPIConfigKeys holds the published MonitorConfig schema to the one
 // config shape: every key of probeapi.Config, plus notification_emails.
 func TestOpenAPIConfigKeys(t *testing.T) {
-	raw, err := os.ReadFile("openapi.json")
+	raw, err := os.ReadFile("../openapi.json")
 	if err != nil {
 		t.Fatal(err)
 	}

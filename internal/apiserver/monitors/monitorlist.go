@@ -1,4 +1,4 @@
-package apiserver
+package monitors
 
 import (
 	"bufio"
@@ -34,10 +34,10 @@ import (
 // segments of half a megabyte written in one call each, as a bare handler
 // writes a body it has: passed through a 64 KiB buffer, the same answer was
 // copied once more per request and went out in 128 chunks.
-func (s *Server) listMonitors(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) listMonitors(w http.ResponseWriter, r *http.Request) {
 	ctx, c := r.Context(), core.CallerFrom(r.Context())
 	tag := strings.ToLower(strings.TrimSpace(r.URL.Query().Get("tag")))
-	x := s.refs(c.Namespace)
+	x := h.refs(c.Namespace)
 	if err := x.load(ctx); err != nil {
 		core.WriteErr(w, r, err)
 		return
@@ -52,26 +52,26 @@ func (s *Server) listMonitors(w http.ResponseWriter, r *http.Request) {
 	// (read before Quiet, so that every write it counts is in the store)
 	// keeps an answer of before the write from being served meanwhile.
 	version := versionKey{namespace: c.Namespace, tag: tag, defaultRegions: defaults, refs: x.fingerprint(),
-		writes: s.opts.Overlay.Version(c.Namespace)}
+		writes: h.d.Overlay.Version(c.Namespace)}
 	versioned := false
-	if v, ok := s.opts.Monitors.(monitorVersioner); ok && s.opts.Overlay.Quiet(c.Namespace) {
+	if v, ok := h.monitors.(monitorVersioner); ok && h.d.Overlay.Quiet(c.Namespace) {
 		version.version, versioned = v.MonitorsVersion(c.Namespace)
 	}
 	if versioned {
-		if a := s.items.latestAnswer(version.slot()); a != nil {
+		if a := h.items.latestAnswer(version.slot()); a != nil {
 			if a.key == version {
 				writeSegments(w, a.segs)
 				return
 			}
-			if next := s.advance(ctx, a, version, x, defaults, tag); next != nil {
-				s.items.storeLatest(next)
+			if next := h.advance(ctx, a, version, x, defaults, tag); next != nil {
+				h.items.storeLatest(next)
 				writeSegments(w, next.segs)
 				return
 			}
 		}
 	}
 	var raws [][]byte
-	ms, err := s.sharedMonitors(ctx, c.Namespace, false)
+	ms, err := h.sharedMonitors(ctx, c.Namespace, false)
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return
@@ -87,25 +87,25 @@ func (s *Server) listMonitors(w http.ResponseWriter, r *http.Request) {
 	cacheable := !versioned
 	if cacheable {
 		answer = answerKey{namespace: c.Namespace, tag: tag, defaultRegions: defaults, n: len(ms)}
-		answer.fingerprint, cacheable = s.fingerprint(ctx, ms, x)
+		answer.fingerprint, cacheable = h.fingerprint(ctx, ms, x)
 	}
 	if cacheable {
-		raws = s.items.answer(answer)
+		raws = h.items.answer(answer)
 	}
 	written := false
 	if raws == nil {
 		sortNewestFirst(ms)
-		if raws, err = s.streamList(ctx, w, ms, x, defaults); err != nil {
+		if raws, err = h.streamList(ctx, w, ms, x, defaults); err != nil {
 			core.WriteErr(w, r, err)
 			return
 		}
 		written = true
 		if cacheable {
-			s.items.storeAnswer(answer, raws)
+			h.items.storeAnswer(answer, raws)
 		}
 	}
 	if versioned && storable(ms) {
-		s.items.storeLatest(laidOut(version, ms, slices.Clone(raws)))
+		h.items.storeLatest(laidOut(version, ms, slices.Clone(raws)))
 	}
 	if !written {
 		writeList(w, raws)
@@ -121,7 +121,7 @@ const listChunk = 512
 // of 100,000 monitors' first answer (every item encoded) leave after one
 // chunk instead of after the last item. An error before anything was
 // written is returned; after that, the response is cut off.
-func (s *Server) streamList(ctx context.Context, w http.ResponseWriter, ms []*monv1.Monitor, x *monitorRefs, defaults string) ([][]byte, error) {
+func (h *Handlers) streamList(ctx context.Context, w http.ResponseWriter, ms []*monv1.Monitor, x *monitorRefs, defaults string) ([][]byte, error) {
 	raws := make([][]byte, len(ms))
 	chunks := (len(ms) + listChunk - 1) / listChunk
 	done := make([]chan error, chunks)
@@ -135,7 +135,7 @@ func (s *Server) streamList(ctx context.Context, w http.ResponseWriter, ms []*mo
 			go func() {
 				defer func() { <-workers }()
 				lo, hi := c*listChunk, min((c+1)*listChunk, len(ms))
-				part, err := s.listItems(ctx, ms[lo:hi], x, defaults)
+				part, err := h.listItems(ctx, ms[lo:hi], x, defaults)
 				copy(raws[lo:hi], part)
 				done[c] <- err
 			}()
@@ -174,8 +174,8 @@ const maxAdvance = 256
 // write copies half a megabyte, not the answer). nil when it
 // cannot: a is of other references, default regions or a later version,
 // the changes are not all known, or there are too many.
-func (s *Server) advance(ctx context.Context, a *sortedAnswer, k versionKey, x *monitorRefs, defaults, tag string) *sortedAnswer {
-	j, ok := s.opts.Monitors.(monitorJournal)
+func (h *Handlers) advance(ctx context.Context, a *sortedAnswer, k versionKey, x *monitorRefs, defaults, tag string) *sortedAnswer {
+	j, ok := h.monitors.(monitorJournal)
 	same := a.key
 	same.version = k.version
 	if !ok || same != k || a.key.version > k.version {
@@ -209,7 +209,7 @@ func (s *Server) advance(ctx context.Context, a *sortedAnswer, k versionKey, x *
 		placed = append(placed, m)
 	}
 	slices.SortFunc(placed, core.NewestFirst)
-	items, err := s.listItems(ctx, placed, x, defaults)
+	items, err := h.listItems(ctx, placed, x, defaults)
 	if err != nil {
 		return nil
 	}
@@ -359,11 +359,11 @@ func (lw *listWriter) end() {
 
 // listItems returns the encoded list item of each of ms, from the cache
 // where its key has not changed.
-func (s *Server) listItems(ctx context.Context, ms []*monv1.Monitor, x *monitorRefs, defaults string) ([][]byte, error) {
+func (h *Handlers) listItems(ctx context.Context, ms []*monv1.Monitor, x *monitorRefs, defaults string) ([][]byte, error) {
 	// Monitors without references (most) are matched against the cache in
 	// one pass under its lock; the others, and those whose item changed,
 	// get their full key.
-	raws := s.items.lookupPlain(ms, defaults)
+	raws := h.items.lookupPlain(ms, defaults)
 	var rest []int
 	for k := range ms {
 		if raws[k] == nil {
@@ -372,15 +372,15 @@ func (s *Server) listItems(ctx context.Context, ms []*monv1.Monitor, x *monitorR
 	}
 	keys := make([]listKey, len(rest))
 	for i, k := range rest {
-		keys[i] = s.listKeyOf(ctx, ms[k], x, defaults)
+		keys[i] = h.listKeyOf(ctx, ms[k], x, defaults)
 	}
-	found := s.items.lookup(keys)
+	found := h.items.lookup(keys)
 	var fresh []int
 	for i, k := range rest {
 		raw := found[i]
 		if raw == nil {
 			var err error
-			if raw, err = s.encodeMonitor(ctx, ms[k], x); err != nil {
+			if raw, err = h.encodeMonitor(ctx, ms[k], x); err != nil {
 				return nil, err
 			}
 			found[i] = raw
@@ -388,7 +388,7 @@ func (s *Server) listItems(ctx context.Context, ms []*monv1.Monitor, x *monitorR
 		}
 		raws[k] = raw
 	}
-	s.items.store(keys, found, fresh)
+	h.items.store(keys, found, fresh)
 	return raws, nil
 }
 
@@ -401,25 +401,25 @@ var fingerprintSeed = maphash.MakeSeed()
 // any changed, added or removed item changes it (but for a 64-bit
 // collision). Objects without a uid or resourceVersion (never stored by an
 // API server) make the answer uncacheable.
-func (s *Server) fingerprint(ctx context.Context, ms []*monv1.Monitor, x *monitorRefs) (uint64, bool) {
-	var h maphash.Hash
-	h.SetSeed(fingerprintSeed)
+func (h *Handlers) fingerprint(ctx context.Context, ms []*monv1.Monitor, x *monitorRefs) (uint64, bool) {
+	var mh maphash.Hash
+	mh.SetSeed(fingerprintSeed)
 	var sum uint64
 	for _, m := range ms {
 		if m.UID == "" || m.ResourceVersion == "" {
 			return 0, false
 		}
-		h.Reset()
-		_, _ = h.WriteString(string(m.UID))
-		_ = h.WriteByte(0)
-		_, _ = h.WriteString(m.ResourceVersion)
+		mh.Reset()
+		_, _ = mh.WriteString(string(m.UID))
+		_ = mh.WriteByte(0)
+		_, _ = mh.WriteString(m.ResourceVersion)
 		if m.Spec.GroupRef != nil || m.Spec.EscalationPolicyRef != nil {
-			_ = h.WriteByte(0)
-			_, _ = h.WriteString(refKey(ctx, x, x.groups, &monv1.MonitorGroup{}, m.Spec.GroupRef))
-			_ = h.WriteByte(0)
-			_, _ = h.WriteString(refKey(ctx, x, x.policies, &monv1.EscalationPolicy{}, m.Spec.EscalationPolicyRef))
+			_ = mh.WriteByte(0)
+			_, _ = mh.WriteString(refKey(ctx, x, x.groups, &monv1.MonitorGroup{}, m.Spec.GroupRef))
+			_ = mh.WriteByte(0)
+			_, _ = mh.WriteString(refKey(ctx, x, x.policies, &monv1.EscalationPolicy{}, m.Spec.EscalationPolicyRef))
 		}
-		sum += h.Sum64()
+		sum += mh.Sum64()
 	}
 	return sum, true
 }
@@ -437,16 +437,16 @@ type MonitorLister interface {
 // sharedMonitors returns the Monitors of ns not being deleted, read-only,
 // newest first when sorted is set. Through Options.Monitors nothing is
 // copied; the fallback List copies each object into the list once.
-func (s *Server) sharedMonitors(ctx context.Context, ns string, sorted bool) ([]*monv1.Monitor, error) {
+func (h *Handlers) sharedMonitors(ctx context.Context, ns string, sorted bool) ([]*monv1.Monitor, error) {
 	var ms []*monv1.Monitor
-	if s.opts.Monitors != nil {
-		done := s.opts.Overlay.Reading()
-		all, err := s.opts.Monitors.ListMonitors(ctx, ns)
+	if h.monitors != nil {
+		done := h.d.Overlay.Reading()
+		all, err := h.monitors.ListMonitors(ctx, ns)
 		if err != nil {
 			done()
 			return nil, err
 		}
-		all = writethrough.LayShared(s.opts.Overlay, all, ns)
+		all = writethrough.LayShared(h.d.Overlay, all, ns)
 		done()
 		ms = make([]*monv1.Monitor, 0, len(all))
 		for _, m := range all {
@@ -456,7 +456,7 @@ func (s *Server) sharedMonitors(ctx context.Context, ns string, sorted bool) ([]
 		}
 	} else {
 		var list monv1.MonitorList
-		if err := s.List(ctx, &list, ns, client.UnsafeDisableDeepCopy); err != nil {
+		if err := h.d.List(ctx, &list, ns, client.UnsafeDisableDeepCopy); err != nil {
 			return nil, err
 		}
 		ms = make([]*monv1.Monitor, 0, len(list.Items))
@@ -473,8 +473,8 @@ func (s *Server) sharedMonitors(ctx context.Context, ns string, sorted bool) ([]
 }
 
 // encodeMonitor is the list item of m: its monitor object as JSON.
-func (s *Server) encodeMonitor(ctx context.Context, m *monv1.Monitor, x *monitorRefs) ([]byte, error) {
-	o, err := s.monitorObject(ctx, m, x, false)
+func (h *Handlers) encodeMonitor(ctx context.Context, m *monv1.Monitor, x *monitorRefs) ([]byte, error) {
+	o, err := h.monitorObject(ctx, m, x, false)
 	if err != nil {
 		return nil, err
 	}
@@ -494,7 +494,7 @@ type listKey struct {
 	defaultRegions  string
 }
 
-func (s *Server) listKeyOf(ctx context.Context, m *monv1.Monitor, x *monitorRefs, defaults string) listKey {
+func (h *Handlers) listKeyOf(ctx context.Context, m *monv1.Monitor, x *monitorRefs, defaults string) listKey {
 	k := listKey{uid: m.UID, resourceVersion: m.ResourceVersion, defaultRegions: defaults}
 	k.group = refKey(ctx, x, x.groups, &monv1.MonitorGroup{}, m.Spec.GroupRef)
 	k.policy = refKey(ctx, x, x.policies, &monv1.EscalationPolicy{}, m.Spec.EscalationPolicyRef)

@@ -1,4 +1,4 @@
-package apiserver
+package monitors
 
 import (
 	"encoding/json"
@@ -64,8 +64,8 @@ func stepRun(c store.Check) stepRunJSON {
 // stepRuns answers GET /monitors/:id/step-runs: the latest checks of a
 // multistep monitor with their per-step results, newest first. Query as
 // check history: limit (1-100, default 10), before (cursor), region.
-func (s *Server) stepRuns(w http.ResponseWriter, r *http.Request) {
-	m := s.PathMonitor(w, r)
+func (h *Handlers) stepRuns(w http.ResponseWriter, r *http.Request) {
+	m := h.d.PathMonitor(w, r)
 	if m == nil {
 		return
 	}
@@ -78,7 +78,7 @@ func (s *Server) stepRuns(w http.ResponseWriter, r *http.Request) {
 		core.WriteValidation(w, errs...)
 		return
 	}
-	items, next, err := s.opts.Store.ListChecks(r.Context(), q)
+	items, next, err := h.st.ListChecks(r.Context(), q)
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return

@@ -1,4 +1,4 @@
-package apiserver
+package monitors
 
 // Benchmarks of the REST API with 10,000 monitors in one workspace (make
 // bench):
@@ -201,7 +201,7 @@ func (l labelSet) Lookup(k string) (string, bool) { v, ok := l[k]; return v, ok 
 
 // benchFixture is one server with 10,000 monitors, shared by the benchmarks.
 type benchFixture struct {
-	srv     *Server
+	srv     *testServer
 	http    *httptest.Server
 	client  *http.Client
 	key     string
@@ -333,7 +333,7 @@ func newBenchFixture(dir string, monitors, history int) (*benchFixture, error) {
 		}
 	}
 
-	f.srv = New(Options{
+	f.srv = newTestServer(testOptions{
 		Client:    cr,
 		Reader:    cr,
 		Monitors:  informerMonitors{indexer: cr.indexers[monitorGVK], versions: &monitorVersions{}},

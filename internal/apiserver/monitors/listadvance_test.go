@@ -1,4 +1,4 @@
-package apiserver
+package monitors
 
 import (
 	"fmt"
@@ -43,11 +43,11 @@ func testListAdvance(t *testing.T) {
 	versions := &monitorVersions{}
 	journal := informerMonitors{indexer: idx, versions: versions}
 	rebuilt := informerMonitors{indexer: idx} // no versions: every answer is built
-	opts := Options{Client: cr, Reader: cr, Plans: &plans.Resolver{Reader: cr, DefaultPlan: "p"}}
+	opts := testOptions{Client: cr, Reader: cr, Plans: &plans.Resolver{Reader: cr, DefaultPlan: "p"}}
 	opts.Monitors = journal
-	s := New(opts)
+	s := newTestServer(opts)
 	opts.Monitors = rebuilt
-	fresh := New(opts)
+	fresh := newTestServer(opts)
 
 	rng := rand.New(rand.NewPCG(1, 2))
 	uid, rv := 0, 100
@@ -71,10 +71,10 @@ func testListAdvance(t *testing.T) {
 		}
 		versions.changed(m)
 	}
-	get := func(srv *Server, query string) string {
+	get := func(srv *testServer, query string) string {
 		t.Helper()
 		req := httptest.NewRequest(http.MethodGet, "/monitors"+query, nil)
-		req = core.WithCaller(req, &Caller{Namespace: ns, Level: "read-only"})
+		req = core.WithCaller(req, &core.Caller{Namespace: ns, Level: "read-only"})
 		rec := httptest.NewRecorder()
 		srv.listMonitors(rec, req)
 		if rec.Code != http.StatusOK {

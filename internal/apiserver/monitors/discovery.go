@@ -1,4 +1,4 @@
-package apiserver
+package monitors
 
 import (
 	"context"
@@ -86,13 +86,13 @@ func usableAddrs(addrs []netip.Addr, allowPrivate bool) []string {
 // returns those that resolve to addresses a monitor may target. When the
 // domain has a wildcard record, names answering exactly the wildcard's
 // addresses are left out. Limited to 20 per 15 minutes per workspace.
-func (s *Server) discoverSubdomains(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) discoverSubdomains(w http.ResponseWriter, r *http.Request) {
 	domain, ok := normalizeDomain(r.URL.Query().Get("domain"))
 	if !ok {
 		core.WriteValidation(w, core.FieldErr("domain", "must be a domain name such as example.com"))
 		return
 	}
-	res := s.opts.Resolver
+	res := h.resolver
 	if res == nil {
 		res = net.DefaultResolver
 	}
@@ -105,7 +105,7 @@ func (s *Server) discoverSubdomains(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return nil
 		}
-		return usableAddrs(addrs, s.opts.AllowPrivateTargets)
+		return usableAddrs(addrs, h.allowPrivateTargets)
 	}
 	// A random label shows whether the zone answers every name.
 	probe := make([]byte, 8)
@@ -136,7 +136,7 @@ func (s *Server) discoverSubdomains(w http.ResponseWriter, r *http.Request) {
 		out = append(out, subdomainJSON{Hostname: host, Addresses: addrs, SuggestedURL: "https://" + host})
 	}
 	scope := "public addresses"
-	if s.opts.AllowPrivateTargets {
+	if h.allowPrivateTargets {
 		scope = "any address (private targets are allowed)"
 	}
 	httpjson.Write(w, http.StatusOK, map[string]any{

@@ -1,4 +1,4 @@
-package apiserver
+package monitors
 
 import (
 	"net/http"
@@ -38,8 +38,8 @@ func checkStatusParam(v string) (store.CheckStatus, bool) {
 	return st, v == "" || st == store.StatusProblem || st.Valid()
 }
 
-func (s *Server) listChecks(w http.ResponseWriter, r *http.Request) {
-	m := s.PathMonitor(w, r)
+func (h *Handlers) listChecks(w http.ResponseWriter, r *http.Request) {
+	m := h.d.PathMonitor(w, r)
 	if m == nil {
 		return
 	}
@@ -53,7 +53,7 @@ func (s *Server) listChecks(w http.ResponseWriter, r *http.Request) {
 		core.WriteValidation(w, errs...)
 		return
 	}
-	items, next, err := s.opts.Store.ListChecks(r.Context(), q)
+	items, next, err := h.st.ListChecks(r.Context(), q)
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return
@@ -64,8 +64,8 @@ func (s *Server) listChecks(w http.ResponseWriter, r *http.Request) {
 // maxExportRows is the most rows of a CSV export.
 const maxExportRows = 50000
 
-func (s *Server) checksCSV(w http.ResponseWriter, r *http.Request) {
-	m := s.PathMonitor(w, r)
+func (h *Handlers) checksCSV(w http.ResponseWriter, r *http.Request) {
+	m := h.d.PathMonitor(w, r)
 	if m == nil {
 		return
 	}
@@ -93,7 +93,7 @@ func (s *Server) checksCSV(w http.ResponseWriter, r *http.Request) {
 		core.WriteValidation(w, errs...)
 		return
 	}
-	items, next, err := s.opts.Store.ListChecks(r.Context(), q)
+	items, next, err := h.st.ListChecks(r.Context(), q)
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return

@@ -1,4 +1,4 @@
-package apiserver
+package monitors
 
 import (
 	"context"
@@ -65,7 +65,7 @@ const (
 // stays with its origin"); the returned warnings name them. The Secret
 // references the write makes must be ones its caller may make
 // (checkSecretRefs).
-func (s *Server) applyMonitorBody(ctx context.Context, m *monv1.Monitor, b *monitorBody, mode bodyMode) ([]string, error) {
+func (h *Handlers) applyMonitorBody(ctx context.Context, m *monv1.Monitor, b *monitorBody, mode bodyMode) ([]string, error) {
 	var errs []core.FieldError
 	spec := &m.Spec
 	var was *monv1.MonitorSpec
@@ -126,7 +126,7 @@ func (s *Server) applyMonitorBody(ctx context.Context, m *monv1.Monitor, b *moni
 	if b.GroupID.Set {
 		if b.GroupID.Null || b.GroupID.Value() == "" {
 			spec.GroupRef = nil
-		} else if obj, err := s.FindByUID(ctx, &monv1.MonitorGroupList{}, m.Namespace, b.GroupID.Value()); err == nil {
+		} else if obj, err := h.d.FindByUID(ctx, &monv1.MonitorGroupList{}, m.Namespace, b.GroupID.Value()); err == nil {
 			spec.GroupRef = &monv1.LocalObjectReference{Name: obj.GetName()}
 		} else if errors.Is(err, core.ErrNotFound) {
 			errs = append(errs, core.FieldErr("group_id", "monitor group not found"))
@@ -137,7 +137,7 @@ func (s *Server) applyMonitorBody(ctx context.Context, m *monv1.Monitor, b *moni
 	if b.EscalationPolicyID.Set {
 		if b.EscalationPolicyID.Null || b.EscalationPolicyID.Value() == "" {
 			spec.EscalationPolicyRef = nil
-		} else if obj, err := s.FindByUID(ctx, &monv1.EscalationPolicyList{}, m.Namespace, b.EscalationPolicyID.Value()); err == nil {
+		} else if obj, err := h.d.FindByUID(ctx, &monv1.EscalationPolicyList{}, m.Namespace, b.EscalationPolicyID.Value()); err == nil {
 			spec.EscalationPolicyRef = &monv1.LocalObjectReference{Name: obj.GetName()}
 		} else if errors.Is(err, core.ErrNotFound) {
 			errs = append(errs, core.FieldErr("escalation_policy_id", "escalation policy not found"))
@@ -189,7 +189,7 @@ func (s *Server) applyMonitorBody(ctx context.Context, m *monv1.Monitor, b *moni
 		return nil, err
 	}
 	monitor.ApplyConfig(spec, &cfg)
-	if err := s.checkSecretRefs(ctx, m, was); err != nil {
+	if err := h.checkSecretRefs(ctx, m, was); err != nil {
 		return nil, err
 	}
 	var warnings []string
@@ -202,13 +202,13 @@ func (s *Server) applyMonitorBody(ctx context.Context, m *monv1.Monitor, b *moni
 // validateMonitor applies the defaults and the pure validation of package
 // monitor, which the admission webhooks call too, so the REST API refuses
 // what admission would, with the REST field names.
-func (s *Server) validateMonitor(ctx context.Context, m *monv1.Monitor) error {
-	plan, err := s.opts.Plans.ForNamespace(ctx, m.Namespace)
+func (h *Handlers) validateMonitor(ctx context.Context, m *monv1.Monitor) error {
+	plan, err := h.d.Plans.ForNamespace(ctx, m.Namespace)
 	if err != nil {
 		return err
 	}
 	monitor.DefaultMonitor(m, plan)
-	guard := netguard.Guard{AllowPrivate: s.opts.AllowPrivateTargets}
+	guard := netguard.Guard{AllowPrivate: h.allowPrivateTargets}
 	errs := monitor.ValidateMonitorSpec(ctx, &m.Spec, guard, field.NewPath("spec"))
 	if min := plans.MinIntervalSeconds(plan); m.Spec.IntervalSeconds < min {
 		errs = append(errs, field.Invalid(field.NewPath("spec", "intervalSeconds"), m.Spec.IntervalSeconds,
@@ -222,7 +222,7 @@ func (s *Server) validateMonitor(ctx context.Context, m *monv1.Monitor) error {
 
 // monitorRefs resolves what monitor objects reference, once per request.
 type monitorRefs struct {
-	s          *Server
+	h          *Handlers
 	ns         string
 	groups     *core.ObjectUIDs
 	policies   *core.ObjectUIDs
@@ -232,7 +232,7 @@ type monitorRefs struct {
 	planLoaded bool
 }
 
-func (s *Server) refs(ns string) *monitorRefs { return &monitorRefs{s: s, ns: ns} }
+func (h *Handlers) refs(ns string) *monitorRefs { return &monitorRefs{h: h, ns: ns} }
 
 func (x *monitorRefs) load(ctx context.Context) error {
 	if x.loaded {
@@ -242,10 +242,10 @@ func (x *monitorRefs) load(ctx context.Context) error {
 		return err
 	}
 	var err error
-	if x.groups, err = x.s.UIDIndex(ctx, &monv1.MonitorGroupList{}, x.ns); err != nil {
+	if x.groups, err = x.h.d.UIDIndex(ctx, &monv1.MonitorGroupList{}, x.ns); err != nil {
 		return err
 	}
-	if x.policies, err = x.s.UIDIndex(ctx, &monv1.EscalationPolicyList{}, x.ns); err != nil {
+	if x.policies, err = x.h.d.UIDIndex(ctx, &monv1.EscalationPolicyList{}, x.ns); err != nil {
 		return err
 	}
 	x.loaded = true
@@ -261,10 +261,10 @@ func (x *monitorRefs) loadPlan(ctx context.Context) error {
 		return nil
 	}
 	var err error
-	if x.plan, err = x.s.opts.Plans.ForNamespace(ctx, x.ns); err != nil {
+	if x.plan, err = x.h.d.Plans.ForNamespace(ctx, x.ns); err != nil {
 		return err
 	}
-	if x.regions, err = monitor.RegionCodes(ctx, x.s.opts.Client); err != nil {
+	if x.regions, err = monitor.RegionCodes(ctx, x.h.d.Client); err != nil {
 		return err
 	}
 	x.planLoaded = true
@@ -280,7 +280,7 @@ func (x *monitorRefs) refUID(ctx context.Context, idx *core.ObjectUIDs, obj clie
 	if u := idx.UIDOf(ref.Name); u != nil {
 		return u
 	}
-	if err := x.s.opts.Reader.Get(ctx, client.ObjectKey{Namespace: x.ns, Name: ref.Name}, obj); err == nil {
+	if err := x.h.d.Reader.Get(ctx, client.ObjectKey{Namespace: x.ns, Name: ref.Name}, obj); err == nil {
 		u := string(obj.GetUID())
 		return &u
 	}
@@ -289,7 +289,7 @@ func (x *monitorRefs) refUID(ctx context.Context, idx *core.ObjectUIDs, obj clie
 
 // monitorObject renders m. With uptime, the 24 h and 30 d uptime are
 // computed from the store rather than read from status.
-func (s *Server) monitorObject(ctx context.Context, m *monv1.Monitor, x *monitorRefs, uptime bool) (*restapi.Monitor, error) {
+func (h *Handlers) monitorObject(ctx context.Context, m *monv1.Monitor, x *monitorRefs, uptime bool) (*restapi.Monitor, error) {
 	if err := x.load(ctx); err != nil {
 		return nil, err
 	}
@@ -299,7 +299,7 @@ func (s *Server) monitorObject(ctx context.Context, m *monv1.Monitor, x *monitor
 		IntervalSeconds: m.Spec.IntervalSeconds, IsActive: !m.Spec.Paused,
 		GroupID:            x.refUID(ctx, x.groups, &monv1.MonitorGroup{}, m.Spec.GroupRef),
 		EscalationPolicyID: x.refUID(ctx, x.policies, &monv1.EscalationPolicy{}, m.Spec.EscalationPolicyRef),
-		Tags:               core.NonNil(m.Spec.Tags), Regions: core.NonNil(m.Spec.Regions), Config: s.configs.get(m),
+		Tags:               core.NonNil(m.Spec.Tags), Regions: core.NonNil(m.Spec.Regions), Config: h.configs.get(m),
 		Key: core.StrPtr(m.Spec.Key), CreatedAt: core.ISOTime(m.CreationTimestamp.Time),
 		CurrentStatus: string(st.CurrentStatus), LastStatus: core.StrPtr(st.LastStatus),
 		LastCheckedAt: core.MetaTimePtr(st.LastCheckedAt), LastResponseTimeMs: st.LastResponseTimeMs,
@@ -325,11 +325,11 @@ func (s *Server) monitorObject(ctx context.Context, m *monv1.Monitor, x *monitor
 	}
 	out.EffectiveRegions = core.NonNil(out.EffectiveRegions)
 	if m.Spec.Type == monv1.MonitorCron {
-		out.HeartbeatURL = s.heartbeatURL(m)
+		out.HeartbeatURL = h.heartbeatURL(m)
 	}
-	if uptime && s.opts.Store != nil {
+	if uptime && h.st != nil {
 		var err error
-		if out.Uptime24h, out.Uptime30d, err = s.uptimes.get(ctx, s, string(m.UID)); err != nil {
+		if out.Uptime24h, out.Uptime30d, err = h.uptimes.get(ctx, h, string(m.UID)); err != nil {
 			return nil, err
 		}
 	}
@@ -367,13 +367,13 @@ type uptimeEntry struct {
 // maxUptimeEntries bounds the cache; it starts over when full.
 const maxUptimeEntries = 200_000
 
-func (u *uptimeCache) get(ctx context.Context, s *Server, uid string) (day, mon *float64, err error) {
-	to := store.UptimeWindowEnd(s.clock.Now())
+func (u *uptimeCache) get(ctx context.Context, h *Handlers, uid string) (day, mon *float64, err error) {
+	to := store.UptimeWindowEnd(h.d.Clock.Now())
 	// The version is read before the store: a change that commits in
 	// between gives a newer version at the next request.
 	var version uint64
 	versioned := false
-	if v, ok := s.opts.Store.(uptimeVersioner); ok && !u.off {
+	if v, ok := h.st.(uptimeVersioner); ok && !u.off {
 		version, versioned = v.UptimeVersion(uid)
 	}
 	if versioned {
@@ -384,7 +384,7 @@ func (u *uptimeCache) get(ctx context.Context, s *Server, uid string) (day, mon 
 			return e.day, e.mon, nil
 		}
 	}
-	ps, err := s.opts.Store.UptimeWindows(ctx, uid, to, 30*24*time.Hour, 24*time.Hour)
+	ps, err := h.st.UptimeWindows(ctx, uid, to, 30*24*time.Hour, 24*time.Hour)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -402,7 +402,7 @@ func (u *uptimeCache) get(ctx context.Context, s *Server, uid string) (day, mon 
 
 // heartbeatURL is the public ping URL of a cron monitor, or nil before its
 // token exists.
-func (s *Server) heartbeatURL(m *monv1.Monitor) *string {
+func (h *Handlers) heartbeatURL(m *monv1.Monitor) *string {
 	path := monv1.HeartbeatPath(m)
 	if path == "" {
 		path = m.Status.HeartbeatPath
@@ -410,7 +410,7 @@ func (s *Server) heartbeatURL(m *monv1.Monitor) *string {
 	if path == "" {
 		return nil
 	}
-	u := strings.TrimSuffix(s.opts.PublicURL, "/") + path
+	u := strings.TrimSuffix(h.publicURL, "/") + path
 	return &u
 }
 
@@ -467,10 +467,10 @@ func (c *configCache) get(m *monv1.Monitor) json.RawMessage {
 	return cfg
 }
 
-func (s *Server) monitorsSummary(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) monitorsSummary(w http.ResponseWriter, r *http.Request) {
 	c := core.CallerFrom(r.Context())
 	var list monv1.MonitorList
-	if err := s.List(r.Context(), &list, c.Namespace); err != nil {
+	if err := h.d.List(r.Context(), &list, c.Namespace); err != nil {
 		core.WriteErr(w, r, err)
 		return
 	}
@@ -478,41 +478,41 @@ func (s *Server) monitorsSummary(w http.ResponseWriter, r *http.Request) {
 }
 
 // newMonitor builds an unsaved Monitor of ns from a create body.
-func (s *Server) newMonitor(ctx context.Context, ns string, b *monitorBody) (*monv1.Monitor, error) {
+func (h *Handlers) newMonitor(ctx context.Context, ns string, b *monitorBody) (*monv1.Monitor, error) {
 	m := &monv1.Monitor{ObjectMeta: metav1.ObjectMeta{Namespace: ns}}
-	if _, err := s.applyMonitorBody(ctx, m, b, modeCreate); err != nil {
+	if _, err := h.applyMonitorBody(ctx, m, b, modeCreate); err != nil {
 		return nil, err
 	}
 	m.GenerateName = core.ObjectNamePrefix(m.Spec.Name, "monitor")
-	if err := s.validateMonitor(ctx, m); err != nil {
+	if err := h.validateMonitor(ctx, m); err != nil {
 		return nil, err
 	}
 	return m, nil
 }
 
-func (s *Server) createMonitor(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) createMonitor(w http.ResponseWriter, r *http.Request) {
 	ctx, c := r.Context(), core.CallerFrom(r.Context())
 	var b monitorBody
 	if err := core.DecodeJSON(r, &b, false); err != nil {
 		core.WriteErr(w, r, err)
 		return
 	}
-	m, err := s.newMonitor(ctx, c.Namespace, &b)
+	m, err := h.newMonitor(ctx, c.Namespace, &b)
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return
 	}
-	if _, err := s.createKeyed(ctx, m); err != nil {
+	if _, err := h.createKeyed(ctx, m); err != nil {
 		core.WriteErr(w, r, err)
 		return
 	}
-	s.writeMonitor(w, r, m, http.StatusCreated, false)
+	h.writeMonitor(w, r, m, http.StatusCreated, false)
 }
 
 // writeMonitor answers with the monitor object of m; warnings say what the
 // write dropped (see applyMonitorBody).
-func (s *Server) writeMonitor(w http.ResponseWriter, r *http.Request, m *monv1.Monitor, code int, uptime bool, warnings ...string) {
-	o, err := s.monitorObject(r.Context(), m, s.refs(m.Namespace), uptime)
+func (h *Handlers) writeMonitor(w http.ResponseWriter, r *http.Request, m *monv1.Monitor, code int, uptime bool, warnings ...string) {
+	o, err := h.monitorObject(r.Context(), m, h.refs(m.Namespace), uptime)
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return
@@ -524,17 +524,17 @@ func (s *Server) writeMonitor(w http.ResponseWriter, r *http.Request, m *monv1.M
 // getMonitor answers GET /monitors/:id. The answer is the list item of the
 // monitor with the uptimes computed from the store; its bytes are reused
 // while the item's key (see listKey) and both uptimes are the same.
-func (s *Server) getMonitor(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) getMonitor(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	m := s.PathSharedMonitor(w, r)
+	m := h.d.PathSharedMonitor(w, r)
 	if m == nil {
 		return
 	}
-	if s.opts.Store == nil || m.UID == "" || m.ResourceVersion == "" {
-		s.writeMonitor(w, r, m, http.StatusOK, true)
+	if h.st == nil || m.UID == "" || m.ResourceVersion == "" {
+		h.writeMonitor(w, r, m, http.StatusOK, true)
 		return
 	}
-	x := s.refs(m.Namespace)
+	x := h.refs(m.Namespace)
 	load := x.loadPlan
 	if m.Spec.GroupRef != nil || m.Spec.EscalationPolicyRef != nil {
 		load = x.load
@@ -543,15 +543,15 @@ func (s *Server) getMonitor(w http.ResponseWriter, r *http.Request) {
 		core.WriteErr(w, r, err)
 		return
 	}
-	day, mon, err := s.uptimes.get(ctx, s, string(m.UID))
+	day, mon, err := h.uptimes.get(ctx, h, string(m.UID))
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return
 	}
-	k := answerOf{item: s.listKeyOf(ctx, m, x, strings.Join(plans.DefaultRegions(x.plan, x.regions), ",")), day: percentKey(day), mon: percentKey(mon)}
-	body := s.items.single(k)
+	k := answerOf{item: h.listKeyOf(ctx, m, x, strings.Join(plans.DefaultRegions(x.plan, x.regions), ",")), day: percentKey(day), mon: percentKey(mon)}
+	body := h.items.single(k)
 	if body == nil {
-		o, err := s.monitorObject(ctx, m, x, false)
+		o, err := h.monitorObject(ctx, m, x, false)
 		if err != nil {
 			core.WriteErr(w, r, err)
 			return
@@ -563,7 +563,7 @@ func (s *Server) getMonitor(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		body = append(raw, '\n') // as httpjson.Write's encoder ends it
-		s.items.storeSingle(k, body)
+		h.items.storeSingle(k, body)
 	}
 	hdr := w.Header()
 	hdr.Set("Content-Type", httpjson.ContentType)
@@ -580,9 +580,9 @@ func percentKey(p *float64) uint64 {
 	return math.Float64bits(*p)
 }
 
-func (s *Server) updateMonitor(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) updateMonitor(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	m := s.PathMonitor(w, r)
+	m := h.d.PathMonitor(w, r)
 	if m == nil {
 		return
 	}
@@ -593,55 +593,55 @@ func (s *Server) updateMonitor(w http.ResponseWriter, r *http.Request) {
 	}
 	wasPaused := m.Spec.Paused
 	var warnings []string
-	err := s.Mutate(ctx, m, func() error {
+	err := h.d.Mutate(ctx, m, func() error {
 		wasPaused = m.Spec.Paused
 		var err error
-		if warnings, err = s.applyMonitorBody(ctx, m, &b, modeUpdate); err != nil {
+		if warnings, err = h.applyMonitorBody(ctx, m, &b, modeUpdate); err != nil {
 			return err
 		}
-		if err := s.validateMonitor(ctx, m); err != nil {
+		if err := h.validateMonitor(ctx, m); err != nil {
 			return err
 		}
-		_, err = s.keepCredentials(ctx, m)
+		_, err = h.keepCredentials(ctx, m)
 		return err
 	})
 	if err != nil {
-		core.WriteErr(w, r, s.WriteFailed(ctx, m.Namespace, err, monitorFieldPath))
+		core.WriteErr(w, r, h.d.WriteFailed(ctx, m.Namespace, err, monitorFieldPath))
 		return
 	}
-	s.recordPause(ctx, m, wasPaused)
-	s.writeMonitor(w, r, m, http.StatusOK, true, warnings...)
+	h.recordPause(ctx, m, wasPaused)
+	h.writeMonitor(w, r, m, http.StatusOK, true, warnings...)
 }
 
 // recordPause opens or closes the store's pause window when paused changed.
-func (s *Server) recordPause(ctx context.Context, m *monv1.Monitor, wasPaused bool) {
-	if s.opts.Store == nil || wasPaused == m.Spec.Paused {
+func (h *Handlers) recordPause(ctx context.Context, m *monv1.Monitor, wasPaused bool) {
+	if h.st == nil || wasPaused == m.Spec.Paused {
 		return
 	}
-	now := s.clock.Now()
+	now := h.d.Clock.Now()
 	var err error
 	if m.Spec.Paused {
-		err = s.opts.Store.PauseMonitor(ctx, string(m.UID), now)
+		err = h.st.PauseMonitor(ctx, string(m.UID), now)
 	} else {
-		err = s.opts.Store.ResumeMonitor(ctx, string(m.UID), now)
+		err = h.st.ResumeMonitor(ctx, string(m.UID), now)
 	}
 	if err != nil {
 		core.LogFrom(ctx).Error(err, "unable to record a pause window", "monitor", m.Name)
 	}
 }
 
-func (s *Server) deleteMonitor(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) deleteMonitor(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	m := s.PathMonitor(w, r)
+	m := h.d.PathMonitor(w, r)
 	if m == nil {
 		return
 	}
-	if err := s.DeleteObject(ctx, m); err != nil {
+	if err := h.d.DeleteObject(ctx, m); err != nil {
 		core.WriteErr(w, r, err)
 		return
 	}
-	if s.opts.Store != nil {
-		if err := s.opts.Store.DeleteMonitorHistory(ctx, string(m.UID)); err != nil {
+	if h.st != nil {
+		if err := h.st.DeleteMonitorHistory(ctx, string(m.UID)); err != nil {
 			core.LogFrom(ctx).Error(err, "unable to delete monitor history; it is pruned after the retention", "monitor", m.Name)
 		}
 	}
@@ -649,34 +649,34 @@ func (s *Server) deleteMonitor(w http.ResponseWriter, r *http.Request) {
 }
 
 // setPaused is pause and resume.
-func (s *Server) setPaused(paused bool) http.HandlerFunc {
+func (h *Handlers) setPaused(paused bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
-		m := s.PathMonitor(w, r)
+		m := h.d.PathMonitor(w, r)
 		if m == nil {
 			return
 		}
 		wasPaused := m.Spec.Paused
-		err := s.Mutate(ctx, m, func() error {
+		err := h.d.Mutate(ctx, m, func() error {
 			wasPaused = m.Spec.Paused
 			m.Spec.Paused = paused
 			return nil
 		})
 		if err != nil {
-			core.WriteErr(w, r, s.WriteFailed(ctx, m.Namespace, err, monitorFieldPath))
+			core.WriteErr(w, r, h.d.WriteFailed(ctx, m.Namespace, err, monitorFieldPath))
 			return
 		}
-		s.recordPause(ctx, m, wasPaused)
-		s.writeMonitor(w, r, m, http.StatusOK, false)
+		h.recordPause(ctx, m, wasPaused)
+		h.writeMonitor(w, r, m, http.StatusOK, false)
 	}
 }
 
-func (s *Server) resetStats(w http.ResponseWriter, r *http.Request) {
-	m := s.PathMonitor(w, r)
+func (h *Handlers) resetStats(w http.ResponseWriter, r *http.Request) {
+	m := h.d.PathMonitor(w, r)
 	if m == nil {
 		return
 	}
-	if err := s.opts.Store.ResetStats(r.Context(), string(m.UID)); err != nil {
+	if err := h.st.ResetStats(r.Context(), string(m.UID)); err != nil {
 		core.WriteErr(w, r, err)
 		return
 	}
@@ -696,7 +696,7 @@ type bulkFailure struct {
 	Error string `json:"error"`
 }
 
-func (s *Server) bulkMonitors(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) bulkMonitors(w http.ResponseWriter, r *http.Request) {
 	ctx, c := r.Context(), core.CallerFrom(r.Context())
 	var b bulkBody
 	if err := core.DecodeJSON(r, &b, false); err != nil {
@@ -726,7 +726,7 @@ func (s *Server) bulkMonitors(w http.ResponseWriter, r *http.Request) {
 		case !b.GroupID.Set:
 			errs = append(errs, core.FieldErr("group_id", "is required for move_group (null removes from the group)"))
 		case !b.GroupID.Null && b.GroupID.Value() != "":
-			g, err := s.FindByUID(ctx, &monv1.MonitorGroupList{}, c.Namespace, b.GroupID.Value())
+			g, err := h.d.FindByUID(ctx, &monv1.MonitorGroupList{}, c.Namespace, b.GroupID.Value())
 			if err != nil {
 				errs = append(errs, core.FieldErr("group_id", "monitor group not found"))
 			} else {
@@ -741,7 +741,7 @@ func (s *Server) bulkMonitors(w http.ResponseWriter, r *http.Request) {
 	updated := 0
 	failed := []bulkFailure{}
 	for _, id := range slices.Compact(slices.Clone(b.IDs)) {
-		if err := s.bulkOne(ctx, c.Namespace, id, b.Action, tags, group); err != nil {
+		if err := h.bulkOne(ctx, c.Namespace, id, b.Action, tags, group); err != nil {
 			msg := "Monitor not found"
 			var ae *core.Error
 			switch {
@@ -762,22 +762,22 @@ func (s *Server) bulkMonitors(w http.ResponseWriter, r *http.Request) {
 	httpjson.Write(w, http.StatusOK, map[string]any{"updated": updated, "failed": failed})
 }
 
-func (s *Server) bulkOne(ctx context.Context, ns, id, action string, tags []string, group *monv1.LocalObjectReference) error {
-	m, err := s.MonitorByID(ctx, ns, id)
+func (h *Handlers) bulkOne(ctx context.Context, ns, id, action string, tags []string, group *monv1.LocalObjectReference) error {
+	m, err := h.d.MonitorByID(ctx, ns, id)
 	if err != nil {
 		return err
 	}
 	if action == "delete" {
-		if err := s.DeleteObject(ctx, m); err != nil {
+		if err := h.d.DeleteObject(ctx, m); err != nil {
 			return err
 		}
-		if s.opts.Store != nil {
-			_ = s.opts.Store.DeleteMonitorHistory(ctx, string(m.UID))
+		if h.st != nil {
+			_ = h.st.DeleteMonitorHistory(ctx, string(m.UID))
 		}
 		return nil
 	}
 	wasPaused := m.Spec.Paused
-	err = s.Mutate(ctx, m, func() error {
+	err = h.d.Mutate(ctx, m, func() error {
 		wasPaused = m.Spec.Paused
 		switch action {
 		case "pause":
@@ -797,9 +797,9 @@ func (s *Server) bulkOne(ctx context.Context, ns, id, action string, tags []stri
 		return nil
 	})
 	if err != nil {
-		return s.WriteFailed(ctx, ns, err, monitorFieldPath)
+		return h.d.WriteFailed(ctx, ns, err, monitorFieldPath)
 	}
-	s.recordPause(ctx, m, wasPaused)
+	h.recordPause(ctx, m, wasPaused)
 	return nil
 }
 
@@ -811,14 +811,14 @@ func resultJSON(res probeapi.Result) restapi.CheckResult {
 	}
 }
 
-func (s *Server) testMonitor(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) testMonitor(w http.ResponseWriter, r *http.Request) {
 	ctx, c := r.Context(), core.CallerFrom(r.Context())
 	var b monitorBody
 	if err := core.DecodeJSON(r, &b, false); err != nil {
 		core.WriteErr(w, r, err)
 		return
 	}
-	m, err := s.newMonitor(ctx, c.Namespace, &b)
+	m, err := h.newMonitor(ctx, c.Namespace, &b)
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return
@@ -826,11 +826,11 @@ func (s *Server) testMonitor(w http.ResponseWriter, r *http.Request) {
 	// A name no Monitor has: an unsaved definition has no credentials
 	// Secret of its own, so it must not match one by name.
 	m.Name, m.GenerateName = m.GenerateName+"test-"+utilrand.String(8), ""
-	s.runCheck(w, r, m, r.URL.Query().Get("region"), false)
+	h.runCheck(w, r, m, r.URL.Query().Get("region"), false)
 }
 
-func (s *Server) runCheckSaved(w http.ResponseWriter, r *http.Request) {
-	m := s.PathMonitor(w, r)
+func (h *Handlers) runCheckSaved(w http.ResponseWriter, r *http.Request) {
+	m := h.d.PathMonitor(w, r)
 	if m == nil {
 		return
 	}
@@ -844,11 +844,11 @@ func (s *Server) runCheckSaved(w http.ResponseWriter, r *http.Request) {
 	if b.Region == "" {
 		b.Region = r.URL.Query().Get("region")
 	}
-	s.runCheck(w, r, m, b.Region, true)
+	h.runCheck(w, r, m, b.Region, true)
 }
 
-func (s *Server) runCheck(w http.ResponseWriter, r *http.Request, m *monv1.Monitor, region string, save bool) {
-	if s.opts.Engine == nil {
+func (h *Handlers) runCheck(w http.ResponseWriter, r *http.Request, m *monv1.Monitor, region string, save bool) {
+	if h.engine == nil {
 		core.WriteError(w, http.StatusServiceUnavailable, core.CodeInternal, "checks cannot run right now")
 		return
 	}
@@ -856,7 +856,7 @@ func (s *Server) runCheck(w http.ResponseWriter, r *http.Request, m *monv1.Monit
 		core.WriteValidation(w, core.FieldErr("type", "cron monitors are checked by their heartbeats, not run on demand"))
 		return
 	}
-	res, err := s.opts.Engine.RunCheck(r.Context(), m, region, save)
+	res, err := h.engine.RunCheck(r.Context(), m, region, save)
 	var regionErr *engine.RegionError
 	var noAgent *engine.NoAgentError
 	var notAllowed *credentials.NotAllowedError
@@ -894,8 +894,8 @@ type regionsJSON struct {
 }
 
 // monitorRegions answers the regions endpoints for m.
-func (s *Server) monitorRegions(w http.ResponseWriter, r *http.Request, m *monv1.Monitor) {
-	o, err := s.monitorObject(r.Context(), m, s.refs(m.Namespace), false)
+func (h *Handlers) monitorRegions(w http.ResponseWriter, r *http.Request, m *monv1.Monitor) {
+	o, err := h.monitorObject(r.Context(), m, h.refs(m.Namespace), false)
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return
@@ -908,15 +908,15 @@ func (s *Server) monitorRegions(w http.ResponseWriter, r *http.Request, m *monv1
 	httpjson.Write(w, http.StatusOK, regionsJSON{Regions: effective, EffectiveRegions: effective, IsDefault: len(m.Spec.Regions) == 0})
 }
 
-func (s *Server) getRegions(w http.ResponseWriter, r *http.Request) {
-	if m := s.PathMonitor(w, r); m != nil {
-		s.monitorRegions(w, r, m)
+func (h *Handlers) getRegions(w http.ResponseWriter, r *http.Request) {
+	if m := h.d.PathMonitor(w, r); m != nil {
+		h.monitorRegions(w, r, m)
 	}
 }
 
-func (s *Server) putRegions(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) putRegions(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	m := s.PathMonitor(w, r)
+	m := h.d.PathMonitor(w, r)
 	if m == nil {
 		return
 	}
@@ -932,23 +932,23 @@ func (s *Server) putRegions(w http.ResponseWriter, r *http.Request) {
 		core.WriteValidation(w, core.FieldErr("regions", "must have 1-50 region codes"))
 		return
 	}
-	if err := s.Mutate(ctx, m, func() error { m.Spec.Regions = codes; return nil }); err != nil {
-		core.WriteErr(w, r, s.WriteFailed(ctx, m.Namespace, err, monitorFieldPath))
+	if err := h.d.Mutate(ctx, m, func() error { m.Spec.Regions = codes; return nil }); err != nil {
+		core.WriteErr(w, r, h.d.WriteFailed(ctx, m.Namespace, err, monitorFieldPath))
 		return
 	}
-	s.monitorRegions(w, r, m)
+	h.monitorRegions(w, r, m)
 }
 
-func (s *Server) monitorExplanation(w http.ResponseWriter, r *http.Request) {
-	m := s.PathMonitor(w, r)
+func (h *Handlers) monitorExplanation(w http.ResponseWriter, r *http.Request) {
+	m := h.d.PathMonitor(w, r)
 	if m == nil {
 		return
 	}
-	if s.opts.Engine == nil {
+	if h.engine == nil {
 		core.WriteError(w, http.StatusServiceUnavailable, core.CodeInternal, "the engine is not available")
 		return
 	}
-	ex, err := s.opts.Engine.ExplainMonitor(r.Context(), m)
+	ex, err := h.engine.ExplainMonitor(r.Context(), m)
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return
@@ -956,9 +956,9 @@ func (s *Server) monitorExplanation(w http.ResponseWriter, r *http.Request) {
 	httpjson.Write(w, http.StatusOK, ex)
 }
 
-func (s *Server) rotateHeartbeat(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) rotateHeartbeat(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	m := s.PathMonitor(w, r)
+	m := h.d.PathMonitor(w, r)
 	if m == nil {
 		return
 	}
@@ -967,7 +967,7 @@ func (s *Server) rotateHeartbeat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	tok := monv1.NewHeartbeatToken()
-	err := s.Mutate(ctx, m, func() error {
+	err := h.d.Mutate(ctx, m, func() error {
 		if m.Annotations == nil {
 			m.Annotations = map[string]string{}
 		}
@@ -978,7 +978,7 @@ func (s *Server) rotateHeartbeat(w http.ResponseWriter, r *http.Request) {
 		core.WriteErr(w, r, err)
 		return
 	}
-	httpjson.Write(w, http.StatusOK, map[string]any{"heartbeat_url": s.heartbeatURL(m)})
+	httpjson.Write(w, http.StatusOK, map[string]any{"heartbeat_url": h.heartbeatURL(m)})
 }
 
 // cronHeartbeatBody is the body of POST /monitors/:id/cron-heartbeat.
@@ -989,8 +989,8 @@ type cronHeartbeatBody struct {
 	StatusCode      *int    `json:"status_code"`
 }
 
-func (s *Server) cronHeartbeat(w http.ResponseWriter, r *http.Request) {
-	m := s.PathMonitor(w, r)
+func (h *Handlers) cronHeartbeat(w http.ResponseWriter, r *http.Request) {
+	m := h.d.PathMonitor(w, r)
 	if m == nil {
 		return
 	}
@@ -1000,7 +1000,7 @@ func (s *Server) cronHeartbeat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var errs []core.FieldError
-	p := engine.Ping{OK: true, At: s.clock.Now(), DurationMs: b.ExecutionTimeMs, StatusCode: b.StatusCode, ExecutionCount: b.ExecutionCount}
+	p := engine.Ping{OK: true, At: h.d.Clock.Now(), DurationMs: b.ExecutionTimeMs, StatusCode: b.StatusCode, ExecutionCount: b.ExecutionCount}
 	if b.Status != nil {
 		switch strings.ToLower(*b.Status) {
 		case "success", "ok", "up":
@@ -1023,11 +1023,11 @@ func (s *Server) cronHeartbeat(w http.ResponseWriter, r *http.Request) {
 		core.WriteValidation(w, errs...)
 		return
 	}
-	if s.opts.Engine == nil {
+	if h.engine == nil {
 		core.WriteError(w, http.StatusServiceUnavailable, core.CodeInternal, "the engine is not available")
 		return
 	}
-	if err := s.opts.Engine.Heartbeat(r.Context(), m, p); err != nil {
+	if err := h.engine.Heartbeat(r.Context(), m, p); err != nil {
 		core.WriteErr(w, r, err)
 		return
 	}
@@ -1049,8 +1049,8 @@ func dnsRecords(rs []store.DNSRecord) []dnsRecordJSON {
 	return out
 }
 
-func (s *Server) dnsRecords(w http.ResponseWriter, r *http.Request) {
-	m := s.PathMonitor(w, r)
+func (h *Handlers) dnsRecords(w http.ResponseWriter, r *http.Request) {
+	m := h.d.PathMonitor(w, r)
 	if m == nil {
 		return
 	}
@@ -1064,12 +1064,12 @@ func (s *Server) dnsRecords(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
-	recs, err := s.opts.Store.ListDNSRecords(ctx, string(m.UID), false, limit)
+	recs, err := h.st.ListDNSRecords(ctx, string(m.UID), false, limit)
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return
 	}
-	changes, err := s.opts.Store.ListDNSRecords(ctx, string(m.UID), true, limit)
+	changes, err := h.st.ListDNSRecords(ctx, string(m.UID), true, limit)
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return

@@ -1,4 +1,4 @@
-package apiserver
+package monitors
 
 import (
 	"bytes"
@@ -116,7 +116,7 @@ func prefixed(err error, prefix string) error {
 // changed). A replacement is a new monitor that keeps cur's name, interval,
 // tags, regions, paused state, recipients and references; its config comes
 // from the spec alone.
-func (s *Server) desiredMonitor(ctx context.Context, ns string, b *monitorBody, cur *monv1.Monitor) (*monv1.Monitor, bool, error) {
+func (h *Handlers) desiredMonitor(ctx context.Context, ns string, b *monitorBody, cur *monv1.Monitor) (*monv1.Monitor, bool, error) {
 	var m *monv1.Monitor
 	replace := false
 	switch {
@@ -140,13 +140,13 @@ func (s *Server) desiredMonitor(ctx context.Context, ns string, b *monitorBody, 
 	default:
 		m = cur.DeepCopy()
 	}
-	if _, err := s.applyMonitorBody(ctx, m, b, modeCode); err != nil {
+	if _, err := h.applyMonitorBody(ctx, m, b, modeCode); err != nil {
 		return nil, false, err
 	}
 	if m.Name == "" {
 		m.GenerateName = core.ObjectNamePrefix(m.Spec.Name, "monitor")
 	}
-	if err := s.validateMonitor(ctx, m); err != nil {
+	if err := h.validateMonitor(ctx, m); err != nil {
 		return nil, false, err
 	}
 	return m, replace, nil
@@ -333,9 +333,9 @@ func decodeSpecs(b *planBody) ([]*monitorBody, error) {
 
 // buildPlan computes what applying specs would change, from the monitors
 // the API server holds now. Invalid specs fail the whole plan with 400.
-func (s *Server) buildPlan(ctx context.Context, ns string, specs []*monitorBody, prune, adopt bool) (*codePlan, error) {
+func (h *Handlers) buildPlan(ctx context.Context, ns string, specs []*monitorBody, prune, adopt bool) (*codePlan, error) {
 	var list monv1.MonitorList
-	if err := s.opts.Reader.List(ctx, &list, client.InNamespace(ns)); err != nil {
+	if err := h.d.Reader.List(ctx, &list, client.InNamespace(ns)); err != nil {
 		return nil, fmt.Errorf("list monitors: %w", err)
 	}
 	byKey := map[string]*monv1.Monitor{}
@@ -350,7 +350,7 @@ func (s *Server) buildPlan(ctx context.Context, ns string, specs []*monitorBody,
 			unkeyed = append(unkeyed, m)
 		}
 	}
-	plan, err := s.opts.Plans.ForNamespace(ctx, ns)
+	plan, err := h.d.Plans.ForNamespace(ctx, ns)
 	if err != nil {
 		return nil, err
 	}
@@ -380,7 +380,7 @@ func (s *Server) buildPlan(ctx context.Context, ns string, specs []*monitorBody,
 					Message: fmt.Sprintf("%d un-keyed monitors are named %q; none is adopted and a new monitor is created", len(found), spec.Name.Value())})
 			}
 		}
-		desired, replace, err := s.desiredMonitor(ctx, ns, spec, ch.current)
+		desired, replace, err := h.desiredMonitor(ctx, ns, spec, ch.current)
 		if err != nil {
 			err = prefixed(err, fmt.Sprintf("monitors[%d].", i))
 			var ae *core.Error
@@ -398,7 +398,7 @@ func (s *Server) buildPlan(ctx context.Context, ns string, specs []*monitorBody,
 			ch.MonitorID = &id
 			cur := ch.current.DeepCopy()
 			monitor.DefaultMonitor(cur, plan)
-			inlined, err := s.inlineCredentials(ctx, cur)
+			inlined, err := h.inlineCredentials(ctx, cur)
 			if err != nil {
 				return nil, err
 			}
@@ -465,14 +465,14 @@ func decodePlanBody(r *http.Request) (*planBody, []*monitorBody, error) {
 
 // planMonitors previews an apply; it writes nothing and read-only keys may
 // call it.
-func (s *Server) planMonitors(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) planMonitors(w http.ResponseWriter, r *http.Request) {
 	ctx, c := r.Context(), core.CallerFrom(r.Context())
 	b, specs, err := decodePlanBody(r)
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return
 	}
-	p, err := s.buildPlan(ctx, c.Namespace, specs, b.Prune, b.AdoptByName)
+	p, err := h.buildPlan(ctx, c.Namespace, specs, b.Prune, b.AdoptByName)
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return
@@ -503,7 +503,7 @@ type applySummary struct {
 // nothing changes); a fingerprint that no longer matches is 409. Each
 // monitor is applied on its own; without continue_on_error the first
 // failure skips the rest. Any failure answers 207.
-func (s *Server) applyMonitors(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) applyMonitors(w http.ResponseWriter, r *http.Request) {
 	ctx, c := r.Context(), core.CallerFrom(r.Context())
 	b, specs, err := decodePlanBody(r)
 	if err != nil {
@@ -514,7 +514,7 @@ func (s *Server) applyMonitors(w http.ResponseWriter, r *http.Request) {
 		core.WriteErr(w, r, errAlertRouting)
 		return
 	}
-	p, err := s.buildPlan(ctx, c.Namespace, specs, b.Prune, b.AdoptByName)
+	p, err := h.buildPlan(ctx, c.Namespace, specs, b.Prune, b.AdoptByName)
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return
@@ -543,10 +543,10 @@ func (s *Server) applyMonitors(w http.ResponseWriter, r *http.Request) {
 			res.Status = "unchanged"
 			sum.Unchanged++
 		default:
-			m, err := s.applyChange(ctx, ch)
+			m, err := h.applyChange(ctx, ch)
 			if err != nil {
 				res.Status = "failed"
-				res.Error = s.resultError(r, err)
+				res.Error = h.resultError(r, err)
 				sum.Failed++
 				stop = !b.ContinueOnError
 				break
@@ -569,7 +569,7 @@ func (s *Server) applyMonitors(w http.ResponseWriter, r *http.Request) {
 }
 
 // resultError renders a failed change's error.
-func (s *Server) resultError(r *http.Request, err error) *core.ErrorBody {
+func (h *Handlers) resultError(r *http.Request, err error) *core.ErrorBody {
 	var ae *core.Error
 	if errors.As(err, &ae) {
 		return &ae.Body
@@ -583,16 +583,16 @@ func (s *Server) resultError(r *http.Request, err error) *core.ErrorBody {
 
 // applyChange carries out one change and returns the resulting monitor (nil
 // after a delete).
-func (s *Server) applyChange(ctx context.Context, ch *planChange) (*monv1.Monitor, error) {
+func (h *Handlers) applyChange(ctx context.Context, ch *planChange) (*monv1.Monitor, error) {
 	switch ch.Action {
 	case actionCreate:
-		return s.createKeyed(ctx, ch.desired)
+		return h.createKeyed(ctx, ch.desired)
 	case actionUpdate:
-		return s.updateKeyed(ctx, ch.current, ch.spec)
+		return h.updateKeyed(ctx, ch.current, ch.spec)
 	case actionReplace:
-		return s.replaceKeyed(ctx, ch.current, ch.desired)
+		return h.replaceKeyed(ctx, ch.current, ch.desired)
 	case actionDelete:
-		return nil, s.deleteKeyed(ctx, ch.current)
+		return nil, h.deleteKeyed(ctx, ch.current)
 	}
 	return nil, fmt.Errorf("apply change: unknown action %q", ch.Action)
 }
@@ -600,66 +600,66 @@ func (s *Server) applyChange(ctx context.Context, ch *planChange) (*monv1.Monito
 // createKeyed creates a monitor built by desiredMonitor or newMonitor (every
 // REST and MCP create goes through here). A cron monitor gets its heartbeat
 // token before it is created, so the response carries its heartbeat_url.
-func (s *Server) createKeyed(ctx context.Context, m *monv1.Monitor) (*monv1.Monitor, error) {
+func (h *Handlers) createKeyed(ctx context.Context, m *monv1.Monitor) (*monv1.Monitor, error) {
 	monv1.EnsureHeartbeatToken(m)
-	if err := s.createWithCredentials(ctx, m); err != nil {
-		return nil, s.WriteFailed(ctx, m.Namespace, err, monitorFieldPath)
+	if err := h.createWithCredentials(ctx, m); err != nil {
+		return nil, h.d.WriteFailed(ctx, m.Namespace, err, monitorFieldPath)
 	}
-	if m.Spec.Paused && s.opts.Store != nil {
-		_ = s.opts.Store.PauseMonitor(ctx, string(m.UID), s.clock.Now())
+	if m.Spec.Paused && h.st != nil {
+		_ = h.st.PauseMonitor(ctx, string(m.UID), h.d.Clock.Now())
 	}
 	return m, nil
 }
 
 // updateKeyed applies spec to the newest version of cur.
-func (s *Server) updateKeyed(ctx context.Context, cur *monv1.Monitor, spec *monitorBody) (*monv1.Monitor, error) {
+func (h *Handlers) updateKeyed(ctx context.Context, cur *monv1.Monitor, spec *monitorBody) (*monv1.Monitor, error) {
 	m := cur.DeepCopy()
 	wasPaused := m.Spec.Paused
-	err := s.Mutate(ctx, m, func() error {
+	err := h.d.Mutate(ctx, m, func() error {
 		wasPaused = m.Spec.Paused
-		if _, err := s.applyMonitorBody(ctx, m, spec, modeCode); err != nil {
+		if _, err := h.applyMonitorBody(ctx, m, spec, modeCode); err != nil {
 			return err
 		}
-		if err := s.validateMonitor(ctx, m); err != nil {
+		if err := h.validateMonitor(ctx, m); err != nil {
 			return err
 		}
-		_, err := s.keepCredentials(ctx, m)
+		_, err := h.keepCredentials(ctx, m)
 		return err
 	})
 	if err != nil {
-		return nil, s.WriteFailed(ctx, m.Namespace, err, monitorFieldPath)
+		return nil, h.d.WriteFailed(ctx, m.Namespace, err, monitorFieldPath)
 	}
-	s.recordPause(ctx, m, wasPaused)
+	h.recordPause(ctx, m, wasPaused)
 	return m, nil
 }
 
 // replaceKeyed replaces cur (whose type changes) by desired: the new monitor
 // is created without the key first, so a refusal leaves cur untouched; then
 // cur and its history are deleted and the key moves to the new monitor.
-func (s *Server) replaceKeyed(ctx context.Context, cur, desired *monv1.Monitor) (*monv1.Monitor, error) {
+func (h *Handlers) replaceKeyed(ctx context.Context, cur, desired *monv1.Monitor) (*monv1.Monitor, error) {
 	key := desired.Spec.Key
 	m := desired.DeepCopy()
 	m.Spec.Key = ""
-	if _, err := s.createKeyed(ctx, m); err != nil {
+	if _, err := h.createKeyed(ctx, m); err != nil {
 		return nil, err
 	}
-	if err := s.deleteKeyed(ctx, cur); err != nil && !errors.Is(err, core.ErrNotFound) {
-		_ = s.DeleteObject(ctx, m)
+	if err := h.deleteKeyed(ctx, cur); err != nil && !errors.Is(err, core.ErrNotFound) {
+		_ = h.d.DeleteObject(ctx, m)
 		return nil, err
 	}
-	if err := s.Mutate(ctx, m, func() error { m.Spec.Key = key; return nil }); err != nil {
-		return nil, s.WriteFailed(ctx, m.Namespace, err, monitorFieldPath)
+	if err := h.d.Mutate(ctx, m, func() error { m.Spec.Key = key; return nil }); err != nil {
+		return nil, h.d.WriteFailed(ctx, m.Namespace, err, monitorFieldPath)
 	}
 	return m, nil
 }
 
 // deleteKeyed deletes a monitor and its history.
-func (s *Server) deleteKeyed(ctx context.Context, m *monv1.Monitor) error {
-	if err := s.DeleteObject(ctx, m); err != nil {
+func (h *Handlers) deleteKeyed(ctx context.Context, m *monv1.Monitor) error {
+	if err := h.d.DeleteObject(ctx, m); err != nil {
 		return err
 	}
-	if s.opts.Store != nil {
-		if err := s.opts.Store.DeleteMonitorHistory(ctx, string(m.UID)); err != nil {
+	if h.st != nil {
+		if err := h.st.DeleteMonitorHistory(ctx, string(m.UID)); err != nil {
 			core.LogFrom(ctx).Error(err, "unable to delete monitor history; it is pruned after the retention", "monitor", m.Name)
 		}
 	}
@@ -670,9 +670,9 @@ func (s *Server) deleteKeyed(ctx context.Context, m *monv1.Monitor) error {
 
 // monitorByKey finds the live monitor of ns with key, asking the API server
 // when the cache does not know it yet.
-func (s *Server) monitorByKey(ctx context.Context, ns, key string) (*monv1.Monitor, error) {
+func (h *Handlers) monitorByKey(ctx context.Context, ns, key string) (*monv1.Monitor, error) {
 	var list monv1.MonitorList
-	if err := s.List(ctx, &list, ns); err != nil {
+	if err := h.d.List(ctx, &list, ns); err != nil {
 		return nil, err
 	}
 	find := func() *monv1.Monitor {
@@ -686,10 +686,10 @@ func (s *Server) monitorByKey(ctx context.Context, ns, key string) (*monv1.Monit
 	if m := find(); m != nil {
 		return m, nil
 	}
-	if s.opts.Reader == s.opts.Client {
+	if h.d.Reader == h.d.Client {
 		return nil, core.ErrNotFound
 	}
-	if err := s.opts.Reader.List(ctx, &list, client.InNamespace(ns)); err != nil {
+	if err := h.d.Reader.List(ctx, &list, client.InNamespace(ns)); err != nil {
 		return nil, fmt.Errorf("list monitors: %w", err)
 	}
 	if m := find(); m != nil {
@@ -712,8 +712,8 @@ func pathKey(w http.ResponseWriter, r *http.Request) string {
 
 // keyedMonitor finds the monitor of the path's key; it writes the error and
 // returns nil when there is none.
-func (s *Server) keyedMonitor(w http.ResponseWriter, r *http.Request, key string) *monv1.Monitor {
-	m, err := s.monitorByKey(r.Context(), core.CallerFrom(r.Context()).Namespace, key)
+func (h *Handlers) keyedMonitor(w http.ResponseWriter, r *http.Request, key string) *monv1.Monitor {
+	m, err := h.monitorByKey(r.Context(), core.CallerFrom(r.Context()).Namespace, key)
 	if errors.Is(err, core.ErrNotFound) {
 		core.WriteNotFound(w, "Monitor")
 		return nil
@@ -725,19 +725,19 @@ func (s *Server) keyedMonitor(w http.ResponseWriter, r *http.Request, key string
 	return m
 }
 
-func (s *Server) getKeyedMonitor(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) getKeyedMonitor(w http.ResponseWriter, r *http.Request) {
 	key := pathKey(w, r)
 	if key == "" {
 		return
 	}
-	if m := s.keyedMonitor(w, r, key); m != nil {
-		s.writeMonitor(w, r, m, http.StatusOK, true)
+	if m := h.keyedMonitor(w, r, key); m != nil {
+		h.writeMonitor(w, r, m, http.StatusOK, true)
 	}
 }
 
 // putKeyedMonitor creates (201) or updates (200) the monitor with the path's
 // key. A changed type replaces the monitor (new id, history deleted).
-func (s *Server) putKeyedMonitor(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) putKeyedMonitor(w http.ResponseWriter, r *http.Request) {
 	ctx, c := r.Context(), core.CallerFrom(r.Context())
 	key := pathKey(w, r)
 	if key == "" {
@@ -761,12 +761,12 @@ func (s *Server) putKeyedMonitor(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	b.Key = core.Nullable[string]{Set: true, V: key}
-	cur, err := s.monitorByKey(ctx, c.Namespace, key)
+	cur, err := h.monitorByKey(ctx, c.Namespace, key)
 	if err != nil && !errors.Is(err, core.ErrNotFound) {
 		core.WriteErr(w, r, err)
 		return
 	}
-	desired, replace, err := s.desiredMonitor(ctx, c.Namespace, &b, cur)
+	desired, replace, err := h.desiredMonitor(ctx, c.Namespace, &b, cur)
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return
@@ -775,30 +775,30 @@ func (s *Server) putKeyedMonitor(w http.ResponseWriter, r *http.Request) {
 	code := http.StatusOK
 	switch {
 	case cur == nil:
-		m, err = s.createKeyed(ctx, desired)
+		m, err = h.createKeyed(ctx, desired)
 		code = http.StatusCreated
 	case replace:
-		m, err = s.replaceKeyed(ctx, cur, desired)
+		m, err = h.replaceKeyed(ctx, cur, desired)
 	default:
-		m, err = s.updateKeyed(ctx, cur, &b)
+		m, err = h.updateKeyed(ctx, cur, &b)
 	}
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return
 	}
-	s.writeMonitor(w, r, m, code, false)
+	h.writeMonitor(w, r, m, code, false)
 }
 
-func (s *Server) deleteKeyedMonitor(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) deleteKeyedMonitor(w http.ResponseWriter, r *http.Request) {
 	key := pathKey(w, r)
 	if key == "" {
 		return
 	}
-	m := s.keyedMonitor(w, r, key)
+	m := h.keyedMonitor(w, r, key)
 	if m == nil {
 		return
 	}
-	if err := s.deleteKeyed(r.Context(), m); err != nil {
+	if err := h.deleteKeyed(r.Context(), m); err != nil {
 		core.WriteErr(w, r, err)
 		return
 	}
@@ -807,9 +807,9 @@ func (s *Server) deleteKeyedMonitor(w http.ResponseWriter, r *http.Request) {
 
 // putMonitorKey assigns ({key: "..."}) or removes ({key: null}) the key of
 // the monitor with the path's id. A key another monitor carries is 409.
-func (s *Server) putMonitorKey(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) putMonitorKey(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	m := s.PathMonitor(w, r)
+	m := h.d.PathMonitor(w, r)
 	if m == nil {
 		return
 	}
@@ -830,7 +830,7 @@ func (s *Server) putMonitorKey(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if key != "" {
-		other, err := s.monitorByKey(ctx, m.Namespace, key)
+		other, err := h.monitorByKey(ctx, m.Namespace, key)
 		switch {
 		case err == nil && other.UID != m.UID:
 			httpjson.Write(w, http.StatusConflict, core.ErrorBody{Error: "another monitor already has this key", Code: core.CodeConflict,
@@ -841,14 +841,14 @@ func (s *Server) putMonitorKey(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	err := s.Mutate(ctx, m, func() error { m.Spec.Key = key; return nil })
+	err := h.d.Mutate(ctx, m, func() error { m.Spec.Key = key; return nil })
 	if err != nil {
 		if apierrors.IsInvalid(err) && strings.Contains(err.Error(), "Duplicate value") {
 			core.WriteError(w, http.StatusConflict, core.CodeConflict, "another monitor already has this key")
 			return
 		}
-		core.WriteErr(w, r, s.WriteFailed(ctx, m.Namespace, err, monitorFieldPath))
+		core.WriteErr(w, r, h.d.WriteFailed(ctx, m.Namespace, err, monitorFieldPath))
 		return
 	}
-	s.writeMonitor(w, r, m, http.StatusOK, false)
+	h.writeMonitor(w, r, m, http.StatusOK, false)
 }

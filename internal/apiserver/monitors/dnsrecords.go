@@ -1,4 +1,4 @@
-package apiserver
+package monitors
 
 import (
 	"net/http"
@@ -16,9 +16,9 @@ const maxExpectedValues = 50
 
 // acceptDNSRecords makes the latest observed answer of a DNS monitor its
 // expected value: spec.dns.expectedValues becomes that answer.
-func (s *Server) acceptDNSRecords(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) acceptDNSRecords(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	m := s.PathMonitor(w, r)
+	m := h.d.PathMonitor(w, r)
 	if m == nil {
 		return
 	}
@@ -30,7 +30,7 @@ func (s *Server) acceptDNSRecords(w http.ResponseWriter, r *http.Request) {
 	if recordType == "" {
 		recordType = "A"
 	}
-	recs, err := s.opts.Store.ListDNSRecords(ctx, string(m.UID), false, 100)
+	recs, err := h.st.ListDNSRecords(ctx, string(m.UID), false, 100)
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return
@@ -50,7 +50,7 @@ func (s *Server) acceptDNSRecords(w http.ResponseWriter, r *http.Request) {
 		core.WriteError(w, http.StatusConflict, core.CodeConflict, "the latest answer has more than 50 values, more than a monitor can expect")
 		return
 	}
-	err = s.Mutate(ctx, m, func() error {
+	err = h.d.Mutate(ctx, m, func() error {
 		if m.Spec.DNS == nil {
 			return core.ValidationError(core.FieldErr("type", "only dns monitors have DNS records"))
 		}
@@ -58,7 +58,7 @@ func (s *Server) acceptDNSRecords(w http.ResponseWriter, r *http.Request) {
 		return nil
 	})
 	if err != nil {
-		core.WriteErr(w, r, s.WriteFailed(ctx, m.Namespace, err, monitorFieldPath))
+		core.WriteErr(w, r, h.d.WriteFailed(ctx, m.Namespace, err, monitorFieldPath))
 		return
 	}
 	httpjson.Write(w, http.StatusOK, map[string]any{

@@ -1,4 +1,4 @@
-package apiserver
+package monitors
 
 import (
 	"context"
@@ -50,7 +50,7 @@ func TestUptimeCacheIsExact(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = sq.Close() })
 	st := &countingStore{Store: sq}
-	s := New(Options{Client: cr, Reader: cr, Monitors: informerMonitors{indexer: cr.indexers[monitorGVK]},
+	s := newTestServer(testOptions{Client: cr, Reader: cr, Monitors: informerMonitors{indexer: cr.indexers[monitorGVK]},
 		Plans: &plans.Resolver{Reader: cr, DefaultPlan: "p"}, Store: st, Clock: clk})
 
 	get := func() (day, mon *float64) {

@@ -1,4 +1,4 @@
-package apiserver
+package monitors
 
 import (
 	"context"
@@ -58,7 +58,7 @@ func testListAnswer(t *testing.T, counted bool) {
 	if counted {
 		lister.versions = &monitorVersions{}
 	}
-	s := New(Options{Client: cr, Reader: cr, Monitors: lister, Plans: &plans.Resolver{Reader: cr, DefaultPlan: "p"}})
+	s := newTestServer(testOptions{Client: cr, Reader: cr, Monitors: lister, Plans: &plans.Resolver{Reader: cr, DefaultPlan: "p"}})
 	changed := func(obj *monv1.Monitor, apply func(any) error) {
 		t.Helper()
 		if err := apply(obj); err != nil {
@@ -72,7 +72,7 @@ func testListAnswer(t *testing.T, counted bool) {
 	list := func(query string) []restapi.Monitor {
 		t.Helper()
 		req := httptest.NewRequest(http.MethodGet, "/monitors"+query, nil)
-		req = core.WithCaller(req, &Caller{Namespace: ns, Level: "read-only"})
+		req = core.WithCaller(req, &core.Caller{Namespace: ns, Level: "read-only"})
 		rec := httptest.NewRecorder()
 		s.listMonitors(rec, req)
 		if rec.Code != http.StatusOK {
@@ -158,7 +158,7 @@ func TestGetAnswerFollowsChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
-	s := New(Options{Client: cr, Reader: cr, Monitors: informerMonitors{indexer: cr.indexers[monitorGVK]}, Plans: &plans.Resolver{Reader: cr, DefaultPlan: "p"}, Store: st})
+	s := newTestServer(testOptions{Client: cr, Reader: cr, Monitors: informerMonitors{indexer: cr.indexers[monitorGVK]}, Plans: &plans.Resolver{Reader: cr, DefaultPlan: "p"}, Store: st})
 
 	get := func() restapi.Monitor {
 		t.Helper()
@@ -255,11 +255,11 @@ func teamCache(t *testing.T, ns string) *cacheReader {
 
 // getMonitorAsReader calls the GET /monitors/{id} handler directly, as a
 // read-only key of namespace ns.
-func getMonitorAsReader(s *Server, ns, id string) *httptest.ResponseRecorder {
+func getMonitorAsReader(s *testServer, ns, id string) *httptest.ResponseRecorder {
 	req := httptest.NewRequest(http.MethodGet, "/monitors/"+id, nil)
 	rctx := chi.NewRouteContext()
 	rctx.URLParams.Add("id", id)
-	req = core.WithCaller(req.WithContext(context.WithValue(req.Context(), chi.RouteCtxKey, rctx)), &Caller{Namespace: ns, Level: "read-only"})
+	req = core.WithCaller(req.WithContext(context.WithValue(req.Context(), chi.RouteCtxKey, rctx)), &core.Caller{Namespace: ns, Level: "read-only"})
 	rec := httptest.NewRecorder()
 	s.getMonitor(rec, req)
 	return rec
@@ -280,11 +280,11 @@ func TestListAfterWriteWhileHandlersLag(t *testing.T) {
 	}
 	idx := cr.indexers[monitorGVK]
 	lister := informerMonitors{indexer: idx, versions: &monitorVersions{}}
-	s := New(Options{Client: cr, Reader: cr, Monitors: lister, Plans: &plans.Resolver{Reader: cr, DefaultPlan: "p"}})
+	s := newTestServer(testOptions{Client: cr, Reader: cr, Monitors: lister, Plans: &plans.Resolver{Reader: cr, DefaultPlan: "p"}})
 	list := func() string {
 		t.Helper()
 		req := httptest.NewRequest(http.MethodGet, "/monitors", nil)
-		req = core.WithCaller(req, &Caller{Namespace: ns, Level: "read-only"})
+		req = core.WithCaller(req, &core.Caller{Namespace: ns, Level: "read-only"})
 		rec := httptest.NewRecorder()
 		s.listMonitors(rec, req)
 		if rec.Code != http.StatusOK {
@@ -302,15 +302,15 @@ func TestListAfterWriteWhileHandlersLag(t *testing.T) {
 	renamed.Spec.Name = "Site 0 renamed"
 	// The API's Update answered; the watch event reaches the store, and a
 	// controller reads the monitor there.
-	s.opts.Overlay.Record(renamed, false)
+	s.d.Overlay.Record(renamed, false)
 	if err := idx.Update(renamed); err != nil {
 		t.Fatal(err)
 	}
 	var seen monv1.Monitor
-	if err := s.opts.Client.Get(context.Background(), client.ObjectKeyFromObject(renamed), &seen); err != nil || seen.ResourceVersion != "5001" {
+	if err := s.d.Client.Get(context.Background(), client.ObjectKeyFromObject(renamed), &seen); err != nil || seen.ResourceVersion != "5001" {
 		t.Fatalf("controller read: %s %v", seen.ResourceVersion, err)
 	}
-	if !s.opts.Overlay.Quiet(ns) {
+	if !s.d.Overlay.Quiet(ns) {
 		t.Fatal("the overlay keeps a write the cache holds and no read needs")
 	}
 	// The handlers have not run: lister.versions still says "unchanged".

@@ -1,4 +1,4 @@
-package apiserver
+package monitors
 
 import (
 	"bytes"
@@ -33,7 +33,7 @@ import (
 // door does; the envtest suite covers authentication.
 
 type routeFixture struct {
-	srv *Server
+	srv *testServer
 	st  store.Store
 	k8s client.Client
 	clk *clocktesting.FakePassiveClock
@@ -58,7 +58,7 @@ func newRouteFixture(t *testing.T, objs ...client.Object) *routeFixture {
 	}
 	t.Cleanup(func() { _ = st.Close() })
 	clk := clocktesting.NewFakePassiveClock(time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC))
-	srv := New(Options{Client: k8s, Plans: &plans.Resolver{Reader: k8s}, Keys: k8s, Store: st, Clock: clk})
+	srv := newTestServer(testOptions{Client: k8s, Plans: &plans.Resolver{Reader: k8s}, Keys: k8s, Store: st, Clock: clk})
 	return &routeFixture{srv: srv, st: st, k8s: k8s, clk: clk}
 }
 
@@ -74,7 +74,7 @@ func (f *routeFixture) call(ns string, level apikeys.Level, method, path string,
 		rd = bytes.NewReader(raw)
 	}
 	req := httptest.NewRequest(method, path, rd)
-	req = core.WithCaller(req, &Caller{Namespace: ns, Level: level, User: "alice"})
+	req = core.WithCaller(req, &core.Caller{Namespace: ns, Level: level, User: "alice"})
 	rec := httptest.NewRecorder()
 	f.srv.Handler().ServeHTTP(rec, req)
 	return rec

@@ -1,4 +1,4 @@
-package apiserver
+package monitors
 
 import (
 	"bytes"
@@ -34,7 +34,7 @@ import (
 // (from its GenerateName) so the Secret's name is known; its Secret is
 // owned once the Monitor exists (adoptCredentials). It reports whether it
 // created the Secret.
-func (s *Server) keepCredentials(ctx context.Context, m *monv1.Monitor) (bool, error) {
+func (h *Handlers) keepCredentials(ctx context.Context, m *monv1.Monitor) (bool, error) {
 	if m.Name == "" {
 		if !credentials.HasInline(&m.Spec) {
 			return false, nil
@@ -43,7 +43,7 @@ func (s *Server) keepCredentials(ctx context.Context, m *monv1.Monitor) (bool, e
 	}
 	var sec corev1.Secret
 	key := client.ObjectKey{Namespace: m.Namespace, Name: credentials.SecretName(m.Name)}
-	err := s.opts.Reader.Get(ctx, key, &sec)
+	err := h.d.Reader.Get(ctx, key, &sec)
 	switch {
 	case apierrors.IsNotFound(err):
 		if !credentials.HasInline(&m.Spec) {
@@ -55,7 +55,7 @@ func (s *Server) keepCredentials(ctx context.Context, m *monv1.Monitor) (bool, e
 			Data:       credentials.Externalize(&m.Spec, m.Name, nil),
 		}
 		setCredentialsOwner(&sec, m)
-		if err := s.opts.Client.Create(ctx, &sec); err != nil {
+		if err := h.d.Client.Create(ctx, &sec); err != nil {
 			return false, fmt.Errorf("create credentials secret: %w", err)
 		}
 		return true, nil
@@ -71,7 +71,7 @@ func (s *Server) keepCredentials(ctx context.Context, m *monv1.Monitor) (bool, e
 		return false, nil
 	}
 	sec.Data = data
-	if err := s.opts.Client.Update(ctx, &sec); err != nil {
+	if err := h.d.Client.Update(ctx, &sec); err != nil {
 		return false, fmt.Errorf("update credentials secret: %w", err)
 	}
 	return false, nil
@@ -98,9 +98,9 @@ func setCredentialsOwner(sec *corev1.Secret, m *monv1.Monitor) bool {
 // adoptCredentials runs after a Monitor was created: its credentials
 // Secret, made before it, gets it as owner. Without an owner the Secret
 // would outlive the Monitor, so a failure is returned.
-func (s *Server) adoptCredentials(ctx context.Context, m *monv1.Monitor) error {
+func (h *Handlers) adoptCredentials(ctx context.Context, m *monv1.Monitor) error {
 	var sec corev1.Secret
-	err := s.opts.Reader.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: credentials.SecretName(m.Name)}, &sec)
+	err := h.d.Reader.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: credentials.SecretName(m.Name)}, &sec)
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
@@ -110,7 +110,7 @@ func (s *Server) adoptCredentials(ctx context.Context, m *monv1.Monitor) error {
 	if !setCredentialsOwner(&sec, m) {
 		return nil
 	}
-	if err := s.opts.Client.Update(ctx, &sec); err != nil {
+	if err := h.d.Client.Update(ctx, &sec); err != nil {
 		return fmt.Errorf("own credentials secret: %w", err)
 	}
 	return nil
@@ -118,33 +118,33 @@ func (s *Server) adoptCredentials(ctx context.Context, m *monv1.Monitor) error {
 
 // dropCredentials deletes the credentials Secret made for a Monitor whose
 // creation then failed.
-func (s *Server) dropCredentials(ctx context.Context, m *monv1.Monitor) {
+func (h *Handlers) dropCredentials(ctx context.Context, m *monv1.Monitor) {
 	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: m.Namespace, Name: credentials.SecretName(m.Name)}}
-	_ = client.IgnoreNotFound(s.opts.Client.Delete(ctx, sec))
+	_ = client.IgnoreNotFound(h.d.Client.Delete(ctx, sec))
 }
 
 // createWithCredentials creates m after moving its credentials to its
 // Secret, and makes m the Secret's owner.
-func (s *Server) createWithCredentials(ctx context.Context, m *monv1.Monitor) error {
-	made, err := s.keepCredentials(ctx, m)
+func (h *Handlers) createWithCredentials(ctx context.Context, m *monv1.Monitor) error {
+	made, err := h.keepCredentials(ctx, m)
 	if err != nil {
 		return err
 	}
-	if err := s.opts.Client.Create(ctx, m); err != nil {
+	if err := h.d.Client.Create(ctx, m); err != nil {
 		if made {
-			s.dropCredentials(ctx, m)
+			h.dropCredentials(ctx, m)
 		}
 		return err
 	}
-	return s.adoptCredentials(ctx, m)
+	return h.adoptCredentials(ctx, m)
 }
 
 // inlineCredentials is m's spec with the values of its credentials Secret
 // in place of the references to it, so a plan compares credentials as
 // written (code sends them in plain text).
-func (s *Server) inlineCredentials(ctx context.Context, m *monv1.Monitor) (*monv1.MonitorSpec, error) {
+func (h *Handlers) inlineCredentials(ctx context.Context, m *monv1.Monitor) (*monv1.MonitorSpec, error) {
 	var sec corev1.Secret
-	err := s.opts.Reader.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: credentials.SecretName(m.Name)}, &sec)
+	err := h.d.Reader.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: credentials.SecretName(m.Name)}, &sec)
 	if apierrors.IsNotFound(err) || (err == nil && sec.Labels[monv1.CredentialsOfLabel] != m.Name) {
 		return &m.Spec, nil
 	}
@@ -184,7 +184,7 @@ func redactDiff(diff []fieldChange, cur, desired *monv1.Monitor) []fieldChange {
 // owner may reference any Secret the monitor may read
 // (credentials.Referable). The resolver checks again when the value is
 // read, so a Secret relabelled later is refused too.
-func (s *Server) checkSecretRefs(ctx context.Context, m *monv1.Monitor, was *monv1.MonitorSpec) error {
+func (h *Handlers) checkSecretRefs(ctx context.Context, m *monv1.Monitor, was *monv1.MonitorSpec) error {
 	c := core.CallerFrom(ctx)
 	owner := c != nil && c.Owner
 	var errs []core.FieldError
@@ -198,7 +198,7 @@ func (s *Server) checkSecretRefs(ctx context.Context, m *monv1.Monitor, was *mon
 			continue // not a Secret name: the spec validation refuses it
 		}
 		var sec corev1.Secret
-		err := s.opts.Reader.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: ref.Secret.Name}, &sec)
+		err := h.d.Reader.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: ref.Secret.Name}, &sec)
 		if apierrors.IsNotFound(err) {
 			continue // may come later; the resolver checks it then
 		}
