@@ -26,6 +26,13 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/monitor"
 )
 
+// Automation serves monitoring as code (/automation/monitors): plans and
+// applies of a whole set of monitors and monitors addressed by key. It
+// builds on the monitor handlers (bodies, validation, credentials, writes).
+type Automation struct {
+	*Handlers
+}
+
 // Monitoring as code. A keyed monitor is a Monitor CR whose spec.key is set
 // (unique per namespace, enforced by admission), so kubectl apply, Helm and
 // /automation/monitors manage the same object and each sees the other's
@@ -116,7 +123,7 @@ func prefixed(err error, prefix string) error {
 // changed). A replacement is a new monitor that keeps cur's name, interval,
 // tags, regions, paused state, recipients and references; its config comes
 // from the spec alone.
-func (h *Handlers) desiredMonitor(ctx context.Context, ns string, b *monitorBody, cur *monv1.Monitor) (*monv1.Monitor, bool, error) {
+func (h *Automation) desiredMonitor(ctx context.Context, ns string, b *monitorBody, cur *monv1.Monitor) (*monv1.Monitor, bool, error) {
 	var m *monv1.Monitor
 	replace := false
 	switch {
@@ -333,7 +340,7 @@ func decodeSpecs(b *planBody) ([]*monitorBody, error) {
 
 // buildPlan computes what applying specs would change, from the monitors
 // the API server holds now. Invalid specs fail the whole plan with 400.
-func (h *Handlers) buildPlan(ctx context.Context, ns string, specs []*monitorBody, prune, adopt bool) (*codePlan, error) {
+func (h *Automation) buildPlan(ctx context.Context, ns string, specs []*monitorBody, prune, adopt bool) (*codePlan, error) {
 	var list monv1.MonitorList
 	if err := h.d.Reader.List(ctx, &list, client.InNamespace(ns)); err != nil {
 		return nil, fmt.Errorf("list monitors: %w", err)
@@ -465,7 +472,7 @@ func decodePlanBody(r *http.Request) (*planBody, []*monitorBody, error) {
 
 // planMonitors previews an apply; it writes nothing and read-only keys may
 // call it.
-func (h *Handlers) planMonitors(w http.ResponseWriter, r *http.Request) {
+func (h *Automation) planMonitors(w http.ResponseWriter, r *http.Request) {
 	ctx, c := r.Context(), core.CallerFrom(r.Context())
 	b, specs, err := decodePlanBody(r)
 	if err != nil {
@@ -503,7 +510,7 @@ type applySummary struct {
 // nothing changes); a fingerprint that no longer matches is 409. Each
 // monitor is applied on its own; without continue_on_error the first
 // failure skips the rest. Any failure answers 207.
-func (h *Handlers) applyMonitors(w http.ResponseWriter, r *http.Request) {
+func (h *Automation) applyMonitors(w http.ResponseWriter, r *http.Request) {
 	ctx, c := r.Context(), core.CallerFrom(r.Context())
 	b, specs, err := decodePlanBody(r)
 	if err != nil {
@@ -569,7 +576,7 @@ func (h *Handlers) applyMonitors(w http.ResponseWriter, r *http.Request) {
 }
 
 // resultError renders a failed change's error.
-func (h *Handlers) resultError(r *http.Request, err error) *core.ErrorBody {
+func (h *Automation) resultError(r *http.Request, err error) *core.ErrorBody {
 	var ae *core.Error
 	if errors.As(err, &ae) {
 		return &ae.Body
@@ -583,7 +590,7 @@ func (h *Handlers) resultError(r *http.Request, err error) *core.ErrorBody {
 
 // applyChange carries out one change and returns the resulting monitor (nil
 // after a delete).
-func (h *Handlers) applyChange(ctx context.Context, ch *planChange) (*monv1.Monitor, error) {
+func (h *Automation) applyChange(ctx context.Context, ch *planChange) (*monv1.Monitor, error) {
 	switch ch.Action {
 	case actionCreate:
 		return h.createKeyed(ctx, ch.desired)
@@ -597,22 +604,8 @@ func (h *Handlers) applyChange(ctx context.Context, ch *planChange) (*monv1.Moni
 	return nil, fmt.Errorf("apply change: unknown action %q", ch.Action)
 }
 
-// createKeyed creates a monitor built by desiredMonitor or newMonitor (every
-// REST and MCP create goes through here). A cron monitor gets its heartbeat
-// token before it is created, so the response carries its heartbeat_url.
-func (h *Handlers) createKeyed(ctx context.Context, m *monv1.Monitor) (*monv1.Monitor, error) {
-	monv1.EnsureHeartbeatToken(m)
-	if err := h.createWithCredentials(ctx, m); err != nil {
-		return nil, h.d.WriteFailed(ctx, m.Namespace, err, monitorFieldPath)
-	}
-	if m.Spec.Paused && h.st != nil {
-		_ = h.st.PauseMonitor(ctx, string(m.UID), h.d.Clock.Now())
-	}
-	return m, nil
-}
-
 // updateKeyed applies spec to the newest version of cur.
-func (h *Handlers) updateKeyed(ctx context.Context, cur *monv1.Monitor, spec *monitorBody) (*monv1.Monitor, error) {
+func (h *Automation) updateKeyed(ctx context.Context, cur *monv1.Monitor, spec *monitorBody) (*monv1.Monitor, error) {
 	m := cur.DeepCopy()
 	wasPaused := m.Spec.Paused
 	err := h.d.Mutate(ctx, m, func() error {
@@ -636,7 +629,7 @@ func (h *Handlers) updateKeyed(ctx context.Context, cur *monv1.Monitor, spec *mo
 // replaceKeyed replaces cur (whose type changes) by desired: the new monitor
 // is created without the key first, so a refusal leaves cur untouched; then
 // cur and its history are deleted and the key moves to the new monitor.
-func (h *Handlers) replaceKeyed(ctx context.Context, cur, desired *monv1.Monitor) (*monv1.Monitor, error) {
+func (h *Automation) replaceKeyed(ctx context.Context, cur, desired *monv1.Monitor) (*monv1.Monitor, error) {
 	key := desired.Spec.Key
 	m := desired.DeepCopy()
 	m.Spec.Key = ""
@@ -654,7 +647,7 @@ func (h *Handlers) replaceKeyed(ctx context.Context, cur, desired *monv1.Monitor
 }
 
 // deleteKeyed deletes a monitor and its history.
-func (h *Handlers) deleteKeyed(ctx context.Context, m *monv1.Monitor) error {
+func (h *Automation) deleteKeyed(ctx context.Context, m *monv1.Monitor) error {
 	if err := h.d.DeleteObject(ctx, m); err != nil {
 		return err
 	}
@@ -670,7 +663,7 @@ func (h *Handlers) deleteKeyed(ctx context.Context, m *monv1.Monitor) error {
 
 // monitorByKey finds the live monitor of ns with key, asking the API server
 // when the cache does not know it yet.
-func (h *Handlers) monitorByKey(ctx context.Context, ns, key string) (*monv1.Monitor, error) {
+func (h *Automation) monitorByKey(ctx context.Context, ns, key string) (*monv1.Monitor, error) {
 	var list monv1.MonitorList
 	if err := h.d.List(ctx, &list, ns); err != nil {
 		return nil, err
@@ -712,7 +705,7 @@ func pathKey(w http.ResponseWriter, r *http.Request) string {
 
 // keyedMonitor finds the monitor of the path's key; it writes the error and
 // returns nil when there is none.
-func (h *Handlers) keyedMonitor(w http.ResponseWriter, r *http.Request, key string) *monv1.Monitor {
+func (h *Automation) keyedMonitor(w http.ResponseWriter, r *http.Request, key string) *monv1.Monitor {
 	m, err := h.monitorByKey(r.Context(), core.CallerFrom(r.Context()).Namespace, key)
 	if errors.Is(err, core.ErrNotFound) {
 		core.WriteNotFound(w, "Monitor")
@@ -725,7 +718,7 @@ func (h *Handlers) keyedMonitor(w http.ResponseWriter, r *http.Request, key stri
 	return m
 }
 
-func (h *Handlers) getKeyedMonitor(w http.ResponseWriter, r *http.Request) {
+func (h *Automation) getKeyedMonitor(w http.ResponseWriter, r *http.Request) {
 	key := pathKey(w, r)
 	if key == "" {
 		return
@@ -737,7 +730,7 @@ func (h *Handlers) getKeyedMonitor(w http.ResponseWriter, r *http.Request) {
 
 // putKeyedMonitor creates (201) or updates (200) the monitor with the path's
 // key. A changed type replaces the monitor (new id, history deleted).
-func (h *Handlers) putKeyedMonitor(w http.ResponseWriter, r *http.Request) {
+func (h *Automation) putKeyedMonitor(w http.ResponseWriter, r *http.Request) {
 	ctx, c := r.Context(), core.CallerFrom(r.Context())
 	key := pathKey(w, r)
 	if key == "" {
@@ -789,7 +782,7 @@ func (h *Handlers) putKeyedMonitor(w http.ResponseWriter, r *http.Request) {
 	h.writeMonitor(w, r, m, code, false)
 }
 
-func (h *Handlers) deleteKeyedMonitor(w http.ResponseWriter, r *http.Request) {
+func (h *Automation) deleteKeyedMonitor(w http.ResponseWriter, r *http.Request) {
 	key := pathKey(w, r)
 	if key == "" {
 		return
@@ -807,7 +800,7 @@ func (h *Handlers) deleteKeyedMonitor(w http.ResponseWriter, r *http.Request) {
 
 // putMonitorKey assigns ({key: "..."}) or removes ({key: null}) the key of
 // the monitor with the path's id. A key another monitor carries is 409.
-func (h *Handlers) putMonitorKey(w http.ResponseWriter, r *http.Request) {
+func (h *Automation) putMonitorKey(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	m := h.d.PathMonitor(w, r)
 	if m == nil {

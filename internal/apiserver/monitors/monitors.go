@@ -1082,3 +1082,17 @@ func (h *Handlers) dnsRecords(w http.ResponseWriter, r *http.Request) {
 		"records": dnsRecords(recs), "changes": dnsRecords(changes), "expected_values": core.NonNil(expected),
 	})
 }
+
+// createKeyed creates a monitor built by desiredMonitor or newMonitor (every
+// REST and MCP create goes through here). A cron monitor gets its heartbeat
+// token before it is created, so the response carries its heartbeat_url.
+func (h *Handlers) createKeyed(ctx context.Context, m *monv1.Monitor) (*monv1.Monitor, error) {
+	monv1.EnsureHeartbeatToken(m)
+	if err := h.createWithCredentials(ctx, m); err != nil {
+		return nil, h.d.WriteFailed(ctx, m.Namespace, err, monitorFieldPath)
+	}
+	if m.Spec.Paused && h.st != nil {
+		_ = h.st.PauseMonitor(ctx, string(m.UID), h.d.Clock.Now())
+	}
+	return m, nil
+}

@@ -16,16 +16,17 @@ import (
 
 // Routes registers /monitors with their checks, step runs, regions, heartbeats and DNS records, and monitoring as code (/automation/monitors; keys may contain "/": the key is the rest of the path).
 func (h *Handlers) Routes(rt *core.Router) {
+	code := &Automation{Handlers: h}
 	l := rt.Limits
 	monitorWrite := core.WithLimit(l.MonitorWrite)
 	keyed := core.WithLimit(l.KeyedWrite)
 	codeBody := core.WithMaxBody(maxCodeBody)
-	rt.Handle(http.MethodPost, "/automation/monitors/plan", h.planMonitors, core.WithAccess(core.ReadOnlyWrite), core.WithLimit(l.Plan), codeBody)
-	rt.Handle(http.MethodPost, "/automation/monitors/apply", h.applyMonitors, core.WithLimit(l.Apply), codeBody)
-	rt.Handle(http.MethodPut, "/automation/monitors/by-id/{id}/key", h.putMonitorKey, keyed)
-	rt.Handle(http.MethodGet, "/automation/monitors/*", h.getKeyedMonitor)
-	rt.Handle(http.MethodPut, "/automation/monitors/*", h.putKeyedMonitor, keyed)
-	rt.Handle(http.MethodDelete, "/automation/monitors/*", h.deleteKeyedMonitor, keyed)
+	rt.Handle(http.MethodPost, "/automation/monitors/plan", code.planMonitors, core.WithAccess(core.ReadOnlyWrite), core.WithLimit(l.Plan), codeBody)
+	rt.Handle(http.MethodPost, "/automation/monitors/apply", code.applyMonitors, core.WithLimit(l.Apply), codeBody)
+	rt.Handle(http.MethodPut, "/automation/monitors/by-id/{id}/key", code.putMonitorKey, keyed)
+	rt.Handle(http.MethodGet, "/automation/monitors/*", code.getKeyedMonitor)
+	rt.Handle(http.MethodPut, "/automation/monitors/*", code.putKeyedMonitor, keyed)
+	rt.Handle(http.MethodDelete, "/automation/monitors/*", code.deleteKeyedMonitor, keyed)
 	rt.Handle(http.MethodGet, "/monitors", h.listMonitors)
 	rt.Handle(http.MethodGet, "/monitors/summary", h.monitorsSummary)
 	rt.Handle(http.MethodPost, "/monitors", h.createMonitor, monitorWrite)
