@@ -73,6 +73,12 @@ func New(t testing.TB, objs ...client.Object) *Fixture {
 // Call sends a request as a caller of ns at level (the user "alice"). A
 // string body is sent as it is, anything else as JSON.
 func (f *Fixture) Call(ns string, level apikeys.Level, method, path string, body any) *httptest.ResponseRecorder {
+	return f.CallAs(&core.Caller{Namespace: ns, Level: level, User: "alice"}, method, path, body)
+}
+
+// CallAs sends a request as caller c (an owner: Owner true, Level
+// automation, as the aggregated door makes one).
+func (f *Fixture) CallAs(c *core.Caller, method, path string, body any) *httptest.ResponseRecorder {
 	var rd *bytes.Reader
 	if body == nil {
 		rd = bytes.NewReader(nil)
@@ -83,7 +89,7 @@ func (f *Fixture) Call(ns string, level apikeys.Level, method, path string, body
 		rd = bytes.NewReader(raw)
 	}
 	req := httptest.NewRequest(method, path, rd)
-	req = core.WithCaller(req, &core.Caller{Namespace: ns, Level: level, User: "alice"})
+	req = core.WithCaller(req, c)
 	rec := httptest.NewRecorder()
 	f.Router.Mux.ServeHTTP(rec, req)
 	return rec
