@@ -119,8 +119,7 @@ func (w MonitorWebhook) validateMonitorRefs(ctx context.Context, old, m *monv1.M
 			return nil, fmt.Errorf("list monitors: %w", err)
 		}
 		if n := countLive(list.Items, m.Name); n >= int(plan.Spec.Limits.Monitors) {
-			errs = append(errs, field.Forbidden(spec, fmt.Sprintf(
-				"plan limit reached: %d of %d monitors (%s)", n, plan.Spec.Limits.Monitors, monitor.CodeEntitlementLimit)))
+			errs = append(errs, (&plans.LimitError{Resource: "monitors", Current: n, Limit: int(plan.Spec.Limits.Monitors)}).Field(spec))
 		}
 	}
 	if ref := m.Spec.GroupRef; ref != nil {

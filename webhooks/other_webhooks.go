@@ -98,8 +98,7 @@ func (w StatusPageWebhook) validate(ctx context.Context, old, p *monv1.StatusPag
 		}
 	}
 	if old == nil && plan.Spec.Limits.StatusPages > 0 && inNamespace >= int(plan.Spec.Limits.StatusPages) {
-		errs = append(errs, field.Forbidden(spec, fmt.Sprintf("plan limit reached: %d of %d status pages (%s)",
-			inNamespace, plan.Spec.Limits.StatusPages, monitor.CodeEntitlementLimit)))
+		errs = append(errs, (&plans.LimitError{Resource: "status pages", Current: inNamespace, Limit: int(plan.Spec.Limits.StatusPages)}).Field(spec))
 	}
 	return invalid(p, errs)
 }

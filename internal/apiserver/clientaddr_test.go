@@ -18,6 +18,7 @@ import (
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/apikeys"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
 	"github.com/uptime-operator/uptime-operator/internal/clientip"
 	"github.com/uptime-operator/uptime-operator/internal/engine"
 	"github.com/uptime-operator/uptime-operator/internal/plans"
@@ -182,7 +183,7 @@ func TestUnknownKeyLevelRefused(t *testing.T) {
 	}
 	select {
 	case ev := <-f.recorder.Events:
-		if !strings.Contains(ev, "Warning "+ReasonUnknownAccessLevel) || !strings.Contains(ev, `"readonly"`) {
+		if !strings.Contains(ev, "Warning "+core.ReasonUnknownAccessLevel) || !strings.Contains(ev, `"readonly"`) {
 			t.Fatalf("event %q", ev)
 		}
 	default:

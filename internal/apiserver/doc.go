@@ -6,4 +6,11 @@
 // Every write is recorded in the process's writethrough.Overlay before it is
 // answered, so the next request, and everything else the manager does, sees
 // it (read-your-writes).
+//
+// The package assembles the API: New builds the core router
+// (internal/apiserver/core) and registers on it the routes of one package
+// per resource (monitors, incidents, statuspages, integrations, groups,
+// maintenance, reliability, stats, public, workspace and one per optional
+// feature), in routes.go. Options and Store are the union of what the
+// resource packages declare they need.
 package apiserver

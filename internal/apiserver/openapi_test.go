@@ -41,7 +41,7 @@ func normalisePath(p string) string {
 func servedRoutes(t *testing.T, s *Server) map[string][]string {
 	t.Helper()
 	served := map[string][]string{}
-	err := chi.Walk(s.router, func(method, route string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
+	err := chi.Walk(s.rt.Mux, func(method, route string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
 		p := normalisePath(route)
 		if !slices.Contains(served[p], method) {
 			served[p] = append(served[p], method)

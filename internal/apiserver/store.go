@@ -1,85 +1,35 @@
 package apiserver
 
 import (
-	"context"
-	"time"
-
-	"github.com/uptime-operator/uptime-operator/internal/assist"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/incidentcomms"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/incidents"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/integrations"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/monitors"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/reliability"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/stats"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/telemetry"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/thirdpartystatus"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/websitehealth"
 	"github.com/uptime-operator/uptime-operator/internal/recipients"
-	"github.com/uptime-operator/uptime-operator/internal/sitehealth"
-	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
 // Store is the part of the history store (internal/store) that the REST API
-// uses: what its handlers call, grouped by the routes that call it, and what
-// it hands on to the services it builds itself (the AI assist and the
-// recipient confirmer when none is configured, the site health report).
-// The handlers' own calls are listed even where an embedded interface has
-// them too, so that each group stays true when a service's needs change.
-// It holds only these methods, so the dependency is visible here and a
-// test can fake or wrap it; every store backend satisfies it.
+// uses: the union of the store interfaces the resource packages declare,
+// the last use of API keys (the core router) and what the recipient
+// confirmer needs when none is configured. It holds only these methods, so
+// the dependency is visible here and a test can fake or wrap it; every
+// store backend satisfies it.
 type Store interface {
-	assist.Store
+	core.KeyStore
 	recipients.Store
-	sitehealth.ReportStore
-
-	// Monitors: pause windows, statistics reset, deletion, uptime and the
-	// history of DNS answers.
-	PauseMonitor(ctx context.Context, monitorID string, at time.Time) error
-	ResumeMonitor(ctx context.Context, monitorID string, at time.Time) error
-	ListPauseWindows(ctx context.Context, monitorID string, since time.Time) ([]store.PauseWindow, error)
-	ResetStats(ctx context.Context, monitorID string) error
-	DeleteMonitorHistory(ctx context.Context, monitorID string) error
-	Uptime(ctx context.Context, monitorID string, from, to time.Time) (*float64, error)
-	UptimeWindows(ctx context.Context, monitorID string, to time.Time, windows ...time.Duration) ([]*float64, error)
-	ListDNSRecords(ctx context.Context, monitorID string, changedOnly bool, limit int) ([]store.DNSRecord, error)
-	// Check history, statistics, flakiness and step runs.
-	ListChecks(ctx context.Context, q store.ChecksQuery) (items []store.Check, nextBefore *time.Time, err error)
-	LatestChecks(ctx context.Context, monitorID string) ([]store.Check, error)
-	Stats(ctx context.Context, q store.StatsQuery) (store.Stats, error)
-	UptimeDaily(ctx context.Context, monitorID string, days int, loc *time.Location) ([]store.DailyUptime, error)
-	ResponseSeries(ctx context.Context, q store.SeriesQuery) ([]store.SeriesPoint, error)
-	// Incidents with their timelines, notes, runbooks and deploy events.
-	GetIncident(ctx context.Context, id string) (store.Incident, error)
-	ListIncidents(ctx context.Context, q store.IncidentQuery) (store.IncidentList, error)
-	SnoozeIncident(ctx context.Context, id string, until *time.Time) (store.Incident, error)
-	AttachRunbook(ctx context.Context, id string, rb store.IncidentRunbook) (store.Incident, error)
-	SetRunbookStep(ctx context.Context, id, stepID string, completed bool, at time.Time) (store.Incident, error)
-	SetPostmortem(ctx context.Context, id, postmortem string) error
-	ListTimeline(ctx context.Context, q store.TimelineQuery) (items []store.TimelineEvent, nextCursor string, err error)
-	AddNote(ctx context.Context, n store.Note) (store.Note, error)
-	ListNotes(ctx context.Context, incidentID string) ([]store.Note, error)
-	DeleteNote(ctx context.Context, incidentID, noteID string) error
-	InsertDeployEvent(ctx context.Context, e store.DeployEvent) (store.DeployEvent, error)
-	ListDeployEvents(ctx context.Context, q store.DeployEventQuery) ([]store.DeployEvent, error)
-	// Alert deliveries (notification history).
-	ListDeliveries(ctx context.Context, q store.DeliveryQuery) ([]store.Delivery, error)
-	// API keys' last use.
-	TouchAPIKey(ctx context.Context, keyID string, at time.Time) error
-	// Alert email recipients' confirmation state.
-	ListAlertRecipients(ctx context.Context, namespace string) ([]store.AlertRecipient, error)
-	// AI drafts, reviewed and published by people.
-	GetAIDraft(ctx context.Context, id string) (store.AIDraft, error)
-	UpdateAIDraft(ctx context.Context, d store.AIDraft, from store.AIDraftStatus) (store.AIDraft, error)
-	PublishAIDraft(ctx context.Context, id, author string, at time.Time) (store.AIDraft, store.Note, error)
-	// Website health sites and their runs.
-	CreateHealthSite(ctx context.Context, s store.HealthSite) (store.HealthSite, error)
-	GetHealthSite(ctx context.Context, id string) (store.HealthSite, error)
-	ListHealthSites(ctx context.Context, namespace string) ([]store.HealthSite, error)
-	UpdateHealthSite(ctx context.Context, s store.HealthSite) (store.HealthSite, error)
-	DeleteHealthSite(ctx context.Context, id string) error
-	ListHealthRuns(ctx context.Context, siteID string, limit int) ([]store.HealthRun, error)
-	// Third-party status subscriptions and status page links.
-	InsertThirdPartySubscription(ctx context.Context, s store.ThirdPartySubscription) (store.ThirdPartySubscription, error)
-	GetThirdPartySubscription(ctx context.Context, id string) (store.ThirdPartySubscription, error)
-	ListThirdPartySubscriptions(ctx context.Context, namespace string) ([]store.ThirdPartySubscription, error)
-	UpdateThirdPartySubscription(ctx context.Context, s store.ThirdPartySubscription) (store.ThirdPartySubscription, error)
-	DeleteThirdPartySubscription(ctx context.Context, id string) error
-	GetThirdPartyPage(ctx context.Context, pageUID string) (store.ThirdPartyPage, error)
-	PutThirdPartyPage(ctx context.Context, p store.ThirdPartyPage) (store.ThirdPartyPage, error)
-	// OpenTelemetry export settings and delivery status.
-	PutOTelSettings(ctx context.Context, s store.OTelSettings) (store.OTelSettings, error)
-	GetOTelSettings(ctx context.Context, namespace string) (store.OTelSettings, error)
-	DeleteOTelSettings(ctx context.Context, namespace string) error
-	GetOTelDelivery(ctx context.Context, namespace string) (store.OTelDeliveryStatus, error)
+	monitors.Store
+	stats.Store
+	incidents.Store
+	incidentcomms.Store
+	integrations.Store
+	reliability.Store
+	websitehealth.Store
+	telemetry.Store
+	thirdpartystatus.Store
 }

@@ -6,6 +6,15 @@ import (
 	"github.com/uptime-operator/uptime-operator/controllers"
 	"github.com/uptime-operator/uptime-operator/internal/alerting"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/incidentcomms"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/incidents"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/integrations"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/monitors"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/reliability"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/stats"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/telemetry"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/thirdpartystatus"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/websitehealth"
 	"github.com/uptime-operator/uptime-operator/internal/assist"
 	"github.com/uptime-operator/uptime-operator/internal/engine"
 	"github.com/uptime-operator/uptime-operator/internal/expiry"
@@ -26,6 +35,15 @@ import (
 var consumerStores = []reflect.Type{
 	fits(func(s store.Store) engine.Store { return s }),
 	fits(func(s store.Store) apiserver.Store { return s }),
+	fits(func(s store.Store) monitors.Store { return s }),
+	fits(func(s store.Store) incidents.Store { return s }),
+	fits(func(s store.Store) incidentcomms.Store { return s }),
+	fits(func(s store.Store) integrations.Store { return s }),
+	fits(func(s store.Store) reliability.Store { return s }),
+	fits(func(s store.Store) stats.Store { return s }),
+	fits(func(s store.Store) telemetry.Store { return s }),
+	fits(func(s store.Store) thirdpartystatus.Store { return s }),
+	fits(func(s store.Store) websitehealth.Store { return s }),
 	fits(func(s store.Store) alerting.WorkerStore { return s }),
 	fits(func(s store.Store) alerting.EscalationStore { return s }),
 	fits(func(s store.Store) statuspage.NotifierStore { return s }),

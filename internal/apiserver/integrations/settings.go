@@ -1,0 +1,37 @@
+package integrations
+
+import (
+	"net/http"
+
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
+	"github.com/uptime-operator/uptime-operator/internal/httpjson"
+)
+
+// Alerting settings: readable with every key.
+
+func (h *Handlers) listEscalationPolicies(w http.ResponseWriter, r *http.Request) {
+	var list monv1.EscalationPolicyList
+	if err := h.d.List(r.Context(), &list, core.CallerFrom(r.Context()).Namespace); err != nil {
+		core.WriteErr(w, r, err)
+		return
+	}
+	out := []map[string]any{}
+	for _, p := range list.Items {
+		steps := []map[string]any{}
+		for _, st := range p.Spec.Steps {
+			var channels []string
+			for _, ch := range st.Channels {
+				channels = append(channels, ch.Name)
+			}
+			steps = append(steps, map[string]any{"delay_minutes": st.DelayMinutes, "channels": core.NonNil(channels), "emails": core.NonNil(st.Emails)})
+		}
+		out = append(out, map[string]any{"id": string(p.UID), "name": p.Name, "description": core.StrPtr(p.Spec.Description),
+			"repeat": p.Spec.Repeat, "steps": steps, "created_at": core.ISOTime(p.CreationTimestamp.Time)})
+	}
+	httpjson.Write(w, http.StatusOK, out)
+}
+
+// emptyList answers settings the operator does not model (suppression
+// windows beyond maintenance) with an empty list.
+func emptyList(w http.ResponseWriter, _ *http.Request) { httpjson.Write(w, http.StatusOK, []any{}) }

@@ -1,0 +1,3 @@
+// Package maintenance serves /maintenance: the maintenance windows of a
+// workspace, as MaintenanceWindow custom resources.
+package maintenance

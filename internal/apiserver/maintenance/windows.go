@@ -1,0 +1,374 @@
+package maintenance
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
+	"github.com/uptime-operator/uptime-operator/internal/httpjson"
+	"github.com/uptime-operator/uptime-operator/internal/restapi"
+)
+
+// Handlers serve the maintenance windows of a workspace (MaintenanceWindow
+// custom resources): readable with every key, changed only by the
+// workspace owner.
+type Handlers struct {
+	d *core.Deps
+}
+
+// New returns the handlers over d.
+func New(d *core.Deps) *Handlers { return &Handlers{d: d} }
+
+// Routes registers /maintenance.
+func (h *Handlers) Routes(rt *core.Router) {
+	owner := core.WithAccess(core.OwnerOnly)
+	rt.Handle(http.MethodGet, "/maintenance", h.list)
+	rt.Handle(http.MethodPost, "/maintenance", h.create, owner)
+	rt.Handle(http.MethodPut, "/maintenance/{id}", h.update, owner)
+	rt.Handle(http.MethodPatch, "/maintenance/{id}", h.update, owner)
+	rt.Handle(http.MethodDelete, "/maintenance/{id}", h.delete, owner)
+}
+
+// maintenanceObject renders a window; references are shown as ids.
+func maintenanceObject(mw *monv1.MaintenanceWindow, monitors, groups *core.ObjectUIDs) restapi.MaintenanceWindow {
+	ids := func(refs []monv1.LocalObjectReference, idx *core.ObjectUIDs) []string {
+		out := []string{}
+		for _, ref := range refs {
+			if u := idx.UIDOf(ref.Name); u != nil {
+				out = append(out, *u)
+			}
+		}
+		return out
+	}
+	sp := mw.Spec
+	state := string(mw.Status.State)
+	if state == "" {
+		state = string(monv1.MaintenanceScheduled)
+	}
+	if sp.Cancelled {
+		state = string(monv1.MaintenanceCancelled)
+	}
+	var rec *string
+	if sp.Recurrence != nil {
+		rec = core.StrPtr(string(sp.Recurrence.Frequency))
+	}
+	tz := sp.TimeZone
+	if tz == "" {
+		tz = "UTC"
+	}
+	impact := sp.Impact
+	if impact == "" {
+		impact = "medium"
+	}
+	return restapi.MaintenanceWindow{ID: string(mw.UID), Title: sp.Title, Description: core.StrPtr(sp.Description),
+		StartsAt: core.ISOTime(sp.StartsAt.Time), EndsAt: core.ISOTime(sp.EndsAt.Time), TimeZone: tz, Recurrence: rec,
+		Scope: string(sp.Scope), MonitorIDs: ids(sp.Monitors, monitors), GroupIDs: ids(sp.Groups, groups), Impact: impact,
+		State: state, CurrentStart: core.MetaTimePtr(mw.Status.CurrentStart), CurrentEnd: core.MetaTimePtr(mw.Status.CurrentEnd),
+		Cancelled: sp.Cancelled}
+}
+
+func (h *Handlers) list(w http.ResponseWriter, r *http.Request) {
+	ctx, c := r.Context(), core.CallerFrom(r.Context())
+	var list monv1.MaintenanceWindowList
+	if err := h.d.List(ctx, &list, c.Namespace); err != nil {
+		core.WriteErr(w, r, err)
+		return
+	}
+	monitors, err := h.d.UIDIndex(ctx, &monv1.MonitorList{}, c.Namespace)
+	if err != nil {
+		core.WriteErr(w, r, err)
+		return
+	}
+	groups, err := h.d.UIDIndex(ctx, &monv1.MonitorGroupList{}, c.Namespace)
+	if err != nil {
+		core.WriteErr(w, r, err)
+		return
+	}
+	out := []restapi.MaintenanceWindow{}
+	for i := range list.Items {
+		if list.Items[i].DeletionTimestamp == nil {
+			out = append(out, maintenanceObject(&list.Items[i], monitors, groups))
+		}
+	}
+	slices.SortFunc(out, func(a, b restapi.MaintenanceWindow) int { return strings.Compare(b.StartsAt, a.StartsAt) })
+	httpjson.Write(w, http.StatusOK, out)
+}
+
+// recurrenceBody is a window's recurrence: a frequency string ("weekly") or
+// {frequency, interval, until}.
+type recurrenceBody struct {
+	Frequency string  `json:"frequency"`
+	Interval  int32   `json:"interval"`
+	Until     *string `json:"until"`
+}
+
+// UnmarshalJSON accepts a frequency string or an object.
+func (rb *recurrenceBody) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		return json.Unmarshal(b, &rb.Frequency)
+	}
+	type plain recurrenceBody
+	var p plain
+	if err := json.Unmarshal(b, &p); err != nil {
+		return &core.FieldDecodeError{Field: "recurrence", Msg: "must be a frequency or {frequency, interval, until}"}
+	}
+	*rb = recurrenceBody(p)
+	return nil
+}
+
+// maintenanceBody is the create and update body of a maintenance window;
+// on update only sent fields change.
+type maintenanceBody struct {
+	Title       core.Nullable[string]         `json:"title"`
+	Description core.Nullable[string]         `json:"description"`
+	StartsAt    core.Nullable[string]         `json:"starts_at"`
+	EndsAt      core.Nullable[string]         `json:"ends_at"`
+	TimeZone    core.Nullable[string]         `json:"time_zone"`
+	Recurrence  core.Nullable[recurrenceBody] `json:"recurrence"`
+	Scope       core.Nullable[string]         `json:"scope"`
+	MonitorIDs  core.Nullable[[]string]       `json:"monitor_ids"`
+	GroupIDs    core.Nullable[[]string]       `json:"group_ids"`
+	Impact      core.Nullable[string]         `json:"impact"`
+	Cancelled   core.Nullable[bool]           `json:"cancelled"`
+}
+
+// refsByID resolves ids of one kind to references; unknown ids are field
+// errors of field[i].
+func refsByID(ids []string, idx *core.ObjectUIDs, field, what string) ([]monv1.LocalObjectReference, []core.FieldError) {
+	var out []monv1.LocalObjectReference
+	var errs []core.FieldError
+	seen := map[string]bool{}
+	for i, id := range ids {
+		name, ok := idx.ByUID[id]
+		if !ok {
+			errs = append(errs, core.FieldErr(fmt.Sprintf("%s[%d]", field, i), "%s not found", what))
+			continue
+		}
+		if !seen[name] {
+			seen[name] = true
+			out = append(out, monv1.LocalObjectReference{Name: name})
+		}
+	}
+	return out, errs
+}
+
+// applyMaintenanceBody writes the sent fields of b onto mw and validates the
+// result the way admission does, with REST field names.
+func applyMaintenanceBody(mw *monv1.MaintenanceWindow, b *maintenanceBody, create bool, monitors, groups *core.ObjectUIDs) []core.FieldError {
+	var errs []core.FieldError
+	sp := &mw.Spec
+	if b.Title.Set {
+		sp.Title = strings.TrimSpace(b.Title.Value())
+	}
+	if (create || b.Title.Set) && (sp.Title == "" || len(sp.Title) > 255) {
+		errs = append(errs, core.FieldErr("title", "must be 1-255 characters"))
+	}
+	if b.Description.Set {
+		sp.Description = b.Description.Value()
+		if len(sp.Description) > 5000 {
+			errs = append(errs, core.FieldErr("description", "must be at most 5000 characters"))
+		}
+	}
+	parseTime := func(f string, v core.Nullable[string], dst *metav1.Time) {
+		if !v.Set {
+			if create {
+				errs = append(errs, core.FieldErr(f, "is required"))
+			}
+			return
+		}
+		t, err := time.Parse(time.RFC3339Nano, v.Value())
+		if err != nil {
+			errs = append(errs, core.FieldErr(f, "must be an ISO 8601 timestamp"))
+			return
+		}
+		*dst = metav1.NewTime(t.UTC())
+	}
+	parseTime("starts_at", b.StartsAt, &sp.StartsAt)
+	parseTime("ends_at", b.EndsAt, &sp.EndsAt)
+	if !sp.StartsAt.IsZero() && !sp.EndsAt.IsZero() && !sp.EndsAt.After(sp.StartsAt.Time) {
+		errs = append(errs, core.FieldErr("ends_at", "must be after starts_at"))
+	}
+	if b.TimeZone.Set {
+		sp.TimeZone = b.TimeZone.Value()
+		if _, err := time.LoadLocation(sp.TimeZone); err != nil || len(sp.TimeZone) > 64 {
+			errs = append(errs, core.FieldErr("time_zone", "must be an IANA time zone such as Europe/Berlin"))
+		}
+	}
+	if b.Recurrence.Set {
+		rb := b.Recurrence.Value()
+		switch {
+		case b.Recurrence.Null || rb.Frequency == "" || rb.Frequency == "none":
+			sp.Recurrence = nil
+		case rb.Frequency != "daily" && rb.Frequency != "weekly" && rb.Frequency != "monthly":
+			errs = append(errs, core.FieldErr("recurrence.frequency", "must be one of none, daily, weekly, monthly"))
+		case rb.Interval < 0 || rb.Interval > 52:
+			errs = append(errs, core.FieldErr("recurrence.interval", "must be between 1 and 52"))
+		default:
+			rec := &monv1.Recurrence{Frequency: monv1.RecurrenceFrequency(rb.Frequency), Interval: rb.Interval}
+			if rb.Until != nil {
+				t, err := time.Parse(time.RFC3339Nano, *rb.Until)
+				if err != nil {
+					errs = append(errs, core.FieldErr("recurrence.until", "must be an ISO 8601 timestamp"))
+				} else {
+					rec.Until = &metav1.Time{Time: t.UTC()}
+				}
+			}
+			sp.Recurrence = rec
+		}
+	}
+	if b.MonitorIDs.Set {
+		ids := b.MonitorIDs.Value()
+		if len(ids) > 500 {
+			errs = append(errs, core.FieldErr("monitor_ids", "must have at most 500 monitors"))
+		}
+		var fe []core.FieldError
+		sp.Monitors, fe = refsByID(ids, monitors, "monitor_ids", "monitor")
+		errs = append(errs, fe...)
+	}
+	if b.GroupIDs.Set {
+		ids := b.GroupIDs.Value()
+		if len(ids) > 100 {
+			errs = append(errs, core.FieldErr("group_ids", "must have at most 100 groups"))
+		}
+		var fe []core.FieldError
+		sp.Groups, fe = refsByID(ids, groups, "group_ids", "monitor group")
+		errs = append(errs, fe...)
+	}
+	switch {
+	case b.Scope.Set && !b.Scope.Null:
+		sp.Scope = monv1.MaintenanceScope(b.Scope.Value())
+	case create && len(sp.Monitors) > 0:
+		sp.Scope = "monitors"
+	case create && len(sp.Groups) > 0:
+		sp.Scope = "groups"
+	case create || sp.Scope == "":
+		sp.Scope = "all"
+	}
+	switch sp.Scope {
+	case "all":
+		sp.Monitors, sp.Groups = nil, nil
+	case "monitors":
+		sp.Groups = nil
+		if len(sp.Monitors) == 0 {
+			errs = append(errs, core.FieldErr("monitor_ids", "is required when scope is monitors"))
+		}
+	case "groups":
+		sp.Monitors = nil
+		if len(sp.Groups) == 0 {
+			errs = append(errs, core.FieldErr("group_ids", "is required when scope is groups"))
+		}
+	default:
+		errs = append(errs, core.FieldErr("scope", "must be one of all, monitors, groups"))
+	}
+	if b.Impact.Set {
+		sp.Impact = b.Impact.Value()
+		if sp.Impact != "" && sp.Impact != "low" && sp.Impact != "medium" && sp.Impact != "high" {
+			errs = append(errs, core.FieldErr("impact", "must be one of low, medium, high"))
+		}
+	}
+	if b.Cancelled.Set && !b.Cancelled.Null {
+		sp.Cancelled = b.Cancelled.Value()
+	}
+	return errs
+}
+
+// maintenanceFieldPath maps a MaintenanceWindow field path to the REST name.
+func maintenanceFieldPath(p string) string {
+	switch {
+	case strings.HasPrefix(p, "spec.monitors"):
+		return "monitor_ids"
+	case strings.HasPrefix(p, "spec.groups"):
+		return "group_ids"
+	}
+	return core.SnakePath(p)
+}
+
+// refs indexes the monitors and groups of ns by uid.
+func (h *Handlers) refs(ctx context.Context, ns string) (monitors, groups *core.ObjectUIDs, err error) {
+	if monitors, err = h.d.UIDIndex(ctx, &monv1.MonitorList{}, ns); err != nil {
+		return nil, nil, err
+	}
+	if groups, err = h.d.UIDIndex(ctx, &monv1.MonitorGroupList{}, ns); err != nil {
+		return nil, nil, err
+	}
+	return monitors, groups, nil
+}
+
+func (h *Handlers) create(w http.ResponseWriter, r *http.Request) {
+	ctx, c := r.Context(), core.CallerFrom(r.Context())
+	var b maintenanceBody
+	if err := core.DecodeJSON(r, &b, false); err != nil {
+		core.WriteErr(w, r, err)
+		return
+	}
+	monitors, groups, err := h.refs(ctx, c.Namespace)
+	if err != nil {
+		core.WriteErr(w, r, err)
+		return
+	}
+	mw := &monv1.MaintenanceWindow{ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace}}
+	if errs := applyMaintenanceBody(mw, &b, true, monitors, groups); len(errs) > 0 {
+		core.WriteValidation(w, errs...)
+		return
+	}
+	mw.GenerateName = core.ObjectNamePrefix(mw.Spec.Title, "maintenance")
+	if err := h.d.Client.Create(ctx, mw); err != nil {
+		core.WriteErr(w, r, h.d.WriteFailed(ctx, c.Namespace, err, maintenanceFieldPath))
+		return
+	}
+	httpjson.Write(w, http.StatusCreated, maintenanceObject(mw, monitors, groups))
+}
+
+func (h *Handlers) pathWindow(w http.ResponseWriter, r *http.Request) *monv1.MaintenanceWindow {
+	return core.PathObject[*monv1.MaintenanceWindow](h.d, w, r, &monv1.MaintenanceWindowList{}, "id", "Maintenance window")
+}
+
+// update serves PUT and PATCH: only sent fields change.
+func (h *Handlers) update(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	mw := h.pathWindow(w, r)
+	if mw == nil {
+		return
+	}
+	var b maintenanceBody
+	if err := core.DecodeJSON(r, &b, false); err != nil {
+		core.WriteErr(w, r, err)
+		return
+	}
+	monitors, groups, err := h.refs(ctx, mw.Namespace)
+	if err != nil {
+		core.WriteErr(w, r, err)
+		return
+	}
+	err = h.d.Mutate(ctx, mw, func() error {
+		if errs := applyMaintenanceBody(mw, &b, false, monitors, groups); len(errs) > 0 {
+			return core.ValidationError(errs...)
+		}
+		return nil
+	})
+	if err != nil {
+		core.WriteErr(w, r, h.d.WriteFailed(ctx, mw.Namespace, err, maintenanceFieldPath))
+		return
+	}
+	httpjson.Write(w, http.StatusOK, maintenanceObject(mw, monitors, groups))
+}
+
+func (h *Handlers) delete(w http.ResponseWriter, r *http.Request) {
+	mw := h.pathWindow(w, r)
+	if mw == nil {
+		return
+	}
+	if err := h.d.DeleteObject(r.Context(), mw); err != nil {
+		core.WriteErr(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}

@@ -1,0 +1,241 @@
+package monitors
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilrand "k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
+	"github.com/uptime-operator/uptime-operator/internal/credentials"
+)
+
+// Credentials written through the REST API (monitor header values: basic
+// auth, bearer tokens, API keys) never stay in the Monitor's spec: before
+// the Monitor is written they go to its credentials Secret, owned by the
+// Monitor, and the spec references them (package credentials). Responses
+// show them as [REDACTED], and a [REDACTED] sent back keeps the stored
+// value.
+
+// keepCredentials moves the literal credential values of m's spec into m's
+// credentials Secret, creating or updating it, so that the spec written
+// next holds references only. A Monitor not created yet is named here
+// (from its GenerateName) so the Secret's name is known; its Secret is
+// owned once the Monitor exists (adoptCredentials). It reports whether it
+// created the Secret.
+func (h *Handlers) keepCredentials(ctx context.Context, m *monv1.Monitor) (bool, error) {
+	if m.Name == "" {
+		if !credentials.HasInline(&m.Spec) {
+			return false, nil
+		}
+		m.Name, m.GenerateName = m.GenerateName+utilrand.String(5), ""
+	}
+	var sec corev1.Secret
+	key := client.ObjectKey{Namespace: m.Namespace, Name: credentials.SecretName(m.Name)}
+	err := h.d.Reader.Get(ctx, key, &sec)
+	switch {
+	case apierrors.IsNotFound(err):
+		if !credentials.HasInline(&m.Spec) {
+			return false, nil
+		}
+		sec = corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name, Labels: map[string]string{monv1.CredentialsOfLabel: m.Name}},
+			Type:       corev1.SecretTypeOpaque,
+			Data:       credentials.Externalize(&m.Spec, m.Name, nil),
+		}
+		setCredentialsOwner(&sec, m)
+		if err := h.d.Client.Create(ctx, &sec); err != nil {
+			return false, fmt.Errorf("create credentials secret: %w", err)
+		}
+		return true, nil
+	case err != nil:
+		return false, fmt.Errorf("read credentials secret: %w", err)
+	case sec.Labels[monv1.CredentialsOfLabel] != m.Name:
+		// Someone else's Secret has the name: never write over it.
+		return false, core.ValidationError(core.FieldErr("config.headers",
+			"secret %s exists and does not hold this monitor's credentials; rename the monitor or the Secret", key.Name))
+	}
+	data := credentials.Externalize(&m.Spec, m.Name, sec.Data)
+	if maps.EqualFunc(data, sec.Data, bytes.Equal) && !setCredentialsOwner(&sec, m) {
+		return false, nil
+	}
+	sec.Data = data
+	if err := h.d.Client.Update(ctx, &sec); err != nil {
+		return false, fmt.Errorf("update credentials secret: %w", err)
+	}
+	return false, nil
+}
+
+// setCredentialsOwner makes m (once created) the owner of its credentials
+// Secret, so the garbage collector deletes the Secret with the Monitor. It
+// reports whether it changed sec.
+func setCredentialsOwner(sec *corev1.Secret, m *monv1.Monitor) bool {
+	if m.UID == "" {
+		return false
+	}
+	for _, o := range sec.OwnerReferences {
+		if o.UID == m.UID {
+			return false
+		}
+	}
+	sec.OwnerReferences = append(sec.OwnerReferences, metav1.OwnerReference{
+		APIVersion: monv1.GroupVersion.String(), Kind: "Monitor", Name: m.Name, UID: m.UID,
+	})
+	return true
+}
+
+// adoptCredentials runs after a Monitor was created: its credentials
+// Secret, made before it, gets it as owner. Without an owner the Secret
+// would outlive the Monitor, so a failure is returned.
+func (h *Handlers) adoptCredentials(ctx context.Context, m *monv1.Monitor) error {
+	var sec corev1.Secret
+	err := h.d.Reader.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: credentials.SecretName(m.Name)}, &sec)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read credentials secret: %w", err)
+	}
+	if !setCredentialsOwner(&sec, m) {
+		return nil
+	}
+	if err := h.d.Client.Update(ctx, &sec); err != nil {
+		return fmt.Errorf("own credentials secret: %w", err)
+	}
+	return nil
+}
+
+// dropCredentials deletes the credentials Secret made for a Monitor whose
+// creation then failed.
+func (h *Handlers) dropCredentials(ctx context.Context, m *monv1.Monitor) {
+	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: m.Namespace, Name: credentials.SecretName(m.Name)}}
+	_ = client.IgnoreNotFound(h.d.Client.Delete(ctx, sec))
+}
+
+// createWithCredentials creates m after moving its credentials to its
+// Secret, and makes m the Secret's owner.
+func (h *Handlers) createWithCredentials(ctx context.Context, m *monv1.Monitor) error {
+	made, err := h.keepCredentials(ctx, m)
+	if err != nil {
+		return err
+	}
+	if err := h.d.Client.Create(ctx, m); err != nil {
+		if made {
+			h.dropCredentials(ctx, m)
+		}
+		return err
+	}
+	return h.adoptCredentials(ctx, m)
+}
+
+// inlineCredentials is m's spec with the values of its credentials Secret
+// in place of the references to it, so a plan compares credentials as
+// written (code sends them in plain text).
+func (h *Handlers) inlineCredentials(ctx context.Context, m *monv1.Monitor) (*monv1.MonitorSpec, error) {
+	var sec corev1.Secret
+	err := h.d.Reader.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: credentials.SecretName(m.Name)}, &sec)
+	if apierrors.IsNotFound(err) || (err == nil && sec.Labels[monv1.CredentialsOfLabel] != m.Name) {
+		return &m.Spec, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read credentials secret: %w", err)
+	}
+	return credentials.Inline(&m.Spec, m.Name, sec.Data), nil
+}
+
+// redactDiff shows the changed fields of a plan with credentials redacted:
+// a changed credential is listed, its values read [REDACTED].
+func redactDiff(diff []fieldChange, cur, desired *monv1.Monitor) []fieldChange {
+	var from map[string]json.RawMessage
+	if cur != nil {
+		from = managedView(credentials.Redact(&cur.Spec, cur.Name))
+	}
+	to := managedView(credentials.Redact(&desired.Spec, desired.Name))
+	for i := range diff {
+		if v, ok := from[diff[i].Field]; ok {
+			diff[i].From = v
+		}
+		if v, ok := to[diff[i].Field]; ok {
+			diff[i].To = v
+		}
+	}
+	return diff
+}
+
+// checkSecretRefs refuses the Secret references a write of m makes (new
+// ones, or ones whose header now goes to another origin; was is the stored
+// spec, nil on create) that its caller may not make. Below the owner level
+// a caller makes none: a Standard or Automation key cannot read Secrets,
+// so it must not have the manager send one to a target it picks (not even
+// the monitor's own credentials, which the key sees only as [REDACTED]); it
+// sends values, which go to the monitor's own Secret. References the
+// monitor already has stay as long as their target's origin does. An
+// owner may reference any Secret the monitor may read
+// (credentials.Referable). The resolver checks again when the value is
+// read, so a Secret relabelled later is refused too.
+func (h *Handlers) checkSecretRefs(ctx context.Context, m *monv1.Monitor, was *monv1.MonitorSpec) error {
+	c := core.CallerFrom(ctx)
+	owner := c != nil && c.Owner
+	var errs []core.FieldError
+	for _, ref := range credentials.NewReferences(&m.Spec, was) {
+		f := restHeaderField(ref)
+		if !owner {
+			errs = append(errs, core.FieldErr(f, "secret_ref needs the workspace owner; send the value instead (it is kept in a Secret owned by the monitor and shown as %s)", credentials.Redacted))
+			continue
+		}
+		if len(validation.IsDNS1123Subdomain(ref.Secret.Name)) > 0 {
+			continue // not a Secret name: the spec validation refuses it
+		}
+		var sec corev1.Secret
+		err := h.credentialSecrets().Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: ref.Secret.Name}, &sec)
+		if apierrors.IsNotFound(err) {
+			continue // may come later; the resolver checks it then
+		}
+		if notAllowed := (*credentials.NotAllowedError)(nil); errors.As(err, &notAllowed) {
+			errs = append(errs, core.FieldErr(f, "%v", notAllowed))
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("read secret %s: %w", ref.Secret.Name, err)
+		}
+		if err := credentials.Referable(&sec, m); err != nil {
+			errs = append(errs, core.FieldErr(f, "%v", err))
+		}
+	}
+	if len(errs) > 0 {
+		return core.ValidationError(errs...)
+	}
+	return nil
+}
+
+// credentialSecrets reads the Secrets a monitor may reference: the
+// CredentialSecrets option, else Deps.Reader.
+func (h *Handlers) credentialSecrets() client.Reader {
+	if h.secrets != nil {
+		return h.secrets
+	}
+	return h.d.Reader
+}
+
+// restHeaderField is the REST field of a referencing header:
+// config.headers.<name>, or config.steps[N].headers.<name>.
+func restHeaderField(ref credentials.Reference) string {
+	if n, ok := strings.CutPrefix(ref.List, "step"); ok {
+		if i, err := strconv.Atoi(n); err == nil {
+			return credentials.StepPath(i) + "." + ref.Header
+		}
+	}
+	return "config.headers." + ref.Header
+}

@@ -1,0 +1,78 @@
+package monitors
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
+	"github.com/uptime-operator/uptime-operator/internal/httpjson"
+	"github.com/uptime-operator/uptime-operator/internal/store"
+)
+
+// maxExpectedValues mirrors the Monitor CRD's bound on spec.dns.expectedValues.
+const maxExpectedValues = 50
+
+// acceptDNSRecords makes the latest observed answer of a DNS monitor its
+// expected value: spec.dns.expectedValues becomes that answer.
+func (h *Handlers) acceptDNSRecords(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	m := h.d.PathMonitor(w, r)
+	if m == nil {
+		return
+	}
+	if m.Spec.Type != monv1.MonitorDNS || m.Spec.DNS == nil {
+		core.WriteValidation(w, core.FieldErr("type", "only dns monitors have DNS records"))
+		return
+	}
+	recordType := string(m.Spec.DNS.RecordType)
+	if recordType == "" {
+		recordType = "A"
+	}
+	recs, err := h.st.ListDNSRecords(ctx, string(m.UID), false, 100)
+	if err != nil {
+		core.WriteErr(w, r, err)
+		return
+	}
+	i := slices.IndexFunc(recs, func(rec store.DNSRecord) bool { return strings.EqualFold(rec.RecordType, recordType) })
+	if i < 0 {
+		core.WriteError(w, http.StatusConflict, core.CodeConflict, "no "+recordType+" answer has been observed yet; run a check first")
+		return
+	}
+	latest := recs[i]
+	answers := core.Dedupe(latest.Answers)
+	switch {
+	case len(answers) == 0:
+		core.WriteError(w, http.StatusConflict, core.CodeConflict, "the latest answer is empty; an empty answer cannot be the expected value")
+		return
+	case len(answers) > maxExpectedValues:
+		core.WriteError(w, http.StatusConflict, core.CodeConflict, "the latest answer has more than 50 values, more than a monitor can expect")
+		return
+	}
+	err = h.d.Mutate(ctx, m, func() error {
+		if m.Spec.DNS == nil {
+			return core.ValidationError(core.FieldErr("type", "only dns monitors have DNS records"))
+		}
+		m.Spec.DNS.ExpectedValues = answers
+		return nil
+	})
+	if err != nil {
+		core.WriteErr(w, r, h.d.WriteFailed(ctx, m.Namespace, err, monitorFieldPath))
+		return
+	}
+	httpjson.Write(w, http.StatusOK, map[string]any{
+		"monitor_id":      string(m.UID),
+		"record_type":     latest.RecordType,
+		"observed_at":     core.ISOTime(latest.ObservedAt),
+		"expected_values": answers,
+		"match_mode":      matchMode(m.Spec.DNS.MatchMode),
+	})
+}
+
+func matchMode(m monv1.DNSMatchMode) string {
+	if m == "" {
+		return "any"
+	}
+	return string(m)
+}
