@@ -10,10 +10,6 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
-// MonitorTypes are the monitor types the REST API accepts.
-var MonitorTypes = []monv1.MonitorType{monv1.MonitorHTTP, monv1.MonitorAPI, monv1.MonitorPing, monv1.MonitorPort,
-	monv1.MonitorUDP, monv1.MonitorCron, monv1.MonitorDNS, monv1.MonitorMultistep, monv1.MonitorMCP}
-
 // RegionLabels maps region codes to display labels.
 type RegionLabels map[string]string
 
