@@ -510,7 +510,7 @@ func operations() []op {
 			desc: "hide_powered_by and favicon_url need white-label (403 WHITE_LABEL_NOT_ENTITLED).", body: ref("StatusPageUpdate"), resp: ref("StatusPage")},
 		{method: del, path: "/status/pages/{id}", tag: "Status pages", summary: "Delete a status page", access: anyKey, status: 204},
 		{method: put, path: "/status/pages/{id}/monitors", tag: "Status pages", summary: "Set the page's monitors (up to 500)", access: anyKey, feature: "status-pages", body: ref("PageMonitors"), resp: ref("StatusPage")},
-		{method: post, path: "/status/pages/{id}/monitors", tag: "Status pages", summary: "Add a monitor to the page", access: anyKey, feature: "status-pages", body: ref("PageMonitorEntry"), resp: ref("StatusPage")},
+		{method: post, path: "/status/pages/{id}/monitors", tag: "Status pages", summary: "Add a monitor to the page", access: anyKey, feature: "status-pages", body: ref("PageMonitorAdd"), resp: ref("StatusPage")},
 		{method: del, path: "/status/pages/{id}/monitors/{monitorId}", tag: "Status pages", summary: "Remove a monitor from the page", access: anyKey, resp: ref("StatusPage")},
 		{method: get, path: "/status/pages/{id}/access", tag: "Status pages", summary: "Who can view the page", access: anyKey, resp: obj("", M{"mode": enum("", "public", "password", "sso"), "is_public": boolean("")})},
 		{method: put, path: "/status/pages/{id}/access", tag: "Status pages", summary: "Change who can view the page", access: ownerOnly, body: ref("PageAccess"), resp: freeform("")},
