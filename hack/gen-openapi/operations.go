@@ -45,6 +45,8 @@ type op struct {
 	resp            M      // success body; nil with 204
 	respType        string // success content type; default application/json
 	jsonResp        M      // with respType text/html: the JSON success body of requests that accept application/json
+	moreContent     M      // further media types of the success answer: media type → schema
+	htmlErrors      bool   // a browser page: its 404 and 503 are HTML pages too (JSON to JSON requests)
 	respHeaders     M
 	extra           []int // further error statuses: 409, 428, 501, 503
 	entitlement     bool  // plan limits (403 ENTITLEMENT_LIMIT_REACHED)
@@ -181,6 +183,9 @@ func (o op) build() M {
 		if o.jsonResp != nil {
 			r["content"].(M)["application/json"] = M{"schema": o.jsonResp}
 		}
+		for typ, schema := range o.moreContent {
+			r["content"].(M)[typ] = M{"schema": schema}
+		}
 		if o.respHeaders != nil {
 			r["headers"] = o.respHeaders
 		}
@@ -198,6 +203,9 @@ func (o op) build() M {
 		}
 		for _, s := range o.extra {
 			addExtra(responses, s)
+			if o.htmlErrors && (s == 404 || s == 503) {
+				responses[strconv.Itoa(s)] = respRef(map[int]string{404: "NotFoundPage", 503: "UnavailablePage"}[s])
+			}
 		}
 		out["responses"] = responses
 		return out
@@ -298,7 +306,8 @@ func operations() []op {
 			desc:            "`history`: daily uptime per monitor (JSON; `days` up to 90). `badge.svg`: status badge (image/svg+xml). `feed.xml`: Atom feed of incidents and maintenance (application/atom+xml; unavailable for private pages).",
 			pathParamSchema: M{"rest": enum("", "history", "badge.svg", "feed.xml")},
 			query:           []param{q("days", bounds(integer(""), 1, 90), "history only.")},
-			resp:            M{"description": "JSON (history), SVG (badge.svg) or Atom XML (feed.xml)."}},
+			resp:            freeform("history: daily uptime per monitor."),
+			moreContent:     M{"image/svg+xml": str("badge.svg: the status badge."), "application/atom+xml": str("feed.xml: the Atom feed.")}},
 		{method: get, path: "/s/{slug}", tag: "Public", summary: "Status page as HTML", access: public, limit: "60 per minute per IP", resp: str("HTML page."), respType: "text/html"},
 		{method: post, path: "/s/{slug}/login", tag: "Public", summary: "Password sign-in form of a private page", access: public, limit: "60 per minute per IP", resp: str("HTML page or redirect."), respType: "text/html", extra: []int{400}},
 		{method: post, path: "/s/{slug}/subscribe", tag: "Public", summary: "Subscribe to a page's updates (form)", access: public, limit: "60 per minute per IP", resp: str("HTML page."), respType: "text/html", extra: []int{400}},
@@ -313,7 +322,7 @@ func operations() []op {
 			desc: "The link of a confirmation email. Shows a button that POSTs to the same URL; fetching the link confirms nothing.", resp: str("HTML page."), respType: "text/html"},
 		{method: post, path: "/recipients/confirm/{token}", tag: "Public", summary: "Confirm an alert recipient", access: public, limit: "30 per 15 minutes per IP (plain-text 429)",
 			desc: "Confirms the address the link was sent to. A used, replaced or expired (7 days) link answers 404. Browsers get HTML pages (the 404 and 503 included); a request that accepts application/json (or sends a JSON body) gets {\"status\":\"confirmed\",\"email\"} and the JSON error shape.",
-			resp: str("HTML page."), respType: "text/html", jsonResp: obj("", M{"status": enum("", "confirmed"), "email": email("")}, "status", "email"), extra: []int{404, 503}},
+			resp: str("HTML page."), respType: "text/html", jsonResp: obj("", M{"status": enum("", "confirmed"), "email": email("")}, "status", "email"), extra: []int{404, 503}, htmlErrors: true},
 	}
 	for _, m := range []string{get, post, head} {
 		ops = append(ops, op{method: m, path: "/heartbeat/{token}", tag: "Public", summary: "Heartbeat ping (" + m + ")", access: public,
@@ -456,7 +465,8 @@ func operations() []op {
 			body: obj("", M{"monitor_id": uuid("")}, "monitor_id"), status: 201, resp: ref("IncidentDetail"), extra: []int{409}},
 		{method: get, path: "/incidents/export", tag: "Incidents", summary: "Incidents as CSV, or JSON with format=json", access: anyKey, limit: export,
 			query: append(incidentFilters(false), q("format", enum("", "csv", "json"), "Default csv.")),
-			resp:  M{"description": "CSV (text/csv) or {items: [incident list items]} (format=json)."}},
+			resp:  str("CSV: one row per incident, a header row first."), respType: "text/csv", respHeaders: truncated,
+			jsonResp: obj("format=json.", M{"items": arr(ref("Incident"), "")}, "items")},
 		{method: get, path: "/incidents/{id}", tag: "Incidents", summary: "Incident details", access: anyKey, resp: ref("IncidentDetail")},
 		{method: get, path: "/incidents/{id}/explanation", tag: "Incidents", summary: "Region votes, quorum rule, failure class, alert decision, fault verdict, findings", access: anyKey, resp: freeform("")},
 		{method: get, path: "/incidents/{id}/replay-timeline", tag: "Incidents", summary: "Timeline of checks, alerts and notes", access: anyKey,

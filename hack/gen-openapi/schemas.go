@@ -65,6 +65,13 @@ func strict(m M) M { return with(m, "additionalProperties", false) }
 // freeform is an object whose properties are not fixed.
 func freeform(desc string) M { return with(typed("object", desc), "additionalProperties", true) }
 
+// anyValue is any JSON value, null included. It lists every type rather
+// than being the empty schema {} so that validators which read a schema
+// without a type as "not nullable" (OpenAPI 3.0 rules) accept null too.
+func anyValue(desc string) M {
+	return M{"type": []any{"string", "number", "integer", "boolean", "array", "object", "null"}, "description": desc}
+}
+
 // null makes s also accept null.
 func null(s M) M {
 	if t, ok := s["type"].(string); ok {
@@ -132,6 +139,8 @@ var (
 		"ENTITLEMENT_LIMIT_REACHED", "EMAIL_VERIFICATION_REQUIRED", "CORS_REJECTED", "INCIDENT_RESOLVED", "CONFLICT",
 		"PLAN_CHANGED", "CONNECTION_LIMIT_REACHED", "PRUNE_CONFIRMATION_REQUIRED", "RATE_LIMITED", "CHANNEL_UNAVAILABLE",
 		"INTERNAL_ERROR", "METHOD_NOT_ALLOWED", "NOT_IMPLEMENTED", "EXPIRY_UNAVAILABLE", "REGION_UNAVAILABLE",
+		// 503 of an optional feature that this server does not run.
+		"AI_UNAVAILABLE", "SITE_HEALTH_UNAVAILABLE", "THIRD_PARTY_UNAVAILABLE", "TELEMETRY_EXPORT_UNAVAILABLE",
 	}
 )
 
@@ -174,7 +183,11 @@ func schemas() M {
 	planChange := obj("One change of a plan.", M{
 		"action": enum("", planActions...), "key": ref("MonitorKey"), "monitor_id": null(uuid("")), "name": str(""), "type": str(""),
 		"adopted": boolean("An un-keyed monitor of the same name and type gets the key."),
-		"diff":    arr(obj("", M{"field": str("Managed field, e.g. config.timeout."), "from": M{}, "to": M{}}, "field", "from", "to"), "Changed managed fields."),
+		"diff": arr(obj("", M{
+			"field": str("Managed field, e.g. config.timeout."),
+			"from":  anyValue("Value before the change; null when unset."),
+			"to":    anyValue("Value after the change; null when removed."),
+		}, "field", "from", "to"), "Changed managed fields."),
 	}, "action", "key", "monitor_id", "name", "type")
 	planSummary := M{"create": integer(""), "update": integer(""), "replace": integer(""), "delete": integer(""), "noop": integer(""), "total": integer("")}
 	applySummary := with(planSummary)
@@ -504,6 +517,11 @@ func sharedResponses() M {
 	jsonErr := func(desc string, schema M) M {
 		return M{"description": desc, "content": M{"application/json": M{"schema": schema}}}
 	}
+	// page adds the HTML page a browser gets instead of the JSON error.
+	page := func(r M) M {
+		r["content"].(M)["text/html"] = M{"schema": str("HTML page.")}
+		return r
+	}
 	tooMany := jsonErr("Rate limited (RATE_LIMITED). Some limits answer with a plain-text body.", ref("ErrorBody"))
 	tooMany["content"].(M)["text/plain"] = M{"schema": ref("PlainTooMany")}
 	tooMany["headers"] = M{
@@ -521,8 +539,10 @@ func sharedResponses() M {
 		"PayloadTooLarge": jsonErr("PAYLOAD_TOO_LARGE: body over 100 KB (2 MB for plan and apply).", ref("ErrorBody")),
 		"TooManyRequests": tooMany,
 		"InternalError":   jsonErr("INTERNAL_ERROR.", ref("ErrorBody")),
-		"Unavailable":     jsonErr("Briefly unavailable (e.g. CHANNEL_UNAVAILABLE, EXPIRY_UNAVAILABLE, REGION_UNAVAILABLE).", ref("ErrorBody")),
+		"Unavailable":     jsonErr("Briefly unavailable (e.g. CHANNEL_UNAVAILABLE, EXPIRY_UNAVAILABLE, REGION_UNAVAILABLE), or an optional feature this server does not run (AI_UNAVAILABLE, SITE_HEALTH_UNAVAILABLE, THIRD_PARTY_UNAVAILABLE, TELEMETRY_EXPORT_UNAVAILABLE).", ref("ErrorBody")),
 		"NotImplemented":  jsonErr("NOT_IMPLEMENTED: an owner-only endpoint not modelled yet (only owners get here).", ref("ErrorBody")),
+		"NotFoundPage":    page(jsonErr("NOT_FOUND; a browser gets an HTML page saying the link is not valid.", ref("ErrorBody"))),
+		"UnavailablePage": page(jsonErr("Briefly unavailable; a browser gets an HTML page.", ref("ErrorBody"))),
 		"PruneConfirmationRequired": jsonErr("PRUNE_CONFIRMATION_REQUIRED: the apply would delete or replace monitors without expected_fingerprint or allow_prune_without_fingerprint.",
 			ref("ErrorBody")),
 	}

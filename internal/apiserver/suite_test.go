@@ -112,6 +112,9 @@ var _ = BeforeSuite(func() {
 })
 
 var _ = AfterSuite(func() {
+	if c, err := loadContract(); err == nil {
+		c.report(GinkgoWriter)
+	}
 	if st != nil {
 		_ = st.Close()
 	}
@@ -190,6 +193,12 @@ func doOn(server *apiserver.Server, method, path, apiKey string, body any, opts 
 	}
 	rec := httptest.NewRecorder()
 	server.Handler().ServeHTTP(rec, req)
+	// Every answer must match its operation in docs/openapi.json.
+	c, err := loadContract()
+	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	if err := c.check(req, rec); err != nil {
+		Fail(err.Error(), 1)
+	}
 	return rec
 }
 
