@@ -17,6 +17,7 @@ import (
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
+	"github.com/uptime-operator/uptime-operator/internal/restapi"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
@@ -269,7 +270,7 @@ func (s *Server) attachRunbook(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	httpjson.Write(w, http.StatusOK, map[string]any{"incident_id": out.ID, "runbook": out.Runbook})
+	httpjson.Write(w, http.StatusOK, restapi.AttachedRunbook{IncidentID: out.ID, Runbook: out.Runbook})
 }
 
 func (s *Server) setRunbookStep(w http.ResponseWriter, r *http.Request) {
@@ -297,7 +298,7 @@ func (s *Server) setRunbookStep(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	httpjson.Write(w, http.StatusOK, map[string]any{"incident_id": out.ID, "runbook": out.Runbook})
+	httpjson.Write(w, http.StatusOK, restapi.AttachedRunbook{IncidentID: out.ID, Runbook: out.Runbook})
 }
 
 // codeHostSources are deploy sources that must use the signed deploy hook.

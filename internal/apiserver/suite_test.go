@@ -287,12 +287,14 @@ func (e *fakeEngine) pingCount() int {
 }
 
 func (e *fakeEngine) ExplainMonitor(_ context.Context, m *monv1.Monitor) (engine.Explanation, error) {
-	return engine.Explanation{MonitorID: string(m.UID), State: "up", QuorumRule: "2 of 2", Fault: engine.FaultUnknown}, nil
+	return engine.Explanation{MonitorID: string(m.UID), State: "up", QuorumRule: "2 of 2", Fault: engine.FaultUnknown,
+		Abstaining: []string{}, Votes: []engine.RegionVote{}, Findings: []string{}}, nil
 }
 
 func (e *fakeEngine) ExplainIncident(_ context.Context, inc store.Incident) (engine.Explanation, error) {
 	id := inc.ID
-	return engine.Explanation{MonitorID: inc.MonitorID, IncidentID: &id, State: "down", Fault: engine.FaultYours}, nil
+	return engine.Explanation{MonitorID: inc.MonitorID, IncidentID: &id, State: "down", Fault: engine.FaultYours,
+		Abstaining: []string{}, Votes: []engine.RegionVote{}, Findings: []string{"confirmed by 2 of 2 regions"}}, nil
 }
 
 func (e *fakeEngine) RunCheck(_ context.Context, m *monv1.Monitor, region string, save bool) (probeapi.Result, error) {

@@ -10,9 +10,9 @@ import (
 // (GET /monitors/:id/checks and friends): one check from one region.
 type Check struct {
 	ID             string  `json:"id"`
-	CheckedAt      string  `json:"checked_at"`
+	CheckedAt      string  `json:"checked_at" openapi:"format=date-time"` // UTC with microseconds.
 	Region         string  `json:"region"`
-	Status         string  `json:"status"`
+	Status         string  `json:"status" openapi:"enum=@checkStates"`
 	StatusCode     *int    `json:"status_code"`
 	ResponseTimeMs int64   `json:"response_time_ms"`
 	ErrorType      *string `json:"error_type"`
@@ -22,7 +22,9 @@ type Check struct {
 // CheckPage is one page of GET /monitors/:id/checks, newest first;
 // NextBefore is the cursor of the next older page (null on the last).
 type CheckPage struct {
-	Items      []Check `json:"items"`
+	Items []Check `json:"items"` // Newest first.
+	// Pass unchanged as `before` for older checks (microsecond precision);
+	// null: no more.
 	NextBefore *string `json:"next_before"`
 }
 

@@ -5,13 +5,13 @@ import "github.com/uptime-operator/uptime-operator/internal/store"
 // Incident is an incident as GET /incidents lists it (and the base of the
 // incident detail). Times are ISO 8601 in UTC.
 type Incident struct {
-	ID                    string   `json:"id"`
-	MonitorID             string   `json:"monitor_id"`
+	ID                    string   `json:"id" openapi:"format=uuid"`
+	MonitorID             string   `json:"monitor_id" openapi:"format=uuid"`
 	MonitorName           string   `json:"monitor_name"`
 	MonitorURL            string   `json:"monitor_url"`
 	MonitorType           string   `json:"monitor_type"`
-	StartedAt             string   `json:"started_at"`
-	ResolvedAt            *string  `json:"resolved_at"`
+	StartedAt             string   `json:"started_at" openapi:"format=date-time"`
+	ResolvedAt            *string  `json:"resolved_at" openapi:"format=date-time"`
 	DurationSeconds       int64    `json:"duration_seconds"`
 	AlertSuppressed       bool     `json:"alert_suppressed"`
 	SuppressionReason     *string  `json:"suppression_reason"`
@@ -20,11 +20,11 @@ type Incident struct {
 	ConfirmingRegions     []string `json:"confirming_regions"`
 	ConfirmingRegionNames []string `json:"confirming_region_names"`
 	RegionsTotal          int      `json:"regions_total"`
-	AcknowledgedAt        *string  `json:"acknowledged_at"`
+	AcknowledgedAt        *string  `json:"acknowledged_at" openapi:"format=date-time"`
 	AcknowledgedByName    *string  `json:"acknowledged_by_name"`
-	SnoozedUntil          *string  `json:"snoozed_until"`
+	SnoozedUntil          *string  `json:"snoozed_until" openapi:"format=date-time"`
 	ResolvedManually      bool     `json:"resolved_manually"`
-	CodeHostIssueURL      *string  `json:"code_host_issue_url"`
+	CodeHostIssueURL      *string  `json:"code_host_issue_url" openapi:"format=uri"`
 }
 
 // IncidentPage is one page of GET /incidents.
@@ -41,7 +41,7 @@ type IncidentDetail struct {
 	Incident
 	Cause      *string                `json:"cause"`
 	Postmortem *string                `json:"postmortem"`
-	Runbook    *store.IncidentRunbook `json:"runbook"`
+	Runbook    *store.IncidentRunbook `json:"runbook"` // Attached runbook with step states.
 	Notes      []Note                 `json:"notes"`
 }
 
@@ -51,5 +51,13 @@ type Note struct {
 	Body      string  `json:"body"`
 	Public    bool    `json:"public"`
 	Author    *string `json:"author"`
-	CreatedAt string  `json:"created_at"`
+	CreatedAt string  `json:"created_at" openapi:"format=date-time"`
+}
+
+// AttachedRunbook is the answer of POST /incidents/:id/runbook and
+// PATCH /incidents/:id/runbook-steps/:stepId: the incident's runbook with
+// the state of each step.
+type AttachedRunbook struct {
+	IncidentID string                 `json:"incident_id" openapi:"format=uuid"`
+	Runbook    *store.IncidentRunbook `json:"runbook"`
 }

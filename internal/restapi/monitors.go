@@ -7,31 +7,31 @@ import "encoding/json"
 // Config is the type's config object as the REST API shows it (stored
 // credentials as [REDACTED]).
 type Monitor struct {
-	ID                 string          `json:"id"`
+	ID                 string          `json:"id" openapi:"format=uuid"`
 	Name               string          `json:"name"`
-	Type               string          `json:"type"`
+	Type               string          `json:"type" openapi:"enum=@monitorTypes"`
 	URL                *string         `json:"url"`
 	IntervalSeconds    int32           `json:"interval_seconds"`
 	IsActive           bool            `json:"is_active"`
-	GroupID            *string         `json:"group_id"`
-	EscalationPolicyID *string         `json:"escalation_policy_id"`
+	GroupID            *string         `json:"group_id" openapi:"format=uuid"`
+	EscalationPolicyID *string         `json:"escalation_policy_id" openapi:"format=uuid"`
 	Tags               []string        `json:"tags"`
-	Regions            []string        `json:"regions"`
-	Config             json.RawMessage `json:"config"`
-	Key                *string         `json:"key"`
-	CreatedAt          string          `json:"created_at"`
-	CurrentStatus      string          `json:"current_status"`
-	LastStatus         *string         `json:"last_status"`
-	LastCheckedAt      *string         `json:"last_checked_at"`
+	Regions            []string        `json:"regions"` // Regions set on the monitor (empty: the plan's default).
+	Config             json.RawMessage `json:"config" openapi:"ref=MonitorConfig"`
+	Key                *string         `json:"key" openapi:"ref=MonitorKey"`
+	CreatedAt          string          `json:"created_at" openapi:"format=date-time"`
+	CurrentStatus      string          `json:"current_status" openapi:"enum=@monitorStates"`
+	LastStatus         *string         `json:"last_status" openapi:"enum=@checkStates"` // Status of the latest check.
+	LastCheckedAt      *string         `json:"last_checked_at" openapi:"format=date-time"`
 	LastResponseTimeMs *int64          `json:"last_response_time_ms"`
 	LastError          *string         `json:"last_error"`
 	OpenIncident       *OpenIncident   `json:"open_incident"`
 	UnderMaintenance   bool            `json:"under_maintenance"`
-	Uptime24h          *float64        `json:"uptime_24h"`
-	Uptime30d          *float64        `json:"uptime_30d"`
-	HeartbeatURL       *string         `json:"heartbeat_url"`
+	Uptime24h          *float64        `json:"uptime_24h"`                         // Percentage.
+	Uptime30d          *float64        `json:"uptime_30d"`                         // Percentage.
+	HeartbeatURL       *string         `json:"heartbeat_url" openapi:"format=uri"` // Ping URL of a cron monitor.
 	EffectiveTimeoutMs int32           `json:"effective_timeout_ms"`
-	EffectiveRegions   []string        `json:"effective_regions"`
+	EffectiveRegions   []string        `json:"effective_regions"` // Regions the monitor is checked from on the plan.
 	// Warnings, only in the answer of an update, name what the update
 	// dropped: stored credentials (header values) that were not sent again
 	// although the target moved to another origin. Absent when none.
@@ -40,8 +40,8 @@ type Monitor struct {
 
 // OpenIncident is the open incident a monitor object names.
 type OpenIncident struct {
-	ID        string `json:"id"`
-	StartedAt string `json:"started_at"`
+	ID        string `json:"id" openapi:"format=uuid"`
+	StartedAt string `json:"started_at" openapi:"format=date-time"`
 }
 
 // MonitorSummary is GET /monitors/summary: monitors counted by live status
@@ -49,7 +49,7 @@ type OpenIncident struct {
 // uptime of the monitors that have one.
 type MonitorSummary struct {
 	Total         int            `json:"total"`
-	Counts        map[string]int `json:"counts"`
+	Counts        map[string]int `json:"counts"` // Monitors per current_status.
 	OpenIncidents int            `json:"open_incidents"`
 	Uptime24h     *float64       `json:"uptime_24h"`
 }

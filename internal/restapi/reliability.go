@@ -16,8 +16,8 @@ type Stats struct {
 
 // SLOTarget is an SLO target of GET /reliability/slo-targets.
 type SLOTarget struct {
-	ID                          string   `json:"id"`
-	MonitorID                   *string  `json:"monitor_id"`
+	ID                          string   `json:"id" openapi:"format=uuid"`
+	MonitorID                   *string  `json:"monitor_id" openapi:"format=uuid"`
 	MonitorName                 string   `json:"monitor_name"`
 	TargetPercentage            float64  `json:"target_percentage"`
 	SLIType                     string   `json:"sli_type"`
@@ -28,5 +28,5 @@ type SLOTarget struct {
 	CurrentSLI                  *float64 `json:"current_sli"`
 	ErrorBudgetRemainingPercent *float64 `json:"error_budget_remaining_percent"`
 	ErrorBudgetRemainingMinutes *float64 `json:"error_budget_remaining_minutes"`
-	CreatedAt                   string   `json:"created_at"`
+	CreatedAt                   string   `json:"created_at" openapi:"format=date-time"`
 }

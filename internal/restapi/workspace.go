@@ -5,8 +5,8 @@ package restapi
 type Whoami struct {
 	WorkspaceID            string       `json:"workspace_id"`
 	UserEmail              *string      `json:"user_email"`
-	AuthType               string       `json:"auth_type"`
-	APIKeyAccess           string       `json:"api_key_access"`
+	AuthType               string       `json:"auth_type"` // api_key for key calls.
+	APIKeyAccess           string       `json:"api_key_access" openapi:"enum=read_only|standard|automation"`
 	WorkspaceRole          string       `json:"workspace_role"`
 	ReadOnly               bool         `json:"read_only"`
 	CanManageAlertChannels bool         `json:"can_manage_alert_channels"`
@@ -35,7 +35,7 @@ type ProbeRegion struct {
 	Online      bool    `json:"online"`
 	Agents      int32   `json:"agents"`
 	Monitors    int32   `json:"monitors"`
-	LastContact *string `json:"last_contact"`
+	LastContact *string `json:"last_contact" openapi:"format=date-time"`
 }
 
 // MaintenanceWindow is a maintenance window of GET /maintenance; monitors
@@ -43,19 +43,19 @@ type ProbeRegion struct {
 // window whose start has passed is ongoing); CurrentStart and CurrentEnd
 // are the occurrence that is running or next.
 type MaintenanceWindow struct {
-	ID           string   `json:"id"`
+	ID           string   `json:"id" openapi:"format=uuid"`
 	Title        string   `json:"title"`
 	Description  *string  `json:"description"`
-	StartsAt     string   `json:"starts_at"`
-	EndsAt       string   `json:"ends_at"`
+	StartsAt     string   `json:"starts_at" openapi:"format=date-time"`
+	EndsAt       string   `json:"ends_at" openapi:"format=date-time"`
 	TimeZone     string   `json:"time_zone"`
 	Recurrence   *string  `json:"recurrence"`
 	Scope        string   `json:"scope"`
 	MonitorIDs   []string `json:"monitor_ids"`
 	GroupIDs     []string `json:"group_ids"`
 	Impact       string   `json:"impact"`
-	State        string   `json:"state"`
-	CurrentStart *string  `json:"current_start"`
-	CurrentEnd   *string  `json:"current_end"`
+	State        string   `json:"state" openapi:"enum=scheduled|ongoing|completed|cancelled"`
+	CurrentStart *string  `json:"current_start" openapi:"format=date-time"`
+	CurrentEnd   *string  `json:"current_end" openapi:"format=date-time"`
 	Cancelled    bool     `json:"cancelled"`
 }

@@ -1,0 +1,43 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/uptime-operator/uptime-operator/internal/restapi"
+)
+
+// wireTypes are the answers whose schemas are derived from their Go types
+// (reflect.go); the types they reach (restapi.Check of restapi.CheckPage,
+// the store records an answer embeds) become components too.
+var wireTypes = []any{
+	restapi.Monitor{}, restapi.MonitorSummary{},
+	restapi.CheckPage{}, restapi.CheckResult{}, restapi.Stats{},
+	restapi.IncidentPage{}, restapi.IncidentDetail{}, restapi.AttachedRunbook{}, restapi.Explanation{},
+	restapi.StatusPage{},
+	restapi.SLOTarget{},
+	restapi.Whoami{}, restapi.ProbeRegion{}, restapi.MaintenanceWindow{},
+}
+
+// namedEnums are the value lists an `openapi:"enum=@name"` tag names.
+var namedEnums = map[string][]string{
+	"monitorTypes":  monitorTypes,
+	"monitorStates": monitorStates,
+	"checkStates":   checkStates,
+}
+
+// schemas are the document's components.schemas: those derived from the
+// wire types and the hand-written ones (handSchemas).
+func schemas() (M, error) {
+	r := newReflector()
+	if err := r.add(wireTypes...); err != nil {
+		return nil, err
+	}
+	out := r.schemas
+	for name, s := range handSchemas() {
+		if _, dup := out[name]; dup {
+			return nil, fmt.Errorf("schema %s is both derived from a Go type and written by hand", name)
+		}
+		out[name] = s
+	}
+	return out, nil
+}
