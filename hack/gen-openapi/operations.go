@@ -385,7 +385,7 @@ func operations() []op {
 		{method: get, path: "/monitors/{id}/flakiness", tag: "Monitors", summary: "7-day and 30-day flakiness score 0-100 with reasons", access: anyKey,
 			resp: obj("", M{"monitor_id": uuid(""), "windows": freeform("Per window (7 and 30 days): score, level, checks, state flips, reasons.")})},
 		{method: post, path: "/monitors/{id}/heartbeat/rotate", tag: "Monitors", summary: "New heartbeat URL for a cron monitor; the old one stops at once", access: anyKey, limit: monitorWrites,
-			resp: obj("", M{"heartbeat_url": uri("")}, "heartbeat_url")},
+			resp: ref("HeartbeatURL")},
 		{method: post, path: "/monitors/{id}/cron-heartbeat", tag: "Monitors", summary: "Record a heartbeat with the API key", access: anyKey,
 			body: ref("CronHeartbeat"), bodyOptional: true, resp: obj("", M{"success": boolean(""), "paused": boolean("")}, "success")},
 		{method: get, path: "/monitors/{id}/dns-records", tag: "Monitors", summary: "DNS records and recent changes of a DNS monitor", access: anyKey,
@@ -431,8 +431,8 @@ func operations() []op {
 
 		// Stats.
 		{method: get, path: "/stats/{id}/stats", tag: "Stats", summary: "Uptime summary", access: anyKey, limit: stats, query: []param{q("days", with(bounds(integer("Up to the plan's history."), 1, 730), "default", 30), "")}, resp: ref("Stats")},
-		{method: get, path: "/stats/{id}/checks", tag: "Stats", summary: "Recent checks", access: anyKey, limit: stats, query: []param{intQ("limit", 1, 5000, 100, ""), regionParam}, resp: obj("", M{"items": arr(ref("Check"), "")}, "items")},
-		{method: get, path: "/stats/{id}/incidents", tag: "Stats", summary: "Incident history", access: anyKey, limit: stats, query: []param{intQ("limit", 1, 500, 50, "")}, resp: obj("", M{"items": arr(ref("Incident"), "")}, "items")},
+		{method: get, path: "/stats/{id}/checks", tag: "Stats", summary: "Recent checks", access: anyKey, limit: stats, query: []param{intQ("limit", 1, 5000, 100, ""), regionParam}, resp: ref("CheckList")},
+		{method: get, path: "/stats/{id}/incidents", tag: "Stats", summary: "Incident history", access: anyKey, limit: stats, query: []param{intQ("limit", 1, 500, 50, "")}, resp: ref("IncidentList")},
 		{method: get, path: "/stats/{id}/response-time-chart", tag: "Stats", summary: "Response times over time", access: anyKey, limit: stats,
 			query: append([]param{intQ("days", 1, 730, 7, ""), regionParam}, tzParams...),
 			resp:  obj("", M{"days": integer(""), "step_seconds": integer(""), "points": arr(ref("SeriesPoint"), "")}, "days", "step_seconds", "points")},
@@ -463,7 +463,7 @@ func operations() []op {
 		{method: get, path: "/incidents/export", tag: "Incidents", summary: "Incidents as CSV, or JSON with format=json", access: anyKey, limit: export,
 			query: append(incidentFilters(false), q("format", enum("", "csv", "json"), "Default csv.")),
 			resp:  str("CSV: one row per incident, a header row first."), respType: "text/csv", respHeaders: truncated,
-			jsonResp: obj("format=json.", M{"items": arr(ref("Incident"), "")}, "items")},
+			jsonResp: ref("IncidentList")},
 		{method: get, path: "/incidents/{id}", tag: "Incidents", summary: "Incident details", access: anyKey, resp: ref("IncidentDetail")},
 		{method: get, path: "/incidents/{id}/explanation", tag: "Incidents", summary: "Region votes, quorum rule, failure class, alert decision, fault verdict, findings", access: anyKey, resp: ref("Explanation")},
 		{method: get, path: "/incidents/{id}/replay-timeline", tag: "Incidents", summary: "Timeline of checks, alerts and notes", access: anyKey,
@@ -479,7 +479,7 @@ func operations() []op {
 		{method: post, path: "/incidents/{id}/notes", tag: "Incidents", summary: "Add a note", access: anyKey, body: ref("NoteBody"), status: 201, resp: ref("Note")},
 		{method: del, path: "/incidents/{id}/notes/{noteId}", tag: "Incidents", summary: "Delete a note", access: anyKey, status: 204},
 		{method: put, path: "/incidents/{id}/postmortem", tag: "Incidents", summary: "Set the postmortem", access: anyKey, body: ref("Postmortem"),
-			resp: obj("", M{"incident_id": uuid(""), "postmortem": str("")}, "incident_id", "postmortem")},
+			resp: ref("IncidentPostmortem")},
 
 		// Runbooks.
 		{method: post, path: "/incidents/{id}/runbook", tag: "Runbooks", summary: "Attach a runbook to an incident", access: anyKey,
@@ -588,8 +588,8 @@ func operations() []op {
 				}, "window", "since", "by_outcome", "by_channel"), ""),
 			}, "generated_at", "windows")},
 		{method: get, path: "/settings/escalation-policies", tag: "Alert recipients and settings", summary: "Escalation policies", access: anyKey, resp: listOf(freeform("Escalation policy with its steps."))},
-		{method: get, path: "/settings/on-call-schedules", tag: "Alert recipients and settings", summary: "On-call schedules with who is on call now", access: anyKey, resp: listOf(freeform(""))},
-		{method: get, path: "/settings/on-call-schedules/current", tag: "Alert recipients and settings", summary: "Who is on call now, per schedule", access: anyKey, resp: listOf(freeform(""))},
+		{method: get, path: "/settings/on-call-schedules", tag: "Alert recipients and settings", summary: "On-call schedules with who is on call now", access: anyKey, resp: listOf(ref("OnCallSchedule"))},
+		{method: get, path: "/settings/on-call-schedules/current", tag: "Alert recipients and settings", summary: "Who is on call now, per schedule", access: anyKey, resp: listOf(ref("OnCallNow"))},
 		{method: get, path: "/settings/suppression-windows", tag: "Alert recipients and settings", summary: "Quiet hours and deployment windows", access: anyKey, resp: listOf(freeform(""))},
 
 		// Reliability.

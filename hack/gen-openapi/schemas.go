@@ -295,13 +295,11 @@ func handSchemas() M {
 			"action": enum("", bulkActions...), "ids": bounds(arr(uuid(""), ""), 1, 500),
 			"tags": arr(str(""), "For add_tags and remove_tags."), "group_id": null(uuid("For move_group; null removes from the group.")),
 		}, "action", "ids"),
-		"BulkResult": obj("", M{"updated": integer(""), "failed": arr(obj("", M{"id": str(""), "error": str("")}, "id", "error"), "")}, "updated", "failed"),
 		"Regions": obj("The regions a monitor is checked from.", M{
 			"regions":           arr(str(""), "Regions the monitor is checked from: its own list, or the plan's default regions when it has none."),
 			"effective_regions": arr(str(""), "The same list, under the name of the monitor object's field."),
 			"is_default":        boolean("True when the list is the plan's default (the monitor sets no regions of its own)."),
 		}, "regions", "effective_regions", "is_default"),
-		"Success": obj("", M{"success": boolean(""), "message": str("")}, "success"),
 		"CronHeartbeat": (obj("", M{
 			"status": enum("", heartbeatOK...), "execution_time_ms": bounds(integer(""), 0, 604800000),
 			"execution_count": integer(""), "status_code": bounds(integer(""), 0, 999),

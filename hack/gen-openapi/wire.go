@@ -10,12 +10,14 @@ import (
 // (reflect.go); the types they reach (restapi.Check of restapi.CheckPage,
 // the store records an answer embeds) become components too.
 var wireTypes = []any{
-	restapi.Monitor{}, restapi.MonitorSummary{},
-	restapi.CheckPage{}, restapi.CheckResult{}, restapi.Stats{},
+	restapi.Monitor{}, restapi.MonitorSummary{}, restapi.Success{}, restapi.BulkResult{}, restapi.HeartbeatURL{},
+	restapi.CheckPage{}, restapi.CheckResult{}, restapi.CheckList{}, restapi.Stats{},
 	restapi.IncidentPage{}, restapi.IncidentDetail{}, restapi.AttachedRunbook{}, restapi.Explanation{},
+	restapi.IncidentList{}, restapi.IncidentPostmortem{},
 	restapi.StatusPage{},
 	restapi.SLOTarget{},
 	restapi.Whoami{}, restapi.ProbeRegion{}, restapi.MaintenanceWindow{},
+	restapi.OnCallSchedule{}, restapi.OnCallNow{},
 }
 
 // namedEnums are the value lists an `openapi:"enum=@name"` tag names.

@@ -160,7 +160,7 @@ func (s *Server) exportIncidents(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Export-Truncated", "true")
 	}
 	if format == "json" {
-		httpjson.Write(w, http.StatusOK, map[string]any{"items": items})
+		httpjson.Write(w, http.StatusOK, restapi.IncidentList{Items: items})
 		return
 	}
 	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
@@ -508,5 +508,5 @@ func (s *Server) putPostmortem(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	httpjson.Write(w, http.StatusOK, map[string]any{"incident_id": inc.ID, "postmortem": *b.Postmortem})
+	httpjson.Write(w, http.StatusOK, restapi.IncidentPostmortem{IncidentID: inc.ID, Postmortem: *b.Postmortem})
 }

@@ -816,7 +816,7 @@ func (s *Server) resetStats(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	httpjson.Write(w, http.StatusOK, map[string]any{"success": true, "message": "Statistics reset"})
+	httpjson.Write(w, http.StatusOK, restapi.Success{Success: true, Message: "Statistics reset"})
 }
 
 // bulkBody is the body of POST /monitors/bulk.
@@ -825,11 +825,6 @@ type bulkBody struct {
 	IDs     []string         `json:"ids"`
 	Tags    []string         `json:"tags"`
 	GroupID nullable[string] `json:"group_id"`
-}
-
-type bulkFailure struct {
-	ID    string `json:"id"`
-	Error string `json:"error"`
 }
 
 func (s *Server) bulkMonitors(w http.ResponseWriter, r *http.Request) {
@@ -875,7 +870,7 @@ func (s *Server) bulkMonitors(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	updated := 0
-	failed := []bulkFailure{}
+	failed := []restapi.BulkFailure{}
 	for _, id := range slices.Compact(slices.Clone(b.IDs)) {
 		if err := s.bulkOne(ctx, c.Namespace, id, b.Action, tags, group); err != nil {
 			msg := "Monitor not found"
@@ -890,12 +885,12 @@ func (s *Server) bulkMonitors(w http.ResponseWriter, r *http.Request) {
 				msg = "could not update the monitor"
 				ctrlLog(ctx).Error(err, "bulk action failed", "monitor", id, "action", b.Action)
 			}
-			failed = append(failed, bulkFailure{ID: id, Error: msg})
+			failed = append(failed, restapi.BulkFailure{ID: id, Error: msg})
 			continue
 		}
 		updated++
 	}
-	httpjson.Write(w, http.StatusOK, map[string]any{"updated": updated, "failed": failed})
+	httpjson.Write(w, http.StatusOK, restapi.BulkResult{Updated: updated, Failed: failed})
 }
 
 func (s *Server) bulkOne(ctx context.Context, ns, id, action string, tags []string, group *monv1.LocalObjectReference) error {
@@ -1114,7 +1109,7 @@ func (s *Server) rotateHeartbeat(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	httpjson.Write(w, http.StatusOK, map[string]any{"heartbeat_url": s.heartbeatURL(m)})
+	httpjson.Write(w, http.StatusOK, restapi.HeartbeatURL{HeartbeatURL: s.heartbeatURL(m)})
 }
 
 // cronHeartbeatBody is the body of POST /monitors/:id/cron-heartbeat.

@@ -6,46 +6,22 @@ import (
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/oncall"
+	"github.com/uptime-operator/uptime-operator/internal/restapi"
 )
-
-// onCallJSON is an on-call schedule with who is on call now.
-type onCallJSON struct {
-	ID           string              `json:"id"`
-	Name         string              `json:"name"`
-	Description  *string             `json:"description"`
-	TimeZone     string              `json:"time_zone"`
-	ShiftHours   int32               `json:"shift_hours"`
-	StartsAt     string              `json:"starts_at"`
-	Participants []onCallPerson      `json:"participants"`
-	Overrides    []onCallOverrideOut `json:"overrides"`
-	Current      *onCallPerson       `json:"current"`
-	CurrentUntil *string             `json:"current_until"`
-}
-
-type onCallPerson struct {
-	Name  string `json:"name"`
-	Email string `json:"email"`
-}
-
-type onCallOverrideOut struct {
-	Person   onCallPerson `json:"participant"`
-	StartsAt string       `json:"starts_at"`
-	EndsAt   string       `json:"ends_at"`
-}
 
 // onCallSchedules reads the workspace's OnCallSchedules with their current
 // participant.
-func (s *Server) onCallSchedules(r *http.Request) ([]onCallJSON, error) {
+func (s *Server) onCallSchedules(r *http.Request) ([]restapi.OnCallSchedule, error) {
 	var list monv1.OnCallScheduleList
 	if err := s.list(r.Context(), &list, CallerFrom(r.Context()).Namespace); err != nil {
 		return nil, err
 	}
 	now := s.clock.Now()
-	out := []onCallJSON{}
+	out := []restapi.OnCallSchedule{}
 	for i := range list.Items {
 		sc := &list.Items[i]
-		o := onCallJSON{ID: string(sc.UID), Name: sc.Name, Description: strPtr(sc.Spec.Description), TimeZone: sc.Spec.TimeZone,
-			ShiftHours: sc.Spec.ShiftHours, StartsAt: isoTime(sc.Spec.StartsAt.Time), Participants: []onCallPerson{}, Overrides: []onCallOverrideOut{}}
+		o := restapi.OnCallSchedule{ID: string(sc.UID), Name: sc.Name, Description: strPtr(sc.Spec.Description), TimeZone: sc.Spec.TimeZone,
+			ShiftHours: sc.Spec.ShiftHours, StartsAt: isoTime(sc.Spec.StartsAt.Time), Participants: []restapi.OnCallPerson{}, Overrides: []restapi.OnCallOverride{}}
 		if o.TimeZone == "" {
 			o.TimeZone = "UTC"
 		}
@@ -53,13 +29,13 @@ func (s *Server) onCallSchedules(r *http.Request) ([]onCallJSON, error) {
 			o.ShiftHours = int32(oncall.DefaultShift.Hours())
 		}
 		for _, p := range sc.Spec.Participants {
-			o.Participants = append(o.Participants, onCallPerson(p))
+			o.Participants = append(o.Participants, restapi.OnCallPerson(p))
 		}
 		for _, ov := range sc.Spec.Overrides {
-			o.Overrides = append(o.Overrides, onCallOverrideOut{Person: onCallPerson(ov.Participant), StartsAt: isoTime(ov.StartsAt.Time), EndsAt: isoTime(ov.EndsAt.Time)})
+			o.Overrides = append(o.Overrides, restapi.OnCallOverride{Person: restapi.OnCallPerson(ov.Participant), StartsAt: isoTime(ov.StartsAt.Time), EndsAt: isoTime(ov.EndsAt.Time)})
 		}
 		if p, until, ok := oncall.Current(&sc.Spec, now); ok {
-			cur := onCallPerson(p)
+			cur := restapi.OnCallPerson(p)
 			o.Current = &cur
 			u := isoTime(until)
 			o.CurrentUntil = &u
@@ -87,9 +63,9 @@ func (s *Server) currentOnCall(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	out := []map[string]any{}
+	out := []restapi.OnCallNow{}
 	for _, o := range all {
-		out = append(out, map[string]any{"schedule_id": o.ID, "schedule_name": o.Name, "on_call": o.Current, "until": o.CurrentUntil})
+		out = append(out, restapi.OnCallNow{ScheduleID: o.ID, ScheduleName: o.Name, OnCall: o.Current, Until: o.CurrentUntil})
 	}
 	httpjson.Write(w, http.StatusOK, out)
 }

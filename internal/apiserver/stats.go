@@ -93,7 +93,7 @@ func (s *Server) statsChecks(w http.ResponseWriter, r *http.Request) {
 	if len(items) > limit {
 		items = items[:limit]
 	}
-	httpjson.Write(w, http.StatusOK, map[string]any{"items": checkRecords(items)})
+	httpjson.Write(w, http.StatusOK, restapi.CheckList{Items: checkRecords(items)})
 }
 
 func (s *Server) statsIncidents(w http.ResponseWriter, r *http.Request) {
@@ -123,7 +123,7 @@ func (s *Server) statsIncidents(w http.ResponseWriter, r *http.Request) {
 			break
 		}
 	}
-	httpjson.Write(w, http.StatusOK, map[string]any{"items": items})
+	httpjson.Write(w, http.StatusOK, restapi.IncidentList{Items: items})
 }
 
 // seriesPointJSON is one bucket of a response-time series.

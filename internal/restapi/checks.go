@@ -37,3 +37,8 @@ type CheckResult struct {
 	TLS     *probeapi.TLSInfo `json:"tls,omitempty"`
 	Details json.RawMessage   `json:"details,omitempty"`
 }
+
+// CheckList is GET /stats/:id/checks: the latest checks, newest first.
+type CheckList struct {
+	Items []Check `json:"items"`
+}

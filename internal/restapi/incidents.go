@@ -61,3 +61,16 @@ type AttachedRunbook struct {
 	IncidentID string                 `json:"incident_id" openapi:"format=uuid"`
 	Runbook    *store.IncidentRunbook `json:"runbook"`
 }
+
+// IncidentList is a list of incidents without paging: GET
+// /stats/:id/incidents (newest first) and GET /incidents/export?format=json.
+type IncidentList struct {
+	Items []Incident `json:"items"`
+}
+
+// IncidentPostmortem is PUT /incidents/:id/postmortem: the postmortem as
+// stored.
+type IncidentPostmortem struct {
+	IncidentID string `json:"incident_id" openapi:"format=uuid"`
+	Postmortem string `json:"postmortem"`
+}

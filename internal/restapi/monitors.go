@@ -53,3 +53,31 @@ type MonitorSummary struct {
 	OpenIncidents int            `json:"open_incidents"`
 	Uptime24h     *float64       `json:"uptime_24h"`
 }
+
+// Success is the answer of an action that reports only whether it worked
+// (POST /monitors/:id/reset-stats; POST
+// /integrations/connections/:connectionId/test, where a channel that
+// refused the test alert is success false with its error as the message).
+type Success struct {
+	Success bool   `json:"success"`
+	Message string `json:"message"`
+}
+
+// BulkResult is POST /monitors/bulk: how many monitors the action changed,
+// and why each of the others was not.
+type BulkResult struct {
+	Updated int           `json:"updated"`
+	Failed  []BulkFailure `json:"failed"`
+}
+
+// BulkFailure is one monitor a bulk action did not change.
+type BulkFailure struct {
+	ID    string `json:"id"`
+	Error string `json:"error"` // Why: not found, or the field the change was refused for.
+}
+
+// HeartbeatURL is POST /monitors/:id/heartbeat/rotate: the new ping URL of
+// a cron monitor (the old one stops working at once).
+type HeartbeatURL struct {
+	HeartbeatURL *string `json:"heartbeat_url" openapi:"format=uri"`
+}
