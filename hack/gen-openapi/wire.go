@@ -17,7 +17,7 @@ var wireTypes = []any{
 	restapi.StatusPage{},
 	restapi.SLOTarget{},
 	restapi.Whoami{}, restapi.ProbeRegion{}, restapi.MaintenanceWindow{},
-	restapi.OnCallSchedule{}, restapi.OnCallNow{},
+	restapi.OnCallSchedule{}, restapi.OnCallNow{}, restapi.EscalationPolicy{}, restapi.Escalation{},
 }
 
 // namedEnums are the value lists an `openapi:"enum=@name"` tag names.

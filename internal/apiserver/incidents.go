@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/alerting"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/monitor"
 	"github.com/uptime-operator/uptime-operator/internal/restapi"
@@ -388,17 +389,16 @@ func (s *Server) escalation(w http.ResponseWriter, r *http.Request) {
 			s.writeErr(w, r, err)
 			return
 		}
-		httpjson.Write(w, http.StatusOK, state)
+		httpjson.Write(w, http.StatusOK, escalationObject(state))
 		return
 	}
-	out := map[string]any{"incident_id": inc.ID, "policy": nil, "acknowledged": inc.AcknowledgedAt != nil,
-		"acknowledged_at": isoTimePtr(inc.AcknowledgedAt), "resolved": inc.ResolvedAt != nil, "steps": []any{}}
+	out := restapi.Escalation{IncidentID: inc.ID, Acknowledged: inc.AcknowledgedAt != nil,
+		AcknowledgedAt: utcTime(inc.AcknowledgedAt), Resolved: inc.ResolvedAt != nil, Steps: []restapi.EscalationStep{}}
 	m, err := s.monitorByID(ctx, inc.Namespace, inc.MonitorID)
 	if err == nil && m.Spec.EscalationPolicyRef != nil {
 		var p monv1.EscalationPolicy
 		if err := s.opts.Client.Get(ctx, client.ObjectKey{Namespace: inc.Namespace, Name: m.Spec.EscalationPolicyRef.Name}, &p); err == nil {
-			out["policy"] = map[string]any{"id": string(p.UID), "name": p.Name, "repeat": p.Spec.Repeat}
-			var steps []map[string]any
+			out.Policy = &restapi.EscalationPolicyRef{ID: string(p.UID), Name: p.Name, Repeat: p.Spec.Repeat}
 			at := inc.StartedAt
 			now := s.clock.Now()
 			stopped := inc.AcknowledgedAt != nil || inc.ResolvedAt != nil
@@ -415,13 +415,35 @@ func (s *Server) escalation(w http.ResponseWriter, r *http.Request) {
 				for _, ch := range step.Channels {
 					channels = append(channels, ch.Name)
 				}
-				steps = append(steps, map[string]any{"step": i + 1, "delay_minutes": step.DelayMinutes, "fires_at": isoTime(at),
-					"state": state, "channels": nonNil(channels), "emails": nonNil(step.Emails)})
+				out.Steps = append(out.Steps, restapi.EscalationStep{Step: i + 1, Cycle: 1, DelayMinutes: step.DelayMinutes, FiresAt: at.UTC(),
+					State: state, Targets: restapi.EscalationTargets{Channels: nonNil(channels), Emails: nonNil(step.Emails)}})
 			}
-			out["steps"] = steps
 		}
 	}
 	httpjson.Write(w, http.StatusOK, out)
+}
+
+// escalationObject is the escalation of an incident as the API shows it.
+func escalationObject(st alerting.EscalationState) restapi.Escalation {
+	out := restapi.Escalation{IncidentID: st.IncidentID, Acknowledged: st.Acknowledged, AcknowledgedAt: st.AcknowledgedAt,
+		Resolved: st.Resolved, Steps: []restapi.EscalationStep{}, NextStepAt: st.NextStepAt, Stopped: st.Stopped}
+	if p := st.Policy; p != nil {
+		out.Policy = &restapi.EscalationPolicyRef{ID: p.ID, Name: p.Name, Repeat: p.Repeat}
+	}
+	for _, s := range st.Steps {
+		out.Steps = append(out.Steps, restapi.EscalationStep{Step: s.Step, Cycle: s.Cycle, DelayMinutes: s.DelayMinutes,
+			FiresAt: s.FiresAt, FiredAt: s.FiredAt, State: s.State, Targets: restapi.EscalationTargets(s.Targets)})
+	}
+	return out
+}
+
+// utcTime is t in UTC, or nil.
+func utcTime(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
 }
 
 func (s *Server) listNotes(w http.ResponseWriter, r *http.Request) {

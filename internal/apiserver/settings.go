@@ -84,18 +84,18 @@ func (s *Server) listEscalationPolicies(w http.ResponseWriter, r *http.Request) 
 		s.writeErr(w, r, err)
 		return
 	}
-	out := []map[string]any{}
+	out := []restapi.EscalationPolicy{}
 	for _, p := range list.Items {
-		steps := []map[string]any{}
+		steps := []restapi.EscalationPolicyStep{}
 		for _, st := range p.Spec.Steps {
 			var channels []string
 			for _, ch := range st.Channels {
 				channels = append(channels, ch.Name)
 			}
-			steps = append(steps, map[string]any{"delay_minutes": st.DelayMinutes, "channels": nonNil(channels), "emails": nonNil(st.Emails)})
+			steps = append(steps, restapi.EscalationPolicyStep{DelayMinutes: st.DelayMinutes, Channels: nonNil(channels), Emails: nonNil(st.Emails)})
 		}
-		out = append(out, map[string]any{"id": string(p.UID), "name": p.Name, "description": strPtr(p.Spec.Description),
-			"repeat": p.Spec.Repeat, "steps": steps, "created_at": isoTime(p.CreationTimestamp.Time)})
+		out = append(out, restapi.EscalationPolicy{ID: string(p.UID), Name: p.Name, Description: strPtr(p.Spec.Description),
+			Repeat: p.Spec.Repeat, Steps: steps, CreatedAt: isoTime(p.CreationTimestamp.Time)})
 	}
 	httpjson.Write(w, http.StatusOK, out)
 }

@@ -1,6 +1,10 @@
 package restapi
 
-import "github.com/uptime-operator/uptime-operator/internal/store"
+import (
+	"time"
+
+	"github.com/uptime-operator/uptime-operator/internal/store"
+)
 
 // Incident is an incident as GET /incidents lists it (and the base of the
 // incident detail). Times are ISO 8601 in UTC.
@@ -73,4 +77,47 @@ type IncidentList struct {
 type IncidentPostmortem struct {
 	IncidentID string `json:"incident_id" openapi:"format=uuid"`
 	Postmortem string `json:"postmortem"`
+}
+
+// Escalation is GET /incidents/:id/escalation: the incident's escalation
+// policy and every firing of its steps, as fired or as scheduled.
+type Escalation struct {
+	IncidentID     string               `json:"incident_id" openapi:"format=uuid"`
+	Policy         *EscalationPolicyRef `json:"policy"` // Null when the monitor has no policy.
+	Acknowledged   bool                 `json:"acknowledged"`
+	AcknowledgedAt *time.Time           `json:"acknowledged_at"`
+	Resolved       bool                 `json:"resolved"`
+	// Every firing of every cycle of the policy's steps, in order.
+	Steps []EscalationStep `json:"steps"`
+	// When the next step fires; null when none will.
+	NextStepAt *time.Time `json:"next_step_at"`
+	// Why no further step fires, or that escalation waits for a snooze to
+	// end (snoozed); absent while escalating.
+	Stopped string `json:"stopped,omitempty" openapi:"enum=acknowledged|resolved|suppressed|snoozed|completed|no_policy|policy_not_found"`
+}
+
+// EscalationPolicyRef names the escalation policy of an incident.
+type EscalationPolicyRef struct {
+	ID     string `json:"id" openapi:"format=uuid"`
+	Name   string `json:"name"`
+	Repeat int32  `json:"repeat"` // Further cycles through the steps after the first.
+}
+
+// EscalationStep is one firing of an escalation step.
+type EscalationStep struct {
+	Step         int        `json:"step"`  // 1-based index of the step in the policy.
+	Cycle        int        `json:"cycle"` // 1 for the first pass through the steps.
+	DelayMinutes int32      `json:"delay_minutes"`
+	FiresAt      time.Time  `json:"fires_at"`
+	FiredAt      *time.Time `json:"fired_at"` // Null until it fired.
+	// Fired, pending, or cancelled (escalation stopped first).
+	State   string            `json:"state" openapi:"enum=fired|pending|cancelled"`
+	Targets EscalationTargets `json:"targets"`
+}
+
+// EscalationTargets are whom a step notifies: alert channels by name and
+// email addresses.
+type EscalationTargets struct {
+	Channels []string `json:"channels"`
+	Emails   []string `json:"emails"`
 }

@@ -36,3 +36,22 @@ type OnCallNow struct {
 	OnCall       *OnCallPerson `json:"on_call"`                          // Null when nobody is on call.
 	Until        *string       `json:"until" openapi:"format=date-time"` // End of the current shift.
 }
+
+// EscalationPolicy is an escalation policy of GET
+// /settings/escalation-policies.
+type EscalationPolicy struct {
+	ID          string                 `json:"id" openapi:"format=uuid"`
+	Name        string                 `json:"name"`
+	Description *string                `json:"description"`
+	Repeat      int32                  `json:"repeat"` // Further cycles through the steps after the first.
+	Steps       []EscalationPolicyStep `json:"steps"`
+	CreatedAt   string                 `json:"created_at" openapi:"format=date-time"`
+}
+
+// EscalationPolicyStep is one step of a policy: whom it notifies, how long
+// after the previous step (or the incident's start).
+type EscalationPolicyStep struct {
+	DelayMinutes int32    `json:"delay_minutes"`
+	Channels     []string `json:"channels"` // Alert channels by name.
+	Emails       []string `json:"emails"`
+}
