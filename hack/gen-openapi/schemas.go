@@ -207,14 +207,6 @@ func handSchemas() M {
 		"monitor_ids":  bounds(arr(uuid(""), ""), nil, 500),
 		"min_severity": enum("", "down", "degraded"),
 	})
-	series := obj("", M{
-		"at": dateTime(""), "avg_response_time_ms": null(number("")), "min_response_time_ms": null(integer("")),
-		"max_response_time_ms": null(integer("")), "checks": integer(""), "uptime_percentage": null(number("")),
-	}, "at", "checks")
-	day := obj("", M{
-		"date": with(str("YYYY-MM-DD in the requested time zone."), "format", "date"), "uptime_percentage": null(number("")),
-		"total_checks": integer(""), "failed_checks": integer(""), "status": str("Status of the day (24h-bars)."),
-	}, "date", "total_checks", "failed_checks")
 
 	return M{
 		// Errors.
@@ -314,10 +306,6 @@ func handSchemas() M {
 			"name": bounds(str(""), 1, 255), "description": null(str("")),
 			"notification_emails": bounds(arr(email(""), "Owner only: changing it with an API key is 403 WORKSPACE_OWNER_REQUIRED."), nil, 20),
 		}),
-
-		// Stats.
-		"SeriesPoint": series,
-		"Day":         day,
 
 		// Incidents.
 		"NoteBody":        obj("", M{"body": bounds(str(""), 1, 5000), "public": boolean("Marks a public update (status page subscribers are told).")}, "body"),

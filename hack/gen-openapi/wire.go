@@ -12,6 +12,7 @@ import (
 var wireTypes = []any{
 	restapi.Monitor{}, restapi.MonitorSummary{}, restapi.Success{}, restapi.BulkResult{}, restapi.HeartbeatURL{},
 	restapi.CheckPage{}, restapi.CheckResult{}, restapi.CheckList{}, restapi.Stats{},
+	restapi.ResponseTimeChart{}, restapi.ResponseSeries{}, restapi.Days{}, restapi.RegionStatuses{}, restapi.PauseWindows{},
 	restapi.IncidentPage{}, restapi.IncidentDetail{}, restapi.AttachedRunbook{}, restapi.Explanation{},
 	restapi.IncidentList{}, restapi.IncidentPostmortem{},
 	restapi.StatusPage{},
