@@ -383,7 +383,9 @@ func operations() []op {
 			body: obj("", M{"regions": bounds(arr(str(""), ""), 1, 50)}, "regions"), resp: ref("Regions"), entitlement: true},
 		{method: get, path: "/monitors/{id}/explanation", tag: "Monitors", summary: "Explanation of the open incident, or the per-region state against the quorum", access: anyKey, resp: ref("Explanation")},
 		{method: get, path: "/monitors/{id}/flakiness", tag: "Monitors", summary: "7-day and 30-day flakiness score 0-100 with reasons", access: anyKey,
-			resp: obj("", M{"monitor_id": uuid(""), "windows": freeform("Per window (7 and 30 days): score, level, checks, state flips, reasons.")})},
+			resp: obj("The flakiness of the last 7 and 30 days.", M{
+				"monitor_id": uuid(""), "computed_at": dateTime(""), "7d": ref("FlakinessWindow"), "30d": ref("FlakinessWindow"),
+			}, "monitor_id", "computed_at", "7d", "30d")},
 		{method: post, path: "/monitors/{id}/heartbeat/rotate", tag: "Monitors", summary: "New heartbeat URL for a cron monitor; the old one stops at once", access: anyKey, limit: monitorWrites,
 			resp: ref("HeartbeatURL")},
 		{method: post, path: "/monitors/{id}/cron-heartbeat", tag: "Monitors", summary: "Record a heartbeat with the API key", access: anyKey,
@@ -452,7 +454,7 @@ func operations() []op {
 		{method: get, path: "/monitor-groups", tag: "Monitor groups", summary: "Monitor groups", access: anyKey, resp: listOf(ref("MonitorGroup"))},
 		{method: post, path: "/monitor-groups", tag: "Monitor groups", summary: "Create a group", access: anyKey, body: ref("MonitorGroupBody"), status: 201, resp: ref("MonitorGroup")},
 		{method: get, path: "/monitor-groups/{id}/summary", tag: "Monitor groups", summary: "Status summary of the group's monitors", access: anyKey,
-			resp: obj("", M{"group": ref("MonitorGroup"), "total": integer(""), "counts": freeform("")}, "group", "total", "counts")},
+			resp: ref("GroupSummary")},
 		{method: put, path: "/monitor-groups/{id}", tag: "Monitor groups", summary: "Rename a group", access: anyKey, body: ref("MonitorGroupBody"), resp: ref("MonitorGroup")},
 		{method: del, path: "/monitor-groups/{id}", tag: "Monitor groups", summary: "Delete a group (its monitors leave it)", access: anyKey, status: 204},
 
@@ -643,7 +645,7 @@ func operations() []op {
 		{method: put, path: "/automation/otel", tag: "Telemetry export", summary: "Create or update the export", access: automationKey, feature: "telemetry-export", body: freeform(""), resp: freeform(""), extra: []int{503}},
 		{method: del, path: "/automation/otel", tag: "Telemetry export", summary: "Remove the export", access: automationKey, feature: "telemetry-export", status: 204, extra: []int{503}},
 		{method: post, path: "/automation/otel/test", tag: "Telemetry export", summary: "Send one test span", access: automationKey, feature: "telemetry-export",
-			limit: "10 per 15 minutes per workspace", resp: freeform(""), extra: []int{503}},
+			limit: "10 per 15 minutes per workspace", resp: ref("TestResult"), extra: []int{503}},
 	}...)
 
 	// Endpoints of the human account: every method, API keys refused.

@@ -298,10 +298,6 @@ func handSchemas() M {
 		})),
 
 		// Groups.
-		"MonitorGroup": obj("", M{
-			"id": uuid(""), "name": str(""), "description": null(str("")), "notification_emails": arr(email(""), ""),
-			"monitor_count": integer(""), "created_at": dateTime(""),
-		}, "id", "name", "notification_emails", "monitor_count", "created_at"),
 		"MonitorGroupBody": obj("Group create (name required) or rename.", M{
 			"name": bounds(str(""), 1, 255), "description": null(str("")),
 			"notification_emails": bounds(arr(email(""), "Owner only: changing it with an API key is 403 WORKSPACE_OWNER_REQUIRED."), nil, 20),
@@ -324,7 +320,6 @@ func handSchemas() M {
 			"id": uuid(""), "service_name": str(""), "environment": null(str("")), "version": null(str("")), "source": null(str("")),
 			"deployed_at": dateTime(""), "metadata": null(freeform("")), "created_at": dateTime(""),
 		}, "id", "service_name", "deployed_at"),
-		"TimelinePage": obj("", M{"items": arr(freeform("Timeline event: check, alert, note, state change."), ""), "next_cursor": null(str(""))}, "items", "next_cursor"),
 
 		// Maintenance.
 		"MaintenanceBody": obj("PUT and PATCH change only sent fields.", M{

@@ -3,21 +3,27 @@ package main
 import (
 	"fmt"
 
+	"github.com/uptime-operator/uptime-operator/internal/reliability"
 	"github.com/uptime-operator/uptime-operator/internal/restapi"
 )
+
+// domainTypes are answers (or parts of answers) that are records of a
+// domain package sent unchanged.
+var domainTypes = []any{reliability.FlakinessWindow{}}
 
 // wireTypes are the answers whose schemas are derived from their Go types
 // (reflect.go); the types they reach (restapi.Check of restapi.CheckPage,
 // the store records an answer embeds) become components too.
 var wireTypes = []any{
-	restapi.Monitor{}, restapi.MonitorSummary{}, restapi.Success{}, restapi.BulkResult{}, restapi.HeartbeatURL{},
+	restapi.Monitor{}, restapi.MonitorSummary{}, restapi.MonitorGroup{}, restapi.GroupSummary{}, restapi.Success{}, restapi.BulkResult{}, restapi.HeartbeatURL{},
 	restapi.CheckPage{}, restapi.CheckResult{}, restapi.CheckList{}, restapi.Stats{},
 	restapi.ResponseTimeChart{}, restapi.ResponseSeries{}, restapi.Days{}, restapi.RegionStatuses{}, restapi.PauseWindows{},
 	restapi.IncidentPage{}, restapi.IncidentDetail{}, restapi.AttachedRunbook{}, restapi.Explanation{},
-	restapi.IncidentList{}, restapi.IncidentPostmortem{},
+	restapi.IncidentList{}, restapi.IncidentPostmortem{}, restapi.TimelinePage{},
 	restapi.StatusPage{},
 	restapi.SLOTarget{},
 	restapi.Whoami{}, restapi.ProbeRegion{}, restapi.MaintenanceWindow{},
+	restapi.TestResult{},
 	restapi.OnCallSchedule{}, restapi.OnCallNow{}, restapi.EscalationPolicy{}, restapi.Escalation{},
 }
 
@@ -32,7 +38,7 @@ var namedEnums = map[string][]string{
 // wire types and the hand-written ones (handSchemas).
 func schemas() (M, error) {
 	r := newReflector()
-	if err := r.add(wireTypes...); err != nil {
+	if err := r.add(append(wireTypes, domainTypes...)...); err != nil {
 		return nil, err
 	}
 	out := r.schemas

@@ -2,7 +2,6 @@ package apiserver
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"strconv"
@@ -258,17 +257,11 @@ func (s *Server) replayTimeline(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	type eventJSON struct {
-		ID   int64           `json:"id"`
-		Kind string          `json:"kind"`
-		At   string          `json:"at"`
-		Data json.RawMessage `json:"data,omitempty"`
-	}
-	items := make([]eventJSON, 0, len(events))
+	items := make([]restapi.TimelineEvent, 0, len(events))
 	for _, e := range events {
-		items = append(items, eventJSON{ID: e.ID, Kind: e.Kind, At: isoTime(e.At), Data: e.Data})
+		items = append(items, restapi.TimelineEvent{ID: e.ID, Kind: e.Kind, At: isoTime(e.At), Data: e.Data})
 	}
-	httpjson.Write(w, http.StatusOK, map[string]any{"items": items, "next_cursor": strPtr(next)})
+	httpjson.Write(w, http.StatusOK, restapi.TimelinePage{Items: items, NextCursor: strPtr(next)})
 }
 
 func (s *Server) createIncident(w http.ResponseWriter, r *http.Request) {

@@ -13,6 +13,7 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/otelexport"
 	"github.com/uptime-operator/uptime-operator/internal/ratelimit"
+	"github.com/uptime-operator/uptime-operator/internal/restapi"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
@@ -239,9 +240,10 @@ func (s *Server) testOTel(o *otelexport.Exporter) http.HandlerFunc {
 			return
 		}
 		if err := o.SendTest(r.Context(), cur, true); err != nil {
-			httpjson.Write(w, http.StatusOK, map[string]any{"ok": false, "error": err.Error()})
+			msg := err.Error()
+			httpjson.Write(w, http.StatusOK, restapi.TestResult{OK: false, Error: &msg})
 			return
 		}
-		httpjson.Write(w, http.StatusOK, map[string]any{"ok": true, "error": nil})
+		httpjson.Write(w, http.StatusOK, restapi.TestResult{OK: true})
 	})
 }

@@ -1,6 +1,7 @@
 package restapi
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/uptime-operator/uptime-operator/internal/store"
@@ -120,4 +121,20 @@ type EscalationStep struct {
 type EscalationTargets struct {
 	Channels []string `json:"channels"`
 	Emails   []string `json:"emails"`
+}
+
+// TimelinePage is one page of GET /incidents/:id/replay-timeline, oldest
+// event first.
+type TimelinePage struct {
+	Items      []TimelineEvent `json:"items"`
+	NextCursor *string         `json:"next_cursor"` // Pass as cursor for the next page; null: no more.
+}
+
+// TimelineEvent is one event of an incident's timeline: a check, an alert,
+// a note, a state change.
+type TimelineEvent struct {
+	ID   int64           `json:"id"`
+	Kind string          `json:"kind"`
+	At   string          `json:"at" openapi:"format=date-time"`
+	Data json.RawMessage `json:"data,omitempty"` // What happened; its fields depend on the kind.
 }

@@ -81,3 +81,24 @@ type BulkFailure struct {
 type HeartbeatURL struct {
 	HeartbeatURL *string `json:"heartbeat_url" openapi:"format=uri"`
 }
+
+// MonitorGroup is a monitor group of GET /monitor-groups and the group
+// writes.
+type MonitorGroup struct {
+	ID                 string   `json:"id" openapi:"format=uuid"`
+	Name               string   `json:"name"`
+	Description        *string  `json:"description"`
+	NotificationEmails []string `json:"notification_emails"` // Alert recipients of the group's monitors.
+	MonitorCount       int      `json:"monitor_count"`
+	CreatedAt          string   `json:"created_at" openapi:"format=date-time"`
+}
+
+// GroupSummary is GET /monitor-groups/:id/summary: the group and its
+// monitors counted as GET /monitors/summary counts the workspace's.
+type GroupSummary struct {
+	Group         MonitorGroup   `json:"group"`
+	Total         int            `json:"total"`
+	Counts        map[string]int `json:"counts"` // Monitors per current_status.
+	OpenIncidents int            `json:"open_incidents"`
+	Uptime24h     *float64       `json:"uptime_24h"`
+}

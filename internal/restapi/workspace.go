@@ -59,3 +59,10 @@ type MaintenanceWindow struct {
 	CurrentEnd   *string  `json:"current_end" openapi:"format=date-time"`
 	Cancelled    bool     `json:"cancelled"`
 }
+
+// TestResult is the answer of a test delivery (POST /automation/otel/test):
+// whether it was accepted, and the error when not.
+type TestResult struct {
+	OK    bool    `json:"ok"`
+	Error *string `json:"error"`
+}
