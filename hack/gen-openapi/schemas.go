@@ -407,9 +407,11 @@ func handSchemas() M {
 
 		// AI incident assist.
 		"StatusUpdateDraft": freeform("An AI status-update draft: id, incident_id, phase, body, state (draft, published, discarded)."),
-		"DraftEdit":         strictObj("", M{"body": bounds(str(""), nil, 5000), "phase": enum("", draftPhases...)}),
-		"DraftRequest":      obj("", M{"phase": enum("", draftPhases...), "guidance": bounds(str(""), nil, 1000)}),
-		"Overwrite":         obj("", M{"overwrite": boolean("")}),
+		"FollowedProvider": M{"allOf": []any{ref("ThirdPartySubscription"), obj("", M{"provider_name": str("")}, "provider_name")},
+			"description": "A followed provider: the subscription and the provider's name."},
+		"DraftEdit":    strictObj("", M{"body": bounds(str(""), nil, 5000), "phase": enum("", draftPhases...)}),
+		"DraftRequest": obj("", M{"phase": enum("", draftPhases...), "guidance": bounds(str(""), nil, 1000)}),
+		"Overwrite":    obj("", M{"overwrite": boolean("")}),
 	}
 }
 

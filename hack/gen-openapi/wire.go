@@ -5,11 +5,13 @@ import (
 
 	"github.com/uptime-operator/uptime-operator/internal/reliability"
 	"github.com/uptime-operator/uptime-operator/internal/restapi"
+	"github.com/uptime-operator/uptime-operator/internal/store"
+	"github.com/uptime-operator/uptime-operator/internal/thirdparty"
 )
 
 // domainTypes are answers (or parts of answers) that are records of a
 // domain package sent unchanged.
-var domainTypes = []any{reliability.FlakinessWindow{}}
+var domainTypes = []any{reliability.FlakinessWindow{}, thirdparty.Provider{}, store.ThirdPartySubscription{}}
 
 // wireTypes are the answers whose schemas are derived from their Go types
 // (reflect.go); the types they reach (restapi.Check of restapi.CheckPage,

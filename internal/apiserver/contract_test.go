@@ -1,4 +1,4 @@
-package apiserver_test
+package apiserver
 
 import (
 	"bytes"
@@ -15,12 +15,11 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
-
-	"github.com/uptime-operator/uptime-operator/internal/apiserver"
 )
 
-// The REST contract, checked from the answers the suite provokes: every
-// request that goes through doOn has its answer validated against the
+// The REST contract, checked from the answers the tests provoke: every
+// request that goes through doOn (the Ginkgo suite) or routeFixture.call
+// has its answer validated against the
 // operation of docs/openapi.json (the embedded copy) it reached: the body of
 // every documented status against that status's schema, the Content-Type
 // against the documented media types. A body the document does not describe
@@ -70,7 +69,7 @@ func loadContract() (*contract, error) {
 			openapi3filter.RegisterBodyDecoder(typ, openapi3filter.PlainBodyDecoder)
 		}
 		loader := openapi3.NewLoader()
-		doc, err := loader.LoadFromData(apiserver.OpenAPIDocument())
+		doc, err := loader.LoadFromData(OpenAPIDocument())
 		if err != nil {
 			contractErr = err
 			return
@@ -176,4 +175,22 @@ func (c *contract) report(w io.Writer) {
 	sort.Strings(unchecked)
 	fmt.Fprintf(w, "contract: %d of %d operations had a success answer checked against docs/openapi.json; not reached:\n  %s\n",
 		total-len(unchecked), total, strings.Join(unchecked, "\n  "))
+}
+
+// CheckAnswer validates the answer rec to req against docs/openapi.json
+// (nil for an answer the document does not describe). It is exported for
+// the external test package (the Ginkgo suite).
+func CheckAnswer(req *http.Request, rec *httptest.ResponseRecorder) error {
+	c, err := loadContract()
+	if err != nil {
+		return err
+	}
+	return c.check(req, rec)
+}
+
+// ReportContract writes which documented operations no test reached.
+func ReportContract(w io.Writer) {
+	if c, err := loadContract(); err == nil {
+		c.report(w)
+	}
 }

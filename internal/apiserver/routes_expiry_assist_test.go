@@ -36,6 +36,7 @@ import (
 // door does; the envtest suite covers authentication.
 
 type routeFixture struct {
+	t   *testing.T
 	srv *Server
 	st  store.Store
 	k8s client.Client
@@ -62,7 +63,7 @@ func newRouteFixture(t *testing.T, objs ...client.Object) *routeFixture {
 	t.Cleanup(func() { _ = st.Close() })
 	clk := clocktesting.NewFakePassiveClock(time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC))
 	srv := New(Options{Client: k8s, Plans: &plans.Resolver{Reader: k8s}, Keys: k8s, Store: st, Clock: clk})
-	return &routeFixture{srv: srv, st: st, k8s: k8s, clk: clk}
+	return &routeFixture{t: t, srv: srv, st: st, k8s: k8s, clk: clk}
 }
 
 // call sends a request as a caller of ns at level.
@@ -80,6 +81,9 @@ func (f *routeFixture) call(ns string, level apikeys.Level, method, path string,
 	req = req.WithContext(context.WithValue(req.Context(), callerKey{}, &Caller{Namespace: ns, Level: level, User: "alice"}))
 	rec := httptest.NewRecorder()
 	f.srv.Handler().ServeHTTP(rec, req)
+	if err := CheckAnswer(req, rec); err != nil {
+		f.t.Error(err)
+	}
 	return rec
 }
 
