@@ -25,7 +25,7 @@ var wireTypes = []any{
 	restapi.StatusPage{},
 	restapi.SLOTarget{},
 	restapi.Whoami{}, restapi.ProbeRegion{}, restapi.MaintenanceWindow{},
-	restapi.TestResult{},
+	restapi.TestResult{}, restapi.OTelExport{}, restapi.PageAccessState{},
 	restapi.OnCallSchedule{}, restapi.OnCallNow{}, restapi.EscalationPolicy{}, restapi.Escalation{},
 }
 

@@ -55,21 +55,6 @@ func withOTel(o *otelexport.Exporter, h http.HandlerFunc) http.HandlerFunc {
 	}
 }
 
-// otelJSON is the settings and delivery status as the API shows them;
-// header values are redacted.
-type otelJSON struct {
-	Endpoint      string                   `json:"endpoint"`
-	Protocol      string                   `json:"protocol"`
-	Headers       map[string]string        `json:"headers"`
-	ServiceName   string                   `json:"service_name"`
-	Enabled       bool                     `json:"enabled"`
-	ExportSpans   bool                     `json:"export_spans"`
-	ExportMetrics bool                     `json:"export_metrics"`
-	CreatedAt     string                   `json:"created_at"`
-	UpdatedAt     string                   `json:"updated_at"`
-	Delivery      store.OTelDeliveryStatus `json:"delivery"`
-}
-
 func (s *Server) writeOTel(w http.ResponseWriter, r *http.Request, o store.OTelSettings, code int) {
 	d, err := s.opts.Store.GetOTelDelivery(r.Context(), o.Namespace)
 	if err != nil {
@@ -80,7 +65,7 @@ func (s *Server) writeOTel(w http.ResponseWriter, r *http.Request, o store.OTelS
 	for k := range o.Headers {
 		headers[k] = redacted
 	}
-	httpjson.Write(w, code, otelJSON{Endpoint: o.Endpoint, Protocol: o.Protocol, Headers: headers, ServiceName: o.ServiceName,
+	httpjson.Write(w, code, restapi.OTelExport{Endpoint: o.Endpoint, Protocol: o.Protocol, Headers: headers, ServiceName: o.ServiceName,
 		Enabled: o.Enabled, ExportSpans: o.ExportSpans, ExportMetrics: o.ExportMetrics,
 		CreatedAt: isoTime(o.CreatedAt), UpdatedAt: isoTime(o.UpdatedAt), Delivery: d})
 }

@@ -27,3 +27,13 @@ type PageMonitor struct {
 	Section       *string `json:"section"`
 	CurrentStatus string  `json:"current_status"`
 }
+
+// PageAccessState is who can view a status page (GET and PUT
+// /status/pages/:id/access, POST …/access/revoke-sessions). The password
+// itself is never shown.
+type PageAccessState struct {
+	Mode              string  `json:"mode" openapi:"enum=public|password|sso"`
+	IsPublic          bool    `json:"is_public"`
+	HasPassword       bool    `json:"has_password"`
+	SessionsRevokedAt *string `json:"sessions_revoked_at" openapi:"format=date-time"` // Visitors signed in before are signed out.
+}

@@ -1,5 +1,7 @@
 package restapi
 
+import "github.com/uptime-operator/uptime-operator/internal/store"
+
 // Whoami is GET /automation/whoami: the caller's workspace, access level
 // and plan.
 type Whoami struct {
@@ -65,4 +67,19 @@ type MaintenanceWindow struct {
 type TestResult struct {
 	OK    bool    `json:"ok"`
 	Error *string `json:"error"`
+}
+
+// OTelExport is GET and PUT /automation/otel: the telemetry export settings
+// (header values redacted) and how its deliveries fare.
+type OTelExport struct {
+	Endpoint      string                   `json:"endpoint"`
+	Protocol      string                   `json:"protocol"`
+	Headers       map[string]string        `json:"headers"` // Header names; every value is shown as ********.
+	ServiceName   string                   `json:"service_name"`
+	Enabled       bool                     `json:"enabled"`
+	ExportSpans   bool                     `json:"export_spans"`
+	ExportMetrics bool                     `json:"export_metrics"`
+	CreatedAt     string                   `json:"created_at" openapi:"format=date-time"`
+	UpdatedAt     string                   `json:"updated_at" openapi:"format=date-time"`
+	Delivery      store.OTelDeliveryStatus `json:"delivery"`
 }
