@@ -596,7 +596,7 @@ func operations() []op {
 
 		// Reliability.
 		{method: get, path: "/reliability/overview", tag: "Reliability", summary: "Reliability of every monitor", access: anyKey,
-			resp: freeform("Workspace totals and per-monitor reliability (see MonitorReliability).")},
+			resp: ref("ReliabilityOverview")},
 		{method: get, path: "/reliability/monitor/{monitorId}", tag: "Reliability", summary: "Uptime, MTTR, MTBF, health score and SLO state of a monitor", access: anyKey, resp: ref("MonitorReliability")},
 		{method: get, path: "/reliability/dependencies", tag: "Reliability", summary: "Monitor dependencies", access: anyKey, feature: "dependencies", resp: listOf(ref("Dependency"))},
 		{method: post, path: "/reliability/dependencies", tag: "Reliability", summary: "Add a dependency", access: ownerOnly, feature: "dependencies", body: ref("DependencyBody"), status: 201, resp: ref("Dependency")},

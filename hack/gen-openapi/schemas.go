@@ -378,14 +378,6 @@ func handSchemas() M {
 			"window_minutes": bounds(integer(""), 60, 43200), "burn_rate_fast_threshold": bounds(number(""), 0.1, 100),
 			"burn_rate_slow_threshold": bounds(number(""), 0.1, 100), "is_enabled": boolean(""),
 		}),
-		"MonitorReliability": obj("", M{
-			"monitor_id": uuid(""), "name": str(""), "current_status": str(""), "uptime_24h": null(number("")), "uptime_7d": null(number("")),
-			"uptime_30d": null(number("")), "incidents_30d": integer(""), "open_incident": boolean(""), "downtime_seconds_30d": integer(""),
-			"mttr_seconds": null(number("")), "mtbf_seconds": null(number("")), "health_score": null(integer("0-100")),
-			"health_components": arr(obj("", M{"name": str(""), "weight": number(""), "value": number(""), "points": number("")}), ""),
-			"slo":               null(freeform("SLO state: target, current SLI, error budget, burn rates, conditions.")),
-		}, "monitor_id", "name", "current_status"),
-
 		// Monitoring as code.
 		"PlanRequest": obj("Body of plan and apply (up to 2 MB).", M{
 			"monitors":                        bounds(arr(ref("MonitorSpec"), "Every spec needs a key."), nil, 500),

@@ -23,7 +23,7 @@ var wireTypes = []any{
 	restapi.IncidentPage{}, restapi.IncidentDetail{}, restapi.AttachedRunbook{}, restapi.Explanation{},
 	restapi.IncidentList{}, restapi.IncidentPostmortem{}, restapi.TimelinePage{},
 	restapi.StatusPage{},
-	restapi.SLOTarget{},
+	restapi.SLOTarget{}, restapi.MonitorReliability{}, restapi.ReliabilityOverview{},
 	restapi.Whoami{}, restapi.ProbeRegion{}, restapi.MaintenanceWindow{},
 	restapi.TestResult{}, restapi.OTelExport{}, restapi.PageAccessState{},
 	restapi.OnCallSchedule{}, restapi.OnCallNow{}, restapi.EscalationPolicy{}, restapi.Escalation{},

@@ -13,6 +13,7 @@ import (
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/reliability"
+	"github.com/uptime-operator/uptime-operator/internal/restapi"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
@@ -23,78 +24,28 @@ import (
 // reliabilityWindow is the window of incident counts, MTTR and MTBF.
 const reliabilityWindow = 30 * 24 * time.Hour
 
-// sloStateJSON is an SLO's evaluated state.
-type sloStateJSON struct {
-	ID                          string          `json:"id"`
-	TargetPercentage            float64         `json:"target_percentage"`
-	SLIType                     string          `json:"sli_type"`
-	WindowMinutes               int32           `json:"window_minutes"`
-	IsEnabled                   bool            `json:"is_enabled"`
-	State                       string          `json:"state"`
-	CurrentSLI                  *float64        `json:"current_sli"`
-	ErrorBudgetMinutes          *float64        `json:"error_budget_minutes"`
-	ErrorBudgetRemainingMinutes *float64        `json:"error_budget_remaining_minutes"`
-	ErrorBudgetRemainingPercent *float64        `json:"error_budget_remaining_percent"`
-	BurnRates                   []burnRateJSON  `json:"burn_rates"`
-	Conditions                  []conditionJSON `json:"conditions"`
-	LastEvaluatedAt             *string         `json:"last_evaluated_at"`
-}
-
-type burnRateJSON struct {
-	Window string  `json:"window"`
-	Rate   float64 `json:"rate"`
-}
-
-type conditionJSON struct {
-	Type               string `json:"type"`
-	Status             string `json:"status"`
-	Reason             string `json:"reason"`
-	Message            string `json:"message"`
-	LastTransitionTime string `json:"last_transition_time"`
-}
-
-func sloState(o *monv1.SLO) *sloStateJSON {
+func sloState(o *monv1.SLO) *restapi.SLOState {
 	st := o.Status
-	out := &sloStateJSON{ID: string(o.UID), TargetPercentage: o.Spec.TargetPercentage, SLIType: string(o.Spec.SLIType),
+	out := &restapi.SLOState{ID: string(o.UID), TargetPercentage: o.Spec.TargetPercentage, SLIType: string(o.Spec.SLIType),
 		WindowMinutes: o.Spec.WindowMinutes, IsEnabled: o.Spec.Enabled == nil || *o.Spec.Enabled, State: reliability.SLOState(o),
 		CurrentSLI: st.CurrentSLI, ErrorBudgetMinutes: st.ErrorBudgetMinutes, ErrorBudgetRemainingMinutes: st.ErrorBudgetRemainingMinutes,
-		ErrorBudgetRemainingPercent: st.ErrorBudgetRemainingPercent, BurnRates: []burnRateJSON{}, Conditions: []conditionJSON{},
+		ErrorBudgetRemainingPercent: st.ErrorBudgetRemainingPercent, BurnRates: []restapi.BurnRate{}, Conditions: []restapi.SLOCondition{},
 		LastEvaluatedAt: metaTimePtr(st.LastEvaluatedAt)}
 	for _, b := range st.BurnRates {
-		out.BurnRates = append(out.BurnRates, burnRateJSON{Window: b.Window, Rate: b.Rate})
+		out.BurnRates = append(out.BurnRates, restapi.BurnRate{Window: b.Window, Rate: b.Rate})
 	}
 	for _, c := range st.Conditions {
-		out.Conditions = append(out.Conditions, conditionJSON{Type: c.Type, Status: string(c.Status), Reason: c.Reason,
+		out.Conditions = append(out.Conditions, restapi.SLOCondition{Type: c.Type, Status: string(c.Status), Reason: c.Reason,
 			Message: c.Message, LastTransitionTime: isoTime(c.LastTransitionTime.Time)})
 	}
 	return out
 }
 
-// monitorReliabilityJSON is the reliability report of one monitor.
-type monitorReliabilityJSON struct {
-	MonitorID          string                        `json:"monitor_id"`
-	Name               string                        `json:"name"`
-	CurrentStatus      string                        `json:"current_status"`
-	Uptime24h          *float64                      `json:"uptime_24h"`
-	Uptime7d           *float64                      `json:"uptime_7d"`
-	Uptime30d          *float64                      `json:"uptime_30d"`
-	Incidents30d       int                           `json:"incidents_30d"`
-	OpenIncident       bool                          `json:"open_incident"`
-	DowntimeSeconds30d int64                         `json:"downtime_seconds_30d"`
-	MTTRSeconds        *float64                      `json:"mttr_seconds"`
-	MTBFSeconds        *float64                      `json:"mtbf_seconds"`
-	HealthScore        *int                          `json:"health_score"`
-	Health             []reliability.HealthComponent `json:"health_components"`
-	SLO                *sloStateJSON                 `json:"slo"`
-	SLOTarget          any                           `json:"slo_target,omitempty"`
-
-	stats reliability.IncidentStats
-}
-
 // monitorReliability builds the report of m from the store, its incidents of
-// the window (and before) and its SLO (nil: none).
-func (s *Server) monitorReliability(ctx context.Context, m *monv1.Monitor, incidents []store.Incident, slo *monv1.SLO, now time.Time) (*monitorReliabilityJSON, error) {
-	out := &monitorReliabilityJSON{MonitorID: string(m.UID), Name: m.Spec.Name, CurrentStatus: string(m.Status.CurrentStatus)}
+// the window (and before) and its SLO (nil: none); stats are the incident
+// figures of the window, for the workspace's totals.
+func (s *Server) monitorReliability(ctx context.Context, m *monv1.Monitor, incidents []store.Incident, slo *monv1.SLO, now time.Time) (out *restapi.MonitorReliability, stats reliability.IncidentStats, err error) {
+	out = &restapi.MonitorReliability{MonitorID: string(m.UID), Name: m.Spec.Name, CurrentStatus: string(m.Status.CurrentStatus)}
 	switch {
 	case m.Spec.Paused:
 		out.CurrentStatus = string(monv1.StatusPaused)
@@ -107,7 +58,7 @@ func (s *Server) monitorReliability(ctx context.Context, m *monv1.Monitor, incid
 	}{{&out.Uptime24h, 24 * time.Hour}, {&out.Uptime7d, 7 * 24 * time.Hour}, {&out.Uptime30d, reliabilityWindow}} {
 		v, err := s.opts.Store.Uptime(ctx, string(m.UID), now.Add(-u.d), now)
 		if err != nil {
-			return nil, err
+			return nil, stats, err
 		}
 		if v != nil {
 			r := reliability.Round2(*v)
@@ -115,17 +66,21 @@ func (s *Server) monitorReliability(ctx context.Context, m *monv1.Monitor, incid
 		}
 		*u.dst = v
 	}
-	out.stats = reliability.Incidents(now.Add(-reliabilityWindow), now, incidents)
-	out.Incidents30d, out.OpenIncident = out.stats.Count, out.stats.Open
-	out.DowntimeSeconds30d = int64(out.stats.Downtime / time.Second)
-	out.MTTRSeconds, out.MTBFSeconds = out.stats.MTTR(), out.stats.MTBF()
-	in := out.stats.Health(out.Uptime30d)
+	stats = reliability.Incidents(now.Add(-reliabilityWindow), now, incidents)
+	out.Incidents30d, out.OpenIncident = stats.Count, stats.Open
+	out.DowntimeSeconds30d = int64(stats.Downtime / time.Second)
+	out.MTTRSeconds, out.MTBFSeconds = stats.MTTR(), stats.MTBF()
+	in := stats.Health(out.Uptime30d)
 	if slo != nil {
 		out.SLO = sloState(slo)
 		reliability.SLOHealth(&in, slo)
 	}
-	out.HealthScore, out.Health = reliability.HealthScore(in)
-	return out, nil
+	score, components := reliability.HealthScore(in)
+	out.HealthScore, out.Health = score, make([]restapi.HealthComponent, 0, len(components))
+	for _, c := range components {
+		out.Health = append(out.Health, restapi.HealthComponent(c))
+	}
+	return out, stats, nil
 }
 
 // sloByMonitor indexes the live SLOs of ns by monitor name.
@@ -165,13 +120,14 @@ func (s *Server) reliabilityMonitor(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	out, err := s.monitorReliability(ctx, m, incidents, slos[m.Name], now)
+	out, _, err := s.monitorReliability(ctx, m, incidents, slos[m.Name], now)
 	if err != nil {
 		s.writeErr(w, r, err)
 		return
 	}
 	if o := slos[m.Name]; o != nil {
-		out.SLOTarget = sloObject(o, &objectUIDs{byName: map[string]string{m.Name: string(m.UID)}})
+		t := sloObject(o, &objectUIDs{byName: map[string]string{m.Name: string(m.UID)}})
+		out.SLOTarget = &t
 	}
 	httpjson.Write(w, http.StatusOK, out)
 }
@@ -201,13 +157,13 @@ func (s *Server) reliabilityOverview(w http.ResponseWriter, r *http.Request) {
 		byMonitor[inc.MonitorID] = append(byMonitor[inc.MonitorID], inc)
 	}
 	sum := summarize(monitors)
-	reports := make([]*monitorReliabilityJSON, 0, len(monitors))
+	reports := make([]*restapi.MonitorReliability, 0, len(monitors))
 	var total reliability.IncidentStats
 	uptimes := [3]meanOf{}
 	health := meanOf{}
 	for i := range monitors {
 		m := &monitors[i]
-		rep, err := s.monitorReliability(ctx, m, byMonitor[string(m.UID)], slos[m.Name], now)
+		rep, stats, err := s.monitorReliability(ctx, m, byMonitor[string(m.UID)], slos[m.Name], now)
 		if err != nil {
 			s.writeErr(w, r, err)
 			return
@@ -219,9 +175,9 @@ func (s *Server) reliabilityOverview(w http.ResponseWriter, r *http.Request) {
 		if rep.HealthScore != nil {
 			health.add(ptrTo(float64(*rep.HealthScore)))
 		}
-		total.Pool(rep.stats, rep.Uptime30d != nil)
+		total.Pool(stats, rep.Uptime30d != nil)
 	}
-	slices.SortStableFunc(reports, func(a, b *monitorReliabilityJSON) int {
+	slices.SortStableFunc(reports, func(a, b *restapi.MonitorReliability) int {
 		return healthOrder(a.HealthScore) - healthOrder(b.HealthScore)
 	})
 	sloCounts := map[string]int{"met": 0, "breaching": 0, "budget_exhausted": 0, "burning_fast": 0, "burning_slow": 0, "pending": 0, "disabled": 0}
@@ -237,22 +193,22 @@ func (s *Server) reliabilityOverview(w http.ResponseWriter, r *http.Request) {
 	if v := health.mean(); v != nil {
 		healthScoreOut = ptrTo(int(math.Round(*v)))
 	}
-	httpjson.Write(w, http.StatusOK, map[string]any{
-		"generated_at":          isoTime(now),
-		"monitors":              sum.Total,
-		"counts":                sum.Counts,
-		"open_incidents":        sum.OpenIncidents,
-		"uptime_24h":            uptimes[0].mean(),
-		"uptime_7d":             uptimes[1].mean(),
-		"uptime_30d":            uptimes[2].mean(),
-		"incidents_30d":         total.Count,
-		"mttr_seconds":          total.MTTR(),
-		"mtbf_seconds":          total.MTBF(),
-		"health_score":          healthScoreOut,
-		"slo_targets":           len(sloList),
-		"slo_targets_breaching": breaching,
-		"slo_states":            sloCounts,
-		"by_monitor":            reports,
+	httpjson.Write(w, http.StatusOK, restapi.ReliabilityOverview{
+		GeneratedAt:         isoTime(now),
+		Monitors:            sum.Total,
+		Counts:              sum.Counts,
+		OpenIncidents:       sum.OpenIncidents,
+		Uptime24h:           uptimes[0].mean(),
+		Uptime7d:            uptimes[1].mean(),
+		Uptime30d:           uptimes[2].mean(),
+		Incidents30d:        total.Count,
+		MTTRSeconds:         total.MTTR(),
+		MTBFSeconds:         total.MTBF(),
+		HealthScore:         healthScoreOut,
+		SLOTargets:          len(sloList),
+		SLOTargetsBreaching: breaching,
+		SLOStates:           sloCounts,
+		ByMonitor:           reports,
 	})
 }
 

@@ -97,3 +97,87 @@ type PauseWindow struct {
 type PauseWindows struct {
 	Windows []PauseWindow `json:"windows"`
 }
+
+// MonitorReliability is GET /reliability/monitor/:monitorId and one monitor
+// of GET /reliability/overview: uptime, incidents, MTTR and MTBF of the last
+// 30 days, the health score with its components and the SLO state.
+type MonitorReliability struct {
+	MonitorID          string   `json:"monitor_id" openapi:"format=uuid"`
+	Name               string   `json:"name"`
+	CurrentStatus      string   `json:"current_status" openapi:"enum=@monitorStates"`
+	Uptime24h          *float64 `json:"uptime_24h"`
+	Uptime7d           *float64 `json:"uptime_7d"`
+	Uptime30d          *float64 `json:"uptime_30d"`
+	Incidents30d       int      `json:"incidents_30d"`
+	OpenIncident       bool     `json:"open_incident"`
+	DowntimeSeconds30d int64    `json:"downtime_seconds_30d"`
+	MTTRSeconds        *float64 `json:"mttr_seconds"` // Mean time to recovery; null without a resolved incident.
+	MTBFSeconds        *float64 `json:"mtbf_seconds"` // Mean time between failures; null with fewer than two incidents.
+	HealthScore        *int     `json:"health_score" openapi:"min=0,max=100"`
+	// What the health score is made of (docs/reliability.md).
+	Health []HealthComponent `json:"health_components"`
+	SLO    *SLOState         `json:"slo"` // Null without an SLO target.
+	// The monitor's SLO target (GET /reliability/monitor/:monitorId only).
+	SLOTarget *SLOTarget `json:"slo_target,omitempty"`
+}
+
+// HealthComponent is one part of a health score: its weight, its value
+// (0-1) and the points it gives.
+type HealthComponent struct {
+	Name   string  `json:"name"`
+	Weight float64 `json:"weight"`
+	Value  float64 `json:"value"`
+	Points float64 `json:"points"`
+}
+
+// SLOState is an SLO target's evaluated state.
+type SLOState struct {
+	ID                          string         `json:"id" openapi:"format=uuid"`
+	TargetPercentage            float64        `json:"target_percentage"`
+	SLIType                     string         `json:"sli_type" openapi:"enum=availability|latency"`
+	WindowMinutes               int32          `json:"window_minutes"`
+	IsEnabled                   bool           `json:"is_enabled"`
+	State                       string         `json:"state" openapi:"enum=met|breaching|budget_exhausted|burning_fast|burning_slow|pending|disabled"`
+	CurrentSLI                  *float64       `json:"current_sli"`
+	ErrorBudgetMinutes          *float64       `json:"error_budget_minutes"`
+	ErrorBudgetRemainingMinutes *float64       `json:"error_budget_remaining_minutes"`
+	ErrorBudgetRemainingPercent *float64       `json:"error_budget_remaining_percent"`
+	BurnRates                   []BurnRate     `json:"burn_rates"`
+	Conditions                  []SLOCondition `json:"conditions"`
+	LastEvaluatedAt             *string        `json:"last_evaluated_at" openapi:"format=date-time"`
+}
+
+// BurnRate is how fast the error budget burns over one window.
+type BurnRate struct {
+	Window string  `json:"window"`
+	Rate   float64 `json:"rate"`
+}
+
+// SLOCondition is a condition of the SLO resource's status.
+type SLOCondition struct {
+	Type               string `json:"type"`
+	Status             string `json:"status"`
+	Reason             string `json:"reason"`
+	Message            string `json:"message"`
+	LastTransitionTime string `json:"last_transition_time" openapi:"format=date-time"`
+}
+
+// ReliabilityOverview is GET /reliability/overview: the workspace's figures
+// and every monitor's report, least healthy first.
+type ReliabilityOverview struct {
+	GeneratedAt         string                `json:"generated_at" openapi:"format=date-time"`
+	Monitors            int                   `json:"monitors"`
+	Counts              map[string]int        `json:"counts"` // Monitors per current_status.
+	OpenIncidents       int                   `json:"open_incidents"`
+	Uptime24h           *float64              `json:"uptime_24h"` // Mean of the monitors that have one.
+	Uptime7d            *float64              `json:"uptime_7d"`
+	Uptime30d           *float64              `json:"uptime_30d"`
+	Incidents30d        int                   `json:"incidents_30d"`
+	MTTRSeconds         *float64              `json:"mttr_seconds"`
+	MTBFSeconds         *float64              `json:"mtbf_seconds"`
+	HealthScore         *int                  `json:"health_score" openapi:"min=0,max=100"` // Mean of the monitors' scores.
+	SLOTargets          int                   `json:"slo_targets"`
+	SLOTargetsBreaching int                   `json:"slo_targets_breaching"`
+	SLOStates           map[string]int        `json:"slo_states"` // SLO targets per state.
+	ByMonitor           []*MonitorReliability `json:"by_monitor"`
+}
