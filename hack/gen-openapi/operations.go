@@ -42,6 +42,7 @@ type op struct {
 	body            M       // JSON request body; nil: none
 	bodyOptional    bool
 	status          int    // success status; default 200
+	alsoStatus      []int  // further success statuses with the same body (201 created / 200 updated, 207)
 	resp            M      // success body; nil with 204
 	respType        string // success content type; default application/json
 	jsonResp        M      // with respType text/html: the JSON success body of requests that accept application/json
@@ -190,6 +191,9 @@ func (o op) build() M {
 			r["headers"] = o.respHeaders
 		}
 		responses[strconv.Itoa(status)] = r
+		for _, st := range o.alsoStatus {
+			responses[strconv.Itoa(st)] = r
+		}
 	}
 
 	if o.access == public {
@@ -343,13 +347,13 @@ func operations() []op {
 			limit: "120 per 15 minutes per workspace; body up to 2 MB", body: ref("PlanRequest"), resp: ref("Plan")},
 		{method: post, path: "/automation/monitors/apply", tag: "Monitoring as code", summary: "Apply monitor specs", access: anyKey,
 			desc:  "200 when every change applied, 207 when some failed. A spec setting config.notification_emails needs an Automation key (403 ALERT_ROUTING_NOT_ALLOWED).",
-			limit: "30 per 15 minutes per workspace; body up to 2 MB", body: ref("PlanRequest"), resp: ref("ApplyResult"), extra: []int{409, 428}, entitlement: true},
+			limit: "30 per 15 minutes per workspace; body up to 2 MB", body: ref("PlanRequest"), resp: ref("ApplyResult"), alsoStatus: []int{207}, extra: []int{409, 428}, entitlement: true},
 		{method: put, path: "/automation/monitors/by-id/{id}/key", tag: "Monitoring as code", summary: "Assign or remove a monitor's key", access: anyKey, limit: keyed,
 			body: strict(obj("", M{"key": null(ref("MonitorKey"))}, "key")), resp: ref("Monitor"), extra: []int{409}},
 		{method: get, path: "/automation/monitors/{key}", tag: "Monitoring as code", summary: "Monitor by key", access: anyKey, resp: ref("Monitor")},
 		{method: put, path: "/automation/monitors/{key}", tag: "Monitoring as code", summary: "Create or update a monitor by key", access: anyKey, limit: keyed,
 			desc: "201 when created, 200 when updated (also when a changed type replaced the monitor). config.notification_emails needs an Automation key (403 ALERT_ROUTING_NOT_ALLOWED).",
-			body: ref("MonitorSpec"), resp: ref("Monitor"), entitlement: true, noNotFound: true},
+			body: ref("MonitorSpec"), resp: ref("Monitor"), alsoStatus: []int{201}, entitlement: true, noNotFound: true},
 		{method: del, path: "/automation/monitors/{key}", tag: "Monitoring as code", summary: "Delete a monitor by key, with its history", access: anyKey, limit: keyed, status: 204},
 
 		// Monitors.
@@ -520,7 +524,7 @@ func operations() []op {
 		{method: del, path: "/status/pages/{id}", tag: "Status pages", summary: "Delete a status page", access: anyKey, status: 204},
 		{method: put, path: "/status/pages/{id}/monitors", tag: "Status pages", summary: "Set the page's monitors (up to 500)", access: anyKey, feature: "status-pages", body: ref("PageMonitors"), resp: ref("StatusPage")},
 		{method: post, path: "/status/pages/{id}/monitors", tag: "Status pages", summary: "Add a monitor to the page", access: anyKey, feature: "status-pages", body: ref("PageMonitorAdd"), resp: ref("StatusPage")},
-		{method: del, path: "/status/pages/{id}/monitors/{monitorId}", tag: "Status pages", summary: "Remove a monitor from the page", access: anyKey, resp: ref("StatusPage")},
+		{method: del, path: "/status/pages/{id}/monitors/{monitorId}", tag: "Status pages", summary: "Remove a monitor from the page", access: anyKey, status: 204},
 		{method: get, path: "/status/pages/{id}/access", tag: "Status pages", summary: "Who can view the page", access: anyKey, resp: ref("PageAccessState")},
 		{method: put, path: "/status/pages/{id}/access", tag: "Status pages", summary: "Change who can view the page", access: ownerOnly, body: ref("PageAccess"), resp: ref("PageAccessState")},
 		{method: post, path: "/status/pages/{id}/access/revoke-sessions", tag: "Status pages", summary: "Sign out visitors of a private page", access: ownerOnly, resp: ref("PageAccessState")},
@@ -603,7 +607,7 @@ func operations() []op {
 		{method: del, path: "/reliability/dependencies/{id}", tag: "Reliability", summary: "Remove a dependency", access: ownerOnly, feature: "dependencies", status: 204},
 		{method: get, path: "/reliability/slo-targets", tag: "Reliability", summary: "SLO targets", access: anyKey, feature: "slo", resp: listOf(ref("SLOTarget"))},
 		{method: post, path: "/reliability/slo-targets", tag: "Reliability", summary: "Create or replace the monitor's SLO target", access: anyKey, feature: "slo",
-			desc: "201 when created, 200 when the monitor's target was replaced.", body: ref("SLOTargetBody"), status: 201, resp: ref("SLOTarget")},
+			desc: "201 when created, 200 when the monitor's target was replaced.", body: ref("SLOTargetBody"), status: 201, alsoStatus: []int{200}, resp: ref("SLOTarget")},
 		{method: put, path: "/reliability/slo-targets/{id}", tag: "Reliability", summary: "Change an SLO target", access: anyKey, feature: "slo", body: ref("SLOTargetBody"), resp: ref("SLOTarget")},
 		{method: del, path: "/reliability/slo-targets/{id}", tag: "Reliability", summary: "Delete an SLO target", access: anyKey, feature: "slo", status: 204},
 
@@ -614,7 +618,7 @@ func operations() []op {
 		{method: post, path: "/incident-comms/incidents/{id}/postmortem/generate", tag: "AI incident assist", summary: "Generate a postmortem", access: anyKey, feature: "ai-assist", limit: drafts,
 			body: ref("Overwrite"), bodyOptional: true, resp: freeform(""), extra: []int{409, 503}},
 		{method: post, path: "/incident-comms/incidents/{id}/status-updates", tag: "AI incident assist", summary: "Draft a status update", access: anyKey, feature: "ai-assist", limit: drafts,
-			body: ref("DraftRequest"), bodyOptional: true, resp: ref("StatusUpdateDraft"), extra: []int{503}},
+			body: ref("DraftRequest"), bodyOptional: true, status: 201, resp: ref("StatusUpdateDraft"), extra: []int{503}},
 		{method: patch, path: "/incident-comms/status-updates/{draftId}", tag: "AI incident assist", summary: "Edit a draft", access: anyKey, feature: "ai-assist", body: ref("DraftEdit"), resp: ref("StatusUpdateDraft"), extra: []int{409}},
 		{method: post, path: "/incident-comms/status-updates/{draftId}/publish", tag: "AI incident assist", summary: "Publish a draft as a public incident note", access: anyKey, feature: "ai-assist",
 			resp: obj("", M{"draft": ref("StatusUpdateDraft"), "note": ref("Note")}, "draft"), extra: []int{409}},
@@ -642,7 +646,7 @@ func operations() []op {
 		{method: put, path: "/third-party-status/status-pages/{statusPageId}", tag: "Third-party status", summary: "Set the services shown on a status page", access: anyKey, feature: "third-party-status", body: freeform(""), resp: freeform(""), extra: []int{503}},
 		// Telemetry export (Automation key, plan feature telemetry-export).
 		{method: get, path: "/automation/otel", tag: "Telemetry export", summary: "Export settings and delivery status", access: automationKey, feature: "telemetry-export", resp: ref("OTelExport"), extra: []int{503}},
-		{method: put, path: "/automation/otel", tag: "Telemetry export", summary: "Create or update the export", access: automationKey, feature: "telemetry-export", body: freeform(""), resp: ref("OTelExport"), extra: []int{503}},
+		{method: put, path: "/automation/otel", tag: "Telemetry export", summary: "Create or update the export", access: automationKey, feature: "telemetry-export", body: freeform(""), resp: ref("OTelExport"), alsoStatus: []int{201}, extra: []int{503}},
 		{method: del, path: "/automation/otel", tag: "Telemetry export", summary: "Remove the export", access: automationKey, feature: "telemetry-export", status: 204, extra: []int{503}},
 		{method: post, path: "/automation/otel/test", tag: "Telemetry export", summary: "Send one test span", access: automationKey, feature: "telemetry-export",
 			limit: "10 per 15 minutes per workspace", resp: ref("TestResult"), extra: []int{503}},
