@@ -393,7 +393,7 @@ func operations() []op {
 		{method: post, path: "/monitors/{id}/heartbeat/rotate", tag: "Monitors", summary: "New heartbeat URL for a cron monitor; the old one stops at once", access: anyKey, limit: monitorWrites,
 			resp: ref("HeartbeatURL")},
 		{method: post, path: "/monitors/{id}/cron-heartbeat", tag: "Monitors", summary: "Record a heartbeat with the API key", access: anyKey,
-			body: ref("CronHeartbeat"), bodyOptional: true, resp: obj("", M{"success": boolean(""), "paused": boolean("")}, "success")},
+			body: ref("CronHeartbeat"), bodyOptional: true, resp: ref("HeartbeatRecorded")},
 		{method: get, path: "/monitors/{id}/dns-records", tag: "Monitors", summary: "DNS records and recent changes of a DNS monitor", access: anyKey,
 			query: []param{intQ("limit", 1, 1000, 50, "")}, resp: freeform("Expected values, current answer and recent observations {observed_at, record_type, answers, changed}.")},
 		{method: get, path: "/monitors/{id}/notification-recipients", tag: "Monitors", summary: "Recipients of the monitor's alert emails", access: anyKey,

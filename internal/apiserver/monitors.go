@@ -1164,7 +1164,7 @@ func (s *Server) cronHeartbeat(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	httpjson.Write(w, http.StatusOK, map[string]any{"success": true, "paused": m.Spec.Paused})
+	httpjson.Write(w, http.StatusOK, restapi.HeartbeatRecorded{Success: true, Paused: m.Spec.Paused})
 }
 
 type dnsRecordJSON struct {

@@ -102,3 +102,10 @@ type GroupSummary struct {
 	OpenIncidents int            `json:"open_incidents"`
 	Uptime24h     *float64       `json:"uptime_24h"`
 }
+
+// HeartbeatRecorded is POST /monitors/:id/cron-heartbeat: the heartbeat was
+// recorded, or ignored because the monitor is paused.
+type HeartbeatRecorded struct {
+	Success bool `json:"success"`
+	Paused  bool `json:"paused"` // The monitor is paused: the heartbeat was ignored.
+}
