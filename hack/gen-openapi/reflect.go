@@ -8,6 +8,7 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"path"
 	"path/filepath"
 	"reflect"
 	"strconv"
@@ -69,12 +70,22 @@ func (r *reflector) add(values ...any) error {
 }
 
 // named registers a named struct type as a component and returns its $ref.
+// The component is named after the type; a second type of the same name
+// from another package is qualified by its package (sitehealth.Check
+// becomes SitehealthCheck next to restapi.Check).
 func (r *reflector) named(t reflect.Type) (M, error) {
 	name := t.Name()
-	if prev, ok := r.owner[name]; ok {
-		if prev != t {
+	if n, ok := componentNames[t]; ok {
+		name = n
+	}
+	if prev, ok := r.owner[name]; ok && prev != t {
+		pkg := path.Base(t.PkgPath())
+		name = strings.ToUpper(pkg[:1]) + pkg[1:] + name
+		if prev, ok := r.owner[name]; ok && prev != t {
 			return nil, fmt.Errorf("schema %s: both %s and %s", name, prev, t)
 		}
+	}
+	if _, ok := r.owner[name]; ok {
 		return ref(name), nil
 	}
 	r.owner[name] = t

@@ -401,6 +401,12 @@ func handSchemas() M {
 		"StatusUpdateDraft": freeform("An AI status-update draft: id, incident_id, phase, body, state (draft, published, discarded)."),
 		"FollowedProvider": M{"allOf": []any{ref("ThirdPartySubscription"), obj("", M{"provider_name": str("")}, "provider_name")},
 			"description": "A followed provider: the subscription and the provider's name."},
+		// Website health: the store's records with the report summary.
+		"SiteRun": M{"allOf": []any{ref("HealthRun"), obj("", M{"summary": null(ref("SiteReportSummary"))}, "summary")},
+			"description": "A crawl without its issues."},
+		"Site": M{"allOf": []any{ref("HealthSite"), obj("", M{"latest_report": null(ref("SiteRun"))}, "latest_report")},
+			"description": "A site with its latest crawl."},
+		"SiteDetail":   M{"allOf": []any{ref("Site"), obj("", M{"reports": arr(ref("SiteRun"), "The latest crawls (up to 10), newest first, without summaries.")}, "reports")}},
 		"DraftEdit":    strictObj("", M{"body": bounds(str(""), nil, 5000), "phase": enum("", draftPhases...)}),
 		"DraftRequest": obj("", M{"phase": enum("", draftPhases...), "guidance": bounds(str(""), nil, 1000)}),
 		"Overwrite":    obj("", M{"overwrite": boolean("")}),

@@ -2,16 +2,29 @@ package main
 
 import (
 	"fmt"
+	"reflect"
 
 	"github.com/uptime-operator/uptime-operator/internal/reliability"
 	"github.com/uptime-operator/uptime-operator/internal/restapi"
+	"github.com/uptime-operator/uptime-operator/internal/sitehealth"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 	"github.com/uptime-operator/uptime-operator/internal/thirdparty"
 )
 
 // domainTypes are answers (or parts of answers) that are records of a
 // domain package sent unchanged.
-var domainTypes = []any{reliability.FlakinessWindow{}, thirdparty.Provider{}, store.ThirdPartySubscription{}}
+var domainTypes = []any{
+	reliability.FlakinessWindow{}, thirdparty.Provider{}, store.ThirdPartySubscription{},
+	sitehealth.Report{}, store.HealthSite{},
+}
+
+// componentNames name the components of Go types whose own names say too
+// little in the API's one namespace of schemas.
+var componentNames = map[reflect.Type]string{
+	reflect.TypeOf(sitehealth.Report{}):  "SiteReport",
+	reflect.TypeOf(sitehealth.Summary{}): "SiteReportSummary",
+	reflect.TypeOf(sitehealth.Counts{}):  "SiteIssueCounts",
+}
 
 // wireTypes are the answers whose schemas are derived from their Go types
 // (reflect.go); the types they reach (restapi.Check of restapi.CheckPage,
