@@ -612,16 +612,16 @@ func operations() []op {
 		{method: del, path: "/reliability/slo-targets/{id}", tag: "Reliability", summary: "Delete an SLO target", access: anyKey, feature: "slo", status: 204},
 
 		// AI incident assist.
-		{method: get, path: "/incident-comms/status", tag: "AI incident assist", summary: "Features available and remaining allowance", access: anyKey, feature: "ai-assist", resp: freeform("")},
-		{method: get, path: "/incident-comms/incidents/{id}", tag: "AI incident assist", summary: "Saved AI content of an incident", access: anyKey, feature: "ai-assist", resp: freeform("")},
-		{method: post, path: "/incident-comms/incidents/{id}/summary", tag: "AI incident assist", summary: "Generate a summary", access: anyKey, feature: "ai-assist", limit: drafts, resp: freeform(""), extra: []int{503}},
+		{method: get, path: "/incident-comms/status", tag: "AI incident assist", summary: "Features available and remaining allowance", access: anyKey, feature: "ai-assist", resp: ref("AssistStatus")},
+		{method: get, path: "/incident-comms/incidents/{id}", tag: "AI incident assist", summary: "Saved AI content of an incident", access: anyKey, feature: "ai-assist", resp: ref("AssistSaved")},
+		{method: post, path: "/incident-comms/incidents/{id}/summary", tag: "AI incident assist", summary: "Generate a summary", access: anyKey, feature: "ai-assist", limit: drafts, resp: ref("AIContent"), extra: []int{503}},
 		{method: post, path: "/incident-comms/incidents/{id}/postmortem/generate", tag: "AI incident assist", summary: "Generate a postmortem", access: anyKey, feature: "ai-assist", limit: drafts,
-			body: ref("Overwrite"), bodyOptional: true, resp: freeform(""), extra: []int{409, 503}},
+			body: ref("Overwrite"), bodyOptional: true, resp: ref("AIContent"), extra: []int{409, 503}},
 		{method: post, path: "/incident-comms/incidents/{id}/status-updates", tag: "AI incident assist", summary: "Draft a status update", access: anyKey, feature: "ai-assist", limit: drafts,
 			body: ref("DraftRequest"), bodyOptional: true, status: 201, resp: ref("StatusUpdateDraft"), extra: []int{503}},
 		{method: patch, path: "/incident-comms/status-updates/{draftId}", tag: "AI incident assist", summary: "Edit a draft", access: anyKey, feature: "ai-assist", body: ref("DraftEdit"), resp: ref("StatusUpdateDraft"), extra: []int{409}},
 		{method: post, path: "/incident-comms/status-updates/{draftId}/publish", tag: "AI incident assist", summary: "Publish a draft as a public incident note", access: anyKey, feature: "ai-assist",
-			resp: obj("", M{"draft": ref("StatusUpdateDraft"), "note": ref("Note")}, "draft"), extra: []int{409}},
+			resp: ref("PublishedDraft"), extra: []int{409}},
 		{method: post, path: "/incident-comms/status-updates/{draftId}/discard", tag: "AI incident assist", summary: "Discard a draft", access: anyKey, feature: "ai-assist", resp: ref("StatusUpdateDraft"), extra: []int{409}},
 		// Website health (plan feature website-health).
 		{method: get, path: "/website-health", tag: "Website health", summary: "Sites with their latest reports", access: anyKey, feature: "website-health",

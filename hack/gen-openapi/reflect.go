@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 )
 
 // The schemas of the answers are not written here: they are derived from
@@ -386,12 +387,16 @@ func sentence(c string) string {
 
 // unname drops the Go convention of starting a doc comment with the
 // declared name ("Monitor is the monitor object of …" → "The monitor
-// object of …"): the reader of the API does not know the Go name.
+// object of …", "Reason says why …" → "Says why …"): the reader of the API
+// does not know the Go name.
 func unname(c, name string) string {
 	for _, verb := range []string{" is ", " are "} {
 		if rest, ok := strings.CutPrefix(c, name+verb); ok && rest != "" {
 			return strings.ToUpper(rest[:1]) + rest[1:]
 		}
+	}
+	if rest, ok := strings.CutPrefix(c, name+" "); ok && rest != "" && unicode.IsLower(rune(rest[0])) {
+		return strings.ToUpper(rest[:1]) + rest[1:]
 	}
 	return c
 }

@@ -398,7 +398,6 @@ func handSchemas() M {
 		}, "ok", "summary", "results", "plan_fingerprint"),
 
 		// AI incident assist.
-		"StatusUpdateDraft": freeform("An AI status-update draft: id, incident_id, phase, body, state (draft, published, discarded)."),
 		"FollowedProvider": M{"allOf": []any{ref("ThirdPartySubscription"), obj("", M{"provider_name": str("")}, "provider_name")},
 			"description": "A followed provider: the subscription and the provider's name."},
 		// Website health: the store's records with the report summary.

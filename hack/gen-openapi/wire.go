@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 
+	"github.com/uptime-operator/uptime-operator/internal/assist"
 	"github.com/uptime-operator/uptime-operator/internal/reliability"
 	"github.com/uptime-operator/uptime-operator/internal/restapi"
 	"github.com/uptime-operator/uptime-operator/internal/sitehealth"
@@ -16,6 +17,7 @@ import (
 var domainTypes = []any{
 	reliability.FlakinessWindow{}, thirdparty.Provider{}, store.ThirdPartySubscription{},
 	sitehealth.Report{}, store.HealthSite{},
+	assist.Status{}, assist.Saved{}, store.AIDraft{}, store.AIContent{},
 }
 
 // componentNames name the components of Go types whose own names say too
@@ -24,6 +26,9 @@ var componentNames = map[reflect.Type]string{
 	reflect.TypeOf(sitehealth.Report{}):  "SiteReport",
 	reflect.TypeOf(sitehealth.Summary{}): "SiteReportSummary",
 	reflect.TypeOf(sitehealth.Counts{}):  "SiteIssueCounts",
+	reflect.TypeOf(assist.Status{}):      "AssistStatus",
+	reflect.TypeOf(assist.Saved{}):       "AssistSaved",
+	reflect.TypeOf(store.AIDraft{}):      "StatusUpdateDraft",
 }
 
 // wireTypes are the answers whose schemas are derived from their Go types
@@ -33,7 +38,7 @@ var wireTypes = []any{
 	restapi.Monitor{}, restapi.MonitorSummary{}, restapi.MonitorGroup{}, restapi.GroupSummary{}, restapi.Success{}, restapi.BulkResult{}, restapi.HeartbeatURL{}, restapi.HeartbeatRecorded{},
 	restapi.CheckPage{}, restapi.CheckResult{}, restapi.CheckList{}, restapi.Stats{},
 	restapi.ResponseTimeChart{}, restapi.ResponseSeries{}, restapi.Days{}, restapi.RegionStatuses{}, restapi.PauseWindows{},
-	restapi.IncidentPage{}, restapi.IncidentDetail{}, restapi.AttachedRunbook{}, restapi.Explanation{},
+	restapi.IncidentPage{}, restapi.IncidentDetail{}, restapi.AttachedRunbook{}, restapi.Explanation{}, restapi.PublishedDraft{},
 	restapi.IncidentList{}, restapi.IncidentPostmortem{}, restapi.TimelinePage{},
 	restapi.StatusPage{},
 	restapi.SLOTarget{}, restapi.MonitorReliability{}, restapi.ReliabilityOverview{},

@@ -14,6 +14,7 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/assist"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/ratelimit"
+	"github.com/uptime-operator/uptime-operator/internal/restapi"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
@@ -260,7 +261,7 @@ func (s *Server) publishDraft(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, draftStateError(err, out))
 		return
 	}
-	httpjson.Write(w, http.StatusOK, map[string]any{"draft": out, "note": note})
+	httpjson.Write(w, http.StatusOK, restapi.PublishedDraft{Draft: out, Note: note})
 }
 
 func (s *Server) discardDraft(w http.ResponseWriter, r *http.Request) {

@@ -138,3 +138,10 @@ type TimelineEvent struct {
 	At   string          `json:"at" openapi:"format=date-time"`
 	Data json.RawMessage `json:"data,omitempty"` // What happened; its fields depend on the kind.
 }
+
+// PublishedDraft is POST /incident-comms/status-updates/:draftId/publish:
+// the published draft and the public incident note it became.
+type PublishedDraft struct {
+	Draft store.AIDraft `json:"draft"`
+	Note  store.Note    `json:"note"`
+}
