@@ -395,7 +395,7 @@ func operations() []op {
 		{method: post, path: "/monitors/{id}/cron-heartbeat", tag: "Monitors", summary: "Record a heartbeat with the API key", access: anyKey,
 			body: ref("CronHeartbeat"), bodyOptional: true, resp: ref("HeartbeatRecorded")},
 		{method: get, path: "/monitors/{id}/dns-records", tag: "Monitors", summary: "DNS records and recent changes of a DNS monitor", access: anyKey,
-			query: []param{intQ("limit", 1, 1000, 50, "")}, resp: freeform("Expected values, current answer and recent observations {observed_at, record_type, answers, changed}.")},
+			query: []param{intQ("limit", 1, 1000, 50, "")}, resp: ref("DNSRecords")},
 		{method: get, path: "/monitors/{id}/notification-recipients", tag: "Monitors", summary: "Recipients of the monitor's alert emails", access: anyKey,
 			resp: obj("", M{"recipients": arr(obj("", M{"email": email(""), "source": str("")}, "email", "source"), "")}, "recipients")},
 
@@ -429,11 +429,11 @@ func operations() []op {
 			resp: listOf(ref("ProbeRegion"))},
 
 		// Domain and DNS.
-		{method: get, path: "/monitors/{id}/domain-ssl", tag: "Domain and DNS", summary: "Certificate and domain expiry as last recorded", access: anyKey, resp: freeform("Certificate and domain expiry details; `unknown` where not determinable."), extra: []int{503}},
+		{method: get, path: "/monitors/{id}/domain-ssl", tag: "Domain and DNS", summary: "Certificate and domain expiry as last recorded", access: anyKey, resp: ref("ExpiryDetails"), extra: []int{503}},
 		{method: post, path: "/monitors/{id}/domain-ssl/refresh", tag: "Domain and DNS", summary: "Re-check certificate and domain expiry now", access: anyKey, limit: export,
-			resp: freeform("The details plus refresh_error (why fetching the certificate failed, or null)."), extra: []int{503}},
+			resp: M{"allOf": []any{ref("ExpiryDetails"), obj("", M{"refresh_error": null(str("Why fetching the certificate failed."))}, "refresh_error")}}, extra: []int{503}},
 		{method: post, path: "/monitors/{id}/dns-records/accept", tag: "Domain and DNS", summary: "Accept the current DNS answer as the new expected value", access: anyKey,
-			limit: "120 per 15 minutes per IP", body: freeform("Optional: the answers to accept."), bodyOptional: true, resp: freeform("The accepted expected values.")},
+			limit: "120 per 15 minutes per IP", body: freeform("Optional: the answers to accept."), bodyOptional: true, resp: ref("DNSAccepted")},
 
 		// Stats.
 		{method: get, path: "/stats/{id}/stats", tag: "Stats", summary: "Uptime summary", access: anyKey, limit: stats, query: []param{q("days", with(bounds(integer("Up to the plan's history."), 1, 730), "default", 30), "")}, resp: ref("Stats")},

@@ -5,6 +5,7 @@ import (
 	"reflect"
 
 	"github.com/uptime-operator/uptime-operator/internal/assist"
+	"github.com/uptime-operator/uptime-operator/internal/expiry"
 	"github.com/uptime-operator/uptime-operator/internal/reliability"
 	"github.com/uptime-operator/uptime-operator/internal/restapi"
 	"github.com/uptime-operator/uptime-operator/internal/sitehealth"
@@ -18,6 +19,7 @@ var domainTypes = []any{
 	reliability.FlakinessWindow{}, thirdparty.Provider{}, store.ThirdPartySubscription{},
 	sitehealth.Report{}, store.HealthSite{},
 	assist.Status{}, assist.Saved{}, store.AIDraft{}, store.AIContent{},
+	expiry.Details{},
 }
 
 // componentNames name the components of Go types whose own names say too
@@ -29,6 +31,7 @@ var componentNames = map[reflect.Type]string{
 	reflect.TypeOf(assist.Status{}):      "AssistStatus",
 	reflect.TypeOf(assist.Saved{}):       "AssistSaved",
 	reflect.TypeOf(store.AIDraft{}):      "StatusUpdateDraft",
+	reflect.TypeOf(expiry.Details{}):     "ExpiryDetails",
 }
 
 // wireTypes are the answers whose schemas are derived from their Go types
@@ -36,7 +39,7 @@ var componentNames = map[reflect.Type]string{
 // the store records an answer embeds) become components too.
 var wireTypes = []any{
 	restapi.Monitor{}, restapi.MonitorSummary{}, restapi.MonitorGroup{}, restapi.GroupSummary{}, restapi.Success{}, restapi.BulkResult{}, restapi.HeartbeatURL{}, restapi.HeartbeatRecorded{},
-	restapi.CheckPage{}, restapi.CheckResult{}, restapi.CheckList{}, restapi.Stats{},
+	restapi.CheckPage{}, restapi.CheckResult{}, restapi.CheckList{}, restapi.Stats{}, restapi.DNSRecords{}, restapi.DNSAccepted{},
 	restapi.ResponseTimeChart{}, restapi.ResponseSeries{}, restapi.Days{}, restapi.RegionStatuses{}, restapi.PauseWindows{},
 	restapi.IncidentPage{}, restapi.IncidentDetail{}, restapi.AttachedRunbook{}, restapi.Explanation{}, restapi.PublishedDraft{},
 	restapi.IncidentList{}, restapi.IncidentPostmortem{}, restapi.TimelinePage{},

@@ -1167,17 +1167,10 @@ func (s *Server) cronHeartbeat(w http.ResponseWriter, r *http.Request) {
 	httpjson.Write(w, http.StatusOK, restapi.HeartbeatRecorded{Success: true, Paused: m.Spec.Paused})
 }
 
-type dnsRecordJSON struct {
-	ObservedAt string   `json:"observed_at"`
-	RecordType string   `json:"record_type"`
-	Answers    []string `json:"answers"`
-	Changed    bool     `json:"changed"`
-}
-
-func dnsRecords(rs []store.DNSRecord) []dnsRecordJSON {
-	out := make([]dnsRecordJSON, 0, len(rs))
+func dnsRecords(rs []store.DNSRecord) []restapi.DNSObservation {
+	out := make([]restapi.DNSObservation, 0, len(rs))
 	for _, r := range rs {
-		out = append(out, dnsRecordJSON{ObservedAt: isoTime(r.ObservedAt), RecordType: r.RecordType, Answers: nonNil(r.Answers), Changed: r.Changed})
+		out = append(out, restapi.DNSObservation{ObservedAt: isoTime(r.ObservedAt), RecordType: r.RecordType, Answers: nonNil(r.Answers), Changed: r.Changed})
 	}
 	return out
 }
@@ -1211,9 +1204,7 @@ func (s *Server) dnsRecords(w http.ResponseWriter, r *http.Request) {
 	if m.Spec.DNS != nil {
 		expected = m.Spec.DNS.ExpectedValues
 	}
-	httpjson.Write(w, http.StatusOK, map[string]any{
-		"records": dnsRecords(recs), "changes": dnsRecords(changes), "expected_values": nonNil(expected),
-	})
+	httpjson.Write(w, http.StatusOK, restapi.DNSRecords{Records: dnsRecords(recs), Changes: dnsRecords(changes), ExpectedValues: nonNil(expected)})
 }
 
 // routes reports whether ch's routing selects m.

@@ -11,6 +11,7 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/expiry"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/ratelimit"
+	"github.com/uptime-operator/uptime-operator/internal/restapi"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
@@ -142,13 +143,8 @@ func (s *Server) acceptDNSRecords(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, s.writeFailed(ctx, m.Namespace, err, monitorFieldPath))
 		return
 	}
-	httpjson.Write(w, http.StatusOK, map[string]any{
-		"monitor_id":      string(m.UID),
-		"record_type":     latest.RecordType,
-		"observed_at":     isoTime(latest.ObservedAt),
-		"expected_values": answers,
-		"match_mode":      matchMode(m.Spec.DNS.MatchMode),
-	})
+	httpjson.Write(w, http.StatusOK, restapi.DNSAccepted{MonitorID: string(m.UID), RecordType: latest.RecordType,
+		ObservedAt: isoTime(latest.ObservedAt), ExpectedValues: answers, MatchMode: matchMode(m.Spec.DNS.MatchMode)})
 }
 
 func matchMode(m monv1.DNSMatchMode) string {

@@ -42,3 +42,30 @@ type CheckResult struct {
 type CheckList struct {
 	Items []Check `json:"items"`
 }
+
+// DNSRecords is GET /monitors/:id/dns-records: what a DNS monitor expects,
+// the answers it observed (newest first) and the observations that changed
+// the answer.
+type DNSRecords struct {
+	Records        []DNSObservation `json:"records"`
+	Changes        []DNSObservation `json:"changes"`
+	ExpectedValues []string         `json:"expected_values"`
+}
+
+// DNSObservation is one answer a DNS monitor observed.
+type DNSObservation struct {
+	ObservedAt string   `json:"observed_at" openapi:"format=date-time"`
+	RecordType string   `json:"record_type"`
+	Answers    []string `json:"answers"`
+	Changed    bool     `json:"changed"` // The answer differs from the one observed before.
+}
+
+// DNSAccepted is POST /monitors/:id/dns-records/accept: the latest observed
+// answer, now the monitor's expected values.
+type DNSAccepted struct {
+	MonitorID      string   `json:"monitor_id" openapi:"format=uuid"`
+	RecordType     string   `json:"record_type"`
+	ObservedAt     string   `json:"observed_at" openapi:"format=date-time"`
+	ExpectedValues []string `json:"expected_values"`
+	MatchMode      string   `json:"match_mode"`
+}
