@@ -211,16 +211,6 @@ func handSchemas() M {
 	return M{
 		// Errors.
 		"ErrorCode": enum("Error codes of the API.", errorCodes...),
-		"ErrorBody": obj("The error shape: `error`, plus `code` and `details` where useful. Missing and invalid keys have no code.", M{
-			"error":         str("Human-readable message."),
-			"code":          ref("ErrorCode"),
-			"details":       M{"description": "More about the error (object or value)."},
-			"errors":        arr(ref("FieldError"), "Validation errors."),
-			"plan":          str("Feature errors: the workspace's plan."),
-			"required_plan": str("Feature errors: the cheapest plan with the feature."),
-			"upgradePath":   str("Feature errors: how to move to that plan."),
-		}, "error"),
-		"FieldError": obj("One rejected field.", M{"field": str("REST field path, e.g. config.timeout or monitors[2].url."), "message": str("")}, "field", "message"),
 		"ValidationError": obj("400 VALIDATION_ERROR.", M{
 			"error":  with(str(""), "const", "Validation failed"),
 			"code":   with(str(""), "const", "VALIDATION_ERROR"),

@@ -38,6 +38,7 @@ var componentNames = map[reflect.Type]string{
 // (reflect.go); the types they reach (restapi.Check of restapi.CheckPage,
 // the store records an answer embeds) become components too.
 var wireTypes = []any{
+	restapi.ErrorBody{},
 	restapi.Monitor{}, restapi.MonitorSummary{}, restapi.MonitorGroup{}, restapi.GroupSummary{}, restapi.Success{}, restapi.BulkResult{}, restapi.HeartbeatURL{}, restapi.HeartbeatRecorded{},
 	restapi.CheckPage{}, restapi.CheckResult{}, restapi.CheckList{}, restapi.Stats{}, restapi.DNSRecords{}, restapi.DNSAccepted{},
 	restapi.ResponseTimeChart{}, restapi.ResponseSeries{}, restapi.Days{}, restapi.RegionStatuses{}, restapi.PauseWindows{},
