@@ -637,14 +637,14 @@ func operations() []op {
 			resp: str("CSV"), respType: "text/csv"},
 		// Third-party status.
 		{method: get, path: "/third-party-status/providers", tag: "Third-party status", summary: "Providers that can be followed", access: anyKey, resp: listOf(ref("Provider")), extra: []int{503}},
-		{method: get, path: "/third-party-status/providers/{providerId}", tag: "Third-party status", summary: "A provider and its components", access: anyKey, resp: freeform(""), extra: []int{503}},
+		{method: get, path: "/third-party-status/providers/{providerId}", tag: "Third-party status", summary: "A provider and its components", access: anyKey, resp: ref("ProviderDetails"), extra: []int{503}},
 		{method: get, path: "/third-party-status/subscriptions", tag: "Third-party status", summary: "Followed providers", access: anyKey, feature: "third-party-status", resp: listOf(ref("FollowedProvider")), extra: []int{503}},
 		{method: post, path: "/third-party-status/subscriptions", tag: "Third-party status", summary: "Follow a provider", access: anyKey, feature: "third-party-status",
 			body: freeform(""), status: 201, resp: ref("FollowedProvider"), extra: []int{409, 503}},
 		{method: patch, path: "/third-party-status/subscriptions/{id}", tag: "Third-party status", summary: "Change a subscription", access: anyKey, feature: "third-party-status", body: freeform(""), resp: ref("FollowedProvider"), extra: []int{503}},
 		{method: del, path: "/third-party-status/subscriptions/{id}", tag: "Third-party status", summary: "Unfollow a provider", access: anyKey, feature: "third-party-status", status: 204, extra: []int{503}},
-		{method: get, path: "/third-party-status/status-pages/{statusPageId}", tag: "Third-party status", summary: "Services shown on a status page", access: anyKey, feature: "third-party-status", resp: freeform(""), extra: []int{503}},
-		{method: put, path: "/third-party-status/status-pages/{statusPageId}", tag: "Third-party status", summary: "Set the services shown on a status page", access: anyKey, feature: "third-party-status", body: freeform(""), resp: freeform(""), extra: []int{503}},
+		{method: get, path: "/third-party-status/status-pages/{statusPageId}", tag: "Third-party status", summary: "Services shown on a status page", access: anyKey, feature: "third-party-status", resp: ref("PageServices"), extra: []int{503}},
+		{method: put, path: "/third-party-status/status-pages/{statusPageId}", tag: "Third-party status", summary: "Set the services shown on a status page", access: anyKey, feature: "third-party-status", body: freeform(""), resp: ref("PageServices"), extra: []int{503}},
 		// Telemetry export (Automation key, plan feature telemetry-export).
 		{method: get, path: "/automation/otel", tag: "Telemetry export", summary: "Export settings and delivery status", access: automationKey, feature: "telemetry-export", resp: ref("OTelExport"), extra: []int{503}},
 		{method: put, path: "/automation/otel", tag: "Telemetry export", summary: "Create or update the export", access: automationKey, feature: "telemetry-export", body: freeform(""), resp: ref("OTelExport"), alsoStatus: []int{201}, extra: []int{503}},

@@ -395,7 +395,11 @@ func handSchemas() M {
 			"description": "A crawl without its issues."},
 		"Site": M{"allOf": []any{ref("HealthSite"), obj("", M{"latest_report": null(ref("SiteRun"))}, "latest_report")},
 			"description": "A site with its latest crawl."},
-		"SiteDetail":   M{"allOf": []any{ref("Site"), obj("", M{"reports": arr(ref("SiteRun"), "The latest crawls (up to 10), newest first, without summaries.")}, "reports")}},
+		"SiteDetail": M{"allOf": []any{ref("Site"), obj("", M{"reports": arr(ref("SiteRun"), "The latest crawls (up to 10), newest first, without summaries.")}, "reports")}},
+		"PageServices": obj("The third-party services shown on a status page.", M{
+			"status_page_id": uuid(""),
+			"services":       arr(M{"allOf": []any{ref("ThirdPartyService"), obj("", M{"provider_name": str(""), "status_page_url": str("")}, "provider_name", "status_page_url")}}, ""),
+		}, "status_page_id", "services"),
 		"DraftEdit":    strictObj("", M{"body": bounds(str(""), nil, 5000), "phase": enum("", draftPhases...)}),
 		"DraftRequest": obj("", M{"phase": enum("", draftPhases...), "guidance": bounds(str(""), nil, 1000)}),
 		"Overwrite":    obj("", M{"overwrite": boolean("")}),

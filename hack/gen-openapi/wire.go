@@ -19,7 +19,7 @@ var domainTypes = []any{
 	reliability.FlakinessWindow{}, thirdparty.Provider{}, store.ThirdPartySubscription{},
 	sitehealth.Report{}, store.HealthSite{},
 	assist.Status{}, assist.Saved{}, store.AIDraft{}, store.AIContent{},
-	expiry.Details{},
+	expiry.Details{}, thirdparty.ProviderDetails{}, store.ThirdPartyService{},
 }
 
 // componentNames name the components of Go types whose own names say too
