@@ -17,9 +17,12 @@ import (
 	"unicode"
 )
 
-// The schemas of the answers are not written here: they are derived from
+// The schemas of the answers are not written by hand: they are derived from
 // the Go wire types that the server encodes (internal/restapi), so a field
-// is declared once, in Go, and the document follows it.
+// is declared once, in Go, and the document follows it. The REST tests
+// validate every answer they provoke against the document
+// (internal/apiserver/contract_test.go), which keeps the two honest where
+// an answer is still written by hand.
 //
 // A struct becomes an object schema named after the Go type
 // (#/components/schemas/<Name>). Each field is a property under its json
@@ -36,6 +39,12 @@ import (
 //
 // A named string type with constants of that type (restapi.Fault) is an
 // enum of the constants' values.
+//
+// A few answers are domain records sent unchanged (wire.go: domainTypes);
+// they are reflected the same way. Their storage fields show on the wire as
+// they do in the document, which is the point: the document cannot promise
+// less or more than the server sends. Moving them to internal/restapi
+// types is the next step.
 
 // modulePath is the module whose packages the reflector reads doc comments
 // from; the generator runs from the repository root.

@@ -14,7 +14,8 @@ import (
 )
 
 // domainTypes are answers (or parts of answers) that are records of a
-// domain package sent unchanged.
+// domain package sent unchanged; schemas.go composes some of them with the
+// fields apiserver adds (Site, SiteRun, FollowedProvider, PageServices).
 var domainTypes = []any{
 	reliability.FlakinessWindow{}, thirdparty.Provider{}, store.ThirdPartySubscription{},
 	sitehealth.Report{}, store.HealthSite{},
