@@ -433,7 +433,7 @@ func operations() []op {
 		{method: post, path: "/monitors/{id}/domain-ssl/refresh", tag: "Domain and DNS", summary: "Re-check certificate and domain expiry now", access: anyKey, limit: export,
 			resp: M{"allOf": []any{ref("ExpiryDetails"), obj("", M{"refresh_error": null(str("Why fetching the certificate failed."))}, "refresh_error")}}, extra: []int{503}},
 		{method: post, path: "/monitors/{id}/dns-records/accept", tag: "Domain and DNS", summary: "Accept the current DNS answer as the new expected value", access: anyKey,
-			limit: "120 per 15 minutes per IP", body: freeform("Optional: the answers to accept."), bodyOptional: true, resp: ref("DNSAccepted")},
+			limit: "120 per 15 minutes per IP", body: freeform("Optional: the answers to accept."), bodyOptional: true, resp: ref("DNSAccepted"), extra: []int{409}},
 
 		// Stats.
 		{method: get, path: "/stats/{id}/stats", tag: "Stats", summary: "Uptime summary", access: anyKey, limit: stats, query: []param{q("days", with(bounds(integer("Up to the plan's history."), 1, 730), "default", 30), "")}, resp: ref("Stats")},
@@ -526,7 +526,7 @@ func operations() []op {
 		{method: post, path: "/status/pages/{id}/monitors", tag: "Status pages", summary: "Add a monitor to the page", access: anyKey, feature: "status-pages", body: ref("PageMonitorAdd"), resp: ref("StatusPage")},
 		{method: del, path: "/status/pages/{id}/monitors/{monitorId}", tag: "Status pages", summary: "Remove a monitor from the page", access: anyKey, status: 204},
 		{method: get, path: "/status/pages/{id}/access", tag: "Status pages", summary: "Who can view the page", access: anyKey, resp: ref("PageAccessState")},
-		{method: put, path: "/status/pages/{id}/access", tag: "Status pages", summary: "Change who can view the page", access: ownerOnly, body: ref("PageAccess"), resp: ref("PageAccessState")},
+		{method: put, path: "/status/pages/{id}/access", tag: "Status pages", summary: "Change who can view the page", access: ownerOnly, body: ref("PageAccess"), resp: ref("PageAccessState"), extra: []int{409}},
 		{method: post, path: "/status/pages/{id}/access/revoke-sessions", tag: "Status pages", summary: "Sign out visitors of a private page", access: ownerOnly, resp: ref("PageAccessState")},
 		{method: put, path: "/status/pages/{id}/domain", tag: "Status pages", summary: "Set the custom domain", access: ownerOnly, body: ref("PageDomain"), resp: ref("PageDomain")},
 		{method: get, path: "/status/pages/{id}/subscribers", tag: "Status pages", summary: "Subscribers by channel", access: anyKey,
@@ -541,7 +541,7 @@ func operations() []op {
 			resp: obj("", M{"contacts": arr(freeform(""), "")}, "contacts")},
 		{method: post, path: "/integrations/{type}/connections", tag: "Alert channels", summary: "Create a connection", access: automationKey, feature: "",
 			desc: "Channel availability depends on the plan (403 FEATURE_NOT_AVAILABLE). An eleventh connection of a type is 409 CONNECTION_LIMIT_REACHED.",
-			body: ref("Connection"), status: 201, resp: ref("ConnectionCreated"), extra: []int{409}, noNotFound: true},
+			body: ref("Connection"), status: 201, resp: ref("ConnectionCreated"), extra: []int{409}},
 		{method: put, path: "/integrations/connections/{connectionId}", tag: "Alert channels", summary: "Edit a connection", access: automationKey, body: ref("Connection"), resp: ref("Channel")},
 		{method: del, path: "/integrations/connections/{connectionId}", tag: "Alert channels", summary: "Delete a connection", access: automationKey, status: 204},
 		{method: put, path: "/integrations/connections/{connectionId}/routing", tag: "Alert channels", summary: "Set a connection's routing", access: automationKey, body: ref("Routing"), resp: ref("Channel")},
@@ -646,9 +646,9 @@ func operations() []op {
 		{method: get, path: "/third-party-status/status-pages/{statusPageId}", tag: "Third-party status", summary: "Services shown on a status page", access: anyKey, feature: "third-party-status", resp: ref("PageServices"), extra: []int{503}},
 		{method: put, path: "/third-party-status/status-pages/{statusPageId}", tag: "Third-party status", summary: "Set the services shown on a status page", access: anyKey, feature: "third-party-status", body: freeform(""), resp: ref("PageServices"), extra: []int{503}},
 		// Telemetry export (Automation key, plan feature telemetry-export).
-		{method: get, path: "/automation/otel", tag: "Telemetry export", summary: "Export settings and delivery status", access: automationKey, feature: "telemetry-export", resp: ref("OTelExport"), extra: []int{503}},
+		{method: get, path: "/automation/otel", tag: "Telemetry export", summary: "Export settings and delivery status", access: automationKey, feature: "telemetry-export", resp: ref("OTelExport"), extra: []int{404, 503}},
 		{method: put, path: "/automation/otel", tag: "Telemetry export", summary: "Create or update the export", access: automationKey, feature: "telemetry-export", body: freeform(""), resp: ref("OTelExport"), alsoStatus: []int{201}, extra: []int{503}},
-		{method: del, path: "/automation/otel", tag: "Telemetry export", summary: "Remove the export", access: automationKey, feature: "telemetry-export", status: 204, extra: []int{503}},
+		{method: del, path: "/automation/otel", tag: "Telemetry export", summary: "Remove the export", access: automationKey, feature: "telemetry-export", status: 204, extra: []int{404, 503}},
 		{method: post, path: "/automation/otel/test", tag: "Telemetry export", summary: "Send one test span", access: automationKey, feature: "telemetry-export",
 			limit: "10 per 15 minutes per workspace", resp: ref("TestResult"), extra: []int{503}},
 	}...)
