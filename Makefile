@@ -57,6 +57,7 @@ verify: ## Fail when generated code is stale, code is unformatted or vet complai
 	@hack/verify-kustomize.sh
 	@hack/verify-chart.sh
 	@hack/verify-dockerfile.sh
+	@hack/verify-oapiclient.sh
 	@$(MAKE) --no-print-directory lint-dashboard
 	@$(MAKE) --no-print-directory lint
 	@echo "verify: ok"

@@ -1,8 +1,10 @@
 // Command gen-openapi writes the OpenAPI 3.1 document of the REST API
 // (internal/apiserver/openapi.json, embedded and served at GET /openapi.json,
-// and its copy docs/openapi.json) from the hand-maintained description in
-// this directory: schemas.go holds the component schemas, operations.go one
-// entry per served route. markdown.go renders the encoded document as the
+// and its copy docs/openapi.json): the schemas of the answers are derived
+// from their Go wire types in internal/restapi (wire.go lists them,
+// reflect.go turns a type into a schema); schemas.go holds the schemas not
+// yet declared in Go (request bodies, errors, monitor config) and
+// operations.go one entry per served route. markdown.go renders the encoded document as the
 // human-readable reference docs/api-reference.md. The output is
 // deterministic (sorted keys, two-space indentation), so a stale document
 // shows up as a diff.
@@ -78,6 +80,10 @@ func render() ([]byte, error) {
 
 // document assembles the OpenAPI object.
 func document() (M, error) {
+	schemas, err := schemas()
+	if err != nil {
+		return nil, err
+	}
 	paths := M{}
 	ids := map[string]bool{}
 	for _, o := range operations() {
@@ -145,7 +151,7 @@ func document() (M, error) {
 					"description":  "An API key `sk_…` in `Authorization: Bearer <key>`. Missing key: 401 `No token provided`; unknown key: 401 `Invalid API key`; disabled key: 401 `API_KEY_DISABLED`. `X-Workspace-Id`, when sent, must name the key's workspace (else 403 `WORKSPACE_ACCESS_DENIED`).",
 				},
 			},
-			"schemas":    schemas(),
+			"schemas":    schemas,
 			"responses":  sharedResponses(),
 			"headers":    sharedHeaders(),
 			"parameters": sharedParameters(),

@@ -42,9 +42,12 @@ type op struct {
 	body            M       // JSON request body; nil: none
 	bodyOptional    bool
 	status          int    // success status; default 200
+	alsoStatus      []int  // further success statuses with the same body (201 created / 200 updated, 207)
 	resp            M      // success body; nil with 204
 	respType        string // success content type; default application/json
 	jsonResp        M      // with respType text/html: the JSON success body of requests that accept application/json
+	moreContent     M      // further media types of the success answer: media type → schema
+	htmlErrors      bool   // a browser page: its 404 and 503 are HTML pages too (JSON to JSON requests)
 	respHeaders     M
 	extra           []int // further error statuses: 409, 428, 501, 503
 	entitlement     bool  // plan limits (403 ENTITLEMENT_LIMIT_REACHED)
@@ -181,10 +184,16 @@ func (o op) build() M {
 		if o.jsonResp != nil {
 			r["content"].(M)["application/json"] = M{"schema": o.jsonResp}
 		}
+		for typ, schema := range o.moreContent {
+			r["content"].(M)[typ] = M{"schema": schema}
+		}
 		if o.respHeaders != nil {
 			r["headers"] = o.respHeaders
 		}
 		responses[strconv.Itoa(status)] = r
+		for _, st := range o.alsoStatus {
+			responses[strconv.Itoa(st)] = r
+		}
 	}
 
 	if o.access == public {
@@ -198,6 +207,9 @@ func (o op) build() M {
 		}
 		for _, s := range o.extra {
 			addExtra(responses, s)
+			if o.htmlErrors && (s == 404 || s == 503) {
+				responses[strconv.Itoa(s)] = respRef(map[int]string{404: "NotFoundPage", 503: "UnavailablePage"}[s])
+			}
 		}
 		out["responses"] = responses
 		return out
@@ -298,7 +310,8 @@ func operations() []op {
 			desc:            "`history`: daily uptime per monitor (JSON; `days` up to 90). `badge.svg`: status badge (image/svg+xml). `feed.xml`: Atom feed of incidents and maintenance (application/atom+xml; unavailable for private pages).",
 			pathParamSchema: M{"rest": enum("", "history", "badge.svg", "feed.xml")},
 			query:           []param{q("days", bounds(integer(""), 1, 90), "history only.")},
-			resp:            M{"description": "JSON (history), SVG (badge.svg) or Atom XML (feed.xml)."}},
+			resp:            freeform("history: daily uptime per monitor."),
+			moreContent:     M{"image/svg+xml": str("badge.svg: the status badge."), "application/atom+xml": str("feed.xml: the Atom feed.")}},
 		{method: get, path: "/s/{slug}", tag: "Public", summary: "Status page as HTML", access: public, limit: "60 per minute per IP", resp: str("HTML page."), respType: "text/html"},
 		{method: post, path: "/s/{slug}/login", tag: "Public", summary: "Password sign-in form of a private page", access: public, limit: "60 per minute per IP", resp: str("HTML page or redirect."), respType: "text/html", extra: []int{400}},
 		{method: post, path: "/s/{slug}/subscribe", tag: "Public", summary: "Subscribe to a page's updates (form)", access: public, limit: "60 per minute per IP", resp: str("HTML page."), respType: "text/html", extra: []int{400}},
@@ -313,7 +326,7 @@ func operations() []op {
 			desc: "The link of a confirmation email. Shows a button that POSTs to the same URL; fetching the link confirms nothing.", resp: str("HTML page."), respType: "text/html"},
 		{method: post, path: "/recipients/confirm/{token}", tag: "Public", summary: "Confirm an alert recipient", access: public, limit: "30 per 15 minutes per IP (plain-text 429)",
 			desc: "Confirms the address the link was sent to. A used, replaced or expired (7 days) link answers 404. Browsers get HTML pages (the 404 and 503 included); a request that accepts application/json (or sends a JSON body) gets {\"status\":\"confirmed\",\"email\"} and the JSON error shape.",
-			resp: str("HTML page."), respType: "text/html", jsonResp: obj("", M{"status": enum("", "confirmed"), "email": email("")}, "status", "email"), extra: []int{404, 503}},
+			resp: str("HTML page."), respType: "text/html", jsonResp: obj("", M{"status": enum("", "confirmed"), "email": email("")}, "status", "email"), extra: []int{404, 503}, htmlErrors: true},
 	}
 	for _, m := range []string{get, post, head} {
 		ops = append(ops, op{method: m, path: "/heartbeat/{token}", tag: "Public", summary: "Heartbeat ping (" + m + ")", access: public,
@@ -334,13 +347,13 @@ func operations() []op {
 			limit: "120 per 15 minutes per workspace; body up to 2 MB", body: ref("PlanRequest"), resp: ref("Plan")},
 		{method: post, path: "/automation/monitors/apply", tag: "Monitoring as code", summary: "Apply monitor specs", access: anyKey,
 			desc:  "200 when every change applied, 207 when some failed. A spec setting config.notification_emails needs an Automation key (403 ALERT_ROUTING_NOT_ALLOWED).",
-			limit: "30 per 15 minutes per workspace; body up to 2 MB", body: ref("PlanRequest"), resp: ref("ApplyResult"), extra: []int{409, 428}, entitlement: true},
+			limit: "30 per 15 minutes per workspace; body up to 2 MB", body: ref("PlanRequest"), resp: ref("ApplyResult"), alsoStatus: []int{207}, extra: []int{409, 428}, entitlement: true},
 		{method: put, path: "/automation/monitors/by-id/{id}/key", tag: "Monitoring as code", summary: "Assign or remove a monitor's key", access: anyKey, limit: keyed,
 			body: strict(obj("", M{"key": null(ref("MonitorKey"))}, "key")), resp: ref("Monitor"), extra: []int{409}},
 		{method: get, path: "/automation/monitors/{key}", tag: "Monitoring as code", summary: "Monitor by key", access: anyKey, resp: ref("Monitor")},
 		{method: put, path: "/automation/monitors/{key}", tag: "Monitoring as code", summary: "Create or update a monitor by key", access: anyKey, limit: keyed,
 			desc: "201 when created, 200 when updated (also when a changed type replaced the monitor). config.notification_emails needs an Automation key (403 ALERT_ROUTING_NOT_ALLOWED).",
-			body: ref("MonitorSpec"), resp: ref("Monitor"), entitlement: true, noNotFound: true},
+			body: ref("MonitorSpec"), resp: ref("Monitor"), alsoStatus: []int{201}, entitlement: true, noNotFound: true},
 		{method: del, path: "/automation/monitors/{key}", tag: "Monitoring as code", summary: "Delete a monitor by key, with its history", access: anyKey, limit: keyed, status: 204},
 
 		// Monitors.
@@ -372,15 +385,17 @@ func operations() []op {
 		{method: get, path: "/monitors/{id}/regions", tag: "Monitors", summary: "The monitor's probe regions", access: anyKey, resp: ref("Regions")},
 		{method: put, path: "/monitors/{id}/regions", tag: "Monitors", summary: "Set the monitor's probe regions", access: anyKey, limit: monitorWrites,
 			body: obj("", M{"regions": bounds(arr(str(""), ""), 1, 50)}, "regions"), resp: ref("Regions"), entitlement: true},
-		{method: get, path: "/monitors/{id}/explanation", tag: "Monitors", summary: "Explanation of the open incident, or the per-region state against the quorum", access: anyKey, resp: freeform("")},
+		{method: get, path: "/monitors/{id}/explanation", tag: "Monitors", summary: "Explanation of the open incident, or the per-region state against the quorum", access: anyKey, resp: ref("Explanation")},
 		{method: get, path: "/monitors/{id}/flakiness", tag: "Monitors", summary: "7-day and 30-day flakiness score 0-100 with reasons", access: anyKey,
-			resp: obj("", M{"monitor_id": uuid(""), "windows": freeform("Per window (7 and 30 days): score, level, checks, state flips, reasons.")})},
+			resp: obj("The flakiness of the last 7 and 30 days.", M{
+				"monitor_id": uuid(""), "computed_at": dateTime(""), "7d": ref("FlakinessWindow"), "30d": ref("FlakinessWindow"),
+			}, "monitor_id", "computed_at", "7d", "30d")},
 		{method: post, path: "/monitors/{id}/heartbeat/rotate", tag: "Monitors", summary: "New heartbeat URL for a cron monitor; the old one stops at once", access: anyKey, limit: monitorWrites,
-			resp: obj("", M{"heartbeat_url": uri("")}, "heartbeat_url")},
+			resp: ref("HeartbeatURL")},
 		{method: post, path: "/monitors/{id}/cron-heartbeat", tag: "Monitors", summary: "Record a heartbeat with the API key", access: anyKey,
-			body: ref("CronHeartbeat"), bodyOptional: true, resp: obj("", M{"success": boolean(""), "paused": boolean("")}, "success")},
+			body: ref("CronHeartbeat"), bodyOptional: true, resp: ref("HeartbeatRecorded")},
 		{method: get, path: "/monitors/{id}/dns-records", tag: "Monitors", summary: "DNS records and recent changes of a DNS monitor", access: anyKey,
-			query: []param{intQ("limit", 1, 1000, 50, "")}, resp: freeform("Expected values, current answer and recent observations {observed_at, record_type, answers, changed}.")},
+			query: []param{intQ("limit", 1, 1000, 50, "")}, resp: ref("DNSRecords")},
 		{method: get, path: "/monitors/{id}/notification-recipients", tag: "Monitors", summary: "Recipients of the monitor's alert emails", access: anyKey,
 			resp: obj("", M{"recipients": arr(obj("", M{"email": email(""), "source": str("")}, "email", "source"), "")}, "recipients")},
 
@@ -411,42 +426,39 @@ func operations() []op {
 				"certificate_transparency": boolean(""), "note": str(""),
 			}, "domain", "subdomains")},
 		{method: get, path: "/regions", tag: "Monitors", summary: "Probe regions", access: anyKey,
-			resp: listOf(obj("", M{
-				"code": str(""), "name": str(""), "city": null(str("")), "country": null(str("")), "continent": null(str("")), "isp": null(str("")),
-				"online": boolean(""), "agents": integer(""), "monitors": integer(""), "last_contact": null(dateTime("")),
-			}, "code", "name", "online"))},
+			resp: listOf(ref("ProbeRegion"))},
 
 		// Domain and DNS.
-		{method: get, path: "/monitors/{id}/domain-ssl", tag: "Domain and DNS", summary: "Certificate and domain expiry as last recorded", access: anyKey, resp: freeform("Certificate and domain expiry details; `unknown` where not determinable."), extra: []int{503}},
+		{method: get, path: "/monitors/{id}/domain-ssl", tag: "Domain and DNS", summary: "Certificate and domain expiry as last recorded", access: anyKey, resp: ref("ExpiryDetails"), extra: []int{503}},
 		{method: post, path: "/monitors/{id}/domain-ssl/refresh", tag: "Domain and DNS", summary: "Re-check certificate and domain expiry now", access: anyKey, limit: export,
-			resp: freeform("The details plus refresh_error (why fetching the certificate failed, or null)."), extra: []int{503}},
+			resp: M{"allOf": []any{ref("ExpiryDetails"), obj("", M{"refresh_error": null(str("Why fetching the certificate failed."))}, "refresh_error")}}, extra: []int{503}},
 		{method: post, path: "/monitors/{id}/dns-records/accept", tag: "Domain and DNS", summary: "Accept the current DNS answer as the new expected value", access: anyKey,
-			limit: "120 per 15 minutes per IP", body: freeform("Optional: the answers to accept."), bodyOptional: true, resp: freeform("The accepted expected values.")},
+			limit: "120 per 15 minutes per IP", body: freeform("Optional: the answers to accept."), bodyOptional: true, resp: ref("DNSAccepted"), extra: []int{409}},
 
 		// Stats.
 		{method: get, path: "/stats/{id}/stats", tag: "Stats", summary: "Uptime summary", access: anyKey, limit: stats, query: []param{q("days", with(bounds(integer("Up to the plan's history."), 1, 730), "default", 30), "")}, resp: ref("Stats")},
-		{method: get, path: "/stats/{id}/checks", tag: "Stats", summary: "Recent checks", access: anyKey, limit: stats, query: []param{intQ("limit", 1, 5000, 100, ""), regionParam}, resp: obj("", M{"items": arr(ref("CheckRecord"), "")}, "items")},
-		{method: get, path: "/stats/{id}/incidents", tag: "Stats", summary: "Incident history", access: anyKey, limit: stats, query: []param{intQ("limit", 1, 500, 50, "")}, resp: obj("", M{"items": arr(ref("Incident"), "")}, "items")},
+		{method: get, path: "/stats/{id}/checks", tag: "Stats", summary: "Recent checks", access: anyKey, limit: stats, query: []param{intQ("limit", 1, 5000, 100, ""), regionParam}, resp: ref("CheckList")},
+		{method: get, path: "/stats/{id}/incidents", tag: "Stats", summary: "Incident history", access: anyKey, limit: stats, query: []param{intQ("limit", 1, 500, 50, "")}, resp: ref("IncidentList")},
 		{method: get, path: "/stats/{id}/response-time-chart", tag: "Stats", summary: "Response times over time", access: anyKey, limit: stats,
 			query: append([]param{intQ("days", 1, 730, 7, ""), regionParam}, tzParams...),
-			resp:  obj("", M{"days": integer(""), "step_seconds": integer(""), "points": arr(ref("SeriesPoint"), "")}, "days", "step_seconds", "points")},
+			resp:  ref("ResponseTimeChart")},
 		{method: get, path: "/stats/{id}/response-series", tag: "Stats", summary: "Response time series", access: anyKey, limit: stats,
 			query: []param{q("range", with(enum("", "1h", "6h", "24h", "7d", "30d"), "default", "24h"), ""), regionParam},
-			resp:  obj("", M{"range": str(""), "step_seconds": integer(""), "points": arr(ref("SeriesPoint"), "")}, "range", "step_seconds", "points")},
+			resp:  ref("ResponseSeries")},
 		{method: get, path: "/stats/{id}/uptime-history", tag: "Stats", summary: "Daily uptime", access: anyKey, limit: stats,
-			query: append([]param{intQ("days", 1, 730, 90, "Up to the plan's history.")}, tzParams...), resp: obj("", M{"days": arr(ref("Day"), "")}, "days")},
+			query: append([]param{intQ("days", 1, 730, 90, "Up to the plan's history.")}, tzParams...), resp: ref("Days")},
 		{method: get, path: "/stats/{id}/24h-bars", tag: "Stats", summary: "Daily status bars", access: anyKey, limit: stats,
 			query: append([]param{intQ("days", 1, 730, 90, ""), q("endDate", with(str(""), "format", "date"), "Last day (YYYY-MM-DD).")}, tzParams...),
-			resp:  obj("", M{"days": arr(ref("Day"), "")}, "days")},
-		{method: get, path: "/stats/{id}/region-statuses", tag: "Stats", summary: "Latest status per region", access: anyKey, limit: stats, resp: obj("", M{"regions": arr(freeform(""), "")}, "regions")},
+			resp:  ref("Days")},
+		{method: get, path: "/stats/{id}/region-statuses", tag: "Stats", summary: "Latest status per region", access: anyKey, limit: stats, resp: ref("RegionStatuses")},
 		{method: get, path: "/stats/{id}/pause-windows", tag: "Stats", summary: "When the monitor was paused", access: anyKey, limit: stats,
-			query: []param{intQ("hours", 1, 8760, 720, "")}, resp: obj("", M{"windows": arr(obj("", M{"start": dateTime(""), "end": null(dateTime(""))}), "")}, "windows")},
+			query: []param{intQ("hours", 1, 8760, 720, "")}, resp: ref("PauseWindows")},
 
 		// Monitor groups.
 		{method: get, path: "/monitor-groups", tag: "Monitor groups", summary: "Monitor groups", access: anyKey, resp: listOf(ref("MonitorGroup"))},
 		{method: post, path: "/monitor-groups", tag: "Monitor groups", summary: "Create a group", access: anyKey, body: ref("MonitorGroupBody"), status: 201, resp: ref("MonitorGroup")},
 		{method: get, path: "/monitor-groups/{id}/summary", tag: "Monitor groups", summary: "Status summary of the group's monitors", access: anyKey,
-			resp: obj("", M{"group": ref("MonitorGroup"), "total": integer(""), "counts": freeform("")}, "group", "total", "counts")},
+			resp: ref("GroupSummary")},
 		{method: put, path: "/monitor-groups/{id}", tag: "Monitor groups", summary: "Rename a group", access: anyKey, body: ref("MonitorGroupBody"), resp: ref("MonitorGroup")},
 		{method: del, path: "/monitor-groups/{id}", tag: "Monitor groups", summary: "Delete a group (its monitors leave it)", access: anyKey, status: 204},
 
@@ -456,29 +468,30 @@ func operations() []op {
 			body: obj("", M{"monitor_id": uuid("")}, "monitor_id"), status: 201, resp: ref("IncidentDetail"), extra: []int{409}},
 		{method: get, path: "/incidents/export", tag: "Incidents", summary: "Incidents as CSV, or JSON with format=json", access: anyKey, limit: export,
 			query: append(incidentFilters(false), q("format", enum("", "csv", "json"), "Default csv.")),
-			resp:  M{"description": "CSV (text/csv) or {items: [incident list items]} (format=json)."}},
+			resp:  str("CSV: one row per incident, a header row first."), respType: "text/csv", respHeaders: truncated,
+			jsonResp: ref("IncidentList")},
 		{method: get, path: "/incidents/{id}", tag: "Incidents", summary: "Incident details", access: anyKey, resp: ref("IncidentDetail")},
-		{method: get, path: "/incidents/{id}/explanation", tag: "Incidents", summary: "Region votes, quorum rule, failure class, alert decision, fault verdict, findings", access: anyKey, resp: freeform("")},
+		{method: get, path: "/incidents/{id}/explanation", tag: "Incidents", summary: "Region votes, quorum rule, failure class, alert decision, fault verdict, findings", access: anyKey, resp: ref("Explanation")},
 		{method: get, path: "/incidents/{id}/replay-timeline", tag: "Incidents", summary: "Timeline of checks, alerts and notes", access: anyKey,
 			query: []param{intQ("limit", 1, 1000, 200, ""), q("cursor", str(""), "next_cursor of the previous page.")}, resp: ref("TimelinePage")},
-		{method: post, path: "/incidents/{id}/acknowledge", tag: "Incidents", summary: "Acknowledge (stops escalation)", access: anyKey, resp: ref("IncidentDetail")},
+		{method: post, path: "/incidents/{id}/acknowledge", tag: "Incidents", summary: "Acknowledge (stops escalation)", access: anyKey, resp: ref("Incident")},
 		{method: post, path: "/incidents/{id}/resolve", tag: "Incidents", summary: "Resolve manually", access: anyKey, desc: "409 INCIDENT_RESOLVED when already resolved.",
-			body: ref("ResolveBody"), bodyOptional: true, resp: ref("IncidentDetail"), extra: []int{409}},
-		{method: post, path: "/incidents/{id}/snooze", tag: "Incidents", summary: "Snooze alerts of an incident", access: ownerOnly, body: ref("SnoozeBody"), resp: ref("IncidentDetail"), extra: []int{409}},
-		{method: del, path: "/incidents/{id}/snooze", tag: "Incidents", summary: "Unsnooze", access: anyKey, resp: ref("IncidentDetail")},
-		{method: get, path: "/incidents/{id}/escalation", tag: "Incidents", summary: "Escalation status", access: anyKey, resp: freeform("Policy, current step, next escalation, acknowledgement.")},
-		{method: post, path: "/incidents/{id}/escalation/acknowledge", tag: "Incidents", summary: "Acknowledge (stops escalation)", access: anyKey, resp: ref("IncidentDetail")},
+			body: ref("ResolveBody"), bodyOptional: true, resp: ref("Incident"), extra: []int{409}},
+		{method: post, path: "/incidents/{id}/snooze", tag: "Incidents", summary: "Snooze alerts of an incident", access: ownerOnly, body: ref("SnoozeBody"), resp: ref("Incident"), extra: []int{409}},
+		{method: del, path: "/incidents/{id}/snooze", tag: "Incidents", summary: "Unsnooze", access: anyKey, resp: ref("Incident")},
+		{method: get, path: "/incidents/{id}/escalation", tag: "Incidents", summary: "Escalation status", access: anyKey, resp: ref("Escalation")},
+		{method: post, path: "/incidents/{id}/escalation/acknowledge", tag: "Incidents", summary: "Acknowledge (stops escalation)", access: anyKey, resp: ref("Incident")},
 		{method: get, path: "/incidents/{id}/notes", tag: "Incidents", summary: "Notes of an incident", access: anyKey, resp: listOf(ref("Note"))},
 		{method: post, path: "/incidents/{id}/notes", tag: "Incidents", summary: "Add a note", access: anyKey, body: ref("NoteBody"), status: 201, resp: ref("Note")},
 		{method: del, path: "/incidents/{id}/notes/{noteId}", tag: "Incidents", summary: "Delete a note", access: anyKey, status: 204},
 		{method: put, path: "/incidents/{id}/postmortem", tag: "Incidents", summary: "Set the postmortem", access: anyKey, body: ref("Postmortem"),
-			resp: obj("", M{"incident_id": uuid(""), "postmortem": str("")}, "incident_id", "postmortem")},
+			resp: ref("IncidentPostmortem")},
 
 		// Runbooks.
 		{method: post, path: "/incidents/{id}/runbook", tag: "Runbooks", summary: "Attach a runbook to an incident", access: anyKey,
-			body: obj("", M{"runbook_id": uuid("Default: the matching active runbook.")}), bodyOptional: true, resp: ref("IncidentRunbook")},
+			body: obj("", M{"runbook_id": uuid("Default: the matching active runbook.")}), bodyOptional: true, resp: ref("AttachedRunbook")},
 		{method: patch, path: "/incidents/{id}/runbook-steps/{stepId}", tag: "Runbooks", summary: "Complete or reopen a runbook step", access: anyKey,
-			body: obj("", M{"is_completed": boolean("")}, "is_completed"), resp: ref("IncidentRunbook")},
+			body: obj("", M{"is_completed": boolean("")}, "is_completed"), resp: ref("AttachedRunbook")},
 		{method: get, path: "/incidents/runbooks", tag: "Runbooks", summary: "Runbooks", access: anyKey, resp: listOf(ref("Runbook"))},
 		{method: post, path: "/incidents/runbooks", tag: "Runbooks", summary: "Create a runbook", access: anyKey, body: ref("RunbookBody"), status: 201, resp: ref("Runbook")},
 		{method: put, path: "/incidents/runbooks/{runbookId}", tag: "Runbooks", summary: "Replace a runbook", access: anyKey, body: ref("RunbookBody"), resp: ref("Runbook")},
@@ -510,11 +523,11 @@ func operations() []op {
 			desc: "hide_powered_by and favicon_url need white-label (403 WHITE_LABEL_NOT_ENTITLED).", body: ref("StatusPageUpdate"), resp: ref("StatusPage")},
 		{method: del, path: "/status/pages/{id}", tag: "Status pages", summary: "Delete a status page", access: anyKey, status: 204},
 		{method: put, path: "/status/pages/{id}/monitors", tag: "Status pages", summary: "Set the page's monitors (up to 500)", access: anyKey, feature: "status-pages", body: ref("PageMonitors"), resp: ref("StatusPage")},
-		{method: post, path: "/status/pages/{id}/monitors", tag: "Status pages", summary: "Add a monitor to the page", access: anyKey, feature: "status-pages", body: ref("PageMonitorEntry"), resp: ref("StatusPage")},
-		{method: del, path: "/status/pages/{id}/monitors/{monitorId}", tag: "Status pages", summary: "Remove a monitor from the page", access: anyKey, resp: ref("StatusPage")},
-		{method: get, path: "/status/pages/{id}/access", tag: "Status pages", summary: "Who can view the page", access: anyKey, resp: obj("", M{"mode": enum("", "public", "password", "sso"), "is_public": boolean("")})},
-		{method: put, path: "/status/pages/{id}/access", tag: "Status pages", summary: "Change who can view the page", access: ownerOnly, body: ref("PageAccess"), resp: freeform("")},
-		{method: post, path: "/status/pages/{id}/access/revoke-sessions", tag: "Status pages", summary: "Sign out visitors of a private page", access: ownerOnly, resp: freeform("")},
+		{method: post, path: "/status/pages/{id}/monitors", tag: "Status pages", summary: "Add a monitor to the page", access: anyKey, feature: "status-pages", body: ref("PageMonitorAdd"), resp: ref("StatusPage")},
+		{method: del, path: "/status/pages/{id}/monitors/{monitorId}", tag: "Status pages", summary: "Remove a monitor from the page", access: anyKey, status: 204},
+		{method: get, path: "/status/pages/{id}/access", tag: "Status pages", summary: "Who can view the page", access: anyKey, resp: ref("PageAccessState")},
+		{method: put, path: "/status/pages/{id}/access", tag: "Status pages", summary: "Change who can view the page", access: ownerOnly, body: ref("PageAccess"), resp: ref("PageAccessState"), extra: []int{409}},
+		{method: post, path: "/status/pages/{id}/access/revoke-sessions", tag: "Status pages", summary: "Sign out visitors of a private page", access: ownerOnly, resp: ref("PageAccessState")},
 		{method: put, path: "/status/pages/{id}/domain", tag: "Status pages", summary: "Set the custom domain", access: ownerOnly, body: ref("PageDomain"), resp: ref("PageDomain")},
 		{method: get, path: "/status/pages/{id}/subscribers", tag: "Status pages", summary: "Subscribers by channel", access: anyKey,
 			resp: obj("", M{"email": arr(freeform(""), ""), "chat": arr(freeform(""), ""), "webhook": arr(freeform(""), ""), "total": integer("")}, "email", "chat", "webhook", "total")},
@@ -528,7 +541,7 @@ func operations() []op {
 			resp: obj("", M{"contacts": arr(freeform(""), "")}, "contacts")},
 		{method: post, path: "/integrations/{type}/connections", tag: "Alert channels", summary: "Create a connection", access: automationKey, feature: "",
 			desc: "Channel availability depends on the plan (403 FEATURE_NOT_AVAILABLE). An eleventh connection of a type is 409 CONNECTION_LIMIT_REACHED.",
-			body: ref("Connection"), status: 201, resp: ref("ConnectionCreated"), extra: []int{409}, noNotFound: true},
+			body: ref("Connection"), status: 201, resp: ref("ConnectionCreated"), extra: []int{409}},
 		{method: put, path: "/integrations/connections/{connectionId}", tag: "Alert channels", summary: "Edit a connection", access: automationKey, body: ref("Connection"), resp: ref("Channel")},
 		{method: del, path: "/integrations/connections/{connectionId}", tag: "Alert channels", summary: "Delete a connection", access: automationKey, status: 204},
 		{method: put, path: "/integrations/connections/{connectionId}/routing", tag: "Alert channels", summary: "Set a connection's routing", access: automationKey, body: ref("Routing"), resp: ref("Channel")},
@@ -580,63 +593,64 @@ func operations() []op {
 					"by_channel": arr(obj("", M{"channel_id": str(""), "name": str(""), "type": str("")}), "Per channel: id, name, type and counts."),
 				}, "window", "since", "by_outcome", "by_channel"), ""),
 			}, "generated_at", "windows")},
-		{method: get, path: "/settings/escalation-policies", tag: "Alert recipients and settings", summary: "Escalation policies", access: anyKey, resp: listOf(freeform("Escalation policy with its steps."))},
-		{method: get, path: "/settings/on-call-schedules", tag: "Alert recipients and settings", summary: "On-call schedules with who is on call now", access: anyKey, resp: listOf(freeform(""))},
-		{method: get, path: "/settings/on-call-schedules/current", tag: "Alert recipients and settings", summary: "Who is on call now, per schedule", access: anyKey, resp: listOf(freeform(""))},
+		{method: get, path: "/settings/escalation-policies", tag: "Alert recipients and settings", summary: "Escalation policies", access: anyKey, resp: listOf(ref("EscalationPolicy"))},
+		{method: get, path: "/settings/on-call-schedules", tag: "Alert recipients and settings", summary: "On-call schedules with who is on call now", access: anyKey, resp: listOf(ref("OnCallSchedule"))},
+		{method: get, path: "/settings/on-call-schedules/current", tag: "Alert recipients and settings", summary: "Who is on call now, per schedule", access: anyKey, resp: listOf(ref("OnCallNow"))},
 		{method: get, path: "/settings/suppression-windows", tag: "Alert recipients and settings", summary: "Quiet hours and deployment windows", access: anyKey, resp: listOf(freeform(""))},
 
 		// Reliability.
 		{method: get, path: "/reliability/overview", tag: "Reliability", summary: "Reliability of every monitor", access: anyKey,
-			resp: freeform("Workspace totals and per-monitor reliability (see MonitorReliability).")},
+			resp: ref("ReliabilityOverview")},
 		{method: get, path: "/reliability/monitor/{monitorId}", tag: "Reliability", summary: "Uptime, MTTR, MTBF, health score and SLO state of a monitor", access: anyKey, resp: ref("MonitorReliability")},
 		{method: get, path: "/reliability/dependencies", tag: "Reliability", summary: "Monitor dependencies", access: anyKey, feature: "dependencies", resp: listOf(ref("Dependency"))},
 		{method: post, path: "/reliability/dependencies", tag: "Reliability", summary: "Add a dependency", access: ownerOnly, feature: "dependencies", body: ref("DependencyBody"), status: 201, resp: ref("Dependency")},
 		{method: del, path: "/reliability/dependencies/{id}", tag: "Reliability", summary: "Remove a dependency", access: ownerOnly, feature: "dependencies", status: 204},
 		{method: get, path: "/reliability/slo-targets", tag: "Reliability", summary: "SLO targets", access: anyKey, feature: "slo", resp: listOf(ref("SLOTarget"))},
 		{method: post, path: "/reliability/slo-targets", tag: "Reliability", summary: "Create or replace the monitor's SLO target", access: anyKey, feature: "slo",
-			desc: "201 when created, 200 when the monitor's target was replaced.", body: ref("SLOTargetBody"), status: 201, resp: ref("SLOTarget")},
+			desc: "201 when created, 200 when the monitor's target was replaced.", body: ref("SLOTargetBody"), status: 201, alsoStatus: []int{200}, resp: ref("SLOTarget")},
 		{method: put, path: "/reliability/slo-targets/{id}", tag: "Reliability", summary: "Change an SLO target", access: anyKey, feature: "slo", body: ref("SLOTargetBody"), resp: ref("SLOTarget")},
 		{method: del, path: "/reliability/slo-targets/{id}", tag: "Reliability", summary: "Delete an SLO target", access: anyKey, feature: "slo", status: 204},
 
 		// AI incident assist.
-		{method: get, path: "/incident-comms/status", tag: "AI incident assist", summary: "Features available and remaining allowance", access: anyKey, feature: "ai-assist", resp: freeform("")},
-		{method: get, path: "/incident-comms/incidents/{id}", tag: "AI incident assist", summary: "Saved AI content of an incident", access: anyKey, feature: "ai-assist", resp: freeform("")},
-		{method: post, path: "/incident-comms/incidents/{id}/summary", tag: "AI incident assist", summary: "Generate a summary", access: anyKey, feature: "ai-assist", limit: drafts, resp: freeform(""), extra: []int{503}},
+		{method: get, path: "/incident-comms/status", tag: "AI incident assist", summary: "Features available and remaining allowance", access: anyKey, feature: "ai-assist", resp: ref("AssistStatus")},
+		{method: get, path: "/incident-comms/incidents/{id}", tag: "AI incident assist", summary: "Saved AI content of an incident", access: anyKey, feature: "ai-assist", resp: ref("AssistSaved")},
+		{method: post, path: "/incident-comms/incidents/{id}/summary", tag: "AI incident assist", summary: "Generate a summary", access: anyKey, feature: "ai-assist", limit: drafts, resp: ref("AIContent"), extra: []int{503}},
 		{method: post, path: "/incident-comms/incidents/{id}/postmortem/generate", tag: "AI incident assist", summary: "Generate a postmortem", access: anyKey, feature: "ai-assist", limit: drafts,
-			body: ref("Overwrite"), bodyOptional: true, resp: freeform(""), extra: []int{409, 503}},
+			body: ref("Overwrite"), bodyOptional: true, resp: ref("AIContent"), extra: []int{409, 503}},
 		{method: post, path: "/incident-comms/incidents/{id}/status-updates", tag: "AI incident assist", summary: "Draft a status update", access: anyKey, feature: "ai-assist", limit: drafts,
-			body: ref("DraftRequest"), bodyOptional: true, resp: ref("StatusUpdateDraft"), extra: []int{503}},
+			body: ref("DraftRequest"), bodyOptional: true, status: 201, resp: ref("StatusUpdateDraft"), extra: []int{503}},
 		{method: patch, path: "/incident-comms/status-updates/{draftId}", tag: "AI incident assist", summary: "Edit a draft", access: anyKey, feature: "ai-assist", body: ref("DraftEdit"), resp: ref("StatusUpdateDraft"), extra: []int{409}},
 		{method: post, path: "/incident-comms/status-updates/{draftId}/publish", tag: "AI incident assist", summary: "Publish a draft as a public incident note", access: anyKey, feature: "ai-assist",
-			resp: obj("", M{"draft": ref("StatusUpdateDraft"), "note": ref("Note")}, "draft"), extra: []int{409}},
+			resp: ref("PublishedDraft"), extra: []int{409}},
 		{method: post, path: "/incident-comms/status-updates/{draftId}/discard", tag: "AI incident assist", summary: "Discard a draft", access: anyKey, feature: "ai-assist", resp: ref("StatusUpdateDraft"), extra: []int{409}},
 		// Website health (plan feature website-health).
-		{method: get, path: "/website-health", tag: "Website health", summary: "Sites with their latest reports", access: anyKey, feature: "website-health", resp: freeform("")},
-		{method: post, path: "/website-health/sites", tag: "Website health", summary: "Add a site", access: anyKey, feature: "website-health", body: freeform(""), status: 201, resp: freeform("")},
-		{method: get, path: "/website-health/sites/{id}", tag: "Website health", summary: "Site details", access: anyKey, feature: "website-health", resp: freeform("")},
-		{method: patch, path: "/website-health/sites/{id}", tag: "Website health", summary: "Update a site", access: anyKey, feature: "website-health", body: freeform(""), resp: freeform("")},
+		{method: get, path: "/website-health", tag: "Website health", summary: "Sites with their latest reports", access: anyKey, feature: "website-health",
+			resp: obj("", M{"sites": arr(ref("Site"), ""), "audit_available": boolean("Whether this server can run the browser audit.")}, "sites", "audit_available")},
+		{method: post, path: "/website-health/sites", tag: "Website health", summary: "Add a site", access: anyKey, feature: "website-health", body: freeform(""), status: 201, resp: ref("Site")},
+		{method: get, path: "/website-health/sites/{id}", tag: "Website health", summary: "Site details", access: anyKey, feature: "website-health", resp: ref("SiteDetail")},
+		{method: patch, path: "/website-health/sites/{id}", tag: "Website health", summary: "Update a site", access: anyKey, feature: "website-health", body: freeform(""), resp: ref("Site")},
 		{method: del, path: "/website-health/sites/{id}", tag: "Website health", summary: "Delete a site", access: anyKey, feature: "website-health", status: 204},
 		{method: post, path: "/website-health/sites/{id}/run", tag: "Website health", summary: "Crawl now", access: anyKey, feature: "website-health",
-			limit: "20 per hour per workspace", status: 202, resp: freeform(""), extra: []int{409, 503}},
-		{method: get, path: "/website-health/reports/{runId}", tag: "Website health", summary: "A crawl report", access: anyKey, feature: "website-health", resp: freeform("")},
+			limit: "20 per hour per workspace", status: 202, resp: ref("SiteRun"), extra: []int{409, 503}},
+		{method: get, path: "/website-health/reports/{runId}", tag: "Website health", summary: "A crawl report", access: anyKey, feature: "website-health", resp: ref("SiteReport")},
 		{method: get, path: "/website-health/reports/{runId}/issues.csv", tag: "Website health", summary: "A report's issues as CSV", access: anyKey, feature: "website-health",
 			resp: str("CSV"), respType: "text/csv"},
 		// Third-party status.
-		{method: get, path: "/third-party-status/providers", tag: "Third-party status", summary: "Providers that can be followed", access: anyKey, resp: freeform(""), extra: []int{503}},
-		{method: get, path: "/third-party-status/providers/{providerId}", tag: "Third-party status", summary: "A provider and its components", access: anyKey, resp: freeform(""), extra: []int{503}},
-		{method: get, path: "/third-party-status/subscriptions", tag: "Third-party status", summary: "Followed providers", access: anyKey, feature: "third-party-status", resp: freeform(""), extra: []int{503}},
+		{method: get, path: "/third-party-status/providers", tag: "Third-party status", summary: "Providers that can be followed", access: anyKey, resp: listOf(ref("Provider")), extra: []int{503}},
+		{method: get, path: "/third-party-status/providers/{providerId}", tag: "Third-party status", summary: "A provider and its components", access: anyKey, resp: ref("ProviderDetails"), extra: []int{503}},
+		{method: get, path: "/third-party-status/subscriptions", tag: "Third-party status", summary: "Followed providers", access: anyKey, feature: "third-party-status", resp: listOf(ref("FollowedProvider")), extra: []int{503}},
 		{method: post, path: "/third-party-status/subscriptions", tag: "Third-party status", summary: "Follow a provider", access: anyKey, feature: "third-party-status",
-			body: freeform(""), status: 201, resp: freeform(""), extra: []int{409, 503}},
-		{method: patch, path: "/third-party-status/subscriptions/{id}", tag: "Third-party status", summary: "Change a subscription", access: anyKey, feature: "third-party-status", body: freeform(""), resp: freeform(""), extra: []int{503}},
+			body: freeform(""), status: 201, resp: ref("FollowedProvider"), extra: []int{409, 503}},
+		{method: patch, path: "/third-party-status/subscriptions/{id}", tag: "Third-party status", summary: "Change a subscription", access: anyKey, feature: "third-party-status", body: freeform(""), resp: ref("FollowedProvider"), extra: []int{503}},
 		{method: del, path: "/third-party-status/subscriptions/{id}", tag: "Third-party status", summary: "Unfollow a provider", access: anyKey, feature: "third-party-status", status: 204, extra: []int{503}},
-		{method: get, path: "/third-party-status/status-pages/{statusPageId}", tag: "Third-party status", summary: "Services shown on a status page", access: anyKey, feature: "third-party-status", resp: freeform(""), extra: []int{503}},
-		{method: put, path: "/third-party-status/status-pages/{statusPageId}", tag: "Third-party status", summary: "Set the services shown on a status page", access: anyKey, feature: "third-party-status", body: freeform(""), resp: freeform(""), extra: []int{503}},
+		{method: get, path: "/third-party-status/status-pages/{statusPageId}", tag: "Third-party status", summary: "Services shown on a status page", access: anyKey, feature: "third-party-status", resp: ref("PageServices"), extra: []int{503}},
+		{method: put, path: "/third-party-status/status-pages/{statusPageId}", tag: "Third-party status", summary: "Set the services shown on a status page", access: anyKey, feature: "third-party-status", body: freeform(""), resp: ref("PageServices"), extra: []int{503}},
 		// Telemetry export (Automation key, plan feature telemetry-export).
-		{method: get, path: "/automation/otel", tag: "Telemetry export", summary: "Export settings and delivery status", access: automationKey, feature: "telemetry-export", resp: freeform(""), extra: []int{503}},
-		{method: put, path: "/automation/otel", tag: "Telemetry export", summary: "Create or update the export", access: automationKey, feature: "telemetry-export", body: freeform(""), resp: freeform(""), extra: []int{503}},
-		{method: del, path: "/automation/otel", tag: "Telemetry export", summary: "Remove the export", access: automationKey, feature: "telemetry-export", status: 204, extra: []int{503}},
+		{method: get, path: "/automation/otel", tag: "Telemetry export", summary: "Export settings and delivery status", access: automationKey, feature: "telemetry-export", resp: ref("OTelExport"), extra: []int{404, 503}},
+		{method: put, path: "/automation/otel", tag: "Telemetry export", summary: "Create or update the export", access: automationKey, feature: "telemetry-export", body: freeform(""), resp: ref("OTelExport"), alsoStatus: []int{201}, extra: []int{503}},
+		{method: del, path: "/automation/otel", tag: "Telemetry export", summary: "Remove the export", access: automationKey, feature: "telemetry-export", status: 204, extra: []int{404, 503}},
 		{method: post, path: "/automation/otel/test", tag: "Telemetry export", summary: "Send one test span", access: automationKey, feature: "telemetry-export",
-			limit: "10 per 15 minutes per workspace", resp: freeform(""), extra: []int{503}},
+			limit: "10 per 15 minutes per workspace", resp: ref("TestResult"), extra: []int{503}},
 	}...)
 
 	// Endpoints of the human account: every method, API keys refused.

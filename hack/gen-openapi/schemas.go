@@ -65,6 +65,17 @@ func strict(m M) M { return with(m, "additionalProperties", false) }
 // freeform is an object whose properties are not fixed.
 func freeform(desc string) M { return with(typed("object", desc), "additionalProperties", true) }
 
+// anyValue is any JSON value. The empty schema {} says so, but validators
+// that read a schema without a type by OpenAPI 3.0 rules refuse null for
+// it, so null is listed as an alternative.
+func anyValue(desc string) M {
+	m := M{"anyOf": []any{M{}, M{"type": "null"}}}
+	if desc != "" {
+		m["description"] = desc
+	}
+	return m
+}
+
 // null makes s also accept null.
 func null(s M) M {
 	if t, ok := s["type"].(string); ok {
@@ -117,26 +128,30 @@ func toAny[T any](v []T) []any {
 }
 
 var (
-	monitorTypes   = []string{"http", "api", "ping", "port", "udp", "cron", "dns", "multistep", "mcp"}
-	monitorStates  = []string{"up", "down", "degraded", "blocked", "unknown", "pending", "paused", "maintenance"}
-	checkStates    = []string{"up", "down", "degraded", "blocked", "unknown"}
-	bulkActions    = []string{"pause", "resume", "delete", "add_tags", "remove_tags", "move_group"}
-	incidentStates = []string{"ongoing", "resolved", "suppressed", "acknowledged"}
-	draftPhases    = []string{"investigating", "identified", "monitoring", "resolved"}
-	heartbeatOK    = []string{"success", "ok", "up", "fail", "failure", "down", "error"}
-	planActions    = []string{"create", "update", "replace", "delete", "noop"}
-	errorCodes     = []string{
+	monitorTypes      = []string{"http", "api", "ping", "port", "udp", "cron", "dns", "multistep", "mcp"}
+	monitorStates     = []string{"up", "down", "degraded", "blocked", "unknown", "pending", "paused", "maintenance"}
+	checkStates       = []string{"up", "down", "degraded", "blocked", "unknown"}
+	bulkActions       = []string{"pause", "resume", "delete", "add_tags", "remove_tags", "move_group"}
+	incidentStates    = []string{"ongoing", "resolved", "suppressed", "acknowledged"}
+	draftPhases       = []string{"investigating", "identified", "monitoring", "resolved"}
+	heartbeatOK       = []string{"success", "ok", "up", "fail", "failure", "down", "error"}
+	planActions       = []string{"create", "update", "replace", "delete", "noop"}
+	maintenanceStates = []string{"scheduled", "ongoing", "completed", "cancelled"}
+	errorCodes        = []string{
 		"VALIDATION_ERROR", "BAD_REQUEST", "USE_SIGNED_DEPLOY_HOOK", "PAYLOAD_TOO_LARGE", "NOT_FOUND", "UNAUTHORIZED",
 		"API_KEY_DISABLED", "SESSION_AUTH_REQUIRED", "WORKSPACE_OWNER_REQUIRED", "READ_ONLY_ACCESS", "AUTOMATION_KEY_REQUIRED",
 		"ALERT_ROUTING_NOT_ALLOWED", "WORKSPACE_ACCESS_DENIED", "FEATURE_NOT_AVAILABLE", "WHITE_LABEL_NOT_ENTITLED",
 		"ENTITLEMENT_LIMIT_REACHED", "EMAIL_VERIFICATION_REQUIRED", "CORS_REJECTED", "INCIDENT_RESOLVED", "CONFLICT",
 		"PLAN_CHANGED", "CONNECTION_LIMIT_REACHED", "PRUNE_CONFIRMATION_REQUIRED", "RATE_LIMITED", "CHANNEL_UNAVAILABLE",
 		"INTERNAL_ERROR", "METHOD_NOT_ALLOWED", "NOT_IMPLEMENTED", "EXPIRY_UNAVAILABLE", "REGION_UNAVAILABLE",
+		// 503 of an optional feature that this server does not run.
+		"AI_UNAVAILABLE", "SITE_HEALTH_UNAVAILABLE", "THIRD_PARTY_UNAVAILABLE", "TELEMETRY_EXPORT_UNAVAILABLE",
 	}
 )
 
-// schemas are the components.schemas of the document.
-func schemas() M {
+// handSchemas are the components.schemas not derived from Go types
+// (wire.go): request bodies, the error shapes, monitor config.
+func handSchemas() M {
 	tags := bounds(arr(bounds(str("Tag; lower-cased and de-duplicated."), 1, 32), "Up to 20 tags."), nil, 20)
 	regions := bounds(arr(str("Probe region code."), "Probe region codes."), 1, 50)
 	headers := with(typed("object", "Header name to value; a value may be {\"secret_ref\": {\"name\", \"key\"}} naming a Secret of the workspace (owner level only; the Secret must opt in with the label monitoring.uptime-operator.io/credentials=true)."),
@@ -174,7 +189,11 @@ func schemas() M {
 	planChange := obj("One change of a plan.", M{
 		"action": enum("", planActions...), "key": ref("MonitorKey"), "monitor_id": null(uuid("")), "name": str(""), "type": str(""),
 		"adopted": boolean("An un-keyed monitor of the same name and type gets the key."),
-		"diff":    arr(obj("", M{"field": str("Managed field, e.g. config.timeout."), "from": M{}, "to": M{}}, "field", "from", "to"), "Changed managed fields."),
+		"diff": arr(obj("", M{
+			"field": str("Managed field, e.g. config.timeout."),
+			"from":  anyValue("Value before the change; null when unset."),
+			"to":    anyValue("Value after the change; null when removed."),
+		}, "field", "from", "to"), "Changed managed fields."),
 	}, "action", "key", "monitor_id", "name", "type")
 	planSummary := M{"create": integer(""), "update": integer(""), "replace": integer(""), "delete": integer(""), "noop": integer(""), "total": integer("")}
 	applySummary := with(planSummary)
@@ -188,28 +207,10 @@ func schemas() M {
 		"monitor_ids":  bounds(arr(uuid(""), ""), nil, 500),
 		"min_severity": enum("", "down", "degraded"),
 	})
-	series := obj("", M{
-		"at": dateTime(""), "avg_response_time_ms": null(number("")), "min_response_time_ms": null(integer("")),
-		"max_response_time_ms": null(integer("")), "checks": integer(""), "uptime_percentage": null(number("")),
-	}, "at", "checks")
-	day := obj("", M{
-		"date": with(str("YYYY-MM-DD in the requested time zone."), "format", "date"), "uptime_percentage": null(number("")),
-		"total_checks": integer(""), "failed_checks": integer(""), "status": str("Status of the day (24h-bars)."),
-	}, "date", "total_checks", "failed_checks")
 
 	return M{
 		// Errors.
 		"ErrorCode": enum("Error codes of the API.", errorCodes...),
-		"ErrorBody": obj("The error shape: `error`, plus `code` and `details` where useful. Missing and invalid keys have no code.", M{
-			"error":         str("Human-readable message."),
-			"code":          ref("ErrorCode"),
-			"details":       M{"description": "More about the error (object or value)."},
-			"errors":        arr(ref("FieldError"), "Validation errors."),
-			"plan":          str("Feature errors: the workspace's plan."),
-			"required_plan": str("Feature errors: the cheapest plan with the feature."),
-			"upgradePath":   str("Feature errors: how to move to that plan."),
-		}, "error"),
-		"FieldError": obj("One rejected field.", M{"field": str("REST field path, e.g. config.timeout or monitors[2].url."), "message": str("")}, "field", "message"),
 		"ValidationError": obj("400 VALIDATION_ERROR.", M{
 			"error":  with(str(""), "const", "Validation failed"),
 			"code":   with(str(""), "const", "VALIDATION_ERROR"),
@@ -272,104 +273,34 @@ func schemas() M {
 			"tool_call":                 obj("mcp.", M{"name": str(""), "arguments": freeform("")}, "name"),
 			"notification_emails":       arr(email(""), "Per-monitor alert recipients; ignored when sent with an API key on POST/PUT /monitors; needs an Automation key through monitoring as code."),
 		}), "maxProperties", 50, "additionalProperties", false),
-		"OpenIncidentRef": obj("", M{"id": uuid(""), "started_at": dateTime("")}, "id", "started_at"),
-		"Monitor": obj("A monitor with its computed fields.", M{
-			"id": uuid(""), "name": str(""), "type": enum("", monitorTypes...), "url": null(str("")),
-			"interval_seconds": integer(""), "is_active": boolean(""), "group_id": null(uuid("")), "escalation_policy_id": null(uuid("")),
-			"tags": arr(str(""), ""), "regions": arr(str(""), "Regions set on the monitor (empty: plan default)."), "config": ref("MonitorConfig"),
-			"key": null(ref("MonitorKey")), "created_at": dateTime(""),
-			"current_status":        enum("", monitorStates...),
-			"last_status":           null(enum("Status of the latest check.", checkStates...)),
-			"last_checked_at":       null(dateTime("")),
-			"last_response_time_ms": null(integer("")),
-			"last_error":            null(str("")),
-			"open_incident":         null(ref("OpenIncidentRef")),
-			"under_maintenance":     boolean(""),
-			"uptime_24h":            null(number("Percentage.")),
-			"uptime_30d":            null(number("Percentage.")),
-			"heartbeat_url":         null(uri("Ping URL of a cron monitor.")),
-			"effective_timeout_ms":  integer(""),
-			"effective_regions":     arr(str(""), "Regions checked from on the plan."),
-			"warnings": arr(str(""), "Only in the answer of PUT /monitors/:id, and only when the update dropped something: "+
-				"each names a stored credential (header value) that was not sent again although the url moved to another origin (scheme, host, port)."),
-		}, "id", "name", "type", "url", "interval_seconds", "is_active", "group_id", "tags", "config", "created_at", "current_status",
-			"last_status", "last_checked_at", "last_response_time_ms", "last_error", "open_incident", "under_maintenance",
-			"uptime_24h", "uptime_30d", "heartbeat_url", "effective_timeout_ms", "effective_regions"),
-		"MonitorSummary": obj("Counts by status.", M{
-			"total": integer(""), "counts": with(typed("object", "Monitors per current_status."), "additionalProperties", integer("")),
-			"open_incidents": integer(""), "uptime_24h": null(number("")),
-		}, "total", "counts", "open_incidents", "uptime_24h"),
 		"BulkRequest": obj("", M{
 			"action": enum("", bulkActions...), "ids": bounds(arr(uuid(""), ""), 1, 500),
 			"tags": arr(str(""), "For add_tags and remove_tags."), "group_id": null(uuid("For move_group; null removes from the group.")),
 		}, "action", "ids"),
-		"BulkResult": obj("", M{"updated": integer(""), "failed": arr(obj("", M{"id": str(""), "error": str("")}, "id", "error"), "")}, "updated", "failed"),
-		"CheckRecord": obj("", M{
-			"id": str(""), "checked_at": dateTime("UTC with microseconds."), "region": str(""), "status": enum("", checkStates...),
-			"status_code": null(integer("")), "response_time_ms": integer(""), "error_type": null(str("")), "error_message": null(str("")),
-		}, "id", "checked_at", "region", "status", "status_code", "response_time_ms", "error_type", "error_message"),
-		"CheckPage": obj("", M{
-			"items":       arr(ref("CheckRecord"), "Newest first."),
-			"next_before": null(str("Pass unchanged as `before` for older checks (microsecond precision); null: no more.")),
-		}, "items", "next_before"),
-		"CheckResult": with(ref("CheckRecord"), "description", "A check just run, with timings, tls and details where the type has them."),
 		"Regions": obj("The regions a monitor is checked from.", M{
 			"regions":           arr(str(""), "Regions the monitor is checked from: its own list, or the plan's default regions when it has none."),
 			"effective_regions": arr(str(""), "The same list, under the name of the monitor object's field."),
 			"is_default":        boolean("True when the list is the plan's default (the monitor sets no regions of its own)."),
 		}, "regions", "effective_regions", "is_default"),
-		"Success": obj("", M{"success": boolean(""), "message": str("")}, "success"),
 		"CronHeartbeat": (obj("", M{
 			"status": enum("", heartbeatOK...), "execution_time_ms": bounds(integer(""), 0, 604800000),
 			"execution_count": integer(""), "status_code": bounds(integer(""), 0, 999),
 		})),
 
 		// Groups.
-		"MonitorGroup": obj("", M{
-			"id": uuid(""), "name": str(""), "description": null(str("")), "notification_emails": arr(email(""), ""),
-			"monitor_count": integer(""), "created_at": dateTime(""),
-		}, "id", "name", "notification_emails", "monitor_count", "created_at"),
 		"MonitorGroupBody": obj("Group create (name required) or rename.", M{
 			"name": bounds(str(""), 1, 255), "description": null(str("")),
 			"notification_emails": bounds(arr(email(""), "Owner only: changing it with an API key is 403 WORKSPACE_OWNER_REQUIRED."), nil, 20),
 		}),
 
-		// Stats.
-		"Stats": obj("", M{
-			"uptime_percentage": null(number("")), "total_checks": integer(""), "successful_checks": integer(""), "failed_checks": integer(""),
-			"degraded_checks": integer(""), "avg_response_time_ms": number(""), "min_response_time_ms": null(integer("")),
-			"max_response_time_ms": null(integer("")), "days": integer(""),
-		}, "uptime_percentage", "total_checks", "successful_checks", "failed_checks", "avg_response_time_ms"),
-		"SeriesPoint": series,
-		"Day":         day,
-
 		// Incidents.
-		"Incident": obj("Incident list item.", M{
-			"id": uuid(""), "monitor_id": uuid(""), "monitor_name": str(""), "monitor_url": str(""), "monitor_type": str(""),
-			"started_at": dateTime(""), "resolved_at": null(dateTime("")), "duration_seconds": integer(""),
-			"alert_suppressed": boolean(""), "suppression_reason": null(str("")), "is_flapping": boolean(""),
-			"confirmations": integer(""), "confirming_regions": arr(str(""), ""), "confirming_region_names": arr(str(""), ""),
-			"regions_total": integer(""), "acknowledged_at": null(dateTime("")), "acknowledged_by_name": null(str("")),
-			"snoozed_until": null(dateTime("")), "resolved_manually": boolean(""), "code_host_issue_url": null(uri("")),
-		}, "id", "monitor_id", "monitor_name", "started_at", "resolved_at", "duration_seconds", "alert_suppressed", "is_flapping",
-			"confirmations", "confirming_regions", "regions_total", "resolved_manually"),
-		"IncidentDetail": M{"allOf": []any{ref("Incident"), obj("", M{
-			"cause": null(str("")), "postmortem": null(str("")), "runbook": null(freeform("Attached runbook with step states.")),
-			"notes": arr(ref("Note"), ""),
-		})}},
-		"IncidentPage": obj("", M{
-			"items": arr(ref("Incident"), ""), "total": integer(""), "page": integer(""), "page_size": integer(""),
-			"counts": obj("", M{"all": integer(""), "ongoing": integer(""), "resolved": integer(""), "suppressed": integer("")}),
-		}, "items", "total", "page", "page_size", "counts"),
-		"Note":            obj("", M{"id": str(""), "body": str(""), "public": boolean(""), "author": null(str("")), "created_at": dateTime("")}, "id", "body", "public", "created_at"),
 		"NoteBody":        obj("", M{"body": bounds(str(""), 1, 5000), "public": boolean("Marks a public update (status page subscribers are told).")}, "body"),
 		"ResolveBody":     obj("", M{"note": bounds(str(""), nil, 5000)}),
 		"SnoozeBody":      obj("Either until or minutes.", M{"until": dateTime("Future, at most 30 days ahead."), "minutes": bounds(integer(""), 1, 43200)}),
 		"Postmortem":      obj("", M{"postmortem": bounds(str(""), nil, 50000)}, "postmortem"),
-		"RunbookStep":     obj("", M{"title": bounds(str(""), 1, 255), "description": bounds(str(""), nil, 5000)}, "title"),
-		"RunbookBody":     obj("", M{"name": bounds(str(""), 1, 255), "steps": bounds(arr(ref("RunbookStep"), ""), 1, 100), "monitor_type": null(str("")), "service_tag": null(str("")), "is_active": boolean("")}, "name", "steps"),
-		"Runbook":         obj("", M{"id": uuid(""), "name": str(""), "steps": arr(ref("RunbookStep"), ""), "monitor_type": null(str("")), "service_tag": null(str("")), "is_active": boolean(""), "created_at": dateTime("")}, "id", "name", "steps", "is_active"),
-		"IncidentRunbook": obj("", M{"incident_id": uuid(""), "runbook": freeform("The attached runbook with step states.")}, "incident_id", "runbook"),
+		"RunbookStepBody": obj("", M{"title": bounds(str(""), 1, 255), "description": bounds(str(""), nil, 5000)}, "title"),
+		"RunbookBody":     obj("", M{"name": bounds(str(""), 1, 255), "steps": bounds(arr(ref("RunbookStepBody"), ""), 1, 100), "monitor_type": null(str("")), "service_tag": null(str("")), "is_active": boolean("")}, "name", "steps"),
+		"Runbook":         obj("", M{"id": uuid(""), "name": str(""), "steps": arr(ref("RunbookStepBody"), ""), "monitor_type": null(str("")), "service_tag": null(str("")), "is_active": boolean(""), "created_at": dateTime("")}, "id", "name", "steps", "is_active"),
 		"DeployEventBody": obj("", M{
 			"service_name": bounds(str(""), 1, 255), "environment": bounds(str(""), 1, 64), "version": bounds(str(""), 1, 120),
 			"deployed_at": dateTime("Default now."), "metadata": freeform(""),
@@ -379,7 +310,6 @@ func schemas() M {
 			"id": uuid(""), "service_name": str(""), "environment": null(str("")), "version": null(str("")), "source": null(str("")),
 			"deployed_at": dateTime(""), "metadata": null(freeform("")), "created_at": dateTime(""),
 		}, "id", "service_name", "deployed_at"),
-		"TimelinePage": obj("", M{"items": arr(freeform("Timeline event: check, alert, note, state change."), ""), "next_cursor": null(str(""))}, "items", "next_cursor"),
 
 		// Maintenance.
 		"MaintenanceBody": obj("PUT and PATCH change only sent fields.", M{
@@ -390,22 +320,8 @@ func schemas() M {
 			"scope": enum("", "all", "monitors", "groups"), "monitor_ids": bounds(arr(uuid(""), ""), nil, 500),
 			"group_ids": bounds(arr(uuid(""), ""), nil, 100), "impact": enum("", "low", "medium", "high"), "cancelled": boolean(""),
 		}),
-		"MaintenanceWindow": obj("", M{
-			"id": uuid(""), "title": str(""), "description": null(str("")), "starts_at": dateTime(""), "ends_at": dateTime(""),
-			"time_zone": str(""), "recurrence": null(str("")), "scope": str(""), "monitor_ids": arr(uuid(""), ""), "group_ids": arr(uuid(""), ""),
-			"impact": str(""), "state": enum("", "scheduled", "ongoing", "completed", "cancelled"), "current_start": null(dateTime("")),
-			"current_end": null(dateTime("")), "cancelled": boolean(""),
-		}, "id", "title", "starts_at", "ends_at", "state"),
 
 		// Status pages.
-		"StatusPage": obj("", M{
-			"id": uuid(""), "title": str(""), "description": null(str("")), "slug": str(""), "is_public": boolean(""),
-			"logo_url": null(uri("")), "favicon_url": null(uri("")), "accent_color": null(str("")), "hide_powered_by": boolean(""),
-			"show_response_times": boolean(""), "url": uri(""), "overall_status": null(str("")),
-			"custom_domain": null(str("Set with PUT /status/pages/:id/domain (owner only).")),
-			"monitors":      arr(obj("", M{"monitor_id": uuid(""), "name": str(""), "section": null(str("")), "current_status": str("")}, "monitor_id"), ""),
-			"created_at":    dateTime(""),
-		}, "id", "title", "slug", "is_public", "url", "monitors", "created_at"),
 		"StatusPageCreate": obj("", M{"title": bounds(str(""), 1, 255), "description": null(bounds(str(""), nil, 1000)), "is_public": boolean("")}, "title"),
 		"StatusPageUpdate": strict(obj("Unknown fields are rejected.", M{
 			"title": bounds(str(""), 1, 255), "description": null(bounds(str(""), nil, 1000)), "slug": bounds(str(""), 3, 64),
@@ -413,7 +329,8 @@ func schemas() M {
 			"accent_color": null(str("Hex colour or empty.")), "hide_powered_by": boolean("Needs white-label (403 WHITE_LABEL_NOT_ENTITLED)."),
 			"show_response_times": boolean(""),
 		})),
-		"PageMonitorEntry": obj("", M{"monitor_id": uuid(""), "monitorId": uuid("Alias of monitor_id."), "section": null(bounds(str(""), nil, 100))}),
+		"PageMonitorEntry": obj("One monitor of PUT /status/pages/{id}/monitors.", M{"monitor_id": uuid(""), "section": null(bounds(str(""), nil, 100))}, "monitor_id"),
+		"PageMonitorAdd":   obj("Body of POST /status/pages/{id}/monitors; adding a monitor already on the page changes its section.", M{"monitorId": uuid(""), "section": null(bounds(str(""), nil, 100))}, "monitorId"),
 		"PageMonitors":     obj("", M{"monitors": bounds(arr(ref("PageMonitorEntry"), ""), nil, 500)}, "monitors"),
 		"PageAccess":       strict(obj("", M{"mode": enum("", "public", "password", "sso"), "password": null(bounds(str(""), 8, 128)), "is_public": boolean("")}, "mode")),
 		"PageDomain":       strictObj("", M{"domain": null(str("Custom domain; null or empty removes it."))}),
@@ -451,20 +368,6 @@ func schemas() M {
 			"window_minutes": bounds(integer(""), 60, 43200), "burn_rate_fast_threshold": bounds(number(""), 0.1, 100),
 			"burn_rate_slow_threshold": bounds(number(""), 0.1, 100), "is_enabled": boolean(""),
 		}),
-		"SLOTarget": obj("", M{
-			"id": uuid(""), "monitor_id": null(uuid("")), "monitor_name": str(""), "target_percentage": number(""), "sli_type": str(""),
-			"window_minutes": integer(""), "burn_rate_fast_threshold": number(""), "burn_rate_slow_threshold": number(""),
-			"is_enabled": boolean(""), "current_sli": null(number("")), "error_budget_remaining_percent": null(number("")),
-			"error_budget_remaining_minutes": null(number("")), "created_at": dateTime(""),
-		}, "id", "monitor_id", "target_percentage", "sli_type", "window_minutes", "is_enabled"),
-		"MonitorReliability": obj("", M{
-			"monitor_id": uuid(""), "name": str(""), "current_status": str(""), "uptime_24h": null(number("")), "uptime_7d": null(number("")),
-			"uptime_30d": null(number("")), "incidents_30d": integer(""), "open_incident": boolean(""), "downtime_seconds_30d": integer(""),
-			"mttr_seconds": null(number("")), "mtbf_seconds": null(number("")), "health_score": null(integer("0-100")),
-			"health_components": arr(obj("", M{"name": str(""), "weight": number(""), "value": number(""), "points": number("")}), ""),
-			"slo":               null(freeform("SLO state: target, current SLI, error budget, burn rates, conditions.")),
-		}, "monitor_id", "name", "current_status"),
-
 		// Monitoring as code.
 		"PlanRequest": obj("Body of plan and apply (up to 2 MB).", M{
 			"monitors":                        bounds(arr(ref("MonitorSpec"), "Every spec needs a key."), nil, 500),
@@ -483,18 +386,23 @@ func schemas() M {
 			"results":          arr(obj("", M{"key": str(""), "action": enum("", planActions...), "status": str(""), "monitor_id": null(uuid("")), "error": ref("ErrorBody")}, "key", "action", "status"), ""),
 			"plan_fingerprint": str(""), "warnings": arr(warning, ""),
 		}, "ok", "summary", "results", "plan_fingerprint"),
-		"Whoami": obj("", M{
-			"workspace_id": str(""), "user_email": null(str("")), "auth_type": str("api_key for key calls."),
-			"api_key_access": str("read_only, standard or automation."), "workspace_role": str(""), "read_only": boolean(""),
-			"can_manage_alert_channels": boolean(""), "plan": str(""), "market": null(str("")),
-			"limits": obj("", M{"monitors": null(integer("")), "min_interval_seconds": integer(""), "probe_locations": null(integer("")), "status_pages": null(integer(""))}),
-		}, "workspace_id", "auth_type", "api_key_access", "workspace_role", "read_only", "can_manage_alert_channels", "plan", "limits"),
 
 		// AI incident assist.
-		"StatusUpdateDraft": freeform("An AI status-update draft: id, incident_id, phase, body, state (draft, published, discarded)."),
-		"DraftEdit":         strictObj("", M{"body": bounds(str(""), nil, 5000), "phase": enum("", draftPhases...)}),
-		"DraftRequest":      obj("", M{"phase": enum("", draftPhases...), "guidance": bounds(str(""), nil, 1000)}),
-		"Overwrite":         obj("", M{"overwrite": boolean("")}),
+		"FollowedProvider": M{"allOf": []any{ref("ThirdPartySubscription"), obj("", M{"provider_name": str("")}, "provider_name")},
+			"description": "A followed provider: the subscription and the provider's name."},
+		// Website health: the store's records with the report summary.
+		"SiteRun": M{"allOf": []any{ref("HealthRun"), obj("", M{"summary": null(ref("SiteReportSummary"))}, "summary")},
+			"description": "A crawl without its issues."},
+		"Site": M{"allOf": []any{ref("HealthSite"), obj("", M{"latest_report": null(ref("SiteRun"))}, "latest_report")},
+			"description": "A site with its latest crawl."},
+		"SiteDetail": M{"allOf": []any{ref("Site"), obj("", M{"reports": arr(ref("SiteRun"), "The latest crawls (up to 10), newest first, without summaries.")}, "reports")}},
+		"PageServices": obj("The third-party services shown on a status page.", M{
+			"status_page_id": uuid(""),
+			"services":       arr(M{"allOf": []any{ref("ThirdPartyService"), obj("", M{"provider_name": str(""), "status_page_url": str("")}, "provider_name", "status_page_url")}}, ""),
+		}, "status_page_id", "services"),
+		"DraftEdit":    strictObj("", M{"body": bounds(str(""), nil, 5000), "phase": enum("", draftPhases...)}),
+		"DraftRequest": obj("", M{"phase": enum("", draftPhases...), "guidance": bounds(str(""), nil, 1000)}),
+		"Overwrite":    obj("", M{"overwrite": boolean("")}),
 	}
 }
 
@@ -502,6 +410,11 @@ func schemas() M {
 func sharedResponses() M {
 	jsonErr := func(desc string, schema M) M {
 		return M{"description": desc, "content": M{"application/json": M{"schema": schema}}}
+	}
+	// page adds the HTML page a browser gets instead of the JSON error.
+	page := func(r M) M {
+		r["content"].(M)["text/html"] = M{"schema": str("HTML page.")}
+		return r
 	}
 	tooMany := jsonErr("Rate limited (RATE_LIMITED). Some limits answer with a plain-text body.", ref("ErrorBody"))
 	tooMany["content"].(M)["text/plain"] = M{"schema": ref("PlainTooMany")}
@@ -520,8 +433,10 @@ func sharedResponses() M {
 		"PayloadTooLarge": jsonErr("PAYLOAD_TOO_LARGE: body over 100 KB (2 MB for plan and apply).", ref("ErrorBody")),
 		"TooManyRequests": tooMany,
 		"InternalError":   jsonErr("INTERNAL_ERROR.", ref("ErrorBody")),
-		"Unavailable":     jsonErr("Briefly unavailable (e.g. CHANNEL_UNAVAILABLE, EXPIRY_UNAVAILABLE, REGION_UNAVAILABLE).", ref("ErrorBody")),
+		"Unavailable":     jsonErr("Briefly unavailable (e.g. CHANNEL_UNAVAILABLE, EXPIRY_UNAVAILABLE, REGION_UNAVAILABLE), or an optional feature this server does not run (AI_UNAVAILABLE, SITE_HEALTH_UNAVAILABLE, THIRD_PARTY_UNAVAILABLE, TELEMETRY_EXPORT_UNAVAILABLE).", ref("ErrorBody")),
 		"NotImplemented":  jsonErr("NOT_IMPLEMENTED: an owner-only endpoint not modelled yet (only owners get here).", ref("ErrorBody")),
+		"NotFoundPage":    page(jsonErr("NOT_FOUND; a browser gets an HTML page saying the link is not valid.", ref("ErrorBody"))),
+		"UnavailablePage": page(jsonErr("Briefly unavailable; a browser gets an HTML page.", ref("ErrorBody"))),
 		"PruneConfirmationRequired": jsonErr("PRUNE_CONFIRMATION_REQUIRED: the apply would delete or replace monitors without expected_fingerprint or allow_prune_without_fingerprint.",
 			ref("ErrorBody")),
 	}

@@ -19,6 +19,7 @@ import (
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/apikeys"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/core/coretest"
 	"github.com/uptime-operator/uptime-operator/internal/clientip"
 	"github.com/uptime-operator/uptime-operator/internal/engine"
 	"github.com/uptime-operator/uptime-operator/internal/plans"
@@ -31,6 +32,7 @@ import (
 // proxyFixture is the API behind a trusted proxy on 127.0.0.0/8, with one
 // valid standard key in workspace "team".
 type proxyFixture struct {
+	t        *testing.T
 	h        http.Handler
 	key      string
 	client   client.Client
@@ -70,7 +72,7 @@ func newProxyFixture(t *testing.T) *proxyFixture {
 	s := New(Options{Client: c, Keys: c, Plans: &plans.Resolver{Reader: c}, Engine: heartbeatEngine{},
 		Public: okPublic{}, Recorder: rec})
 	proxy := clientip.Resolver{Trusted: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}
-	return &proxyFixture{h: proxy.Middleware(s.Handler()), key: full, client: c, recorder: rec}
+	return &proxyFixture{t: t, h: proxy.Middleware(s.Handler()), key: full, client: c, recorder: rec}
 }
 
 // do sends a request from peer, with X-Forwarded-For when forwarded is set.
@@ -85,6 +87,9 @@ func (f *proxyFixture) do(method, path, peer, forwarded, key string) int {
 	}
 	w := httptest.NewRecorder()
 	f.h.ServeHTTP(w, r)
+	if err := coretest.CheckAnswer(r, w); err != nil {
+		f.t.Error(err)
+	}
 	return w.Code
 }
 

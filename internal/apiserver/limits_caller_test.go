@@ -16,6 +16,7 @@ import (
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/aggregated"
 	"github.com/uptime-operator/uptime-operator/internal/apikeys"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/core/coretest"
 	"github.com/uptime-operator/uptime-operator/internal/plans"
 )
 
@@ -28,8 +29,19 @@ const kubeAPIServer = "10.96.0.1:443"
 // callerFixture is the API with workspaces team-a and team-b and one
 // standard key in team-a.
 type callerFixture struct {
+	t   *testing.T
 	h   http.Handler
 	key string
+}
+
+// serve sends r and checks the answer against docs/openapi.json.
+func (f *callerFixture) serve(r *http.Request) *httptest.ResponseRecorder {
+	w := httptest.NewRecorder()
+	f.h.ServeHTTP(w, r)
+	if err := coretest.CheckAnswer(r, w); err != nil {
+		f.t.Error(err)
+	}
+	return w
 }
 
 func newCallerFixture(t *testing.T) *callerFixture {
@@ -45,7 +57,7 @@ func newCallerFixture(t *testing.T) *callerFixture {
 		t.Fatal(err)
 	}
 	s := New(Options{Client: c, Keys: c, Plans: &plans.Resolver{Reader: c}})
-	return &callerFixture{h: s.Handler(), key: full}
+	return &callerFixture{t: t, h: s.Handler(), key: full}
 }
 
 // asUser sends a request as the aggregated door does: from kube-apiserver's
@@ -55,9 +67,7 @@ func (f *callerFixture) asUser(user, namespace, method, path, body string) *http
 	r.RemoteAddr = kubeAPIServer
 	r.Header.Set("Content-Type", "application/json")
 	r = InjectIdentity(r, aggregated.Identity{User: user, Namespace: namespace, Level: "standard"})
-	w := httptest.NewRecorder()
-	f.h.ServeHTTP(w, r)
-	return w
+	return f.serve(r)
 }
 
 // fromAddr sends a request with the fixture's API key from addr.
@@ -66,9 +76,7 @@ func (f *callerFixture) fromAddr(addr, method, path, body string) *httptest.Resp
 	r.RemoteAddr = addr
 	r.Header.Set("Content-Type", "application/json")
 	r.Header.Set("Authorization", "Bearer "+f.key)
-	w := httptest.NewRecorder()
-	f.h.ServeHTTP(w, r)
-	return w
+	return f.serve(r)
 }
 
 // TestAggregatedLimitsCountPerUser (issue 27 row 5): through the aggregated

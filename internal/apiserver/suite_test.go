@@ -25,6 +25,7 @@ import (
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/apikeys"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/core/coretest"
 	"github.com/uptime-operator/uptime-operator/internal/engine"
 	"github.com/uptime-operator/uptime-operator/internal/manager"
 	"github.com/uptime-operator/uptime-operator/internal/plans"
@@ -112,6 +113,7 @@ var _ = BeforeSuite(func() {
 })
 
 var _ = AfterSuite(func() {
+	coretest.ReportContract(GinkgoWriter)
 	if st != nil {
 		_ = st.Close()
 	}
@@ -190,6 +192,10 @@ func doOn(server *apiserver.Server, method, path, apiKey string, body any, opts 
 	}
 	rec := httptest.NewRecorder()
 	server.Handler().ServeHTTP(rec, req)
+	// Every answer must match its operation in docs/openapi.json.
+	if err := coretest.CheckAnswer(req, rec); err != nil {
+		Fail(err.Error(), 1)
+	}
 	return rec
 }
 
@@ -278,12 +284,14 @@ func (e *fakeEngine) pingCount() int {
 }
 
 func (e *fakeEngine) ExplainMonitor(_ context.Context, m *monv1.Monitor) (engine.Explanation, error) {
-	return engine.Explanation{MonitorID: string(m.UID), State: "up", QuorumRule: "2 of 2", Fault: engine.FaultUnknown}, nil
+	return engine.Explanation{MonitorID: string(m.UID), State: "up", QuorumRule: "2 of 2", Fault: engine.FaultUnknown,
+		Abstaining: []string{}, Votes: []engine.RegionVote{}, Findings: []string{}}, nil
 }
 
 func (e *fakeEngine) ExplainIncident(_ context.Context, inc store.Incident) (engine.Explanation, error) {
 	id := inc.ID
-	return engine.Explanation{MonitorID: inc.MonitorID, IncidentID: &id, State: "down", Fault: engine.FaultYours}, nil
+	return engine.Explanation{MonitorID: inc.MonitorID, IncidentID: &id, State: "down", Fault: engine.FaultYours,
+		Abstaining: []string{}, Votes: []engine.RegionVote{}, Findings: []string{"confirmed by 2 of 2 regions"}}, nil
 }
 
 func (e *fakeEngine) RunCheck(_ context.Context, m *monv1.Monitor, region string, save bool) (probeapi.Result, error) {

@@ -264,9 +264,6 @@ func (e *Engine) explain(ctx context.Context, m *monv1.Monitor, view store.Monit
 		MonitorID: string(m.UID), QuorumRule: q.Rule(), RequiredFailing: q.Required,
 		Failing: len(q.FailingRegions), Voting: q.Voting, Abstaining: q.Abstaining, Votes: q.Votes,
 	}
-	if x.Abstaining == nil {
-		x.Abstaining = []string{}
-	}
 	cause := q.Cause
 	switch {
 	case inc != nil:
@@ -309,7 +306,19 @@ func (e *Engine) explain(ctx context.Context, m *monv1.Monitor, view store.Monit
 		x.Findings = append(x.Findings, fmt.Sprintf("%d region(s) abstained (blocked, unknown, stale or no data)", len(q.Abstaining)))
 	}
 	x.Summary = summary(x, q)
+	// The lists are arrays on the wire, empty rather than null.
+	x.Abstaining = nonNil(x.Abstaining)
+	x.Votes = nonNil(x.Votes)
+	x.Findings = nonNil(x.Findings)
 	return x, nil
+}
+
+// nonNil is s, or an empty slice for nil (which encodes as null).
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
 }
 
 // classify maps a check's error type (probeapi.Error*) to a failure class.

@@ -7,31 +7,31 @@ import "encoding/json"
 // Config is the type's config object as the REST API shows it (stored
 // credentials as [REDACTED]).
 type Monitor struct {
-	ID                 string          `json:"id"`
+	ID                 string          `json:"id" openapi:"format=uuid"`
 	Name               string          `json:"name"`
-	Type               string          `json:"type"`
+	Type               string          `json:"type" openapi:"enum=@monitorTypes"`
 	URL                *string         `json:"url"`
 	IntervalSeconds    int32           `json:"interval_seconds"`
 	IsActive           bool            `json:"is_active"`
-	GroupID            *string         `json:"group_id"`
-	EscalationPolicyID *string         `json:"escalation_policy_id"`
+	GroupID            *string         `json:"group_id" openapi:"format=uuid"`
+	EscalationPolicyID *string         `json:"escalation_policy_id" openapi:"format=uuid"`
 	Tags               []string        `json:"tags"`
-	Regions            []string        `json:"regions"`
-	Config             json.RawMessage `json:"config"`
-	Key                *string         `json:"key"`
-	CreatedAt          string          `json:"created_at"`
-	CurrentStatus      string          `json:"current_status"`
-	LastStatus         *string         `json:"last_status"`
-	LastCheckedAt      *string         `json:"last_checked_at"`
+	Regions            []string        `json:"regions"` // Regions set on the monitor (empty: the plan's default).
+	Config             json.RawMessage `json:"config" openapi:"ref=MonitorConfig"`
+	Key                *string         `json:"key" openapi:"ref=MonitorKey"`
+	CreatedAt          string          `json:"created_at" openapi:"format=date-time"`
+	CurrentStatus      string          `json:"current_status" openapi:"enum=@monitorStates"`
+	LastStatus         *string         `json:"last_status" openapi:"enum=@checkStates"` // Status of the latest check.
+	LastCheckedAt      *string         `json:"last_checked_at" openapi:"format=date-time"`
 	LastResponseTimeMs *int64          `json:"last_response_time_ms"`
 	LastError          *string         `json:"last_error"`
 	OpenIncident       *OpenIncident   `json:"open_incident"`
 	UnderMaintenance   bool            `json:"under_maintenance"`
-	Uptime24h          *float64        `json:"uptime_24h"`
-	Uptime30d          *float64        `json:"uptime_30d"`
-	HeartbeatURL       *string         `json:"heartbeat_url"`
+	Uptime24h          *float64        `json:"uptime_24h"`                         // Percentage.
+	Uptime30d          *float64        `json:"uptime_30d"`                         // Percentage.
+	HeartbeatURL       *string         `json:"heartbeat_url" openapi:"format=uri"` // Ping URL of a cron monitor.
 	EffectiveTimeoutMs int32           `json:"effective_timeout_ms"`
-	EffectiveRegions   []string        `json:"effective_regions"`
+	EffectiveRegions   []string        `json:"effective_regions"` // Regions the monitor is checked from on the plan.
 	// Warnings, only in the answer of an update, name what the update
 	// dropped: stored credentials (header values) that were not sent again
 	// although the target moved to another origin. Absent when none.
@@ -40,8 +40,8 @@ type Monitor struct {
 
 // OpenIncident is the open incident a monitor object names.
 type OpenIncident struct {
-	ID        string `json:"id"`
-	StartedAt string `json:"started_at"`
+	ID        string `json:"id" openapi:"format=uuid"`
+	StartedAt string `json:"started_at" openapi:"format=date-time"`
 }
 
 // MonitorSummary is GET /monitors/summary: monitors counted by live status
@@ -49,7 +49,63 @@ type OpenIncident struct {
 // uptime of the monitors that have one.
 type MonitorSummary struct {
 	Total         int            `json:"total"`
-	Counts        map[string]int `json:"counts"`
+	Counts        map[string]int `json:"counts"` // Monitors per current_status.
 	OpenIncidents int            `json:"open_incidents"`
 	Uptime24h     *float64       `json:"uptime_24h"`
+}
+
+// Success is the answer of an action that reports only whether it worked
+// (POST /monitors/:id/reset-stats; POST
+// /integrations/connections/:connectionId/test, where a channel that
+// refused the test alert is success false with its error as the message).
+type Success struct {
+	Success bool   `json:"success"`
+	Message string `json:"message"`
+}
+
+// BulkResult is POST /monitors/bulk: how many monitors the action changed,
+// and why each of the others was not.
+type BulkResult struct {
+	Updated int           `json:"updated"`
+	Failed  []BulkFailure `json:"failed"`
+}
+
+// BulkFailure is one monitor a bulk action did not change.
+type BulkFailure struct {
+	ID    string `json:"id"`
+	Error string `json:"error"` // Why: not found, or the field the change was refused for.
+}
+
+// HeartbeatURL is POST /monitors/:id/heartbeat/rotate: the new ping URL of
+// a cron monitor (the old one stops working at once).
+type HeartbeatURL struct {
+	HeartbeatURL *string `json:"heartbeat_url" openapi:"format=uri"`
+}
+
+// MonitorGroup is a monitor group of GET /monitor-groups and the group
+// writes.
+type MonitorGroup struct {
+	ID                 string   `json:"id" openapi:"format=uuid"`
+	Name               string   `json:"name"`
+	Description        *string  `json:"description"`
+	NotificationEmails []string `json:"notification_emails"` // Alert recipients of the group's monitors.
+	MonitorCount       int      `json:"monitor_count"`
+	CreatedAt          string   `json:"created_at" openapi:"format=date-time"`
+}
+
+// GroupSummary is GET /monitor-groups/:id/summary: the group and its
+// monitors counted as GET /monitors/summary counts the workspace's.
+type GroupSummary struct {
+	Group         MonitorGroup   `json:"group"`
+	Total         int            `json:"total"`
+	Counts        map[string]int `json:"counts"` // Monitors per current_status.
+	OpenIncidents int            `json:"open_incidents"`
+	Uptime24h     *float64       `json:"uptime_24h"`
+}
+
+// HeartbeatRecorded is POST /monitors/:id/cron-heartbeat: the heartbeat was
+// recorded, or ignored because the monitor is paused.
+type HeartbeatRecorded struct {
+	Success bool `json:"success"`
+	Paused  bool `json:"paused"` // The monitor is paused: the heartbeat was ignored.
 }

@@ -3,26 +3,26 @@ package restapi
 // StatusPage is the status page object of GET /status/pages/me,
 // GET /status/pages/:id and the status page writes.
 type StatusPage struct {
-	ID                string        `json:"id"`
+	ID                string        `json:"id" openapi:"format=uuid"`
 	Title             string        `json:"title"`
 	Description       *string       `json:"description"`
 	Slug              string        `json:"slug"`
 	IsPublic          bool          `json:"is_public"`
-	CustomDomain      *string       `json:"custom_domain"`
-	LogoURL           *string       `json:"logo_url"`
-	FaviconURL        *string       `json:"favicon_url"`
+	CustomDomain      *string       `json:"custom_domain"` // Set with PUT /status/pages/:id/domain (owner only).
+	LogoURL           *string       `json:"logo_url" openapi:"format=uri"`
+	FaviconURL        *string       `json:"favicon_url" openapi:"format=uri"`
 	AccentColor       *string       `json:"accent_color"`
 	HidePoweredBy     bool          `json:"hide_powered_by"`
 	ShowResponseTimes bool          `json:"show_response_times"`
-	URL               string        `json:"url"`
+	URL               string        `json:"url" openapi:"format=uri"`
 	OverallStatus     *string       `json:"overall_status"`
 	Monitors          []PageMonitor `json:"monitors"`
-	CreatedAt         string        `json:"created_at"`
+	CreatedAt         string        `json:"created_at" openapi:"format=date-time"`
 }
 
 // PageMonitor is one monitor of a status page, in page order.
 type PageMonitor struct {
-	MonitorID     string  `json:"monitor_id"`
+	MonitorID     string  `json:"monitor_id" openapi:"format=uuid"`
 	Name          string  `json:"name"`
 	Section       *string `json:"section"`
 	CurrentStatus string  `json:"current_status"`
@@ -54,4 +54,14 @@ type PublicServiceComponent struct {
 type PublicServiceIncident struct {
 	Name string `json:"name"`
 	URL  string `json:"url,omitempty"`
+}
+
+// PageAccessState is who can view a status page (GET and PUT
+// /status/pages/:id/access, POST …/access/revoke-sessions). The password
+// itself is never shown.
+type PageAccessState struct {
+	Mode              string  `json:"mode" openapi:"enum=public|password|sso"`
+	IsPublic          bool    `json:"is_public"`
+	HasPassword       bool    `json:"has_password"`
+	SessionsRevokedAt *string `json:"sessions_revoked_at" openapi:"format=date-time"` // Visitors signed in before are signed out.
 }

@@ -1,12 +1,14 @@
 package restapi
 
+import "time"
+
 // Whoami is GET /automation/whoami: the caller's workspace, access level
 // and plan.
 type Whoami struct {
 	WorkspaceID            string       `json:"workspace_id"`
 	UserEmail              *string      `json:"user_email"`
-	AuthType               string       `json:"auth_type"`
-	APIKeyAccess           string       `json:"api_key_access"`
+	AuthType               string       `json:"auth_type"` // api_key for key calls.
+	APIKeyAccess           string       `json:"api_key_access" openapi:"enum=read_only|standard|automation"`
 	WorkspaceRole          string       `json:"workspace_role"`
 	ReadOnly               bool         `json:"read_only"`
 	CanManageAlertChannels bool         `json:"can_manage_alert_channels"`
@@ -35,7 +37,7 @@ type ProbeRegion struct {
 	Online      bool    `json:"online"`
 	Agents      int32   `json:"agents"`
 	Monitors    int32   `json:"monitors"`
-	LastContact *string `json:"last_contact"`
+	LastContact *string `json:"last_contact" openapi:"format=date-time"`
 }
 
 // MaintenanceWindow is a maintenance window of GET /maintenance; monitors
@@ -43,19 +45,54 @@ type ProbeRegion struct {
 // window whose start has passed is ongoing); CurrentStart and CurrentEnd
 // are the occurrence that is running or next.
 type MaintenanceWindow struct {
-	ID           string   `json:"id"`
+	ID           string   `json:"id" openapi:"format=uuid"`
 	Title        string   `json:"title"`
 	Description  *string  `json:"description"`
-	StartsAt     string   `json:"starts_at"`
-	EndsAt       string   `json:"ends_at"`
+	StartsAt     string   `json:"starts_at" openapi:"format=date-time"`
+	EndsAt       string   `json:"ends_at" openapi:"format=date-time"`
 	TimeZone     string   `json:"time_zone"`
 	Recurrence   *string  `json:"recurrence"`
 	Scope        string   `json:"scope"`
 	MonitorIDs   []string `json:"monitor_ids"`
 	GroupIDs     []string `json:"group_ids"`
 	Impact       string   `json:"impact"`
-	State        string   `json:"state"`
-	CurrentStart *string  `json:"current_start"`
-	CurrentEnd   *string  `json:"current_end"`
+	State        string   `json:"state" openapi:"enum=scheduled|ongoing|completed|cancelled"`
+	CurrentStart *string  `json:"current_start" openapi:"format=date-time"`
+	CurrentEnd   *string  `json:"current_end" openapi:"format=date-time"`
 	Cancelled    bool     `json:"cancelled"`
+}
+
+// TestResult is the answer of a test delivery (POST /automation/otel/test):
+// whether it was accepted, and the error when not.
+type TestResult struct {
+	OK    bool    `json:"ok"`
+	Error *string `json:"error"`
+}
+
+// OTelExport is GET and PUT /automation/otel: the telemetry export settings
+// (header values redacted) and how its deliveries fare.
+type OTelExport struct {
+	Endpoint      string             `json:"endpoint"`
+	Protocol      string             `json:"protocol"`
+	Headers       map[string]string  `json:"headers"` // Header names; every value is shown as ********.
+	ServiceName   string             `json:"service_name"`
+	Enabled       bool               `json:"enabled"`
+	ExportSpans   bool               `json:"export_spans"`
+	ExportMetrics bool               `json:"export_metrics"`
+	CreatedAt     string             `json:"created_at" openapi:"format=date-time"`
+	UpdatedAt     string             `json:"updated_at" openapi:"format=date-time"`
+	Delivery      OTelDeliveryStatus `json:"delivery"`
+}
+
+// OTelDeliveryStatus is how the telemetry export's deliveries fare: the
+// last success and failure, and the counters since the settings were made.
+type OTelDeliveryStatus struct {
+	LastSuccessAt   *time.Time `json:"last_success_at"`
+	LastErrorAt     *time.Time `json:"last_error_at"`
+	LastError       string     `json:"last_error"`
+	SpansExported   int64      `json:"spans_exported"`
+	PointsExported  int64      `json:"data_points_exported"`
+	FailedExports   int64      `json:"failed_exports"`
+	DroppedChecks   int64      `json:"dropped_checks"`
+	SuccessfulCalls int64      `json:"successful_exports"`
 }

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
+	"github.com/uptime-operator/uptime-operator/internal/restapi"
 )
 
 // Error codes of the specification.
@@ -53,23 +54,12 @@ const (
 	CodeNotImplemented = "NOT_IMPLEMENTED"
 )
 
-// ErrorBody is the JSON error shape of the specification.
-type ErrorBody struct {
-	Error   string       `json:"error"`
-	Code    string       `json:"code,omitempty"`
-	Details any          `json:"details,omitempty"`
-	Errors  []FieldError `json:"errors,omitempty"`
-	// Feature errors only.
-	Plan         string `json:"plan,omitempty"`
-	RequiredPlan string `json:"required_plan,omitempty"`
-	UpgradePath  string `json:"upgradePath,omitempty"`
-}
+// ErrorBody is the JSON error shape of the specification, declared with the
+// other wire types.
+type ErrorBody = restapi.ErrorBody
 
 // FieldError is one entry of a validation error's errors array.
-type FieldError struct {
-	Field   string `json:"field"`
-	Message string `json:"message"`
-}
+type FieldError = restapi.FieldError
 
 // WriteError writes an error body; code may be empty (missing or invalid key).
 func WriteError(w http.ResponseWriter, status int, code, msg string) {

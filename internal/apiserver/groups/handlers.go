@@ -11,17 +11,8 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/monitor"
+	"github.com/uptime-operator/uptime-operator/internal/restapi"
 )
-
-// groupJSON is a monitor group of responses.
-type groupJSON struct {
-	ID                 string   `json:"id"`
-	Name               string   `json:"name"`
-	Description        *string  `json:"description"`
-	NotificationEmails []string `json:"notification_emails"`
-	MonitorCount       int      `json:"monitor_count"`
-	CreatedAt          string   `json:"created_at"`
-}
 
 // groupBody is the create and rename body of a group.
 type groupBody struct {
@@ -30,14 +21,14 @@ type groupBody struct {
 	NotificationEmails core.Nullable[[]string] `json:"notification_emails"`
 }
 
-func groupObject(g *monv1.MonitorGroup, monitors []monv1.Monitor) groupJSON {
+func groupObject(g *monv1.MonitorGroup, monitors []monv1.Monitor) restapi.MonitorGroup {
 	n := 0
 	for _, m := range monitors {
 		if m.Spec.GroupRef != nil && m.Spec.GroupRef.Name == g.Name {
 			n++
 		}
 	}
-	return groupJSON{ID: string(g.UID), Name: g.Spec.Name, Description: core.StrPtr(g.Spec.Description),
+	return restapi.MonitorGroup{ID: string(g.UID), Name: g.Spec.Name, Description: core.StrPtr(g.Spec.Description),
 		NotificationEmails: core.NonNil(g.Spec.NotificationEmails), MonitorCount: n, CreatedAt: core.ISOTime(g.CreationTimestamp.Time)}
 }
 
@@ -52,7 +43,7 @@ func (h *Handlers) listGroups(w http.ResponseWriter, r *http.Request) {
 		core.WriteErr(w, r, err)
 		return
 	}
-	out := []groupJSON{}
+	out := []restapi.MonitorGroup{}
 	for i := range list.Items {
 		if list.Items[i].DeletionTimestamp == nil {
 			out = append(out, groupObject(&list.Items[i], monitors))
@@ -82,8 +73,8 @@ func (h *Handlers) groupSummary(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	sum := core.Summarize(members)
-	httpjson.Write(w, http.StatusOK, map[string]any{"group": groupObject(g, monitors), "total": sum.Total, "counts": sum.Counts,
-		"open_incidents": sum.OpenIncidents, "uptime_24h": sum.Uptime24h})
+	httpjson.Write(w, http.StatusOK, restapi.GroupSummary{Group: groupObject(g, monitors), Total: sum.Total, Counts: sum.Counts,
+		OpenIncidents: sum.OpenIncidents, Uptime24h: sum.Uptime24h})
 }
 
 // applyGroupBody writes a group body; notification_emails are owner-only.

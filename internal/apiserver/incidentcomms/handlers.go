@@ -34,6 +34,16 @@ type Store interface {
 	PublishAIDraft(ctx context.Context, id, author string, at time.Time) (store.AIDraft, store.Note, error)
 }
 
+// PublishedDraft is declared here, not in internal/restapi, because both
+// parts are store records sent as they are (restapi is below the store).
+
+// PublishedDraft is POST /incident-comms/status-updates/:draftId/publish:
+// the published draft and the public incident note it became.
+type PublishedDraft struct {
+	Draft store.AIDraft `json:"draft"`
+	Note  store.Note    `json:"note"`
+}
+
 // Handlers serve /incident-comms: AI-written incident summaries,
 // postmortems and status update drafts, reviewed and published by people.
 type Handlers struct {
@@ -289,7 +299,7 @@ func (h *Handlers) publishDraft(w http.ResponseWriter, r *http.Request) {
 		core.WriteErr(w, r, draftStateError(err, out))
 		return
 	}
-	httpjson.Write(w, http.StatusOK, map[string]any{"draft": out, "note": note})
+	httpjson.Write(w, http.StatusOK, PublishedDraft{Draft: out, Note: note})
 }
 
 func (h *Handlers) discardDraft(w http.ResponseWriter, r *http.Request) {

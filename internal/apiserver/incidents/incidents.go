@@ -1,7 +1,6 @@
 package incidents
 
 import (
-	"encoding/json"
 	"errors"
 	"net/http"
 	"strconv"
@@ -12,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/alerting"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/restapi"
@@ -118,7 +118,7 @@ func (h *Handlers) exportIncidents(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Export-Truncated", "true")
 	}
 	if format == "json" {
-		httpjson.Write(w, http.StatusOK, map[string]any{"items": items})
+		httpjson.Write(w, http.StatusOK, restapi.IncidentList{Items: items})
 		return
 	}
 	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
@@ -201,17 +201,11 @@ func (h *Handlers) replayTimeline(w http.ResponseWriter, r *http.Request) {
 		core.WriteErr(w, r, err)
 		return
 	}
-	type eventJSON struct {
-		ID   int64           `json:"id"`
-		Kind string          `json:"kind"`
-		At   string          `json:"at"`
-		Data json.RawMessage `json:"data,omitempty"`
-	}
-	items := make([]eventJSON, 0, len(events))
+	items := make([]restapi.TimelineEvent, 0, len(events))
 	for _, e := range events {
-		items = append(items, eventJSON{ID: e.ID, Kind: e.Kind, At: core.ISOTime(e.At), Data: e.Data})
+		items = append(items, restapi.TimelineEvent{ID: e.ID, Kind: e.Kind, At: core.ISOTime(e.At), Data: e.Data})
 	}
-	httpjson.Write(w, http.StatusOK, map[string]any{"items": items, "next_cursor": core.StrPtr(next)})
+	httpjson.Write(w, http.StatusOK, restapi.TimelinePage{Items: items, NextCursor: core.StrPtr(next)})
 }
 
 func (h *Handlers) createIncident(w http.ResponseWriter, r *http.Request) {
@@ -332,17 +326,16 @@ func (h *Handlers) escalation(w http.ResponseWriter, r *http.Request) {
 			core.WriteErr(w, r, err)
 			return
 		}
-		httpjson.Write(w, http.StatusOK, state)
+		httpjson.Write(w, http.StatusOK, escalationObject(state))
 		return
 	}
-	out := map[string]any{"incident_id": inc.ID, "policy": nil, "acknowledged": inc.AcknowledgedAt != nil,
-		"acknowledged_at": core.ISOTimePtr(inc.AcknowledgedAt), "resolved": inc.ResolvedAt != nil, "steps": []any{}}
+	out := restapi.Escalation{IncidentID: inc.ID, Acknowledged: inc.AcknowledgedAt != nil,
+		AcknowledgedAt: utcTime(inc.AcknowledgedAt), Resolved: inc.ResolvedAt != nil, Steps: []restapi.EscalationStep{}}
 	m, err := h.d.MonitorByID(ctx, inc.Namespace, inc.MonitorID)
 	if err == nil && m.Spec.EscalationPolicyRef != nil {
 		var p monv1.EscalationPolicy
 		if err := h.d.Client.Get(ctx, client.ObjectKey{Namespace: inc.Namespace, Name: m.Spec.EscalationPolicyRef.Name}, &p); err == nil {
-			out["policy"] = map[string]any{"id": string(p.UID), "name": p.Name, "repeat": p.Spec.Repeat}
-			var steps []map[string]any
+			out.Policy = &restapi.EscalationPolicyRef{ID: string(p.UID), Name: p.Name, Repeat: p.Spec.Repeat}
 			at := inc.StartedAt
 			now := h.d.Clock.Now()
 			stopped := inc.AcknowledgedAt != nil || inc.ResolvedAt != nil
@@ -359,13 +352,35 @@ func (h *Handlers) escalation(w http.ResponseWriter, r *http.Request) {
 				for _, ch := range step.Channels {
 					channels = append(channels, ch.Name)
 				}
-				steps = append(steps, map[string]any{"step": i + 1, "delay_minutes": step.DelayMinutes, "fires_at": core.ISOTime(at),
-					"state": state, "channels": core.NonNil(channels), "emails": core.NonNil(step.Emails)})
+				out.Steps = append(out.Steps, restapi.EscalationStep{Step: i + 1, Cycle: 1, DelayMinutes: step.DelayMinutes, FiresAt: at.UTC(),
+					State: state, Targets: restapi.EscalationTargets{Channels: core.NonNil(channels), Emails: core.NonNil(step.Emails)}})
 			}
-			out["steps"] = steps
 		}
 	}
 	httpjson.Write(w, http.StatusOK, out)
+}
+
+// escalationObject is the escalation of an incident as the API shows it.
+func escalationObject(st alerting.EscalationState) restapi.Escalation {
+	out := restapi.Escalation{IncidentID: st.IncidentID, Acknowledged: st.Acknowledged, AcknowledgedAt: st.AcknowledgedAt,
+		Resolved: st.Resolved, Steps: []restapi.EscalationStep{}, NextStepAt: st.NextStepAt, Stopped: st.Stopped}
+	if p := st.Policy; p != nil {
+		out.Policy = &restapi.EscalationPolicyRef{ID: p.ID, Name: p.Name, Repeat: p.Repeat}
+	}
+	for _, s := range st.Steps {
+		out.Steps = append(out.Steps, restapi.EscalationStep{Step: s.Step, Cycle: s.Cycle, DelayMinutes: s.DelayMinutes,
+			FiresAt: s.FiresAt, FiredAt: s.FiredAt, State: s.State, Targets: restapi.EscalationTargets(s.Targets)})
+	}
+	return out
+}
+
+// utcTime is t in UTC, or nil.
+func utcTime(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
 }
 
 func (h *Handlers) listNotes(w http.ResponseWriter, r *http.Request) {
@@ -452,7 +467,7 @@ func (h *Handlers) putPostmortem(w http.ResponseWriter, r *http.Request) {
 		core.WriteErr(w, r, err)
 		return
 	}
-	httpjson.Write(w, http.StatusOK, map[string]any{"incident_id": inc.ID, "postmortem": *b.Postmortem})
+	httpjson.Write(w, http.StatusOK, restapi.IncidentPostmortem{IncidentID: inc.ID, Postmortem: *b.Postmortem})
 }
 
 // maxSnooze bounds how far ahead an incident can be snoozed.

@@ -18,6 +18,7 @@ import (
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
+	"github.com/uptime-operator/uptime-operator/internal/restapi"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
@@ -270,7 +271,7 @@ func (h *Handlers) attachRunbook(w http.ResponseWriter, r *http.Request) {
 		core.WriteErr(w, r, err)
 		return
 	}
-	httpjson.Write(w, http.StatusOK, map[string]any{"incident_id": out.ID, "runbook": out.Runbook})
+	httpjson.Write(w, http.StatusOK, restapi.AttachedRunbook{IncidentID: out.ID, Runbook: incidentRunbook(out.Runbook)})
 }
 
 func (h *Handlers) setRunbookStep(w http.ResponseWriter, r *http.Request) {
@@ -298,7 +299,7 @@ func (h *Handlers) setRunbookStep(w http.ResponseWriter, r *http.Request) {
 		core.WriteErr(w, r, err)
 		return
 	}
-	httpjson.Write(w, http.StatusOK, map[string]any{"incident_id": out.ID, "runbook": out.Runbook})
+	httpjson.Write(w, http.StatusOK, restapi.AttachedRunbook{IncidentID: out.ID, Runbook: incidentRunbook(out.Runbook)})
 }
 
 // codeHostSources are deploy sources that must use the signed deploy hook.

@@ -19,6 +19,7 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/netguard"
 	"github.com/uptime-operator/uptime-operator/internal/plans"
+	"github.com/uptime-operator/uptime-operator/internal/restapi"
 )
 
 // Alert channels ("integrations") map onto AlertChannel CRs. Secret channel
@@ -448,10 +449,10 @@ func (h *Handlers) testConnection(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := h.channelTester.TestChannel(r.Context(), ch); err != nil {
-		httpjson.Write(w, http.StatusOK, map[string]any{"success": false, "message": err.Error()})
+		httpjson.Write(w, http.StatusOK, restapi.Success{Success: false, Message: err.Error()})
 		return
 	}
-	httpjson.Write(w, http.StatusOK, map[string]any{"success": true, "message": "Test alert sent"})
+	httpjson.Write(w, http.StatusOK, restapi.Success{Success: true, Message: "Test alert sent"})
 }
 
 // channelJSON is a connection of the list.

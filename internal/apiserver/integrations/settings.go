@@ -6,6 +6,7 @@ import (
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
+	"github.com/uptime-operator/uptime-operator/internal/restapi"
 )
 
 // Alerting settings: readable with every key.
@@ -16,18 +17,18 @@ func (h *Handlers) listEscalationPolicies(w http.ResponseWriter, r *http.Request
 		core.WriteErr(w, r, err)
 		return
 	}
-	out := []map[string]any{}
+	out := []restapi.EscalationPolicy{}
 	for _, p := range list.Items {
-		steps := []map[string]any{}
+		steps := []restapi.EscalationPolicyStep{}
 		for _, st := range p.Spec.Steps {
 			var channels []string
 			for _, ch := range st.Channels {
 				channels = append(channels, ch.Name)
 			}
-			steps = append(steps, map[string]any{"delay_minutes": st.DelayMinutes, "channels": core.NonNil(channels), "emails": core.NonNil(st.Emails)})
+			steps = append(steps, restapi.EscalationPolicyStep{DelayMinutes: st.DelayMinutes, Channels: core.NonNil(channels), Emails: core.NonNil(st.Emails)})
 		}
-		out = append(out, map[string]any{"id": string(p.UID), "name": p.Name, "description": core.StrPtr(p.Spec.Description),
-			"repeat": p.Spec.Repeat, "steps": steps, "created_at": core.ISOTime(p.CreationTimestamp.Time)})
+		out = append(out, restapi.EscalationPolicy{ID: string(p.UID), Name: p.Name, Description: core.StrPtr(p.Spec.Description),
+			Repeat: p.Spec.Repeat, Steps: steps, CreatedAt: core.ISOTime(p.CreationTimestamp.Time)})
 	}
 	httpjson.Write(w, http.StatusOK, out)
 }

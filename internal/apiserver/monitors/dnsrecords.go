@@ -8,6 +8,7 @@ import (
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
+	"github.com/uptime-operator/uptime-operator/internal/restapi"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
@@ -61,13 +62,8 @@ func (h *Handlers) acceptDNSRecords(w http.ResponseWriter, r *http.Request) {
 		core.WriteErr(w, r, h.d.WriteFailed(ctx, m.Namespace, err, monitorFieldPath))
 		return
 	}
-	httpjson.Write(w, http.StatusOK, map[string]any{
-		"monitor_id":      string(m.UID),
-		"record_type":     latest.RecordType,
-		"observed_at":     core.ISOTime(latest.ObservedAt),
-		"expected_values": answers,
-		"match_mode":      matchMode(m.Spec.DNS.MatchMode),
-	})
+	httpjson.Write(w, http.StatusOK, restapi.DNSAccepted{MonitorID: string(m.UID), RecordType: latest.RecordType,
+		ObservedAt: core.ISOTime(latest.ObservedAt), ExpectedValues: answers, MatchMode: matchMode(m.Spec.DNS.MatchMode)})
 }
 
 func matchMode(m monv1.DNSMatchMode) string {

@@ -23,6 +23,7 @@ import (
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/apikeys"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/core/coretest"
 	"github.com/uptime-operator/uptime-operator/internal/plans"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 	"github.com/uptime-operator/uptime-operator/internal/store/sqlite"
@@ -33,6 +34,7 @@ import (
 // door does; the envtest suite covers authentication.
 
 type routeFixture struct {
+	t   *testing.T
 	srv *testServer
 	st  store.Store
 	k8s client.Client
@@ -59,7 +61,7 @@ func newRouteFixture(t *testing.T, objs ...client.Object) *routeFixture {
 	t.Cleanup(func() { _ = st.Close() })
 	clk := clocktesting.NewFakePassiveClock(time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC))
 	srv := newTestServer(testOptions{Client: k8s, Plans: &plans.Resolver{Reader: k8s}, Keys: k8s, Store: st, Clock: clk})
-	return &routeFixture{srv: srv, st: st, k8s: k8s, clk: clk}
+	return &routeFixture{t: t, srv: srv, st: st, k8s: k8s, clk: clk}
 }
 
 // call sends a request as a caller of ns at level.
@@ -77,6 +79,9 @@ func (f *routeFixture) call(ns string, level apikeys.Level, method, path string,
 	req = core.WithCaller(req, &core.Caller{Namespace: ns, Level: level, User: "alice"})
 	rec := httptest.NewRecorder()
 	f.srv.Handler().ServeHTTP(rec, req)
+	if err := coretest.CheckAnswer(req, rec); err != nil {
+		f.t.Error(err)
+	}
 	return rec
 }
 

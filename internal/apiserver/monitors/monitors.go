@@ -680,7 +680,7 @@ func (h *Handlers) resetStats(w http.ResponseWriter, r *http.Request) {
 		core.WriteErr(w, r, err)
 		return
 	}
-	httpjson.Write(w, http.StatusOK, map[string]any{"success": true, "message": "Statistics reset"})
+	httpjson.Write(w, http.StatusOK, restapi.Success{Success: true, Message: "Statistics reset"})
 }
 
 // bulkBody is the body of POST /monitors/bulk.
@@ -689,11 +689,6 @@ type bulkBody struct {
 	IDs     []string              `json:"ids"`
 	Tags    []string              `json:"tags"`
 	GroupID core.Nullable[string] `json:"group_id"`
-}
-
-type bulkFailure struct {
-	ID    string `json:"id"`
-	Error string `json:"error"`
 }
 
 func (h *Handlers) bulkMonitors(w http.ResponseWriter, r *http.Request) {
@@ -739,7 +734,7 @@ func (h *Handlers) bulkMonitors(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	updated := 0
-	failed := []bulkFailure{}
+	failed := []restapi.BulkFailure{}
 	for _, id := range slices.Compact(slices.Clone(b.IDs)) {
 		if err := h.bulkOne(ctx, c.Namespace, id, b.Action, tags, group); err != nil {
 			msg := "Monitor not found"
@@ -754,12 +749,12 @@ func (h *Handlers) bulkMonitors(w http.ResponseWriter, r *http.Request) {
 				msg = "could not update the monitor"
 				core.LogFrom(ctx).Error(err, "bulk action failed", "monitor", id, "action", b.Action)
 			}
-			failed = append(failed, bulkFailure{ID: id, Error: msg})
+			failed = append(failed, restapi.BulkFailure{ID: id, Error: msg})
 			continue
 		}
 		updated++
 	}
-	httpjson.Write(w, http.StatusOK, map[string]any{"updated": updated, "failed": failed})
+	httpjson.Write(w, http.StatusOK, restapi.BulkResult{Updated: updated, Failed: failed})
 }
 
 func (h *Handlers) bulkOne(ctx context.Context, ns, id, action string, tags []string, group *monv1.LocalObjectReference) error {
@@ -978,7 +973,7 @@ func (h *Handlers) rotateHeartbeat(w http.ResponseWriter, r *http.Request) {
 		core.WriteErr(w, r, err)
 		return
 	}
-	httpjson.Write(w, http.StatusOK, map[string]any{"heartbeat_url": h.heartbeatURL(m)})
+	httpjson.Write(w, http.StatusOK, restapi.HeartbeatURL{HeartbeatURL: h.heartbeatURL(m)})
 }
 
 // cronHeartbeatBody is the body of POST /monitors/:id/cron-heartbeat.
@@ -1031,20 +1026,13 @@ func (h *Handlers) cronHeartbeat(w http.ResponseWriter, r *http.Request) {
 		core.WriteErr(w, r, err)
 		return
 	}
-	httpjson.Write(w, http.StatusOK, map[string]any{"success": true, "paused": m.Spec.Paused})
+	httpjson.Write(w, http.StatusOK, restapi.HeartbeatRecorded{Success: true, Paused: m.Spec.Paused})
 }
 
-type dnsRecordJSON struct {
-	ObservedAt string   `json:"observed_at"`
-	RecordType string   `json:"record_type"`
-	Answers    []string `json:"answers"`
-	Changed    bool     `json:"changed"`
-}
-
-func dnsRecords(rs []store.DNSRecord) []dnsRecordJSON {
-	out := make([]dnsRecordJSON, 0, len(rs))
+func dnsRecords(rs []store.DNSRecord) []restapi.DNSObservation {
+	out := make([]restapi.DNSObservation, 0, len(rs))
 	for _, r := range rs {
-		out = append(out, dnsRecordJSON{ObservedAt: core.ISOTime(r.ObservedAt), RecordType: r.RecordType, Answers: core.NonNil(r.Answers), Changed: r.Changed})
+		out = append(out, restapi.DNSObservation{ObservedAt: core.ISOTime(r.ObservedAt), RecordType: r.RecordType, Answers: core.NonNil(r.Answers), Changed: r.Changed})
 	}
 	return out
 }
@@ -1078,9 +1066,7 @@ func (h *Handlers) dnsRecords(w http.ResponseWriter, r *http.Request) {
 	if m.Spec.DNS != nil {
 		expected = m.Spec.DNS.ExpectedValues
 	}
-	httpjson.Write(w, http.StatusOK, map[string]any{
-		"records": dnsRecords(recs), "changes": dnsRecords(changes), "expected_values": core.NonNil(expected),
-	})
+	httpjson.Write(w, http.StatusOK, restapi.DNSRecords{Records: dnsRecords(recs), Changes: dnsRecords(changes), ExpectedValues: core.NonNil(expected)})
 }
 
 // createKeyed creates a monitor built by desiredMonitor or newMonitor (every

@@ -15,6 +15,7 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	relmath "github.com/uptime-operator/uptime-operator/internal/reliability"
+	"github.com/uptime-operator/uptime-operator/internal/restapi"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
@@ -25,78 +26,28 @@ import (
 // reliabilityWindow is the window of incident counts, MTTR and MTBF.
 const reliabilityWindow = 30 * 24 * time.Hour
 
-// sloStateJSON is an SLO's evaluated state.
-type sloStateJSON struct {
-	ID                          string          `json:"id"`
-	TargetPercentage            float64         `json:"target_percentage"`
-	SLIType                     string          `json:"sli_type"`
-	WindowMinutes               int32           `json:"window_minutes"`
-	IsEnabled                   bool            `json:"is_enabled"`
-	State                       string          `json:"state"`
-	CurrentSLI                  *float64        `json:"current_sli"`
-	ErrorBudgetMinutes          *float64        `json:"error_budget_minutes"`
-	ErrorBudgetRemainingMinutes *float64        `json:"error_budget_remaining_minutes"`
-	ErrorBudgetRemainingPercent *float64        `json:"error_budget_remaining_percent"`
-	BurnRates                   []burnRateJSON  `json:"burn_rates"`
-	Conditions                  []conditionJSON `json:"conditions"`
-	LastEvaluatedAt             *string         `json:"last_evaluated_at"`
-}
-
-type burnRateJSON struct {
-	Window string  `json:"window"`
-	Rate   float64 `json:"rate"`
-}
-
-type conditionJSON struct {
-	Type               string `json:"type"`
-	Status             string `json:"status"`
-	Reason             string `json:"reason"`
-	Message            string `json:"message"`
-	LastTransitionTime string `json:"last_transition_time"`
-}
-
-func sloState(o *monv1.SLO) *sloStateJSON {
+func sloState(o *monv1.SLO) *restapi.SLOState {
 	st := o.Status
-	out := &sloStateJSON{ID: string(o.UID), TargetPercentage: o.Spec.TargetPercentage, SLIType: string(o.Spec.SLIType),
+	out := &restapi.SLOState{ID: string(o.UID), TargetPercentage: o.Spec.TargetPercentage, SLIType: string(o.Spec.SLIType),
 		WindowMinutes: o.Spec.WindowMinutes, IsEnabled: o.Spec.Enabled == nil || *o.Spec.Enabled, State: relmath.SLOState(o),
 		CurrentSLI: st.CurrentSLI, ErrorBudgetMinutes: st.ErrorBudgetMinutes, ErrorBudgetRemainingMinutes: st.ErrorBudgetRemainingMinutes,
-		ErrorBudgetRemainingPercent: st.ErrorBudgetRemainingPercent, BurnRates: []burnRateJSON{}, Conditions: []conditionJSON{},
+		ErrorBudgetRemainingPercent: st.ErrorBudgetRemainingPercent, BurnRates: []restapi.BurnRate{}, Conditions: []restapi.SLOCondition{},
 		LastEvaluatedAt: core.MetaTimePtr(st.LastEvaluatedAt)}
 	for _, b := range st.BurnRates {
-		out.BurnRates = append(out.BurnRates, burnRateJSON{Window: b.Window, Rate: b.Rate})
+		out.BurnRates = append(out.BurnRates, restapi.BurnRate{Window: b.Window, Rate: b.Rate})
 	}
 	for _, c := range st.Conditions {
-		out.Conditions = append(out.Conditions, conditionJSON{Type: c.Type, Status: string(c.Status), Reason: c.Reason,
+		out.Conditions = append(out.Conditions, restapi.SLOCondition{Type: c.Type, Status: string(c.Status), Reason: c.Reason,
 			Message: c.Message, LastTransitionTime: core.ISOTime(c.LastTransitionTime.Time)})
 	}
 	return out
 }
 
-// monitorReliabilityJSON is the reliability report of one monitor.
-type monitorReliabilityJSON struct {
-	MonitorID          string                    `json:"monitor_id"`
-	Name               string                    `json:"name"`
-	CurrentStatus      string                    `json:"current_status"`
-	Uptime24h          *float64                  `json:"uptime_24h"`
-	Uptime7d           *float64                  `json:"uptime_7d"`
-	Uptime30d          *float64                  `json:"uptime_30d"`
-	Incidents30d       int                       `json:"incidents_30d"`
-	OpenIncident       bool                      `json:"open_incident"`
-	DowntimeSeconds30d int64                     `json:"downtime_seconds_30d"`
-	MTTRSeconds        *float64                  `json:"mttr_seconds"`
-	MTBFSeconds        *float64                  `json:"mtbf_seconds"`
-	HealthScore        *int                      `json:"health_score"`
-	Health             []relmath.HealthComponent `json:"health_components"`
-	SLO                *sloStateJSON             `json:"slo"`
-	SLOTarget          any                       `json:"slo_target,omitempty"`
-
-	stats relmath.IncidentStats
-}
-
 // monitorReliability builds the report of m from the store, its incidents of
-// the window (and before) and its SLO (nil: none).
-func (h *Handlers) monitorReliability(ctx context.Context, m *monv1.Monitor, incidents []store.Incident, slo *monv1.SLO, now time.Time) (*monitorReliabilityJSON, error) {
-	out := &monitorReliabilityJSON{MonitorID: string(m.UID), Name: m.Spec.Name, CurrentStatus: string(m.Status.CurrentStatus)}
+// the window (and before) and its SLO (nil: none); stats are the incident
+// figures of the window, for the workspace's totals.
+func (h *Handlers) monitorReliability(ctx context.Context, m *monv1.Monitor, incidents []store.Incident, slo *monv1.SLO, now time.Time) (out *restapi.MonitorReliability, stats relmath.IncidentStats, err error) {
+	out = &restapi.MonitorReliability{MonitorID: string(m.UID), Name: m.Spec.Name, CurrentStatus: string(m.Status.CurrentStatus)}
 	switch {
 	case m.Spec.Paused:
 		out.CurrentStatus = string(monv1.StatusPaused)
@@ -109,7 +60,7 @@ func (h *Handlers) monitorReliability(ctx context.Context, m *monv1.Monitor, inc
 	}{{&out.Uptime24h, 24 * time.Hour}, {&out.Uptime7d, 7 * 24 * time.Hour}, {&out.Uptime30d, reliabilityWindow}} {
 		v, err := h.st.Uptime(ctx, string(m.UID), now.Add(-u.d), now)
 		if err != nil {
-			return nil, err
+			return nil, stats, err
 		}
 		if v != nil {
 			r := relmath.Round2(*v)
@@ -117,17 +68,21 @@ func (h *Handlers) monitorReliability(ctx context.Context, m *monv1.Monitor, inc
 		}
 		*u.dst = v
 	}
-	out.stats = relmath.Incidents(now.Add(-reliabilityWindow), now, reliabilityIncidents(incidents))
-	out.Incidents30d, out.OpenIncident = out.stats.Count, out.stats.Open
-	out.DowntimeSeconds30d = int64(out.stats.Downtime / time.Second)
-	out.MTTRSeconds, out.MTBFSeconds = out.stats.MTTR(), out.stats.MTBF()
-	in := out.stats.Health(out.Uptime30d)
+	stats = relmath.Incidents(now.Add(-reliabilityWindow), now, reliabilityIncidents(incidents))
+	out.Incidents30d, out.OpenIncident = stats.Count, stats.Open
+	out.DowntimeSeconds30d = int64(stats.Downtime / time.Second)
+	out.MTTRSeconds, out.MTBFSeconds = stats.MTTR(), stats.MTBF()
+	in := stats.Health(out.Uptime30d)
 	if slo != nil {
 		out.SLO = sloState(slo)
 		relmath.SLOHealth(&in, slo)
 	}
-	out.HealthScore, out.Health = relmath.HealthScore(in)
-	return out, nil
+	score, components := relmath.HealthScore(in)
+	out.HealthScore, out.Health = score, make([]restapi.HealthComponent, 0, len(components))
+	for _, c := range components {
+		out.Health = append(out.Health, restapi.HealthComponent(c))
+	}
+	return out, stats, nil
 }
 
 // sloByMonitor indexes the live SLOs of ns by monitor name.
@@ -167,13 +122,14 @@ func (h *Handlers) reliabilityMonitor(w http.ResponseWriter, r *http.Request) {
 		core.WriteErr(w, r, err)
 		return
 	}
-	out, err := h.monitorReliability(ctx, m, incidents, slos[m.Name], now)
+	out, _, err := h.monitorReliability(ctx, m, incidents, slos[m.Name], now)
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return
 	}
 	if o := slos[m.Name]; o != nil {
-		out.SLOTarget = sloObject(o, &core.ObjectUIDs{ByName: map[string]string{m.Name: string(m.UID)}})
+		t := sloObject(o, &core.ObjectUIDs{ByName: map[string]string{m.Name: string(m.UID)}})
+		out.SLOTarget = &t
 	}
 	httpjson.Write(w, http.StatusOK, out)
 }
@@ -203,13 +159,13 @@ func (h *Handlers) reliabilityOverview(w http.ResponseWriter, r *http.Request) {
 		byMonitor[inc.MonitorID] = append(byMonitor[inc.MonitorID], inc)
 	}
 	sum := core.Summarize(monitors)
-	reports := make([]*monitorReliabilityJSON, 0, len(monitors))
+	reports := make([]*restapi.MonitorReliability, 0, len(monitors))
 	var total relmath.IncidentStats
 	uptimes := [3]meanOf{}
 	health := meanOf{}
 	for i := range monitors {
 		m := &monitors[i]
-		rep, err := h.monitorReliability(ctx, m, byMonitor[string(m.UID)], slos[m.Name], now)
+		rep, stats, err := h.monitorReliability(ctx, m, byMonitor[string(m.UID)], slos[m.Name], now)
 		if err != nil {
 			core.WriteErr(w, r, err)
 			return
@@ -221,9 +177,9 @@ func (h *Handlers) reliabilityOverview(w http.ResponseWriter, r *http.Request) {
 		if rep.HealthScore != nil {
 			health.add(ptr.To(float64(*rep.HealthScore)))
 		}
-		total.Pool(rep.stats, rep.Uptime30d != nil)
+		total.Pool(stats, rep.Uptime30d != nil)
 	}
-	slices.SortStableFunc(reports, func(a, b *monitorReliabilityJSON) int {
+	slices.SortStableFunc(reports, func(a, b *restapi.MonitorReliability) int {
 		return healthOrder(a.HealthScore) - healthOrder(b.HealthScore)
 	})
 	sloCounts := map[string]int{"met": 0, "breaching": 0, "budget_exhausted": 0, "burning_fast": 0, "burning_slow": 0, "pending": 0, "disabled": 0}
@@ -239,22 +195,22 @@ func (h *Handlers) reliabilityOverview(w http.ResponseWriter, r *http.Request) {
 	if v := health.mean(); v != nil {
 		healthScoreOut = ptr.To(int(math.Round(*v)))
 	}
-	httpjson.Write(w, http.StatusOK, map[string]any{
-		"generated_at":          core.ISOTime(now),
-		"monitors":              sum.Total,
-		"counts":                sum.Counts,
-		"open_incidents":        sum.OpenIncidents,
-		"uptime_24h":            uptimes[0].mean(),
-		"uptime_7d":             uptimes[1].mean(),
-		"uptime_30d":            uptimes[2].mean(),
-		"incidents_30d":         total.Count,
-		"mttr_seconds":          total.MTTR(),
-		"mtbf_seconds":          total.MTBF(),
-		"health_score":          healthScoreOut,
-		"slo_targets":           len(sloList),
-		"slo_targets_breaching": breaching,
-		"slo_states":            sloCounts,
-		"by_monitor":            reports,
+	httpjson.Write(w, http.StatusOK, restapi.ReliabilityOverview{
+		GeneratedAt:         core.ISOTime(now),
+		Monitors:            sum.Total,
+		Counts:              sum.Counts,
+		OpenIncidents:       sum.OpenIncidents,
+		Uptime24h:           uptimes[0].mean(),
+		Uptime7d:            uptimes[1].mean(),
+		Uptime30d:           uptimes[2].mean(),
+		Incidents30d:        total.Count,
+		MTTRSeconds:         total.MTTR(),
+		MTBFSeconds:         total.MTBF(),
+		HealthScore:         healthScoreOut,
+		SLOTargets:          len(sloList),
+		SLOTargetsBreaching: breaching,
+		SLOStates:           sloCounts,
+		ByMonitor:           reports,
 	})
 }
 

@@ -94,7 +94,7 @@ func (h *Handlers) statsChecks(w http.ResponseWriter, r *http.Request) {
 	if len(items) > limit {
 		items = items[:limit]
 	}
-	httpjson.Write(w, http.StatusOK, map[string]any{"items": core.CheckRecords(items)})
+	httpjson.Write(w, http.StatusOK, restapi.CheckList{Items: core.CheckRecords(items)})
 }
 
 func (h *Handlers) statsIncidents(w http.ResponseWriter, r *http.Request) {
@@ -124,23 +124,13 @@ func (h *Handlers) statsIncidents(w http.ResponseWriter, r *http.Request) {
 			break
 		}
 	}
-	httpjson.Write(w, http.StatusOK, map[string]any{"items": items})
+	httpjson.Write(w, http.StatusOK, restapi.IncidentList{Items: items})
 }
 
-// seriesPointJSON is one bucket of a response-time series.
-type seriesPointJSON struct {
-	At                string   `json:"at"`
-	AvgResponseTimeMs *float64 `json:"avg_response_time_ms"`
-	MinResponseTimeMs *int64   `json:"min_response_time_ms"`
-	MaxResponseTimeMs *int64   `json:"max_response_time_ms"`
-	Checks            int64    `json:"checks"`
-	UptimePercentage  *float64 `json:"uptime_percentage"`
-}
-
-func seriesJSON(points []store.SeriesPoint) []seriesPointJSON {
-	out := make([]seriesPointJSON, 0, len(points))
+func seriesJSON(points []store.SeriesPoint) []restapi.SeriesPoint {
+	out := make([]restapi.SeriesPoint, 0, len(points))
 	for _, p := range points {
-		pj := seriesPointJSON{At: core.ISOTime(p.At), MinResponseTimeMs: p.Stats.ResponseMinMs, MaxResponseTimeMs: p.Stats.ResponseMaxMs,
+		pj := restapi.SeriesPoint{At: core.ISOTime(p.At), MinResponseTimeMs: p.Stats.ResponseMinMs, MaxResponseTimeMs: p.Stats.ResponseMaxMs,
 			Checks: p.Stats.Total(), UptimePercentage: p.Stats.UptimePercent()}
 		if p.Stats.Successful() > 0 {
 			avg := p.Stats.AvgResponseMs()
@@ -180,7 +170,7 @@ func (h *Handlers) responseTimeChart(w http.ResponseWriter, r *http.Request) {
 		core.WriteErr(w, r, err)
 		return
 	}
-	httpjson.Write(w, http.StatusOK, map[string]any{"days": days, "step_seconds": int(step.Seconds()), "points": seriesJSON(points)})
+	httpjson.Write(w, http.StatusOK, restapi.ResponseTimeChart{Days: days, StepSeconds: int(step.Seconds()), Points: seriesJSON(points)})
 }
 
 // seriesRanges are the ranges of response-series and their bucket widths.
@@ -210,25 +200,17 @@ func (h *Handlers) responseSeries(w http.ResponseWriter, r *http.Request) {
 		core.WriteErr(w, r, err)
 		return
 	}
-	httpjson.Write(w, http.StatusOK, map[string]any{"range": rng, "step_seconds": int(spec[1].Seconds()), "points": seriesJSON(points)})
+	httpjson.Write(w, http.StatusOK, restapi.ResponseSeries{Range: rng, StepSeconds: int(spec[1].Seconds()), Points: seriesJSON(points)})
 }
 
-type dayJSON struct {
-	Date             string   `json:"date"`
-	UptimePercentage *float64 `json:"uptime_percentage"`
-	TotalChecks      int64    `json:"total_checks"`
-	FailedChecks     int64    `json:"failed_checks"`
-	Status           string   `json:"status,omitempty"`
-}
-
-func (h *Handlers) uptimeDays(r *http.Request, id string, days int, loc *time.Location) ([]dayJSON, error) {
+func (h *Handlers) uptimeDays(r *http.Request, id string, days int, loc *time.Location) ([]restapi.Day, error) {
 	daily, err := h.st.UptimeDaily(r.Context(), id, days, loc)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]dayJSON, 0, len(daily))
+	out := make([]restapi.Day, 0, len(daily))
 	for _, d := range daily {
-		out = append(out, dayJSON{Date: d.Date, UptimePercentage: d.UptimePercent, TotalChecks: d.Stats.Total(), FailedChecks: d.Stats.Failed()})
+		out = append(out, restapi.Day{Date: d.Date, UptimePercentage: d.UptimePercent, TotalChecks: d.Stats.Total(), FailedChecks: d.Stats.Failed()})
 	}
 	return out, nil
 }
@@ -249,11 +231,11 @@ func (h *Handlers) uptimeHistory(w http.ResponseWriter, r *http.Request) {
 		core.WriteErr(w, r, err)
 		return
 	}
-	httpjson.Write(w, http.StatusOK, map[string]any{"days": out})
+	httpjson.Write(w, http.StatusOK, restapi.Days{Days: out})
 }
 
 // dayStatus classifies a day for the status bars.
-func dayStatus(d dayJSON) string {
+func dayStatus(d restapi.Day) string {
 	switch {
 	case d.UptimePercentage == nil:
 		return "no_data"
@@ -294,7 +276,7 @@ func (h *Handlers) dailyBars(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	endDate := end.Format("2006-01-02")
-	out := []dayJSON{}
+	out := []restapi.Day{}
 	for _, d := range all {
 		if d.Date <= endDate {
 			d.Status = dayStatus(d)
@@ -304,7 +286,7 @@ func (h *Handlers) dailyBars(w http.ResponseWriter, r *http.Request) {
 	if len(out) > days {
 		out = out[len(out)-days:]
 	}
-	httpjson.Write(w, http.StatusOK, map[string]any{"days": out})
+	httpjson.Write(w, http.StatusOK, restapi.Days{Days: out})
 }
 
 // checkedFrom are the regions m is checked from: its effective regions (as
@@ -347,21 +329,12 @@ func (h *Handlers) regionStatuses(w http.ResponseWriter, r *http.Request) {
 	// nor the manager's own checks of earlier versions.
 	latest = slices.DeleteFunc(latest, func(c store.Check) bool { return !slices.Contains(regions, c.Region) })
 	names := h.d.RegionNames(r.Context())
-	type regionJSON struct {
-		Region         string  `json:"region"`
-		RegionName     string  `json:"region_name"`
-		Status         string  `json:"status"`
-		CheckedAt      string  `json:"checked_at"`
-		ResponseTimeMs int64   `json:"response_time_ms"`
-		StatusCode     *int    `json:"status_code"`
-		ErrorMessage   *string `json:"error_message"`
-	}
-	out := []regionJSON{}
+	out := []restapi.RegionStatus{}
 	for _, c := range latest {
-		out = append(out, regionJSON{Region: c.Region, RegionName: names.Name(c.Region), Status: string(c.Status), CheckedAt: core.ISOTime(c.CheckedAt),
+		out = append(out, restapi.RegionStatus{Region: c.Region, RegionName: names.Name(c.Region), Status: string(c.Status), CheckedAt: core.ISOTime(c.CheckedAt),
 			ResponseTimeMs: c.ResponseTimeMs, StatusCode: c.StatusCode, ErrorMessage: core.StrPtr(c.ErrorMessage)})
 	}
-	httpjson.Write(w, http.StatusOK, map[string]any{"regions": out})
+	httpjson.Write(w, http.StatusOK, restapi.RegionStatuses{Regions: out})
 }
 
 func (h *Handlers) pauseWindows(w http.ResponseWriter, r *http.Request) {
@@ -379,15 +352,11 @@ func (h *Handlers) pauseWindows(w http.ResponseWriter, r *http.Request) {
 		core.WriteErr(w, r, err)
 		return
 	}
-	type windowJSON struct {
-		PausedAt  string  `json:"paused_at"`
-		ResumedAt *string `json:"resumed_at"`
-	}
-	out := []windowJSON{}
+	out := []restapi.PauseWindow{}
 	for _, pw := range windows {
-		out = append(out, windowJSON{PausedAt: core.ISOTime(pw.PausedAt), ResumedAt: core.ISOTimePtr(pw.ResumedAt)})
+		out = append(out, restapi.PauseWindow{PausedAt: core.ISOTime(pw.PausedAt), ResumedAt: core.ISOTimePtr(pw.ResumedAt)})
 	}
-	httpjson.Write(w, http.StatusOK, map[string]any{"windows": out})
+	httpjson.Write(w, http.StatusOK, restapi.PauseWindows{Windows: out})
 }
 
 func firstNonNil(fes ...*core.FieldError) []core.FieldError {

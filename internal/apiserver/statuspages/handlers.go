@@ -560,13 +560,13 @@ type pageAccessBody struct {
 	IsPublic core.Nullable[bool]   `json:"is_public"`
 }
 
-func pageAccessObject(p *monv1.StatusPage) map[string]any {
+func pageAccessObject(p *monv1.StatusPage) restapi.PageAccessState {
 	mode, hasPassword := monv1.AccessPublic, false
 	var revoked *string
 	if a := p.Spec.Access; a != nil {
 		mode, hasPassword, revoked = a.Mode, a.PasswordSecretRef != nil, core.MetaTimePtr(a.SessionsRevokedAt)
 	}
-	return map[string]any{"mode": mode, "is_public": p.Spec.IsPublic, "has_password": hasPassword, "sessions_revoked_at": revoked}
+	return restapi.PageAccessState{Mode: string(mode), IsPublic: p.Spec.IsPublic, HasPassword: hasPassword, SessionsRevokedAt: revoked}
 }
 
 // putPageAccess sets who may view a page. A password is kept in the Secret

@@ -16,6 +16,7 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/otelexport"
 	"github.com/uptime-operator/uptime-operator/internal/ratelimit"
+	"github.com/uptime-operator/uptime-operator/internal/restapi"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
@@ -80,21 +81,6 @@ func (h *Handlers) available(next http.HandlerFunc) http.HandlerFunc {
 	}
 }
 
-// otelJSON is the settings and delivery status as the API shows them;
-// header values are redacted.
-type otelJSON struct {
-	Endpoint      string                   `json:"endpoint"`
-	Protocol      string                   `json:"protocol"`
-	Headers       map[string]string        `json:"headers"`
-	ServiceName   string                   `json:"service_name"`
-	Enabled       bool                     `json:"enabled"`
-	ExportSpans   bool                     `json:"export_spans"`
-	ExportMetrics bool                     `json:"export_metrics"`
-	CreatedAt     string                   `json:"created_at"`
-	UpdatedAt     string                   `json:"updated_at"`
-	Delivery      store.OTelDeliveryStatus `json:"delivery"`
-}
-
 func (h *Handlers) write(w http.ResponseWriter, r *http.Request, o store.OTelSettings, code int) {
 	d, err := h.st.GetOTelDelivery(r.Context(), o.Namespace)
 	if err != nil {
@@ -105,9 +91,9 @@ func (h *Handlers) write(w http.ResponseWriter, r *http.Request, o store.OTelSet
 	for k := range o.Headers {
 		headers[k] = redacted
 	}
-	httpjson.Write(w, code, otelJSON{Endpoint: o.Endpoint, Protocol: o.Protocol, Headers: headers, ServiceName: o.ServiceName,
+	httpjson.Write(w, code, restapi.OTelExport{Endpoint: o.Endpoint, Protocol: o.Protocol, Headers: headers, ServiceName: o.ServiceName,
 		Enabled: o.Enabled, ExportSpans: o.ExportSpans, ExportMetrics: o.ExportMetrics,
-		CreatedAt: core.ISOTime(o.CreatedAt), UpdatedAt: core.ISOTime(o.UpdatedAt), Delivery: d})
+		CreatedAt: core.ISOTime(o.CreatedAt), UpdatedAt: core.ISOTime(o.UpdatedAt), Delivery: restapi.OTelDeliveryStatus(d)})
 }
 
 func (h *Handlers) get() http.HandlerFunc {
@@ -265,9 +251,10 @@ func (h *Handlers) test() http.HandlerFunc {
 			return
 		}
 		if err := h.o.SendTest(r.Context(), cur, true); err != nil {
-			httpjson.Write(w, http.StatusOK, map[string]any{"ok": false, "error": err.Error()})
+			msg := err.Error()
+			httpjson.Write(w, http.StatusOK, restapi.TestResult{OK: false, Error: &msg})
 			return
 		}
-		httpjson.Write(w, http.StatusOK, map[string]any{"ok": true, "error": nil})
+		httpjson.Write(w, http.StatusOK, restapi.TestResult{OK: true})
 	})
 }

@@ -42,6 +42,8 @@ type Fixture struct {
 	// K8s is the fake client under the read-your-writes overlay.
 	K8s   client.Client
 	Clock *clocktesting.FakePassiveClock
+
+	t testing.TB
 }
 
 // New starts a fixture holding objs besides the plans and namespaces.
@@ -67,7 +69,7 @@ func New(t testing.TB, objs ...client.Object) *Fixture {
 	overlay := &writethrough.Overlay{}
 	deps := &core.Deps{Client: overlay.Client(k8s), Reader: k8s, Overlay: overlay, Plans: &plans.Resolver{Reader: k8s}, Clock: clk}
 	rt := core.NewRouter(deps, core.RouterOptions{Keys: k8s, Store: st})
-	return &Fixture{Deps: deps, Router: rt, Store: st, K8s: k8s, Clock: clk}
+	return &Fixture{Deps: deps, Router: rt, Store: st, K8s: k8s, Clock: clk, t: t}
 }
 
 // Call sends a request as a caller of ns at level (the user "alice"). A
@@ -77,7 +79,8 @@ func (f *Fixture) Call(ns string, level apikeys.Level, method, path string, body
 }
 
 // CallAs sends a request as caller c (an owner: Owner true, Level
-// automation, as the aggregated door makes one).
+// automation, as the aggregated door makes one). The answer must match its
+// operation in docs/openapi.json (CheckAnswer).
 func (f *Fixture) CallAs(c *core.Caller, method, path string, body any) *httptest.ResponseRecorder {
 	var rd *bytes.Reader
 	if body == nil {
@@ -92,6 +95,9 @@ func (f *Fixture) CallAs(c *core.Caller, method, path string, body any) *httptes
 	req = core.WithCaller(req, c)
 	rec := httptest.NewRecorder()
 	f.Router.Mux.ServeHTTP(rec, req)
+	if err := CheckAnswer(req, rec); err != nil {
+		f.t.Error(err)
+	}
 	return rec
 }
 

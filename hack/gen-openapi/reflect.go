@@ -1,0 +1,411 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"go/ast"
+	"go/doc"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+)
+
+// The schemas of the answers are not written by hand: they are derived from
+// the Go wire types that the server encodes (internal/restapi), so a field
+// is declared once, in Go, and the document follows it. The REST tests
+// validate every answer they provoke against the document
+// (internal/apiserver/contract_test.go), which keeps the two honest where
+// an answer is still written by hand.
+//
+// A struct becomes an object schema named after the Go type
+// (#/components/schemas/<Name>). Each field is a property under its json
+// name; a field without omitempty is required (encoding/json always writes
+// it); a pointer may be null; an embedded struct becomes allOf. The doc
+// comments of the type and of each field (or the comment at the end of its
+// line) are the descriptions. What Go types do not say comes from the
+// field's `openapi` tag, comma-separated:
+//
+//	format=uuid          the string format (uuid, date-time, uri, email, date)
+//	enum=up|down         the allowed values
+//	min=1, max=255       minimum/maximum (length for strings, items for arrays)
+//	ref=MonitorConfig    the property is that component (for json.RawMessage)
+//
+// A named string type with constants of that type (restapi.Fault) is an
+// enum of the constants' values.
+//
+// A few answers are domain records sent unchanged (wire.go: domainTypes);
+// they are reflected the same way. Their storage fields show on the wire as
+// they do in the document, which is the point: the document cannot promise
+// less or more than the server sends. Moving them to internal/restapi
+// types is the next step.
+
+// modulePath is the module whose packages the reflector reads doc comments
+// from; the generator runs from the repository root.
+const modulePath = "github.com/uptime-operator/uptime-operator/"
+
+// reflector turns Go types into component schemas.
+type reflector struct {
+	schemas M                       // components.schemas derived so far
+	owner   map[string]reflect.Type // component name → the Go type it came from
+	docs    map[string]*pkgDocs     // package path → its doc comments
+}
+
+// pkgDocs are the doc comments of one package.
+type pkgDocs struct {
+	types  map[string]string            // type name → doc
+	fields map[string]map[string]string // type name → field name → doc
+	consts map[string][]string          // type name → values of its constants
+}
+
+func newReflector() *reflector {
+	return &reflector{schemas: M{}, owner: map[string]reflect.Type{}, docs: map[string]*pkgDocs{}}
+}
+
+// add derives the schemas of the types of the given values and of every
+// named struct they reach.
+func (r *reflector) add(values ...any) error {
+	for _, v := range values {
+		if _, err := r.named(reflect.TypeOf(v)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// named registers a named struct type as a component and returns its $ref.
+// The component is named after the type; a second type of the same name
+// from another package is qualified by its package (sitehealth.Check
+// becomes SitehealthCheck next to restapi.Check).
+func (r *reflector) named(t reflect.Type) (M, error) {
+	name := t.Name()
+	if n, ok := componentNames[t]; ok {
+		name = n
+	}
+	if prev, ok := r.owner[name]; ok && prev != t {
+		pkg := path.Base(t.PkgPath())
+		name = strings.ToUpper(pkg[:1]) + pkg[1:] + name
+		if prev, ok := r.owner[name]; ok && prev != t {
+			return nil, fmt.Errorf("schema %s: both %s and %s", name, prev, t)
+		}
+	}
+	if _, ok := r.owner[name]; ok {
+		return ref(name), nil
+	}
+	r.owner[name] = t
+	r.schemas[name] = M{} // a placeholder against recursion
+	s, err := r.object(t)
+	if err != nil {
+		return nil, err
+	}
+	if d := r.typeDoc(t); d != "" {
+		s["description"] = d
+	}
+	r.schemas[name] = s
+	return ref(name), nil
+}
+
+// object is the schema of a struct: its own fields, allOf its embedded
+// structs.
+func (r *reflector) object(t reflect.Type) (M, error) {
+	props := M{}
+	var required []string
+	var embedded []any
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" {
+			continue
+		}
+		if f.Anonymous && name == "" {
+			e, err := r.named(f.Type)
+			if err != nil {
+				return nil, err
+			}
+			embedded = append(embedded, e)
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		s, err := r.field(f)
+		if err != nil {
+			return nil, fmt.Errorf("%s.%s: %w", t.Name(), f.Name, err)
+		}
+		if d := r.fieldDoc(t, f.Name); d != "" {
+			s = describe(s, d)
+		}
+		props[name] = s
+		if !strings.Contains(","+opts+",", ",omitempty,") {
+			required = append(required, name)
+		}
+	}
+	own := obj("", props, required...)
+	delete(own, "description")
+	if len(embedded) == 0 {
+		return own, nil
+	}
+	if len(props) > 0 {
+		embedded = append(embedded, own)
+	}
+	return M{"allOf": embedded}, nil
+}
+
+// field is the schema of one struct field: its type's schema with the
+// field's `openapi` tag applied.
+func (r *reflector) field(f reflect.StructField) (M, error) {
+	tag := parseTag(f.Tag.Get("openapi"))
+	t := f.Type
+	nullable := false
+	if t.Kind() == reflect.Pointer {
+		nullable = true
+		t = t.Elem()
+	}
+	var s M
+	if name, ok := tag["ref"]; ok {
+		s = ref(name)
+	} else {
+		var err error
+		if s, err = r.typeSchema(t); err != nil {
+			return nil, err
+		}
+	}
+	s = applyTag(s, tag)
+	if nullable {
+		s = null(s)
+	}
+	return s, nil
+}
+
+var (
+	timeType = reflect.TypeOf(time.Time{})
+	rawType  = reflect.TypeOf(json.RawMessage{})
+)
+
+// typeSchema is the schema of a Go type (not a field).
+func (r *reflector) typeSchema(t reflect.Type) (M, error) {
+	switch {
+	case t == timeType:
+		return dateTime(""), nil
+	case t == rawType:
+		return anyValue(""), nil
+	}
+	switch t.Kind() {
+	case reflect.String:
+		s := str("")
+		if vals := r.enumOf(t); len(vals) > 0 {
+			s["enum"] = toAny(vals)
+		}
+		return s, nil
+	case reflect.Bool:
+		return boolean(""), nil
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return integer(""), nil
+	case reflect.Float32, reflect.Float64:
+		return number(""), nil
+	case reflect.Slice, reflect.Array:
+		items, err := r.elem(t.Elem())
+		if err != nil {
+			return nil, err
+		}
+		return arr(items, ""), nil
+	case reflect.Map:
+		if t.Key().Kind() != reflect.String {
+			return nil, fmt.Errorf("map key %s is not a string", t.Key())
+		}
+		v, err := r.elem(t.Elem())
+		if err != nil {
+			return nil, err
+		}
+		return with(typed("object", ""), "additionalProperties", v), nil
+	case reflect.Struct:
+		if t.Name() == "" {
+			return r.object(t)
+		}
+		return r.named(t)
+	case reflect.Interface:
+		return anyValue(""), nil
+	}
+	return nil, fmt.Errorf("no schema for %s", t)
+}
+
+// elem is the schema of an array item or map value.
+func (r *reflector) elem(t reflect.Type) (M, error) {
+	if t.Kind() == reflect.Pointer {
+		s, err := r.typeSchema(t.Elem())
+		if err != nil {
+			return nil, err
+		}
+		return null(s), nil
+	}
+	return r.typeSchema(t)
+}
+
+// parseTag reads an `openapi` tag: key=value pairs separated by commas.
+func parseTag(tag string) map[string]string {
+	out := map[string]string{}
+	for _, kv := range strings.Split(tag, ",") {
+		if kv = strings.TrimSpace(kv); kv == "" {
+			continue
+		}
+		k, v, _ := strings.Cut(kv, "=")
+		out[k] = v
+	}
+	return out
+}
+
+// applyTag sets the format, enum and bounds of a tag on s.
+func applyTag(s M, tag map[string]string) M {
+	if f, ok := tag["format"]; ok {
+		s = with(s, "format", f)
+	}
+	if e, ok := tag["enum"]; ok {
+		vals := strings.Split(e, "|")
+		if name, ok := strings.CutPrefix(e, "@"); ok {
+			if vals, ok = namedEnums[name]; !ok {
+				panic("openapi tag: no enum " + e)
+			}
+		}
+		s = with(s, "enum", toAny(vals))
+	}
+	num := func(v string) any {
+		if n, err := strconv.Atoi(v); err == nil {
+			return n
+		}
+		f, _ := strconv.ParseFloat(v, 64)
+		return f
+	}
+	var lo, hi any
+	if v, ok := tag["min"]; ok {
+		lo = num(v)
+	}
+	if v, ok := tag["max"]; ok {
+		hi = num(v)
+	}
+	if lo != nil || hi != nil {
+		s = bounds(s, lo, hi)
+	}
+	return s
+}
+
+// describe sets the description of a schema; a $ref gets it as a sibling
+// (OpenAPI 3.1 allows it).
+func describe(s M, d string) M { return with(s, "description", d) }
+
+func (r *reflector) typeDoc(t reflect.Type) string {
+	d := r.pkg(t.PkgPath())
+	if d == nil {
+		return ""
+	}
+	return d.types[t.Name()]
+}
+
+func (r *reflector) fieldDoc(t reflect.Type, field string) string {
+	d := r.pkg(t.PkgPath())
+	if d == nil {
+		return ""
+	}
+	return d.fields[t.Name()][field]
+}
+
+func (r *reflector) enumOf(t reflect.Type) []string {
+	if t.Name() == "" || t.PkgPath() == "" {
+		return nil
+	}
+	d := r.pkg(t.PkgPath())
+	if d == nil {
+		return nil
+	}
+	return d.consts[t.Name()]
+}
+
+// pkg parses the doc comments of a package of this module once; other
+// packages (the standard library) have none to give.
+func (r *reflector) pkg(path string) *pkgDocs {
+	if d, ok := r.docs[path]; ok {
+		return d
+	}
+	var d *pkgDocs
+	if rel, ok := strings.CutPrefix(path, modulePath); ok {
+		var err error
+		if d, err = parseDocs(filepath.FromSlash(rel)); err != nil {
+			panic(fmt.Sprintf("doc comments of %s: %v", path, err))
+		}
+	}
+	r.docs[path] = d
+	return d
+}
+
+// parseDocs reads the doc comments of the package in dir.
+func parseDocs(dir string) (*pkgDocs, error) {
+	fset := token.NewFileSet()
+	pkgs, err := parser.ParseDir(fset, dir, func(fi fs.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, parser.ParseComments)
+	if err != nil {
+		return nil, err
+	}
+	out := &pkgDocs{types: map[string]string{}, fields: map[string]map[string]string{}, consts: map[string][]string{}}
+	for _, p := range pkgs {
+		dp := doc.New(p, dir, doc.AllDecls)
+		for _, t := range dp.Types {
+			out.types[t.Name] = sentence(unname(t.Doc, t.Name))
+			for _, c := range t.Consts {
+				for _, spec := range c.Decl.Specs {
+					for _, v := range spec.(*ast.ValueSpec).Values {
+						if lit, ok := v.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+							if s, err := strconv.Unquote(lit.Value); err == nil {
+								out.consts[t.Name] = append(out.consts[t.Name], s)
+							}
+						}
+					}
+				}
+			}
+			st, ok := t.Decl.Specs[0].(*ast.TypeSpec).Type.(*ast.StructType)
+			if !ok {
+				continue
+			}
+			fields := map[string]string{}
+			for _, f := range st.Fields.List {
+				text := f.Doc.Text()
+				if text == "" {
+					text = f.Comment.Text()
+				}
+				for _, n := range f.Names {
+					fields[n.Name] = sentence(unname(text, n.Name))
+				}
+			}
+			out.fields[t.Name] = fields
+		}
+	}
+	return out, nil
+}
+
+// sentence joins the lines of a comment into one paragraph.
+func sentence(c string) string {
+	return strings.Join(strings.Fields(c), " ")
+}
+
+// unname drops the Go convention of starting a doc comment with the
+// declared name ("Monitor is the monitor object of …" → "The monitor
+// object of …", "Reason says why …" → "Says why …"): the reader of the API
+// does not know the Go name.
+func unname(c, name string) string {
+	for _, verb := range []string{" is ", " are "} {
+		if rest, ok := strings.CutPrefix(c, name+verb); ok && rest != "" {
+			return strings.ToUpper(rest[:1]) + rest[1:]
+		}
+	}
+	if rest, ok := strings.CutPrefix(c, name+" "); ok && rest != "" && unicode.IsLower(rune(rest[0])) {
+		return strings.ToUpper(rest[:1]) + rest[1:]
+	}
+	return c
+}
