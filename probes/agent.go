@@ -49,6 +49,11 @@ type AgentOptions struct {
 	MaxBufferedInMemory int
 	// PollWait is the long-poll wait (default probeapi.DefaultWait).
 	PollWait time.Duration
+	// CallTimeout bounds a push, and a long poll beyond its wait (default
+	// 30s). Over a link that silently drops packets a call otherwise hangs
+	// until TCP gives up, about 15 minutes: pushes queue behind it and the
+	// agent notices no failure.
+	CallTimeout time.Duration
 	// Log receives agent logs; callers give it the region's key/value (the
 	// probe command and dev do), so lines do not repeat it.
 	Log logr.Logger
@@ -75,6 +80,7 @@ type Agent struct {
 	batchSize     int
 	flushInterval time.Duration
 	pollWait      time.Duration
+	callTimeout   time.Duration
 	log           logr.Logger
 	metrics       *metrics
 	flushNow      chan struct{}
@@ -107,6 +113,7 @@ func NewAgent(opts AgentOptions) (*Agent, error) {
 		batchSize:     opts.BatchSize,
 		flushInterval: opts.FlushInterval,
 		pollWait:      opts.PollWait,
+		callTimeout:   opts.CallTimeout,
 		log:           opts.Log,
 		flushNow:      make(chan struct{}, 1),
 		urgentNow:     make(chan struct{}, 1),
@@ -120,6 +127,9 @@ func NewAgent(opts AgentOptions) (*Agent, error) {
 	}
 	if a.pollWait <= 0 {
 		a.pollWait = probeapi.DefaultWait
+	}
+	if a.callTimeout <= 0 {
+		a.callTimeout = 30 * time.Second
 	}
 	a.Scheduler = &Scheduler{Concurrency: opts.Concurrency, Clock: opts.Clock, IntervalUnit: opts.IntervalUnit, Run: a.runScheduled}
 	a.metrics = newMetrics(
@@ -203,7 +213,9 @@ func (a *Agent) pollLoop(ctx context.Context) {
 	revision := ""
 	backoff := time.Second
 	for ctx.Err() == nil {
-		list, err := a.Client.Assignments(ctx, a.Region, revision, a.pollWait)
+		pollCtx, cancel := context.WithTimeout(ctx, a.pollWait+a.callTimeout)
+		list, err := a.Client.Assignments(pollCtx, a.Region, revision, a.pollWait)
+		cancel()
 		if err != nil {
 			if ctx.Err() != nil {
 				return
@@ -309,8 +321,10 @@ func (a *Agent) flush(ctx context.Context, l *lane) {
 			l.replayCut = time.Now()
 		}
 		replayed := l.replayed(batch, a.started)
-		_, err := a.Client.PushResults(ctx, &probeapi.ResultBatch{Region: a.Region, AgentID: a.AgentID, Results: batch,
+		pushCtx, cancel := context.WithTimeout(ctx, a.callTimeout)
+		_, err := a.Client.PushResults(pushCtx, &probeapi.ResultBatch{Region: a.Region, AgentID: a.AgentID, Results: batch,
 			Replayed: replayed, Backlog: max(a.Buffer.Len()-len(batch), 0)})
+		cancel()
 		if err != nil {
 			l.failing = true
 			a.metrics.pushes.WithLabelValues("error").Inc()
