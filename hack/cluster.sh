@@ -558,6 +558,13 @@ teardown_host() {
   if [[ -e "/run/netns/$NETNS" ]]; then
     ip netns del "$NETNS" 2>/dev/null || true
   fi
+  # The e2e suite's bare remote agent (test/e2e/remote_test.go), when a run
+  # died before removing its namespace and /etc/netns files.
+  if [[ -e /run/netns/uptime-bare ]]; then
+    ip netns pids uptime-bare 2>/dev/null | xargs -r kill -TERM 2>/dev/null || true
+    ip netns del uptime-bare 2>/dev/null || true
+  fi
+  rm -rf /etc/netns/uptime-bare
   sysctl_restore
 }
 
