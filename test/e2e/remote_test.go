@@ -552,11 +552,21 @@ spec:
 		token := newToken()
 		// First the remote side (the agent rereads its file per request)...
 		Expect(os.WriteFile(site.tokenFile, []byte(token+"\n"), 0o600)).To(Succeed())
+		replayedBefore := mustAgentMetric("uptime_probe_replayed_results_total", "")
+		var refusedAfter time.Duration
+		buffered := 0.0
+		// Refused, and two checks' results waiting, before the manager
+		// learns the new token.
 		Eventually(func(g Gomega) {
 			g.Expect(agentMetric("uptime_probe_result_pushes_total", `outcome="error"`)).To(BeNumerically(">", errorsBefore))
-			g.Expect(agentMetric("uptime_probe_buffered_results", "")).To(BeNumerically(">", 0))
+			if refusedAfter == 0 {
+				refusedAfter = time.Since(start)
+			}
+			b, err := agentMetric("uptime_probe_buffered_results", "")
+			g.Expect(err).NotTo(HaveOccurred())
+			buffered = b
+			g.Expect(b).To(BeNumerically(">=", 2))
 		}, 2*time.Minute, time.Second).Should(Succeed(), "the agent's new token is refused until the manager's Secret has it")
-		refusedAfter := time.Since(start)
 		// ...then the manager's Secret.
 		changed := time.Now()
 		apply(fmt.Sprintf(`{"apiVersion":"v1","kind":"Secret","metadata":{"name":%q,"namespace":%q},"stringData":{"token":%q}}`, bareTokenSecret, ns, token))
@@ -566,13 +576,17 @@ spec:
 		}, 2*time.Minute, time.Second).Should(Succeed())
 		accepted := time.Since(changed)
 		done := time.Now()
+		replayed := mustAgentMetric("uptime_probe_replayed_results_total", "") - replayedBefore
+		Expect(replayed).To(BeNumerically(">=", buffered), "the results refused meanwhile were delivered")
 		checks := regionChecks(uid, bareRegion)
 		Expect(uniqueIDs(checks)).To(Succeed())
-		n, err := noGaps(checks, start, done.Add(-checkInterval*time.Second))
+		n, err := noGaps(checks, start, done)
 		Expect(err).NotTo(HaveOccurred())
+		Expect(n).To(BeNumerically(">=", 2))
 		Expect(regionLine(bareRegion)).To(HavePrefix(bareRegion + ": online=true agents=1 "))
-		proved("remote: token rotated (agent's file first, then the manager's Secret): refused %s after the agent's change (%.0f failed pushes), accepted %s after the Secret's; %d checks of the window stored, no gap, no id twice",
-			refusedAfter.Round(time.Second), mustAgentMetric("uptime_probe_result_pushes_total", `outcome="error"`)-errorsBefore, accepted.Round(time.Second), n)
+		proved("remote: token rotated (agent's file first, then the manager's Secret): first refusal %s after the agent's change (%.0f failed pushes in all, %.0f results buffered), accepted %s after the Secret's; %.0f results replayed, %d checks of the window stored, no gap, no id twice",
+			refusedAfter.Round(time.Second), mustAgentMetric("uptime_probe_result_pushes_total", `outcome="error"`)-errorsBefore, buffered,
+			accepted.Round(time.Second), replayed, n)
 	})
 
 	It("refuses a forged batch: the bare region's token claiming region e2e-a gets 403", func() {
