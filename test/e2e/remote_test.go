@@ -28,6 +28,13 @@ import (
 	. "github.com/onsi/gomega"
 )
 
+// A remote site: a second cluster (hack/cluster.sh with SITE=2: its own
+// namespace, node, runtime and ranges, joined to the first cluster's
+// namespace by a routed veth link), where the chart is installed in remote
+// mode exactly as docs/install.md says; its agent reaches the probe API the
+// same way as the bare agent below, its cluster DNS mapping the API
+// Service's name to the first node's address.
+//
 // A remote region that lives on a VM: the bare agent of docs/install.md
 // ("Remote regions"), `uptime-operator probe` as a plain process, in a
 // network namespace of its own (bareNetns) joined to the node's namespace
@@ -39,13 +46,18 @@ import (
 // Service's cluster IP, routed through the node.
 const (
 	localRegion     = "e2e-a"
+	siteRegion      = "e2e-remote"
 	bareRegion      = "e2e-bare"
 	bareNetns       = "uptime-bare"
 	bareLinkHost    = "bare0" // the node's end of the link
 	bareNodeAddr    = "10.251.0.1"
 	bareAddr        = "10.251.0.2"
 	bareTokenSecret = "region-e2e-bare-token"
-	remoteMon       = "e2e-remote"
+	siteTokenSecret = "region-e2e-remote-token"
+	// The remote site's namespace and release, as docs/install.md names them.
+	siteNS      = "uptime-probe"
+	siteRelease = "probe-e2e-remote"
+	remoteMon   = "e2e-remote"
 	// apiServiceName is the chart's API Service, the name in its certificate.
 	apiServiceName = "uptime-operator-api." + ns + ".svc"
 )
@@ -67,6 +79,60 @@ regions:
   continent: europe
   placement: {mode: managed, replicas: 1}
 `
+
+// siteKubeconfig is the second cluster's admin kubeconfig; its apiserver is
+// reached over the link.
+func siteKubeconfig() string {
+	return filepath.Join(os.Getenv("HOME"), ".cache", "uptime-operator", "cluster", "run-site2", "admin.kubeconfig")
+}
+
+func siteKubectl(args ...string) string {
+	GinkgoHelper()
+	out, err := run("kubectl", append([]string{"--kubeconfig", siteKubeconfig()}, args...)...)
+	Expect(err).NotTo(HaveOccurred(), out)
+	return out
+}
+
+// siteUp brings the second cluster up (or finds it running), loads the
+// release's image into it and points its DNS at the first node for the
+// API Service's name.
+func siteUp() {
+	GinkgoHelper()
+	out, err := runIn("", "env", "SITE=2", "hack/cluster.sh", "up")
+	Expect(err).NotTo(HaveOccurred(), out)
+	version, err := chartVersion()
+	Expect(err).NotTo(HaveOccurred())
+	out, err = runIn("", "env", "SITE=2", "hack/cluster.sh", "load", filepath.Join(releaseDir, "uptime-operator-image-"+version+".tar"))
+	Expect(err).NotTo(HaveOccurred(), out)
+	corefile := siteKubectl("-n", "kube-system", "get", "configmap", "coredns", "-o", "jsonpath={.data.Corefile}")
+	if !strings.Contains(corefile, apiServiceName) {
+		corefile = strings.Replace(corefile, ".:53 {\n", ".:53 {\n    hosts {\n        "+nodeIP+" "+apiServiceName+"\n        fallthrough\n    }\n", 1)
+		b, err := json.Marshal(map[string]any{"data": map[string]string{"Corefile": corefile}})
+		Expect(err).NotTo(HaveOccurred())
+		siteKubectl("-n", "kube-system", "patch", "configmap", "coredns", "--type=merge", "-p", string(b))
+		siteKubectl("-n", "kube-system", "rollout", "restart", "deploy/coredns")
+	}
+	siteKubectl("-n", "kube-system", "rollout", "status", "deploy/coredns", "--timeout=120s")
+}
+
+// siteInstall is docs/install.md's step 2 on the remote cluster.
+func siteInstall(token, caFile, serverURL string) {
+	GinkgoHelper()
+	_, _ = run("helm", "--kubeconfig", siteKubeconfig(), "uninstall", siteRelease, "-n", siteNS, "--wait", "--timeout", "2m")
+	_, _ = run("kubectl", "--kubeconfig", siteKubeconfig(), "delete", "namespace", siteNS, "--timeout=120s")
+	siteKubectl("create", "namespace", siteNS)
+	siteKubectl("-n", siteNS, "create", "secret", "generic", siteTokenSecret, "--from-literal=token="+token)
+	siteKubectl("-n", siteNS, "create", "configmap", "uptime-manager-ca", "--from-file=ca.crt="+caFile)
+	out, err := run("helm", "--kubeconfig", siteKubeconfig(), "install", siteRelease, chartPackage(), "-n", siteNS,
+		"--set", "mode=remote",
+		"--set", "remote.serverURL="+serverURL,
+		"--set", "remote.region="+siteRegion,
+		"--set", "remote.tokenSecret.name="+siteTokenSecret,
+		"--set", "remote.serverCA.configMap=uptime-manager-ca",
+		"--set", "remote.allowPrivate=true",
+		"--wait", "--timeout", "3m")
+	Expect(err).NotTo(HaveOccurred(), out)
+}
 
 // bareSite is the bare agent's namespace, files and process.
 type bareSite struct {
@@ -337,6 +403,22 @@ spec:
     tokenSecretRef: {name: %s, key: token}
 `, bareRegion, bareTokenSecret))
 
+		siteToken := newToken()
+		mustKubectl("-n", ns, "create", "secret", "generic", siteTokenSecret, "--from-literal=token="+siteToken)
+		apply(fmt.Sprintf(`apiVersion: monitoring.uptime-operator.io/v1alpha1
+kind: ProbeRegion
+metadata:
+  name: %s
+spec:
+  displayName: Remote cluster
+  city: Dublin
+  country: IE
+  continent: europe
+  placement:
+    mode: remote
+    tokenSecretRef: {name: %s, key: token}
+`, siteRegion, siteTokenSecret))
+
 		// Step 2, outside Kubernetes: the agent as a plain process, with
 		// the token in a file and the CA that signed the probe API's
 		// certificate.
@@ -354,6 +436,9 @@ spec:
 		DeferCleanup(bareDown)
 		site.start(serverURL, caFile)
 		DeferCleanup(site.stop)
+		// Step 2 on a remote cluster: the chart in remote mode.
+		siteUp()
+		siteInstall(siteToken, caFile, serverURL)
 
 		apply(fmt.Sprintf(`apiVersion: monitoring.uptime-operator.io/v1alpha1
 kind: AlertChannel
@@ -373,9 +458,9 @@ spec:
   type: http
   url: http://%s:8080/
   intervalSeconds: %d
-  regions: [%s, %s]
+  regions: [%s, %s, %s]
   http: {timeoutMs: 3000}
-`, webSecret, remoteMon, targetIP, checkInterval, localRegion, bareRegion))
+`, webSecret, remoteMon, targetIP, checkInterval, localRegion, siteRegion, bareRegion))
 		Eventually(func() string {
 			out, _ := kubectl("-n", workNS, "get", "monitor", remoteMon, "-o", "jsonpath={.metadata.uid}")
 			return out
@@ -392,30 +477,33 @@ spec:
 		site.stop()
 		bareDown()
 		_, _ = kubectl("-n", workNS, "delete", "monitor", remoteMon, "--timeout=60s")
-		_, _ = kubectl("delete", "proberegion", bareRegion, "--timeout=60s")
+		_, _ = kubectl("delete", "proberegion", bareRegion, siteRegion, "--timeout=60s")
+		_, _ = run("helm", "--kubeconfig", siteKubeconfig(), "uninstall", siteRelease, "-n", siteNS, "--wait", "--timeout", "2m")
 		_, _ = helm("uninstall", release, "-n", ns, "--wait", "--timeout", "3m")
 	})
 
-	It("judges a Monitor with a local and a bare remote region: both vote, both regions online with one agent", func() {
+	It("judges a Monitor with a local, a remote-cluster and a bare region: all three vote, each region online with one agent", func() {
 		Eventually(func() []string {
-			return []string{regionLine(localRegion), regionLine(bareRegion)}
+			return []string{regionLine(localRegion), regionLine(siteRegion), regionLine(bareRegion)}
 		}, 3*time.Minute, 2*time.Second).Should(ConsistOf(
-			HavePrefix(localRegion+": online=true agents=1 "), HavePrefix(bareRegion+": online=true agents=1 ")))
+			HavePrefix(localRegion+": online=true agents=1 "), HavePrefix(siteRegion+": online=true agents=1 "),
+			HavePrefix(bareRegion+": online=true agents=1 ")))
 		Eventually(func(g Gomega) {
 			m, err := getMonitor(workNS, remoteMon)
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(string(m.Status.CurrentStatus)).To(Equal("up"))
-			g.Expect(m.Status.Regions).To(HaveLen(2))
+			g.Expect(m.Status.Regions).To(HaveLen(3))
 			for _, r := range m.Status.Regions {
 				g.Expect(r.Status).To(Equal("up"), "region %s", r.Code)
 			}
 			x, _, err := explain(uid)
 			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(x.vote(localRegion)).To(Equal("pass"))
-			g.Expect(x.vote(bareRegion)).To(Equal("pass"))
+			for _, r := range []string{localRegion, siteRegion, bareRegion} {
+				g.Expect(x.vote(r)).To(Equal("pass"), "region %s", r)
+			}
 		}, 3*time.Minute, 3*time.Second).Should(Succeed())
-		proved("remote: bare agent (`uptime-operator probe` in netns %s, routed link, NodePort over TLS verified with the chart's CA) and managed region %s both vote pass; `kubectl get proberegions`:\n%s",
-			bareNetns, localRegion, mustKubectl("get", "proberegions"))
+		proved("remote: the chart in remote mode on a second cluster (%s), a bare agent (`uptime-operator probe` in netns %s) and managed region %s all vote pass, both remote ones over routed links to the API Service's NodePort, TLS verified with the chart's CA; `kubectl get proberegions`:\n%s",
+			siteRegion, bareNetns, localRegion, mustKubectl("get", "proberegions"))
 	})
 
 	It("confirms a real outage from both regions: one incident, one signed monitor.down", func() {
@@ -428,7 +516,7 @@ spec:
 			m, err := getMonitor(workNS, remoteMon)
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(m.Status.OpenIncident).NotTo(BeNil())
-			g.Expect(m.Status.OpenIncident.ConfirmingRegions).To(ConsistOf(localRegion, bareRegion))
+			g.Expect(m.Status.OpenIncident.ConfirmingRegions).To(ConsistOf(localRegion, siteRegion, bareRegion))
 			id = m.Status.OpenIncident.ID
 		}, 3*time.Minute, 3*time.Second).Should(Succeed())
 		expectDelivery(receiverIP, "monitor.down", id)
@@ -446,7 +534,7 @@ spec:
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(string(m.Status.CurrentStatus)).To(Equal("up"))
 		}, 3*time.Minute, 3*time.Second).Should(Succeed())
-		proved("remote: target failing → one incident %s confirmed by %s and %s, one signed monitor.down, one monitor.up on recovery", id, localRegion, bareRegion)
+		proved("remote: target failing → one incident %s confirmed by %s, %s and %s, one signed monitor.down, one monitor.up on recovery", id, localRegion, siteRegion, bareRegion)
 	})
 
 	It("survives a cut link to the bare agent: no incident, the region goes stale and abstains, the backlog is replayed once", func() {
@@ -478,6 +566,7 @@ spec:
 			if toStale == 0 && slices.Contains(x.Abstaining, bareRegion) {
 				toStale = time.Since(start)
 				Expect(x.vote(localRegion)).To(Equal("pass"))
+				Expect(x.vote(siteRegion)).To(Equal("pass"))
 				Expect(x.State).To(Equal("up"))
 			}
 			if line := regionLine(bareRegion); toOffline == 0 && line != "" && !strings.Contains(line, "online=true") {
@@ -533,6 +622,7 @@ spec:
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(x.vote(bareRegion)).To(Equal("fail"), raw)
 			g.Expect(x.vote(localRegion)).To(Equal("pass"), raw)
+			g.Expect(x.vote(siteRegion)).To(Equal("pass"), raw)
 		}, 2*time.Minute, 3*time.Second).Should(Succeed())
 		Expect(x.State).To(Equal("unconfirmed_failure"), raw)
 		Consistently(func(g Gomega) {
