@@ -225,7 +225,19 @@ func (b *bareSite) stop() {
 // agentMetric reads one family of the bare agent's /metrics (summed over
 // its labels, or those matching label when set).
 func agentMetric(name, label string) (float64, error) {
-	code, body, err := httpDo("GET", "http://"+net.JoinHostPort(bareAddr, "8081")+"/metrics", nil)
+	return metricAt(net.JoinHostPort(bareAddr, "8081"), name, label)
+}
+
+func mustMetricAt(addr, name, label string) float64 {
+	GinkgoHelper()
+	v, err := metricAt(addr, name, label)
+	Expect(err).NotTo(HaveOccurred())
+	return v
+}
+
+// metricAt reads one family of an agent's /metrics at addr.
+func metricAt(addr, name, label string) (float64, error) {
+	code, body, err := httpDo("GET", "http://"+addr+"/metrics", nil)
 	if err != nil {
 		return 0, err
 	}
@@ -537,70 +549,101 @@ spec:
 		proved("remote: target failing → one incident %s confirmed by %s, %s and %s, one signed monitor.down, one monitor.up on recovery", id, localRegion, siteRegion, bareRegion)
 	})
 
-	It("survives a cut link to the bare agent: no incident, the region goes stale and abstains, the backlog is replayed once", func() {
-		replayedBefore := mustAgentMetric("uptime_probe_replayed_results_total", "")
-		cut := []string{"iptables", "-I", "OUTPUT", "-d", nodeIP, "-j", "DROP", "-m", "comment", "--comment", "uptime-e2e link cut"}
-		start := time.Now()
-		inBare(cut...)
-		restored := false
-		restore := func() {
-			if !restored {
-				inBare(append([]string{"iptables", "-D"}, cut[2:]...)...)
-				restored = true
-			}
+	It("survives cut links to both remote regions: no incident, each goes stale and abstains, each backlog is replayed once", func() {
+		// The link is cut where the agent's traffic to the manager leaves
+		// its site: the bare agent's own packets (OUTPUT) and the remote
+		// cluster's Pods' (FORWARD, in its node's namespace). The target
+		// stays reachable from both.
+		sitePod := strings.TrimSpace(siteKubectl("-n", siteNS, "get", "pods", "-l", "uptime-operator.io/region="+siteRegion,
+			"--field-selector=status.phase=Running", "-o", "jsonpath={.items[0].status.podIP}"))
+		Expect(sitePod).NotTo(BeEmpty())
+		type cutLink struct {
+			region, netns, chain, metrics string
+			replayedBefore, maxBuffered   float64
+			toStale, toOffline, toOnline  time.Duration
+			restored                      bool
 		}
-		DeferCleanup(restore)
-		var toStale, toOffline time.Duration
-		maxBuffered := 0.0
-		// At least three intervals, and until the region is both stale in
-		// the judgement and offline in its status; never an incident.
+		links := []*cutLink{
+			{region: bareRegion, netns: bareNetns, chain: "OUTPUT", metrics: net.JoinHostPort(bareAddr, "8081")},
+			{region: siteRegion, netns: "uptime-k8s-2", chain: "FORWARD", metrics: net.JoinHostPort(sitePod, "8081")},
+		}
+		rule := func(l *cutLink, op string) []string {
+			return []string{"netns", "exec", l.netns, "iptables", op, l.chain, "-d", nodeIP, "-j", "DROP", "-m", "comment", "--comment", "uptime-e2e link cut"}
+		}
+		for _, l := range links {
+			l.replayedBefore = mustMetricAt(l.metrics, "uptime_probe_replayed_results_total", "")
+		}
+		start := time.Now()
+		for _, l := range links {
+			out, err := run("ip", rule(l, "-I")...)
+			Expect(err).NotTo(HaveOccurred(), out)
+			DeferCleanup(func() {
+				if !l.restored {
+					_, _ = run("ip", rule(l, "-D")...)
+				}
+			})
+		}
+		// At least three intervals, and until each region is both stale in
+		// the judgement and offline in its status; never an incident, as
+		// the local region still passes.
 		Eventually(func(g Gomega) {
 			m, err := getMonitor(workNS, remoteMon)
 			g.Expect(err).NotTo(HaveOccurred())
-			Expect(m.Status.OpenIncident).To(BeNil(), "an incident opened while only the link to %s was cut", bareRegion)
-			if b, err := agentMetric("uptime_probe_buffered_results", ""); err == nil {
-				maxBuffered = max(maxBuffered, b)
-			}
+			Expect(m.Status.OpenIncident).To(BeNil(), "an incident opened while only the links to the remote regions were cut")
 			x, _, err := explain(uid)
 			g.Expect(err).NotTo(HaveOccurred())
-			if toStale == 0 && slices.Contains(x.Abstaining, bareRegion) {
-				toStale = time.Since(start)
-				Expect(x.vote(localRegion)).To(Equal("pass"))
-				Expect(x.vote(siteRegion)).To(Equal("pass"))
-				Expect(x.State).To(Equal("up"))
+			Expect(x.vote(localRegion)).To(Equal("pass"))
+			for _, l := range links {
+				if b, err := metricAt(l.metrics, "uptime_probe_buffered_results", ""); err == nil {
+					l.maxBuffered = max(l.maxBuffered, b)
+				}
+				if l.toStale == 0 && slices.Contains(x.Abstaining, l.region) {
+					l.toStale = time.Since(start)
+				}
+				if line := regionLine(l.region); l.toOffline == 0 && line != "" && !strings.Contains(line, "online=true") {
+					l.toOffline = time.Since(start)
+				}
+				g.Expect(l.toStale).NotTo(BeZero(), "%s not stale yet", l.region)
+				g.Expect(l.toOffline).NotTo(BeZero(), "%s not offline yet", l.region)
 			}
-			if line := regionLine(bareRegion); toOffline == 0 && line != "" && !strings.Contains(line, "online=true") {
-				toOffline = time.Since(start)
-			}
-			g.Expect(toStale).NotTo(BeZero(), "%s not stale yet", bareRegion)
-			g.Expect(toOffline).NotTo(BeZero(), "%s not offline yet", bareRegion)
+			g.Expect(x.State).To(Equal("up"))
 			g.Expect(time.Since(start)).To(BeNumerically(">=", 3*checkInterval*time.Second))
 		}, 5*time.Minute, 3*time.Second).Should(Succeed())
 		cutFor := time.Since(start)
-		restore()
+		for _, l := range links {
+			out, err := run("ip", rule(l, "-D")...)
+			Expect(err).NotTo(HaveOccurred(), out)
+			l.restored = true
+		}
 		restoredAt := time.Now()
-		var toOnline time.Duration
 		Eventually(func(g Gomega) {
-			g.Expect(agentMetric("uptime_probe_buffered_results", "")).To(BeZero())
-			g.Expect(regionLine(bareRegion)).To(HavePrefix(bareRegion + ": online=true agents=1 "))
-			if toOnline == 0 {
-				toOnline = time.Since(restoredAt)
-			}
 			x, _, err := explain(uid)
 			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(x.vote(bareRegion)).To(Equal("pass"))
+			for _, l := range links {
+				g.Expect(metricAt(l.metrics, "uptime_probe_buffered_results", "")).To(BeZero(), l.region)
+				g.Expect(regionLine(l.region)).To(HavePrefix(l.region + ": online=true agents=1 "))
+				if l.toOnline == 0 {
+					l.toOnline = time.Since(restoredAt)
+				}
+				g.Expect(x.vote(l.region)).To(Equal("pass"), l.region)
+			}
 		}, 3*time.Minute, 2*time.Second).Should(Succeed())
-		replayed := mustAgentMetric("uptime_probe_replayed_results_total", "") - replayedBefore
-		Expect(replayed).To(BeNumerically(">=", 3), "results checked during the cut were replayed")
-		checks := regionChecks(uid, bareRegion)
-		Expect(uniqueIDs(checks)).To(Succeed())
-		n, err := noGaps(checks, start, restoredAt)
-		Expect(err).NotTo(HaveOccurred(), "the checks of the cut were not all stored")
+		var report []string
+		for _, l := range links {
+			replayed := mustMetricAt(l.metrics, "uptime_probe_replayed_results_total", "") - l.replayedBefore
+			Expect(replayed).To(BeNumerically(">=", 3), "%s: results checked during the cut were replayed", l.region)
+			checks := regionChecks(uid, l.region)
+			Expect(uniqueIDs(checks)).To(Succeed(), l.region)
+			n, err := noGaps(checks, start, restoredAt)
+			Expect(err).NotTo(HaveOccurred(), "%s: the checks of the cut were not all stored", l.region)
+			report = append(report, fmt.Sprintf("%s stale and abstaining after %s, offline after %s, up to %.0f results buffered, online again %s after the link returned, %.0f replayed, %d checks of the cut stored with no gap and no id twice",
+				l.region, l.toStale.Round(time.Second), l.toOffline.Round(time.Second), l.maxBuffered, l.toOnline.Round(time.Second), replayed, n))
+		}
 		m, err := getMonitor(workNS, remoteMon)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(m.Status.OpenIncident).To(BeNil())
-		proved("remote: link to %s cut for %s (DROP in its namespace): stale and abstaining after %s, offline after %s, no incident; up to %.0f results buffered; link back → online again within %s, %.0f results replayed, %d checks of the cut stored with no gap and no id twice (duplicates 0)",
-			bareRegion, cutFor.Round(time.Second), toStale.Round(time.Second), toOffline.Round(time.Second), maxBuffered, toOnline.Round(time.Second), replayed, n)
+		proved("remote: links to %s and %s cut for %s (iptables DROP towards the manager), no incident (duplicates 0):\n%s",
+			bareRegion, siteRegion, cutFor.Round(time.Second), strings.Join(report, "\n"))
 	})
 
 	It("tells a path failure from an outage: the target unreachable from the bare region only opens no incident, and the explanation names the failing region", func() {
