@@ -31,7 +31,9 @@ var ProbeRefusals = prometheus.NewCounterVec(prometheus.CounterOpts{
 // back by a failed push (the manager unreachable, the token refused) or left
 // on disk by an earlier run of the agent, as the agent marks its batches
 // (probeapi.ResultBatch.Replayed). Each is stored once, however often it
-// was sent (uptime_operator_duplicate_results_total counts the repeats).
+// was sent (uptime_operator_duplicate_results_total counts the repeats), but
+// a batch the manager stored and whose answer was lost counts again when
+// the agent re-sends it.
 var ProbeReplayed = prometheus.NewCounterVec(prometheus.CounterOpts{
 	Name: "uptime_operator_probe_replayed_results_total",
 	Help: "Results probe agents delivered after a failed push held them back (their buffered backlog), by region.",
