@@ -378,7 +378,7 @@ func uniqueIDs(checks []storedCheck) error {
 	return nil
 }
 
-var _ = Describe("remote regions: a bare agent in a network namespace of its own", Ordered, func() {
+var _ = Describe("remote regions: a second cluster and a bare agent, each in a network namespace of its own", Ordered, func() {
 	var (
 		site       = &bareSite{}
 		targetIP   string
