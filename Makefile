@@ -81,6 +81,9 @@ envtest: ## Build kube-apiserver, etcd and kubectl from the Go module proxy (onc
 # overwrite each other's.
 TEST_LOG ?= $(CURDIR)/bin/test.log
 E2E_LOG ?= $(CURDIR)/bin/e2e.log
+# Extra flags of the e2e test binary, e.g. E2E_FLAGS='-ginkgo.focus=remote'
+# to run one container's specs on a running cluster.
+E2E_FLAGS ?=
 
 .PHONY: test
 test: envtest ## Run verify, then every test (envtest control plane, SQLite, PostgreSQL and headless Chromium).
@@ -100,7 +103,7 @@ e2e: envtest ## End to end on a single-node Kubernetes built from source: releas
 	@# The HA spec runs the manager on hack/postgres.sh's server, so e2e starts
 	@# it itself (idempotent) and does not rely on `make test` having run first.
 	@eval "$$(hack/postgres.sh | tail -n 1)"; \
-		go test -tags e2e -count=1 -timeout 90m -v ./test/e2e/ 2>&1 | tee "$(E2E_LOG)"
+		go test -tags e2e -count=1 -timeout 90m -v ./test/e2e/ $(E2E_FLAGS) 2>&1 | tee "$(E2E_LOG)"
 
 .PHONY: cluster-up
 cluster-up: ## Start the local single-node cluster (hack/cluster.sh up).

@@ -9,6 +9,8 @@
 #   hack/cluster.sh load TAR  import an image archive into the node's runtime
 #   hack/cluster.sh exec CMD  run CMD inside the node's network (kubectl, helm, …)
 #   hack/cluster.sh env       print the exports (KUBECONFIG, PATH) for `eval`
+#   SITE=2 hack/cluster.sh …  the same for a second cluster, a remote site
+#                             linked to the first (see SITE below)
 #
 # What runs, all inside a network namespace of its own (NETNS, default
 # uptime-k8s) that has no link and no route out of the machine: etcd and
@@ -42,15 +44,42 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 CACHE="${UPTIME_CLUSTER_CACHE:-$HOME/.cache/uptime-operator/cluster}"
-DIR="${UPTIME_CLUSTER_DIR:-$CACHE/run}"
-NETNS="${NETNS:-uptime-k8s}"
-NODE_NAME="${NODE_NAME:-uptime-node}"
-NODE_IP=10.250.0.1
-POD_CIDR=10.244.0.0/24
-CLUSTER_CIDR=10.244.0.0/16
-SERVICE_CIDR=10.96.0.0/16
-API_SERVICE_IP=10.96.0.1
-DNS_IP=10.96.0.10
+# SITE=2 runs a second, independent cluster beside the first (a remote
+# site): its own namespace, node address, Pod and Service ranges, state,
+# runtime and kubepods cgroup root, joined to the first cluster's namespace
+# only by a routed veth link (see site_link). Take it down before the first.
+SITE="${SITE:-}"
+if [[ -z "$SITE" ]]; then
+  DIR="${UPTIME_CLUSTER_DIR:-$CACHE/run}"
+  NETNS="${NETNS:-uptime-k8s}"
+  NODE_NAME="${NODE_NAME:-uptime-node}"
+  NODE_IP=10.250.0.1
+  POD_CIDR=10.244.0.0/24
+  CLUSTER_CIDR=10.244.0.0/16
+  SERVICE_CIDR=10.96.0.0/16
+  API_SERVICE_IP=10.96.0.1
+  DNS_IP=10.96.0.10
+  CGROUP_ROOT=""
+else
+  [[ "$SITE" =~ ^[2-9]$ ]] || { echo "cluster: SITE must be 2-9" >&2; exit 1; }
+  DIR="$CACHE/run-site$SITE"
+  NETNS="uptime-k8s-$SITE"
+  NODE_NAME="uptime-node-$SITE"
+  NODE_IP="10.250.$SITE.1"
+  POD_CIDR="10.$((244 + SITE)).0.0/24"
+  CLUSTER_CIDR="10.$((244 + SITE)).0.0/16"
+  SERVICE_CIDR="10.$((95 + SITE)).0.0/16"
+  API_SERVICE_IP="10.$((95 + SITE)).0.1"
+  DNS_IP="10.$((95 + SITE)).0.10"
+  # Pod cgroups of its own: a kubelet removes the pod cgroups under its root
+  # that belong to no Pod it knows, which would be the first cluster's.
+  CGROUP_ROOT="/uptime-site$SITE"
+fi
+# The first cluster, which a site links to.
+HOME_NETNS=uptime-k8s
+HOME_NODE_IP=10.250.0.1
+HOME_POD_CIDR=10.244.0.0/24
+HOME_SERVICE_CIDR=10.96.0.0/16
 COREDNS_VERSION="${COREDNS_VERSION:-v1.14.7}"
 PAUSE_IMAGE=registry.k8s.io/pause:3.10
 COREDNS_IMAGE="registry.k8s.io/coredns/coredns:${COREDNS_VERSION}"
@@ -216,6 +245,7 @@ network() {
   in_ns ip route replace "$SERVICE_CIDR" dev node0 src "$NODE_IP"
   in_ns sysctl -q -w net.ipv4.ip_forward=1
   in_ns sysctl -q -w net.bridge.bridge-nf-call-iptables=1 2>/dev/null || true
+  [[ -n "$SITE" ]] && site_link
   mkdir -p "$DIR/cni/net.d" "$DIR/cni/ipam"
   cat > "$DIR/cni/net.d/10-uptime.conflist" <<EOF
 {
@@ -231,6 +261,29 @@ network() {
   ]
 }
 EOF
+}
+
+# site_link joins a site's namespace to the first cluster's by a veth pair
+# (10.252.SITE.0/30) and routes: the site reaches the first cluster's node
+# address, Pods and Services, and the first cluster reaches the site's node
+# address and Pods. Nothing else is routed; deleting either namespace
+# removes the link.
+site_link() {
+  [[ -e "/run/netns/$HOME_NETNS" ]] || die "site $SITE links to the first cluster: start it first (hack/cluster.sh up)"
+  local home="nsenter --net=/run/netns/$HOME_NETNS --"
+  local here_ip="10.252.$SITE.2" home_ip="10.252.$SITE.1"
+  if ! $home ip link show "site$SITE" >/dev/null 2>&1; then
+    $home ip link add "site$SITE" type veth peer name home0 netns "$NETNS"
+  fi
+  $home ip addr replace "$home_ip/30" dev "site$SITE"
+  $home ip link set "site$SITE" up
+  in_ns ip addr replace "$here_ip/30" dev home0
+  in_ns ip link set home0 up
+  $home ip route replace "$NODE_IP/32" via "$here_ip"
+  $home ip route replace "$POD_CIDR" via "$here_ip"
+  in_ns ip route replace "$HOME_NODE_IP/32" via "$home_ip"
+  in_ns ip route replace "$HOME_POD_CIDR" via "$home_ip"
+  in_ns ip route replace "$HOME_SERVICE_CIDR" via "$home_ip"
 }
 
 # ---------------------------------------------------------------- processes --
@@ -337,6 +390,13 @@ control_plane_up() {
 
 node_up() {
   mkdir -p "$DIR/kubelet" "$DIR/pod-logs"
+  local c
+  if [[ -n "$CGROUP_ROOT" ]]; then
+    # kubelet requires its cgroup root to exist in every hierarchy.
+    for c in /sys/fs/cgroup/*/ /sys/fs/cgroup/unified/; do
+      [[ -d "$c" && ! -L "${c%/}" ]] && mkdir -p "${c}${CGROUP_ROOT#/}" 2>/dev/null || true
+    done
+  fi
   cat > "$DIR/kubelet.yaml" <<EOF
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
@@ -344,6 +404,7 @@ kind: KubeletConfiguration
 # call, so kubelet falls back to this driver.
 failCgroupV1: false
 cgroupDriver: cgroupfs
+cgroupRoot: ${CGROUP_ROOT:-/}
 containerRuntimeEndpoint: unix://$DIR/containerd/containerd.sock
 failSwapOn: false
 rotateCertificates: false
@@ -499,6 +560,13 @@ mounts_under() {
 }
 
 down() {
+  if [[ -z "$SITE" ]]; then
+    # Sites hang off this cluster's namespace: take them down first.
+    local site
+    for site in "$CACHE"/run-site*; do
+      [[ -d "$site" ]] && SITE="${site##*run-site}" "$0" down
+    done
+  fi
   [[ -d "$DIR" ]] || { say "not running"; teardown_host; return 0; }
   say "stopping"
   stop_pid localpath
@@ -538,27 +606,43 @@ teardown_host() {
     for m in $(mounts_under "$DIR"); do umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true; done
   fi
   # Pod network namespaces that this cluster's containerd made (it names them cni-*).
-  if [[ -s "$CACHE/netns.before" || -d /run/netns ]]; then
+  if [[ -s "$CACHE/netns.before$SITE" || -d /run/netns ]]; then
     for m in /run/netns/cni-*; do
       [[ -e "$m" ]] || continue
-      grep -qxF "$m" "$CACHE/netns.before" 2>/dev/null && continue
+      grep -qxF "$m" "$CACHE/netns.before$SITE" 2>/dev/null && continue
       umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true
       rm -f "$m"
     done
   fi
-  rm -f "$CACHE/netns.before"
+  rm -f "$CACHE/netns.before$SITE"
   local c
-  for c in /sys/fs/cgroup/*/kubepods /sys/fs/cgroup/*/kubepods.slice /sys/fs/cgroup/unified/kubepods; do
+  local root="${CGROUP_ROOT#/}"
+  for c in /sys/fs/cgroup/*/${root:+$root/}kubepods /sys/fs/cgroup/*/${root:+$root/}kubepods.slice /sys/fs/cgroup/unified/${root:+$root/}kubepods; do
     [[ -d "$c" ]] || continue
     find "$c" -depth -type d -exec rmdir {} + 2>/dev/null || true
   done
+  if [[ -n "$root" ]]; then
+    for c in /sys/fs/cgroup/*/"$root" /sys/fs/cgroup/unified/"$root"; do
+      [[ -d "$c" ]] && find "$c" -depth -type d -exec rmdir {} + 2>/dev/null || true
+    done
+  fi
   if [[ -d /var/log/containers ]]; then
     find /var/log/containers -maxdepth 1 -type l -lname "$DIR/*" -delete 2>/dev/null || true
   fi
   if [[ -e "/run/netns/$NETNS" ]]; then
     ip netns del "$NETNS" 2>/dev/null || true
   fi
-  sysctl_restore
+  # The e2e suite's bare remote agent (test/e2e/remote_test.go), when a run
+  # died before removing its namespace and /etc/netns files.
+  if [[ -e /run/netns/uptime-bare ]]; then
+    ip netns pids uptime-bare 2>/dev/null | xargs -r kill -TERM 2>/dev/null || true
+    ip netns del uptime-bare 2>/dev/null || true
+  fi
+  rm -rf /etc/netns/uptime-bare
+  # A site leaves the kernel sysctls to the first cluster, whose kubelet set
+  # them the same way.
+  [[ -z "$SITE" ]] && sysctl_restore
+  return 0
 }
 
 # ------------------------------------------------------------------ status --
@@ -589,8 +673,8 @@ up() {
   if [[ -d "$DIR" ]]; then down >/dev/null 2>&1 || true; fi
   local t0=$SECONDS
   mkdir -p "$DIR" "$CACHE"
-  ls -d /run/netns/cni-* 2>/dev/null > "$CACHE/netns.before" || true
-  sysctl_save
+  ls -d /run/netns/cni-* 2>/dev/null > "$CACHE/netns.before$SITE" || true
+  [[ -z "$SITE" ]] && sysctl_save
   network
   pki
   containerd_up

@@ -50,6 +50,11 @@ type AgentOptions struct {
 	MaxBufferedInMemory int
 	// PollWait is the long-poll wait (default probeapi.DefaultWait).
 	PollWait time.Duration
+	// CallTimeout bounds a push, and a long poll beyond its wait (default
+	// 30s). Over a link that silently drops packets a call otherwise hangs
+	// until TCP gives up, about 15 minutes: pushes queue behind it and the
+	// agent notices no failure.
+	CallTimeout time.Duration
 	// Log receives agent logs; callers give it the region's key/value (the
 	// probe command and dev do), so lines do not repeat it.
 	Log logr.Logger
@@ -76,11 +81,15 @@ type Agent struct {
 	batchSize     int
 	flushInterval time.Duration
 	pollWait      time.Duration
+	callTimeout   time.Duration
 	log           logr.Logger
 	metrics       *metrics
 	flushNow      chan struct{}
 	urgentNow     chan struct{}
 	ready         atomic.Bool
+	// started is when this agent began: results checked before it were
+	// left on disk by an earlier run, and are replayed.
+	started time.Time
 }
 
 // NewAgent builds an agent from options.
@@ -105,9 +114,11 @@ func NewAgent(opts AgentOptions) (*Agent, error) {
 		batchSize:     opts.BatchSize,
 		flushInterval: opts.FlushInterval,
 		pollWait:      opts.PollWait,
+		callTimeout:   opts.CallTimeout,
 		log:           opts.Log,
 		flushNow:      make(chan struct{}, 1),
 		urgentNow:     make(chan struct{}, 1),
+		started:       time.Now(),
 	}
 	if a.batchSize <= 0 {
 		a.batchSize = 200
@@ -117,6 +128,9 @@ func NewAgent(opts AgentOptions) (*Agent, error) {
 	}
 	if a.pollWait <= 0 {
 		a.pollWait = probeapi.DefaultWait
+	}
+	if a.callTimeout <= 0 {
+		a.callTimeout = 30 * time.Second
 	}
 	a.Scheduler = &Scheduler{Concurrency: opts.Concurrency, Clock: opts.Clock, IntervalUnit: opts.IntervalUnit, Run: a.runScheduled}
 	a.metrics = newMetrics(
@@ -162,14 +176,15 @@ func (a *Agent) Run(ctx context.Context) error {
 	go func() { a.Scheduler.Start(ctx); close(done) }()
 	go a.pollLoop(ctx)
 	urgentDone := make(chan struct{})
-	go func() { a.pushLoop(ctx, a.urgentNow, a.Buffer.PeekUrgent); close(urgentDone) }()
-	a.pushLoop(ctx, a.flushNow, a.Buffer.Peek)
+	urgent, rest := &lane{peek: a.Buffer.PeekUrgent}, &lane{peek: a.Buffer.Peek}
+	go func() { a.pushLoop(ctx, a.urgentNow, urgent); close(urgentDone) }()
+	a.pushLoop(ctx, a.flushNow, rest)
 	<-done
 	<-urgentDone
 	final, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	a.flush(final, a.Buffer.PeekUrgent)
-	a.flush(final, a.Buffer.Peek)
+	a.flush(final, urgent)
+	a.flush(final, rest)
 	if err := a.Buffer.Spill(); err != nil {
 		return fmt.Errorf("spill results at shutdown: %w", err)
 	}
@@ -204,7 +219,9 @@ func (a *Agent) pollLoop(ctx context.Context) {
 	revision := ""
 	failures := 0
 	for ctx.Err() == nil {
-		list, err := a.Client.Assignments(ctx, a.Region, revision, a.pollWait)
+		pollCtx, cancel := context.WithTimeout(ctx, a.pollWait+a.callTimeout)
+		list, err := a.Client.Assignments(pollCtx, a.Region, revision, a.pollWait)
+		cancel()
 		if err != nil {
 			if ctx.Err() != nil {
 				return
@@ -285,7 +302,7 @@ func (a *Agent) runScheduled(ctx context.Context, as *probeapi.Assignment, _ tim
 // asked (now). Two run side by side: the results that can change a
 // monitor's state (Buffer.PeekUrgent), pushed at once, and the rest, so a
 // large backlog batch in flight never holds back an outage.
-func (a *Agent) pushLoop(ctx context.Context, now <-chan struct{}, peek func(int) ([]probeapi.Result, func())) {
+func (a *Agent) pushLoop(ctx context.Context, now <-chan struct{}, l *lane) {
 	t := time.NewTicker(a.flushInterval)
 	defer t.Stop()
 	for {
@@ -295,26 +312,68 @@ func (a *Agent) pushLoop(ctx context.Context, now <-chan struct{}, peek func(int
 		case <-t.C:
 		case <-now:
 		}
-		a.flush(ctx, peek)
+		a.flush(ctx, l)
 	}
 }
 
 // flush pushes the results of a lane until it is empty or a push fails.
-func (a *Agent) flush(ctx context.Context, peek func(int) ([]probeapi.Result, func())) {
+func (a *Agent) flush(ctx context.Context, l *lane) {
 	for ctx.Err() == nil {
-		batch, ack := peek(a.batchSize)
+		batch, ack := l.peek(a.batchSize)
 		if len(batch) == 0 {
 			return
 		}
-		_, err := a.Client.PushResults(ctx, &probeapi.ResultBatch{Region: a.Region, AgentID: a.AgentID, Results: batch})
+		if l.failing {
+			l.replayCut = time.Now()
+		}
+		replayed := l.replayed(batch, a.started)
+		pushCtx, cancel := context.WithTimeout(ctx, a.callTimeout)
+		_, err := a.Client.PushResults(pushCtx, &probeapi.ResultBatch{Region: a.Region, AgentID: a.AgentID, Results: batch,
+			Replayed: replayed, Backlog: max(a.Buffer.Len()-len(batch), 0)})
+		cancel()
 		if err != nil {
+			l.failing = true
 			a.metrics.pushes.WithLabelValues("error").Inc()
 			a.log.Error(err, "push results", "buffered", a.Buffer.Len())
 			return
 		}
+		if l.failing {
+			// Results checked until the manager answered again waited too.
+			l.replayCut, l.failing = time.Now(), false
+		}
 		a.metrics.pushes.WithLabelValues("ok").Inc()
+		a.metrics.replayed.Add(float64(replayed))
+		a.metrics.delivered.SetToCurrentTime()
 		ack()
 	}
+}
+
+// lane is one delivery lane of the buffer (Buffer.PeekUrgent or Buffer.Peek)
+// and what its pushes went through, which only its push loop touches.
+type lane struct {
+	peek func(int) ([]probeapi.Result, func())
+	// failing is set by a failed push and cleared by a successful one;
+	// replayCut is the start of the last push made while it was set, and
+	// then the end of the push that cleared it.
+	failing   bool
+	replayCut time.Time
+}
+
+// replayed counts the results of batch that failed pushes held back or an
+// earlier run left on disk: those checked before the lane's pushes got
+// through again after failing, or before the agent started.
+func (l *lane) replayed(batch []probeapi.Result, started time.Time) int {
+	cut := started
+	if l.replayCut.After(cut) {
+		cut = l.replayCut
+	}
+	n := 0
+	for i := range batch {
+		if batch[i].CheckedAt.Before(cut) {
+			n++
+		}
+	}
+	return n
 }
 
 // RunOnce runs one ad-hoc check of a definition, as POST /monitors/test

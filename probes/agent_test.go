@@ -62,6 +62,21 @@ func checksTotal(a *Agent) int {
 	return int(n)
 }
 
+// metricValue sums the samples of one counter or gauge family of a.
+func metricValue(a *Agent, name string) float64 {
+	mfs, _ := a.metrics.registry.Gather()
+	n := 0.0
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			n += m.GetCounter().GetValue() + m.GetGauge().GetValue()
+		}
+	}
+	return n
+}
+
 func newTestAgent(t *testing.T, url string, bufferDir string) *Agent {
 	tokenFile := filepath.Join(t.TempDir(), "token")
 	os.WriteFile(tokenFile, []byte("tok\n"), 0o600)
@@ -98,10 +113,19 @@ func TestAgentEndToEnd(t *testing.T) {
 	eventually(t, "lost answer", func() bool { return mgr.lostCount.Load() == 1 })
 
 	// Manager down: results are buffered, then drained.
+	replayedBefore := metricValue(a, "uptime_probe_replayed_results_total")
 	mgr.down.Store(true)
 	eventually(t, "buffering", func() bool { return a.Buffer.Len() > 10 })
 	mgr.down.Store(false)
 	eventually(t, "drained", func() bool { return a.Buffer.Len() == 0 })
+	// The backlog the outage held back is counted as replayed: at least
+	// the 11 results buffered, and no more than were stored since.
+	if got := metricValue(a, "uptime_probe_replayed_results_total") - replayedBefore; got < 11 || got > float64(len(mgr.mem.Results())) {
+		t.Fatalf("replayed %v results after the outage, want between 11 and %d", got, len(mgr.mem.Results()))
+	}
+	if metricValue(a, "uptime_probe_last_delivery_timestamp_seconds") < float64(time.Now().Add(-time.Minute).Unix()) {
+		t.Fatal("last delivery time not set")
+	}
 
 	if a.Scheduler.Len() != 2 {
 		t.Fatalf("scheduled %d monitors, want 2 (cron is server-side)", a.Scheduler.Len())

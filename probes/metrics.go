@@ -13,6 +13,8 @@ type metrics struct {
 	lag        prometheus.Histogram
 	skipped    prometheus.Counter
 	pushes     *prometheus.CounterVec
+	replayed   prometheus.Counter
+	delivered  prometheus.Gauge
 }
 
 func newMetrics(inFlight, buffered, dropped, scheduled func() float64) *metrics {
@@ -31,8 +33,15 @@ func newMetrics(inFlight, buffered, dropped, scheduled func() float64) *metrics 
 		pushes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "uptime_probe", Name: "result_pushes_total", Help: "Result batch pushes to the manager, by outcome.",
 		}, []string{"outcome"}),
+		replayed: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: "uptime_probe", Name: "replayed_results_total",
+			Help: "Results delivered after a failed push held them back (or left on disk by an earlier run): the backlog replayed once the manager answers again.",
+		}),
+		delivered: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: "uptime_probe", Name: "last_delivery_timestamp_seconds", Help: "When the manager last accepted a result batch (Unix time; 0 for never).",
+		}),
 	}
-	m.collectors = []prometheus.Collector{m.checks, m.lag, m.skipped, m.pushes,
+	m.collectors = []prometheus.Collector{m.checks, m.lag, m.skipped, m.pushes, m.replayed, m.delivered,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "uptime_probe", Name: "in_flight", Help: "Checks running now."}, inFlight),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "uptime_probe", Name: "scheduled_monitors", Help: "Monitors in the schedule (the assignments received that this agent can run)."}, scheduled),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "uptime_probe", Name: "buffered_results", Help: "Results waiting for delivery to the manager."}, buffered),

@@ -322,6 +322,8 @@ const (
 // +kubebuilder:printcolumn:name="City",type=string,JSONPath=`.spec.city`
 // +kubebuilder:printcolumn:name="Mode",type=string,JSONPath=`.spec.placement.mode`
 // +kubebuilder:printcolumn:name="Online",type=boolean,JSONPath=`.status.online`
+// +kubebuilder:printcolumn:name="Agents",type=integer,JSONPath=`.status.onlineAgents`,description="agents that contacted the manager within the last 90 s"
+// +kubebuilder:printcolumn:name="Last Contact",type=date,JSONPath=`.status.lastContact`,description="the last time an agent of the region contacted the manager"
 // +kubebuilder:printcolumn:name="Monitors",type=integer,JSONPath=`.status.monitors`
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,description="why the region is or is not ready (PodsRefused: the cluster refuses its probe Pods)"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`

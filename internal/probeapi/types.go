@@ -417,6 +417,16 @@ type ResultBatch struct {
 	Region  string   `json:"region"`
 	AgentID string   `json:"agent_id"`
 	Results []Result `json:"results"`
+	// Replayed counts the results of this batch whose delivery an earlier
+	// failed push held back (the manager was unreachable or refused the
+	// token) or that an earlier run of the agent left on disk: the backlog
+	// the agent replays. The manager counts them per region
+	// (uptime_operator_probe_replayed_results_total); it judges them like
+	// any other result.
+	Replayed int `json:"replayed,omitempty"`
+	// Backlog is how many results the agent still held, beyond this
+	// batch, when it sent it.
+	Backlog int `json:"backlog,omitempty"`
 }
 
 // ResultsResponse answers a ResultBatch.

@@ -272,3 +272,46 @@ func TestSharedTokenSpeaksForNoRegion(t *testing.T) {
 		t.Fatalf("a token two regions hold: %q, %v; want refused", region, err)
 	}
 }
+
+// TestBacklogAndReplayCounted: a delivered batch's replayed results are
+// counted for its region, and the region's backlog gauge sums what each of
+// its agents reported last; a refused batch counts nothing.
+func TestBacklogAndReplayCounted(t *testing.T) {
+	var calls kubeCalls
+	var ingested []probeapi.Result
+	s := regionsServer(t, &calls, &ingested)
+	ctx := context.Background()
+	value := func(c interface{ Write(*dto.Metric) error }) float64 {
+		var m dto.Metric
+		_ = c.Write(&m)
+		return m.GetCounter().GetValue() + m.GetGauge().GetValue()
+	}
+	replayedBefore := value(metrics.ProbeReplayed.WithLabelValues("eu"))
+	push := func(region, agent string, replayed, backlog int) error {
+		_, err := s.IngestResults(ctx, "eu", &probeapi.ResultBatch{Region: region, AgentID: agent, Replayed: replayed, Backlog: backlog,
+			Results: []probeapi.Result{{ID: fmt.Sprint(agent, replayed, backlog), MonitorID: "uid-web", Status: probeapi.StatusUp}}})
+		return err
+	}
+	if err := push("eu", "a1", 3, 40); err != nil {
+		t.Fatal(err)
+	}
+	if err := push("eu", "a2", 0, 2); err != nil {
+		t.Fatal(err)
+	}
+	// eu's token, a batch claiming partner's results.
+	if err := push("partner", "a1", 0, 7); err == nil {
+		t.Fatal("a batch naming another region was accepted")
+	}
+	if got := value(metrics.ProbeReplayed.WithLabelValues("eu")) - replayedBefore; got != 3 {
+		t.Fatalf("replayed %v, want 3", got)
+	}
+	if got := value(metrics.ProbeBacklog.WithLabelValues("eu")); got != 42 {
+		t.Fatalf("backlog %v, want 42 (40 + 2)", got)
+	}
+	if err := push("eu", "a1", 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if got := value(metrics.ProbeBacklog.WithLabelValues("eu")); got != 2 {
+		t.Fatalf("backlog %v after a1 drained, want 2", got)
+	}
+}

@@ -72,7 +72,20 @@ type Server struct {
 	adhoc map[string]*adhocRequest
 	// contact[region][agent] is the last time an agent of the region called.
 	contact map[string]map[string]time.Time
+	// backlog[region][agent] is what an agent of the region still held at
+	// its last push (metrics.ProbeBacklog).
+	backlog map[string]map[string]agentBacklog
 }
+
+// agentBacklog is the backlog an agent reported with a push, and when.
+type agentBacklog struct {
+	results int
+	at      time.Time
+}
+
+// BacklogWindow is how recent an agent's push must be for its reported
+// backlog to count in metrics.ProbeBacklog: the online window of agents.
+const BacklogWindow = 90 * time.Second
 
 // New returns a probe API server.
 func New(opts Options) *Server {
@@ -82,7 +95,7 @@ func New(opts Options) *Server {
 	if opts.Log.GetSink() == nil {
 		opts.Log = logr.Discard()
 	}
-	s := &Server{opts: opts, changed: make(chan struct{}), contact: map[string]map[string]time.Time{}, adhoc: map[string]*adhocRequest{},
+	s := &Server{opts: opts, changed: make(chan struct{}), contact: map[string]map[string]time.Time{}, backlog: map[string]map[string]agentBacklog{}, adhoc: map[string]*adhocRequest{},
 		built: map[string]*builtList{}, auth: newAuthCache(opts.Now)}
 	if opts.Secrets != nil {
 		s.credentials = assign.NewSecretCache(opts.Secrets, assign.CredentialsTTL, opts.Now)
@@ -432,7 +445,34 @@ func (p *Server) IngestResults(ctx context.Context, region string, batch *probea
 		}
 	}
 	resp.Refused = unassigned + unknown
+	p.recordBacklog(region, batch)
 	return resp, nil
+}
+
+// recordBacklog counts a delivered batch's replayed results and updates the
+// region's backlog gauge with what its agents still hold.
+func (p *Server) recordBacklog(region string, batch *probeapi.ResultBatch) {
+	if batch.Replayed > 0 {
+		metrics.ProbeReplayed.WithLabelValues(region).Add(float64(batch.Replayed))
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := p.opts.Now()
+	agents := p.backlog[region]
+	if agents == nil {
+		agents = map[string]agentBacklog{}
+		p.backlog[region] = agents
+	}
+	agents[batch.AgentID] = agentBacklog{results: max(batch.Backlog, 0), at: now}
+	total := 0
+	for agent, b := range agents {
+		if now.Sub(b.at) > BacklogWindow {
+			delete(agents, agent)
+			continue
+		}
+		total += b.results
+	}
+	metrics.ProbeBacklog.WithLabelValues(region).Set(float64(total))
 }
 
 // checks reports whether region checks the monitor of uid: the monitor

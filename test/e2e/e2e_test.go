@@ -84,6 +84,10 @@ func prepareAndEnter() error {
 		return err
 	}
 	imageTar := filepath.Join(releaseDir, "uptime-operator-image-"+version+".tar")
+	// The remote specs run the agent as a plain process (a region on a VM).
+	if _, err := run("go", "build", "-trimpath", "-o", filepath.Join(repoRoot, "bin", "e2e", "uptime-operator"), "."); err != nil {
+		return err
+	}
 	if _, err := run("go", "build", "-trimpath", "-o", filepath.Join(repoRoot, "bin", "e2e", "testserver"), "./test/e2e/testserver"); err != nil {
 		return err
 	}

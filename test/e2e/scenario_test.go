@@ -77,31 +77,7 @@ var _ = Describe("uptime-operator on a real cluster", Ordered, func() {
 		dir := GinkgoT().TempDir()
 		valuesFile = filepath.Join(dir, "values.yaml")
 		Expect(os.WriteFile(valuesFile, []byte(chartValues), 0o644)).To(Succeed())
-		// A reused cluster may hold a previous run's release and objects.
-		_, _ = helm("uninstall", release, "-n", ns, "--wait", "--timeout", "3m")
-		_, _ = kubectl("-n", workNS, "delete", "monitors,alertchannels,statuspages", "--all", "--wait=true", "--timeout=60s")
-		_, _ = kubectl("delete", "proberegions", "--all", "--timeout=60s")
-		_, _ = kubectl("-n", workNS, "delete", "deploy,svc,secret,rolebinding", "-l", "e2e=uptime", "--timeout=60s")
-		_, _ = kubectl("delete", "namespace", ns, "--timeout=120s")
-		// CRDs outlive a release (crds.keep): remove them, so the install
-		// below is a first install, with its ProbeRegions created as hooks
-		// after the chart's CRDs.
-		// A previous run's Monitors keep the history finalizer, and no
-		// manager is left to remove it: drop it, or the CRD never goes.
-		if out, err := kubectl("get", "monitors", "-A", "-o", `jsonpath={range .items[*]}{.metadata.namespace} {.metadata.name}{"\n"}{end}`); err == nil {
-			for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
-				if f := strings.Fields(line); len(f) == 2 {
-					_, _ = kubectl("-n", f[0], "patch", "monitor", f[1], "--type=merge", "-p", `{"metadata":{"finalizers":null}}`)
-				}
-			}
-		}
-		if out, err := kubectl("get", "crd", "-o", "name"); err == nil {
-			for _, crd := range strings.Fields(out) {
-				if strings.HasSuffix(crd, ".monitoring.uptime-operator.io") {
-					_, _ = kubectl("delete", crd, "--timeout=120s")
-				}
-			}
-		}
+		resetCluster()
 		installTestCA()
 		// The Prometheus Operator's kinds, so the chart's ServiceMonitor,
 		// PodMonitor and PrometheusRule are created for real, and the
@@ -153,67 +129,8 @@ spec:
 	})
 
 	It("runs the target and the webhook receiver in Pods", func() {
-		apply(fmt.Sprintf(`apiVersion: v1
-kind: Secret
-metadata: {name: %[1]s, namespace: default, labels: {e2e: uptime}}
-stringData: {secret: e2e-signing-secret-0123456789}
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: e2e-target, namespace: default, labels: {e2e: uptime}}
-spec:
-  selector: {matchLabels: {app: e2e-target}}
-  template:
-    metadata: {labels: {app: e2e-target}}
-    spec:
-      containers:
-      - {name: server, image: %[2]s, imagePullPolicy: Never, ports: [{containerPort: 8080}]}
----
-apiVersion: v1
-kind: Service
-metadata: {name: e2e-target, namespace: default, labels: {e2e: uptime}}
-spec:
-  selector: {app: e2e-target}
-  ports: [{port: 8080, targetPort: 8080}]
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: e2e-receiver, namespace: default, labels: {e2e: uptime}}
-spec:
-  selector: {matchLabels: {app: e2e-receiver}}
-  template:
-    metadata: {labels: {app: e2e-receiver}}
-    spec:
-      containers:
-      - name: server
-        image: %[2]s
-        imagePullPolicy: Never
-        ports: [{containerPort: 8080}, {containerPort: 8443}]
-        env:
-        - name: WEBHOOK_SECRET
-          valueFrom: {secretKeyRef: {name: %[1]s, key: secret}}
-        - {name: TLS_CERT_FILE, value: /tls/tls.crt}
-        - {name: TLS_KEY_FILE, value: /tls/tls.key}
-        volumeMounts: [{name: tls, mountPath: /tls, readOnly: true}]
-      volumes:
-      - name: tls
-        secret: {secretName: %[3]s, defaultMode: 0444}
----
-apiVersion: v1
-kind: Service
-metadata: {name: e2e-receiver, namespace: default, labels: {e2e: uptime}}
-spec:
-  selector: {app: e2e-receiver}
-  ports: [{name: http, port: 8080, targetPort: 8080}, {name: https, port: 8443, targetPort: 8443}]
-`, webSecret, testImage, receiverTLSSecret))
-		mustKubectl("-n", workNS, "rollout", "status", "deploy/e2e-target", "--timeout=120s")
-		mustKubectl("-n", workNS, "rollout", "status", "deploy/e2e-receiver", "--timeout=120s")
-		targetIP, receiverIP = clusterIP(workNS, "e2e-target"), clusterIP(workNS, "e2e-receiver")
+		targetIP, receiverIP = deployTargetAndReceiver()
 		apiIP = clusterIP(ns, "uptime-operator-api")
-		Eventually(func() int {
-			code, _, _ := httpDo("GET", "http://"+targetIP+":8080/", nil)
-			return code
-		}, time.Minute, time.Second).Should(Equal(200))
 	})
 
 	It("checks a Monitor from both regions' probe Pods: up everywhere", func() {
@@ -474,6 +391,107 @@ spec: {displayName: E2E upgrade, e2eUpgradeMarker: served}
 		}
 	})
 })
+
+// resetCluster removes what a previous run (or another top-level container
+// of this suite: they run in random order) left: the release, the work
+// namespace's objects, the ProbeRegions and the CRDs, so that the next
+// install is a first install.
+func resetCluster() {
+	// A reused cluster may hold a previous run's release and objects.
+	_, _ = helm("uninstall", release, "-n", ns, "--wait", "--timeout", "3m")
+	_, _ = kubectl("-n", workNS, "delete", "monitors,alertchannels,statuspages", "--all", "--wait=true", "--timeout=60s")
+	_, _ = kubectl("delete", "proberegions", "--all", "--timeout=60s")
+	_, _ = kubectl("-n", workNS, "delete", "deploy,svc,secret,rolebinding", "-l", "e2e=uptime", "--timeout=60s")
+	_, _ = kubectl("delete", "namespace", ns, "--timeout=120s")
+	// CRDs outlive a release (crds.keep): remove them, so the install
+	// below is a first install, with its ProbeRegions created as hooks
+	// after the chart's CRDs.
+	// A previous run's Monitors keep the history finalizer, and no
+	// manager is left to remove it: drop it, or the CRD never goes.
+	if out, err := kubectl("get", "monitors", "-A", "-o", `jsonpath={range .items[*]}{.metadata.namespace} {.metadata.name}{"\n"}{end}`); err == nil {
+		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+			if f := strings.Fields(line); len(f) == 2 {
+				_, _ = kubectl("-n", f[0], "patch", "monitor", f[1], "--type=merge", "-p", `{"metadata":{"finalizers":null}}`)
+			}
+		}
+	}
+	if out, err := kubectl("get", "crd", "-o", "name"); err == nil {
+		for _, crd := range strings.Fields(out) {
+			if strings.HasSuffix(crd, ".monitoring.uptime-operator.io") {
+				_, _ = kubectl("delete", crd, "--timeout=120s")
+			}
+		}
+	}
+}
+
+// deployTargetAndReceiver runs the target (test/e2e/testserver, made to
+// fail and recover over HTTP) and the webhook receiver (verifying the
+// signatures, serving TLS from the test CA) in Pods of the work namespace,
+// and returns their Services' cluster IPs once both answer.
+func deployTargetAndReceiver() (targetIP, receiverIP string) {
+	GinkgoHelper()
+	apply(fmt.Sprintf(`apiVersion: v1
+kind: Secret
+metadata: {name: %[1]s, namespace: default, labels: {e2e: uptime}}
+stringData: {secret: e2e-signing-secret-0123456789}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: e2e-target, namespace: default, labels: {e2e: uptime}}
+spec:
+  selector: {matchLabels: {app: e2e-target}}
+  template:
+    metadata: {labels: {app: e2e-target}}
+    spec:
+      containers:
+      - {name: server, image: %[2]s, imagePullPolicy: Never, ports: [{containerPort: 8080}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: e2e-target, namespace: default, labels: {e2e: uptime}}
+spec:
+  selector: {app: e2e-target}
+  ports: [{port: 8080, targetPort: 8080}]
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: e2e-receiver, namespace: default, labels: {e2e: uptime}}
+spec:
+  selector: {matchLabels: {app: e2e-receiver}}
+  template:
+    metadata: {labels: {app: e2e-receiver}}
+    spec:
+      containers:
+      - name: server
+        image: %[2]s
+        imagePullPolicy: Never
+        ports: [{containerPort: 8080}, {containerPort: 8443}]
+        env:
+        - name: WEBHOOK_SECRET
+          valueFrom: {secretKeyRef: {name: %[1]s, key: secret}}
+        - {name: TLS_CERT_FILE, value: /tls/tls.crt}
+        - {name: TLS_KEY_FILE, value: /tls/tls.key}
+        volumeMounts: [{name: tls, mountPath: /tls, readOnly: true}]
+      volumes:
+      - name: tls
+        secret: {secretName: %[3]s, defaultMode: 0444}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: e2e-receiver, namespace: default, labels: {e2e: uptime}}
+spec:
+  selector: {app: e2e-receiver}
+  ports: [{name: http, port: 8080, targetPort: 8080}, {name: https, port: 8443, targetPort: 8443}]
+`, webSecret, testImage, receiverTLSSecret))
+	mustKubectl("-n", workNS, "rollout", "status", "deploy/e2e-target", "--timeout=120s")
+	mustKubectl("-n", workNS, "rollout", "status", "deploy/e2e-receiver", "--timeout=120s")
+	targetIP, receiverIP = clusterIP(workNS, "e2e-target"), clusterIP(workNS, "e2e-receiver")
+	Eventually(func() int {
+		code, _, _ := httpDo("GET", "http://"+targetIP+":8080/", nil)
+		return code
+	}, time.Minute, time.Second).Should(Equal(200))
+	return targetIP, receiverIP
+}
 
 // lastLine is the last non-empty line of s.
 func lastLine(s string) string {
