@@ -404,8 +404,8 @@ func resetCluster() {
 	_, _ = kubectl("-n", workNS, "delete", "deploy,svc,secret,rolebinding", "-l", "e2e=uptime", "--timeout=60s")
 	_, _ = kubectl("delete", "namespace", ns, "--timeout=120s")
 	// CRDs outlive a release (crds.keep): remove them, so the install
-	// below is a first install, with its ProbeRegions created as hooks
-	// after the chart's CRDs.
+	// below is a first install, whose ProbeRegions the manager applies
+	// once the chart's CRDs are served (internal/bootstrap).
 	// A previous run's Monitors keep the history finalizer, and no
 	// manager is left to remove it: drop it, or the CRD never goes.
 	if out, err := kubectl("get", "monitors", "-A", "-o", `jsonpath={range .items[*]}{.metadata.namespace} {.metadata.name}{"\n"}{end}`); err == nil {
