@@ -6,27 +6,20 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/apikeys"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/core/coretest"
-	"github.com/uptime-operator/uptime-operator/internal/plans"
 	"github.com/uptime-operator/uptime-operator/internal/store"
-	"github.com/uptime-operator/uptime-operator/internal/store/sqlite"
 )
 
 // These tests drive the expiry and assist routes on a server over a fake
@@ -43,25 +36,10 @@ type routeFixture struct {
 
 func newRouteFixture(t *testing.T, objs ...client.Object) *routeFixture {
 	t.Helper()
-	sch := runtime.NewScheme()
-	_ = clientgoscheme.AddToScheme(sch)
-	_ = monv1.AddToScheme(sch)
-	base := []client.Object{
-		&monv1.Plan{ObjectMeta: metav1.ObjectMeta{Name: "pro"}, Spec: monv1.PlanSpec{Features: plans.AllFeatures()}},
-		&monv1.Plan{ObjectMeta: metav1.ObjectMeta{Name: "free"}},
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team", Labels: map[string]string{monv1.PlanLabel: "pro"}}},
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "other", Labels: map[string]string{monv1.PlanLabel: "pro"}}},
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "free-ws", Labels: map[string]string{monv1.PlanLabel: "free"}}},
-	}
-	k8s := fake.NewClientBuilder().WithScheme(sch).WithObjects(append(base, objs...)...).Build()
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "h.db"), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
-	clk := clocktesting.NewFakePassiveClock(time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC))
-	srv := newTestServer(testOptions{Client: k8s, Plans: &plans.Resolver{Reader: k8s}, Keys: k8s, Store: st, Clock: clk})
-	return &routeFixture{t: t, srv: srv, st: st, k8s: k8s, clk: clk}
+	// The workspaces, plans and store of coretest, under a whole server.
+	w := coretest.New(t, objs...)
+	srv := newTestServer(testOptions{Client: w.K8s, Plans: w.Deps.Plans, Keys: w.K8s, Store: w.Store, Clock: w.Clock})
+	return &routeFixture{t: t, srv: srv, st: w.Store, k8s: w.K8s, clk: w.Clock}
 }
 
 // call sends a request as a caller of ns at level.
