@@ -14,7 +14,6 @@ import (
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/certrotator"
-	"github.com/uptime-operator/uptime-operator/internal/localcp"
 	"github.com/uptime-operator/uptime-operator/internal/manager"
 )
 
@@ -25,18 +24,7 @@ import (
 // into the webhook configurations, so kube-apiserver's first admission
 // call after the start succeeds.
 func TestWebhooksServeFromTheFirstStartWithRotatedCerts(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a control plane")
-	}
-	cp, err := localcp.New(localcp.Options{WebhookHost: "127.0.0.1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	admin, err := cp.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = cp.Stop() }()
+	cp, admin := startControlPlane(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	k8s, err := client.New(admin, client.Options{Scheme: manager.Scheme()})

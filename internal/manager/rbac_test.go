@@ -19,6 +19,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/localcp"
@@ -32,18 +33,7 @@ import (
 // RBAC no longer lets it create Deployments or ServiceAccounts in any other
 // namespace. Before, both were granted cluster-wide.
 func TestManagerRunsOnItsGeneratedRBAC(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a control plane")
-	}
-	cp, err := localcp.New(localcp.Options{WebhookHost: "127.0.0.1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	admin, err := cp.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = cp.Stop() }()
+	cp, admin := startControlPlane(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	k8s, err := client.New(admin, client.Options{Scheme: manager.Scheme()})
@@ -302,4 +292,24 @@ func readManifests(t *testing.T, path string) []*unstructured.Unstructured {
 		}
 	}
 	return out
+}
+
+// startControlPlane starts a local control plane with the CRDs and the
+// webhook configurations (package localcp), stopped when t ends, and
+// returns it with its admin configuration.
+func startControlPlane(t *testing.T) (*envtest.Environment, *rest.Config) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts a control plane")
+	}
+	cp, err := localcp.New(localcp.Options{WebhookHost: "127.0.0.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin, err := cp.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cp.Stop() })
+	return cp, admin
 }
