@@ -731,7 +731,9 @@ spec:
 		n, err := noGaps(checks, start, done)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(n).To(BeNumerically(">=", 2))
-		Expect(regionLine(bareRegion)).To(HavePrefix(bareRegion + ": online=true agents=1 "))
+		// The ProbeRegion status follows the agent's return within a status
+		// round: after a minute of refusals the region went offline.
+		Eventually(func() string { return regionLine(bareRegion) }, time.Minute, 2*time.Second).Should(HavePrefix(bareRegion + ": online=true agents=1 "))
 		proved("remote: token rotated (agent's file first, then the manager's Secret): first refusal %s after the agent's change (%.0f failed pushes in all, %.0f results buffered), accepted %s after the Secret's; %.0f results replayed, %d checks of the window stored, no gap, no id twice",
 			refusedAfter.Round(time.Second), mustAgentMetric("uptime_probe_result_pushes_total", `outcome="error"`)-errorsBefore, buffered,
 			accepted.Round(time.Second), replayed, n)
