@@ -69,6 +69,10 @@ func prepareAndEnter() error {
 		}
 		return string(out), nil
 	}
+	// Prometheus builds (once; minutes on a cold cache) while the cluster
+	// comes up and the release is built.
+	say("building Prometheus from its Go module in the background (hack/prom-binary.sh; cached)")
+	prom := startBuild(repoRoot, "hack/prom-binary.sh", "prometheus")
 	say("bringing the cluster up (hack/cluster.sh up)")
 	if _, err := run("hack/cluster.sh", "up"); err != nil {
 		return err
@@ -95,8 +99,7 @@ func prepareAndEnter() error {
 		"-file", "bin/e2e/testserver:/testserver:0755", "-entrypoint", "/testserver", "-user", "65532:65532"); err != nil {
 		return err
 	}
-	say("building Prometheus from its Go module (hack/prom-binary.sh; cached)")
-	promBin, err := run("hack/prom-binary.sh", "prometheus")
+	promBin, err := prom.wait()
 	if err != nil {
 		return err
 	}
@@ -141,6 +144,31 @@ func prepareAndEnter() error {
 	say("entering network namespace %s", netns)
 	args := append([]string{"nsenter", "--net=/run/netns/" + netns, "--", self}, os.Args[1:]...)
 	return syscall.Exec(nsenter, args, env)
+}
+
+// build is a command run beside the preparation; wait returns its output.
+type build struct {
+	cmd  *exec.Cmd
+	out  strings.Builder
+	err  error
+	done chan struct{}
+}
+
+func startBuild(dir, name string, args ...string) *build {
+	b := &build{cmd: exec.Command(name, args...), done: make(chan struct{})}
+	b.cmd.Dir, b.cmd.Stdout, b.cmd.Stderr = dir, &b.out, os.Stderr
+	go func() {
+		defer close(b.done)
+		if err := b.cmd.Run(); err != nil {
+			b.err = fmt.Errorf("%s %s: %w", name, strings.Join(args, " "), err)
+		}
+	}()
+	return b
+}
+
+func (b *build) wait() (string, error) {
+	<-b.done
+	return b.out.String(), b.err
 }
 
 var (
