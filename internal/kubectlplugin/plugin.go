@@ -71,6 +71,11 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.context, "context", "", "the kubeconfig context to use")
 	fs.StringVar(&o.namespace, "namespace", "", "the workspace's namespace (default: the context's namespace)")
 	fs.StringVar(&o.namespace, "n", "", "shorthand for --namespace")
+	fs.StringVar(&o.as, "as", "", "user to impersonate for the operation, as kubectl --as")
+	fs.Func("as-group", "group to impersonate (repeatable), as kubectl --as-group", func(g string) error {
+		o.asGroups = append(o.asGroups, g)
+		return nil
+	})
 	fs.BoolVar(&o.all, "all", false, "incidents: list resolved incidents too")
 	fs.StringVar(&o.note, "note", "", "resolve: a resolution note")
 	fs.BoolVar(&o.public, "public", false, "note: publish the note as a public update")
@@ -95,7 +100,7 @@ func usage(w io.Writer, cmds map[string]command) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	fmt.Fprintln(w, "usage: kubectl uptime <subcommand> [-n NAMESPACE] [--context CONTEXT] [--kubeconfig FILE]")
+	fmt.Fprintln(w, "usage: kubectl uptime <subcommand> [-n NAMESPACE] [--context CONTEXT] [--kubeconfig FILE] [--as USER [--as-group GROUP]]")
 	fmt.Fprintln(w)
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-10s %-26s %s\n", n, cmds[n].args, cmds[n].summary)
@@ -125,6 +130,9 @@ type options struct {
 	kubeconfig, context, namespace string
 	all, public                    bool
 	note                           string
+	// as and asGroups impersonate a user, as kubectl's --as and --as-group.
+	as       string
+	asGroups []string
 }
 
 // client reaches the aggregated API of one namespace as the kubeconfig's
@@ -142,6 +150,7 @@ func newClient(o options, out io.Writer) (*client, error) {
 	rules.ExplicitPath = o.kubeconfig
 	overrides := &clientcmd.ConfigOverrides{CurrentContext: o.context}
 	overrides.Context.Namespace = o.namespace
+	overrides.AuthInfo.Impersonate, overrides.AuthInfo.ImpersonateGroups = o.as, o.asGroups
 	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides)
 	cfg, err := cc.ClientConfig()
 	if err != nil {

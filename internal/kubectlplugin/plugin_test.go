@@ -107,9 +107,22 @@ func TestPlugin(t *testing.T) {
 		t.Fatalf("incidents:\n%s", out)
 	}
 
-	// The viewer may not acknowledge; the editor may.
+	// The viewer may not acknowledge; the editor may. --as impersonates as
+	// kubectl's does: a cluster admin acting as alice is refused like her,
+	// and bob may not impersonate at all.
 	if out, err := run(alice, "ack", inc.ID); err == nil || !strings.Contains(out+err.Error(), "forbidden") {
 		t.Fatalf("viewer ack: %v\n%s", err, out)
+	}
+	root, err := env.Kubeconfig(dir, "root", "system:masters")
+	must(t, err)
+	if out, err := run(root, "ack", inc.ID, "--as", "alice"); err == nil || !strings.Contains(out+err.Error(), "forbidden") {
+		t.Fatalf("ack as alice: %v\n%s", err, out)
+	}
+	if out := mustRun(root, "incidents", "--as", "alice"); !strings.Contains(out, inc.ID) {
+		t.Fatalf("incidents as alice:\n%s", out)
+	}
+	if out, err := run(bob, "incidents", "--as", "alice"); err == nil || !strings.Contains(out+err.Error(), "impersonate") {
+		t.Fatalf("bob impersonating alice: %v\n%s", err, out)
 	}
 	if out := mustRun(bob, "ack", inc.ID); !strings.Contains(out, "acknowledged by bob") {
 		t.Fatalf("ack:\n%s", out)
