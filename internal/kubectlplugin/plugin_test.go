@@ -95,7 +95,16 @@ func TestPlugin(t *testing.T) {
 		return out
 	}
 
-	out := mustRun(alice, "status")
+	// The agent of region local connects in the background: wait until
+	// the region is online before reading the summary.
+	var out string
+	eventually(t, func() error {
+		out = mustRun(alice, "status")
+		if !strings.Contains(out, "Regions offline: none") {
+			return fmt.Errorf("status:\n%s", out)
+		}
+		return nil
+	})
 	t.Logf("kubectl uptime status:\n%s", out)
 	for _, want := range []string{"Workspace shop: 1 monitors", "1 open incidents", "Regions offline: none", inc.ID, "Storefront"} {
 		if !strings.Contains(out, want) {
