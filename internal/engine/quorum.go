@@ -47,10 +47,18 @@ type Quorum struct {
 
 // Rule describes the quorum rule in words.
 func (q Quorum) Rule() string {
+	rule := fmt.Sprintf("at least %d failing %s", q.Required, regions(q.Required))
 	if q.Majority {
-		return fmt.Sprintf("at least %d failing regions and a majority of the %d voting regions", q.Required, q.Voting)
+		rule += fmt.Sprintf(" and a majority of the %d voting %s", q.Voting, regions(q.Voting))
 	}
-	return fmt.Sprintf("at least %d failing regions", q.Required)
+	return rule
+}
+
+func regions(n int) string {
+	if n == 1 {
+		return "region"
+	}
+	return "regions"
 }
 
 // Summary is a one-line verdict for alerts.

@@ -132,3 +132,19 @@ func TestNextExpected(t *testing.T) {
 		t.Errorf("after a ping: NextExpected = %s, want %s", got.UTC(), want)
 	}
 }
+
+func TestRuleInWords(t *testing.T) {
+	for _, tc := range []struct {
+		q    Quorum
+		want string
+	}{
+		{Quorum{Required: 1}, "at least 1 failing region"},
+		{Quorum{Required: 2}, "at least 2 failing regions"},
+		{Quorum{Required: 1, Majority: true, Voting: 1}, "at least 1 failing region and a majority of the 1 voting region"},
+		{Quorum{Required: 2, Majority: true, Voting: 3}, "at least 2 failing regions and a majority of the 3 voting regions"},
+	} {
+		if got := tc.q.Rule(); got != tc.want {
+			t.Errorf("%+v: Rule() = %q, want %q", tc.q, got, tc.want)
+		}
+	}
+}

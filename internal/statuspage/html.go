@@ -28,6 +28,7 @@ var pageTemplates = template.Must(template.New("").Funcs(template.FuncMap{
 	"ms":           func(v *float64) string { return strconv.FormatFloat(*v, 'f', 0, 64) },
 	"when":         func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
 	"iso":          func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+	"docTitle":     docTitle,
 }).ParseFS(templateFS, "templates/*.tmpl"))
 
 // Inline assets: the page loads nothing from elsewhere.
@@ -39,6 +40,15 @@ var (
 		`<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><circle cx="8" cy="8" r="7" fill="#1a7f37"/></svg>`))
 	hexColor = regexp.MustCompile(`^#([0-9a-fA-F]{3}|[0-9a-fA-F]{6})$`)
 )
+
+// docTitle is the browser tab title of a page named title: "<title>
+// status", unless the title already says so ("Shop status", "Acme Status").
+func docTitle(title string) string {
+	if strings.HasSuffix(strings.ToLower(strings.TrimSpace(title)), "status") {
+		return title
+	}
+	return title + " status"
+}
 
 func mustRead(name string) string {
 	b, err := templateFS.ReadFile(name)

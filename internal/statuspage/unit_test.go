@@ -241,3 +241,17 @@ func TestUptimeColor(t *testing.T) {
 		}
 	}
 }
+
+func TestDocTitle(t *testing.T) {
+	for title, want := range map[string]string{
+		"Shop":          "Shop status",
+		"Shop status":   "Shop status",
+		"Acme Status ":  "Acme Status ",
+		"Status":        "Status",
+		"Statuspage.io": "Statuspage.io status",
+	} {
+		if got := docTitle(title); got != want {
+			t.Errorf("docTitle(%q) = %q, want %q", title, got, want)
+		}
+	}
+}
