@@ -35,7 +35,9 @@ func (p *pages) record(w http.ResponseWriter, what string) {
 func (p *pages) ServeStatus(w http.ResponseWriter, _ *http.Request, slug, rest string) {
 	p.record(w, "status "+slug+" "+rest)
 }
-func (p *pages) ServeHTML(w http.ResponseWriter, _ *http.Request, slug string) { p.record(w, "html "+slug) }
+func (p *pages) ServeHTML(w http.ResponseWriter, _ *http.Request, slug string) {
+	p.record(w, "html "+slug)
+}
 func (p *pages) ServeLogin(w http.ResponseWriter, _ *http.Request, slug string) {
 	p.record(w, "login "+slug)
 }
