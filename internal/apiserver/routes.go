@@ -3,6 +3,7 @@ package apiserver
 import (
 	"net/http"
 
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/automation"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/domainssl"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/groups"
@@ -39,22 +40,25 @@ func (s *Server) routes() {
 	public.New(s.clock, s.opts.Engine, s.opts.Public).Routes(s.rt)
 
 	// The resources, each served by a package of its own.
-	monitors.New(s.Deps, monitors.Options{Store: s.opts.Store, Engine: s.opts.Engine, Monitors: s.opts.Monitors,
+	mon := monitors.New(s.Deps, monitors.Options{Store: s.opts.Store, Engine: s.opts.Engine, Monitors: s.opts.Monitors,
 		Resolver: s.opts.Resolver, PublicURL: s.opts.PublicURL, AllowPrivateTargets: s.opts.AllowPrivateTargets,
-		CredentialSecrets: s.opts.CredentialSecrets}).Routes(s.rt)
+		CredentialSecrets: s.opts.CredentialSecrets})
+	mon.Routes(s.rt)
+	// Monitoring as code writes its monitors through the monitor handlers.
+	automation.New(s.Deps, mon.Writes()).Routes(s.rt)
 	workspace.New(s.Deps).Routes(s.rt)
 	stats.New(s.Deps, s.opts.Store).Routes(s.rt)
 	groups.New(s.Deps).Routes(s.rt)
-	incidents.New(s.Deps, s.opts.Store, s.opts.Engine, s.opts.Escalation, s.opts.Subscribers).Routes(s.rt)
+	incidents.New(s.Deps, s.opts.Store, s.opts.Engine, s.opts.Alerting.Escalation, s.opts.Alerting.Subscribers).Routes(s.rt)
 	maintenance.New(s.Deps).Routes(s.rt)
-	statuspages.New(s.Deps, s.opts.Subscribers, s.opts.PublicURL).Routes(s.rt)
-	integrations.New(s.Deps, s.opts.Store, s.recipients, s.opts.ChannelTester, s.opts.Notifier, s.opts.AllowPrivateTargets).Routes(s.rt)
+	statuspages.New(s.Deps, s.opts.Alerting.Subscribers, s.opts.PublicURL).Routes(s.rt)
+	integrations.New(s.Deps, s.opts.Store, s.recipients, s.opts.Alerting.ChannelTester, s.opts.Alerting.Notifier, s.opts.AllowPrivateTargets).Routes(s.rt)
 	reliability.New(s.Deps, s.opts.Store).Routes(s.rt)
-	domainssl.New(s.Deps, s.opts.Expiry).Routes(s.rt)
-	incidentcomms.New(s.opts.Store, s.clock, s.opts.Assist).Routes(s.rt)
-	websitehealth.New(s.opts.Store, s.clock, s.opts.SiteHealth).Routes(s.rt)
-	thirdpartystatus.New(s.Deps, s.opts.Store, s.opts.ThirdParty).Routes(s.rt)
-	telemetry.New(s.opts.Store, s.clock, s.opts.OTel).Routes(s.rt)
+	domainssl.New(s.Deps, s.opts.Features.Expiry).Routes(s.rt)
+	incidentcomms.New(s.opts.Store, s.clock, s.opts.Features.Assist).Routes(s.rt)
+	websitehealth.New(s.opts.Store, s.clock, s.opts.Features.SiteHealth).Routes(s.rt)
+	thirdpartystatus.New(s.Deps, s.opts.Store, s.opts.Features.ThirdParty).Routes(s.rt)
+	telemetry.New(s.opts.Store, s.clock, s.opts.Features.OTel).Routes(s.rt)
 
 	// Endpoints of the human account never accept API keys.
 	for _, p := range []string{"/account", "/account/*", "/team/*", "/billing/*", "/api-keys", "/api-keys/*",

@@ -15,19 +15,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// Routes registers /monitors with their checks, step runs, regions, heartbeats and DNS records, and monitoring as code (/automation/monitors; keys may contain "/": the key is the rest of the path).
+// Routes registers /monitors with their checks, step runs, regions, heartbeats and DNS records.
 func (h *Handlers) Routes(rt *core.Router) {
-	code := &Automation{Handlers: h}
 	l := rt.Limits
 	monitorWrite := core.WithLimit(l.MonitorWrite)
-	keyed := core.WithLimit(l.KeyedWrite)
-	codeBody := core.WithMaxBody(maxCodeBody)
-	rt.Handle(http.MethodPost, "/automation/monitors/plan", code.planMonitors, core.WithAccess(core.ReadOnlyWrite), core.WithLimit(l.Plan), codeBody)
-	rt.Handle(http.MethodPost, "/automation/monitors/apply", code.applyMonitors, core.WithLimit(l.Apply), codeBody)
-	rt.Handle(http.MethodPut, "/automation/monitors/by-id/{id}/key", code.putMonitorKey, keyed)
-	rt.Handle(http.MethodGet, "/automation/monitors/*", code.getKeyedMonitor)
-	rt.Handle(http.MethodPut, "/automation/monitors/*", code.putKeyedMonitor, keyed)
-	rt.Handle(http.MethodDelete, "/automation/monitors/*", code.deleteKeyedMonitor, keyed)
 	rt.Handle(http.MethodGet, "/monitors", h.listMonitors)
 	rt.Handle(http.MethodGet, "/monitors/summary", h.monitorsSummary)
 	rt.Handle(http.MethodPost, "/monitors", h.createMonitor, monitorWrite)
@@ -76,7 +67,7 @@ type Options struct {
 	CredentialSecrets client.Reader
 }
 
-// Handlers serve /monitors and /automation/monitors. They keep the caches
+// Handlers serve /monitors. They keep the caches
 // that make a list of 10,000 monitors cheap: uptimes, encoded configs and
 // encoded list items.
 type Handlers struct {
@@ -87,16 +78,20 @@ type Handlers struct {
 	resolver            *net.Resolver
 	publicURL           string
 	allowPrivateTargets bool
-	secrets             client.Reader
+	creds               credentialSecrets
 	uptimes             uptimeCache
 	configs             configCache
 	items               listCache
+	// history serves a monitor's checks, step runs and DNS records (its
+	// handlers are promoted, so the route table names them like the rest).
+	history
 }
 
 // New returns the handlers.
 func New(d *core.Deps, o Options) *Handlers {
 	return &Handlers{d: d, st: o.Store, engine: o.Engine, monitors: o.Monitors, resolver: o.Resolver,
-		publicURL: o.PublicURL, allowPrivateTargets: o.AllowPrivateTargets, secrets: o.CredentialSecrets}
+		publicURL: o.PublicURL, allowPrivateTargets: o.AllowPrivateTargets,
+		creds: credentialSecrets{d: d, secrets: o.CredentialSecrets}, history: history{d: d, st: o.Store}}
 }
 
 // Engine is what the monitor handlers ask of the incident engine.
