@@ -49,6 +49,8 @@ type UptimeMonitorSpec struct {
 	Regions []string `json:"regions,omitempty"`
 	// Tags are the monitor's tags.
 	Tags []string `json:"tags,omitempty"`
+	// Key is the monitor's key in monitoring as code, if it has one.
+	Key string `json:"key,omitempty"`
 }
 
 // UptimeMonitorStatus is the monitor's live state.
@@ -161,7 +163,7 @@ func (c *call) uptimeMonitor(m *restapi.Monitor) (*UptimeMonitor, error) {
 		ObjectMeta: metav1.ObjectMeta{Name: m.ID, Namespace: c.ns, UID: types.UID(m.ID),
 			CreationTimestamp: metav1.NewTime(parseTime(&m.CreatedAt))},
 		Spec: UptimeMonitorSpec{DisplayName: m.Name, Type: m.Type, URL: deref(m.URL), IntervalSeconds: m.IntervalSeconds,
-			Active: m.IsActive, Regions: m.EffectiveRegions, Tags: m.Tags},
+			Active: m.IsActive, Regions: m.EffectiveRegions, Tags: m.Tags, Key: deref(m.Key)},
 		Status: UptimeMonitorStatus{State: m.CurrentStatus, LastCheckStatus: deref(m.LastStatus), LastCheckedAt: metaTime(m.LastCheckedAt),
 			LastResponseTimeMs: m.LastResponseTimeMs, LastError: deref(m.LastError), UnderMaintenance: m.UnderMaintenance,
 			Uptime24h: m.Uptime24h, Uptime30d: m.Uptime30d, RegionsVoting: ex.Voting, RegionsFailing: ex.Failing},
