@@ -161,7 +161,7 @@ func createCheck(c *call, body []byte) (object, error) {
 			chk.Status.Verdict = VerdictFailed
 		}
 	}
-	contentVersion(&chk)
+	setContentVersion(&chk)
 	return &chk, nil
 }
 

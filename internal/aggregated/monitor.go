@@ -177,7 +177,7 @@ func (c *call) uptimeMonitor(m *restapi.Monitor) (*UptimeMonitor, error) {
 			um.Status.RegionsUp++
 		}
 	}
-	contentVersion(um)
+	setContentVersion(um)
 	return um, nil
 }
 

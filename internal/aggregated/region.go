@@ -89,7 +89,7 @@ var regionsResource = &resource{
 					Continent: deref(p.Continent), ISP: deref(p.ISP)},
 				Status: UptimeRegionStatus{Online: p.Online, Agents: p.Agents, Monitors: p.Monitors, LastContact: metaTime(p.LastContact)},
 			}
-			contentVersion(r)
+			setContentVersion(r)
 			out = append(out, r)
 		}
 		return out, nil

@@ -376,18 +376,17 @@ func (o output) tableOf(columns []metav1.TableColumnDefinition, items []object, 
 	return t
 }
 
-// contentVersion is an object's resourceVersion: a hash of its content
+// setContentVersion sets an object's resourceVersion to a hash of its content
 // without the version, the same on every replica of the manager, so a
 // client can tell a change. These resources keep no history, so a watch
 // cannot resume from it (see watchResource).
-func contentVersion(o object) string {
+func setContentVersion(o object) {
 	m := o.objectMeta()
 	m.ResourceVersion = ""
 	raw, _ := json.Marshal(o)
 	h := fnv.New64a()
 	_, _ = h.Write(raw)
 	m.ResourceVersion = strconv.FormatUint(h.Sum64(), 10)
-	return m.ResourceVersion
 }
 
 // watchResource streams watch events of the objects list returns: from
@@ -397,12 +396,9 @@ func contentVersion(o object) string {
 // poll interval, an object that appears is ADDED, one whose content
 // changed MODIFIED, one that is gone DELETED.
 func (s *Server) watchResource(w http.ResponseWriter, r *http.Request, res *resource, list func() ([]object, error), resourceVersion string, out output) {
-	if resourceVersion != "" && resourceVersion != "0" {
-		if v, err := strconv.ParseInt(resourceVersion, 10, 64); err != nil || v < 0 {
-			writeStatus(w, http.StatusBadRequest, "BadRequest", "invalid resourceVersion "+strconv.Quote(resourceVersion))
-			return
-		}
-	}
+	// Any other version, a list's or an object's (`kubectl get X NAME -w`),
+	// means "changes from now on".
+	fromNow := resourceVersion != "" && resourceVersion != "0"
 	timeout := maxWatch
 	if t, err := strconv.Atoi(r.URL.Query().Get("timeoutSeconds")); err == nil && t > 0 && time.Duration(t)*time.Second < timeout {
 		timeout = time.Duration(t) * time.Second
@@ -430,7 +426,7 @@ func (s *Server) watchResource(w http.ResponseWriter, r *http.Request, res *reso
 	last := map[string]object{}
 	for _, o := range items {
 		last[key(o)] = o
-		if resourceVersion == "" || resourceVersion == "0" {
+		if !fromNow {
 			send(watch.Added, o)
 		}
 	}
@@ -455,11 +451,10 @@ func (s *Server) watchResource(w http.ResponseWriter, r *http.Request, res *reso
 		}
 		items, err := list()
 		if err != nil {
-			(&watcher{w: w, flush: func() {
-				if flusher != nil {
-					flusher.Flush()
-				}
-			}}).sendStatus(err)
+			writeErrorEvent(w, err)
+			if flusher != nil {
+				flusher.Flush()
+			}
 			return
 		}
 		now := map[string]object{}

@@ -127,9 +127,15 @@ func TestMonitorsChecksRegionsAsResources(t *testing.T) {
 	if out, err := kubectlErr(erinKC, "create", "--raw", checks, "-f", check); err == nil || !strings.Contains(out, "not found") {
 		t.Fatalf("check of an unknown monitor: %v\n%s", err, out)
 	}
-	// A watch of monitors starts with the monitor.
+	// A watch of monitors starts with the monitor and reports its change:
+	// paused by the admin.
 	w := startKubectl(t, carolKC, "get", "uptimemonitors", "-n", "default", "-w")
 	if !strings.Contains(w.String(), mon.ID) {
 		t.Fatalf("kubectl get uptimemonitors -w:\n%s", w)
 	}
+	if code, body := do(t, admin, http.MethodPost, base+"/namespaces/default/monitors/"+mon.ID+"/pause", nil); code != http.StatusOK {
+		t.Fatalf("pause: %d %s", code, body)
+	}
+	w.waitFor(t, mon.ID)
+	t.Logf("kubectl get uptimemonitors -w:\n%s", w)
 }
