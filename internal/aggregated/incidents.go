@@ -217,6 +217,7 @@ func writeRESTError(w http.ResponseWriter, err error) {
 	reason := map[int]string{
 		http.StatusBadRequest: "BadRequest", http.StatusForbidden: "Forbidden", http.StatusNotFound: "NotFound",
 		http.StatusConflict: "Conflict", http.StatusTooManyRequests: "TooManyRequests", http.StatusUnauthorized: "Unauthorized",
+		http.StatusUnprocessableEntity: "Invalid",
 	}[re.code]
 	if reason == "" {
 		reason = "InternalError"
