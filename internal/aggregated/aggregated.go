@@ -14,9 +14,13 @@
 // and caches the answers for a short time. The request, with the workspace
 // prefix stripped, then goes to the REST handler.
 //
-// One path is a Kubernetes resource rather than a REST path: incidents
-// (incidents.go), listed, read and watched as Incident objects and Tables
-// for kubectl, acknowledged, resolved and annotated through subresources.
+// Some paths are Kubernetes resources rather than REST paths, authorized
+// per resource rather than by access level: incidents (incidents.go),
+// listed, read and watched as Incident objects and Tables for kubectl,
+// acknowledged, resolved and annotated through subresources; and the
+// monitors' live state with their explanations, checks run now and the
+// probe regions (resources.go), so that the built-in view and edit roles
+// are enough for the people on call.
 package aggregated
 
 import (
@@ -171,6 +175,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if req, ok := parseIncidentRequest(r.Method, r.URL.Path, r.URL.Query()); ok {
 		s.serveIncidents(w, r, caller, req)
+		return
+	}
+	if req, ok := parseResourceRequest(r.Method, r.URL.Path, r.URL.Query()); ok {
+		s.serveResource(w, r, caller, req)
 		return
 	}
 	rest, ok := strings.CutPrefix(r.URL.Path, prefix+"/namespaces/")

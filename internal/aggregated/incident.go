@@ -172,6 +172,10 @@ func (inc *Incident) changeKey() string {
 	return string(raw)
 }
 
+func (inc *Incident) objectMeta() *metav1.ObjectMeta { return &inc.ObjectMeta }
+func (inc *Incident) row() []any                     { return tableRow(inc) }
+func (inc *Incident) fieldSet() fields.Set           { return incidentFields(inc) }
+
 // incidentFields are the fields a field selector may name, with their
 // values for inc.
 func incidentFields(inc *Incident) fields.Set {

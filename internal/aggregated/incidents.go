@@ -18,9 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/authentication/user"
-	"k8s.io/apiserver/pkg/authorization/authorizer"
 
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/restapi"
@@ -46,8 +44,9 @@ var incidentActions = map[string]int{
 }
 
 // resourceList is the discovery document: incidents and their action
-// subresources. Nothing else is advertised; a REST collection named like a
-// CRD (monitors) would shadow it for kubectl.
+// subresources, then the resources of resources.go. Nothing of the REST
+// API is advertised; a REST collection named like a CRD (monitors) would
+// shadow it for kubectl.
 func (s *Server) resourceList() *metav1.APIResourceList {
 	list := &metav1.APIResourceList{TypeMeta: metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"}, GroupVersion: Group + "/" + Version,
 		APIResources: []metav1.APIResource{{
@@ -59,6 +58,7 @@ func (s *Server) resourceList() *metav1.APIResourceList {
 			Name: IncidentsResource + "/" + sub, Namespaced: true, Kind: "Incident", Verbs: metav1.Verbs{"create"},
 		})
 	}
+	list.APIResources = append(list.APIResources, apiResources()...)
 	return list
 }
 
@@ -74,18 +74,8 @@ type incidentRequest struct {
 // method address the incidents resource: list or watch of the collection,
 // get of one incident, POST of an action subresource.
 func parseIncidentRequest(method, path string, q url.Values) (incidentRequest, bool) {
-	var ns string
-	rest, ok := strings.CutPrefix(path, prefix+"/namespaces/")
-	if ok {
-		ns, rest, _ = strings.Cut(rest, "/")
-		if ns == "" {
-			return incidentRequest{}, false
-		}
-	} else if rest, ok = strings.CutPrefix(path, prefix+"/"); !ok {
-		return incidentRequest{}, false
-	}
-	parts := strings.Split(rest, "/")
-	if parts[0] != IncidentsResource {
+	ns, parts, ok := splitResourcePath(path)
+	if !ok || parts[0] != IncidentsResource {
 		return incidentRequest{}, false
 	}
 	watch := isTrue(q.Get("watch"))
@@ -113,27 +103,7 @@ func isTrue(v string) bool { return v == "true" || v == "1" }
 // enough; the REST handler then serves the read as read-only and the action
 // as standard.
 func (s *Server) serveIncidents(w http.ResponseWriter, r *http.Request, caller user.Info, req incidentRequest) {
-	d, reason, err := s.authz.Authorize(r.Context(), authorizer.AttributesRecord{
-		User: caller, Verb: req.verb, Namespace: req.namespace, APIGroup: Group, APIVersion: Version,
-		Resource: IncidentsResource, Subresource: req.subresource, Name: req.name, ResourceRequest: true,
-	})
-	if err != nil {
-		writeStatus(w, http.StatusInternalServerError, "InternalError", "subject access review: "+err.Error())
-		return
-	}
-	if d != authorizer.DecisionAllow {
-		res := IncidentsResource
-		if req.subresource != "" {
-			res += "/" + req.subresource
-		}
-		msg := fmt.Sprintf("%s.%s %q is forbidden: User %q cannot %s resource %q in API group %q", IncidentsResource, Group, req.name, caller.GetName(), req.verb, res, Group)
-		if req.namespace != "" {
-			msg += fmt.Sprintf(" in the namespace %q", req.namespace)
-		}
-		if reason != "" {
-			msg += ": " + reason
-		}
-		writeStatus(w, http.StatusForbidden, "Forbidden", msg)
+	if !s.allowed(w, r, caller, req.verb, req.namespace, IncidentsResource, req.subresource, req.name) {
 		return
 	}
 	q := r.URL.Query()
@@ -247,6 +217,7 @@ func writeRESTError(w http.ResponseWriter, err error) {
 	reason := map[int]string{
 		http.StatusBadRequest: "BadRequest", http.StatusForbidden: "Forbidden", http.StatusNotFound: "NotFound",
 		http.StatusConflict: "Conflict", http.StatusTooManyRequests: "TooManyRequests", http.StatusUnauthorized: "Unauthorized",
+		http.StatusUnprocessableEntity: "Invalid",
 	}[re.code]
 	if reason == "" {
 		reason = "InternalError"
@@ -436,25 +407,9 @@ func (o output) write(w http.ResponseWriter, code int, version, cont string, ite
 // table1 renders items as a Table; headers carries the column definitions
 // (the first table of a watch only).
 func (o output) table1(items []Incident, version, cont string, headers bool) *metav1.Table {
-	t := &metav1.Table{TypeMeta: metav1.TypeMeta{Kind: "Table", APIVersion: "meta.k8s.io/v1"},
-		ListMeta: metav1.ListMeta{ResourceVersion: version, Continue: cont}, Rows: []metav1.TableRow{}}
-	if headers {
-		t.ColumnDefinitions = incidentColumns
-	}
+	objs := make([]object, len(items))
 	for i := range items {
-		row := metav1.TableRow{Cells: tableRow(&items[i])}
-		switch o.include {
-		case "Object":
-			raw, _ := json.Marshal(&items[i])
-			row.Object = runtime.RawExtension{Raw: raw}
-		case "Metadata":
-			raw, _ := json.Marshal(&metav1.PartialObjectMetadata{
-				TypeMeta:   metav1.TypeMeta{Kind: "PartialObjectMetadata", APIVersion: "meta.k8s.io/v1"},
-				ObjectMeta: items[i].ObjectMeta,
-			})
-			row.Object = runtime.RawExtension{Raw: raw}
-		}
-		t.Rows = append(t.Rows, row)
+		objs[i] = &items[i]
 	}
-	return t
+	return o.tableOf(incidentColumns, objs, version, cont, headers)
 }

@@ -36,9 +36,10 @@ func TestIncidentsAsResources(t *testing.T) {
 	applyFile(t, ctx, env.Client, "../../config/rbac/crd_view_edit_roles.yaml")
 	bind(t, ctx, env.Client, "crd-view-carol", "carol", "uptime-operator-crd-view")
 
-	// Discovery lists incidents and its actions, nothing of the REST API.
+	// Discovery lists incidents and its actions, nothing of the REST API
+	// (uptimemonitors is a resource of its own, resources_test.go).
 	out := kubectl(t, adminKC, "api-resources", "--api-group=api.uptime-operator.io", "-o", "wide")
-	if !strings.Contains(out, "incidents") || !strings.Contains(out, "Incident") || strings.Contains(out, "monitors") {
+	if !strings.Contains(out, "uptimeincidents") || !strings.Contains(out, "Incident") || strings.Contains(out, "\nmonitors ") {
 		t.Fatalf("api-resources:\n%s", out)
 	}
 

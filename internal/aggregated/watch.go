@@ -3,6 +3,7 @@ package aggregated
 import (
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"strconv"
 	"time"
@@ -203,9 +204,14 @@ func (wt *watcher) send(typ watch.EventType, inc *Incident) {
 
 // sendStatus ends the stream with an ERROR event.
 func (wt *watcher) sendStatus(err error) {
+	writeErrorEvent(wt.w, err)
+	wt.flush()
+}
+
+// writeErrorEvent writes the ERROR event that ends a watch stream.
+func writeErrorEvent(w io.Writer, err error) {
 	st := &metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusFailure,
 		Code: http.StatusInternalServerError, Reason: metav1.StatusReasonInternalError, Message: err.Error()}
 	raw, _ := json.Marshal(st)
-	_ = json.NewEncoder(wt.w).Encode(&metav1.WatchEvent{Type: string(watch.Error), Object: runtime.RawExtension{Raw: raw}})
-	wt.flush()
+	_ = json.NewEncoder(w).Encode(&metav1.WatchEvent{Type: string(watch.Error), Object: runtime.RawExtension{Raw: raw}})
 }

@@ -24,34 +24,41 @@ func runStatus(ctx context.Context, c *client, args []string) error {
 	if len(args) != 0 {
 		return errors.New("usage: kubectl uptime status")
 	}
-	var sum restapi.MonitorSummary
-	if err := c.do(ctx, http.MethodGet, "/monitors/summary", "", nil, &sum); err != nil {
+	var monitors struct{ Items []aggregated.UptimeMonitor }
+	if err := c.do(ctx, http.MethodGet, "/"+aggregated.MonitorsResource, "", nil, &monitors); err != nil {
 		return err
 	}
-	var monitors []restapi.Monitor
-	if err := c.do(ctx, http.MethodGet, "/monitors", "", nil, &monitors); err != nil {
-		return err
-	}
-	var regions []restapi.ProbeRegion
-	if err := c.do(ctx, http.MethodGet, "/regions", "", nil, &regions); err != nil {
+	var regions struct{ Items []aggregated.UptimeRegion }
+	if err := c.do(ctx, http.MethodGet, "/"+aggregated.RegionsResource, "", nil, &regions); err != nil {
 		return err
 	}
 	var open aggregated.IncidentList
-	if err := c.do(ctx, http.MethodGet, "/uptimeincidents?fieldSelector="+url.QueryEscape("status.state=open"), "", nil, &open); err != nil {
+	if err := c.do(ctx, http.MethodGet, "/"+aggregated.IncidentsResource+"?fieldSelector="+url.QueryEscape("status.state=open"), "", nil, &open); err != nil {
 		return err
 	}
+	// The counts and mean 24 h uptime of the REST API's /monitors/summary.
+	counts := map[string]int{}
+	var sum float64
+	var measured int
+	for _, m := range monitors.Items {
+		counts[m.Status.State]++
+		if m.Status.Uptime24h != nil {
+			sum += *m.Status.Uptime24h
+			measured++
+		}
+	}
 	uptime := "n/a"
-	if sum.Uptime24h != nil {
-		uptime = fmt.Sprintf("%.2f%%", *sum.Uptime24h)
+	if measured > 0 {
+		uptime = fmt.Sprintf("%.2f%%", sum/float64(measured))
 	}
 	c.printf("Workspace %s: %d monitors (%d up, %d down, %d degraded), %d open incidents, 24 h uptime %s\n",
-		c.namespace, sum.Total, sum.Counts["up"], sum.Counts["down"], sum.Counts["degraded"], len(open.Items), uptime)
+		c.namespace, len(monitors.Items), counts["up"], counts["down"], counts["degraded"], len(open.Items), uptime)
 
 	var offline []string
-	for _, r := range regions {
+	for _, r := range regions.Items {
 		// A region checking no monitor may sit idle (scaled to zero).
-		if !r.Online && r.Monitors > 0 {
-			offline = append(offline, r.Code)
+		if !r.Status.Online && r.Status.Monitors > 0 {
+			offline = append(offline, r.Name)
 		}
 	}
 	if len(offline) == 0 {
@@ -62,19 +69,19 @@ func runStatus(ctx context.Context, c *client, args []string) error {
 
 	tw := tabwriter.NewWriter(c.out, 0, 4, 3, ' ', 0)
 	var down int
-	for _, m := range monitors {
-		if m.CurrentStatus != "down" && m.CurrentStatus != "degraded" {
+	for _, m := range monitors.Items {
+		if m.Status.State != "down" && m.Status.State != "degraded" {
 			continue
 		}
 		if down == 0 {
-			fmt.Fprintln(tw, "\nMONITOR\tSTATUS\tSINCE\tLAST ERROR")
+			fmt.Fprintln(tw, "\nMONITOR\tSTATUS\tREGIONS UP\tSINCE\tLAST ERROR")
 		}
 		down++
 		since := "-"
-		if m.OpenIncident != nil {
-			since = m.OpenIncident.StartedAt
+		if m.Status.OpenIncidentStartedAt != nil {
+			since = m.Status.OpenIncidentStartedAt.UTC().Format("2006-01-02T15:04:05Z")
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", m.Name, m.CurrentStatus, since, oneLine(deref(m.LastError)))
+		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%s\t%s\n", m.Spec.DisplayName, m.Status.State, m.Status.RegionsUp, m.Status.RegionsVoting, since, oneLine(m.Status.LastError))
 	}
 	if len(open.Items) > 0 {
 		fmt.Fprintln(tw, "\nINCIDENT\tMONITOR\tSTARTED\tACKNOWLEDGED")
@@ -176,20 +183,20 @@ func runNote(ctx context.Context, c *client, args []string) error {
 	return nil
 }
 
-// findMonitor finds a monitor by REST id, key (the Monitor object's name)
+// findMonitor finds a monitor by REST id (its uptimemonitors name), key
 // or display name.
-func findMonitor(ctx context.Context, c *client, ref string) (*restapi.Monitor, error) {
-	var monitors []restapi.Monitor
-	if err := c.do(ctx, http.MethodGet, "/monitors", "", nil, &monitors); err != nil {
+func findMonitor(ctx context.Context, c *client, ref string) (*aggregated.UptimeMonitor, error) {
+	var monitors struct{ Items []aggregated.UptimeMonitor }
+	if err := c.do(ctx, http.MethodGet, "/"+aggregated.MonitorsResource, "", nil, &monitors); err != nil {
 		return nil, err
 	}
-	var byName []*restapi.Monitor
-	for i := range monitors {
-		m := &monitors[i]
-		if m.ID == ref || deref(m.Key) == ref {
+	var byName []*aggregated.UptimeMonitor
+	for i := range monitors.Items {
+		m := &monitors.Items[i]
+		if m.Name == ref || (m.Spec.Key != "" && m.Spec.Key == ref) {
 			return m, nil
 		}
-		if strings.EqualFold(m.Name, ref) {
+		if strings.EqualFold(m.Spec.DisplayName, ref) {
 			byName = append(byName, m)
 		}
 	}
@@ -202,6 +209,8 @@ func findMonitor(ctx context.Context, c *client, ref string) (*restapi.Monitor, 
 	return nil, fmt.Errorf("%d monitors are named %q in namespace %s: give the id", len(byName), ref, c.namespace)
 }
 
+// runCheck creates an UptimeCheck, which runs the check in each of the
+// monitor's regions, and prints its verdicts.
 func runCheck(ctx context.Context, c *client, args []string) error {
 	if len(args) != 1 {
 		return errors.New("usage: kubectl uptime check MONITOR")
@@ -210,27 +219,23 @@ func runCheck(ctx context.Context, c *client, args []string) error {
 	if err != nil {
 		return err
 	}
-	var regions struct {
-		Regions []string `json:"regions"`
+	c.printf("Checking %s (%s) now in %d region(s)\n", m.Spec.DisplayName, m.Spec.URL, max(1, len(m.Spec.Regions)))
+	chk := aggregated.UptimeCheck{
+		TypeMeta:   metav1.TypeMeta{Kind: "UptimeCheck", APIVersion: aggregated.Group + "/" + aggregated.Version},
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "check-"},
+		Spec:       aggregated.UptimeCheckSpec{Monitor: m.Name},
 	}
-	if err := c.do(ctx, http.MethodGet, "/monitors/"+url.PathEscape(m.ID)+"/regions", "", nil, &regions); err != nil {
+	if err := c.do(ctx, http.MethodPost, "/"+aggregated.ChecksResource, "", &chk, &chk); err != nil {
+		var fe *forbiddenError
+		if errors.As(err, &fe) {
+			return fmt.Errorf("running a check needs create on %s (the edit role): %w", aggregated.ChecksResource, err)
+		}
 		return err
 	}
-	if len(regions.Regions) == 0 {
-		regions.Regions = []string{""} // the default region the server picks
-	}
-	c.printf("Checking %s (%s) now in %d region(s)\n", m.Name, deref(m.URL), len(regions.Regions))
 	tw := tabwriter.NewWriter(c.out, 0, 4, 3, ' ', 0)
 	fmt.Fprintln(tw, "REGION\tSTATUS\tCODE\tTIME\tERROR")
 	failed := 0
-	for _, region := range regions.Regions {
-		var res restapi.CheckResult
-		err := c.do(ctx, http.MethodPost, "/monitors/"+url.PathEscape(m.ID)+"/run-check", "", map[string]any{"region": region}, &res)
-		if err != nil {
-			failed++
-			fmt.Fprintf(tw, "%s\t%s\t\t\t%s\n", orDash(region), "error", oneLine(err.Error()))
-			continue
-		}
+	for _, res := range chk.Status.Results {
 		code := "-"
 		if res.StatusCode != nil {
 			code = fmt.Sprint(*res.StatusCode)
@@ -238,13 +243,13 @@ func runCheck(ctx context.Context, c *client, args []string) error {
 		if res.Status != "up" {
 			failed++
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%dms\t%s\n", orDash(res.Region), res.Status, code, res.ResponseTimeMs, oneLine(deref(res.ErrorMessage)))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%dms\t%s\n", orDash(res.Region), res.Status, code, res.ResponseTimeMs, oneLine(res.Error))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	if failed > 0 {
-		return fmt.Errorf("%d of %d region(s) did not report up", failed, len(regions.Regions))
+		return fmt.Errorf("%d of %d region(s) did not report up", failed, len(chk.Status.Results))
 	}
 	return nil
 }
@@ -257,40 +262,47 @@ func runWhy(ctx context.Context, c *client, args []string) error {
 	if err != nil {
 		return err
 	}
-	var e restapi.Explanation
-	if err := c.do(ctx, http.MethodGet, "/monitors/"+url.PathEscape(m.ID)+"/explanation", "", nil, &e); err != nil {
+	var e aggregated.MonitorExplanation
+	if err := c.do(ctx, http.MethodGet, "/"+aggregated.MonitorsResource+"/"+url.PathEscape(m.Name)+"/explanation", "", nil, &e); err != nil {
 		return err
 	}
-	c.printf("%s: %s\n%s\n", m.Name, e.State, e.Summary)
+	c.printf("%s: %s\n%s\n", e.DisplayName, e.State, e.Summary)
 	c.printf("Quorum: %s (%d of %d voting regions failing, %d required)\n", e.QuorumRule, e.Failing, e.Voting, e.RequiredFailing)
-	if e.FailureClass != "" || e.Fault != "" {
-		c.printf("Failure class: %s; fault: %s; alert: %s\n", orDash(e.FailureClass), orDash(string(e.Fault)), orDash(e.AlertDecision))
+	if e.FailureClass != "" || e.FaultVerdict != "" {
+		c.printf("Failure class: %s; fault: %s; alert: %s\n", orDash(e.FailureClass), orDash(e.FaultVerdict), orDash(e.AlertDecision))
 	}
-	if e.IncidentID != nil {
-		c.printf("Incident: %s\n", *e.IncidentID)
+	if e.IncidentID != "" {
+		c.printf("Incident: %s\n", e.IncidentID)
 	}
-	if len(e.Votes) > 0 {
+	if len(e.RegionVotes) > 0 {
 		tw := tabwriter.NewWriter(c.out, 0, 4, 3, ' ', 0)
 		fmt.Fprintln(tw, "REGION\tVOTE\tSTATUS\tCHECKED\tERROR")
-		for _, v := range e.Votes {
+		for _, v := range e.RegionVotes {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", v.Region, v.Vote, v.Status, v.CheckedAt.UTC().Format("2006-01-02T15:04:05Z"), oneLine(v.Error))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
 		}
 	}
-	for _, f := range e.Findings {
+	for _, f := range e.ContributingFindings {
 		c.printf("- %s\n", f)
 	}
 	return nil
 }
 
+// runPage prints a status page's address. Status pages are read through the
+// REST API, so this one command needs an access level (the ClusterRole
+// uptime-operator-viewer or above); the built-in view role grants none.
 func runPage(ctx context.Context, c *client, args []string) error {
 	if len(args) != 1 {
 		return errors.New("usage: kubectl uptime page NAME")
 	}
 	var raw json.RawMessage
 	if err := c.do(ctx, http.MethodGet, "/status/pages/me", "", nil, &raw); err != nil {
+		var fe *forbiddenError
+		if errors.As(err, &fe) {
+			return fmt.Errorf("status pages are read through the REST API, which needs an access level (bind uptime-operator-viewer or above; the built-in view role grants none): %w", err)
+		}
 		return err
 	}
 	var pages []restapi.StatusPage

@@ -4,10 +4,13 @@
 // monitor's state and the address of a status page.
 //
 // It talks only to kube-apiserver, with the user's kubeconfig, through the
-// aggregated API api.uptime-operator.io/v1: the incidents resource for
-// incidents and the REST paths the aggregated API serves under
-// /apis/api.uptime-operator.io/v1/namespaces/<ns>/… for the rest. RBAC
-// decides what the user may do, as for kubectl; no API key is involved.
+// aggregated API api.uptime-operator.io/v1: its Kubernetes resources
+// uptimeincidents, uptimemonitors (and their explanation), uptimechecks and
+// uptimeregions, which Kubernetes' built-in view and edit roles reach; only
+// `page` reads a REST path the aggregated API serves under
+// /apis/api.uptime-operator.io/v1/namespaces/<ns>/…, which needs an access
+// level. RBAC decides what the user may do, as for kubectl; no API key is
+// involved.
 package kubectlplugin
 
 import (
@@ -219,8 +222,22 @@ func (c *client) do(ctx context.Context, method, path, accept string, body, out 
 	return nil
 }
 
+// forbiddenError is a 403 answer: RBAC refused the request.
+type forbiddenError struct{ err error }
+
+func (e *forbiddenError) Error() string { return e.err.Error() }
+func (e *forbiddenError) Unwrap() error { return e.err }
+
 // answerError reads the message of an error answer.
 func answerError(code int, raw []byte) error {
+	err := answerMessage(code, raw)
+	if code == http.StatusForbidden {
+		return &forbiddenError{err: err}
+	}
+	return err
+}
+
+func answerMessage(code int, raw []byte) error {
 	var st metav1.Status
 	if json.Unmarshal(raw, &st) == nil && st.Kind == "Status" && st.Message != "" {
 		return fmt.Errorf("%s (%d)", st.Message, code)

@@ -38,8 +38,13 @@ const (
 )
 
 // TestPlugin runs `kubectl uptime` against kube-apiserver with the
-// aggregated API behind it and a probe agent of region local, as a viewer
-// (alice) and an editor (bob) with kubeconfigs of their own.
+// aggregated API behind it and a probe agent of region local, as a user
+// with Kubernetes' view role (alice) and one with the edit role (bob), each
+// with a kubeconfig of its own and no access level: envtest runs no
+// aggregation controller, so they are bound to the chart's aggregate-to-view
+// and -edit ClusterRoles, the rules the built-in roles gain in a cluster.
+// dave holds the access level read-only (uptime-operator-viewer), which
+// `page` needs.
 func TestPlugin(t *testing.T) {
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		t.Skip("KUBEBUILDER_ASSETS is not set (make test sets it)")
@@ -60,12 +65,17 @@ func TestPlugin(t *testing.T) {
 	must(t, err)
 	must(t, localcp.RegisterAPIService(ctx, c, system, addr, env.Manager.AggregatedCA()))
 	applyFile(t, ctx, env, "../../config/rbac/access_roles.yaml")
-	bind(t, ctx, env, "alice", "uptime-operator-viewer")
-	bind(t, ctx, env, "bob", "uptime-operator-editor")
+	applyFile(t, ctx, env, "../../config/rbac/crd_view_edit_roles.yaml")
+	bind(t, ctx, env, "alice", "alice", "uptime-operator-crd-view")
+	bind(t, ctx, env, "bob-view", "bob", "uptime-operator-crd-view")
+	bind(t, ctx, env, "bob-edit", "bob", "uptime-operator-crd-edit")
+	bind(t, ctx, env, "dave", "dave", "uptime-operator-viewer")
 	dir := t.TempDir()
 	alice, err := env.Kubeconfig(dir, "alice")
 	must(t, err)
 	bob, err := env.Kubeconfig(dir, "bob")
+	must(t, err)
+	dave, err := env.Kubeconfig(dir, "dave")
 	must(t, err)
 	startAgent(t, ctx, env, dir)
 
@@ -161,8 +171,8 @@ func TestPlugin(t *testing.T) {
 		t.Logf("kubectl uptime check Storefront:\n%s", out)
 		return nil
 	})
-	if out, err := run(alice, "check", "Storefront"); err == nil {
-		t.Fatalf("viewer check succeeded:\n%s", out)
+	if out, err := run(alice, "check", "Storefront"); err == nil || !strings.Contains(err.Error(), "the edit role") || !strings.Contains(err.Error(), "forbidden") {
+		t.Fatalf("viewer check: %v\n%s", err, out)
 	}
 	out = mustRun(alice, "why", mon.ID)
 	t.Logf("kubectl uptime why:\n%s", out)
@@ -178,8 +188,12 @@ func TestPlugin(t *testing.T) {
 	eventually(t, func() error {
 		return post(admin, base+"/status/pages", map[string]any{"title": "Shop status", "slug": "shop-status", "monitor_ids": []string{mon.ID}}, &page)
 	})
-	if out := mustRun(alice, "page", "shop-status"); strings.TrimSpace(out) != page.URL || page.URL == "" {
+	if out := mustRun(dave, "page", "shop-status"); strings.TrimSpace(out) != page.URL || page.URL == "" {
 		t.Fatalf("page: %q, want %q", out, page.URL)
+	}
+	// The view role reaches no REST path: page says what it needs.
+	if out, err := run(alice, "page", "shop-status"); err == nil || !strings.Contains(err.Error(), "uptime-operator-viewer") {
+		t.Fatalf("page with the view role: %v\n%s", err, out)
 	}
 }
 
@@ -244,9 +258,9 @@ func applyFile(t *testing.T, ctx context.Context, env *testenv.Env, path string)
 	}
 }
 
-func bind(t *testing.T, ctx context.Context, env *testenv.Env, user, role string) {
+func bind(t *testing.T, ctx context.Context, env *testenv.Env, name, user, role string) {
 	must(t, env.Client.Create(ctx, &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: user, Namespace: shop},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: shop},
 		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: role},
 		Subjects:   []rbacv1.Subject{{Kind: "User", APIGroup: "rbac.authorization.k8s.io", Name: user}},
 	}))
