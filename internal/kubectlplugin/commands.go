@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -79,7 +80,7 @@ func runStatus(ctx context.Context, c *client, args []string) error {
 		down++
 		since := "-"
 		if m.Status.OpenIncidentStartedAt != nil {
-			since = m.Status.OpenIncidentStartedAt.UTC().Format("2006-01-02T15:04:05Z")
+			since = stamp(m.Status.OpenIncidentStartedAt.Time)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%s\t%s\n", m.Spec.DisplayName, m.Status.State, m.Status.RegionsUp, m.Status.RegionsVoting, since, oneLine(m.Status.LastError))
 	}
@@ -90,7 +91,7 @@ func runStatus(ctx context.Context, c *client, args []string) error {
 			if inc.Status.AcknowledgedAt == nil {
 				acked = "no"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", inc.Name, inc.Spec.Monitor.Name, inc.Status.StartedAt.UTC().Format("2006-01-02T15:04:05Z"), acked)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", inc.Name, inc.Spec.Monitor.Name, stamp(inc.Status.StartedAt.Time), acked)
 		}
 	}
 	return tw.Flush()
@@ -278,7 +279,7 @@ func runWhy(ctx context.Context, c *client, args []string) error {
 		tw := tabwriter.NewWriter(c.out, 0, 4, 3, ' ', 0)
 		fmt.Fprintln(tw, "REGION\tVOTE\tSTATUS\tCHECKED\tERROR")
 		for _, v := range e.RegionVotes {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", v.Region, v.Vote, v.Status, v.CheckedAt.UTC().Format("2006-01-02T15:04:05Z"), oneLine(v.Error))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", v.Region, v.Vote, v.Status, stamp(v.CheckedAt.Time), oneLine(v.Error))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -331,6 +332,15 @@ func deref(s *string) string {
 		return ""
 	}
 	return *s
+}
+
+// stamp prints a time as the tables do, and "-" for a region that has not
+// checked yet (the zero time).
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format(time.RFC3339)
 }
 
 func orDash(s string) string {
