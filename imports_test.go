@@ -50,7 +50,7 @@ var layers = []layer{
 		// contracts: the probe wire contract, alert events, the REST
 		// answers, the reliability math.
 		"api", "config", "internal/monitor", "internal/probeapi", "internal/alertevent",
-		"internal/restapi", "internal/reliability", "internal/plans", "internal/maintenance",
+		"internal/restapi", "internal/apidoc", "internal/reliability", "internal/plans", "internal/maintenance",
 		"internal/oncall", "internal/credentials",
 	}},
 	{name: "leaf services", siblings: true, pkgs: []string{
