@@ -180,4 +180,5 @@ var namedEnums = map[string][]string{
 	"monitorTypes":  monitorTypes,
 	"monitorStates": monitorStates,
 	"checkStates":   CheckStates,
+	"draftPhases":   draftPhases,
 }

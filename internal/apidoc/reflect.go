@@ -38,6 +38,12 @@ import (
 //	enum=up|down         the allowed values
 //	min=1, max=255       minimum/maximum (length for strings, items for arrays)
 //	ref=MonitorConfig    the property is that component (for json.RawMessage)
+//	nonnull              a pointer that may be absent but not null (a request
+//	                     field whose absence the handler tells apart)
+//
+// A blank field `_ struct{}` tagged `openapi:"strict"` makes the object refuse unknown
+// properties (additionalProperties: false), as a handler decoding the body
+// strictly does.
 //
 // A named string type with constants of that type (restapi.Fault) is an
 // enum of the constants' values.
@@ -140,8 +146,13 @@ func (r *reflector) object(t reflect.Type) (M, error) {
 	props := M{}
 	var required []string
 	var embedded []any
+	strict := false
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
+		if f.Name == "_" {
+			_, strict = parseTag(f.Tag.Get("openapi"))["strict"]
+			continue
+		}
 		if !f.IsExported() {
 			continue
 		}
@@ -174,6 +185,9 @@ func (r *reflector) object(t reflect.Type) (M, error) {
 	}
 	own := Obj("", props, required...)
 	delete(own, "description")
+	if strict {
+		own = Strict(own)
+	}
 	if len(embedded) == 0 {
 		return own, nil
 	}
@@ -203,7 +217,7 @@ func (r *reflector) field(f reflect.StructField) (M, error) {
 		}
 	}
 	s = applyTag(s, tag)
-	if nullable {
+	if _, nonnull := tag["nonnull"]; nullable && !nonnull {
 		s = Null(s)
 	}
 	return s, nil

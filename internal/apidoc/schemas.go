@@ -294,10 +294,7 @@ func handSchemas() M {
 		}),
 
 		// Incidents.
-		"NoteBody":        Obj("", M{"body": Bounds(Str(""), 1, 5000), "public": Boolean("Marks a public update (status page subscribers are told).")}, "body"),
-		"ResolveBody":     Obj("", M{"note": Bounds(Str(""), nil, 5000)}),
 		"SnoozeBody":      Obj("Either until or minutes.", M{"until": DateTime("Future, at most 30 days ahead."), "minutes": Bounds(Integer(""), 1, 43200)}),
-		"Postmortem":      Obj("", M{"postmortem": Bounds(Str(""), nil, 50000)}, "postmortem"),
 		"RunbookStepBody": Obj("", M{"title": Bounds(Str(""), 1, 255), "description": Bounds(Str(""), nil, 5000)}, "title"),
 		"RunbookBody":     Obj("", M{"name": Bounds(Str(""), 1, 255), "steps": Bounds(Arr(Ref("RunbookStepBody"), ""), 1, 100), "monitor_type": Null(Str("")), "service_tag": Null(Str("")), "is_active": Boolean("")}, "name", "steps"),
 		"Runbook":         Obj("", M{"id": UUID(""), "name": Str(""), "steps": Arr(Ref("RunbookStepBody"), ""), "monitor_type": Null(Str("")), "service_tag": Null(Str("")), "is_active": Boolean(""), "created_at": DateTime("")}, "id", "name", "steps", "is_active"),
@@ -358,7 +355,6 @@ func handSchemas() M {
 		"DeliveryCounts": Obj("", M{"total": Integer(""), "delivered": Integer(""), "failed": Integer(""), "pending": Integer(""), "attempts": Integer("")}),
 
 		// Reliability.
-		"DependencyBody": StrictObj("", M{"parent_monitor_id": UUID(""), "child_monitor_id": UUID(""), "suppression_mode": Enum("", "suppress_child_if_parent_down")}, "parent_monitor_id", "child_monitor_id"),
 		"Dependency": Obj("", M{
 			"id": Str(""), "parent_monitor_id": UUID(""), "child_monitor_id": UUID(""), "suppression_mode": Str(""),
 			"parent_monitor_name": Str(""), "child_monitor_name": Str(""),
@@ -400,9 +396,6 @@ func handSchemas() M {
 			"status_page_id": UUID(""),
 			"services":       Arr(M{"allOf": []any{Ref("ThirdPartyService"), Obj("", M{"provider_name": Str(""), "status_page_url": Str("")}, "provider_name", "status_page_url")}}, ""),
 		}, "status_page_id", "services"),
-		"DraftEdit":    StrictObj("", M{"body": Bounds(Str(""), nil, 5000), "phase": Enum("", draftPhases...)}),
-		"DraftRequest": Obj("", M{"phase": Enum("", draftPhases...), "guidance": Bounds(Str(""), nil, 1000)}),
-		"Overwrite":    Obj("", M{"overwrite": Boolean("")}),
 	}
 }
 

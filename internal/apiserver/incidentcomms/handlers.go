@@ -17,6 +17,7 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/assist"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/ratelimit"
+	"github.com/uptime-operator/uptime-operator/internal/restapi"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
@@ -88,7 +89,7 @@ func (h *Handlers) Routes(rt *core.Router) {
 		Tag:          "AI incident assist",
 		Summary:      "Generate a postmortem",
 		Limit:        "30 per 10 minutes per workspace",
-		Body:         apidoc.Ref("Overwrite"),
+		Body:         restapi.Overwrite{},
 		BodyOptional: true,
 		Resp:         store.AIContent{},
 		Extra:        []int{409, 503},
@@ -97,7 +98,7 @@ func (h *Handlers) Routes(rt *core.Router) {
 		Tag:          "AI incident assist",
 		Summary:      "Draft a status update",
 		Limit:        "30 per 10 minutes per workspace",
-		Body:         apidoc.Ref("DraftRequest"),
+		Body:         restapi.DraftRequest{},
 		BodyOptional: true,
 		Status:       201,
 		Resp:         store.AIDraft{},
@@ -106,7 +107,7 @@ func (h *Handlers) Routes(rt *core.Router) {
 	rt.Handle(patch, "/incident-comms/status-updates/{draftId}", h.editDraft, feature, core.Doc(apidoc.Op{
 		Tag:     "AI incident assist",
 		Summary: "Edit a draft",
-		Body:    apidoc.Ref("DraftEdit"),
+		Body:    restapi.DraftEdit{},
 		Resp:    store.AIDraft{},
 		Extra:   []int{409},
 	}))
@@ -230,9 +231,7 @@ func (h *Handlers) summary(a *assist.Service) http.HandlerFunc {
 
 func (h *Handlers) postmortem(a *assist.Service) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		var b struct {
-			Overwrite bool `json:"overwrite"`
-		}
+		var b restapi.Overwrite
 		h.generation(a, &b, nil, func(ctx context.Context, inc store.Incident) (any, error) {
 			return a.Postmortem(ctx, inc, b.Overwrite)
 		}, http.StatusOK)(w, r)
@@ -241,10 +240,7 @@ func (h *Handlers) postmortem(a *assist.Service) http.HandlerFunc {
 
 func (h *Handlers) statusUpdate(a *assist.Service) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		var b struct {
-			Phase    string `json:"phase"`
-			Guidance string `json:"guidance"`
-		}
+		var b restapi.DraftRequest
 		check := func() []core.FieldError {
 			var errs []core.FieldError
 			if b.Phase != "" && !assist.ValidPhase(b.Phase) {
@@ -277,10 +273,7 @@ func (h *Handlers) editDraft(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	var b struct {
-		Body  *string `json:"body"`
-		Phase *string `json:"phase"`
-	}
+	var b restapi.DraftEdit
 	if err := core.DecodeJSON(r, &b, true); err != nil {
 		core.WriteErr(w, r, err)
 		return

@@ -268,9 +268,7 @@ func (h *Handlers) resolveIncident(w http.ResponseWriter, r *http.Request) {
 	if inc == nil {
 		return
 	}
-	var b struct {
-		Note string `json:"note"`
-	}
+	var b restapi.ResolveBody
 	if err := core.DecodeJSON(r, &b, false); err != nil {
 		core.WriteErr(w, r, err)
 		return
@@ -405,10 +403,7 @@ func (h *Handlers) addNote(w http.ResponseWriter, r *http.Request) {
 	if inc == nil {
 		return
 	}
-	var b struct {
-		Body   *string `json:"body"`
-		Public bool    `json:"public"`
-	}
+	var b restapi.NoteBody
 	if err := core.DecodeJSON(r, &b, false); err != nil {
 		core.WriteErr(w, r, err)
 		return
@@ -452,9 +447,7 @@ func (h *Handlers) putPostmortem(w http.ResponseWriter, r *http.Request) {
 	if inc == nil {
 		return
 	}
-	var b struct {
-		Postmortem *string `json:"postmortem"`
-	}
+	var b restapi.Postmortem
 	if err := core.DecodeJSON(r, &b, false); err != nil {
 		core.WriteErr(w, r, err)
 		return

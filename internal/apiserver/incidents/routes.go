@@ -94,7 +94,7 @@ func (h *Handlers) Routes(rt *core.Router) {
 		Tag:          "Incidents",
 		Summary:      "Resolve manually",
 		Desc:         "409 INCIDENT_RESOLVED when already resolved.",
-		Body:         apidoc.Ref("ResolveBody"),
+		Body:         restapi.ResolveBody{},
 		BodyOptional: true,
 		Resp:         apidoc.Ref("Incident"),
 		Extra:        []int{409},
@@ -113,7 +113,7 @@ func (h *Handlers) Routes(rt *core.Router) {
 	rt.Handle(http.MethodPost, "/incidents/{id}/notes", h.addNote, core.Doc(apidoc.Op{
 		Tag:     "Incidents",
 		Summary: "Add a note",
-		Body:    apidoc.Ref("NoteBody"),
+		Body:    restapi.NoteBody{},
 		Status:  201,
 		Resp:    apidoc.Ref("Note"),
 	}))
@@ -121,7 +121,7 @@ func (h *Handlers) Routes(rt *core.Router) {
 	rt.Handle(http.MethodPut, "/incidents/{id}/postmortem", h.putPostmortem, core.Doc(apidoc.Op{
 		Tag:     "Incidents",
 		Summary: "Set the postmortem",
-		Body:    apidoc.Ref("Postmortem"),
+		Body:    restapi.Postmortem{},
 		Resp:    restapi.IncidentPostmortem{},
 	}))
 	rt.Handle(http.MethodPost, "/incidents/{id}/runbook", h.attachRunbook, core.Doc(apidoc.Op{

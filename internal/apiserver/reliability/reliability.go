@@ -281,11 +281,7 @@ func (h *Handlers) listDependencies(w http.ResponseWriter, r *http.Request) {
 // createDependency answers POST /reliability/dependencies (owner only): the
 // child monitor gains the parent in spec.dependsOn.
 func (h *Handlers) createDependency(w http.ResponseWriter, r *http.Request) {
-	var body struct {
-		ParentMonitorID string  `json:"parent_monitor_id"`
-		ChildMonitorID  string  `json:"child_monitor_id"`
-		SuppressionMode *string `json:"suppression_mode"`
-	}
+	var body restapi.DependencyBody
 	if err := core.DecodeJSON(r, &body, true); err != nil {
 		core.WriteErr(w, r, err)
 		return

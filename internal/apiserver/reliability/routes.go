@@ -34,7 +34,7 @@ func (h *Handlers) Routes(rt *core.Router) {
 	rt.Handle(http.MethodPost, "/reliability/dependencies", h.createDependency, owner, deps, core.Doc(apidoc.Op{
 		Tag:     "Reliability",
 		Summary: "Add a dependency",
-		Body:    apidoc.Ref("DependencyBody"),
+		Body:    restapi.DependencyBody{},
 		Status:  201,
 		Resp:    apidoc.Ref("Dependency"),
 	}))
