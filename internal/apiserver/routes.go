@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/uptime-operator/uptime-operator/internal/apidoc"
+	"github.com/uptime-operator/uptime-operator/internal/apiserver/automation"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/domainssl"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/groups"
@@ -40,9 +41,12 @@ func (s *Server) routes() {
 	public.New(s.clock, s.opts.Engine, s.opts.Public).Routes(s.rt)
 
 	// The resources, each served by a package of its own.
-	monitors.New(s.Deps, monitors.Options{Store: s.opts.Store, Engine: s.opts.Engine, Monitors: s.opts.Monitors,
+	mon := monitors.New(s.Deps, monitors.Options{Store: s.opts.Store, Engine: s.opts.Engine, Monitors: s.opts.Monitors,
 		Resolver: s.opts.Resolver, PublicURL: s.opts.PublicURL, AllowPrivateTargets: s.opts.AllowPrivateTargets,
-		CredentialSecrets: s.opts.CredentialSecrets}).Routes(s.rt)
+		CredentialSecrets: s.opts.CredentialSecrets})
+	mon.Routes(s.rt)
+	// Monitoring as code writes its monitors through the monitor handlers.
+	automation.New(s.Deps, mon.Writes()).Routes(s.rt)
 	workspace.New(s.Deps).Routes(s.rt)
 	stats.New(s.Deps, s.opts.Store).Routes(s.rt)
 	groups.New(s.Deps).Routes(s.rt)

@@ -12,6 +12,13 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
+// history serves the records of a monitor's checks kept in the store:
+// checks, step runs and DNS records.
+type history struct {
+	d  *core.Deps
+	st Store
+}
+
 // checksPage reads the page of check history a request asks for: region,
 // limit (default def, 1 to max) and the before cursor; errs lists the bad
 // parameters.
@@ -38,7 +45,7 @@ func checkStatusParam(v string) (store.CheckStatus, bool) {
 	return st, v == "" || st == store.StatusProblem || st.Valid()
 }
 
-func (h *Handlers) listChecks(w http.ResponseWriter, r *http.Request) {
+func (h *history) listChecks(w http.ResponseWriter, r *http.Request) {
 	m := h.d.PathMonitor(w, r)
 	if m == nil {
 		return
@@ -64,7 +71,7 @@ func (h *Handlers) listChecks(w http.ResponseWriter, r *http.Request) {
 // maxExportRows is the most rows of a CSV export.
 const maxExportRows = 50000
 
-func (h *Handlers) checksCSV(w http.ResponseWriter, r *http.Request) {
+func (h *history) checksCSV(w http.ResponseWriter, r *http.Request) {
 	m := h.d.PathMonitor(w, r)
 	if m == nil {
 		return

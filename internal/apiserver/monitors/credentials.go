@@ -3,7 +3,6 @@ package monitors
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -22,6 +21,14 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/credentials"
 )
 
+// credentialSecrets keep the credentials of monitors in their Secrets.
+type credentialSecrets struct {
+	d *core.Deps
+	// secrets reads the Secrets a monitor may reference (the
+	// CredentialSecrets option); nil means d.Reader.
+	secrets client.Reader
+}
+
 // Credentials written through the REST API (monitor header values: basic
 // auth, bearer tokens, API keys) never stay in the Monitor's spec: before
 // the Monitor is written they go to its credentials Secret, owned by the
@@ -29,13 +36,13 @@ import (
 // show them as [REDACTED], and a [REDACTED] sent back keeps the stored
 // value.
 
-// keepCredentials moves the literal credential values of m's spec into m's
+// keep moves the literal credential values of m's spec into m's
 // credentials Secret, creating or updating it, so that the spec written
 // next holds references only. A Monitor not created yet is named here
 // (from its GenerateName) so the Secret's name is known; its Secret is
 // owned once the Monitor exists (adoptCredentials). It reports whether it
 // created the Secret.
-func (h *Handlers) keepCredentials(ctx context.Context, m *monv1.Monitor) (bool, error) {
+func (c *credentialSecrets) keep(ctx context.Context, m *monv1.Monitor) (bool, error) {
 	if m.Name == "" {
 		if !credentials.HasInline(&m.Spec) {
 			return false, nil
@@ -44,7 +51,7 @@ func (h *Handlers) keepCredentials(ctx context.Context, m *monv1.Monitor) (bool,
 	}
 	var sec corev1.Secret
 	key := client.ObjectKey{Namespace: m.Namespace, Name: credentials.SecretName(m.Name)}
-	err := h.d.Reader.Get(ctx, key, &sec)
+	err := c.d.Reader.Get(ctx, key, &sec)
 	switch {
 	case apierrors.IsNotFound(err):
 		if !credentials.HasInline(&m.Spec) {
@@ -56,7 +63,7 @@ func (h *Handlers) keepCredentials(ctx context.Context, m *monv1.Monitor) (bool,
 			Data:       credentials.Externalize(&m.Spec, m.Name, nil),
 		}
 		setCredentialsOwner(&sec, m)
-		if err := h.d.Client.Create(ctx, &sec); err != nil {
+		if err := c.d.Client.Create(ctx, &sec); err != nil {
 			return false, fmt.Errorf("create credentials secret: %w", err)
 		}
 		return true, nil
@@ -72,7 +79,7 @@ func (h *Handlers) keepCredentials(ctx context.Context, m *monv1.Monitor) (bool,
 		return false, nil
 	}
 	sec.Data = data
-	if err := h.d.Client.Update(ctx, &sec); err != nil {
+	if err := c.d.Client.Update(ctx, &sec); err != nil {
 		return false, fmt.Errorf("update credentials secret: %w", err)
 	}
 	return false, nil
@@ -96,12 +103,12 @@ func setCredentialsOwner(sec *corev1.Secret, m *monv1.Monitor) bool {
 	return true
 }
 
-// adoptCredentials runs after a Monitor was created: its credentials
+// adopt runs after a Monitor was created: its credentials
 // Secret, made before it, gets it as owner. Without an owner the Secret
 // would outlive the Monitor, so a failure is returned.
-func (h *Handlers) adoptCredentials(ctx context.Context, m *monv1.Monitor) error {
+func (c *credentialSecrets) adopt(ctx context.Context, m *monv1.Monitor) error {
 	var sec corev1.Secret
-	err := h.d.Reader.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: credentials.SecretName(m.Name)}, &sec)
+	err := c.d.Reader.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: credentials.SecretName(m.Name)}, &sec)
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
@@ -111,41 +118,41 @@ func (h *Handlers) adoptCredentials(ctx context.Context, m *monv1.Monitor) error
 	if !setCredentialsOwner(&sec, m) {
 		return nil
 	}
-	if err := h.d.Client.Update(ctx, &sec); err != nil {
+	if err := c.d.Client.Update(ctx, &sec); err != nil {
 		return fmt.Errorf("own credentials secret: %w", err)
 	}
 	return nil
 }
 
-// dropCredentials deletes the credentials Secret made for a Monitor whose
+// drop deletes the credentials Secret made for a Monitor whose
 // creation then failed.
-func (h *Handlers) dropCredentials(ctx context.Context, m *monv1.Monitor) {
+func (c *credentialSecrets) drop(ctx context.Context, m *monv1.Monitor) {
 	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: m.Namespace, Name: credentials.SecretName(m.Name)}}
-	_ = client.IgnoreNotFound(h.d.Client.Delete(ctx, sec))
+	_ = client.IgnoreNotFound(c.d.Client.Delete(ctx, sec))
 }
 
-// createWithCredentials creates m after moving its credentials to its
+// create creates m after moving its credentials to its
 // Secret, and makes m the Secret's owner.
-func (h *Handlers) createWithCredentials(ctx context.Context, m *monv1.Monitor) error {
-	made, err := h.keepCredentials(ctx, m)
+func (c *credentialSecrets) create(ctx context.Context, m *monv1.Monitor) error {
+	made, err := c.keep(ctx, m)
 	if err != nil {
 		return err
 	}
-	if err := h.d.Client.Create(ctx, m); err != nil {
+	if err := c.d.Client.Create(ctx, m); err != nil {
 		if made {
-			h.dropCredentials(ctx, m)
+			c.drop(ctx, m)
 		}
 		return err
 	}
-	return h.adoptCredentials(ctx, m)
+	return c.adopt(ctx, m)
 }
 
-// inlineCredentials is m's spec with the values of its credentials Secret
+// inline is m's spec with the values of its credentials Secret
 // in place of the references to it, so a plan compares credentials as
 // written (code sends them in plain text).
-func (h *Handlers) inlineCredentials(ctx context.Context, m *monv1.Monitor) (*monv1.MonitorSpec, error) {
+func (c *credentialSecrets) inline(ctx context.Context, m *monv1.Monitor) (*monv1.MonitorSpec, error) {
 	var sec corev1.Secret
-	err := h.d.Reader.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: credentials.SecretName(m.Name)}, &sec)
+	err := c.d.Reader.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: credentials.SecretName(m.Name)}, &sec)
 	if apierrors.IsNotFound(err) || (err == nil && sec.Labels[monv1.CredentialsOfLabel] != m.Name) {
 		return &m.Spec, nil
 	}
@@ -155,26 +162,7 @@ func (h *Handlers) inlineCredentials(ctx context.Context, m *monv1.Monitor) (*mo
 	return credentials.Inline(&m.Spec, m.Name, sec.Data), nil
 }
 
-// redactDiff shows the changed fields of a plan with credentials redacted:
-// a changed credential is listed, its values read [REDACTED].
-func redactDiff(diff []fieldChange, cur, desired *monv1.Monitor) []fieldChange {
-	var from map[string]json.RawMessage
-	if cur != nil {
-		from = managedView(credentials.Redact(&cur.Spec, cur.Name))
-	}
-	to := managedView(credentials.Redact(&desired.Spec, desired.Name))
-	for i := range diff {
-		if v, ok := from[diff[i].Field]; ok {
-			diff[i].From = v
-		}
-		if v, ok := to[diff[i].Field]; ok {
-			diff[i].To = v
-		}
-	}
-	return diff
-}
-
-// checkSecretRefs refuses the Secret references a write of m makes (new
+// checkRefs refuses the Secret references a write of m makes (new
 // ones, or ones whose header now goes to another origin; was is the stored
 // spec, nil on create) that its caller may not make. Below the owner level
 // a caller makes none: a Standard or Automation key cannot read Secrets,
@@ -185,9 +173,9 @@ func redactDiff(diff []fieldChange, cur, desired *monv1.Monitor) []fieldChange {
 // owner may reference any Secret the monitor may read
 // (credentials.Referable). The resolver checks again when the value is
 // read, so a Secret relabelled later is refused too.
-func (h *Handlers) checkSecretRefs(ctx context.Context, m *monv1.Monitor, was *monv1.MonitorSpec) error {
-	c := core.CallerFrom(ctx)
-	owner := c != nil && c.Owner
+func (c *credentialSecrets) checkRefs(ctx context.Context, m *monv1.Monitor, was *monv1.MonitorSpec) error {
+	caller := core.CallerFrom(ctx)
+	owner := caller != nil && caller.Owner
 	var errs []core.FieldError
 	for _, ref := range credentials.NewReferences(&m.Spec, was) {
 		f := restHeaderField(ref)
@@ -199,7 +187,7 @@ func (h *Handlers) checkSecretRefs(ctx context.Context, m *monv1.Monitor, was *m
 			continue // not a Secret name: the spec validation refuses it
 		}
 		var sec corev1.Secret
-		err := h.credentialSecrets().Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: ref.Secret.Name}, &sec)
+		err := c.reader().Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: ref.Secret.Name}, &sec)
 		if apierrors.IsNotFound(err) {
 			continue // may come later; the resolver checks it then
 		}
@@ -220,13 +208,13 @@ func (h *Handlers) checkSecretRefs(ctx context.Context, m *monv1.Monitor, was *m
 	return nil
 }
 
-// credentialSecrets reads the Secrets a monitor may reference: the
+// reader reads the Secrets a monitor may reference: the
 // CredentialSecrets option, else Deps.Reader.
-func (h *Handlers) credentialSecrets() client.Reader {
-	if h.secrets != nil {
-		return h.secrets
+func (c *credentialSecrets) reader() client.Reader {
+	if c.secrets != nil {
+		return c.secrets
 	}
-	return h.d.Reader
+	return c.d.Reader
 }
 
 // restHeaderField is the REST field of a referencing header:

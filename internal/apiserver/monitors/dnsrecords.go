@@ -17,7 +17,7 @@ const maxExpectedValues = 50
 
 // acceptDNSRecords makes the latest observed answer of a DNS monitor its
 // expected value: spec.dns.expectedValues becomes that answer.
-func (h *Handlers) acceptDNSRecords(w http.ResponseWriter, r *http.Request) {
+func (h *history) acceptDNSRecords(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	m := h.d.PathMonitor(w, r)
 	if m == nil {
@@ -59,7 +59,7 @@ func (h *Handlers) acceptDNSRecords(w http.ResponseWriter, r *http.Request) {
 		return nil
 	})
 	if err != nil {
-		core.WriteErr(w, r, h.d.WriteFailed(ctx, m.Namespace, err, monitorFieldPath))
+		core.WriteErr(w, r, h.d.WriteFailed(ctx, m.Namespace, err, core.MonitorFieldPath))
 		return
 	}
 	httpjson.Write(w, http.StatusOK, restapi.DNSAccepted{MonitorID: string(m.UID), RecordType: latest.RecordType,
@@ -71,4 +71,44 @@ func matchMode(m monv1.DNSMatchMode) string {
 		return "any"
 	}
 	return string(m)
+}
+
+func dnsRecords(rs []store.DNSRecord) []restapi.DNSObservation {
+	out := make([]restapi.DNSObservation, 0, len(rs))
+	for _, r := range rs {
+		out = append(out, restapi.DNSObservation{ObservedAt: core.ISOTime(r.ObservedAt), RecordType: r.RecordType, Answers: core.NonNil(r.Answers), Changed: r.Changed})
+	}
+	return out
+}
+
+func (h *history) dnsRecords(w http.ResponseWriter, r *http.Request) {
+	m := h.d.PathMonitor(w, r)
+	if m == nil {
+		return
+	}
+	limit, fe := core.IntParam(r, "limit", 50, 1, 1000)
+	if fe != nil {
+		core.WriteValidation(w, *fe)
+		return
+	}
+	if m.Spec.Type != monv1.MonitorDNS {
+		core.WriteValidation(w, core.FieldErr("type", "only dns monitors have DNS records"))
+		return
+	}
+	ctx := r.Context()
+	recs, err := h.st.ListDNSRecords(ctx, string(m.UID), false, limit)
+	if err != nil {
+		core.WriteErr(w, r, err)
+		return
+	}
+	changes, err := h.st.ListDNSRecords(ctx, string(m.UID), true, limit)
+	if err != nil {
+		core.WriteErr(w, r, err)
+		return
+	}
+	var expected []string
+	if m.Spec.DNS != nil {
+		expected = m.Spec.DNS.ExpectedValues
+	}
+	httpjson.Write(w, http.StatusOK, restapi.DNSRecords{Records: dnsRecords(recs), Changes: dnsRecords(changes), ExpectedValues: core.NonNil(expected)})
 }

@@ -5,12 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strings"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
 	"github.com/uptime-operator/uptime-operator/internal/credentials"
-	"github.com/uptime-operator/uptime-operator/internal/monitor"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 )
 
@@ -27,9 +25,6 @@ const (
 	maxConfigKeys  = 50
 	maxConfigBytes = 32 * 1024
 )
-
-// configNotificationEmails is the one config key shared by every type.
-const configNotificationEmails = "notification_emails"
 
 // checkConfigLimits enforces the specification's limits on the raw config
 // object: at most 50 keys and 32 KB as JSON.
@@ -118,78 +113,4 @@ func updatedConfig(typ monv1.MonitorType, cur *probeapi.Config, sent map[string]
 	}
 	slices.Sort(dropped)
 	return out, dropped, nil
-}
-
-// configOf renders a spec's config object, notification_emails included.
-func configOf(spec *monv1.MonitorSpec) map[string]json.RawMessage {
-	out := map[string]json.RawMessage{}
-	if spec.HTTP != nil || spec.Ping != nil || spec.Port != nil || spec.UDP != nil || spec.Cron != nil ||
-		spec.DNS != nil || spec.Multistep != nil || spec.MCP != nil {
-		raw, _ := json.Marshal(monitor.ConfigOf(spec))
-		_ = json.Unmarshal(raw, &out)
-	}
-	if len(spec.NotificationEmails) > 0 {
-		raw, _ := json.Marshal(spec.NotificationEmails)
-		out[configNotificationEmails] = raw
-	}
-	return out
-}
-
-func typeOrDefault(t monv1.MonitorType) monv1.MonitorType {
-	if t == "" {
-		return monv1.MonitorHTTP
-	}
-	return t
-}
-
-// monitorFieldPath maps a Monitor field path (spec.http.timeoutMs) to the
-// REST field (config.timeout).
-func monitorFieldPath(p string) string {
-	p = strings.TrimPrefix(p, "spec")
-	p = strings.TrimPrefix(p, ".")
-	head, rest, _ := strings.Cut(p, ".")
-	base := head
-	if i := strings.IndexByte(head, '['); i >= 0 {
-		base = head[:i]
-	}
-	switch base {
-	case "":
-		return ""
-	case "intervalSeconds":
-		return "interval_seconds"
-	case "groupRef":
-		return "group_id"
-	case "escalationPolicyRef":
-		return "escalation_policy_id"
-	case "paused":
-		return "is_active"
-	case "tags", "regions", "name", "url", "type", "key":
-		return base
-	case "notificationEmails":
-		return "config.notification_emails"
-	case "http", "ping", "port", "udp", "cron", "dns", "multistep", "mcp":
-		if rest == "" {
-			return "config"
-		}
-		parts := strings.Split(rest, ".")
-		for i, s := range parts {
-			idx := ""
-			if j := strings.IndexByte(s, '['); j >= 0 {
-				s, idx = s[:j], s[j:]
-			}
-			switch s {
-			case "timeoutMs", "timeoutSeconds":
-				s = "timeout"
-			case "argumentsJSON":
-				s = "arguments"
-			case "payloadHex":
-				s = "payload_hex"
-			default:
-				s = core.CamelToSnake(s)
-			}
-			parts[i] = s + idx
-		}
-		return "config." + strings.Join(parts, ".")
-	}
-	return core.SnakePath(p)
 }

@@ -34,7 +34,7 @@ func TestOpenAPIConfigKeys(t *testing.T) {
 		published = append(published, k)
 	}
 	slices.Sort(published)
-	want := append(probeapi.ConfigKeys(), configNotificationEmails)
+	want := append(probeapi.ConfigKeys(), core.ConfigNotificationEmails)
 	slices.Sort(want)
 	if !slices.Equal(published, want) {
 		t.Fatalf("MonitorConfig schema keys %v, config keys %v: add the key to hack/gen-openapi/schemas.go and run make manifests", published, want)

@@ -31,24 +31,6 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
-// monitorBody is the create and update body of a monitor, and the spec of
-// monitoring as code.
-type monitorBody struct {
-	Name               core.Nullable[string]                     `json:"name"`
-	Type               core.Nullable[string]                     `json:"type"`
-	URL                core.Nullable[string]                     `json:"url"`
-	IntervalSeconds    core.Nullable[int32]                      `json:"interval_seconds"`
-	IsActive           core.Nullable[bool]                       `json:"is_active"`
-	GroupID            core.Nullable[string]                     `json:"group_id"`
-	EscalationPolicyID core.Nullable[string]                     `json:"escalation_policy_id"`
-	Tags               core.Nullable[[]string]                   `json:"tags"`
-	Regions            core.Nullable[[]string]                   `json:"regions"`
-	Config             core.Nullable[map[string]json.RawMessage] `json:"config"`
-	// Monitoring as code only.
-	Key    core.Nullable[string] `json:"key"`
-	Paused core.Nullable[bool]   `json:"paused"`
-}
-
 // bodyMode says which endpoint a monitor body came from.
 type bodyMode int
 
@@ -65,7 +47,7 @@ const (
 // stays with its origin"); the returned warnings name them. The Secret
 // references the write makes must be ones its caller may make
 // (checkSecretRefs).
-func (h *Handlers) applyMonitorBody(ctx context.Context, m *monv1.Monitor, b *monitorBody, mode bodyMode) ([]string, error) {
+func (h *Handlers) applyMonitorBody(ctx context.Context, m *monv1.Monitor, b *core.MonitorBody, mode bodyMode) ([]string, error) {
 	var errs []core.FieldError
 	spec := &m.Spec
 	var was *monv1.MonitorSpec
@@ -83,7 +65,7 @@ func (h *Handlers) applyMonitorBody(ctx context.Context, m *monv1.Monitor, b *mo
 			spec.Type = t
 		}
 	}
-	spec.Type = typeOrDefault(spec.Type)
+	spec.Type = core.TypeOrDefault(spec.Type)
 	if b.Name.Set {
 		spec.Name = strings.TrimSpace(b.Name.Value())
 		if spec.Name == "" {
@@ -165,8 +147,8 @@ func (h *Handlers) applyMonitorBody(ctx context.Context, m *monv1.Monitor, b *mo
 			return nil, core.ValidationError(fe...)
 		}
 	}
-	if emails, ok := sent[configNotificationEmails]; ok {
-		delete(sent, configNotificationEmails)
+	if emails, ok := sent[core.ConfigNotificationEmails]; ok {
+		delete(sent, core.ConfigNotificationEmails)
 		// Per-monitor alert recipients are owner-only through /monitors: an
 		// API key's value is ignored. Monitoring as code sets them (the
 		// Automation check is the caller's).
@@ -189,7 +171,7 @@ func (h *Handlers) applyMonitorBody(ctx context.Context, m *monv1.Monitor, b *mo
 		return nil, err
 	}
 	monitor.ApplyConfig(spec, &cfg)
-	if err := h.checkSecretRefs(ctx, m, was); err != nil {
+	if err := h.creds.checkRefs(ctx, m, was); err != nil {
 		return nil, err
 	}
 	var warnings []string
@@ -215,7 +197,7 @@ func (h *Handlers) validateMonitor(ctx context.Context, m *monv1.Monitor) error 
 			fmt.Sprintf("must not be below the plan's minimum interval of %d seconds", min)))
 	}
 	if len(errs) > 0 {
-		return core.ValidationError(core.FromFieldErrors(errs, monitorFieldPath)...)
+		return core.ValidationError(core.FromFieldErrors(errs, core.MonitorFieldPath)...)
 	}
 	return nil
 }
@@ -295,7 +277,7 @@ func (h *Handlers) monitorObject(ctx context.Context, m *monv1.Monitor, x *monit
 	}
 	st := &m.Status
 	out := &restapi.Monitor{
-		ID: string(m.UID), Name: m.Spec.Name, Type: string(typeOrDefault(m.Spec.Type)), URL: core.StrPtr(m.Spec.URL),
+		ID: string(m.UID), Name: m.Spec.Name, Type: string(core.TypeOrDefault(m.Spec.Type)), URL: core.StrPtr(m.Spec.URL),
 		IntervalSeconds: m.Spec.IntervalSeconds, IsActive: !m.Spec.Paused,
 		GroupID:            x.refUID(ctx, x.groups, &monv1.MonitorGroup{}, m.Spec.GroupRef),
 		EscalationPolicyID: x.refUID(ctx, x.policies, &monv1.EscalationPolicy{}, m.Spec.EscalationPolicyRef),
@@ -433,7 +415,7 @@ type configEntry struct {
 // redacted spec (credentials read [REDACTED]) as JSON (an object, keys
 // sorted).
 func encodeConfig(m *monv1.Monitor) json.RawMessage {
-	raw, err := json.Marshal(configOf(credentials.Redact(&m.Spec, m.Name)))
+	raw, err := json.Marshal(core.ConfigObject(credentials.Redact(&m.Spec, m.Name)))
 	if err != nil {
 		// configOf holds only encoded values; this cannot happen.
 		panic(fmt.Sprintf("encode monitor config: %v", err))
@@ -478,7 +460,7 @@ func (h *Handlers) monitorsSummary(w http.ResponseWriter, r *http.Request) {
 }
 
 // newMonitor builds an unsaved Monitor of ns from a create body.
-func (h *Handlers) newMonitor(ctx context.Context, ns string, b *monitorBody) (*monv1.Monitor, error) {
+func (h *Handlers) newMonitor(ctx context.Context, ns string, b *core.MonitorBody) (*monv1.Monitor, error) {
 	m := &monv1.Monitor{ObjectMeta: metav1.ObjectMeta{Namespace: ns}}
 	if _, err := h.applyMonitorBody(ctx, m, b, modeCreate); err != nil {
 		return nil, err
@@ -492,7 +474,7 @@ func (h *Handlers) newMonitor(ctx context.Context, ns string, b *monitorBody) (*
 
 func (h *Handlers) createMonitor(w http.ResponseWriter, r *http.Request) {
 	ctx, c := r.Context(), core.CallerFrom(r.Context())
-	var b monitorBody
+	var b core.MonitorBody
 	if err := core.DecodeJSON(r, &b, false); err != nil {
 		core.WriteErr(w, r, err)
 		return
@@ -502,7 +484,7 @@ func (h *Handlers) createMonitor(w http.ResponseWriter, r *http.Request) {
 		core.WriteErr(w, r, err)
 		return
 	}
-	if _, err := h.createKeyed(ctx, m); err != nil {
+	if _, err := h.create(ctx, m); err != nil {
 		core.WriteErr(w, r, err)
 		return
 	}
@@ -586,7 +568,7 @@ func (h *Handlers) updateMonitor(w http.ResponseWriter, r *http.Request) {
 	if m == nil {
 		return
 	}
-	var b monitorBody
+	var b core.MonitorBody
 	if err := core.DecodeJSON(r, &b, false); err != nil {
 		core.WriteErr(w, r, err)
 		return
@@ -602,11 +584,11 @@ func (h *Handlers) updateMonitor(w http.ResponseWriter, r *http.Request) {
 		if err := h.validateMonitor(ctx, m); err != nil {
 			return err
 		}
-		_, err = h.keepCredentials(ctx, m)
+		_, err = h.creds.keep(ctx, m)
 		return err
 	})
 	if err != nil {
-		core.WriteErr(w, r, h.d.WriteFailed(ctx, m.Namespace, err, monitorFieldPath))
+		core.WriteErr(w, r, h.d.WriteFailed(ctx, m.Namespace, err, core.MonitorFieldPath))
 		return
 	}
 	h.recordPause(ctx, m, wasPaused)
@@ -636,16 +618,25 @@ func (h *Handlers) deleteMonitor(w http.ResponseWriter, r *http.Request) {
 	if m == nil {
 		return
 	}
-	if err := h.d.DeleteObject(ctx, m); err != nil {
+	if err := h.delete(ctx, m); err != nil {
 		core.WriteErr(w, r, err)
 		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// delete deletes m and its history (a history left behind is pruned after
+// the retention).
+func (h *Handlers) delete(ctx context.Context, m *monv1.Monitor) error {
+	if err := h.d.DeleteObject(ctx, m); err != nil {
+		return err
 	}
 	if h.st != nil {
 		if err := h.st.DeleteMonitorHistory(ctx, string(m.UID)); err != nil {
 			core.LogFrom(ctx).Error(err, "unable to delete monitor history; it is pruned after the retention", "monitor", m.Name)
 		}
 	}
-	w.WriteHeader(http.StatusNoContent)
+	return nil
 }
 
 // setPaused is pause and resume.
@@ -663,7 +654,7 @@ func (h *Handlers) setPaused(paused bool) http.HandlerFunc {
 			return nil
 		})
 		if err != nil {
-			core.WriteErr(w, r, h.d.WriteFailed(ctx, m.Namespace, err, monitorFieldPath))
+			core.WriteErr(w, r, h.d.WriteFailed(ctx, m.Namespace, err, core.MonitorFieldPath))
 			return
 		}
 		h.recordPause(ctx, m, wasPaused)
@@ -763,13 +754,7 @@ func (h *Handlers) bulkOne(ctx context.Context, ns, id, action string, tags []st
 		return err
 	}
 	if action == "delete" {
-		if err := h.d.DeleteObject(ctx, m); err != nil {
-			return err
-		}
-		if h.st != nil {
-			_ = h.st.DeleteMonitorHistory(ctx, string(m.UID))
-		}
-		return nil
+		return h.delete(ctx, m)
 	}
 	wasPaused := m.Spec.Paused
 	err = h.d.Mutate(ctx, m, func() error {
@@ -792,7 +777,7 @@ func (h *Handlers) bulkOne(ctx context.Context, ns, id, action string, tags []st
 		return nil
 	})
 	if err != nil {
-		return h.d.WriteFailed(ctx, ns, err, monitorFieldPath)
+		return h.d.WriteFailed(ctx, ns, err, core.MonitorFieldPath)
 	}
 	h.recordPause(ctx, m, wasPaused)
 	return nil
@@ -808,7 +793,7 @@ func resultJSON(res probeapi.Result) restapi.CheckResult {
 
 func (h *Handlers) testMonitor(w http.ResponseWriter, r *http.Request) {
 	ctx, c := r.Context(), core.CallerFrom(r.Context())
-	var b monitorBody
+	var b core.MonitorBody
 	if err := core.DecodeJSON(r, &b, false); err != nil {
 		core.WriteErr(w, r, err)
 		return
@@ -928,7 +913,7 @@ func (h *Handlers) putRegions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := h.d.Mutate(ctx, m, func() error { m.Spec.Regions = codes; return nil }); err != nil {
-		core.WriteErr(w, r, h.d.WriteFailed(ctx, m.Namespace, err, monitorFieldPath))
+		core.WriteErr(w, r, h.d.WriteFailed(ctx, m.Namespace, err, core.MonitorFieldPath))
 		return
 	}
 	h.monitorRegions(w, r, m)
@@ -1029,53 +1014,13 @@ func (h *Handlers) cronHeartbeat(w http.ResponseWriter, r *http.Request) {
 	httpjson.Write(w, http.StatusOK, restapi.HeartbeatRecorded{Success: true, Paused: m.Spec.Paused})
 }
 
-func dnsRecords(rs []store.DNSRecord) []restapi.DNSObservation {
-	out := make([]restapi.DNSObservation, 0, len(rs))
-	for _, r := range rs {
-		out = append(out, restapi.DNSObservation{ObservedAt: core.ISOTime(r.ObservedAt), RecordType: r.RecordType, Answers: core.NonNil(r.Answers), Changed: r.Changed})
-	}
-	return out
-}
-
-func (h *Handlers) dnsRecords(w http.ResponseWriter, r *http.Request) {
-	m := h.d.PathMonitor(w, r)
-	if m == nil {
-		return
-	}
-	limit, fe := core.IntParam(r, "limit", 50, 1, 1000)
-	if fe != nil {
-		core.WriteValidation(w, *fe)
-		return
-	}
-	if m.Spec.Type != monv1.MonitorDNS {
-		core.WriteValidation(w, core.FieldErr("type", "only dns monitors have DNS records"))
-		return
-	}
-	ctx := r.Context()
-	recs, err := h.st.ListDNSRecords(ctx, string(m.UID), false, limit)
-	if err != nil {
-		core.WriteErr(w, r, err)
-		return
-	}
-	changes, err := h.st.ListDNSRecords(ctx, string(m.UID), true, limit)
-	if err != nil {
-		core.WriteErr(w, r, err)
-		return
-	}
-	var expected []string
-	if m.Spec.DNS != nil {
-		expected = m.Spec.DNS.ExpectedValues
-	}
-	httpjson.Write(w, http.StatusOK, restapi.DNSRecords{Records: dnsRecords(recs), Changes: dnsRecords(changes), ExpectedValues: core.NonNil(expected)})
-}
-
-// createKeyed creates a monitor built by desiredMonitor or newMonitor (every
-// REST and MCP create goes through here). A cron monitor gets its heartbeat
+// create creates a monitor built by newMonitor or by monitoring as code
+// (every REST and MCP create goes through here). A cron monitor gets its heartbeat
 // token before it is created, so the response carries its heartbeat_url.
-func (h *Handlers) createKeyed(ctx context.Context, m *monv1.Monitor) (*monv1.Monitor, error) {
+func (h *Handlers) create(ctx context.Context, m *monv1.Monitor) (*monv1.Monitor, error) {
 	monv1.EnsureHeartbeatToken(m)
-	if err := h.createWithCredentials(ctx, m); err != nil {
-		return nil, h.d.WriteFailed(ctx, m.Namespace, err, monitorFieldPath)
+	if err := h.creds.create(ctx, m); err != nil {
+		return nil, h.d.WriteFailed(ctx, m.Namespace, err, core.MonitorFieldPath)
 	}
 	if m.Spec.Paused && h.st != nil {
 		_ = h.st.PauseMonitor(ctx, string(m.UID), h.d.Clock.Now())

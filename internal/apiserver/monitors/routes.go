@@ -18,64 +18,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// Routes registers /monitors with their checks, step runs, regions, heartbeats and DNS records, and monitoring as code (/automation/monitors; keys may contain "/": the key is the rest of the path).
+// Routes registers /monitors with their checks, step runs, regions, heartbeats and DNS records.
 func (h *Handlers) Routes(rt *core.Router) {
-	code := &Automation{Handlers: h}
 	l := rt.Limits
 	monitorWrite := core.WithLimit(l.MonitorWrite)
-	keyed := core.WithLimit(l.KeyedWrite)
-	codeBody := core.WithMaxBody(maxCodeBody)
-	rt.Handle(http.MethodPost, "/automation/monitors/plan", code.planMonitors, core.WithAccess(core.ReadOnlyWrite), core.WithLimit(l.Plan), codeBody, core.Doc(apidoc.Op{
-		Tag:     "Monitoring as code",
-		Summary: "Preview an apply; writes nothing",
-		Limit:   "120 per 15 minutes per workspace; body up to 2 MB",
-		Body:    apidoc.Ref("PlanRequest"),
-		Resp:    apidoc.Ref("Plan"),
-	}))
-	rt.Handle(http.MethodPost, "/automation/monitors/apply", code.applyMonitors, core.WithLimit(l.Apply), codeBody, core.Doc(apidoc.Op{
-		Tag:         "Monitoring as code",
-		Summary:     "Apply monitor specs",
-		Desc:        "200 when every change applied, 207 when some failed. A spec setting config.notification_emails needs an Automation key (403 ALERT_ROUTING_NOT_ALLOWED).",
-		Limit:       "30 per 15 minutes per workspace; body up to 2 MB",
-		Body:        apidoc.Ref("PlanRequest"),
-		Resp:        apidoc.Ref("ApplyResult"),
-		AlsoStatus:  []int{207},
-		Extra:       []int{409, 428},
-		Entitlement: true,
-	}))
-	rt.Handle(http.MethodPut, "/automation/monitors/by-id/{id}/key", code.putMonitorKey, keyed, core.Doc(apidoc.Op{
-		Tag:     "Monitoring as code",
-		Summary: "Assign or remove a monitor's key",
-		Limit:   "600 per 15 minutes per workspace",
-		Body:    apidoc.Strict(apidoc.Obj("", apidoc.M{"key": apidoc.Null(apidoc.Ref("MonitorKey"))}, "key")),
-		Resp:    restapi.Monitor{},
-		Extra:   []int{409},
-	}))
-	rt.Handle(http.MethodGet, "/automation/monitors/*", code.getKeyedMonitor, core.Doc(apidoc.Op{
-		Path:    "/automation/monitors/{key}",
-		Tag:     "Monitoring as code",
-		Summary: "Monitor by key",
-		Resp:    restapi.Monitor{},
-	}))
-	rt.Handle(http.MethodPut, "/automation/monitors/*", code.putKeyedMonitor, keyed, core.Doc(apidoc.Op{
-		Path:        "/automation/monitors/{key}",
-		Tag:         "Monitoring as code",
-		Summary:     "Create or update a monitor by key",
-		Limit:       "600 per 15 minutes per workspace",
-		Desc:        "201 when created, 200 when updated (also when a changed type replaced the monitor). config.notification_emails needs an Automation key (403 ALERT_ROUTING_NOT_ALLOWED).",
-		Body:        apidoc.Ref("MonitorSpec"),
-		Resp:        restapi.Monitor{},
-		AlsoStatus:  []int{201},
-		Entitlement: true,
-		NoNotFound:  true,
-	}))
-	rt.Handle(http.MethodDelete, "/automation/monitors/*", code.deleteKeyedMonitor, keyed, core.Doc(apidoc.Op{
-		Path:    "/automation/monitors/{key}",
-		Tag:     "Monitoring as code",
-		Summary: "Delete a monitor by key, with its history",
-		Limit:   "600 per 15 minutes per workspace",
-		Status:  204,
-	}))
 	rt.Handle(http.MethodGet, "/monitors", h.listMonitors, core.Doc(apidoc.Op{
 		Tag:     "Monitors",
 		Summary: "All monitors, newest first (not paginated)",
@@ -266,7 +212,7 @@ type Options struct {
 	CredentialSecrets client.Reader
 }
 
-// Handlers serve /monitors and /automation/monitors. They keep the caches
+// Handlers serve /monitors. They keep the caches
 // that make a list of 10,000 monitors cheap: uptimes, encoded configs and
 // encoded list items.
 type Handlers struct {
@@ -277,16 +223,20 @@ type Handlers struct {
 	resolver            *net.Resolver
 	publicURL           string
 	allowPrivateTargets bool
-	secrets             client.Reader
+	creds               credentialSecrets
 	uptimes             uptimeCache
 	configs             configCache
 	items               listCache
+	// history serves a monitor's checks, step runs and DNS records (its
+	// handlers are promoted, so the route table names them like the rest).
+	history
 }
 
 // New returns the handlers.
 func New(d *core.Deps, o Options) *Handlers {
 	return &Handlers{d: d, st: o.Store, engine: o.Engine, monitors: o.Monitors, resolver: o.Resolver,
-		publicURL: o.PublicURL, allowPrivateTargets: o.AllowPrivateTargets, secrets: o.CredentialSecrets}
+		publicURL: o.PublicURL, allowPrivateTargets: o.AllowPrivateTargets,
+		creds: credentialSecrets{d: d, secrets: o.CredentialSecrets}, history: history{d: d, st: o.Store}}
 }
 
 // Engine is what the monitor handlers ask of the incident engine.

@@ -64,12 +64,12 @@ func stepRun(c store.Check) stepRunJSON {
 // stepRuns answers GET /monitors/:id/step-runs: the latest checks of a
 // multistep monitor with their per-step results, newest first. Query as
 // check history: limit (1-100, default 10), before (cursor), region.
-func (h *Handlers) stepRuns(w http.ResponseWriter, r *http.Request) {
+func (h *history) stepRuns(w http.ResponseWriter, r *http.Request) {
 	m := h.d.PathMonitor(w, r)
 	if m == nil {
 		return
 	}
-	if typeOrDefault(m.Spec.Type) != monv1.MonitorMultistep {
+	if core.TypeOrDefault(m.Spec.Type) != monv1.MonitorMultistep {
 		core.WriteValidation(w, core.FieldErr("type", "step runs exist only for multistep monitors"))
 		return
 	}

@@ -60,12 +60,14 @@ func New(t testing.TB, objs ...client.Object) *Fixture {
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "free-ws", Labels: map[string]string{monv1.PlanLabel: "free"}}},
 	}
 	k8s := fake.NewClientBuilder().WithScheme(sch).WithObjects(append(base, objs...)...).Build()
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "h.db"), sqlite.Options{})
+	// The store reads the fixture's clock too, so what it computes from
+	// "now" (daily uptime, retention) agrees with the handlers.
+	clk := clocktesting.NewFakePassiveClock(time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC))
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "h.db"), sqlite.Options{Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
-	clk := clocktesting.NewFakePassiveClock(time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC))
 	overlay := &writethrough.Overlay{}
 	deps := &core.Deps{Client: overlay.Client(k8s), Reader: k8s, Overlay: overlay, Plans: &plans.Resolver{Reader: k8s}, Clock: clk}
 	rt := core.NewRouter(deps, core.RouterOptions{Keys: k8s, Store: st})

@@ -1,4 +1,4 @@
-package monitors
+package automation
 
 import (
 	"bytes"
@@ -22,16 +22,10 @@ import (
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/apikeys"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
+	"github.com/uptime-operator/uptime-operator/internal/credentials"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/monitor"
 )
-
-// Automation serves monitoring as code (/automation/monitors): plans and
-// applies of a whole set of monitors and monitors addressed by key. It
-// builds on the monitor handlers (bodies, validation, credentials, writes).
-type Automation struct {
-	*Handlers
-}
 
 // Monitoring as code. A keyed monitor is a Monitor CR whose spec.key is set
 // (unique per namespace, enforced by admission), so kubectl apply, Helm and
@@ -68,7 +62,7 @@ const keyRule = "must be 1-128 characters: letters, digits and . _ : / -, starti
 
 // specErrors checks the fields a monitor spec may not or must carry; prefix
 // is prepended to field names ("monitors[3].").
-func specErrors(b *monitorBody, prefix string, keyRequired bool) []core.FieldError {
+func specErrors(b *core.MonitorBody, prefix string, keyRequired bool) []core.FieldError {
 	var errs []core.FieldError
 	switch {
 	case b.Key.Set && !b.Key.Null && !validKey(b.Key.Value()):
@@ -89,11 +83,11 @@ func specErrors(b *monitorBody, prefix string, keyRequired bool) []core.FieldErr
 }
 
 // setsAlertRouting reports whether a spec sets config.notification_emails.
-func setsAlertRouting(b *monitorBody) bool {
+func setsAlertRouting(b *core.MonitorBody) bool {
 	if !b.Config.Set || b.Config.Null {
 		return false
 	}
-	_, ok := b.Config.Value()[configNotificationEmails]
+	_, ok := b.Config.Value()[core.ConfigNotificationEmails]
 	return ok
 }
 
@@ -123,7 +117,7 @@ func prefixed(err error, prefix string) error {
 // changed). A replacement is a new monitor that keeps cur's name, interval,
 // tags, regions, paused state, recipients and references; its config comes
 // from the spec alone.
-func (h *Automation) desiredMonitor(ctx context.Context, ns string, b *monitorBody, cur *monv1.Monitor) (*monv1.Monitor, bool, error) {
+func (h *Handlers) desiredMonitor(ctx context.Context, ns string, b *core.MonitorBody, cur *monv1.Monitor) (*monv1.Monitor, bool, error) {
 	var m *monv1.Monitor
 	replace := false
 	switch {
@@ -132,7 +126,7 @@ func (h *Automation) desiredMonitor(ctx context.Context, ns string, b *monitorBo
 			return nil, false, core.ValidationError(core.FieldErr("name", "is required"))
 		}
 		m = &monv1.Monitor{ObjectMeta: metav1.ObjectMeta{Namespace: ns}}
-	case b.Type.Set && typeOrDefault(monv1.MonitorType(strings.ToLower(b.Type.Value()))) != typeOrDefault(cur.Spec.Type):
+	case b.Type.Set && core.TypeOrDefault(monv1.MonitorType(strings.ToLower(b.Type.Value()))) != core.TypeOrDefault(cur.Spec.Type):
 		replace = true
 		old := cur.Spec
 		m = &monv1.Monitor{ObjectMeta: metav1.ObjectMeta{Namespace: ns}, Spec: monv1.MonitorSpec{
@@ -147,14 +141,11 @@ func (h *Automation) desiredMonitor(ctx context.Context, ns string, b *monitorBo
 	default:
 		m = cur.DeepCopy()
 	}
-	if _, err := h.applyMonitorBody(ctx, m, b, modeCode); err != nil {
+	if err := h.mon.Apply(ctx, m, b); err != nil {
 		return nil, false, err
 	}
 	if m.Name == "" {
 		m.GenerateName = core.ObjectNamePrefix(m.Spec.Name, "monitor")
-	}
-	if err := h.validateMonitor(ctx, m); err != nil {
-		return nil, false, err
 	}
 	return m, replace, nil
 }
@@ -171,7 +162,7 @@ type fieldChange struct {
 // managedView is the managed fields of a spec as JSON values, config keys as
 // "config.<key>".
 func managedView(sp *monv1.MonitorSpec) map[string]json.RawMessage {
-	v := map[string]any{"name": sp.Name, "type": typeOrDefault(sp.Type), "url": core.StrPtr(sp.URL),
+	v := map[string]any{"name": sp.Name, "type": core.TypeOrDefault(sp.Type), "url": core.StrPtr(sp.URL),
 		"interval_seconds": sp.IntervalSeconds, "tags": core.NonNil(sp.Tags), "regions": sp.Regions, "paused": sp.Paused,
 		"key": core.StrPtr(sp.Key)}
 	out := map[string]json.RawMessage{}
@@ -179,7 +170,7 @@ func managedView(sp *monv1.MonitorSpec) map[string]json.RawMessage {
 		raw, _ := json.Marshal(x)
 		out[k] = raw
 	}
-	for k, raw := range configOf(sp) {
+	for k, raw := range core.ConfigObject(sp) {
 		out["config."+k] = raw
 	}
 	return out
@@ -213,6 +204,25 @@ func diffViews(from, to map[string]json.RawMessage) []fieldChange {
 	return out
 }
 
+// redactDiff shows the changed fields of a plan with credentials redacted:
+// a changed credential is listed, its values read [REDACTED].
+func redactDiff(diff []fieldChange, cur, desired *monv1.Monitor) []fieldChange {
+	var from map[string]json.RawMessage
+	if cur != nil {
+		from = managedView(credentials.Redact(&cur.Spec, cur.Name))
+	}
+	to := managedView(credentials.Redact(&desired.Spec, desired.Name))
+	for i := range diff {
+		if v, ok := from[diff[i].Field]; ok {
+			diff[i].From = v
+		}
+		if v, ok := to[diff[i].Field]; ok {
+			diff[i].To = v
+		}
+	}
+	return diff
+}
+
 // planChange is one entry of a plan.
 type planChange struct {
 	Action    string        `json:"action"`
@@ -223,7 +233,7 @@ type planChange struct {
 	Adopted   bool          `json:"adopted,omitempty"`
 	Diff      []fieldChange `json:"diff,omitempty"`
 
-	spec    *monitorBody
+	spec    *core.MonitorBody
 	current *monv1.Monitor
 	desired *monv1.Monitor
 }
@@ -301,7 +311,7 @@ type planBody struct {
 }
 
 // decodeSpecs decodes and checks the specs of a plan body.
-func decodeSpecs(b *planBody) ([]*monitorBody, error) {
+func decodeSpecs(b *planBody) ([]*core.MonitorBody, error) {
 	if !b.Monitors.Set || b.Monitors.Null {
 		return nil, core.ValidationError(core.FieldErr("monitors", "is required (an array of monitor specs)"))
 	}
@@ -310,11 +320,11 @@ func decodeSpecs(b *planBody) ([]*monitorBody, error) {
 		return nil, core.ValidationError(core.FieldErr("monitors", "must have at most %d specs", maxCodeSpecs))
 	}
 	var errs []core.FieldError
-	specs := make([]*monitorBody, len(raw))
+	specs := make([]*core.MonitorBody, len(raw))
 	keys := map[string]int{}
 	for i, r := range raw {
 		prefix := fmt.Sprintf("monitors[%d].", i)
-		var mb monitorBody
+		var mb core.MonitorBody
 		if err := core.DecodeBytes(r, &mb, false, prefix); err != nil {
 			var ae *core.Error
 			if errors.As(err, &ae) && ae.Body.Code == core.CodeValidation {
@@ -340,7 +350,7 @@ func decodeSpecs(b *planBody) ([]*monitorBody, error) {
 
 // buildPlan computes what applying specs would change, from the monitors
 // the API server holds now. Invalid specs fail the whole plan with 400.
-func (h *Automation) buildPlan(ctx context.Context, ns string, specs []*monitorBody, prune, adopt bool) (*codePlan, error) {
+func (h *Handlers) buildPlan(ctx context.Context, ns string, specs []*core.MonitorBody, prune, adopt bool) (*codePlan, error) {
 	var list monv1.MonitorList
 	if err := h.d.Reader.List(ctx, &list, client.InNamespace(ns)); err != nil {
 		return nil, fmt.Errorf("list monitors: %w", err)
@@ -370,10 +380,10 @@ func (h *Automation) buildPlan(ctx context.Context, ns string, specs []*monitorB
 		inList[key] = true
 		ch := &planChange{Key: key, spec: spec, current: byKey[key]}
 		if ch.current == nil && adopt {
-			t := typeOrDefault(monv1.MonitorType(strings.ToLower(spec.Type.Value())))
+			t := core.TypeOrDefault(monv1.MonitorType(strings.ToLower(spec.Type.Value())))
 			var found []*monv1.Monitor
 			for _, m := range unkeyed {
-				if !adopted[m] && m.Spec.Name == strings.TrimSpace(spec.Name.Value()) && typeOrDefault(m.Spec.Type) == t {
+				if !adopted[m] && m.Spec.Name == strings.TrimSpace(spec.Name.Value()) && core.TypeOrDefault(m.Spec.Type) == t {
 					found = append(found, m)
 				}
 			}
@@ -398,14 +408,14 @@ func (h *Automation) buildPlan(ctx context.Context, ns string, specs []*monitorB
 			return nil, err
 		}
 		ch.desired = desired
-		ch.Name, ch.Type = desired.Spec.Name, string(typeOrDefault(desired.Spec.Type))
+		ch.Name, ch.Type = desired.Spec.Name, string(core.TypeOrDefault(desired.Spec.Type))
 		var before map[string]json.RawMessage
 		if ch.current != nil {
 			id := string(ch.current.UID)
 			ch.MonitorID = &id
 			cur := ch.current.DeepCopy()
 			monitor.DefaultMonitor(cur, plan)
-			inlined, err := h.inlineCredentials(ctx, cur)
+			inlined, err := h.mon.Inline(ctx, cur)
 			if err != nil {
 				return nil, err
 			}
@@ -418,7 +428,7 @@ func (h *Automation) buildPlan(ctx context.Context, ns string, specs []*monitorB
 		case replace:
 			ch.Action = actionReplace
 			p.Warnings = append(p.Warnings, planWarning{Key: key, Message: fmt.Sprintf(
-				"changing type from %s to %s replaces the monitor and deletes its history", typeOrDefault(ch.current.Spec.Type), ch.Type)})
+				"changing type from %s to %s replaces the monitor and deletes its history", core.TypeOrDefault(ch.current.Spec.Type), ch.Type)})
 		case len(ch.Diff) > 0:
 			ch.Action = actionUpdate
 		default:
@@ -444,7 +454,7 @@ func (h *Automation) buildPlan(ctx context.Context, ns string, specs []*monitorB
 		for _, m := range orphans {
 			id := string(m.UID)
 			p.Changes = append(p.Changes, &planChange{Action: actionDelete, Key: m.Spec.Key, MonitorID: &id, Name: m.Spec.Name,
-				Type: string(typeOrDefault(m.Spec.Type)), current: m})
+				Type: string(core.TypeOrDefault(m.Spec.Type)), current: m})
 		}
 	case len(orphans) > 0:
 		p.Warnings = append(p.Warnings, planWarning{Message: fmt.Sprintf(
@@ -458,7 +468,7 @@ func (h *Automation) buildPlan(ctx context.Context, ns string, specs []*monitorB
 }
 
 // decodePlanBody reads and checks the body of plan and apply.
-func decodePlanBody(r *http.Request) (*planBody, []*monitorBody, error) {
+func decodePlanBody(r *http.Request) (*planBody, []*core.MonitorBody, error) {
 	var b planBody
 	if err := core.DecodeJSON(r, &b, false); err != nil {
 		return nil, nil, err
@@ -472,7 +482,7 @@ func decodePlanBody(r *http.Request) (*planBody, []*monitorBody, error) {
 
 // planMonitors previews an apply; it writes nothing and read-only keys may
 // call it.
-func (h *Automation) planMonitors(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) planMonitors(w http.ResponseWriter, r *http.Request) {
 	ctx, c := r.Context(), core.CallerFrom(r.Context())
 	b, specs, err := decodePlanBody(r)
 	if err != nil {
@@ -510,7 +520,7 @@ type applySummary struct {
 // nothing changes); a fingerprint that no longer matches is 409. Each
 // monitor is applied on its own; without continue_on_error the first
 // failure skips the rest. Any failure answers 207.
-func (h *Automation) applyMonitors(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) applyMonitors(w http.ResponseWriter, r *http.Request) {
 	ctx, c := r.Context(), core.CallerFrom(r.Context())
 	b, specs, err := decodePlanBody(r)
 	if err != nil {
@@ -576,7 +586,7 @@ func (h *Automation) applyMonitors(w http.ResponseWriter, r *http.Request) {
 }
 
 // resultError renders a failed change's error.
-func (h *Automation) resultError(r *http.Request, err error) *core.ErrorBody {
+func (h *Handlers) resultError(r *http.Request, err error) *core.ErrorBody {
 	var ae *core.Error
 	if errors.As(err, &ae) {
 		return &ae.Body
@@ -590,80 +600,45 @@ func (h *Automation) resultError(r *http.Request, err error) *core.ErrorBody {
 
 // applyChange carries out one change and returns the resulting monitor (nil
 // after a delete).
-func (h *Automation) applyChange(ctx context.Context, ch *planChange) (*monv1.Monitor, error) {
+func (h *Handlers) applyChange(ctx context.Context, ch *planChange) (*monv1.Monitor, error) {
 	switch ch.Action {
 	case actionCreate:
-		return h.createKeyed(ctx, ch.desired)
+		return h.mon.Create(ctx, ch.desired)
 	case actionUpdate:
-		return h.updateKeyed(ctx, ch.current, ch.spec)
+		return h.mon.Update(ctx, ch.current, ch.spec)
 	case actionReplace:
 		return h.replaceKeyed(ctx, ch.current, ch.desired)
 	case actionDelete:
-		return nil, h.deleteKeyed(ctx, ch.current)
+		return nil, h.mon.Delete(ctx, ch.current)
 	}
 	return nil, fmt.Errorf("apply change: unknown action %q", ch.Action)
-}
-
-// updateKeyed applies spec to the newest version of cur.
-func (h *Automation) updateKeyed(ctx context.Context, cur *monv1.Monitor, spec *monitorBody) (*monv1.Monitor, error) {
-	m := cur.DeepCopy()
-	wasPaused := m.Spec.Paused
-	err := h.d.Mutate(ctx, m, func() error {
-		wasPaused = m.Spec.Paused
-		if _, err := h.applyMonitorBody(ctx, m, spec, modeCode); err != nil {
-			return err
-		}
-		if err := h.validateMonitor(ctx, m); err != nil {
-			return err
-		}
-		_, err := h.keepCredentials(ctx, m)
-		return err
-	})
-	if err != nil {
-		return nil, h.d.WriteFailed(ctx, m.Namespace, err, monitorFieldPath)
-	}
-	h.recordPause(ctx, m, wasPaused)
-	return m, nil
 }
 
 // replaceKeyed replaces cur (whose type changes) by desired: the new monitor
 // is created without the key first, so a refusal leaves cur untouched; then
 // cur and its history are deleted and the key moves to the new monitor.
-func (h *Automation) replaceKeyed(ctx context.Context, cur, desired *monv1.Monitor) (*monv1.Monitor, error) {
+func (h *Handlers) replaceKeyed(ctx context.Context, cur, desired *monv1.Monitor) (*monv1.Monitor, error) {
 	key := desired.Spec.Key
 	m := desired.DeepCopy()
 	m.Spec.Key = ""
-	if _, err := h.createKeyed(ctx, m); err != nil {
+	if _, err := h.mon.Create(ctx, m); err != nil {
 		return nil, err
 	}
-	if err := h.deleteKeyed(ctx, cur); err != nil && !errors.Is(err, core.ErrNotFound) {
+	if err := h.mon.Delete(ctx, cur); err != nil && !errors.Is(err, core.ErrNotFound) {
 		_ = h.d.DeleteObject(ctx, m)
 		return nil, err
 	}
 	if err := h.d.Mutate(ctx, m, func() error { m.Spec.Key = key; return nil }); err != nil {
-		return nil, h.d.WriteFailed(ctx, m.Namespace, err, monitorFieldPath)
+		return nil, h.d.WriteFailed(ctx, m.Namespace, err, core.MonitorFieldPath)
 	}
 	return m, nil
-}
-
-// deleteKeyed deletes a monitor and its history.
-func (h *Automation) deleteKeyed(ctx context.Context, m *monv1.Monitor) error {
-	if err := h.d.DeleteObject(ctx, m); err != nil {
-		return err
-	}
-	if h.st != nil {
-		if err := h.st.DeleteMonitorHistory(ctx, string(m.UID)); err != nil {
-			core.LogFrom(ctx).Error(err, "unable to delete monitor history; it is pruned after the retention", "monitor", m.Name)
-		}
-	}
-	return nil
 }
 
 // --- keyed monitor endpoints --------------------------------------------------
 
 // monitorByKey finds the live monitor of ns with key, asking the API server
 // when the cache does not know it yet.
-func (h *Automation) monitorByKey(ctx context.Context, ns, key string) (*monv1.Monitor, error) {
+func (h *Handlers) monitorByKey(ctx context.Context, ns, key string) (*monv1.Monitor, error) {
 	var list monv1.MonitorList
 	if err := h.d.List(ctx, &list, ns); err != nil {
 		return nil, err
@@ -705,7 +680,7 @@ func pathKey(w http.ResponseWriter, r *http.Request) string {
 
 // keyedMonitor finds the monitor of the path's key; it writes the error and
 // returns nil when there is none.
-func (h *Automation) keyedMonitor(w http.ResponseWriter, r *http.Request, key string) *monv1.Monitor {
+func (h *Handlers) keyedMonitor(w http.ResponseWriter, r *http.Request, key string) *monv1.Monitor {
 	m, err := h.monitorByKey(r.Context(), core.CallerFrom(r.Context()).Namespace, key)
 	if errors.Is(err, core.ErrNotFound) {
 		core.WriteNotFound(w, "Monitor")
@@ -718,25 +693,25 @@ func (h *Automation) keyedMonitor(w http.ResponseWriter, r *http.Request, key st
 	return m
 }
 
-func (h *Automation) getKeyedMonitor(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) getKeyedMonitor(w http.ResponseWriter, r *http.Request) {
 	key := pathKey(w, r)
 	if key == "" {
 		return
 	}
 	if m := h.keyedMonitor(w, r, key); m != nil {
-		h.writeMonitor(w, r, m, http.StatusOK, true)
+		h.mon.Respond(w, r, m, http.StatusOK, true)
 	}
 }
 
 // putKeyedMonitor creates (201) or updates (200) the monitor with the path's
 // key. A changed type replaces the monitor (new id, history deleted).
-func (h *Automation) putKeyedMonitor(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) putKeyedMonitor(w http.ResponseWriter, r *http.Request) {
 	ctx, c := r.Context(), core.CallerFrom(r.Context())
 	key := pathKey(w, r)
 	if key == "" {
 		return
 	}
-	var b monitorBody
+	var b core.MonitorBody
 	if err := core.DecodeJSON(r, &b, false); err != nil {
 		core.WriteErr(w, r, err)
 		return
@@ -768,21 +743,21 @@ func (h *Automation) putKeyedMonitor(w http.ResponseWriter, r *http.Request) {
 	code := http.StatusOK
 	switch {
 	case cur == nil:
-		m, err = h.createKeyed(ctx, desired)
+		m, err = h.mon.Create(ctx, desired)
 		code = http.StatusCreated
 	case replace:
 		m, err = h.replaceKeyed(ctx, cur, desired)
 	default:
-		m, err = h.updateKeyed(ctx, cur, &b)
+		m, err = h.mon.Update(ctx, cur, &b)
 	}
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return
 	}
-	h.writeMonitor(w, r, m, code, false)
+	h.mon.Respond(w, r, m, code, false)
 }
 
-func (h *Automation) deleteKeyedMonitor(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) deleteKeyedMonitor(w http.ResponseWriter, r *http.Request) {
 	key := pathKey(w, r)
 	if key == "" {
 		return
@@ -791,7 +766,7 @@ func (h *Automation) deleteKeyedMonitor(w http.ResponseWriter, r *http.Request) 
 	if m == nil {
 		return
 	}
-	if err := h.deleteKeyed(r.Context(), m); err != nil {
+	if err := h.mon.Delete(r.Context(), m); err != nil {
 		core.WriteErr(w, r, err)
 		return
 	}
@@ -800,7 +775,7 @@ func (h *Automation) deleteKeyedMonitor(w http.ResponseWriter, r *http.Request) 
 
 // putMonitorKey assigns ({key: "..."}) or removes ({key: null}) the key of
 // the monitor with the path's id. A key another monitor carries is 409.
-func (h *Automation) putMonitorKey(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) putMonitorKey(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	m := h.d.PathMonitor(w, r)
 	if m == nil {
@@ -840,8 +815,8 @@ func (h *Automation) putMonitorKey(w http.ResponseWriter, r *http.Request) {
 			core.WriteError(w, http.StatusConflict, core.CodeConflict, "another monitor already has this key")
 			return
 		}
-		core.WriteErr(w, r, h.d.WriteFailed(ctx, m.Namespace, err, monitorFieldPath))
+		core.WriteErr(w, r, h.d.WriteFailed(ctx, m.Namespace, err, core.MonitorFieldPath))
 		return
 	}
-	h.writeMonitor(w, r, m, http.StatusOK, false)
+	h.mon.Respond(w, r, m, http.StatusOK, false)
 }

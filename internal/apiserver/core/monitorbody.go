@@ -1,0 +1,110 @@
+package core
+
+import (
+	"encoding/json"
+	"strings"
+
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/monitor"
+)
+
+// The monitor as the REST API writes and shows it, shared by /monitors and
+// monitoring as code (/automation/monitors): the body both decode, the
+// config object both render, and the mapping of Monitor field paths to
+// REST fields that both report admission refusals with.
+
+// MonitorBody is the create and update body of a monitor, and the spec of
+// monitoring as code.
+type MonitorBody struct {
+	Name               Nullable[string]                     `json:"name"`
+	Type               Nullable[string]                     `json:"type"`
+	URL                Nullable[string]                     `json:"url"`
+	IntervalSeconds    Nullable[int32]                      `json:"interval_seconds"`
+	IsActive           Nullable[bool]                       `json:"is_active"`
+	GroupID            Nullable[string]                     `json:"group_id"`
+	EscalationPolicyID Nullable[string]                     `json:"escalation_policy_id"`
+	Tags               Nullable[[]string]                   `json:"tags"`
+	Regions            Nullable[[]string]                   `json:"regions"`
+	Config             Nullable[map[string]json.RawMessage] `json:"config"`
+	// Monitoring as code only.
+	Key    Nullable[string] `json:"key"`
+	Paused Nullable[bool]   `json:"paused"`
+}
+
+// ConfigNotificationEmails is the one config key shared by every type.
+const ConfigNotificationEmails = "notification_emails"
+
+// ConfigObject renders a spec's config object, notification_emails included.
+func ConfigObject(spec *monv1.MonitorSpec) map[string]json.RawMessage {
+	out := map[string]json.RawMessage{}
+	if spec.HTTP != nil || spec.Ping != nil || spec.Port != nil || spec.UDP != nil || spec.Cron != nil ||
+		spec.DNS != nil || spec.Multistep != nil || spec.MCP != nil {
+		raw, _ := json.Marshal(monitor.ConfigOf(spec))
+		_ = json.Unmarshal(raw, &out)
+	}
+	if len(spec.NotificationEmails) > 0 {
+		raw, _ := json.Marshal(spec.NotificationEmails)
+		out[ConfigNotificationEmails] = raw
+	}
+	return out
+}
+
+// TypeOrDefault is t, or http (the default type) when t is empty.
+func TypeOrDefault(t monv1.MonitorType) monv1.MonitorType {
+	if t == "" {
+		return monv1.MonitorHTTP
+	}
+	return t
+}
+
+// MonitorFieldPath maps a Monitor field path (spec.http.timeoutMs) to the
+// REST field (config.timeout).
+func MonitorFieldPath(p string) string {
+	p = strings.TrimPrefix(p, "spec")
+	p = strings.TrimPrefix(p, ".")
+	head, rest, _ := strings.Cut(p, ".")
+	base := head
+	if i := strings.IndexByte(head, '['); i >= 0 {
+		base = head[:i]
+	}
+	switch base {
+	case "":
+		return ""
+	case "intervalSeconds":
+		return "interval_seconds"
+	case "groupRef":
+		return "group_id"
+	case "escalationPolicyRef":
+		return "escalation_policy_id"
+	case "paused":
+		return "is_active"
+	case "tags", "regions", "name", "url", "type", "key":
+		return base
+	case "notificationEmails":
+		return "config.notification_emails"
+	case "http", "ping", "port", "udp", "cron", "dns", "multistep", "mcp":
+		if rest == "" {
+			return "config"
+		}
+		parts := strings.Split(rest, ".")
+		for i, s := range parts {
+			idx := ""
+			if j := strings.IndexByte(s, '['); j >= 0 {
+				s, idx = s[:j], s[j:]
+			}
+			switch s {
+			case "timeoutMs", "timeoutSeconds":
+				s = "timeout"
+			case "argumentsJSON":
+				s = "arguments"
+			case "payloadHex":
+				s = "payload_hex"
+			default:
+				s = CamelToSnake(s)
+			}
+			parts[i] = s + idx
+		}
+		return "config." + strings.Join(parts, ".")
+	}
+	return SnakePath(p)
+}
