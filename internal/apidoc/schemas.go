@@ -355,10 +355,6 @@ func handSchemas() M {
 		"DeliveryCounts": Obj("", M{"total": Integer(""), "delivered": Integer(""), "failed": Integer(""), "pending": Integer(""), "attempts": Integer("")}),
 
 		// Reliability.
-		"Dependency": Obj("", M{
-			"id": Str(""), "parent_monitor_id": UUID(""), "child_monitor_id": UUID(""), "suppression_mode": Str(""),
-			"parent_monitor_name": Str(""), "child_monitor_name": Str(""),
-		}, "id", "parent_monitor_id", "child_monitor_id"),
 		"SLOTargetBody": Obj("monitor_id and target_percentage are required on create; monitor_id is not accepted on PUT.", M{
 			"monitor_id": UUID(""), "target_percentage": Bounds(Number(""), 90, 99.999), "sli_type": Enum("", "availability", "latency"),
 			"window_minutes": Bounds(Integer(""), 60, 43200), "burn_rate_fast_threshold": Bounds(Number(""), 0.1, 100),

@@ -227,8 +227,8 @@ func (h *Handlers) deleteSLO(w http.ResponseWriter, r *http.Request) {
 // the two monitor ids, so it is stable without a store of its own.
 type Dependency struct {
 	ID              string `json:"id"`
-	ParentMonitorID string `json:"parent_monitor_id"`
-	ChildMonitorID  string `json:"child_monitor_id"`
+	ParentMonitorID string `json:"parent_monitor_id" openapi:"format=uuid"`
+	ChildMonitorID  string `json:"child_monitor_id" openapi:"format=uuid"`
 	SuppressionMode string `json:"suppression_mode"`
 	ParentName      string `json:"parent_monitor_name"`
 	ChildName       string `json:"child_monitor_name"`

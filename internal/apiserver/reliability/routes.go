@@ -30,13 +30,13 @@ func (h *Handlers) Routes(rt *core.Router) {
 		Summary: "Uptime, MTTR, MTBF, health score and SLO state of a monitor",
 		Resp:    restapi.MonitorReliability{},
 	}))
-	rt.Handle(http.MethodGet, "/reliability/dependencies", h.listDependencies, deps, core.Doc(apidoc.Op{Tag: "Reliability", Summary: "Monitor dependencies", Resp: apidoc.ListOf(apidoc.Ref("Dependency"))}))
+	rt.Handle(http.MethodGet, "/reliability/dependencies", h.listDependencies, deps, core.Doc(apidoc.Op{Tag: "Reliability", Summary: "Monitor dependencies", Resp: []Dependency{}}))
 	rt.Handle(http.MethodPost, "/reliability/dependencies", h.createDependency, owner, deps, core.Doc(apidoc.Op{
 		Tag:     "Reliability",
 		Summary: "Add a dependency",
 		Body:    restapi.DependencyBody{},
 		Status:  201,
-		Resp:    apidoc.Ref("Dependency"),
+		Resp:    Dependency{},
 	}))
 	rt.Handle(http.MethodDelete, "/reliability/dependencies/{id}", h.deleteDependency, owner, deps, core.Doc(apidoc.Op{Tag: "Reliability", Summary: "Remove a dependency", Status: 204}))
 	rt.Handle(http.MethodGet, "/reliability/slo-targets", h.listSLOs, slo, core.Doc(apidoc.Op{Tag: "Reliability", Summary: "SLO targets", Resp: []restapi.SLOTarget{}}))
