@@ -2,6 +2,7 @@ package apidoc
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -47,5 +48,38 @@ func TestBuildRefusesUndocumentedAndUntyped(t *testing.T) {
 	}
 	if _, err := Build(API{Ops: []Op{{Method: "GET", Path: "/x", Tag: "T", Summary: "S", Access: AnyKey, Resp: 3}}}); err == nil {
 		t.Error("an int answer was accepted")
+	}
+}
+
+// opt is a field that may be absent or null, as restapi.Nullable.
+type opt[T any] struct{ V T }
+
+func (opt[T]) OptionalValue() any {
+	var v T
+	return v
+}
+
+// body is a request body of the test.
+type body struct {
+	_      struct{}      `openapi:"strict"`
+	Name   opt[string]   `json:"name" openapi:"nonnull,max=10"`
+	Note   opt[string]   `json:"note"`
+	Emails opt[[]string] `json:"emails" openapi:"nonnull,itemformat=email"`
+	Phase  *string       `json:"phase,omitempty" openapi:"nonnull,enum=a|b"`
+	Count  int           `json:"count"`
+}
+
+func TestRequestBodySchema(t *testing.T) {
+	r := newReflector(nil)
+	if _, err := r.named(reflect.TypeOf(body{})); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := json.Marshal(r.schemas["body"])
+	want := `{"additionalProperties":false,"properties":{"count":{"type":"integer"},` +
+		`"emails":{"items":{"format":"email","type":"string"},"type":"array"},` +
+		`"name":{"maxLength":10,"type":"string"},"note":{"type":["string","null"]},` +
+		`"phase":{"enum":["a","b"],"type":"string"}},"required":["count"],"type":"object"}`
+	if string(got) != want {
+		t.Errorf("schema of body =\n%s\nwant\n%s", got, want)
 	}
 }

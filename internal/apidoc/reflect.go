@@ -38,8 +38,12 @@ import (
 //	enum=up|down         the allowed values
 //	min=1, max=255       minimum/maximum (length for strings, items for arrays)
 //	ref=MonitorConfig    the property is that component (for json.RawMessage)
-//	nonnull              a pointer that may be absent but not null (a request
-//	                     field whose absence the handler tells apart)
+//	itemformat=email     the format of an array's items
+//	nonnull              a pointer or restapi.Nullable that may be absent but
+//	                     not null (a request field whose absence the handler
+//	                     tells apart)
+//
+// A restapi.Nullable[T] field is a T that may be null and is never required.
 //
 // A blank field `_ struct{}` tagged `openapi:"strict"` makes the object refuse unknown
 // properties (additionalProperties: false), as a handler decoding the body
@@ -179,7 +183,7 @@ func (r *reflector) object(t reflect.Type) (M, error) {
 			s = describe(s, d)
 		}
 		props[name] = s
-		if !strings.Contains(","+opts+",", ",omitempty,") {
+		if _, opt := optional(f.Type); !opt && !strings.Contains(","+opts+",", ",omitempty,") {
 			required = append(required, name)
 		}
 	}
@@ -203,7 +207,10 @@ func (r *reflector) field(f reflect.StructField) (M, error) {
 	tag := parseTag(f.Tag.Get("openapi"))
 	t := f.Type
 	nullable := false
-	if t.Kind() == reflect.Pointer {
+	if v, ok := optional(t); ok {
+		nullable = true
+		t = v
+	} else if t.Kind() == reflect.Pointer {
 		nullable = true
 		t = t.Elem()
 	}
@@ -221,6 +228,19 @@ func (r *reflector) field(f reflect.StructField) (M, error) {
 		s = Null(s)
 	}
 	return s, nil
+}
+
+// optionalType is implemented by a request field that may be absent or
+// null (restapi.Nullable): OptionalValue is a zero value of its type.
+var optionalType = reflect.TypeOf((*interface{ OptionalValue() any })(nil)).Elem()
+
+// optional reports whether t is such a field, and the type of its value.
+func optional(t reflect.Type) (reflect.Type, bool) {
+	if t.Kind() != reflect.Struct || !t.Implements(optionalType) {
+		return nil, false
+	}
+	v := reflect.Zero(t).Interface().(interface{ OptionalValue() any }).OptionalValue()
+	return reflect.TypeOf(v), true
 }
 
 var (
@@ -305,6 +325,9 @@ func parseTag(tag string) map[string]string {
 func applyTag(s M, tag map[string]string) M {
 	if f, ok := tag["format"]; ok {
 		s = With(s, "format", f)
+	}
+	if f, ok := tag["itemformat"]; ok {
+		s = With(s, "items", With(s["items"].(M), "format", f))
 	}
 	if e, ok := tag["enum"]; ok {
 		vals := strings.Split(e, "|")

@@ -288,13 +288,8 @@ func handSchemas() M {
 		})),
 
 		// Groups.
-		"MonitorGroupBody": Obj("Group create (name required) or rename.", M{
-			"name": Bounds(Str(""), 1, 255), "description": Null(Str("")),
-			"notification_emails": Bounds(Arr(Email(""), "Owner only: changing it with an API key is 403 WORKSPACE_OWNER_REQUIRED."), nil, 20),
-		}),
 
 		// Incidents.
-		"SnoozeBody":      Obj("Either until or minutes.", M{"until": DateTime("Future, at most 30 days ahead."), "minutes": Bounds(Integer(""), 1, 43200)}),
 		"RunbookStepBody": Obj("", M{"title": Bounds(Str(""), 1, 255), "description": Bounds(Str(""), nil, 5000)}, "title"),
 		"RunbookBody":     Obj("", M{"name": Bounds(Str(""), 1, 255), "steps": Bounds(Arr(Ref("RunbookStepBody"), ""), 1, 100), "monitor_type": Null(Str("")), "service_tag": Null(Str("")), "is_active": Boolean("")}, "name", "steps"),
 		"Runbook":         Obj("", M{"id": UUID(""), "name": Str(""), "steps": Arr(Ref("RunbookStepBody"), ""), "monitor_type": Null(Str("")), "service_tag": Null(Str("")), "is_active": Boolean(""), "created_at": DateTime("")}, "id", "name", "steps", "is_active"),
@@ -355,11 +350,6 @@ func handSchemas() M {
 		"DeliveryCounts": Obj("", M{"total": Integer(""), "delivered": Integer(""), "failed": Integer(""), "pending": Integer(""), "attempts": Integer("")}),
 
 		// Reliability.
-		"SLOTargetBody": Obj("monitor_id and target_percentage are required on create; monitor_id is not accepted on PUT.", M{
-			"monitor_id": UUID(""), "target_percentage": Bounds(Number(""), 90, 99.999), "sli_type": Enum("", "availability", "latency"),
-			"window_minutes": Bounds(Integer(""), 60, 43200), "burn_rate_fast_threshold": Bounds(Number(""), 0.1, 100),
-			"burn_rate_slow_threshold": Bounds(Number(""), 0.1, 100), "is_enabled": Boolean(""),
-		}),
 		// Monitoring as code.
 		"PlanRequest": Obj("Body of plan and apply (up to 2 MB).", M{
 			"monitors":                        Bounds(Arr(Ref("MonitorSpec"), "Every spec needs a key."), nil, 500),

@@ -54,3 +54,33 @@ type DraftEdit struct {
 	Body  *string  `json:"body,omitempty" openapi:"nonnull,max=5000"`
 	Phase *string  `json:"phase,omitempty" openapi:"nonnull,enum=@draftPhases"`
 }
+
+// SLOTargetBody is the body of POST /reliability/slo-targets and PUT
+// /reliability/slo-targets/{id}: monitor_id and target_percentage are
+// required on create; monitor_id is not accepted on PUT.
+type SLOTargetBody struct {
+	MonitorID             Nullable[string]  `json:"monitor_id" openapi:"nonnull,format=uuid"`
+	TargetPercentage      Nullable[float64] `json:"target_percentage" openapi:"nonnull,min=90,max=99.999"`
+	SLIType               Nullable[string]  `json:"sli_type" openapi:"nonnull,enum=availability|latency"`
+	WindowMinutes         Nullable[int32]   `json:"window_minutes" openapi:"nonnull,min=60,max=43200"`
+	BurnRateFastThreshold Nullable[float64] `json:"burn_rate_fast_threshold" openapi:"nonnull,min=0.1,max=100"`
+	BurnRateSlowThreshold Nullable[float64] `json:"burn_rate_slow_threshold" openapi:"nonnull,min=0.1,max=100"`
+	IsEnabled             Nullable[bool]    `json:"is_enabled" openapi:"nonnull"`
+}
+
+// SnoozeBody is the body of POST /incidents/{id}/snooze: either until or
+// minutes.
+type SnoozeBody struct {
+	// Until is future, at most 30 days ahead.
+	Until   Nullable[string] `json:"until" openapi:"nonnull,format=date-time"`
+	Minutes Nullable[int]    `json:"minutes" openapi:"nonnull,min=1,max=43200"`
+}
+
+// MonitorGroupBody is the body of a group create (name required) or rename.
+type MonitorGroupBody struct {
+	Name        Nullable[string] `json:"name" openapi:"nonnull,min=1,max=255"`
+	Description Nullable[string] `json:"description"`
+	// NotificationEmails is owner only: changing it with an API key is 403
+	// WORKSPACE_OWNER_REQUIRED.
+	NotificationEmails Nullable[[]string] `json:"notification_emails" openapi:"nonnull,itemformat=email,max=20"`
+}

@@ -14,7 +14,7 @@ func (h *Handlers) Routes(rt *core.Router) {
 	rt.Handle(http.MethodPost, "/monitor-groups", h.createGroup, core.Doc(apidoc.Op{
 		Tag:     "Monitor groups",
 		Summary: "Create a group",
-		Body:    apidoc.Ref("MonitorGroupBody"),
+		Body:    restapi.MonitorGroupBody{},
 		Status:  201,
 		Resp:    restapi.MonitorGroup{},
 	}))
@@ -26,7 +26,7 @@ func (h *Handlers) Routes(rt *core.Router) {
 	rt.Handle(http.MethodPut, "/monitor-groups/{id}", h.updateGroup, core.Doc(apidoc.Op{
 		Tag:     "Monitor groups",
 		Summary: "Rename a group",
-		Body:    apidoc.Ref("MonitorGroupBody"),
+		Body:    restapi.MonitorGroupBody{},
 		Resp:    restapi.MonitorGroup{},
 	}))
 	rt.Handle(http.MethodDelete, "/monitor-groups/{id}", h.deleteGroup, core.Doc(apidoc.Op{Tag: "Monitor groups", Summary: "Delete a group (its monitors leave it)", Status: 204}))

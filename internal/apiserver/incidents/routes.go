@@ -102,7 +102,7 @@ func (h *Handlers) Routes(rt *core.Router) {
 	rt.Handle(http.MethodPost, "/incidents/{id}/snooze", h.snoozeIncident, core.WithAccess(core.OwnerOnly), core.Doc(apidoc.Op{
 		Tag:     "Incidents",
 		Summary: "Snooze alerts of an incident",
-		Body:    apidoc.Ref("SnoozeBody"),
+		Body:    restapi.SnoozeBody{},
 		Resp:    apidoc.Ref("Incident"),
 		Extra:   []int{409},
 	}))

@@ -44,7 +44,7 @@ func (h *Handlers) Routes(rt *core.Router) {
 		Tag:        "Reliability",
 		Summary:    "Create or replace the monitor's SLO target",
 		Desc:       "201 when created, 200 when the monitor's target was replaced.",
-		Body:       apidoc.Ref("SLOTargetBody"),
+		Body:       restapi.SLOTargetBody{},
 		Status:     201,
 		AlsoStatus: []int{200},
 		Resp:       restapi.SLOTarget{},
@@ -52,7 +52,7 @@ func (h *Handlers) Routes(rt *core.Router) {
 	rt.Handle(http.MethodPut, "/reliability/slo-targets/{id}", h.updateSLO, slo, core.Doc(apidoc.Op{
 		Tag:     "Reliability",
 		Summary: "Change an SLO target",
-		Body:    apidoc.Ref("SLOTargetBody"),
+		Body:    restapi.SLOTargetBody{},
 		Resp:    restapi.SLOTarget{},
 	}))
 	rt.Handle(http.MethodDelete, "/reliability/slo-targets/{id}", h.deleteSLO, slo, core.Doc(apidoc.Op{Tag: "Reliability", Summary: "Delete an SLO target", Status: 204}))
