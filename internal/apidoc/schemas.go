@@ -324,8 +324,6 @@ func handSchemas() M {
 		"PageMonitorEntry": Obj("One monitor of PUT /status/pages/{id}/monitors.", M{"monitor_id": UUID(""), "section": Null(Bounds(Str(""), nil, 100))}, "monitor_id"),
 		"PageMonitorAdd":   Obj("Body of POST /status/pages/{id}/monitors; adding a monitor already on the page changes its section.", M{"monitorId": UUID(""), "section": Null(Bounds(Str(""), nil, 100))}, "monitorId"),
 		"PageMonitors":     Obj("", M{"monitors": Bounds(Arr(Ref("PageMonitorEntry"), ""), nil, 500)}, "monitors"),
-		"PageAccess":       Strict(Obj("", M{"mode": Enum("", "public", "password", "sso"), "password": Null(Bounds(Str(""), 8, 128)), "is_public": Boolean("")}, "mode")),
-		"PageDomain":       StrictObj("", M{"domain": Null(Str("Custom domain; null or empty removes it."))}),
 		"Languages": StrictObj("", M{
 			"default": Str(""), "enabled": Arr(Str(""), ""),
 			"translations": Arr(Obj("", M{"language": Str(""), "title": Str(""), "description": Str("")}, "language"), ""),

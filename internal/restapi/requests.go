@@ -84,3 +84,19 @@ type MonitorGroupBody struct {
 	// WORKSPACE_OWNER_REQUIRED.
 	NotificationEmails Nullable[[]string] `json:"notification_emails" openapi:"nonnull,itemformat=email,max=20"`
 }
+
+// PageAccess is the body of PUT /status/pages/{id}/access.
+type PageAccess struct {
+	_        struct{}         `openapi:"strict"`
+	Mode     string           `json:"mode" openapi:"enum=public|password|sso"`
+	Password Nullable[string] `json:"password" openapi:"min=8,max=128"`
+	IsPublic Nullable[bool]   `json:"is_public" openapi:"nonnull"`
+}
+
+// PageDomain is a status page's custom domain: the body of PUT
+// /status/pages/{id}/domain and its answer.
+type PageDomain struct {
+	_ struct{} `openapi:"strict"`
+	// Domain is the custom domain; null or empty removes it.
+	Domain Nullable[string] `json:"domain"`
+}

@@ -51,7 +51,7 @@ func (h *Handlers) Routes(rt *core.Router) {
 	rt.Handle(http.MethodPut, "/status/pages/{id}/access", h.putPageAccess, owner, core.Doc(apidoc.Op{
 		Tag:     "Status pages",
 		Summary: "Change who can view the page",
-		Body:    apidoc.Ref("PageAccess"),
+		Body:    restapi.PageAccess{},
 		Resp:    restapi.PageAccessState{},
 		Extra:   []int{409},
 	}))
@@ -63,7 +63,7 @@ func (h *Handlers) Routes(rt *core.Router) {
 	rt.Handle(http.MethodPut, "/status/pages/{id}/domain", h.putPageDomain, owner, core.Doc(apidoc.Op{
 		Tag:     "Status pages",
 		Summary: "Set the custom domain",
-		Body:    apidoc.Ref("PageDomain"),
+		Body:    restapi.PageDomain{},
 		Resp:    apidoc.Ref("PageDomain"),
 	}))
 	rt.Handle(http.MethodGet, "/status/pages/{id}/subscribers", h.pageSubscribers, core.Doc(apidoc.Op{
