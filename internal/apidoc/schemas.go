@@ -290,9 +290,7 @@ func handSchemas() M {
 		// Groups.
 
 		// Incidents.
-		"RunbookStepBody": Obj("", M{"title": Bounds(Str(""), 1, 255), "description": Bounds(Str(""), nil, 5000)}, "title"),
-		"RunbookBody":     Obj("", M{"name": Bounds(Str(""), 1, 255), "steps": Bounds(Arr(Ref("RunbookStepBody"), ""), 1, 100), "monitor_type": Null(Str("")), "service_tag": Null(Str("")), "is_active": Boolean("")}, "name", "steps"),
-		"Runbook":         Obj("", M{"id": UUID(""), "name": Str(""), "steps": Arr(Ref("RunbookStepBody"), ""), "monitor_type": Null(Str("")), "service_tag": Null(Str("")), "is_active": Boolean(""), "created_at": DateTime("")}, "id", "name", "steps", "is_active"),
+		"Runbook": Obj("", M{"id": UUID(""), "name": Str(""), "steps": Arr(Ref("RunbookStepBody"), ""), "monitor_type": Null(Str("")), "service_tag": Null(Str("")), "is_active": Boolean(""), "created_at": DateTime("")}, "id", "name", "steps", "is_active"),
 		"DeployEventBody": Obj("", M{
 			"service_name": Bounds(Str(""), 1, 255), "environment": Bounds(Str(""), 1, 64), "version": Bounds(Str(""), 1, 120),
 			"deployed_at": DateTime("Default now."), "metadata": Freeform(""),

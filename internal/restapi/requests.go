@@ -100,3 +100,19 @@ type PageDomain struct {
 	// Domain is the custom domain; null or empty removes it.
 	Domain Nullable[string] `json:"domain"`
 }
+
+// RunbookBody is the body of POST /incidents/runbooks and PUT
+// /incidents/runbooks/{runbookId}.
+type RunbookBody struct {
+	Name        *string           `json:"name" openapi:"nonnull,min=1,max=255"`
+	Steps       []RunbookStepBody `json:"steps" openapi:"min=1,max=100"`
+	MonitorType *string           `json:"monitor_type,omitempty"`
+	ServiceTag  *string           `json:"service_tag,omitempty"`
+	IsActive    *bool             `json:"is_active,omitempty" openapi:"nonnull"`
+}
+
+// RunbookStepBody is one step of a runbook.
+type RunbookStepBody struct {
+	Title       string `json:"title" openapi:"min=1,max=255"`
+	Description string `json:"description,omitempty" openapi:"max=5000"`
+}

@@ -47,14 +47,14 @@ func (h *Handlers) Routes(rt *core.Router) {
 	rt.Handle(http.MethodPost, "/incidents/runbooks", h.createRunbook, core.Doc(apidoc.Op{
 		Tag:     "Runbooks",
 		Summary: "Create a runbook",
-		Body:    apidoc.Ref("RunbookBody"),
+		Body:    restapi.RunbookBody{},
 		Status:  201,
 		Resp:    apidoc.Ref("Runbook"),
 	}))
 	rt.Handle(http.MethodPut, "/incidents/runbooks/{runbookId}", h.replaceRunbook, core.Doc(apidoc.Op{
 		Tag:     "Runbooks",
 		Summary: "Replace a runbook",
-		Body:    apidoc.Ref("RunbookBody"),
+		Body:    restapi.RunbookBody{},
 		Resp:    apidoc.Ref("Runbook"),
 	}))
 	rt.Handle(http.MethodDelete, "/incidents/runbooks/{runbookId}", h.deleteRunbook, core.Doc(apidoc.Op{Tag: "Runbooks", Summary: "Delete a runbook", Status: 204}))
