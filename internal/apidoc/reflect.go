@@ -19,12 +19,12 @@ import (
 	"unicode"
 )
 
-// The schemas of the answers are not written by hand: they are derived from
-// the Go wire types that the server encodes (internal/restapi), so a field
-// is declared once, in Go, and the document follows it. The REST tests
-// validate every answer they provoke against the document
-// (internal/apiserver/contract_test.go), which keeps the two honest where
-// an answer is still written by hand.
+// The schemas of the answers and request bodies are not written by hand:
+// they are derived from the Go wire types that the server encodes and
+// decodes (internal/restapi), so a field is declared once, in Go, and the
+// document follows it. The REST tests validate every answer they provoke
+// against the document (core/coretest.CheckAnswer), which keeps the two
+// honest where an answer is still written by hand.
 //
 // A struct becomes an object schema named after the Go type
 // (#/components/schemas/<Name>). Each field is a property under its json
@@ -45,21 +45,21 @@ import (
 //
 // A restapi.Nullable[T] field is a T that may be null and is never required.
 //
-// A blank field `_ struct{}` tagged `openapi:"strict"` makes the object refuse unknown
-// properties (additionalProperties: false), as a handler decoding the body
-// strictly does.
+// A blank field `_ struct{}` tagged `openapi:"strict"` makes the object
+// refuse unknown properties (additionalProperties: false), as a handler
+// decoding the body strictly does.
 //
 // A named string type with constants of that type (restapi.Fault) is an
 // enum of the constants' values.
 //
-// A few answers are domain records sent unchanged (wire.go: domainTypes);
-// they are reflected the same way. Their storage fields show on the wire as
+// A few answers are domain records sent unchanged (apiserver.openAPITypes
+// lists them); they are reflected the same way. Their storage fields show on the wire as
 // they do in the document, which is the point: the document cannot promise
 // less or more than the server sends. Moving them to internal/restapi
 // types is the next step.
 
 // modulePath is the module whose packages the reflector reads doc comments
-// from; the generator runs from the repository root.
+// from; the module's directory is found from the working directory up.
 const modulePath = "github.com/uptime-operator/uptime-operator/"
 
 // reflector turns Go types into component schemas.

@@ -149,8 +149,10 @@ var (
 	}
 )
 
-// handSchemas are the components.schemas not derived from Go types
-// (wire.go): request bodies, the error shapes, monitor config.
+// handSchemas are the components.schemas not derived from Go types: the
+// error shapes, the monitor bodies and config, and the request bodies and
+// answers that have no Go type yet. Each one here is a candidate for a type
+// in internal/restapi.
 func handSchemas() M {
 	tags := Bounds(Arr(Bounds(Str("Tag; lower-cased and de-duplicated."), 1, 32), "Up to 20 tags."), nil, 20)
 	regions := Bounds(Arr(Str("Probe region code."), "Probe region codes."), 1, 50)
