@@ -64,7 +64,7 @@ var _ = Describe("Test notifications and recipients", func() {
 	BeforeEach(func() {
 		notifier = &fakeNotifier{}
 		opts := suiteOptions()
-		opts.Notifier = notifier
+		opts.Alerting.Notifier = notifier
 		alt = apiserver.New(opts)
 	})
 
@@ -178,7 +178,7 @@ var _ = Describe("Test notifications and recipients", func() {
 				mails = append(mails, to+"\n"+text)
 				return nil
 			})}
-		opts.Recipients = confirmer
+		opts.Alerting.Recipients = confirmer
 		api := apiserver.New(opts)
 		createGroupCR("team", "confirm-group", "Confirm@example.com", "second@example.com")
 		contact := func(email string) map[string]any {

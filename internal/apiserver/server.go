@@ -57,33 +57,14 @@ type Options struct {
 	Engine Engine
 	// Public serves the public status page endpoints; nil answers 404.
 	Public PublicStatus
-	// Subscribers lists page subscribers and notifies them of public notes;
-	// nil answers empty lists.
-	Subscribers Subscribers
-	// Escalation reports the escalation of an incident from what actually
-	// fired; nil computes it from the policy alone.
-	Escalation EscalationReporter
-	// Expiry reads and refreshes certificate and domain expiry; nil answers 503.
-	Expiry *expiry.Checker
-	// SiteHealth crawls and audits websites; nil answers 503 on runs.
-	SiteHealth *sitehealth.Service
-	// ThirdParty follows third-party status pages; nil answers 503.
-	ThirdParty *thirdparty.Service
-	// OTel exports check results over OTLP; nil answers 503.
-	OTel *otelexport.Exporter
-	// Assist is the AI incident assist; nil reports the features unavailable.
-	Assist *assist.Service
-	// ChannelTester sends test alerts; nil answers 503 CHANNEL_UNAVAILABLE.
-	ChannelTester ChannelTester
-	// Notifier sends the test emails of POST /monitors/:id/test-notification;
-	// nil answers 503 CHANNEL_UNAVAILABLE.
-	Notifier Notifier
+	// Alerting are the alerting services: tests, recipients, escalation
+	// and status page subscribers.
+	Alerting Alerting
+	// Features are the services of the optional features.
+	Features Features
 	// Monitors lists a namespace's Monitors without copying them (the
 	// manager passes its informer's indexer); nil lists through Client.
 	Monitors MonitorLister
-	// Recipients keeps alert recipients' confirmation state; when nil one
-	// without a mailer (resends answer 503) is made from Client and Store.
-	Recipients *recipients.Confirmer
 	// Resolver resolves the candidate names of subdomain discovery; nil is
 	// the system resolver (net.DefaultResolver).
 	Resolver *net.Resolver
@@ -101,6 +82,42 @@ type Options struct {
 	// Recorder records Kubernetes Events about refused API keys; none are
 	// recorded when nil.
 	Recorder record.EventRecorder
+}
+
+// Alerting are the alerting services the API calls. Each may be nil; what
+// a nil one answers is on its field.
+type Alerting struct {
+	// Escalation reports the escalation of an incident from what actually
+	// fired; nil computes it from the policy alone.
+	Escalation EscalationReporter
+	// Subscribers lists page subscribers and notifies them of public notes;
+	// nil answers empty lists.
+	Subscribers Subscribers
+	// ChannelTester sends test alerts; nil answers 503 CHANNEL_UNAVAILABLE.
+	ChannelTester ChannelTester
+	// Notifier sends the test emails of POST /monitors/:id/test-notification;
+	// nil answers 503 CHANNEL_UNAVAILABLE.
+	Notifier Notifier
+	// Recipients keeps alert recipients' confirmation state; when nil one
+	// without a mailer (resends answer 503) is made from Client and Store.
+	Recipients *recipients.Confirmer
+}
+
+// Features are the services of the optional features, each served by a
+// resource package of its own (domainssl, websitehealth, thirdpartystatus,
+// telemetry, incidentcomms). Each may be nil, as a manager without the
+// feature configured passes them; what a nil one answers is on its field.
+type Features struct {
+	// Expiry reads and refreshes certificate and domain expiry; nil answers 503.
+	Expiry *expiry.Checker
+	// SiteHealth crawls and audits websites; nil answers 503 on runs.
+	SiteHealth *sitehealth.Service
+	// ThirdParty follows third-party status pages; nil answers 503.
+	ThirdParty *thirdparty.Service
+	// OTel exports check results over OTLP; nil answers 503.
+	OTel *otelexport.Exporter
+	// Assist is the AI incident assist; nil reports the features unavailable.
+	Assist *assist.Service
 }
 
 // MonitorLister lists Monitors without copying them (monitors.MonitorLister).
@@ -167,7 +184,7 @@ func New(opts Options) *Server {
 	}
 	s.rt = core.NewRouter(s.Deps, core.RouterOptions{Keys: opts.Keys, Store: keyStore, PublicURL: opts.PublicURL,
 		AllowedOrigins: opts.AllowedOrigins, Recorder: opts.Recorder})
-	s.recipients = opts.Recipients
+	s.recipients = opts.Alerting.Recipients
 	if s.recipients == nil {
 		s.recipients = &recipients.Confirmer{Reader: s.opts.Client, Store: opts.Store, Clock: s.clock}
 	}
