@@ -48,9 +48,9 @@ var layers = []layer{
 	{name: "model", siblings: true, pkgs: []string{
 		// The API types and the pure logic over them, and the shared
 		// contracts: the probe wire contract, alert events, the REST
-		// answers, the reliability math.
+		// answers and their OpenAPI document, the reliability math.
 		"api", "config", "internal/monitor", "internal/probeapi", "internal/alertevent",
-		"internal/restapi", "internal/reliability", "internal/plans", "internal/maintenance",
+		"internal/restapi", "internal/apidoc", "internal/reliability", "internal/plans", "internal/maintenance",
 		"internal/oncall", "internal/credentials",
 	}},
 	{name: "leaf services", siblings: true, pkgs: []string{

@@ -3,6 +3,7 @@ package apiserver
 import (
 	"net/http"
 
+	"github.com/uptime-operator/uptime-operator/internal/apidoc"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/automation"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/domainssl"
@@ -30,11 +31,11 @@ func (s *Server) routes() {
 	rt.MethodNotAllowed(func(w http.ResponseWriter, _ *http.Request) {
 		core.WriteError(w, http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED", "method not allowed")
 	})
-	rt.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+	s.rt.Public(http.MethodGet, "/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")
 		_, _ = w.Write([]byte("ok"))
-	})
-	rt.Get("/openapi.json", serveOpenAPI)
+	}, apidoc.Op{Tag: "Meta", Summary: "Liveness of the API", Resp: apidoc.With(apidoc.Str(""), "const", "ok"), RespType: "text/plain"})
+	s.rt.Public(http.MethodGet, "/openapi.json", serveOpenAPI, apidoc.Op{Tag: "Meta", Summary: "This OpenAPI document", Resp: apidoc.Freeform("OpenAPI 3.1 document.")})
 
 	// Public endpoints: heartbeat pings and the public status pages.
 	public.New(s.clock, s.opts.Engine, s.opts.Public).Routes(s.rt)
@@ -61,6 +62,7 @@ func (s *Server) routes() {
 	telemetry.New(s.opts.Store, s.clock, s.opts.Features.OTel).Routes(s.rt)
 
 	// Endpoints of the human account never accept API keys.
+	// The catch-all * is {path} in the document.
 	for _, p := range []string{"/account", "/account/*", "/team/*", "/billing/*", "/api-keys", "/api-keys/*",
 		"/workspaces", "/workspaces/*", "/subscription", "/subscription/*", "/checkout", "/checkout/*", "/auth/*"} {
 		s.rt.SessionOnly(p)

@@ -7,12 +7,14 @@
 // The package has no behaviour and imports only the record types that
 // responses embed unchanged: the store's and the probe API's.
 //
-// The types are also the declaration of the answers in the OpenAPI document
-// (docs/openapi.json): hack/gen-openapi derives their schemas by reflection
-// (hack/gen-openapi/wire.go lists the types). A field is a required property
-// unless omitempty, nullable when a pointer; its doc comment (or the comment
-// at the end of its line) is its description, and its `openapi` tag adds
-// what Go types do not say: format=uuid, enum=a|b, min=, max=, ref=Schema.
+// The types are also the declaration of the answers and request bodies in
+// the OpenAPI document (docs/openapi.json): a route names them in its
+// core.Doc and internal/apidoc derives their schemas by reflection. A field
+// is a required property unless omitempty, nullable when a pointer (unless
+// tagged nonnull); its doc comment (or the comment at the end of its line)
+// is its description, and its `openapi` tag adds what Go types do not say:
+// format=uuid, enum=a|b, min=, max=, ref=Schema, nonnull; a blank field
+// `_ struct{}` tagged `openapi:"strict"` refuses unknown properties.
 // So a comment here is read by API users: write it for them. The REST test
 // suite validates every answer against the document, so a field added here
 // and not sent (or sent null where the type says it cannot be) fails.

@@ -5,7 +5,9 @@ import (
 	"net/http"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/apidoc"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
+	"github.com/uptime-operator/uptime-operator/internal/restapi"
 )
 
 // Routes registers monitoring as code (/automation/monitors; keys may
@@ -15,12 +17,57 @@ func (code *Handlers) Routes(rt *core.Router) {
 	l := rt.Limits
 	keyed := core.WithLimit(l.KeyedWrite)
 	codeBody := core.WithMaxBody(maxCodeBody)
-	rt.Handle(http.MethodPost, "/automation/monitors/plan", code.planMonitors, core.WithAccess(core.ReadOnlyWrite), core.WithLimit(l.Plan), codeBody)
-	rt.Handle(http.MethodPost, "/automation/monitors/apply", code.applyMonitors, core.WithLimit(l.Apply), codeBody)
-	rt.Handle(http.MethodPut, "/automation/monitors/by-id/{id}/key", code.putMonitorKey, keyed)
-	rt.Handle(http.MethodGet, "/automation/monitors/*", code.getKeyedMonitor)
-	rt.Handle(http.MethodPut, "/automation/monitors/*", code.putKeyedMonitor, keyed)
-	rt.Handle(http.MethodDelete, "/automation/monitors/*", code.deleteKeyedMonitor, keyed)
+	rt.Handle(http.MethodPost, "/automation/monitors/plan", code.planMonitors, core.WithAccess(core.ReadOnlyWrite), core.WithLimit(l.Plan), codeBody, core.Doc(apidoc.Op{
+		Tag:     "Monitoring as code",
+		Summary: "Preview an apply; writes nothing",
+		Limit:   "120 per 15 minutes per workspace; body up to 2 MB",
+		Body:    apidoc.Ref("PlanRequest"),
+		Resp:    apidoc.Ref("Plan"),
+	}))
+	rt.Handle(http.MethodPost, "/automation/monitors/apply", code.applyMonitors, core.WithLimit(l.Apply), codeBody, core.Doc(apidoc.Op{
+		Tag:         "Monitoring as code",
+		Summary:     "Apply monitor specs",
+		Desc:        "200 when every change applied, 207 when some failed. A spec setting config.notification_emails needs an Automation key (403 ALERT_ROUTING_NOT_ALLOWED).",
+		Limit:       "30 per 15 minutes per workspace; body up to 2 MB",
+		Body:        apidoc.Ref("PlanRequest"),
+		Resp:        apidoc.Ref("ApplyResult"),
+		AlsoStatus:  []int{207},
+		Extra:       []int{409, 428},
+		Entitlement: true,
+	}))
+	rt.Handle(http.MethodPut, "/automation/monitors/by-id/{id}/key", code.putMonitorKey, keyed, core.Doc(apidoc.Op{
+		Tag:     "Monitoring as code",
+		Summary: "Assign or remove a monitor's key",
+		Limit:   "600 per 15 minutes per workspace",
+		Body:    apidoc.Strict(apidoc.Obj("", apidoc.M{"key": apidoc.Null(apidoc.Ref("MonitorKey"))}, "key")),
+		Resp:    restapi.Monitor{},
+		Extra:   []int{409},
+	}))
+	rt.Handle(http.MethodGet, "/automation/monitors/*", code.getKeyedMonitor, core.Doc(apidoc.Op{
+		Path:    "/automation/monitors/{key}",
+		Tag:     "Monitoring as code",
+		Summary: "Monitor by key",
+		Resp:    restapi.Monitor{},
+	}))
+	rt.Handle(http.MethodPut, "/automation/monitors/*", code.putKeyedMonitor, keyed, core.Doc(apidoc.Op{
+		Path:        "/automation/monitors/{key}",
+		Tag:         "Monitoring as code",
+		Summary:     "Create or update a monitor by key",
+		Limit:       "600 per 15 minutes per workspace",
+		Desc:        "201 when created, 200 when updated (also when a changed type replaced the monitor). config.notification_emails needs an Automation key (403 ALERT_ROUTING_NOT_ALLOWED).",
+		Body:        apidoc.Ref("MonitorSpec"),
+		Resp:        restapi.Monitor{},
+		AlsoStatus:  []int{201},
+		Entitlement: true,
+		NoNotFound:  true,
+	}))
+	rt.Handle(http.MethodDelete, "/automation/monitors/*", code.deleteKeyedMonitor, keyed, core.Doc(apidoc.Op{
+		Path:    "/automation/monitors/{key}",
+		Tag:     "Monitoring as code",
+		Summary: "Delete a monitor by key, with its history",
+		Limit:   "600 per 15 minutes per workspace",
+		Status:  204,
+	}))
 }
 
 // Handlers serve monitoring as code: plans and applies of a whole set of

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
+	"github.com/uptime-operator/uptime-operator/internal/restapi"
 )
 
 // DecodeJSON reads a JSON request body into v. An empty body decodes as {}.
@@ -99,22 +100,7 @@ func jsonKind(goKind string) string {
 	return "number in range"
 }
 
-// Nullable is a JSON field that tells absent, null and a value apart.
-type Nullable[T any] struct {
-	Set  bool
-	Null bool
-	V    T
-}
-
-// UnmarshalJSON records that the field was sent.
-func (n *Nullable[T]) UnmarshalJSON(b []byte) error {
-	n.Set = true
-	if string(b) == "null" {
-		n.Null = true
-		return nil
-	}
-	return json.Unmarshal(b, &n.V)
-}
-
-// Value returns the sent value, or the zero value for null.
-func (n Nullable[T]) Value() T { return n.V }
+// Nullable is a JSON field that tells absent, null and a value apart. It
+// is declared with the request bodies in restapi, whose schemas the
+// OpenAPI document derives from their Go types.
+type Nullable[T any] = restapi.Nullable[T]

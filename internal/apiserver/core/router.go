@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/apidoc"
 	"github.com/uptime-operator/uptime-operator/internal/apikeys"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/ratelimit"
@@ -47,6 +48,7 @@ type route struct {
 	feature monv1.Feature
 	limits  []*Limiter
 	maxBody int64
+	doc     apidoc.Op
 }
 
 // RouteOpt configures one authenticated endpoint.
@@ -63,6 +65,12 @@ func WithFeature(f monv1.Feature) RouteOpt { return func(r *route) { r.feature =
 func WithLimit(ls ...*Limiter) RouteOpt {
 	return func(r *route) { r.limits = append(r.limits, ls...) }
 }
+
+// Doc documents the route for docs/openapi.json: its tag, summary, typed
+// request body and answer, query parameters and further statuses. The
+// method, path, access level and plan feature come from the registration;
+// a route without Doc fails the document's build (openapi_test.go).
+func Doc(op apidoc.Op) RouteOpt { return func(r *route) { r.doc = op } }
 
 // WithMaxBody sets the largest request body (100 KB when not given).
 func WithMaxBody(n int64) RouteOpt { return func(r *route) { r.maxBody = n } }
@@ -100,6 +108,11 @@ type Router struct {
 	deps   *Deps
 	opts   RouterOptions
 	keyUse keyUse
+	// ops are the routes as declared, for the API's document.
+	ops []apidoc.Op
+	// undocumented are the routes whose documentation lacks what the
+	// registration says (Undocumented).
+	undocumented []string
 }
 
 // NewRouter makes the router of the API.
@@ -115,17 +128,73 @@ func (rt *Router) Handle(method, pattern string, h http.HandlerFunc, opts ...Rou
 	for _, o := range opts {
 		o(&r)
 	}
+	rt.declare(method, pattern, r.access, r.feature, r.doc)
+	if len(r.limits) > 0 && r.doc.Limit == "" {
+		rt.undocumented = append(rt.undocumented, method+" "+pattern+": rate limited, but its Doc has no Limit")
+	}
 	if method != http.MethodGet && method != http.MethodHead {
 		h = rt.touching(h)
 	}
 	rt.Mux.Method(method, pattern, rt.cors(rt.Authenticated(rt.guard(r, h))))
 }
 
+// Public registers an endpoint that needs no key (heartbeat URLs, public
+// status pages), straight on chi: no authentication, no CORS rule; its
+// handler applies its own limits.
+func (rt *Router) Public(method, pattern string, h http.HandlerFunc, doc apidoc.Op) {
+	rt.declare(method, pattern, publicAccess, "", doc)
+	rt.Mux.Method(method, pattern, h)
+}
+
 // SessionOnly refuses every API key and aggregated caller on pattern with
 // 403 SESSION_AUTH_REQUIRED: endpoints of the human account.
 func (rt *Router) SessionOnly(pattern string) {
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+		rt.declare(m, pattern, SessionOnly, "", apidoc.Op{Tag: "Account", Summary: "Human account endpoint (" + m + "); dashboard session only"})
+	}
 	rt.Mux.Handle(pattern, rt.cors(rt.Authenticated(rt.guard(route{access: SessionOnly}, nil))))
 }
+
+// publicAccess marks the routes of Public in the route table; no
+// authenticated route has it.
+const publicAccess Access = -1
+
+// docAccess is the document's name of each access level.
+var docAccess = map[Access]apidoc.Access{
+	publicAccess:  apidoc.Public,
+	AnyKey:        apidoc.AnyKey,
+	ReadOnlyWrite: apidoc.ReadOnlyWrite,
+	AutomationKey: apidoc.AutomationKey,
+	OwnerOnly:     apidoc.OwnerOnly,
+	SessionOnly:   apidoc.SessionOnly,
+}
+
+// declare records a route in the table the API's document is built from.
+// The path is the chi pattern; a pattern ending in the catch-all * keeps the
+// path doc names (the parameter of the rest of the path), "{path}" when it
+// names none.
+func (rt *Router) declare(method, pattern string, a Access, f monv1.Feature, doc apidoc.Op) {
+	doc.Method, doc.Access, doc.Feature = method, docAccess[a], string(f)
+	if rest, ok := strings.CutSuffix(pattern, "*"); !ok || doc.Path == "" {
+		doc.Path = pattern
+		if ok {
+			doc.Path = rest + "{path}"
+		}
+	}
+	if doc.Tag == "" || doc.Summary == "" {
+		rt.undocumented = append(rt.undocumented, method+" "+pattern+": no Doc with a tag and a summary")
+	}
+	rt.ops = append(rt.ops, doc)
+}
+
+// Undocumented lists the routes registered without the documentation the
+// API's document needs: no tag or summary, or a rate limit the document
+// does not state. openapi_test.go fails on any.
+func (rt *Router) Undocumented() []string { return slices.Clone(rt.undocumented) }
+
+// Ops are the routes registered so far, as the API's document describes
+// them.
+func (rt *Router) Ops() []apidoc.Op { return slices.Clone(rt.ops) }
 
 // touching tells the overlay that a write request of the caller's
 // workspace was served, before its answer leaves: answers kept by

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/uptime-operator/uptime-operator/internal/apidoc"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
 	"github.com/uptime-operator/uptime-operator/internal/expiry"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
@@ -31,8 +32,19 @@ func (h *Handlers) Routes(rt *core.Router) {
 	// Domain/SSL refresh: 20 per 15 minutes per account (counted per
 	// workspace), plain-text 429 like the other exports and discoveries.
 	refresh := core.NewLimiter("domain-ssl-refresh", 20, 15*time.Minute, core.PerWorkspace, ratelimit.Plain)
-	rt.Handle(http.MethodGet, "/monitors/{id}/domain-ssl", h.details)
-	rt.Handle(http.MethodPost, "/monitors/{id}/domain-ssl/refresh", h.refresh, core.WithLimit(refresh))
+	rt.Handle(http.MethodGet, "/monitors/{id}/domain-ssl", h.details, core.Doc(apidoc.Op{
+		Tag:     "Domain and DNS",
+		Summary: "Certificate and domain expiry as last recorded",
+		Resp:    expiry.Details{},
+		Extra:   []int{503},
+	}))
+	rt.Handle(http.MethodPost, "/monitors/{id}/domain-ssl/refresh", h.refresh, core.WithLimit(refresh), core.Doc(apidoc.Op{
+		Tag:     "Domain and DNS",
+		Summary: "Re-check certificate and domain expiry now",
+		Limit:   "20 per 15 minutes per workspace (plain-text 429)",
+		Resp:    apidoc.M{"allOf": []any{apidoc.Ref("ExpiryDetails"), apidoc.Obj("", apidoc.M{"refresh_error": apidoc.Null(apidoc.Str("Why fetching the certificate failed."))}, "refresh_error")}},
+		Extra:   []int{503},
+	}))
 }
 
 func writeExpiryUnavailable(w http.ResponseWriter) {

@@ -14,13 +14,6 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/restapi"
 )
 
-// groupBody is the create and rename body of a group.
-type groupBody struct {
-	Name               core.Nullable[string]   `json:"name"`
-	Description        core.Nullable[string]   `json:"description"`
-	NotificationEmails core.Nullable[[]string] `json:"notification_emails"`
-}
-
 func groupObject(g *monv1.MonitorGroup, monitors []monv1.Monitor) restapi.MonitorGroup {
 	n := 0
 	for _, m := range monitors {
@@ -78,7 +71,7 @@ func (h *Handlers) groupSummary(w http.ResponseWriter, r *http.Request) {
 }
 
 // applyGroupBody writes a group body; notification_emails are owner-only.
-func applyGroupBody(g *monv1.MonitorGroup, b *groupBody, create bool) error {
+func applyGroupBody(g *monv1.MonitorGroup, b *restapi.MonitorGroupBody, create bool) error {
 	if b.NotificationEmails.Set {
 		return core.NewError(http.StatusForbidden, core.CodeWorkspaceOwner, "a group's notification_emails can only be changed by the workspace owner")
 	}
@@ -102,7 +95,7 @@ func applyGroupBody(g *monv1.MonitorGroup, b *groupBody, create bool) error {
 
 func (h *Handlers) createGroup(w http.ResponseWriter, r *http.Request) {
 	ctx, c := r.Context(), core.CallerFrom(r.Context())
-	var b groupBody
+	var b restapi.MonitorGroupBody
 	if err := core.DecodeJSON(r, &b, false); err != nil {
 		core.WriteErr(w, r, err)
 		return
@@ -126,7 +119,7 @@ func (h *Handlers) updateGroup(w http.ResponseWriter, r *http.Request) {
 	if g == nil {
 		return
 	}
-	var b groupBody
+	var b restapi.MonitorGroupBody
 	if err := core.DecodeJSON(r, &b, false); err != nil {
 		core.WriteErr(w, r, err)
 		return

@@ -12,10 +12,12 @@ import (
 	"k8s.io/utils/clock"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/apidoc"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
 	"github.com/uptime-operator/uptime-operator/internal/assist"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/ratelimit"
+	"github.com/uptime-operator/uptime-operator/internal/restapi"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
@@ -70,14 +72,52 @@ func (h *Handlers) Routes(rt *core.Router) {
 	feature := core.WithFeature(monv1.FeatureAIAssist)
 	drafts := core.WithLimit(core.NewLimiter("ai-drafts", 30, 10*time.Minute, core.PerWorkspace, ratelimit.JSON))
 	get, post, patch := http.MethodGet, http.MethodPost, http.MethodPatch
-	rt.Handle(get, "/incident-comms/status", h.status(a), feature)
-	rt.Handle(get, "/incident-comms/incidents/{id}", h.saved(a), feature)
-	rt.Handle(post, "/incident-comms/incidents/{id}/summary", h.summary(a), feature, drafts)
-	rt.Handle(post, "/incident-comms/incidents/{id}/postmortem/generate", h.postmortem(a), feature, drafts)
-	rt.Handle(post, "/incident-comms/incidents/{id}/status-updates", h.statusUpdate(a), feature, drafts)
-	rt.Handle(patch, "/incident-comms/status-updates/{draftId}", h.editDraft, feature)
-	rt.Handle(post, "/incident-comms/status-updates/{draftId}/publish", h.publishDraft, feature)
-	rt.Handle(post, "/incident-comms/status-updates/{draftId}/discard", h.discardDraft, feature)
+	rt.Handle(get, "/incident-comms/status", h.status(a), feature, core.Doc(apidoc.Op{
+		Tag:     "AI incident assist",
+		Summary: "Features available and remaining allowance",
+		Resp:    assist.Status{},
+	}))
+	rt.Handle(get, "/incident-comms/incidents/{id}", h.saved(a), feature, core.Doc(apidoc.Op{Tag: "AI incident assist", Summary: "Saved AI content of an incident", Resp: assist.Saved{}}))
+	rt.Handle(post, "/incident-comms/incidents/{id}/summary", h.summary(a), feature, drafts, core.Doc(apidoc.Op{
+		Tag:     "AI incident assist",
+		Summary: "Generate a summary",
+		Limit:   "30 per 10 minutes per workspace",
+		Resp:    store.AIContent{},
+		Extra:   []int{503},
+	}))
+	rt.Handle(post, "/incident-comms/incidents/{id}/postmortem/generate", h.postmortem(a), feature, drafts, core.Doc(apidoc.Op{
+		Tag:          "AI incident assist",
+		Summary:      "Generate a postmortem",
+		Limit:        "30 per 10 minutes per workspace",
+		Body:         restapi.Overwrite{},
+		BodyOptional: true,
+		Resp:         store.AIContent{},
+		Extra:        []int{409, 503},
+	}))
+	rt.Handle(post, "/incident-comms/incidents/{id}/status-updates", h.statusUpdate(a), feature, drafts, core.Doc(apidoc.Op{
+		Tag:          "AI incident assist",
+		Summary:      "Draft a status update",
+		Limit:        "30 per 10 minutes per workspace",
+		Body:         restapi.DraftRequest{},
+		BodyOptional: true,
+		Status:       201,
+		Resp:         store.AIDraft{},
+		Extra:        []int{503},
+	}))
+	rt.Handle(patch, "/incident-comms/status-updates/{draftId}", h.editDraft, feature, core.Doc(apidoc.Op{
+		Tag:     "AI incident assist",
+		Summary: "Edit a draft",
+		Body:    restapi.DraftEdit{},
+		Resp:    store.AIDraft{},
+		Extra:   []int{409},
+	}))
+	rt.Handle(post, "/incident-comms/status-updates/{draftId}/publish", h.publishDraft, feature, core.Doc(apidoc.Op{
+		Tag:     "AI incident assist",
+		Summary: "Publish a draft as a public incident note",
+		Resp:    PublishedDraft{},
+		Extra:   []int{409},
+	}))
+	rt.Handle(post, "/incident-comms/status-updates/{draftId}/discard", h.discardDraft, feature, core.Doc(apidoc.Op{Tag: "AI incident assist", Summary: "Discard a draft", Resp: store.AIDraft{}, Extra: []int{409}}))
 }
 
 func (h *Handlers) status(a *assist.Service) http.HandlerFunc {
@@ -191,9 +231,7 @@ func (h *Handlers) summary(a *assist.Service) http.HandlerFunc {
 
 func (h *Handlers) postmortem(a *assist.Service) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		var b struct {
-			Overwrite bool `json:"overwrite"`
-		}
+		var b restapi.Overwrite
 		h.generation(a, &b, nil, func(ctx context.Context, inc store.Incident) (any, error) {
 			return a.Postmortem(ctx, inc, b.Overwrite)
 		}, http.StatusOK)(w, r)
@@ -202,10 +240,7 @@ func (h *Handlers) postmortem(a *assist.Service) http.HandlerFunc {
 
 func (h *Handlers) statusUpdate(a *assist.Service) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		var b struct {
-			Phase    string `json:"phase"`
-			Guidance string `json:"guidance"`
-		}
+		var b restapi.DraftRequest
 		check := func() []core.FieldError {
 			var errs []core.FieldError
 			if b.Phase != "" && !assist.ValidPhase(b.Phase) {
@@ -238,10 +273,7 @@ func (h *Handlers) editDraft(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	var b struct {
-		Body  *string `json:"body"`
-		Phase *string `json:"phase"`
-	}
+	var b restapi.DraftEdit
 	if err := core.DecodeJSON(r, &b, true); err != nil {
 		core.WriteErr(w, r, err)
 		return

@@ -268,9 +268,7 @@ func (h *Handlers) resolveIncident(w http.ResponseWriter, r *http.Request) {
 	if inc == nil {
 		return
 	}
-	var b struct {
-		Note string `json:"note"`
-	}
+	var b restapi.ResolveBody
 	if err := core.DecodeJSON(r, &b, false); err != nil {
 		core.WriteErr(w, r, err)
 		return
@@ -405,10 +403,7 @@ func (h *Handlers) addNote(w http.ResponseWriter, r *http.Request) {
 	if inc == nil {
 		return
 	}
-	var b struct {
-		Body   *string `json:"body"`
-		Public bool    `json:"public"`
-	}
+	var b restapi.NoteBody
 	if err := core.DecodeJSON(r, &b, false); err != nil {
 		core.WriteErr(w, r, err)
 		return
@@ -452,9 +447,7 @@ func (h *Handlers) putPostmortem(w http.ResponseWriter, r *http.Request) {
 	if inc == nil {
 		return
 	}
-	var b struct {
-		Postmortem *string `json:"postmortem"`
-	}
+	var b restapi.Postmortem
 	if err := core.DecodeJSON(r, &b, false); err != nil {
 		core.WriteErr(w, r, err)
 		return
@@ -475,13 +468,9 @@ const maxSnooze = 30 * 24 * time.Hour
 
 // snoozeBody is the body of POST /incidents/:id/snooze: one of until (ISO
 // 8601) or minutes.
-type snoozeBody struct {
-	Until   core.Nullable[string] `json:"until"`
-	Minutes core.Nullable[int]    `json:"minutes"`
-}
-
-// snoozeUntil validates b against now and returns the end of the snooze.
-func (b *snoozeBody) snoozeUntil(now time.Time) (time.Time, []core.FieldError) {
+// snoozeUntil validates the snooze body b against now and returns the end
+// of the snooze.
+func snoozeUntil(b *restapi.SnoozeBody, now time.Time) (time.Time, []core.FieldError) {
 	switch {
 	case b.Until.Set && !b.Until.Null && b.Minutes.Set && !b.Minutes.Null:
 		return time.Time{}, []core.FieldError{core.FieldErr("until", "send either until or minutes, not both")}
@@ -511,12 +500,12 @@ func (h *Handlers) snoozeIncident(w http.ResponseWriter, r *http.Request) {
 	if inc == nil {
 		return
 	}
-	var b snoozeBody
+	var b restapi.SnoozeBody
 	if err := core.DecodeJSON(r, &b, false); err != nil {
 		core.WriteErr(w, r, err)
 		return
 	}
-	until, errs := b.snoozeUntil(h.d.Clock.Now())
+	until, errs := snoozeUntil(&b, h.d.Clock.Now())
 	if len(errs) > 0 {
 		core.WriteValidation(w, errs...)
 		return

@@ -34,29 +34,17 @@ const runbookDataKey = "runbook.json"
 
 // runbook is a runbook as stored and as the API shows it.
 type runbook struct {
-	ID          string        `json:"id,omitempty"`
-	Name        string        `json:"name"`
-	Steps       []runbookStep `json:"steps"`
-	MonitorType *string       `json:"monitor_type"`
-	ServiceTag  *string       `json:"service_tag"`
-	IsActive    bool          `json:"is_active"`
-	CreatedAt   string        `json:"created_at,omitempty"`
+	ID          string                    `json:"id,omitempty"`
+	Name        string                    `json:"name"`
+	Steps       []restapi.RunbookStepBody `json:"steps"`
+	MonitorType *string                   `json:"monitor_type"`
+	ServiceTag  *string                   `json:"service_tag"`
+	IsActive    bool                      `json:"is_active"`
+	CreatedAt   string                    `json:"created_at,omitempty"`
 }
 
-type runbookStep struct {
-	Title       string `json:"title"`
-	Description string `json:"description,omitempty"`
-}
-
-type runbookBody struct {
-	Name        *string       `json:"name"`
-	Steps       []runbookStep `json:"steps"`
-	MonitorType *string       `json:"monitor_type"`
-	ServiceTag  *string       `json:"service_tag"`
-	IsActive    *bool         `json:"is_active"`
-}
-
-func (b *runbookBody) validate() []core.FieldError {
+// validateRunbook checks a runbook body.
+func validateRunbook(b *restapi.RunbookBody) []core.FieldError {
 	var errs []core.FieldError
 	if b.Name == nil || len(strings.TrimSpace(*b.Name)) < 1 || len(*b.Name) > 255 {
 		errs = append(errs, core.FieldErr("name", "is required, 1-255 characters"))
@@ -81,7 +69,8 @@ func (b *runbookBody) validate() []core.FieldError {
 	return errs
 }
 
-func (b *runbookBody) runbook() runbook {
+// runbookOf is the runbook of a valid body.
+func runbookOf(b *restapi.RunbookBody) runbook {
 	rb := runbook{Name: strings.TrimSpace(*b.Name), Steps: b.Steps, MonitorType: b.MonitorType, ServiceTag: b.ServiceTag, IsActive: true}
 	if b.IsActive != nil {
 		rb.IsActive = *b.IsActive
@@ -138,16 +127,16 @@ func (h *Handlers) listRunbooks(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handlers) decodeRunbook(w http.ResponseWriter, r *http.Request) (*runbook, []byte) {
-	var b runbookBody
+	var b restapi.RunbookBody
 	if err := core.DecodeJSON(r, &b, false); err != nil {
 		core.WriteErr(w, r, err)
 		return nil, nil
 	}
-	if errs := b.validate(); len(errs) > 0 {
+	if errs := validateRunbook(&b); len(errs) > 0 {
 		core.WriteValidation(w, errs...)
 		return nil, nil
 	}
-	rb := b.runbook()
+	rb := runbookOf(&b)
 	raw, _ := json.Marshal(rb)
 	return &rb, raw
 }

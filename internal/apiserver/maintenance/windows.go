@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/apidoc"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/restapi"
@@ -30,11 +31,27 @@ func New(d *core.Deps) *Handlers { return &Handlers{d: d} }
 // Routes registers /maintenance.
 func (h *Handlers) Routes(rt *core.Router) {
 	owner := core.WithAccess(core.OwnerOnly)
-	rt.Handle(http.MethodGet, "/maintenance", h.list)
-	rt.Handle(http.MethodPost, "/maintenance", h.create, owner)
-	rt.Handle(http.MethodPut, "/maintenance/{id}", h.update, owner)
-	rt.Handle(http.MethodPatch, "/maintenance/{id}", h.update, owner)
-	rt.Handle(http.MethodDelete, "/maintenance/{id}", h.delete, owner)
+	rt.Handle(http.MethodGet, "/maintenance", h.list, core.Doc(apidoc.Op{Tag: "Maintenance", Summary: "Maintenance windows", Resp: []restapi.MaintenanceWindow{}}))
+	rt.Handle(http.MethodPost, "/maintenance", h.create, owner, core.Doc(apidoc.Op{
+		Tag:     "Maintenance",
+		Summary: "Create a maintenance window",
+		Body:    apidoc.Ref("MaintenanceBody"),
+		Status:  201,
+		Resp:    restapi.MaintenanceWindow{},
+	}))
+	rt.Handle(http.MethodPut, "/maintenance/{id}", h.update, owner, core.Doc(apidoc.Op{
+		Tag:     "Maintenance",
+		Summary: "Change a maintenance window",
+		Body:    apidoc.Ref("MaintenanceBody"),
+		Resp:    restapi.MaintenanceWindow{},
+	}))
+	rt.Handle(http.MethodPatch, "/maintenance/{id}", h.update, owner, core.Doc(apidoc.Op{
+		Tag:     "Maintenance",
+		Summary: "Change a maintenance window",
+		Body:    apidoc.Ref("MaintenanceBody"),
+		Resp:    restapi.MaintenanceWindow{},
+	}))
+	rt.Handle(http.MethodDelete, "/maintenance/{id}", h.delete, owner, core.Doc(apidoc.Op{Tag: "Maintenance", Summary: "Delete a maintenance window", Status: 204}))
 }
 
 // maintenanceObject renders a window; references are shown as ids.

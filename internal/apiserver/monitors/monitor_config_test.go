@@ -37,7 +37,7 @@ func TestOpenAPIConfigKeys(t *testing.T) {
 	want := append(probeapi.ConfigKeys(), core.ConfigNotificationEmails)
 	slices.Sort(want)
 	if !slices.Equal(published, want) {
-		t.Fatalf("MonitorConfig schema keys %v, config keys %v: add the key to hack/gen-openapi/schemas.go and run make manifests", published, want)
+		t.Fatalf("MonitorConfig schema keys %v, config keys %v: add the key to internal/apidoc/schemas.go and run make manifests", published, want)
 	}
 }
 

@@ -4,13 +4,16 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"slices"
 	"time"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/apidoc"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
 	"github.com/uptime-operator/uptime-operator/internal/engine"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 	"github.com/uptime-operator/uptime-operator/internal/ratelimit"
+	"github.com/uptime-operator/uptime-operator/internal/restapi"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -19,29 +22,171 @@ import (
 func (h *Handlers) Routes(rt *core.Router) {
 	l := rt.Limits
 	monitorWrite := core.WithLimit(l.MonitorWrite)
-	rt.Handle(http.MethodGet, "/monitors", h.listMonitors)
-	rt.Handle(http.MethodGet, "/monitors/summary", h.monitorsSummary)
-	rt.Handle(http.MethodPost, "/monitors", h.createMonitor, monitorWrite)
-	rt.Handle(http.MethodPost, "/monitors/bulk", h.bulkMonitors, monitorWrite)
-	rt.Handle(http.MethodPost, "/monitors/test", h.testMonitor, core.WithLimit(l.RunCheck))
-	rt.Handle(http.MethodGet, "/monitors/discover-subdomains", h.discoverSubdomains, core.WithLimit(core.NewLimiter("discover-subdomains", 20, 15*time.Minute, core.PerWorkspace, ratelimit.Plain)))
-	rt.Handle(http.MethodGet, "/monitors/{id}", h.getMonitor)
-	rt.Handle(http.MethodPut, "/monitors/{id}", h.updateMonitor, monitorWrite)
-	rt.Handle(http.MethodDelete, "/monitors/{id}", h.deleteMonitor, monitorWrite)
-	rt.Handle(http.MethodPost, "/monitors/{id}/pause", h.setPaused(true), monitorWrite)
-	rt.Handle(http.MethodPost, "/monitors/{id}/resume", h.setPaused(false), monitorWrite)
-	rt.Handle(http.MethodPost, "/monitors/{id}/reset-stats", h.resetStats, monitorWrite)
-	rt.Handle(http.MethodPost, "/monitors/{id}/run-check", h.runCheckSaved, core.WithLimit(l.RunCheck))
-	rt.Handle(http.MethodGet, "/monitors/{id}/checks", h.listChecks)
-	rt.Handle(http.MethodGet, "/monitors/{id}/checks.csv", h.checksCSV, core.WithLimit(l.Export))
-	rt.Handle(http.MethodGet, "/monitors/{id}/regions", h.getRegions)
-	rt.Handle(http.MethodPut, "/monitors/{id}/regions", h.putRegions, monitorWrite)
-	rt.Handle(http.MethodGet, "/monitors/{id}/explanation", h.monitorExplanation)
-	rt.Handle(http.MethodPost, "/monitors/{id}/heartbeat/rotate", h.rotateHeartbeat, monitorWrite)
-	rt.Handle(http.MethodPost, "/monitors/{id}/cron-heartbeat", h.cronHeartbeat)
-	rt.Handle(http.MethodGet, "/monitors/{id}/dns-records", h.dnsRecords)
-	rt.Handle(http.MethodPost, "/monitors/{id}/dns-records/accept", h.acceptDNSRecords, core.WithLimit(l.DNSAccept))
-	rt.Handle(http.MethodGet, "/monitors/{id}/step-runs", h.stepRuns)
+	rt.Handle(http.MethodGet, "/monitors", h.listMonitors, core.Doc(apidoc.Op{
+		Tag:     "Monitors",
+		Summary: "All monitors, newest first (not paginated)",
+		Query:   []apidoc.Param{apidoc.Q("tag", apidoc.Str(""), "Only monitors with this tag.")},
+		Resp:    []restapi.Monitor{},
+	}))
+	rt.Handle(http.MethodGet, "/monitors/summary", h.monitorsSummary, core.Doc(apidoc.Op{
+		Tag:     "Monitors",
+		Summary: "Counts by status, open incidents, 24 h uptime",
+		Resp:    restapi.MonitorSummary{},
+	}))
+	rt.Handle(http.MethodPost, "/monitors", h.createMonitor, monitorWrite, core.Doc(apidoc.Op{
+		Tag:         "Monitors",
+		Summary:     "Create a monitor",
+		Limit:       "monitor writes: 120 per 15 minutes per IP (plain-text 429)",
+		Desc:        "config.notification_emails is ignored when sent with an API key.",
+		Body:        apidoc.Ref("MonitorCreate"),
+		Status:      201,
+		Resp:        restapi.Monitor{},
+		Entitlement: true,
+	}))
+	rt.Handle(http.MethodPost, "/monitors/bulk", h.bulkMonitors, monitorWrite, core.Doc(apidoc.Op{
+		Tag:     "Monitors",
+		Summary: "Bulk pause, resume, delete, tag or move monitors",
+		Limit:   "monitor writes: 120 per 15 minutes per IP (plain-text 429)",
+		Body:    apidoc.Ref("BulkRequest"),
+		Resp:    restapi.BulkResult{},
+	}))
+	rt.Handle(http.MethodPost, "/monitors/test", h.testMonitor, core.WithLimit(l.RunCheck), core.Doc(apidoc.Op{
+		Tag:     "Monitors",
+		Summary: "One-off check of a definition; nothing saved",
+		Limit:   "30 per 5 minutes per workspace (plain-text 429)",
+		Query:   []apidoc.Param{apidoc.Q("region", apidoc.Str(""), "Probe region code.")},
+		Body:    apidoc.Ref("MonitorCreate"),
+		Resp:    restapi.CheckResult{},
+	}))
+	rt.Handle(http.MethodGet, "/monitors/discover-subdomains", h.discoverSubdomains, core.WithLimit(core.NewLimiter("discover-subdomains", 20, 15*time.Minute, core.PerWorkspace, ratelimit.Plain)), core.Doc(apidoc.Op{
+		Tag:     "Monitors",
+		Summary: "Subdomains that could be monitored",
+		Limit:   "20 per 15 minutes per workspace (plain-text 429)",
+		Desc:    "Resolves a fixed list of common names under the domain with the operator's resolver (certificate-transparency logs are not used) and returns those resolving to addresses a monitor may target.",
+		Query:   []apidoc.Param{{Name: "domain", Schema: apidoc.Str("Hostname of at least two labels."), Required: true}},
+		Resp: apidoc.Obj("", apidoc.M{
+			"domain": apidoc.Str(""), "subdomains": apidoc.Arr(apidoc.Obj("", apidoc.M{"hostname": apidoc.Str(""), "addresses": apidoc.Arr(apidoc.Str(""), ""), "suggested_url": apidoc.URI("")}, "hostname", "addresses", "suggested_url"), ""),
+			"names_checked": apidoc.Integer(""), "wildcard_dns": apidoc.Boolean(""), "timed_out": apidoc.Boolean(""), "sources": apidoc.Arr(apidoc.Str(""), ""),
+			"certificate_transparency": apidoc.Boolean(""), "note": apidoc.Str(""),
+		}, "domain", "subdomains"),
+	}))
+	rt.Handle(http.MethodGet, "/monitors/{id}", h.getMonitor, core.Doc(apidoc.Op{Tag: "Monitors", Summary: "A monitor with 24 h and 30 d uptime", Resp: restapi.Monitor{}}))
+	rt.Handle(http.MethodPut, "/monitors/{id}", h.updateMonitor, monitorWrite, core.Doc(apidoc.Op{
+		Tag:     "Monitors",
+		Summary: "Update a monitor (only sent fields change)",
+		Limit:   "monitor writes: 120 per 15 minutes per IP (plain-text 429)",
+		Body:    apidoc.Ref("MonitorUpdate"),
+		Resp:    restapi.Monitor{},
+	}))
+	rt.Handle(http.MethodDelete, "/monitors/{id}", h.deleteMonitor, monitorWrite, core.Doc(apidoc.Op{
+		Tag:     "Monitors",
+		Summary: "Delete a monitor and its history",
+		Limit:   "monitor writes: 120 per 15 minutes per IP (plain-text 429)",
+		Status:  204,
+	}))
+	rt.Handle(http.MethodPost, "/monitors/{id}/pause", h.setPaused(true), monitorWrite, core.Doc(apidoc.Op{
+		Tag:     "Monitors",
+		Summary: "Pause a monitor",
+		Limit:   "monitor writes: 120 per 15 minutes per IP (plain-text 429)",
+		Resp:    restapi.Monitor{},
+	}))
+	rt.Handle(http.MethodPost, "/monitors/{id}/resume", h.setPaused(false), monitorWrite, core.Doc(apidoc.Op{
+		Tag:     "Monitors",
+		Summary: "Resume a monitor (checked right away)",
+		Limit:   "monitor writes: 120 per 15 minutes per IP (plain-text 429)",
+		Resp:    restapi.Monitor{},
+	}))
+	rt.Handle(http.MethodPost, "/monitors/{id}/reset-stats", h.resetStats, monitorWrite, core.Doc(apidoc.Op{
+		Tag:     "Monitors",
+		Summary: "Clear a monitor's statistics",
+		Limit:   "monitor writes: 120 per 15 minutes per IP (plain-text 429)",
+		Resp:    restapi.Success{},
+	}))
+	rt.Handle(http.MethodPost, "/monitors/{id}/run-check", h.runCheckSaved, core.WithLimit(l.RunCheck), core.Doc(apidoc.Op{
+		Tag:     "Monitors",
+		Summary: "Run a check of a saved monitor now",
+		Limit:   "30 per 5 minutes per workspace (plain-text 429)",
+		Query:   []apidoc.Param{apidoc.Q("region", apidoc.Str(""), "Probe region code.")},
+		Resp:    restapi.CheckResult{},
+		Extra:   []int{503},
+	}))
+	rt.Handle(http.MethodGet, "/monitors/{id}/checks", h.listChecks, core.Doc(apidoc.Op{
+		Tag:     "Monitors",
+		Summary: "Check history (cursor pagination)",
+		Query: []apidoc.Param{
+			apidoc.IntQ("limit", 1, 500, 50, ""),
+			apidoc.Q("before", apidoc.Str(""), "UTC timestamp YYYY-MM-DDTHH:MM:SS[.ffffff][Z]; returns older checks. Pass next_before unchanged."),
+			apidoc.Q("region", apidoc.Str(""), "Probe region code."), apidoc.Q("status", apidoc.Enum("", append(slices.Clone(apidoc.CheckStates), "problem")...), "problem = anything not up."),
+		},
+		Resp: restapi.CheckPage{},
+	}))
+	rt.Handle(http.MethodGet, "/monitors/{id}/checks.csv", h.checksCSV, core.WithLimit(l.Export), core.Doc(apidoc.Op{
+		Tag:         "Monitors",
+		Summary:     "Check history as CSV (at most 50,000 rows)",
+		Limit:       "20 per 15 minutes per workspace (plain-text 429)",
+		Query:       []apidoc.Param{apidoc.Q("from", apidoc.DateTime(""), ""), apidoc.Q("to", apidoc.DateTime(""), ""), apidoc.Q("region", apidoc.Str(""), "Probe region code."), apidoc.Q("status", apidoc.Enum("", append(slices.Clone(apidoc.CheckStates), "problem")...), "")},
+		Resp:        apidoc.With(apidoc.Str("CSV with a header row."), "contentMediaType", "text/csv"),
+		RespType:    "text/csv",
+		RespHeaders: apidoc.M{"X-Export-Truncated": apidoc.M{"description": "true when the 50,000-row cap cut the export (the newest rows are returned).", "schema": apidoc.Enum("", "true")}},
+	}))
+	rt.Handle(http.MethodGet, "/monitors/{id}/regions", h.getRegions, core.Doc(apidoc.Op{Tag: "Monitors", Summary: "The monitor's probe regions", Resp: apidoc.Ref("Regions")}))
+	rt.Handle(http.MethodPut, "/monitors/{id}/regions", h.putRegions, monitorWrite, core.Doc(apidoc.Op{
+		Tag:         "Monitors",
+		Summary:     "Set the monitor's probe regions",
+		Limit:       "monitor writes: 120 per 15 minutes per IP (plain-text 429)",
+		Body:        apidoc.Obj("", apidoc.M{"regions": apidoc.Bounds(apidoc.Arr(apidoc.Str(""), ""), 1, 50)}, "regions"),
+		Resp:        apidoc.Ref("Regions"),
+		Entitlement: true,
+	}))
+	rt.Handle(http.MethodGet, "/monitors/{id}/explanation", h.monitorExplanation, core.Doc(apidoc.Op{
+		Tag:     "Monitors",
+		Summary: "Explanation of the open incident, or the per-region state against the quorum",
+		Resp:    restapi.Explanation{},
+	}))
+	rt.Handle(http.MethodPost, "/monitors/{id}/heartbeat/rotate", h.rotateHeartbeat, monitorWrite, core.Doc(apidoc.Op{
+		Tag:     "Monitors",
+		Summary: "New heartbeat URL for a cron monitor; the old one stops at once",
+		Limit:   "monitor writes: 120 per 15 minutes per IP (plain-text 429)",
+		Resp:    restapi.HeartbeatURL{},
+	}))
+	rt.Handle(http.MethodPost, "/monitors/{id}/cron-heartbeat", h.cronHeartbeat, core.Doc(apidoc.Op{
+		Tag:          "Monitors",
+		Summary:      "Record a heartbeat with the API key",
+		Body:         apidoc.Ref("CronHeartbeat"),
+		BodyOptional: true,
+		Resp:         restapi.HeartbeatRecorded{},
+	}))
+	rt.Handle(http.MethodGet, "/monitors/{id}/dns-records", h.dnsRecords, core.Doc(apidoc.Op{
+		Tag:     "Monitors",
+		Summary: "DNS records and recent changes of a DNS monitor",
+		Query:   []apidoc.Param{apidoc.IntQ("limit", 1, 1000, 50, "")},
+		Resp:    restapi.DNSRecords{},
+	}))
+	rt.Handle(http.MethodPost, "/monitors/{id}/dns-records/accept", h.acceptDNSRecords, core.WithLimit(l.DNSAccept), core.Doc(apidoc.Op{
+		Tag:          "Domain and DNS",
+		Summary:      "Accept the current DNS answer as the new expected value",
+		Limit:        "120 per 15 minutes per IP",
+		Body:         apidoc.Freeform("Optional: the answers to accept."),
+		BodyOptional: true,
+		Resp:         restapi.DNSAccepted{},
+		Extra:        []int{409},
+	}))
+	rt.Handle(http.MethodGet, "/monitors/{id}/step-runs", h.stepRuns, core.Doc(apidoc.Op{
+		Tag:     "Monitors",
+		Summary: "Per-step results of a multi-step monitor's checks, newest first",
+		Query:   []apidoc.Param{apidoc.IntQ("limit", 1, 100, 10, ""), apidoc.Q("before", apidoc.Str(""), "As for check history."), apidoc.Q("region", apidoc.Str(""), "Probe region code.")},
+		Resp: apidoc.Obj("", apidoc.M{
+			"monitor_id": apidoc.UUID(""),
+			"items": apidoc.Arr(apidoc.Obj("A check with its steps.", apidoc.M{
+				"steps": apidoc.Arr(apidoc.Obj("", apidoc.M{
+					"index": apidoc.Integer(""), "name": apidoc.Str(""), "url": apidoc.Str(""), "status_code": apidoc.Null(apidoc.Integer("")), "response_time_ms": apidoc.Integer(""),
+					"passed": apidoc.Boolean(""), "error": apidoc.Null(apidoc.Str("")), "assertions": apidoc.Arr(apidoc.Freeform(""), ""),
+				}, "index", "name", "passed"), ""),
+				"extracted": apidoc.Arr(apidoc.Str(""), "Names of extracted variables."),
+			}), ""),
+			"next_before": apidoc.Null(apidoc.Str("")),
+		}, "monitor_id", "items", "next_before"),
+	}))
 }
 
 // Options are the services the monitor handlers use besides the core's.

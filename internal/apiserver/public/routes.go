@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 
+	"github.com/uptime-operator/uptime-operator/internal/apidoc"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
 	"github.com/uptime-operator/uptime-operator/internal/engine"
 	"k8s.io/utils/clock"
@@ -53,15 +54,89 @@ func New(clk clock.PassiveClock, engine HeartbeatRecorder, pages Status) *Handle
 func (h *Handlers) Routes(rt *core.Router) {
 	h.limits = rt.Limits
 	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodHead} {
-		rt.Mux.Method(m, "/heartbeat/{token}", http.HandlerFunc(h.heartbeat))
+		rt.Public(m, "/heartbeat/{token}", h.heartbeat, apidoc.Op{
+			Tag: "Public", Summary: "Heartbeat ping (" + m + ")",
+			Limit: "60 per minute per URL; 600 failed requests per minute per IP (plain-text 429)",
+			Desc:  "Records a heartbeat of a cron monitor. Request bodies are ignored. Pings of a paused monitor are ignored but answered 200.",
+			Query: []apidoc.Param{
+				apidoc.Q("status", apidoc.Str(""), "fail, failure, failed, down, error, err report failure; ok and similar values or none report success."),
+				apidoc.Q("duration_ms", apidoc.Bounds(apidoc.Integer(""), 0, 604800000), "Run time of the job."),
+			},
+			Resp: apidoc.With(apidoc.Str(""), "const", "OK"), RespType: "text/plain",
+		})
 	}
-	rt.Mux.Get("/status/{slug}", h.publicStatus)
-	rt.Mux.Get("/status/{slug}/{rest}", h.publicStatus)
-	rt.Mux.Get("/s/{slug}", h.publicHTML)
-	rt.Mux.Post("/s/{slug}/login", h.publicForm(Status.ServeLogin))
-	rt.Mux.Post("/s/{slug}/subscribe", h.publicForm(Status.ServeSubscribe))
-	rt.Mux.Get("/s/{slug}/confirm", h.publicForm(Status.ServeConfirm))
-	rt.Mux.Post("/s/{slug}/confirm", h.publicForm(Status.ServeConfirm))
-	rt.Mux.Get("/s/{slug}/unsubscribe", h.publicForm(Status.ServeUnsubscribe))
-	rt.Mux.Post("/s/{slug}/unsubscribe", h.publicForm(Status.ServeUnsubscribe))
+	rt.Public(http.MethodGet, "/status/{slug}", h.publicStatus, apidoc.Op{
+		Tag:     "Public",
+		Summary: "Published status page as JSON",
+		Limit:   "60 per minute per IP",
+		Resp:    apidoc.Freeform("The published page: title, monitors with status, incidents, maintenance."),
+	})
+	rt.Public(http.MethodGet, "/status/{slug}/{rest}", h.publicStatus, apidoc.Op{
+		Tag:             "Public",
+		Summary:         "Status page history, badge or feed",
+		Limit:           "60 per minute per IP",
+		Desc:            "`history`: daily uptime per monitor (JSON; `days` up to 90). `badge.svg`: status badge (image/svg+xml). `feed.xml`: Atom feed of incidents and maintenance (application/atom+xml; unavailable for private pages).",
+		PathParamSchema: apidoc.M{"rest": apidoc.Enum("", "history", "badge.svg", "feed.xml")},
+		Query:           []apidoc.Param{apidoc.Q("days", apidoc.Bounds(apidoc.Integer(""), 1, 90), "history only.")},
+		Resp:            apidoc.Freeform("history: daily uptime per monitor."),
+		MoreContent:     apidoc.M{"image/svg+xml": apidoc.Str("badge.svg: the status badge."), "application/atom+xml": apidoc.Str("feed.xml: the Atom feed.")},
+	})
+	rt.Public(http.MethodGet, "/s/{slug}", h.publicHTML, apidoc.Op{
+		Tag:      "Public",
+		Summary:  "Status page as HTML",
+		Limit:    "60 per minute per IP",
+		Resp:     apidoc.Str("HTML page."),
+		RespType: "text/html",
+	})
+	rt.Public(http.MethodPost, "/s/{slug}/login", h.publicForm(Status.ServeLogin), apidoc.Op{
+		Tag:      "Public",
+		Summary:  "Password sign-in form of a private page",
+		Limit:    "60 per minute per IP",
+		Resp:     apidoc.Str("HTML page or redirect."),
+		RespType: "text/html",
+		Extra:    []int{400},
+	})
+	rt.Public(http.MethodPost, "/s/{slug}/subscribe", h.publicForm(Status.ServeSubscribe), apidoc.Op{
+		Tag:      "Public",
+		Summary:  "Subscribe to a page's updates (form)",
+		Limit:    "60 per minute per IP",
+		Resp:     apidoc.Str("HTML page."),
+		RespType: "text/html",
+		Extra:    []int{400},
+	})
+	rt.Public(http.MethodGet, "/s/{slug}/confirm", h.publicForm(Status.ServeConfirm), apidoc.Op{
+		Tag:      "Public",
+		Summary:  "Subscription confirmation page",
+		Limit:    "60 per minute per IP",
+		Query:    []apidoc.Param{apidoc.Q("token", apidoc.Str(""), "Confirmation token.")},
+		Desc:     "The link of a subscription confirmation message. Shows a button that POSTs to the same URL; fetching the link confirms nothing.",
+		Resp:     apidoc.Str("HTML page."),
+		RespType: "text/html",
+	})
+	rt.Public(http.MethodPost, "/s/{slug}/confirm", h.publicForm(Status.ServeConfirm), apidoc.Op{
+		Tag:      "Public",
+		Summary:  "Confirm a subscription",
+		Limit:    "60 per minute per IP",
+		Query:    []apidoc.Param{apidoc.Q("token", apidoc.Str(""), "Confirmation token.")},
+		Desc:     "Confirms the pending subscriber of the token, once, within 48 hours; 404 for an unknown, used or expired token. JSON requests get {\"status\":\"confirmed\"}.",
+		Resp:     apidoc.Str("HTML page."),
+		RespType: "text/html",
+		JSONResp: apidoc.Obj("", apidoc.M{"status": apidoc.Enum("", "confirmed")}, "status"),
+	})
+	rt.Public(http.MethodGet, "/s/{slug}/unsubscribe", h.publicForm(Status.ServeUnsubscribe), apidoc.Op{
+		Tag:      "Public",
+		Summary:  "Unsubscribe page",
+		Limit:    "60 per minute per IP",
+		Query:    []apidoc.Param{apidoc.Q("token", apidoc.Str(""), "Subscription token.")},
+		Resp:     apidoc.Str("HTML page."),
+		RespType: "text/html",
+	})
+	rt.Public(http.MethodPost, "/s/{slug}/unsubscribe", h.publicForm(Status.ServeUnsubscribe), apidoc.Op{
+		Tag:      "Public",
+		Summary:  "Unsubscribe (form)",
+		Limit:    "60 per minute per IP",
+		Resp:     apidoc.Str("HTML page."),
+		RespType: "text/html",
+		Extra:    []int{400},
+	})
 }

@@ -31,18 +31,8 @@ func sloObject(o *monv1.SLO, monitors *core.ObjectUIDs) restapi.SLOTarget {
 	return out
 }
 
-type sloBody struct {
-	MonitorID             core.Nullable[string]  `json:"monitor_id"`
-	TargetPercentage      core.Nullable[float64] `json:"target_percentage"`
-	SLIType               core.Nullable[string]  `json:"sli_type"`
-	WindowMinutes         core.Nullable[int32]   `json:"window_minutes"`
-	BurnRateFastThreshold core.Nullable[float64] `json:"burn_rate_fast_threshold"`
-	BurnRateSlowThreshold core.Nullable[float64] `json:"burn_rate_slow_threshold"`
-	IsEnabled             core.Nullable[bool]    `json:"is_enabled"`
-}
-
-// apply writes the sent fields onto spec and validates the result.
-func (b *sloBody) apply(spec *monv1.SLOSpec) []core.FieldError {
+// applySLO writes the sent fields of b onto spec and validates the result.
+func applySLO(b *restapi.SLOTargetBody, spec *monv1.SLOSpec) []core.FieldError {
 	var errs []core.FieldError
 	if b.TargetPercentage.Set {
 		spec.TargetPercentage = b.TargetPercentage.Value()
@@ -121,7 +111,7 @@ func (h *Handlers) writeSLO(w http.ResponseWriter, r *http.Request, o *monv1.SLO
 // upsertSLO creates the monitor's SLO target or replaces the existing one.
 func (h *Handlers) upsertSLO(w http.ResponseWriter, r *http.Request) {
 	ctx, c := r.Context(), core.CallerFrom(r.Context())
-	var b sloBody
+	var b restapi.SLOTargetBody
 	if err := core.DecodeJSON(r, &b, false); err != nil {
 		core.WriteErr(w, r, err)
 		return
@@ -151,7 +141,7 @@ func (h *Handlers) upsertSLO(w http.ResponseWriter, r *http.Request) {
 	if idx < 0 {
 		o := &monv1.SLO{ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace, GenerateName: m.Name + "-slo-"},
 			Spec: monv1.SLOSpec{MonitorRef: monv1.LocalObjectReference{Name: m.Name}}}
-		if errs := b.apply(&o.Spec); len(errs) > 0 {
+		if errs := applySLO(&b, &o.Spec); len(errs) > 0 {
 			core.WriteValidation(w, errs...)
 			return
 		}
@@ -166,7 +156,7 @@ func (h *Handlers) upsertSLO(w http.ResponseWriter, r *http.Request) {
 	// Replace: unsent fields go back to their defaults.
 	err = h.d.Mutate(ctx, o, func() error {
 		o.Spec = monv1.SLOSpec{MonitorRef: o.Spec.MonitorRef}
-		if errs := b.apply(&o.Spec); len(errs) > 0 {
+		if errs := applySLO(&b, &o.Spec); len(errs) > 0 {
 			return core.ValidationError(errs...)
 		}
 		return nil
@@ -188,7 +178,7 @@ func (h *Handlers) updateSLO(w http.ResponseWriter, r *http.Request) {
 	if o == nil {
 		return
 	}
-	var b sloBody
+	var b restapi.SLOTargetBody
 	if err := core.DecodeJSON(r, &b, false); err != nil {
 		core.WriteErr(w, r, err)
 		return
@@ -198,7 +188,7 @@ func (h *Handlers) updateSLO(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	err := h.d.Mutate(ctx, o, func() error {
-		if errs := b.apply(&o.Spec); len(errs) > 0 {
+		if errs := applySLO(&b, &o.Spec); len(errs) > 0 {
 			return core.ValidationError(errs...)
 		}
 		return nil
@@ -227,8 +217,8 @@ func (h *Handlers) deleteSLO(w http.ResponseWriter, r *http.Request) {
 // the two monitor ids, so it is stable without a store of its own.
 type Dependency struct {
 	ID              string `json:"id"`
-	ParentMonitorID string `json:"parent_monitor_id"`
-	ChildMonitorID  string `json:"child_monitor_id"`
+	ParentMonitorID string `json:"parent_monitor_id" openapi:"format=uuid"`
+	ChildMonitorID  string `json:"child_monitor_id" openapi:"format=uuid"`
 	SuppressionMode string `json:"suppression_mode"`
 	ParentName      string `json:"parent_monitor_name"`
 	ChildName       string `json:"child_monitor_name"`
@@ -281,11 +271,7 @@ func (h *Handlers) listDependencies(w http.ResponseWriter, r *http.Request) {
 // createDependency answers POST /reliability/dependencies (owner only): the
 // child monitor gains the parent in spec.dependsOn.
 func (h *Handlers) createDependency(w http.ResponseWriter, r *http.Request) {
-	var body struct {
-		ParentMonitorID string  `json:"parent_monitor_id"`
-		ChildMonitorID  string  `json:"child_monitor_id"`
-		SuppressionMode *string `json:"suppression_mode"`
-	}
+	var body restapi.DependencyBody
 	if err := core.DecodeJSON(r, &body, true); err != nil {
 		core.WriteErr(w, r, err)
 		return

@@ -553,13 +553,6 @@ const (
 	pagePasswordKey  = "password"
 )
 
-// pageAccessBody is the body of PUT /status/pages/:id/access.
-type pageAccessBody struct {
-	Mode     string                `json:"mode"`
-	Password core.Nullable[string] `json:"password"`
-	IsPublic core.Nullable[bool]   `json:"is_public"`
-}
-
 func pageAccessObject(p *monv1.StatusPage) restapi.PageAccessState {
 	mode, hasPassword := monv1.AccessPublic, false
 	var revoked *string
@@ -578,7 +571,7 @@ func (h *Handlers) putPageAccess(w http.ResponseWriter, r *http.Request) {
 	if p == nil {
 		return
 	}
-	var b pageAccessBody
+	var b restapi.PageAccess
 	if err := core.DecodeJSON(r, &b, true); err != nil {
 		core.WriteErr(w, r, err)
 		return
@@ -676,9 +669,7 @@ func (h *Handlers) putPageDomain(w http.ResponseWriter, r *http.Request) {
 	if p == nil {
 		return
 	}
-	var b struct {
-		Domain core.Nullable[string] `json:"domain"`
-	}
+	var b restapi.PageDomain
 	if err := core.DecodeJSON(r, &b, true); err != nil {
 		core.WriteErr(w, r, err)
 		return

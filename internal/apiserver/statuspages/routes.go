@@ -5,30 +5,79 @@ import (
 	"net/http"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/apidoc"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
+	"github.com/uptime-operator/uptime-operator/internal/restapi"
 )
 
 // Routes registers /status/pages (the public pages, /status/{slug} and /s/{slug}, are served by the root).
 func (h *Handlers) Routes(rt *core.Router) {
 	pages := core.WithFeature(monv1.FeatureStatusPages)
 	owner := core.WithAccess(core.OwnerOnly)
-	rt.Handle(http.MethodGet, "/status/pages/me", h.listPages)
-	rt.Handle(http.MethodGet, "/status/pages/overview", h.pagesOverview)
-	rt.Handle(http.MethodPost, "/status/pages", h.createPage, pages)
-	rt.Handle(http.MethodGet, "/status/pages/monitor/{monitorId}", h.listPages)
-	rt.Handle(http.MethodGet, "/status/pages/{id}", h.getPage)
-	rt.Handle(http.MethodPatch, "/status/pages/{id}", h.updatePage, pages)
-	rt.Handle(http.MethodDelete, "/status/pages/{id}", h.deletePage)
-	rt.Handle(http.MethodPut, "/status/pages/{id}/monitors", h.putPageMonitors, pages)
-	rt.Handle(http.MethodPost, "/status/pages/{id}/monitors", h.addPageMonitor, pages)
-	rt.Handle(http.MethodDelete, "/status/pages/{id}/monitors/{monitorId}", h.removePageMonitor)
-	rt.Handle(http.MethodGet, "/status/pages/{id}/access", h.getPageAccess)
-	rt.Handle(http.MethodPut, "/status/pages/{id}/access", h.putPageAccess, owner)
-	rt.Handle(http.MethodPost, "/status/pages/{id}/access/revoke-sessions", h.revokePageSessions, owner)
-	rt.Handle(http.MethodPut, "/status/pages/{id}/domain", h.putPageDomain, owner)
-	rt.Handle(http.MethodGet, "/status/pages/{id}/subscribers", h.pageSubscribers)
-	rt.Handle(http.MethodGet, "/status/pages/{id}/languages", h.getPageLanguages)
-	rt.Handle(http.MethodPut, "/status/pages/{id}/languages", h.putPageLanguages, pages)
+	rt.Handle(http.MethodGet, "/status/pages/me", h.listPages, core.Doc(apidoc.Op{Tag: "Status pages", Summary: "Your status pages", Resp: []restapi.StatusPage{}}))
+	rt.Handle(http.MethodGet, "/status/pages/overview", h.pagesOverview, core.Doc(apidoc.Op{Tag: "Status pages", Summary: "Pages with current state", Resp: []restapi.StatusPage{}}))
+	rt.Handle(http.MethodPost, "/status/pages", h.createPage, pages, core.Doc(apidoc.Op{
+		Tag:         "Status pages",
+		Summary:     "Create a status page",
+		Body:        apidoc.Ref("StatusPageCreate"),
+		Status:      201,
+		Resp:        restapi.StatusPage{},
+		Entitlement: true,
+	}))
+	rt.Handle(http.MethodGet, "/status/pages/monitor/{monitorId}", h.listPages, core.Doc(apidoc.Op{Tag: "Status pages", Summary: "The pages a monitor is on", Resp: []restapi.StatusPage{}}))
+	rt.Handle(http.MethodGet, "/status/pages/{id}", h.getPage, core.Doc(apidoc.Op{Tag: "Status pages", Summary: "A status page with its monitors", Resp: restapi.StatusPage{}}))
+	rt.Handle(http.MethodPatch, "/status/pages/{id}", h.updatePage, pages, core.Doc(apidoc.Op{
+		Tag:     "Status pages",
+		Summary: "Update a status page",
+		Desc:    "hide_powered_by and favicon_url need white-label (403 WHITE_LABEL_NOT_ENTITLED).",
+		Body:    apidoc.Ref("StatusPageUpdate"),
+		Resp:    restapi.StatusPage{},
+	}))
+	rt.Handle(http.MethodDelete, "/status/pages/{id}", h.deletePage, core.Doc(apidoc.Op{Tag: "Status pages", Summary: "Delete a status page", Status: 204}))
+	rt.Handle(http.MethodPut, "/status/pages/{id}/monitors", h.putPageMonitors, pages, core.Doc(apidoc.Op{
+		Tag:     "Status pages",
+		Summary: "Set the page's monitors (up to 500)",
+		Body:    apidoc.Ref("PageMonitors"),
+		Resp:    restapi.StatusPage{},
+	}))
+	rt.Handle(http.MethodPost, "/status/pages/{id}/monitors", h.addPageMonitor, pages, core.Doc(apidoc.Op{
+		Tag:     "Status pages",
+		Summary: "Add a monitor to the page",
+		Body:    apidoc.Ref("PageMonitorAdd"),
+		Resp:    restapi.StatusPage{},
+	}))
+	rt.Handle(http.MethodDelete, "/status/pages/{id}/monitors/{monitorId}", h.removePageMonitor, core.Doc(apidoc.Op{Tag: "Status pages", Summary: "Remove a monitor from the page", Status: 204}))
+	rt.Handle(http.MethodGet, "/status/pages/{id}/access", h.getPageAccess, core.Doc(apidoc.Op{Tag: "Status pages", Summary: "Who can view the page", Resp: restapi.PageAccessState{}}))
+	rt.Handle(http.MethodPut, "/status/pages/{id}/access", h.putPageAccess, owner, core.Doc(apidoc.Op{
+		Tag:     "Status pages",
+		Summary: "Change who can view the page",
+		Body:    restapi.PageAccess{},
+		Resp:    restapi.PageAccessState{},
+		Extra:   []int{409},
+	}))
+	rt.Handle(http.MethodPost, "/status/pages/{id}/access/revoke-sessions", h.revokePageSessions, owner, core.Doc(apidoc.Op{
+		Tag:     "Status pages",
+		Summary: "Sign out visitors of a private page",
+		Resp:    restapi.PageAccessState{},
+	}))
+	rt.Handle(http.MethodPut, "/status/pages/{id}/domain", h.putPageDomain, owner, core.Doc(apidoc.Op{
+		Tag:     "Status pages",
+		Summary: "Set the custom domain",
+		Body:    restapi.PageDomain{},
+		Resp:    apidoc.Ref("PageDomain"),
+	}))
+	rt.Handle(http.MethodGet, "/status/pages/{id}/subscribers", h.pageSubscribers, core.Doc(apidoc.Op{
+		Tag:     "Status pages",
+		Summary: "Subscribers by channel",
+		Resp:    apidoc.Obj("", apidoc.M{"email": apidoc.Arr(apidoc.Freeform(""), ""), "chat": apidoc.Arr(apidoc.Freeform(""), ""), "webhook": apidoc.Arr(apidoc.Freeform(""), ""), "total": apidoc.Integer("")}, "email", "chat", "webhook", "total"),
+	}))
+	rt.Handle(http.MethodGet, "/status/pages/{id}/languages", h.getPageLanguages, core.Doc(apidoc.Op{Tag: "Status pages", Summary: "Languages and translations", Resp: apidoc.Ref("Languages")}))
+	rt.Handle(http.MethodPut, "/status/pages/{id}/languages", h.putPageLanguages, pages, core.Doc(apidoc.Op{
+		Tag:     "Status pages",
+		Summary: "Change languages",
+		Body:    apidoc.Ref("Languages"),
+		Resp:    apidoc.Ref("Languages"),
+	}))
 }
 
 // SubscriberLister lists a status page's subscribers (the status page

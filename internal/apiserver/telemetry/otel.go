@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/clock"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/apidoc"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/otelexport"
@@ -64,10 +65,28 @@ func New(st Store, clk clock.PassiveClock, o *otelexport.Exporter) *Handlers {
 func (h *Handlers) Routes(rt *core.Router) {
 	opts := []core.RouteOpt{core.WithAccess(core.AutomationKey), core.WithFeature(monv1.FeatureTelemetryExport)}
 	test := core.WithLimit(core.NewLimiter("otel-test", 10, 15*time.Minute, core.PerWorkspace, ratelimit.JSON))
-	rt.Handle(http.MethodGet, "/automation/otel", h.get(), opts...)
-	rt.Handle(http.MethodPut, "/automation/otel", h.put(), opts...)
-	rt.Handle(http.MethodDelete, "/automation/otel", h.delete(), opts...)
-	rt.Handle(http.MethodPost, "/automation/otel/test", h.test(), append(opts, test)...)
+	rt.Handle(http.MethodGet, "/automation/otel", h.get(), append(opts, core.Doc(apidoc.Op{
+		Tag:     "Telemetry export",
+		Summary: "Export settings and delivery status",
+		Resp:    restapi.OTelExport{},
+		Extra:   []int{404, 503},
+	}))...)
+	rt.Handle(http.MethodPut, "/automation/otel", h.put(), append(opts, core.Doc(apidoc.Op{
+		Tag:        "Telemetry export",
+		Summary:    "Create or update the export",
+		Body:       apidoc.Freeform(""),
+		Resp:       restapi.OTelExport{},
+		AlsoStatus: []int{201},
+		Extra:      []int{503},
+	}))...)
+	rt.Handle(http.MethodDelete, "/automation/otel", h.delete(), append(opts, core.Doc(apidoc.Op{Tag: "Telemetry export", Summary: "Remove the export", Status: 204, Extra: []int{404, 503}}))...)
+	rt.Handle(http.MethodPost, "/automation/otel/test", h.test(), append(opts, test, core.Doc(apidoc.Op{
+		Tag:     "Telemetry export",
+		Summary: "Send one test span",
+		Limit:   "10 per 15 minutes per workspace",
+		Resp:    restapi.TestResult{},
+		Extra:   []int{503},
+	}))...)
 }
 
 // available answers 503 when the server runs no exporter.

@@ -10,6 +10,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/apidoc"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/store"
@@ -62,14 +63,53 @@ func New(d *core.Deps, st Store, t *thirdparty.Service) *Handlers {
 func (h *Handlers) Routes(rt *core.Router) {
 	feature := core.WithFeature(monv1.FeatureThirdPartyStatus)
 	t := h.t
-	rt.Handle(http.MethodGet, "/third-party-status/providers", h.listProviders(t))
-	rt.Handle(http.MethodGet, "/third-party-status/providers/{providerId}", h.getProvider(t))
-	rt.Handle(http.MethodGet, "/third-party-status/subscriptions", h.listSubs(t), feature)
-	rt.Handle(http.MethodPost, "/third-party-status/subscriptions", h.createSub(t), feature)
-	rt.Handle(http.MethodPatch, "/third-party-status/subscriptions/{id}", h.patchSub(t), feature)
-	rt.Handle(http.MethodDelete, "/third-party-status/subscriptions/{id}", h.deleteSub(t), feature)
-	rt.Handle(http.MethodGet, "/third-party-status/status-pages/{statusPageId}", h.getPageServices(t), feature)
-	rt.Handle(http.MethodPut, "/third-party-status/status-pages/{statusPageId}", h.putPageServices(t), feature)
+	rt.Handle(http.MethodGet, "/third-party-status/providers", h.listProviders(t), core.Doc(apidoc.Op{
+		Tag:     "Third-party status",
+		Summary: "Providers that can be followed",
+		Resp:    []thirdparty.Provider{},
+		Extra:   []int{503},
+	}))
+	rt.Handle(http.MethodGet, "/third-party-status/providers/{providerId}", h.getProvider(t), core.Doc(apidoc.Op{
+		Tag:     "Third-party status",
+		Summary: "A provider and its components",
+		Resp:    thirdparty.ProviderDetails{},
+		Extra:   []int{503},
+	}))
+	rt.Handle(http.MethodGet, "/third-party-status/subscriptions", h.listSubs(t), feature, core.Doc(apidoc.Op{
+		Tag:     "Third-party status",
+		Summary: "Followed providers",
+		Resp:    apidoc.ListOf(apidoc.Ref("FollowedProvider")),
+		Extra:   []int{503},
+	}))
+	rt.Handle(http.MethodPost, "/third-party-status/subscriptions", h.createSub(t), feature, core.Doc(apidoc.Op{
+		Tag:     "Third-party status",
+		Summary: "Follow a provider",
+		Body:    apidoc.Freeform(""),
+		Status:  201,
+		Resp:    apidoc.Ref("FollowedProvider"),
+		Extra:   []int{409, 503},
+	}))
+	rt.Handle(http.MethodPatch, "/third-party-status/subscriptions/{id}", h.patchSub(t), feature, core.Doc(apidoc.Op{
+		Tag:     "Third-party status",
+		Summary: "Change a subscription",
+		Body:    apidoc.Freeform(""),
+		Resp:    apidoc.Ref("FollowedProvider"),
+		Extra:   []int{503},
+	}))
+	rt.Handle(http.MethodDelete, "/third-party-status/subscriptions/{id}", h.deleteSub(t), feature, core.Doc(apidoc.Op{Tag: "Third-party status", Summary: "Unfollow a provider", Status: 204, Extra: []int{503}}))
+	rt.Handle(http.MethodGet, "/third-party-status/status-pages/{statusPageId}", h.getPageServices(t), feature, core.Doc(apidoc.Op{
+		Tag:     "Third-party status",
+		Summary: "Services shown on a status page",
+		Resp:    apidoc.Ref("PageServices"),
+		Extra:   []int{503},
+	}))
+	rt.Handle(http.MethodPut, "/third-party-status/status-pages/{statusPageId}", h.putPageServices(t), feature, core.Doc(apidoc.Op{
+		Tag:     "Third-party status",
+		Summary: "Set the services shown on a status page",
+		Body:    apidoc.Freeform(""),
+		Resp:    apidoc.Ref("PageServices"),
+		Extra:   []int{503},
+	}))
 }
 
 func writeThirdPartyUnavailable(w http.ResponseWriter) {

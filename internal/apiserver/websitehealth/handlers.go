@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/clock"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/apidoc"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/ratelimit"
@@ -68,14 +69,41 @@ func (h *Handlers) Routes(rt *core.Router) {
 	feature := core.WithFeature(monv1.FeatureWebsiteHealth)
 	runs := core.WithLimit(core.NewLimiter("website-health-run", 20, time.Hour, core.PerWorkspace, ratelimit.JSON))
 	get, post, patch, del := http.MethodGet, http.MethodPost, http.MethodPatch, http.MethodDelete
-	rt.Handle(get, "/website-health", h.listSites, feature)
-	rt.Handle(post, "/website-health/sites", h.createSite, feature)
-	rt.Handle(get, "/website-health/sites/{id}", h.getSite, feature)
-	rt.Handle(patch, "/website-health/sites/{id}", h.updateSite, feature)
-	rt.Handle(del, "/website-health/sites/{id}", h.deleteSite, feature)
-	rt.Handle(post, "/website-health/sites/{id}/run", h.runSite, feature, runs)
-	rt.Handle(get, "/website-health/reports/{runId}", h.report, feature)
-	rt.Handle(get, "/website-health/reports/{runId}/issues.csv", h.issuesCSV, feature)
+	rt.Handle(get, "/website-health", h.listSites, feature, core.Doc(apidoc.Op{
+		Tag:     "Website health",
+		Summary: "Sites with their latest reports",
+		Resp:    apidoc.Obj("", apidoc.M{"sites": apidoc.Arr(apidoc.Ref("Site"), ""), "audit_available": apidoc.Boolean("Whether this server can run the browser audit.")}, "sites", "audit_available"),
+	}))
+	rt.Handle(post, "/website-health/sites", h.createSite, feature, core.Doc(apidoc.Op{
+		Tag:     "Website health",
+		Summary: "Add a site",
+		Body:    apidoc.Freeform(""),
+		Status:  201,
+		Resp:    apidoc.Ref("Site"),
+	}))
+	rt.Handle(get, "/website-health/sites/{id}", h.getSite, feature, core.Doc(apidoc.Op{Tag: "Website health", Summary: "Site details", Resp: apidoc.Ref("SiteDetail")}))
+	rt.Handle(patch, "/website-health/sites/{id}", h.updateSite, feature, core.Doc(apidoc.Op{
+		Tag:     "Website health",
+		Summary: "Update a site",
+		Body:    apidoc.Freeform(""),
+		Resp:    apidoc.Ref("Site"),
+	}))
+	rt.Handle(del, "/website-health/sites/{id}", h.deleteSite, feature, core.Doc(apidoc.Op{Tag: "Website health", Summary: "Delete a site", Status: 204}))
+	rt.Handle(post, "/website-health/sites/{id}/run", h.runSite, feature, runs, core.Doc(apidoc.Op{
+		Tag:     "Website health",
+		Summary: "Crawl now",
+		Limit:   "20 per hour per workspace",
+		Status:  202,
+		Resp:    apidoc.Ref("SiteRun"),
+		Extra:   []int{409, 503},
+	}))
+	rt.Handle(get, "/website-health/reports/{runId}", h.report, feature, core.Doc(apidoc.Op{Tag: "Website health", Summary: "A crawl report", Resp: sitehealth.Report{}}))
+	rt.Handle(get, "/website-health/reports/{runId}/issues.csv", h.issuesCSV, feature, core.Doc(apidoc.Op{
+		Tag:      "Website health",
+		Summary:  "A report's issues as CSV",
+		Resp:     apidoc.Str("CSV"),
+		RespType: "text/csv",
+	}))
 }
 
 // healthSiteView is a site with its latest report summary.

@@ -1,13 +1,15 @@
-package main
+package apidoc
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"go/ast"
 	"go/doc"
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"os"
 	"path"
 	"path/filepath"
 	"reflect"
@@ -17,12 +19,12 @@ import (
 	"unicode"
 )
 
-// The schemas of the answers are not written by hand: they are derived from
-// the Go wire types that the server encodes (internal/restapi), so a field
-// is declared once, in Go, and the document follows it. The REST tests
-// validate every answer they provoke against the document
-// (internal/apiserver/contract_test.go), which keeps the two honest where
-// an answer is still written by hand.
+// The schemas of the answers and request bodies are not written by hand:
+// they are derived from the Go wire types that the server encodes and
+// decodes (internal/restapi), so a field is declared once, in Go, and the
+// document follows it. The REST tests validate every answer they provoke
+// against the document (core/coretest.CheckAnswer), which keeps the two
+// honest where an answer is still written by hand.
 //
 // A struct becomes an object schema named after the Go type
 // (#/components/schemas/<Name>). Each field is a property under its json
@@ -36,22 +38,34 @@ import (
 //	enum=up|down         the allowed values
 //	min=1, max=255       minimum/maximum (length for strings, items for arrays)
 //	ref=MonitorConfig    the property is that component (for json.RawMessage)
+//	itemformat=email     the format of an array's items
+//	nonnull              a pointer or restapi.Nullable that may be absent but
+//	                     not null (a request field whose absence the handler
+//	                     tells apart)
+//
+// A restapi.Nullable[T] field is a T that may be null and is never required.
+//
+// A blank field `_ struct{}` tagged `openapi:"strict"` makes the object
+// refuse unknown properties (additionalProperties: false), as a handler
+// decoding the body strictly does.
 //
 // A named string type with constants of that type (restapi.Fault) is an
 // enum of the constants' values.
 //
-// A few answers are domain records sent unchanged (wire.go: domainTypes);
-// they are reflected the same way. Their storage fields show on the wire as
+// A few answers are domain records sent unchanged (apiserver.openAPITypes
+// lists them); they are reflected the same way. Their storage fields show on the wire as
 // they do in the document, which is the point: the document cannot promise
 // less or more than the server sends. Moving them to internal/restapi
 // types is the next step.
 
 // modulePath is the module whose packages the reflector reads doc comments
-// from; the generator runs from the repository root.
+// from; the module's directory is found from the working directory up.
 const modulePath = "github.com/uptime-operator/uptime-operator/"
 
 // reflector turns Go types into component schemas.
 type reflector struct {
+	names   map[reflect.Type]string // component names other than the type's
+	root    string                  // the module's directory
 	schemas M                       // components.schemas derived so far
 	owner   map[string]reflect.Type // component name → the Go type it came from
 	docs    map[string]*pkgDocs     // package path → its doc comments
@@ -64,8 +78,27 @@ type pkgDocs struct {
 	consts map[string][]string          // type name → values of its constants
 }
 
-func newReflector() *reflector {
-	return &reflector{schemas: M{}, owner: map[string]reflect.Type{}, docs: map[string]*pkgDocs{}}
+func newReflector(names map[reflect.Type]string) *reflector {
+	return &reflector{names: names, schemas: M{}, owner: map[string]reflect.Type{}, docs: map[string]*pkgDocs{}}
+}
+
+// moduleRoot is the directory of go.mod, from the working directory up: the
+// generator runs from the repository root, tests from their package.
+func moduleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("no go.mod above the working directory")
+		}
+		dir = parent
+	}
 }
 
 // add derives the schemas of the types of the given values and of every
@@ -85,7 +118,7 @@ func (r *reflector) add(values ...any) error {
 // becomes SitehealthCheck next to restapi.Check).
 func (r *reflector) named(t reflect.Type) (M, error) {
 	name := t.Name()
-	if n, ok := componentNames[t]; ok {
+	if n, ok := r.names[t]; ok {
 		name = n
 	}
 	if prev, ok := r.owner[name]; ok && prev != t {
@@ -96,7 +129,7 @@ func (r *reflector) named(t reflect.Type) (M, error) {
 		}
 	}
 	if _, ok := r.owner[name]; ok {
-		return ref(name), nil
+		return Ref(name), nil
 	}
 	r.owner[name] = t
 	r.schemas[name] = M{} // a placeholder against recursion
@@ -108,7 +141,7 @@ func (r *reflector) named(t reflect.Type) (M, error) {
 		s["description"] = d
 	}
 	r.schemas[name] = s
-	return ref(name), nil
+	return Ref(name), nil
 }
 
 // object is the schema of a struct: its own fields, allOf its embedded
@@ -117,8 +150,13 @@ func (r *reflector) object(t reflect.Type) (M, error) {
 	props := M{}
 	var required []string
 	var embedded []any
+	strict := false
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
+		if f.Name == "_" {
+			_, strict = parseTag(f.Tag.Get("openapi"))["strict"]
+			continue
+		}
 		if !f.IsExported() {
 			continue
 		}
@@ -145,12 +183,15 @@ func (r *reflector) object(t reflect.Type) (M, error) {
 			s = describe(s, d)
 		}
 		props[name] = s
-		if !strings.Contains(","+opts+",", ",omitempty,") {
+		if _, opt := optional(f.Type); !opt && !strings.Contains(","+opts+",", ",omitempty,") {
 			required = append(required, name)
 		}
 	}
-	own := obj("", props, required...)
+	own := Obj("", props, required...)
 	delete(own, "description")
+	if strict {
+		own = Strict(own)
+	}
 	if len(embedded) == 0 {
 		return own, nil
 	}
@@ -166,13 +207,16 @@ func (r *reflector) field(f reflect.StructField) (M, error) {
 	tag := parseTag(f.Tag.Get("openapi"))
 	t := f.Type
 	nullable := false
-	if t.Kind() == reflect.Pointer {
+	if v, ok := optional(t); ok {
+		nullable = true
+		t = v
+	} else if t.Kind() == reflect.Pointer {
 		nullable = true
 		t = t.Elem()
 	}
 	var s M
 	if name, ok := tag["ref"]; ok {
-		s = ref(name)
+		s = Ref(name)
 	} else {
 		var err error
 		if s, err = r.typeSchema(t); err != nil {
@@ -180,10 +224,23 @@ func (r *reflector) field(f reflect.StructField) (M, error) {
 		}
 	}
 	s = applyTag(s, tag)
-	if nullable {
-		s = null(s)
+	if _, nonnull := tag["nonnull"]; nullable && !nonnull {
+		s = Null(s)
 	}
 	return s, nil
+}
+
+// optionalType is implemented by a request field that may be absent or
+// null (restapi.Nullable): OptionalValue is a zero value of its type.
+var optionalType = reflect.TypeOf((*interface{ OptionalValue() any })(nil)).Elem()
+
+// optional reports whether t is such a field, and the type of its value.
+func optional(t reflect.Type) (reflect.Type, bool) {
+	if t.Kind() != reflect.Struct || !t.Implements(optionalType) {
+		return nil, false
+	}
+	v := reflect.Zero(t).Interface().(interface{ OptionalValue() any }).OptionalValue()
+	return reflect.TypeOf(v), true
 }
 
 var (
@@ -195,30 +252,30 @@ var (
 func (r *reflector) typeSchema(t reflect.Type) (M, error) {
 	switch {
 	case t == timeType:
-		return dateTime(""), nil
+		return DateTime(""), nil
 	case t == rawType:
-		return anyValue(""), nil
+		return AnyValue(""), nil
 	}
 	switch t.Kind() {
 	case reflect.String:
-		s := str("")
+		s := Str("")
 		if vals := r.enumOf(t); len(vals) > 0 {
 			s["enum"] = toAny(vals)
 		}
 		return s, nil
 	case reflect.Bool:
-		return boolean(""), nil
+		return Boolean(""), nil
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return integer(""), nil
+		return Integer(""), nil
 	case reflect.Float32, reflect.Float64:
-		return number(""), nil
+		return Number(""), nil
 	case reflect.Slice, reflect.Array:
 		items, err := r.elem(t.Elem())
 		if err != nil {
 			return nil, err
 		}
-		return arr(items, ""), nil
+		return Arr(items, ""), nil
 	case reflect.Map:
 		if t.Key().Kind() != reflect.String {
 			return nil, fmt.Errorf("map key %s is not a string", t.Key())
@@ -227,14 +284,14 @@ func (r *reflector) typeSchema(t reflect.Type) (M, error) {
 		if err != nil {
 			return nil, err
 		}
-		return with(typed("object", ""), "additionalProperties", v), nil
+		return With(typed("object", ""), "additionalProperties", v), nil
 	case reflect.Struct:
 		if t.Name() == "" {
 			return r.object(t)
 		}
 		return r.named(t)
 	case reflect.Interface:
-		return anyValue(""), nil
+		return AnyValue(""), nil
 	}
 	return nil, fmt.Errorf("no schema for %s", t)
 }
@@ -246,7 +303,7 @@ func (r *reflector) elem(t reflect.Type) (M, error) {
 		if err != nil {
 			return nil, err
 		}
-		return null(s), nil
+		return Null(s), nil
 	}
 	return r.typeSchema(t)
 }
@@ -267,7 +324,10 @@ func parseTag(tag string) map[string]string {
 // applyTag sets the format, enum and bounds of a tag on s.
 func applyTag(s M, tag map[string]string) M {
 	if f, ok := tag["format"]; ok {
-		s = with(s, "format", f)
+		s = With(s, "format", f)
+	}
+	if f, ok := tag["itemformat"]; ok {
+		s = With(s, "items", With(s["items"].(M), "format", f))
 	}
 	if e, ok := tag["enum"]; ok {
 		vals := strings.Split(e, "|")
@@ -276,7 +336,7 @@ func applyTag(s M, tag map[string]string) M {
 				panic("openapi tag: no enum " + e)
 			}
 		}
-		s = with(s, "enum", toAny(vals))
+		s = With(s, "enum", toAny(vals))
 	}
 	num := func(v string) any {
 		if n, err := strconv.Atoi(v); err == nil {
@@ -293,14 +353,14 @@ func applyTag(s M, tag map[string]string) M {
 		hi = num(v)
 	}
 	if lo != nil || hi != nil {
-		s = bounds(s, lo, hi)
+		s = Bounds(s, lo, hi)
 	}
 	return s
 }
 
 // describe sets the description of a schema; a $ref gets it as a sibling
 // (OpenAPI 3.1 allows it).
-func describe(s M, d string) M { return with(s, "description", d) }
+func describe(s M, d string) M { return With(s, "description", d) }
 
 func (r *reflector) typeDoc(t reflect.Type) string {
 	d := r.pkg(t.PkgPath())
@@ -338,7 +398,12 @@ func (r *reflector) pkg(path string) *pkgDocs {
 	var d *pkgDocs
 	if rel, ok := strings.CutPrefix(path, modulePath); ok {
 		var err error
-		if d, err = parseDocs(filepath.FromSlash(rel)); err != nil {
+		if r.root == "" {
+			if r.root, err = moduleRoot(); err != nil {
+				panic(fmt.Sprintf("doc comments of %s: %v", path, err))
+			}
+		}
+		if d, err = parseDocs(filepath.Join(r.root, filepath.FromSlash(rel))); err != nil {
 			panic(fmt.Sprintf("doc comments of %s: %v", path, err))
 		}
 	}

@@ -1,4 +1,4 @@
-package main
+package apidoc
 
 // markdown.go renders docs/api-reference.md, a human-readable reference of
 // the REST API, from the encoded OpenAPI document (the bytes written to
@@ -161,8 +161,8 @@ func accessText(access, method string) string {
 
 var methodOrder = []string{"get", "head", "post", "put", "patch", "delete", "options", "trace"}
 
-// renderMarkdown renders the API reference from the encoded document.
-func renderMarkdown(encoded []byte) ([]byte, error) {
+// Markdown renders the API reference from the encoded document.
+func Markdown(encoded []byte) ([]byte, error) {
 	var doc mdDoc
 	if err := json.Unmarshal(encoded, &doc); err != nil {
 		return nil, fmt.Errorf("decode document: %w", err)
@@ -449,13 +449,13 @@ func (r *mdRenderer) contentSummary(resp *mdResponse) string {
 
 // Resolution of $refs.
 
-func refName(ref, prefix string) string { return strings.TrimPrefix(ref, prefix) }
+func refName(Ref, prefix string) string { return strings.TrimPrefix(Ref, prefix) }
 
 // follow follows the $ref chain of v through table (components of one kind,
 // named after prefix), at most 10 hops; a dangling reference stops it.
-func follow[T any](v *T, ref func(*T) string, table map[string]*T, prefix string) *T {
-	for i := 0; ref(v) != "" && i < 10; i++ {
-		t := table[refName(ref(v), prefix)]
+func follow[T any](v *T, Ref func(*T) string, table map[string]*T, prefix string) *T {
+	for i := 0; Ref(v) != "" && i < 10; i++ {
+		t := table[refName(Ref(v), prefix)]
 		if t == nil {
 			break
 		}

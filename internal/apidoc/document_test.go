@@ -1,0 +1,85 @@
+package apidoc
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// answer is a wire type of the test.
+type answer struct {
+	// ID of the thing.
+	ID   string `json:"id" openapi:"format=uuid"`
+	Note string `json:"note,omitempty"`
+}
+
+func TestBuild(t *testing.T) {
+	b, err := Build(API{Ops: []Op{
+		{Method: "GET", Path: "/things", Tag: "Things", Summary: "All things", Access: AnyKey, Resp: []answer{}},
+		{Method: "POST", Path: "/things", Tag: "Things", Summary: "Add a thing", Access: AnyKey, Body: StrictObj("", M{"note": Str("")}), Status: 201, Resp: answer{}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Paths      map[string]map[string]map[string]any
+		Components struct{ Schemas map[string]map[string]any }
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	s := doc.Components.Schemas["answer"]
+	if s == nil || s["required"].([]any)[0] != "id" {
+		t.Fatalf("schema of answer = %v", s)
+	}
+	list := doc.Paths["/things"]["get"]["responses"].(map[string]any)["200"]
+	if got, _ := json.Marshal(list); !strings.Contains(string(got), `"items":{"$ref":"#/components/schemas/answer"}`) {
+		t.Errorf("GET /things answer = %s, want an array of answer", got)
+	}
+	if _, ok := doc.Paths["/things"]["post"]["responses"].(map[string]any)["201"]; !ok {
+		t.Errorf("POST /things has no 201")
+	}
+}
+
+func TestBuildRefusesUndocumentedAndUntyped(t *testing.T) {
+	if _, err := Build(API{Ops: []Op{{Method: "GET", Path: "/x", Access: AnyKey}}}); err == nil || !strings.Contains(err.Error(), "not documented") {
+		t.Errorf("undocumented route: err = %v", err)
+	}
+	if _, err := Build(API{Ops: []Op{{Method: "GET", Path: "/x", Tag: "T", Summary: "S", Access: AnyKey, Resp: 3}}}); err == nil {
+		t.Error("an int answer was accepted")
+	}
+}
+
+// opt is a field that may be absent or null, as restapi.Nullable.
+type opt[T any] struct{ V T }
+
+func (opt[T]) OptionalValue() any {
+	var v T
+	return v
+}
+
+// body is a request body of the test.
+type body struct {
+	_      struct{}      `openapi:"strict"`
+	Name   opt[string]   `json:"name" openapi:"nonnull,max=10"`
+	Note   opt[string]   `json:"note"`
+	Emails opt[[]string] `json:"emails" openapi:"nonnull,itemformat=email"`
+	Phase  *string       `json:"phase,omitempty" openapi:"nonnull,enum=a|b"`
+	Count  int           `json:"count"`
+}
+
+func TestRequestBodySchema(t *testing.T) {
+	r := newReflector(nil)
+	if _, err := r.named(reflect.TypeOf(body{})); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := json.Marshal(r.schemas["body"])
+	want := `{"additionalProperties":false,"properties":{"count":{"type":"integer"},` +
+		`"emails":{"items":{"format":"email","type":"string"},"type":"array"},` +
+		`"name":{"maxLength":10,"type":"string"},"note":{"type":["string","null"]},` +
+		`"phase":{"enum":["a","b"],"type":"string"}},"required":["count"],"type":"object"}`
+	if string(got) != want {
+		t.Errorf("schema of body =\n%s\nwant\n%s", got, want)
+	}
+}

@@ -1,0 +1,439 @@
+package apidoc
+
+import "slices"
+
+// M is a JSON object of the document.
+type M = map[string]any
+
+// Schema helpers (JSON Schema 2020-12, as OpenAPI 3.1 uses it).
+
+func Ref(name string) M { return M{"$ref": "#/components/schemas/" + name} }
+
+func typed(t, desc string) M {
+	m := M{"type": t}
+	if desc != "" {
+		m["description"] = desc
+	}
+	return m
+}
+
+func Str(desc string) M     { return typed("string", desc) }
+func Integer(desc string) M { return typed("integer", desc) }
+func Number(desc string) M  { return typed("number", desc) }
+func Boolean(desc string) M { return typed("boolean", desc) }
+func UUID(desc string) M    { return With(Str(desc), "format", "uuid") }
+func DateTime(desc string) M {
+	return With(Str(desc), "format", "date-time")
+}
+func URI(desc string) M { return With(Str(desc), "format", "uri") }
+func Email(desc string) M {
+	return With(Str(desc), "format", "email")
+}
+
+// enum is a string restricted to vals.
+func Enum(desc string, vals ...string) M {
+	m := Str(desc)
+	m["enum"] = toAny(vals)
+	return m
+}
+
+func Arr(items M, desc string) M {
+	m := typed("array", desc)
+	m["items"] = items
+	return m
+}
+
+// obj is an object with props; required lists the required ones.
+func Obj(desc string, props M, required ...string) M {
+	m := typed("object", desc)
+	m["properties"] = props
+	if len(required) > 0 {
+		slices.Sort(required)
+		m["required"] = toAny(required)
+	}
+	return m
+}
+
+// strictObj is obj with unknown properties rejected.
+func StrictObj(desc string, props M, required ...string) M {
+	return Strict(Obj(desc, props, required...))
+}
+
+// strict forbids properties other than those listed.
+func Strict(m M) M { return With(m, "additionalProperties", false) }
+
+// freeform is an object whose properties are not fixed.
+func Freeform(desc string) M { return With(typed("object", desc), "additionalProperties", true) }
+
+// anyValue is any JSON value. The empty schema {} says so, but validators
+// that read a schema without a type by OpenAPI 3.0 rules refuse null for
+// it, so null is listed as an alternative.
+func AnyValue(desc string) M {
+	m := M{"anyOf": []any{M{}, M{"type": "null"}}}
+	if desc != "" {
+		m["description"] = desc
+	}
+	return m
+}
+
+// null makes s also accept null.
+func Null(s M) M {
+	if t, ok := s["type"].(string); ok {
+		c := With(s)
+		c["type"] = []any{t, "null"}
+		if e, ok := c["enum"].([]any); ok {
+			c["enum"] = append(slices.Clone(e), nil)
+		}
+		return c
+	}
+	return M{"anyOf": []any{s, M{"type": "null"}}}
+}
+
+// with returns a copy of m with the key/value pairs kv set.
+func With(m M, kv ...any) M {
+	c := M{}
+	for k, v := range m {
+		c[k] = v
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		c[kv[i].(string)] = kv[i+1]
+	}
+	return c
+}
+
+func Bounds(m M, min, max any) M {
+	c := With(m)
+	key := map[string][2]string{"string": {"minLength", "maxLength"}, "array": {"minItems", "maxItems"}}
+	names := [2]string{"minimum", "maximum"}
+	if t, ok := m["type"].(string); ok {
+		if n, ok := key[t]; ok {
+			names = n
+		}
+	}
+	if min != nil {
+		c[names[0]] = min
+	}
+	if max != nil {
+		c[names[1]] = max
+	}
+	return c
+}
+
+func toAny[T any](v []T) []any {
+	out := make([]any, len(v))
+	for i := range v {
+		out[i] = v[i]
+	}
+	return out
+}
+
+var (
+	monitorTypes      = []string{"http", "api", "ping", "port", "udp", "cron", "dns", "multistep", "mcp"}
+	monitorStates     = []string{"up", "down", "degraded", "blocked", "unknown", "pending", "paused", "maintenance"}
+	CheckStates       = []string{"up", "down", "degraded", "blocked", "unknown"}
+	bulkActions       = []string{"pause", "resume", "delete", "add_tags", "remove_tags", "move_group"}
+	IncidentStates    = []string{"ongoing", "resolved", "suppressed", "acknowledged"}
+	draftPhases       = []string{"investigating", "identified", "monitoring", "resolved"}
+	heartbeatOK       = []string{"success", "ok", "up", "fail", "failure", "down", "error"}
+	planActions       = []string{"create", "update", "replace", "delete", "noop"}
+	maintenanceStates = []string{"scheduled", "ongoing", "completed", "cancelled"}
+	errorCodes        = []string{
+		"VALIDATION_ERROR", "BAD_REQUEST", "USE_SIGNED_DEPLOY_HOOK", "PAYLOAD_TOO_LARGE", "NOT_FOUND", "UNAUTHORIZED",
+		"API_KEY_DISABLED", "SESSION_AUTH_REQUIRED", "WORKSPACE_OWNER_REQUIRED", "READ_ONLY_ACCESS", "AUTOMATION_KEY_REQUIRED",
+		"ALERT_ROUTING_NOT_ALLOWED", "WORKSPACE_ACCESS_DENIED", "FEATURE_NOT_AVAILABLE", "WHITE_LABEL_NOT_ENTITLED",
+		"ENTITLEMENT_LIMIT_REACHED", "EMAIL_VERIFICATION_REQUIRED", "CORS_REJECTED", "INCIDENT_RESOLVED", "CONFLICT",
+		"PLAN_CHANGED", "CONNECTION_LIMIT_REACHED", "PRUNE_CONFIRMATION_REQUIRED", "RATE_LIMITED", "CHANNEL_UNAVAILABLE",
+		"INTERNAL_ERROR", "METHOD_NOT_ALLOWED", "NOT_IMPLEMENTED", "EXPIRY_UNAVAILABLE", "REGION_UNAVAILABLE",
+		// 503 of an optional feature that this server does not run.
+		"AI_UNAVAILABLE", "SITE_HEALTH_UNAVAILABLE", "THIRD_PARTY_UNAVAILABLE", "TELEMETRY_EXPORT_UNAVAILABLE",
+	}
+)
+
+// handSchemas are the components.schemas not derived from Go types: the
+// error shapes, the monitor bodies and config, and the request bodies and
+// answers that have no Go type yet. Each one here is a candidate for a type
+// in internal/restapi.
+func handSchemas() M {
+	tags := Bounds(Arr(Bounds(Str("Tag; lower-cased and de-duplicated."), 1, 32), "Up to 20 tags."), nil, 20)
+	regions := Bounds(Arr(Str("Probe region code."), "Probe region codes."), 1, 50)
+	headers := With(typed("object", "Header name to value; a value may be {\"secret_ref\": {\"name\", \"key\"}} naming a Secret of the workspace (owner level only; the Secret must opt in with the label monitoring.uptime-operator.io/credentials=true)."),
+		"maxProperties", 50, "additionalProperties", M{"anyOf": []any{Str(""), Ref("SecretRef")}})
+	assertion := Obj("Assertion on the response.", M{
+		"source": Str("What is asserted: status_code, response_time, body, json_body, header, …"), "property": Str("JSON path or header name."),
+		"operator": Str("Comparison: equals, not_equals, contains, greater_than, less_than, …"), "target": M{"description": "Expected value (string, number or boolean)."},
+	}, "source", "operator")
+	monitorFields := func(create bool) M {
+		p := M{
+			"name":                 Bounds(Str("Display name."), 1, 255),
+			"url":                  URI("Target URL: http:// or https:// for http and api, https:// for mcp; must resolve to a public address."),
+			"interval_seconds":     Bounds(Integer("Seconds between checks; not below the plan's minimum; default 120 or the plan minimum."), 15, 900),
+			"group_id":             Null(UUID("Monitor group.")),
+			"escalation_policy_id": Null(UUID("Escalation policy.")),
+			"tags":                 tags,
+			"config":               Ref("MonitorConfig"),
+		}
+		if create {
+			p["type"] = Enum("Monitor type (default http); cannot change after creation.", monitorTypes...)
+			p["regions"] = With(regions, "description", "Probe region codes; default is the plan's locations.")
+		} else {
+			p["is_active"] = Boolean("false pauses the monitor.")
+			p["type"] = Enum("Accepted only when equal to the current type.", monitorTypes...)
+			p["regions"] = With(regions, "description", "Accepted only when equal to the current regions; change regions with PUT /monitors/{id}/regions.")
+		}
+		return p
+	}
+	monitorSpec := monitorFields(true)
+	delete(monitorSpec, "group_id")
+	delete(monitorSpec, "escalation_policy_id")
+	monitorSpec["key"] = Ref("MonitorKey")
+	monitorSpec["paused"] = Boolean("Whether the monitor is paused.")
+	monitorSpec["regions"] = Null(regions)
+	planChange := Obj("One change of a plan.", M{
+		"action": Enum("", planActions...), "key": Ref("MonitorKey"), "monitor_id": Null(UUID("")), "name": Str(""), "type": Str(""),
+		"adopted": Boolean("An un-keyed monitor of the same name and type gets the key."),
+		"diff": Arr(Obj("", M{
+			"field": Str("Managed field, e.g. config.timeout."),
+			"from":  AnyValue("Value before the change; null when unset."),
+			"to":    AnyValue("Value after the change; null when removed."),
+		}, "field", "from", "to"), "Changed managed fields."),
+	}, "action", "key", "monitor_id", "name", "type")
+	planSummary := M{"create": Integer(""), "update": Integer(""), "replace": Integer(""), "delete": Integer(""), "noop": Integer(""), "total": Integer("")}
+	applySummary := With(planSummary)
+	for _, k := range []string{"applied", "unchanged", "failed", "skipped"} {
+		applySummary[k] = Integer("")
+	}
+	warning := Obj("", M{"key": Str(""), "message": Str("")}, "message")
+	connRouting := Obj("Which alerts a connection receives.", M{
+		"scope":        Enum("", "all", "groups", "monitors"),
+		"group_ids":    Bounds(Arr(UUID(""), ""), nil, 500),
+		"monitor_ids":  Bounds(Arr(UUID(""), ""), nil, 500),
+		"min_severity": Enum("", "down", "degraded"),
+	})
+
+	return M{
+		// Errors.
+		"ErrorCode": Enum("Error codes of the API.", errorCodes...),
+		"ValidationError": Obj("400 VALIDATION_ERROR.", M{
+			"error":  With(Str(""), "const", "Validation failed"),
+			"code":   With(Str(""), "const", "VALIDATION_ERROR"),
+			"errors": Bounds(Arr(Ref("FieldError"), ""), 1, nil),
+		}, "error", "code", "errors"),
+		"FeatureError": Obj("403 FEATURE_NOT_AVAILABLE: the workspace's plan lacks a feature.", M{
+			"error":         Str(""),
+			"code":          With(Str(""), "const", "FEATURE_NOT_AVAILABLE"),
+			"details":       Obj("", M{"feature": Str("The missing plan feature.")}),
+			"plan":          Str("The workspace's plan."),
+			"required_plan": Str("The cheapest plan with the feature."),
+			"upgradePath":   Str("Command that moves the workspace to that plan."),
+		}, "error", "code", "plan"),
+		"EntitlementLimitError": Obj("403 ENTITLEMENT_LIMIT_REACHED: a plan limit is reached.", M{
+			"error":   Str(""),
+			"code":    With(Str(""), "const", "ENTITLEMENT_LIMIT_REACHED"),
+			"details": Obj("", M{"resource": Str("e.g. monitors, status_pages."), "current": Integer(""), "limit": Integer("")}, "resource", "current", "limit"),
+		}, "error", "code", "details"),
+		"PlainTooMany": With(Str("Plain-text 429 body."), "const", "Too many requests, please try again later"),
+
+		// Monitors.
+		"SecretRef":     Obj("Reference to a Secret key of the workspace.", M{"secret_ref": Obj("", M{"name": Str(""), "key": Str("")}, "name", "key")}, "secret_ref"),
+		"MonitorKey":    With(Bounds(Str("Monitoring-as-code key: letters, digits and . _ : / -, starting with a letter or digit."), 1, 128), "pattern", `^[A-Za-z0-9][A-Za-z0-9._:/-]*$`),
+		"MonitorCreate": Obj("Body of POST /monitors and POST /monitors/test. Unknown top-level fields are ignored.", monitorFields(true), "name"),
+		"MonitorUpdate": Obj("Body of PUT /monitors/{id}: only sent fields change; config keys are merged (null removes one).", monitorFields(false)),
+		"MonitorSpec":   Obj("A keyed monitor spec for monitoring as code: the create fields plus key and paused; group_id, escalation_policy_id and is_active are refused (VALIDATION_ERROR). Omitted fields are not managed.", monitorSpec),
+		"MonitorConfig": With(Obj("Type-specific settings: at most 50 keys and 32 KB as JSON; unknown keys are rejected. Keys apply to the types named in their descriptions.", M{
+			"method":                    Enum("http, api.", "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"),
+			"headers":                   headers,
+			"body":                      Str("http, api: request body to send."),
+			"timeout":                   Integer("http/api/multistep/mcp: 1000-60000 ms; ping/port/udp/dns: 1-30 s."),
+			"expected_status_codes":     Bounds(Arr(Integer(""), "http, api."), nil, 500),
+			"keyword":                   Bounds(Str("http, api: text the response must contain."), nil, 1000),
+			"keyword_case_insensitive":  Boolean("http, api."),
+			"max_redirects":             Bounds(Integer("http, api."), 0, 5),
+			"max_response_time_ms":      Bounds(Integer("http, api: slower responses count as failed."), 1, 600000),
+			"degraded_response_time_ms": Integer("http, api: slower responses are degraded; lower than max_response_time_ms."),
+			"max_response_bytes":        Bounds(Integer("http, api."), 1, 10485760),
+			"assertions":                Bounds(Arr(assertion, "api."), nil, 50),
+			"host":                      Str("ping, port, udp: hostname or IP; must be public."),
+			"port":                      Bounds(Integer("port, udp."), 1, 65535),
+			"tls":                       Boolean("port: connect with TLS."),
+			"packet_count":              Integer("ping: clamped to 1-10."),
+			"payload":                   Str("udp."),
+			"payload_hex":               Str("udp."),
+			"expected_response":         Str("udp."),
+			"silent_is_up":              Boolean("udp."),
+			"cron_expression":           Str("cron: required."),
+			"grace_seconds":             Bounds(Integer("cron."), 0, 604800),
+			"time_zone":                 Str("cron: IANA time zone."),
+			"name":                      Str("dns: name to resolve."),
+			"record_type":               Str("dns: A, AAAA, CNAME, MX, TXT, NS, …"),
+			"resolver":                  Str("dns: resolver address."),
+			"protocol":                  Str("dns: udp or tcp."),
+			"expected_values":           Bounds(Arr(Str(""), "dns."), nil, 50),
+			"match_mode":                Str("dns."),
+			"steps":                     Arr(Freeform("multistep: {name, method, url, headers, body, expected_status_codes, extract [{variable, source, property}], assertions}."), "multistep."),
+			"expected_tools":            Arr(Str(""), "mcp."),
+			"protocol_version":          Str("mcp."),
+			"tool_call":                 Obj("mcp.", M{"name": Str(""), "arguments": Freeform("")}, "name"),
+			"notification_emails":       Arr(Email(""), "Per-monitor alert recipients; ignored when sent with an API key on POST/PUT /monitors; needs an Automation key through monitoring as code."),
+		}), "maxProperties", 50, "additionalProperties", false),
+		"BulkRequest": Obj("", M{
+			"action": Enum("", bulkActions...), "ids": Bounds(Arr(UUID(""), ""), 1, 500),
+			"tags": Arr(Str(""), "For add_tags and remove_tags."), "group_id": Null(UUID("For move_group; null removes from the group.")),
+		}, "action", "ids"),
+		"Regions": Obj("The regions a monitor is checked from.", M{
+			"regions":           Arr(Str(""), "Regions the monitor is checked from: its own list, or the plan's default regions when it has none."),
+			"effective_regions": Arr(Str(""), "The same list, under the name of the monitor object's field."),
+			"is_default":        Boolean("True when the list is the plan's default (the monitor sets no regions of its own)."),
+		}, "regions", "effective_regions", "is_default"),
+		"CronHeartbeat": (Obj("", M{
+			"status": Enum("", heartbeatOK...), "execution_time_ms": Bounds(Integer(""), 0, 604800000),
+			"execution_count": Integer(""), "status_code": Bounds(Integer(""), 0, 999),
+		})),
+
+		// Groups.
+
+		// Incidents.
+		"Runbook": Obj("", M{"id": UUID(""), "name": Str(""), "steps": Arr(Ref("RunbookStepBody"), ""), "monitor_type": Null(Str("")), "service_tag": Null(Str("")), "is_active": Boolean(""), "created_at": DateTime("")}, "id", "name", "steps", "is_active"),
+		"DeployEventBody": Obj("", M{
+			"service_name": Bounds(Str(""), 1, 255), "environment": Bounds(Str(""), 1, 64), "version": Bounds(Str(""), 1, 120),
+			"deployed_at": DateTime("Default now."), "metadata": Freeform(""),
+			"source": Str("A code-hosting service name here is 400 USE_SIGNED_DEPLOY_HOOK."),
+		}, "service_name"),
+		"DeployEvent": Obj("", M{
+			"id": UUID(""), "service_name": Str(""), "environment": Null(Str("")), "version": Null(Str("")), "source": Null(Str("")),
+			"deployed_at": DateTime(""), "metadata": Null(Freeform("")), "created_at": DateTime(""),
+		}, "id", "service_name", "deployed_at"),
+
+		// Maintenance.
+		"MaintenanceBody": Obj("PUT and PATCH change only sent fields.", M{
+			"title": Bounds(Str(""), 1, 255), "description": Null(Bounds(Str(""), nil, 5000)),
+			"starts_at": DateTime("Required on create."), "ends_at": DateTime("Required on create; after starts_at."), "time_zone": Str("IANA."),
+			"recurrence": M{"anyOf": []any{Enum("", "none", "daily", "weekly", "monthly"),
+				Obj("", M{"frequency": Str(""), "interval": Bounds(Integer(""), 1, 52), "until": Null(DateTime(""))}, "frequency"), M{"type": "null"}}},
+			"scope": Enum("", "all", "monitors", "groups"), "monitor_ids": Bounds(Arr(UUID(""), ""), nil, 500),
+			"group_ids": Bounds(Arr(UUID(""), ""), nil, 100), "impact": Enum("", "low", "medium", "high"), "cancelled": Boolean(""),
+		}),
+
+		// Status pages.
+		"StatusPageCreate": Obj("", M{"title": Bounds(Str(""), 1, 255), "description": Null(Bounds(Str(""), nil, 1000)), "is_public": Boolean("")}, "title"),
+		"StatusPageUpdate": Strict(Obj("Unknown fields are rejected.", M{
+			"title": Bounds(Str(""), 1, 255), "description": Null(Bounds(Str(""), nil, 1000)), "slug": Bounds(Str(""), 3, 64),
+			"is_public": Boolean(""), "logo_url": Null(Str("https URL or empty.")), "favicon_url": Null(Str("https URL or empty; needs white-label.")),
+			"accent_color": Null(Str("Hex colour or empty.")), "hide_powered_by": Boolean("Needs white-label (403 WHITE_LABEL_NOT_ENTITLED)."),
+			"show_response_times": Boolean(""),
+		})),
+		"PageMonitorEntry": Obj("One monitor of PUT /status/pages/{id}/monitors.", M{"monitor_id": UUID(""), "section": Null(Bounds(Str(""), nil, 100))}, "monitor_id"),
+		"PageMonitorAdd":   Obj("Body of POST /status/pages/{id}/monitors; adding a monitor already on the page changes its section.", M{"monitorId": UUID(""), "section": Null(Bounds(Str(""), nil, 100))}, "monitorId"),
+		"PageMonitors":     Obj("", M{"monitors": Bounds(Arr(Ref("PageMonitorEntry"), ""), nil, 500)}, "monitors"),
+		"Languages": StrictObj("", M{
+			"default": Str(""), "enabled": Arr(Str(""), ""),
+			"translations": Arr(Obj("", M{"language": Str(""), "title": Str(""), "description": Str("")}, "language"), ""),
+		}),
+
+		// Alert channels.
+		"Connection": Obj("Channel fields at top level (by type: webhook_url; integration_key; api_key and region us/eu; chat_id; repository and token; to as E.164), plus name and routing. Blank secret fields on edit keep the stored value.", M{
+			"name": Bounds(Str("Default is the channel name."), nil, 60), "routing": Ref("Routing"),
+			"webhook_url": URI(""), "integration_key": Str(""), "api_key": Str(""), "region": Enum("", "us", "eu"),
+			"chat_id": Str(""), "repository": Str("owner/repo."), "token": Str(""), "to": Str("E.164 phone number."),
+		}),
+		"Routing": Strict(connRouting),
+		"ConnectionCreated": Obj("", M{
+			"success": Boolean(""), "message": Str(""), "connection_id": UUID(""), "name": Str(""), "integration_type": Str(""),
+			"auto_test": Boolean(""), "signing_secret": Str("Webhook connections only; shown once."),
+		}, "success", "connection_id", "name", "integration_type"),
+		"Channel": Obj("", M{
+			"id": UUID(""), "type": Str(""), "name": Str(""), "status": Str(""), "routing": Freeform(""), "consecutive_failures": Integer(""),
+			"last_delivery_at": Null(DateTime("")), "last_delivery_status": Null(Str("")), "created_at": DateTime(""),
+		}, "id", "type", "name", "status"),
+
+		"DeliveryCounts": Obj("", M{"total": Integer(""), "delivered": Integer(""), "failed": Integer(""), "pending": Integer(""), "attempts": Integer("")}),
+
+		// Reliability.
+		// Monitoring as code.
+		"PlanRequest": Obj("Body of plan and apply (up to 2 MB).", M{
+			"monitors":                        Bounds(Arr(Ref("MonitorSpec"), "Every spec needs a key."), nil, 500),
+			"prune":                           Boolean("Delete keyed monitors not in the list."),
+			"adopt_by_name":                   Boolean("Give a key to an un-keyed monitor with the same name and type."),
+			"continue_on_error":               Boolean("Apply only."),
+			"expected_fingerprint":            Str("Apply only: the plan_fingerprint of the reviewed plan (409 PLAN_CHANGED when different)."),
+			"allow_prune_without_fingerprint": Boolean("Apply only."),
+		}, "monitors"),
+		"Plan": Obj("", M{
+			"changes": Arr(planChange, ""), "summary": Obj("", planSummary), "warnings": Arr(warning, ""),
+			"plan_fingerprint": Str("sha256:<hex> of the canonical changes."),
+		}, "changes", "summary", "warnings", "plan_fingerprint"),
+		"ApplyResult": Obj("200, or 207 when some changes failed.", M{
+			"ok": Boolean(""), "summary": Obj("", applySummary),
+			"results":          Arr(Obj("", M{"key": Str(""), "action": Enum("", planActions...), "status": Str(""), "monitor_id": Null(UUID("")), "error": Ref("ErrorBody")}, "key", "action", "status"), ""),
+			"plan_fingerprint": Str(""), "warnings": Arr(warning, ""),
+		}, "ok", "summary", "results", "plan_fingerprint"),
+
+		// AI incident assist.
+		"FollowedProvider": M{"allOf": []any{Ref("ThirdPartySubscription"), Obj("", M{"provider_name": Str("")}, "provider_name")},
+			"description": "A followed provider: the subscription and the provider's name."},
+		// Website health: the store's records with the report summary.
+		"SiteRun": M{"allOf": []any{Ref("HealthRun"), Obj("", M{"summary": Null(Ref("SiteReportSummary"))}, "summary")},
+			"description": "A crawl without its issues."},
+		"Site": M{"allOf": []any{Ref("HealthSite"), Obj("", M{"latest_report": Null(Ref("SiteRun"))}, "latest_report")},
+			"description": "A site with its latest crawl."},
+		"SiteDetail": M{"allOf": []any{Ref("Site"), Obj("", M{"reports": Arr(Ref("SiteRun"), "The latest crawls (up to 10), newest first, without summaries.")}, "reports")}},
+		"PageServices": Obj("The third-party services shown on a status page.", M{
+			"status_page_id": UUID(""),
+			"services":       Arr(M{"allOf": []any{Ref("ThirdPartyService"), Obj("", M{"provider_name": Str(""), "status_page_url": Str("")}, "provider_name", "status_page_url")}}, ""),
+		}, "status_page_id", "services"),
+	}
+}
+
+// sharedResponses are components.responses.
+func sharedResponses() M {
+	jsonErr := func(desc string, schema M) M {
+		return M{"description": desc, "content": M{"application/json": M{"schema": schema}}}
+	}
+	// page adds the HTML page a browser gets instead of the JSON error.
+	page := func(r M) M {
+		r["content"].(M)["text/html"] = M{"schema": Str("HTML page.")}
+		return r
+	}
+	tooMany := jsonErr("Rate limited (RATE_LIMITED). Some limits answer with a plain-text body.", Ref("ErrorBody"))
+	tooMany["content"].(M)["text/plain"] = M{"schema": Ref("PlainTooMany")}
+	tooMany["headers"] = M{
+		"Retry-After":         M{"$ref": "#/components/headers/Retry-After"},
+		"RateLimit-Limit":     M{"$ref": "#/components/headers/RateLimit-Limit"},
+		"RateLimit-Remaining": M{"$ref": "#/components/headers/RateLimit-Remaining"},
+		"RateLimit-Reset":     M{"$ref": "#/components/headers/RateLimit-Reset"},
+	}
+	return M{
+		"BadRequest": jsonErr("BAD_REQUEST (body not valid JSON), VALIDATION_ERROR with errors[{field, message}], or another rejected value.",
+			M{"anyOf": []any{Ref("ValidationError"), Ref("ErrorBody")}}),
+		"Unauthorized":    jsonErr("No key (`No token provided`), invalid key (`Invalid API key`), both without code; or 401 API_KEY_DISABLED.", Ref("ErrorBody")),
+		"NotFound":        jsonErr("NOT_FOUND: absent in this workspace (ids of other workspaces are 404 too).", Ref("ErrorBody")),
+		"Conflict":        jsonErr("Conflict (CONFLICT, INCIDENT_RESOLVED, PLAN_CHANGED, CONNECTION_LIMIT_REACHED).", Ref("ErrorBody")),
+		"PayloadTooLarge": jsonErr("PAYLOAD_TOO_LARGE: body over 100 KB (2 MB for plan and apply).", Ref("ErrorBody")),
+		"TooManyRequests": tooMany,
+		"InternalError":   jsonErr("INTERNAL_ERROR.", Ref("ErrorBody")),
+		"Unavailable":     jsonErr("Briefly unavailable (e.g. CHANNEL_UNAVAILABLE, EXPIRY_UNAVAILABLE, REGION_UNAVAILABLE), or an optional feature this server does not run (AI_UNAVAILABLE, SITE_HEALTH_UNAVAILABLE, THIRD_PARTY_UNAVAILABLE, TELEMETRY_EXPORT_UNAVAILABLE).", Ref("ErrorBody")),
+		"NotImplemented":  jsonErr("NOT_IMPLEMENTED: an owner-only endpoint not modelled yet (only owners get here).", Ref("ErrorBody")),
+		"NotFoundPage":    page(jsonErr("NOT_FOUND; a browser gets an HTML page saying the link is not valid.", Ref("ErrorBody"))),
+		"UnavailablePage": page(jsonErr("Briefly unavailable; a browser gets an HTML page.", Ref("ErrorBody"))),
+		"PruneConfirmationRequired": jsonErr("PRUNE_CONFIRMATION_REQUIRED: the apply would delete or replace monitors without expected_fingerprint or allow_prune_without_fingerprint.",
+			Ref("ErrorBody")),
+	}
+}
+
+func sharedHeaders() M {
+	h := func(desc string) M { return M{"description": desc, "schema": Integer("")} }
+	return M{
+		"Retry-After":         h("Seconds to wait before retrying."),
+		"RateLimit-Limit":     h("Requests allowed in the window."),
+		"RateLimit-Remaining": h("Requests left in the window."),
+		"RateLimit-Reset":     h("Seconds until the window resets."),
+	}
+}
+
+func sharedParameters() M {
+	return M{
+		"X-Workspace-Id": M{
+			"name": "X-Workspace-Id", "in": "header", "required": false, "schema": Str(""),
+			"description": "Optional; when sent it must be the key's workspace, else 403 WORKSPACE_ACCESS_DENIED.",
+		},
+	}
+}

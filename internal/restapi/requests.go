@@ -1,0 +1,118 @@
+package restapi
+
+// Request bodies. The handlers decode into these types, and the OpenAPI
+// document derives the request schemas from them as it does the answers':
+// a field without omitempty is required, a pointer may be null unless its
+// `openapi` tag says nonnull (a pointer that tells "absent" apart), and a
+// blank field tagged strict refuses unknown properties, as the handler that
+// decodes the body strictly does.
+
+// NoteBody is the body of POST /incidents/{id}/notes.
+type NoteBody struct {
+	Body *string `json:"body" openapi:"nonnull,min=1,max=5000"`
+	// Public marks a public update (status page subscribers are told).
+	Public bool `json:"public,omitempty"`
+}
+
+// ResolveBody is the optional body of POST /incidents/{id}/resolve.
+type ResolveBody struct {
+	Note string `json:"note,omitempty" openapi:"max=5000"`
+}
+
+// Postmortem is the body of PUT /incidents/{id}/postmortem.
+type Postmortem struct {
+	Postmortem *string `json:"postmortem" openapi:"nonnull,max=50000"`
+}
+
+// DependencyBody is the body of POST /reliability/dependencies.
+type DependencyBody struct {
+	_               struct{} `openapi:"strict"`
+	ParentMonitorID string   `json:"parent_monitor_id" openapi:"format=uuid"`
+	ChildMonitorID  string   `json:"child_monitor_id" openapi:"format=uuid"`
+	SuppressionMode *string  `json:"suppression_mode,omitempty" openapi:"nonnull,enum=suppress_child_if_parent_down"`
+}
+
+// Overwrite is the optional body of POST
+// /incident-comms/incidents/{id}/postmortem/generate.
+type Overwrite struct {
+	_         struct{} `openapi:"strict"`
+	Overwrite bool     `json:"overwrite,omitempty"`
+}
+
+// DraftRequest is the optional body of POST
+// /incident-comms/incidents/{id}/status-updates.
+type DraftRequest struct {
+	_        struct{} `openapi:"strict"`
+	Phase    string   `json:"phase,omitempty" openapi:"enum=@draftPhases"`
+	Guidance string   `json:"guidance,omitempty" openapi:"max=1000"`
+}
+
+// DraftEdit is the body of PATCH /incident-comms/status-updates/{draftId}:
+// body, phase or both.
+type DraftEdit struct {
+	_     struct{} `openapi:"strict"`
+	Body  *string  `json:"body,omitempty" openapi:"nonnull,max=5000"`
+	Phase *string  `json:"phase,omitempty" openapi:"nonnull,enum=@draftPhases"`
+}
+
+// SLOTargetBody is the body of POST /reliability/slo-targets and PUT
+// /reliability/slo-targets/{id}: monitor_id and target_percentage are
+// required on create; monitor_id is not accepted on PUT.
+type SLOTargetBody struct {
+	MonitorID             Nullable[string]  `json:"monitor_id" openapi:"nonnull,format=uuid"`
+	TargetPercentage      Nullable[float64] `json:"target_percentage" openapi:"nonnull,min=90,max=99.999"`
+	SLIType               Nullable[string]  `json:"sli_type" openapi:"nonnull,enum=availability|latency"`
+	WindowMinutes         Nullable[int32]   `json:"window_minutes" openapi:"nonnull,min=60,max=43200"`
+	BurnRateFastThreshold Nullable[float64] `json:"burn_rate_fast_threshold" openapi:"nonnull,min=0.1,max=100"`
+	BurnRateSlowThreshold Nullable[float64] `json:"burn_rate_slow_threshold" openapi:"nonnull,min=0.1,max=100"`
+	IsEnabled             Nullable[bool]    `json:"is_enabled" openapi:"nonnull"`
+}
+
+// SnoozeBody is the body of POST /incidents/{id}/snooze: either until or
+// minutes.
+type SnoozeBody struct {
+	// Until is future, at most 30 days ahead.
+	Until   Nullable[string] `json:"until" openapi:"nonnull,format=date-time"`
+	Minutes Nullable[int]    `json:"minutes" openapi:"nonnull,min=1,max=43200"`
+}
+
+// MonitorGroupBody is the body of a group create (name required) or rename.
+type MonitorGroupBody struct {
+	Name        Nullable[string] `json:"name" openapi:"nonnull,min=1,max=255"`
+	Description Nullable[string] `json:"description"`
+	// NotificationEmails is owner only: changing it with an API key is 403
+	// WORKSPACE_OWNER_REQUIRED.
+	NotificationEmails Nullable[[]string] `json:"notification_emails" openapi:"nonnull,itemformat=email,max=20"`
+}
+
+// PageAccess is the body of PUT /status/pages/{id}/access.
+type PageAccess struct {
+	_        struct{}         `openapi:"strict"`
+	Mode     string           `json:"mode" openapi:"enum=public|password|sso"`
+	Password Nullable[string] `json:"password" openapi:"min=8,max=128"`
+	IsPublic Nullable[bool]   `json:"is_public" openapi:"nonnull"`
+}
+
+// PageDomain is a status page's custom domain: the body of PUT
+// /status/pages/{id}/domain and its answer.
+type PageDomain struct {
+	_ struct{} `openapi:"strict"`
+	// Domain is the custom domain; null or empty removes it.
+	Domain Nullable[string] `json:"domain"`
+}
+
+// RunbookBody is the body of POST /incidents/runbooks and PUT
+// /incidents/runbooks/{runbookId}.
+type RunbookBody struct {
+	Name        *string           `json:"name" openapi:"nonnull,min=1,max=255"`
+	Steps       []RunbookStepBody `json:"steps" openapi:"min=1,max=100"`
+	MonitorType *string           `json:"monitor_type,omitempty"`
+	ServiceTag  *string           `json:"service_tag,omitempty"`
+	IsActive    *bool             `json:"is_active,omitempty" openapi:"nonnull"`
+}
+
+// RunbookStepBody is one step of a runbook.
+type RunbookStepBody struct {
+	Title       string `json:"title" openapi:"min=1,max=255"`
+	Description string `json:"description,omitempty" openapi:"max=5000"`
+}
