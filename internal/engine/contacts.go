@@ -34,6 +34,9 @@ type sharedContacts struct {
 	// to the next report of the region.
 	reported map[string]report
 	unsent   map[string]int
+	// sweptAt is when reported was last rid of agents long gone (Pods of
+	// earlier rollouts).
+	sweptAt time.Time
 }
 
 // report is an agent's backlog as last written, and when.
@@ -72,8 +75,8 @@ func (e *Engine) ShareContact(region, agent string, at time.Time) {
 // ShareReport writes what an agent's push said about the results it holds
 // back (backlog: still held; replayed: delivered late with this push) to
 // the store, without delaying the agent's request. Replayed results are
-// written at once, so none is lost or counted twice; so is a backlog that
-// fills or empties. A backlog that only changes size is written at most
+// written at once (those of a failed write are added to the region's next
+// one); so is a backlog that fills or empties. A backlog that only changes size is written at most
 // every contactReadEvery per agent (an agent that is behind reports a new
 // one with every push), and an unchanged one every contactShareEvery.
 func (e *Engine) ShareReport(region, agent string, at time.Time, backlog, replayed int) {
@@ -97,6 +100,14 @@ func (e *Engine) ShareReport(region, agent string, at time.Time, backlog, replay
 	r := store.AgentReport{Region: region, Agent: agent, At: at, Backlog: backlog, Replayed: replayed + c.unsent[region]}
 	delete(c.unsent, region)
 	c.reported[key] = report{backlog: backlog, at: at}
+	if at.Sub(c.sweptAt) > agentOnlineWindow {
+		for k, r := range c.reported {
+			if at.Sub(r.at) > agentOnlineWindow {
+				delete(c.reported, k) // its next report, if any, is written
+			}
+		}
+		c.sweptAt = at
+	}
 	c.mu.Unlock()
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
