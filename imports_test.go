@@ -292,3 +292,112 @@ func TestLayerTableIsAPartition(t *testing.T) {
 		}
 	}
 }
+
+// testOnly are the packages the release binary must not link, by import
+// path prefix: test frameworks and harnesses, controller-runtime's envtest
+// and its internal testing helpers (internal/localcp runs the local control
+// plane without them), and this module's own test harnesses.
+var testOnly = []string{
+	"testing", "sigs.k8s.io/controller-runtime/pkg/envtest", "sigs.k8s.io/controller-runtime/pkg/internal/testing/",
+	"sigs.k8s.io/controller-runtime/pkg/client/fake", "github.com/onsi/ginkgo", "github.com/onsi/gomega",
+	module + "/internal/testenv", module + "/internal/testutil", module + "/test/", module + "/hack/",
+}
+
+// testOnlyAllowed are packages testOnly names that the binary may link, each
+// with its reason.
+var testOnlyAllowed = map[string]string{
+	"k8s.io/client-go/testing": "client-go's generic typed clients (k8s.io/client-go/gentype) import it for their fake twins",
+}
+
+// linkedTestCode returns the test-only packages of the import graph under
+// root (importers by package), each with the chain of imports that links
+// it, shortest first.
+func linkedTestCode(root string, imports map[string][]string) []string {
+	// Breadth-first from root: via[p] is the package p was first reached
+	// from, so the chain back to root is a shortest one.
+	via := map[string]string{root: ""}
+	queue := []string{root}
+	var found []string
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		if isTestOnly(p) {
+			chain := []string{p}
+			for q := via[p]; q != ""; q = via[q] {
+				chain = append(chain, q)
+			}
+			slices.Reverse(chain)
+			found = append(found, strings.Join(chain, " → "))
+			continue // what it imports is reported through it
+		}
+		for _, imp := range imports[p] {
+			if _, seen := via[imp]; !seen {
+				via[imp] = p
+				queue = append(queue, imp)
+			}
+		}
+	}
+	return found
+}
+
+func isTestOnly(path string) bool {
+	if _, ok := testOnlyAllowed[path]; ok {
+		return false
+	}
+	for _, prefix := range testOnly {
+		if path == strings.TrimSuffix(prefix, "/") || strings.HasPrefix(path, strings.TrimSuffix(prefix, "/")+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// TestBinaryLinksNoTestCode fails when the uptime-operator binary (the root
+// package, built as the Dockerfile builds it) links test-only code. The
+// `dev` subcommand once linked controller-runtime's envtest, and with it
+// its internal testing helpers, into the release image.
+func TestBinaryLinksNoTestCode(t *testing.T) {
+	cmd := exec.Command("go", "list", "-deps", "-f", `{{.ImportPath}} {{join .Imports " "}}`, ".")
+	cmd.Env = append(cmd.Environ(), "CGO_ENABLED=0")
+	out, err := cmd.Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			t.Fatalf("go list: %v: %s", err, ee.Stderr)
+		}
+		t.Fatal(err)
+	}
+	imports := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		imports[f[0]] = f[1:]
+	}
+	if len(imports) < 100 {
+		t.Fatalf("go list found only %d packages in the binary", len(imports))
+	}
+	for _, chain := range linkedTestCode(module, imports) {
+		t.Errorf("the binary links test-only code: %s", chain)
+	}
+	for allowed := range testOnlyAllowed {
+		if _, ok := imports[allowed]; !ok {
+			t.Errorf("%s is allowed in the binary but no longer linked: remove it from testOnlyAllowed", allowed)
+		}
+	}
+}
+
+// TestLinkedTestCodeNamesTheChain runs the check over a synthetic graph.
+func TestLinkedTestCodeNamesTheChain(t *testing.T) {
+	graph := map[string][]string{
+		module:                       {module + "/internal/cli", "fmt"},
+		module + "/internal/cli":     {module + "/internal/localcp", "k8s.io/client-go/gentype"},
+		module + "/internal/localcp": {"sigs.k8s.io/controller-runtime/pkg/envtest"},
+		"sigs.k8s.io/controller-runtime/pkg/envtest": {"sigs.k8s.io/controller-runtime/pkg/internal/testing/addr"},
+		"k8s.io/client-go/gentype":                   {"k8s.io/client-go/testing"},
+		"fmt":                                        {"testingish"},
+	}
+	got := linkedTestCode(module, graph)
+	want := []string{module + " → " + module + "/internal/cli → " + module + "/internal/localcp → sigs.k8s.io/controller-runtime/pkg/envtest"}
+	if !slices.Equal(got, want) {
+		t.Errorf("found:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

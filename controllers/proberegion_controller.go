@@ -30,12 +30,16 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/conditions"
 	"github.com/uptime-operator/uptime-operator/internal/metrics"
 	"github.com/uptime-operator/uptime-operator/internal/monitor"
+	"github.com/uptime-operator/uptime-operator/internal/store"
 	"github.com/uptime-operator/uptime-operator/internal/trust"
 )
 
-// AgentTracker reports the agents of a region that contacted the manager.
+// AgentTracker reports what the agents of a region told any manager
+// replica: how many were in contact within window, their latest contact
+// and the results they still held (store.AgentPresence), and the results
+// they delivered late (store.RegionReplays).
 type AgentTracker interface {
-	AgentsOnline(region string, window time.Duration) (int, time.Time)
+	RegionAgents(region string, window time.Duration) (store.AgentPresence, store.RegionReplays)
 }
 
 // ProbeDeploymentOptions describe the probe Deployments the manager owns.
@@ -154,24 +158,41 @@ func (r *ProbeRegionReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		window = 90 * time.Second
 	}
 	if r.Agents != nil {
-		n, last := r.Agents.AgentsOnline(code, window)
-		pr.Status.OnlineAgents, pr.Status.Online = int32(n), n > 0
-		metrics.RegionAgents.WithLabelValues(code).Set(float64(n))
+		agents, replays := r.Agents.RegionAgents(code, window)
+		setAgentStatus(&pr.Status, agents, replays)
+		metrics.RegionAgents.WithLabelValues(code).Set(float64(agents.Agents))
 		online := 0.0
-		if n > 0 {
+		if agents.Agents > 0 {
 			online = 1
 		}
 		metrics.RegionOnline.WithLabelValues(code).Set(online)
-		if !last.IsZero() {
-			t := metav1.NewTime(last.Truncate(time.Second))
-			pr.Status.LastContact = &t
-		}
 	}
 	ready, reason, msg := RegionReadiness(&pr, inUse)
 	conditions.Set(&pr.Status.Conditions, pr.Generation, monv1.ConditionReady, ready, reason, msg)
 	pr.Status.ObservedGeneration = pr.Generation
 	// Agent contact is not an API event: look again periodically.
 	return ctrl.Result{RequeueAfter: 30 * time.Second}, nil
+}
+
+// setAgentStatus writes what the region's agents told the managers into
+// its status. Times are kept to the second: status is patched only when it
+// changed, and a contact every few seconds would otherwise change it at
+// every reconcile.
+func setAgentStatus(st *monv1.ProbeRegionStatus, agents store.AgentPresence, replays store.RegionReplays) {
+	st.OnlineAgents, st.Online = int32(agents.Agents), agents.Agents > 0
+	if !agents.Last.IsZero() {
+		t := metav1.NewTime(agents.Last.Truncate(time.Second))
+		st.LastContact = &t
+	}
+	st.BufferedResults = int64(agents.Backlog)
+	if agents.Agents == 0 {
+		st.BufferedResults = 0
+	}
+	st.ReplayedResults = replays.Results
+	if !replays.Last.IsZero() {
+		t := metav1.NewTime(replays.Last.Truncate(time.Second))
+		st.LastReplay = &t
+	}
 }
 
 // RegionReadiness says whether a region is serving its monitors.

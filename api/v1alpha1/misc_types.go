@@ -287,6 +287,25 @@ type ProbeRegionStatus struct {
 	// monitors counts monitors assigned to the region.
 	// +optional
 	Monitors int32 `json:"monitors,omitempty"`
+	// bufferedResults sums the results the region's online agents still
+	// held, waiting for delivery, when each last pushed to a manager
+	// replica (any replica: it is shared through the store). It is not zero
+	// while agents replay what they buffered when they could not reach the
+	// manager; an agent that cannot reach it at all is not online, so it is
+	// not counted here (its own uptime_probe_buffered_results metric is).
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	BufferedResults int64 `json:"bufferedResults,omitempty"`
+	// replayedResults counts the results the region's agents delivered late
+	// and the managers accepted (each stored once, however often it was
+	// sent): held back by failed pushes (a cut link, a refused token) or
+	// left on disk by an earlier run of an agent. It only grows.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	ReplayedResults int64 `json:"replayedResults,omitempty"`
+	// lastReplay is the last time results of the region were replayed.
+	// +optional
+	LastReplay *metav1.Time `json:"lastReplay,omitempty"`
 	// conditions: Ready, and ProbePods for managed regions (whether the
 	// probe Deployment can create its Pods; False with the Deployment's
 	// ReplicaFailure message, for example a Pod Security refusal).
@@ -325,6 +344,8 @@ const (
 // +kubebuilder:printcolumn:name="Agents",type=integer,JSONPath=`.status.onlineAgents`,description="agents that contacted the manager within the last 90 s"
 // +kubebuilder:printcolumn:name="Last Contact",type=date,JSONPath=`.status.lastContact`,description="the last time an agent of the region contacted the manager"
 // +kubebuilder:printcolumn:name="Monitors",type=integer,JSONPath=`.status.monitors`
+// +kubebuilder:printcolumn:name="Buffered",type=integer,JSONPath=`.status.bufferedResults`,description="results the online agents still held at their last push, waiting for delivery"
+// +kubebuilder:printcolumn:name="Replayed",type=integer,JSONPath=`.status.replayedResults`,priority=1,description="results the agents delivered late, in all"
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,description="why the region is or is not ready (PodsRefused: the cluster refuses its probe Pods)"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type ProbeRegion struct {

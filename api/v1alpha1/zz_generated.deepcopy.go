@@ -1486,6 +1486,10 @@ func (in *ProbeRegionStatus) DeepCopyInto(out *ProbeRegionStatus) {
 		in, out := &in.LastContact, &out.LastContact
 		*out = (*in).DeepCopy()
 	}
+	if in.LastReplay != nil {
+		in, out := &in.LastReplay, &out.LastReplay
+		*out = (*in).DeepCopy()
+	}
 	if in.Conditions != nil {
 		in, out := &in.Conditions, &out.Conditions
 		*out = make([]v1.Condition, len(*in))

@@ -21,7 +21,6 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/hack/internal/benchproc"
@@ -43,7 +42,7 @@ const (
 // binaries), the manager and one agent as processes of their own.
 type cluster struct {
 	dir     string
-	env     *envtest.Environment
+	env     *localcp.ControlPlane
 	cfg     *rest.Config
 	c       client.Client
 	manager *proc
@@ -75,18 +74,16 @@ func startCluster(ctx context.Context, bin, dir, store string, keys int, data st
 			cl.stop()
 		}
 	}()
-	env, err := localcp.New(localcp.Options{WebhookHost: "127.0.0.1", StateDir: data})
+	env, err := localcp.New(localcp.Options{WebhookHost: "127.0.0.1", StateDir: data,
+		// 100,000 Monitors and their status revisions outgrow etcd's
+		// default 2 GiB quota between kube-apiserver's compactions.
+		EtcdFlags: map[string]string{"quota-backend-bytes": strconv.Itoa(8 << 30)},
+		// A busy machine starts kube-apiserver slowly.
+		StartTimeout: 3 * time.Minute,
+	})
 	if err != nil {
 		return nil, err
 	}
-	// 100,000 Monitors and their status revisions outgrow etcd's default
-	// 2 GiB quota between kube-apiserver's compactions.
-	if env.ControlPlane.Etcd == nil {
-		env.ControlPlane.Etcd = &envtest.Etcd{}
-	}
-	env.ControlPlane.Etcd.Configure().Set("quota-backend-bytes", strconv.Itoa(8<<30))
-	// A busy machine starts kube-apiserver slowly.
-	env.ControlPlaneStartTimeout = 3 * time.Minute
 	cl.env = env
 	say("starting etcd and kube-apiserver %s", localcp.KubernetesVersion)
 	cfg, err := env.Start()
@@ -99,11 +96,7 @@ func startCluster(ctx context.Context, bin, dir, store string, keys int, data st
 	if cl.c, err = client.New(cfg, client.Options{Scheme: manager.Scheme()}); err != nil {
 		return nil, err
 	}
-	user, err := env.AddUser(envtest.User{Name: "bench-admin", Groups: []string{"system:masters"}}, nil)
-	if err != nil {
-		return nil, err
-	}
-	raw, err := user.KubeConfig()
+	raw, err := env.Kubeconfig("bench-admin", "system:masters")
 	if err != nil {
 		return nil, err
 	}
@@ -153,13 +146,13 @@ func startCluster(ctx context.Context, bin, dir, store string, keys int, data st
 	cl.managerMetrics = fmt.Sprintf("http://127.0.0.1:%d/metrics", ports[1])
 	cl.agentMetrics = fmt.Sprintf("http://127.0.0.1:%d/metrics", ports[3])
 	cl.pprof = fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/", ports[4])
-	wo := env.WebhookInstallOptions
+	wo := env.Webhook
 	say("starting the manager (store %s, profiles at %s)", redact(store), cl.pprof)
 	cl.managerStarted = time.Now()
 	cl.manager, err = startProc(bin, []string{"manager",
 		"--store", store,
-		"--webhook-port", strconv.Itoa(wo.LocalServingPort),
-		"--webhook-cert-dir", wo.LocalServingCertDir,
+		"--webhook-port", strconv.Itoa(wo.Port),
+		"--webhook-cert-dir", wo.CertDir,
 		"--api-listen", apiAddr,
 		"--public-url", cl.apiURL,
 		"--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", ports[1]), "--metrics-secure=false",

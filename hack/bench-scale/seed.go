@@ -31,7 +31,7 @@ func seedMonitors(ctx context.Context, cl *cluster, t *targets, from, n, interva
 	if err := cl.c.Get(ctx, client.ObjectKey{Namespace: workspaceNS, Name: monitorName(0)}, &tmpl); err != nil {
 		return fmt.Errorf("read a created monitor as the template: %w", err)
 	}
-	etcd := strings.TrimSuffix(cl.env.ControlPlane.Etcd.URL.String(), "/")
+	etcd := strings.TrimSuffix(cl.env.EtcdURL, "/")
 	hc := &http.Client{Timeout: time.Minute}
 	have, err := etcdNames(ctx, hc, etcd)
 	if err != nil {

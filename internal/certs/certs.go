@@ -113,6 +113,32 @@ func (ca *CA) IssueValid(cn string, dnsNames []string, ips []net.IP, client bool
 		NotBefore: now.Add(-time.Hour), NotAfter: notAfter,
 		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{usage},
 	}
+	return ca.sign(tmpl, key)
+}
+
+// IssueUser signs a client certificate for Kubernetes user name in groups
+// (its common name and organizations, which kube-apiserver's client
+// certificate authentication reads), valid for a year.
+func (ca *CA) IssueUser(name string, groups []string) (certPEM, keyPEM []byte, err error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, fmt.Errorf("generate key: %w", err)
+	}
+	now := time.Now()
+	notAfter := now.Add(365 * 24 * time.Hour)
+	if notAfter.After(ca.Cert.NotAfter) {
+		notAfter = ca.Cert.NotAfter
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: serial(), Subject: pkix.Name{CommonName: name, Organization: groups},
+		NotBefore: now.Add(-time.Hour), NotAfter: notAfter,
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	return ca.sign(tmpl, key)
+}
+
+// sign signs tmpl for key and returns both in PEM.
+func (ca *CA) sign(tmpl *x509.Certificate, key *ecdsa.PrivateKey) (certPEM, keyPEM []byte, err error) {
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.Cert, &key.PublicKey, ca.Key)
 	if err != nil {
 		return nil, nil, fmt.Errorf("sign certificate: %w", err)

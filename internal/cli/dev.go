@@ -20,7 +20,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/alerting"
@@ -130,14 +129,14 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 
-	wo := env.WebhookInstallOptions
+	wo := env.Webhook
 	m, err := manager.New(cfg, manager.Options{
 		SMTP:                &alerting.SMTP{Addr: sink.Addr(), From: "uptime-operator <uptime@localhost>", TLSMode: alerting.SMTPTLSNone},
 		MetricsAddr:         "0",
 		HealthAddr:          "0",
-		WebhookHost:         wo.LocalServingHost,
-		WebhookPort:         wo.LocalServingPort,
-		WebhookCertDir:      wo.LocalServingCertDir,
+		WebhookHost:         wo.Host,
+		WebhookPort:         wo.Port,
+		WebhookCertDir:      wo.CertDir,
 		APIListen:           *apiListen,
 		AggregatedListen:    *aggListen,
 		AllowPrivateTargets: true,
@@ -172,7 +171,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 		return err
 	}
-	say("starting the manager (webhooks on %s:%d, API on %s)", wo.LocalServingHost, wo.LocalServingPort, *apiListen)
+	say("starting the manager (webhooks on %s:%d, API on %s)", wo.Host, wo.Port, *apiListen)
 	tokenFile, err := localRegion(startup, c, dir)
 	if err != nil {
 		return failed(err)
@@ -222,14 +221,10 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 }
 
-func writeKubeconfig(env *envtest.Environment, path string) error {
-	user, err := env.AddUser(envtest.User{Name: "dev-admin", Groups: []string{"system:masters"}}, nil)
+func writeKubeconfig(cp *localcp.ControlPlane, path string) error {
+	raw, err := cp.Kubeconfig("dev-admin", "system:masters")
 	if err != nil {
 		return fmt.Errorf("create admin user: %w", err)
-	}
-	raw, err := user.KubeConfig()
-	if err != nil {
-		return fmt.Errorf("render kubeconfig: %w", err)
 	}
 	return os.WriteFile(path, raw, 0o600)
 }

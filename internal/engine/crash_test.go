@@ -20,7 +20,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/engine"
@@ -86,11 +85,10 @@ func TestManagerKill(t *testing.T) {
 	}
 	defer func() { _ = cp.Stop() }()
 	kubeconfig := filepath.Join(dir, "kubeconfig")
-	user, err := cp.AddUser(envtest.User{Name: "crash-admin", Groups: []string{"system:masters"}}, nil)
+	raw, err := cp.Kubeconfig("crash-admin", "system:masters")
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, _ := user.KubeConfig()
 	if err := os.WriteFile(kubeconfig, raw, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -100,11 +98,11 @@ func TestManagerKill(t *testing.T) {
 	}
 	apiAddr := freeAddr(t)
 	dbPath := filepath.Join(dir, "uptime.db")
-	wo := cp.WebhookInstallOptions
+	wo := cp.Webhook
 	child := func() *exec.Cmd {
 		cmd := exec.Command(os.Args[0], "-test.run", "^TestCrashChildManager$", "-test.timeout", "10m")
 		cmd.Env = append(os.Environ(), childEnv+"=1", childKubecfg+"="+kubeconfig, childStore+"="+dbPath, childAPI+"="+apiAddr,
-			childWebhook+"="+net.JoinHostPort(wo.LocalServingHost, strconv.Itoa(wo.LocalServingPort)), childCertDir+"="+wo.LocalServingCertDir)
+			childWebhook+"="+net.JoinHostPort(wo.Host, strconv.Itoa(wo.Port)), childCertDir+"="+wo.CertDir)
 		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)

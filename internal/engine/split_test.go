@@ -505,28 +505,83 @@ func drain(e *Engine) int {
 	}
 }
 
-// TestAgentsOnlineAnywhere: the leader's ProbeRegion controller sees a
+// TestRegionAgentsAnywhere: the leader's ProbeRegion controller sees a
 // region online when its agent is connected to another replica only (it
 // read the leader's own connections before, so `kubectl get proberegions`
 // showed the region offline and not Ready in a two-replica install).
-func TestAgentsOnlineAnywhere(t *testing.T) {
+func TestRegionAgentsAnywhere(t *testing.T) {
 	start := time.Now().UTC().Truncate(time.Second)
 	c := newSplitCluster(t, 2, []string{"a", "b"}, start)
 	leader := c.replicas[0]
 	if n, _ := leader.AgentsOnline("b", 90*time.Second); n != 0 {
 		t.Fatalf("the leader's own connections include b's agent (%d): the test does not split", n)
 	}
-	n, last := leader.AgentsOnlineAnywhere("b", 90*time.Second)
-	if n != 1 || !last.Equal(start) {
-		t.Errorf("region b from the leader: %d agent(s), last contact %s; want 1 at %s", n, last, start)
+	p, _ := leader.RegionAgentsAnywhere("b", 90*time.Second)
+	if p.Agents != 1 || !p.Last.Equal(start) {
+		t.Errorf("region b from the leader: %d agent(s), last contact %s; want 1 at %s", p.Agents, p.Last, start)
 	}
-	if n, _ := leader.AgentsOnlineAnywhere("a", 90*time.Second); n != 1 {
-		t.Errorf("region a (the leader's own agent): %d agent(s), want 1", n)
+	if p, _ := leader.RegionAgentsAnywhere("a", 90*time.Second); p.Agents != 1 {
+		t.Errorf("region a (the leader's own agent): %d agent(s), want 1", p.Agents)
 	}
 	c.mu.Lock()
 	c.now = start.Add(2 * time.Minute)
 	c.mu.Unlock()
-	if n, _ := leader.AgentsOnlineAnywhere("b", 90*time.Second); n != 0 {
-		t.Errorf("region b two minutes after its agent's last contact: %d agent(s), want 0", n)
+	if p, _ := leader.RegionAgentsAnywhere("b", 90*time.Second); p.Agents != 0 {
+		t.Errorf("region b two minutes after its agent's last contact: %d agent(s), want 0", p.Agents)
 	}
+}
+
+// TestReportsAddUpAcrossReplicas: two agents of one region push to two
+// replicas after a cut link; the leader's view of the region (what its
+// ProbeRegion status shows) sums the backlog each still holds and the
+// results both replayed, and the backlog goes back to zero once both have
+// drained, whichever replica heard it.
+func TestReportsAddUpAcrossReplicas(t *testing.T) {
+	start := time.Now().UTC().Truncate(time.Second)
+	c := newSplitCluster(t, 2, []string{"a"}, start)
+	leader, other := c.replicas[0], c.replicas[1]
+	view := func(what string, backlog int, replayed int64) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			p, r := leader.RegionAgentsAnywhere("a", 90*time.Second)
+			if p.Backlog == backlog && r.Results == replayed {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: backlog %d replayed %d, want %d and %d", what, p.Backlog, r.Results, backlog, replayed)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	at := start.Add(time.Second)
+	other.ShareContact("a", "agent-2", at)
+	leader.ShareReport("a", "agent-a", at, 300, 100)
+	other.ShareReport("a", "agent-2", at, 50, 7)
+	view("both replaying", 350, 107)
+	// A backlog that only changes size is written at most every few
+	// seconds...
+	leader.ShareReport("a", "agent-a", at.Add(time.Second), 280, 0)
+	view("a shrinking backlog within the throttle", 350, 107)
+	// ...but replayed results are written at once, with the backlog of
+	// their push...
+	leader.ShareReport("a", "agent-a", at.Add(1500*time.Millisecond), 200, 100)
+	view("a replaying push", 250, 207)
+	// ...and so is an empty backlog.
+	leader.ShareReport("a", "agent-a", at.Add(2*time.Second), 0, 200)
+	other.ShareReport("a", "agent-2", at.Add(2*time.Second), 0, 50)
+	view("both drained", 0, 457)
+	// A push with nothing held and nothing replayed writes nothing new.
+	leader.ShareReport("a", "agent-a", at.Add(3*time.Second), 0, 0)
+	view("steady", 0, 457)
+	// The agent moves to the other replica, falls behind there, then comes
+	// back to the leader empty: the leader writes its empty backlog again
+	// once a contact's interval has passed, though its own last write said
+	// zero too.
+	other.ShareReport("a", "agent-a", at.Add(4*time.Second), 30, 0)
+	view("agent-a behind on the other replica", 30, 457)
+	leader.ShareReport("a", "agent-a", at.Add(5*time.Second), 0, 0)
+	view("within the contact interval the leader's unchanged report is not rewritten", 30, 457)
+	leader.ShareReport("a", "agent-a", at.Add(5*time.Second+contactShareEvery), 0, 0)
+	view("rewritten after a contact interval", 0, 457)
 }

@@ -35,6 +35,9 @@ type Store interface {
 	// Probe agents in contact with any replica.
 	RecordAgentContact(ctx context.Context, region, agent string, at time.Time) error
 	AgentsOnline(ctx context.Context, since time.Time) (map[string]store.AgentPresence, error)
+	// What their pushes said about the results they hold back.
+	RecordAgentReport(ctx context.Context, r store.AgentReport) error
+	RegionReplays(ctx context.Context) (map[string]store.RegionReplays, error)
 	// Retention of raw checks and rollups, and of the history of deleted
 	// monitors that no re-created one adopted.
 	PruneChecks(ctx context.Context, olderThan time.Time, chunkSize int) (int64, error)

@@ -1,8 +1,11 @@
 // Package localcp starts a local Kubernetes control plane (etcd and
-// kube-apiserver, the envtest binaries) with uptime-operator's CRDs and
-// admission webhook configuration installed. `uptime-operator dev` runs on it
-// with a persistent state directory; the envtest suites run on it with a
-// temporary one. One function builds both, so tests exercise what users run.
+// kube-apiserver, the binaries envtest suites use) with uptime-operator's
+// CRDs and admission webhook configuration installed. `uptime-operator dev`
+// runs on it with a persistent state directory; the envtest suites run on
+// it with a temporary one. One function builds both, so tests exercise what
+// users run. It starts the processes itself rather than through
+// controller-runtime's envtest, which is test-only code the release binary
+// must not link (imports_test.go checks).
 package localcp
 
 import (
@@ -18,6 +21,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -27,7 +31,6 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/uptime-operator/uptime-operator/config"
 	"github.com/uptime-operator/uptime-operator/internal/certs"
@@ -38,70 +41,21 @@ const KubernetesVersion = "1.37.2"
 
 // Options configure the control plane.
 type Options struct {
-	// StateDir keeps etcd data and certificates across restarts. Empty
-	// means temporary directories removed on Stop.
+	// StateDir keeps etcd data across restarts, and the processes' logs
+	// (logs/etcd.log, logs/kube-apiserver.log). Empty means a temporary
+	// directory removed on Stop, and no logs.
 	StateDir string
 	// WebhookHost and WebhookPort are where the manager serves admission
-	// webhooks; port 0 picks a free one.
+	// webhooks; host "" is 127.0.0.1, port 0 picks a free one.
 	WebhookHost string
 	WebhookPort int
 	// Progress receives progress lines (may be nil).
 	Progress io.Writer
-}
-
-// New returns an envtest Environment with the CRDs and webhooks installed
-// on Start.
-func New(opts Options) (*envtest.Environment, error) {
-	assets, err := AssetsDir(opts.Progress)
-	if err != nil {
-		return nil, err
-	}
-	crds, err := CRDs()
-	if err != nil {
-		return nil, err
-	}
-	mutating, validating, err := Webhooks()
-	if err != nil {
-		return nil, err
-	}
-	env := &envtest.Environment{
-		BinaryAssetsDirectory: assets,
-		CRDs:                  crds,
-		ErrorIfCRDPathMissing: false,
-		WebhookInstallOptions: envtest.WebhookInstallOptions{
-			MutatingWebhooks:   mutating,
-			ValidatingWebhooks: validating,
-			LocalServingHost:   opts.WebhookHost,
-			LocalServingPort:   opts.WebhookPort,
-		},
-	}
-	if opts.StateDir != "" {
-		etcdDir := filepath.Join(opts.StateDir, "etcd")
-		certDir := filepath.Join(opts.StateDir, "apiserver")
-		for _, d := range []string{etcdDir, certDir} {
-			if err := os.MkdirAll(d, 0o700); err != nil {
-				return nil, fmt.Errorf("create state dir: %w", err)
-			}
-		}
-		// envtest only learns the serving CA when it makes the serving
-		// certificate, so a restart makes a new one (kubeconfig is rewritten
-		// on every start). The data in etcd is what persists.
-		for _, f := range []string{"apiserver.crt", "apiserver.key"} {
-			if err := os.Remove(filepath.Join(certDir, f)); err != nil && !os.IsNotExist(err) {
-				return nil, err
-			}
-		}
-		logs, err := openLogs(opts.StateDir)
-		if err != nil {
-			return nil, err
-		}
-		env.ControlPlane.Etcd = &envtest.Etcd{DataDir: etcdDir, Out: logs["etcd"], Err: logs["etcd"]}
-		env.ControlPlane.APIServer = &envtest.APIServer{CertDir: certDir, Out: logs["kube-apiserver"], Err: logs["kube-apiserver"]}
-	}
-	if err := enableAggregation(env, opts.StateDir); err != nil {
-		return nil, err
-	}
-	return env, nil
+	// EtcdFlags are added to etcd's flags, or replace them (name without
+	// dashes, value).
+	EtcdFlags map[string]string
+	// StartTimeout bounds Start (2 minutes when 0).
+	StartTimeout time.Duration
 }
 
 // openLogs opens <state>/logs/{etcd,kube-apiserver}.log for appending, so a
@@ -126,38 +80,32 @@ func openLogs(stateDir string) (map[string]io.Writer, error) {
 // client certificate, the only name the aggregated API accepts.
 const FrontProxyClientName = "front-proxy-client"
 
-// enableAggregation gives kube-apiserver a front-proxy CA and client
-// certificate so it can proxy aggregated APIs with the caller's identity in
-// X-Remote-* headers (the flags a kubeadm cluster sets).
-func enableAggregation(env *envtest.Environment, stateDir string) error {
-	dir := filepath.Join(stateDir, "front-proxy")
-	if stateDir == "" {
-		var err error
-		if dir, err = os.MkdirTemp("", "uptime-front-proxy-"); err != nil {
-			return err
-		}
-	}
+// aggregationFlags gives kube-apiserver a front-proxy CA and client
+// certificate, written into dir, so it can proxy aggregated APIs with the
+// caller's identity in X-Remote-* headers (the flags a kubeadm cluster
+// sets).
+func aggregationFlags(dir string) (map[string]string, error) {
 	ca, err := certs.NewCA("front-proxy-ca")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	certPEM, keyPEM, err := ca.Issue(FrontProxyClientName, nil, nil, true)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := certs.WriteFiles(dir, map[string][]byte{"ca.crt": ca.CertPEM, "client.crt": certPEM, "client.key": keyPEM}); err != nil {
-		return err
+		return nil, err
 	}
-	args := env.ControlPlane.GetAPIServer().Configure()
-	args.Set("requestheader-client-ca-file", filepath.Join(dir, "ca.crt"))
-	args.Set("requestheader-allowed-names", FrontProxyClientName)
-	args.Set("requestheader-username-headers", "X-Remote-User")
-	args.Set("requestheader-uid-headers", "X-Remote-Uid")
-	args.Set("requestheader-group-headers", "X-Remote-Group")
-	args.Set("requestheader-extra-headers-prefix", "X-Remote-Extra-")
-	args.Set("proxy-client-cert-file", filepath.Join(dir, "client.crt"))
-	args.Set("proxy-client-key-file", filepath.Join(dir, "client.key"))
-	return nil
+	return map[string]string{
+		"requestheader-client-ca-file":       filepath.Join(dir, "ca.crt"),
+		"requestheader-allowed-names":        FrontProxyClientName,
+		"requestheader-username-headers":     "X-Remote-User",
+		"requestheader-uid-headers":          "X-Remote-Uid",
+		"requestheader-group-headers":        "X-Remote-Group",
+		"requestheader-extra-headers-prefix": "X-Remote-Extra-",
+		"proxy-client-cert-file":             filepath.Join(dir, "client.crt"),
+		"proxy-client-key-file":              filepath.Join(dir, "client.key"),
+	}, nil
 }
 
 // DefaultAssetsDir is where setup-envtest (and hack/envtest-binaries.sh)

@@ -14,6 +14,7 @@ import (
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/certrotator"
+	"github.com/uptime-operator/uptime-operator/internal/localcp"
 	"github.com/uptime-operator/uptime-operator/internal/manager"
 )
 
@@ -37,18 +38,22 @@ func TestWebhooksServeFromTheFirstStartWithRotatedCerts(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	wo := cp.WebhookInstallOptions
+	wo := cp.Webhook
 	rot := &certrotator.Options{Namespace: ns, CASecret: "uptime-operator-ca",
-		Certs: []certrotator.Cert{{Secret: "uptime-operator-webhook-cert", DNSNames: []string{"localhost"}, IPs: []net.IP{net.ParseIP(wo.LocalServingHost)}, Dir: filepath.Join(t.TempDir(), "webhook")}}}
-	for _, w := range wo.MutatingWebhooks {
+		Certs: []certrotator.Cert{{Secret: "uptime-operator-webhook-cert", DNSNames: []string{"localhost"}, IPs: []net.IP{net.ParseIP(wo.Host)}, Dir: filepath.Join(t.TempDir(), "webhook")}}}
+	mutating, validating, err := localcp.Webhooks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range mutating {
 		rot.MutatingWebhooks = append(rot.MutatingWebhooks, w.Name)
 	}
-	for _, w := range wo.ValidatingWebhooks {
+	for _, w := range validating {
 		rot.ValidatingWebhooks = append(rot.ValidatingWebhooks, w.Name)
 	}
 	m, err := manager.New(admin, manager.Options{
 		Namespace: ns, CertRotation: rot,
-		WebhookHost: wo.LocalServingHost, WebhookPort: wo.LocalServingPort, WebhookCertDir: rot.Certs[0].Dir,
+		WebhookHost: wo.Host, WebhookPort: wo.Port, WebhookCertDir: rot.Certs[0].Dir,
 		Store: filepath.Join(t.TempDir(), "uptime.db"), MetricsAddr: "0", HealthAddr: "0", SkipNameValidation: true,
 	})
 	if err != nil {

@@ -299,8 +299,8 @@ func rotateCerts(mgr ctrl.Manager, opts certrotator.Options) error {
 // connected to others).
 type agentsAnywhere struct{ e *engine.Engine }
 
-func (a agentsAnywhere) AgentsOnline(region string, window time.Duration) (int, time.Time) {
-	return a.e.AgentsOnlineAnywhere(region, window)
+func (a agentsAnywhere) RegionAgents(region string, window time.Duration) (store.AgentPresence, store.RegionReplays) {
+	return a.e.RegionAgentsAnywhere(region, window)
 }
 
 // everyReplica is a runnable that runs on every replica, leader or not.

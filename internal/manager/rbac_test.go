@@ -19,7 +19,6 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/localcp"
@@ -113,10 +112,10 @@ func TestManagerRunsOnItsGeneratedRBAC(t *testing.T) {
 	// The manager as that ServiceAccount.
 	cfg := rest.CopyConfig(admin)
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: user, Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"}}
-	wo := cp.WebhookInstallOptions
+	wo := cp.Webhook
 	m, err := manager.New(cfg, manager.Options{
 		Namespace: ns, ProbeImage: "example.invalid/uptime-operator:test", ProbeServerURL: "http://uptime-operator.example:8080",
-		WebhookHost: wo.LocalServingHost, WebhookPort: wo.LocalServingPort, WebhookCertDir: wo.LocalServingCertDir,
+		WebhookHost: wo.Host, WebhookPort: wo.Port, WebhookCertDir: wo.CertDir,
 		Store: filepath.Join(t.TempDir(), "uptime.db"), MetricsAddr: "0", HealthAddr: "0", SkipNameValidation: true,
 	})
 	if err != nil {
@@ -212,7 +211,7 @@ func TestManagerRunsOnItsGeneratedRBAC(t *testing.T) {
 	// region's assignments.
 	m, err = manager.New(cfg, manager.Options{
 		Namespace: ns, SecretNamespaces: []string{"team"},
-		WebhookHost: wo.LocalServingHost, WebhookPort: wo.LocalServingPort, WebhookCertDir: wo.LocalServingCertDir,
+		WebhookHost: wo.Host, WebhookPort: wo.Port, WebhookCertDir: wo.CertDir,
 		Store: filepath.Join(t.TempDir(), "uptime.db"), MetricsAddr: "0", HealthAddr: "0", SkipNameValidation: true,
 	})
 	if err != nil {
@@ -297,7 +296,7 @@ func readManifests(t *testing.T, path string) []*unstructured.Unstructured {
 // startControlPlane starts a local control plane with the CRDs and the
 // webhook configurations (package localcp), stopped when t ends, and
 // returns it with its admin configuration.
-func startControlPlane(t *testing.T) (*envtest.Environment, *rest.Config) {
+func startControlPlane(t *testing.T) (*localcp.ControlPlane, *rest.Config) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("starts a control plane")

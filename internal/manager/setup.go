@@ -259,7 +259,10 @@ func (w *wiring) setupEngine() error {
 			return eng.Ingest(ctx, results)
 		},
 		Contact: func(region, agent string, at time.Time) { eng.ShareContact(region, agent, at) },
-		Log:     ctrl.Log.WithName("probeserver"),
+		Report: func(region, agent string, at time.Time, backlog, replayed int) {
+			eng.ShareReport(region, agent, at, backlog, replayed)
+		},
+		Log: ctrl.Log.WithName("probeserver"),
 	})
 	eng = engine.New(engine.Options{
 		TLS: w.expiry, Subscribers: w.notifier, Export: w.otel,

@@ -29,6 +29,14 @@ func (b *ResultBatch) AppendJSON(dst []byte) []byte {
 		}
 		dst = append(dst, ']')
 	}
+	if b.Replayed != 0 {
+		dst = append(dst, `,"replayed":`...)
+		dst = strconv.AppendInt(dst, int64(b.Replayed), 10)
+	}
+	if b.Backlog != 0 {
+		dst = append(dst, `,"backlog":`...)
+		dst = strconv.AppendInt(dst, int64(b.Backlog), 10)
+	}
 	return append(dst, '}')
 }
 

@@ -21,7 +21,10 @@ func TestAppendJSONIsEncodingJSON(t *testing.T) {
 			Details: json.RawMessage(`{ "assertions": [ {"a": "x < y & z"} ] }`)},
 		{ID: "t", Timings: &Timings{}, Details: json.RawMessage(`{"steps":[{"name":"é"}]}`)},
 	}
-	for _, batch := range []ResultBatch{{Region: "eu-1", AgentID: "agent-0"}, {Region: "r\"", AgentID: "a", Results: results}} {
+	// A replaying agent's batch carries its replayed count and backlog:
+	// the encoder once left them out, so the manager never learnt either.
+	for _, batch := range []ResultBatch{{Region: "eu-1", AgentID: "agent-0"}, {Region: "r\"", AgentID: "a", Results: results},
+		{Region: "eu-1", AgentID: "a", Results: results[1:2], Replayed: 1, Backlog: 40123}, {Region: "eu-1", Backlog: 7}} {
 		want, err := json.Marshal(&batch)
 		if err != nil {
 			t.Fatal(err)

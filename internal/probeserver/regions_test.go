@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -286,6 +287,19 @@ func TestBacklogAndReplayCounted(t *testing.T) {
 		_ = c.Write(&m)
 		return m.GetCounter().GetValue() + m.GetGauge().GetValue()
 	}
+	// What the engine shares with the other replicas: every accepted
+	// push's report, none of a refused one.
+	type report struct {
+		agent             string
+		backlog, replayed int
+	}
+	var reports []report
+	s.opts.Report = func(region, agent string, _ time.Time, backlog, replayed int) {
+		if region != "eu" {
+			t.Errorf("a report for region %s", region)
+		}
+		reports = append(reports, report{agent, backlog, replayed})
+	}
 	replayedBefore := value(metrics.ProbeReplayed.WithLabelValues("eu"))
 	push := func(region, agent string, replayed, backlog int) error {
 		_, err := s.IngestResults(ctx, "eu", &probeapi.ResultBatch{Region: region, AgentID: agent, Replayed: replayed, Backlog: backlog,
@@ -313,5 +327,8 @@ func TestBacklogAndReplayCounted(t *testing.T) {
 	}
 	if got := value(metrics.ProbeBacklog.WithLabelValues("eu")); got != 2 {
 		t.Fatalf("backlog %v after a1 drained, want 2", got)
+	}
+	if want := []report{{"a1", 40, 3}, {"a2", 2, 0}, {"a1", 0, 0}}; !slices.Equal(reports, want) {
+		t.Fatalf("reports %+v, want %+v", reports, want)
 	}
 }

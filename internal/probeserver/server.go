@@ -44,6 +44,11 @@ type Options struct {
 	// Contact, when set, hears of every agent contact (the engine shares
 	// them with the other replicas through the store).
 	Contact func(region, agent string, at time.Time)
+	// Report, when set, hears what every accepted push said of the results
+	// its agent holds back: how many it still held and how many it
+	// delivered late (the engine shares them through the store, for the
+	// ProbeRegion status).
+	Report func(region, agent string, at time.Time, backlog, replayed int)
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 	// Log receives the server's logs.
@@ -450,7 +455,8 @@ func (p *Server) IngestResults(ctx context.Context, region string, batch *probea
 }
 
 // recordBacklog counts a delivered batch's replayed results and updates the
-// region's backlog gauge with what its agents still hold.
+// region's backlog gauge with what its agents still hold (this replica's
+// view), and hands both to Options.Report (the cluster's view).
 func (p *Server) recordBacklog(region string, batch *probeapi.ResultBatch) {
 	if batch.Replayed > 0 {
 		metrics.ProbeReplayed.WithLabelValues(region).Add(float64(batch.Replayed))
@@ -473,6 +479,9 @@ func (p *Server) recordBacklog(region string, batch *probeapi.ResultBatch) {
 		total += b.results
 	}
 	metrics.ProbeBacklog.WithLabelValues(region).Set(float64(total))
+	if p.opts.Report != nil {
+		p.opts.Report(region, batch.AgentID, now, batch.Backlog, batch.Replayed)
+	}
 }
 
 // checks reports whether region checks the monitor of uid: the monitor

@@ -588,6 +588,14 @@ type Store interface {
 	// AgentsOnline returns, per region, how many agents were last in
 	// contact at since or later and the latest contact.
 	AgentsOnline(ctx context.Context, since time.Time) (map[string]AgentPresence, error)
+	// RecordAgentReport records what a push of an agent said about the
+	// results it holds back: the push is a contact (as RecordAgentContact),
+	// its backlog replaces the agent's when r.At is its latest report, and
+	// r.Replayed is added to the region's replayed results.
+	RecordAgentReport(ctx context.Context, r AgentReport) error
+	// RegionReplays returns, per region that ever had results replayed,
+	// how many in all and when last.
+	RegionReplays(ctx context.Context) (map[string]RegionReplays, error)
 	// Judge runs fn in one write transaction holding the monitor's judgement
 	// lock, so that judgements of one monitor run one at a time across every
 	// process sharing the store (PostgreSQL: a transaction-scoped advisory
@@ -795,5 +803,33 @@ type AgentPresence struct {
 	// Agents is how many agents were in contact within the window asked.
 	Agents int
 	// Last is the latest contact of any of them.
+	Last time.Time
+	// Backlog sums the results each of them still held at its last push
+	// (AgentReport.Backlog).
+	Backlog int
+}
+
+// AgentReport is what one push of a probe agent tells about the results
+// the agent holds back (probeapi.ResultBatch's Backlog and Replayed).
+// Every replica writes the reports of the agents that reach it, so the
+// region's figures are the sum over replicas.
+type AgentReport struct {
+	Region, Agent string
+	// At is when the push arrived.
+	At time.Time
+	// Backlog is how many results the agent still held after the push.
+	Backlog int
+	// Replayed is how many results delivered late this report adds to the
+	// region's total (a replica may add several pushes' in one report).
+	Replayed int
+}
+
+// RegionReplays is what a region's agents delivered late, across replicas:
+// results whose push had failed (a cut link, a refused token) or that a
+// restarted agent found on disk.
+type RegionReplays struct {
+	// Results counts them since the store was created.
+	Results int64
+	// Last is when a replica last recorded some.
 	Last time.Time
 }

@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/localcp"
@@ -29,7 +28,7 @@ type Env struct {
 	// Client bypasses every cache: what it reads is what the server holds.
 	Client  client.Client
 	Manager *manager.Manager
-	env     *envtest.Environment
+	env     *localcp.ControlPlane
 	cancel  context.CancelFunc
 	done    chan error
 }
@@ -46,8 +45,8 @@ func Start(opts manager.Options) (*Env, error) {
 		return nil, fmt.Errorf("start control plane: %w", err)
 	}
 	e := &Env{Config: cfg, env: cp, done: make(chan error, 1)}
-	wo := cp.WebhookInstallOptions
-	opts.WebhookHost, opts.WebhookPort, opts.WebhookCertDir = wo.LocalServingHost, wo.LocalServingPort, wo.LocalServingCertDir
+	wo := cp.Webhook
+	opts.WebhookHost, opts.WebhookPort, opts.WebhookCertDir = wo.Host, wo.Port, wo.CertDir
 	// Several managers may run in one test process (one per suite or test).
 	opts.SkipNameValidation = true
 	if opts.Store == "" {
@@ -98,7 +97,7 @@ func (e *Env) waitForWebhooks(ctx context.Context) error {
 
 // WebhookCertDir holds the webhook serving certificate that the control
 // plane trusts, for a second manager (another replica) to serve with.
-func (e *Env) WebhookCertDir() string { return e.env.WebhookInstallOptions.LocalServingCertDir }
+func (e *Env) WebhookCertDir() string { return e.env.Webhook.CertDir }
 
 // StopManager stops the manager, leaving the control plane running.
 func (e *Env) StopManager() {
@@ -116,8 +115,8 @@ func (e *Env) StopManager() {
 // restarted or newly elected replica would (webhook settings are reused).
 func (e *Env) StartManager(opts manager.Options) error {
 	opts.SkipNameValidation = true
-	wo := e.env.WebhookInstallOptions
-	opts.WebhookHost, opts.WebhookPort, opts.WebhookCertDir = wo.LocalServingHost, wo.LocalServingPort, wo.LocalServingCertDir
+	wo := e.env.Webhook
+	opts.WebhookHost, opts.WebhookPort, opts.WebhookCertDir = wo.Host, wo.Port, wo.CertDir
 	if opts.MetricsAddr == "" {
 		opts.MetricsAddr = "0"
 	}
@@ -152,13 +151,9 @@ func (e *Env) Stop() {
 // authenticates as that user rather than impersonating it, and returns the
 // file's path.
 func (e *Env) Kubeconfig(dir, name string, groups ...string) (string, error) {
-	u, err := e.env.AddUser(envtest.User{Name: name, Groups: groups}, nil)
+	raw, err := e.env.Kubeconfig(name, groups...)
 	if err != nil {
 		return "", fmt.Errorf("add user %s: %w", name, err)
-	}
-	raw, err := u.KubeConfig()
-	if err != nil {
-		return "", fmt.Errorf("render kubeconfig of %s: %w", name, err)
 	}
 	path := filepath.Join(dir, name+".kubeconfig")
 	return path, os.WriteFile(path, raw, 0o600)

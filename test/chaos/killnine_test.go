@@ -58,7 +58,7 @@ func TestManagerKillNine(t *testing.T) {
 	const ns = "uptime-operator-system"
 	must(t, cp.client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
 	caFile := receiverCAFile(t)
-	wo := cp.env.WebhookInstallOptions
+	wo := cp.env.Webhook
 
 	var reps [2]*replica
 	for i := range reps {
@@ -66,12 +66,12 @@ func TestManagerKillNine(t *testing.T) {
 		_, whPort, _ := net.SplitHostPort(r.webhook)
 		cmd := exec.Command(bin, "manager", "--store", pg.dsn, "--api-listen", r.api,
 			"--health-probe-bind-address", r.health, "--metrics-bind-address", "0",
-			"--webhook-port", whPort, "--webhook-cert-dir", wo.LocalServingCertDir,
+			"--webhook-port", whPort, "--webhook-cert-dir", wo.CertDir,
 			"--leader-elect", "--namespace", ns, "--allow-private-targets", "--trusted-ca-file", caFile)
 		r.p = startProc(t, fmt.Sprintf("replica-%d", i), []string{"KUBECONFIG=" + cp.kubeconfig, fmt.Sprintf("POD_NAME=replica-%d", i)}, cmd)
 		reps[i] = r
 	}
-	newBalancer(t, fmt.Sprintf("%s:%d", wo.LocalServingHost, wo.LocalServingPort), reps[0].webhook, reps[1].webhook)
+	newBalancer(t, fmt.Sprintf("%s:%d", wo.Host, wo.Port), reps[0].webhook, reps[1].webhook)
 	lb := newBalancer(t, "127.0.0.1:0", reps[0].api, reps[1].api)
 	waitFor(t, "both replicas ready", 120*time.Second, func() bool { return reps[0].ready() && reps[1].ready() })
 	leader := -1

@@ -28,7 +28,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/localcp"
@@ -74,7 +73,7 @@ func operatorBinary(t *testing.T) string {
 // webhook configuration installed and no manager: the test runs managers as
 // processes of their own against kubeconfig.
 type controlPlane struct {
-	env        *envtest.Environment
+	env        *localcp.ControlPlane
 	client     client.Client
 	kubeconfig string
 }
@@ -91,9 +90,7 @@ func startControlPlane(t *testing.T) *controlPlane {
 	startMu.Unlock()
 	must(t, err)
 	t.Cleanup(func() { _ = env.Stop() })
-	user, err := env.AddUser(envtest.User{Name: "chaos-admin", Groups: []string{"system:masters"}}, nil)
-	must(t, err)
-	raw, err := user.KubeConfig()
+	raw, err := env.Kubeconfig("chaos-admin", "system:masters")
 	must(t, err)
 	kc := filepath.Join(t.TempDir(), "kubeconfig")
 	must(t, os.WriteFile(kc, raw, 0o600))

@@ -26,6 +26,8 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 )
 
 // A remote site: a second cluster (hack/cluster.sh with SITE=2: its own
@@ -342,6 +344,26 @@ func regionLine(region string) string {
 	return out
 }
 
+// regionStatus reads a ProbeRegion's status as kubectl shows it.
+func regionStatus(region string) (monv1.ProbeRegionStatus, error) {
+	out, err := kubectl("get", "proberegion", region, "-o", "json")
+	if err != nil {
+		return monv1.ProbeRegionStatus{}, fmt.Errorf("get proberegion %s: %w: %s", region, err, out)
+	}
+	var pr monv1.ProbeRegion
+	if err := json.Unmarshal([]byte(out), &pr); err != nil {
+		return monv1.ProbeRegionStatus{}, err
+	}
+	return pr.Status, nil
+}
+
+func mustRegionStatus(region string) monv1.ProbeRegionStatus {
+	GinkgoHelper()
+	st, err := regionStatus(region)
+	Expect(err).NotTo(HaveOccurred())
+	return st
+}
+
 // noGaps checks that checks (oldest first) from..to follow each other at
 // most 1.5 intervals apart: no result of the window was lost.
 func noGaps(checks []storedCheck, from, to time.Time) (int, error) {
@@ -577,6 +599,10 @@ spec:
 			replayedBefore, maxBuffered   float64
 			toStale, toOffline, toOnline  time.Duration
 			restored                      bool
+			// What the region's status said: replayedResults before the
+			// cut, the largest bufferedResults seen, the replayed results
+			// it added.
+			statusReplayedBefore, statusMaxBuffered, statusReplayed int64
 		}
 		links := []*cutLink{
 			{region: bareRegion, netns: bareNetns, chain: "OUTPUT", metrics: net.JoinHostPort(bareAddr, "8081")},
@@ -587,6 +613,7 @@ spec:
 		}
 		for _, l := range links {
 			l.replayedBefore = mustMetricAt(l.metrics, "uptime_probe_replayed_results_total", "")
+			l.statusReplayedBefore = mustRegionStatus(l.region).ReplayedResults
 		}
 		start := time.Now()
 		for _, l := range links {
@@ -611,6 +638,9 @@ spec:
 			for _, l := range links {
 				if b, err := metricAt(l.metrics, "uptime_probe_buffered_results", ""); err == nil {
 					l.maxBuffered = max(l.maxBuffered, b)
+				}
+				if st, err := regionStatus(l.region); err == nil {
+					l.statusMaxBuffered = max(l.statusMaxBuffered, st.BufferedResults)
 				}
 				if l.toStale == 0 && slices.Contains(x.Abstaining, l.region) {
 					l.toStale = time.Since(start)
@@ -641,18 +671,37 @@ spec:
 					l.toOnline = time.Since(restoredAt)
 				}
 				g.Expect(x.vote(l.region)).To(Equal("pass"), l.region)
+				if st, err := regionStatus(l.region); err == nil {
+					l.statusMaxBuffered = max(l.statusMaxBuffered, st.BufferedResults)
+				}
 			}
 		}, 3*time.Minute, 2*time.Second).Should(Succeed())
 		var report []string
 		for _, l := range links {
 			replayed := mustMetricAt(l.metrics, "uptime_probe_replayed_results_total", "") - l.replayedBefore
 			Expect(replayed).To(BeNumerically(">=", 3), "%s: results checked during the cut were replayed", l.region)
+			// The region's status (docs/operations.md, "A cut link"): the
+			// managers counted at least what the agent says it replayed (a
+			// push accepted whose answer was lost is replayed and counted
+			// again), and nothing is left buffered. The status is
+			// refreshed every 30 s.
+			Eventually(func(g Gomega) {
+				st, err := regionStatus(l.region)
+				g.Expect(err).NotTo(HaveOccurred())
+				l.statusMaxBuffered = max(l.statusMaxBuffered, st.BufferedResults)
+				l.statusReplayed = st.ReplayedResults - l.statusReplayedBefore
+				g.Expect(float64(l.statusReplayed)).To(BeNumerically(">=", replayed), "%s: status.replayedResults", l.region)
+				g.Expect(st.BufferedResults).To(BeZero(), "%s: status.bufferedResults", l.region)
+				g.Expect(st.LastReplay).NotTo(BeNil(), "%s: status.lastReplay", l.region)
+				g.Expect(st.LastReplay.Time).To(BeTemporally(">=", start.Truncate(time.Second)), "%s: status.lastReplay", l.region)
+			}, 2*time.Minute, 2*time.Second).Should(Succeed())
 			checks := regionChecks(uid, l.region)
 			Expect(uniqueIDs(checks)).To(Succeed(), l.region)
 			n, err := noGaps(checks, start, restoredAt)
 			Expect(err).NotTo(HaveOccurred(), "%s: the checks of the cut were not all stored", l.region)
-			report = append(report, fmt.Sprintf("%s stale and abstaining after %s, offline after %s, up to %.0f results buffered, online again %s after the link returned, %.0f replayed, %d checks of the cut stored with no gap and no id twice",
-				l.region, l.toStale.Round(time.Second), l.toOffline.Round(time.Second), l.maxBuffered, l.toOnline.Round(time.Second), replayed, n))
+			report = append(report, fmt.Sprintf("%s stale and abstaining after %s, offline after %s, up to %.0f results buffered, online again %s after the link returned, %.0f replayed, %d checks of the cut stored with no gap and no id twice; status: replayedResults +%d, bufferedResults at most %d seen, back to 0",
+				l.region, l.toStale.Round(time.Second), l.toOffline.Round(time.Second), l.maxBuffered, l.toOnline.Round(time.Second), replayed, n,
+				l.statusReplayed, l.statusMaxBuffered))
 		}
 		m, err := getMonitor(workNS, remoteMon)
 		Expect(err).NotTo(HaveOccurred())

@@ -153,6 +153,49 @@ func testAgentContacts(t *testing.T, s store.Store) {
 	eq(t, "us agents", got["us"].Agents, 2)
 	eq(t, "us last contact", got["us"].Last.Equal(base.Add(-30*time.Second)), true)
 	eq(t, "regions", len(got), 2)
+	eq(t, "eu backlog before any report", got["eu"].Backlog, 0)
+}
+
+// testAgentReports: two replicas report the pushes of the agents that reach
+// each; the region's backlog is the sum over its live agents of the latest
+// report of each (whichever replica wrote it, in whatever order), and its
+// replayed results add up.
+func testAgentReports(t *testing.T, s store.Store) {
+	c := ctx(t)
+	before, err := s.RegionReplays(c)
+	must(t, err)
+	eq(t, "no replays yet", len(before), 0)
+	// Replica 1 hears a1, replica 2 hears a2; a3's last push is too old.
+	must(t, s.RecordAgentReport(c, store.AgentReport{Region: "eu", Agent: "a1", At: base.Add(-10 * time.Second), Backlog: 40, Replayed: 500}))
+	must(t, s.RecordAgentReport(c, store.AgentReport{Region: "eu", Agent: "a2", At: base.Add(-5 * time.Second), Backlog: 2, Replayed: 7}))
+	must(t, s.RecordAgentReport(c, store.AgentReport{Region: "eu", Agent: "a3", At: base.Add(-time.Hour), Backlog: 1000}))
+	must(t, s.RecordAgentContact(c, "eu", "a2", base)) // a poll: the backlog stays
+	got, err := s.AgentsOnline(c, base.Add(-90*time.Second))
+	must(t, err)
+	eq(t, "eu agents", got["eu"].Agents, 2)
+	eq(t, "eu backlog of the live agents", got["eu"].Backlog, 42)
+	eq(t, "eu last contact", got["eu"].Last.Equal(base), true)
+
+	// a1 drains its backlog: the report reaches replica 2 first, then an
+	// older one (a retried write of replica 1) arrives: the later wins.
+	must(t, s.RecordAgentReport(c, store.AgentReport{Region: "eu", Agent: "a1", At: base, Backlog: 0, Replayed: 40}))
+	must(t, s.RecordAgentReport(c, store.AgentReport{Region: "eu", Agent: "a1", At: base.Add(-2 * time.Second), Backlog: 20, Replayed: 20}))
+	got, err = s.AgentsOnline(c, base.Add(-90*time.Second))
+	must(t, err)
+	eq(t, "eu backlog after a1 drained", got["eu"].Backlog, 2)
+	eq(t, "eu last contact kept", got["eu"].Last.Equal(base), true)
+
+	must(t, s.RecordAgentReport(c, store.AgentReport{Region: "us", Agent: "b1", At: base, Backlog: 3}))
+	replays, err := s.RegionReplays(c)
+	must(t, err)
+	eq(t, "eu replayed, both replicas", replays["eu"].Results, int64(500+7+40+20))
+	eq(t, "eu last replay", replays["eu"].Last.Equal(base), true)
+	_, us := replays["us"]
+	eq(t, "us never replayed", us, false)
+
+	if err := s.RecordAgentReport(c, store.AgentReport{Region: "eu", Agent: "a1", At: base, Backlog: -1}); !errors.Is(err, store.ErrInvalid) {
+		t.Fatalf("a negative backlog: %v, want ErrInvalid", err)
+	}
 }
 
 func testUnsettledMonitors(t *testing.T, s store.Store) {

@@ -36,6 +36,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"JudgeSerialisesOneMonitor", testJudge},
 		{"UnsettledMonitors", testUnsettledMonitors},
 		{"AgentContacts", testAgentContacts},
+		{"AgentReports", testAgentReports},
 		{"LatencyStats", testLatencyStats},
 		{"RollupUptimeMatchesRaw", testRollupMatchesRaw},
 		{"UptimeWindows", testUptimeWindows},

@@ -143,9 +143,61 @@ func (s *Store) RecordAgentContact(ctx context.Context, region, agent string, at
 	return nil
 }
 
+// RecordAgentReport implements store.Store: in one transaction, the
+// contact, the backlog (unless a later report of the agent is stored; the
+// writes of two replicas may arrive out of order) and the region's
+// replayed results.
+func (s *Store) RecordAgentReport(ctx context.Context, r store.AgentReport) error {
+	if r.Backlog < 0 || r.Replayed < 0 {
+		return fmt.Errorf("%w: agent report of %s/%s: negative backlog or replayed count", store.ErrInvalid, r.Region, r.Agent)
+	}
+	t := s.D.Time(store.UTC(r.At))
+	err := s.B.Write(ctx, func(q Querier) error {
+		if _, err := q.Exec(ctx, `INSERT INTO agent_contacts (region, agent, last_contact, backlog, backlog_at) VALUES (?, ?, ?, ?, ?)
+ ON CONFLICT (region, agent) DO UPDATE SET
+ last_contact = CASE WHEN excluded.last_contact > agent_contacts.last_contact THEN excluded.last_contact ELSE agent_contacts.last_contact END,
+ backlog = CASE WHEN agent_contacts.backlog_at IS NULL OR excluded.backlog_at >= agent_contacts.backlog_at THEN excluded.backlog ELSE agent_contacts.backlog END,
+ backlog_at = CASE WHEN agent_contacts.backlog_at IS NULL OR excluded.backlog_at >= agent_contacts.backlog_at THEN excluded.backlog_at ELSE agent_contacts.backlog_at END`,
+			r.Region, r.Agent, t, r.Backlog, t); err != nil {
+			return err
+		}
+		if r.Replayed == 0 {
+			return nil
+		}
+		_, err := q.Exec(ctx, `INSERT INTO region_replays (region, results, last_replay) VALUES (?, ?, ?)
+ ON CONFLICT (region) DO UPDATE SET results = region_replays.results + excluded.results,
+ last_replay = CASE WHEN excluded.last_replay > region_replays.last_replay THEN excluded.last_replay ELSE region_replays.last_replay END`,
+			r.Region, r.Replayed, t)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("record agent report: %w", err)
+	}
+	return nil
+}
+
+// RegionReplays implements store.Store.
+func (s *Store) RegionReplays(ctx context.Context) (map[string]store.RegionReplays, error) {
+	rows, err := s.B.Reader().Query(ctx, "SELECT region, results, last_replay FROM region_replays")
+	if err != nil {
+		return nil, fmt.Errorf("region replays: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]store.RegionReplays{}
+	for rows.Next() {
+		var region string
+		var r store.RegionReplays
+		if err := rows.Scan(&region, &r.Results, s.D.ScanTime(&r.Last)); err != nil {
+			return nil, fmt.Errorf("region replays: %w", err)
+		}
+		out[region] = r
+	}
+	return out, rows.Err()
+}
+
 // AgentsOnline implements store.Store.
 func (s *Store) AgentsOnline(ctx context.Context, since time.Time) (map[string]store.AgentPresence, error) {
-	rows, err := s.B.Reader().Query(ctx, "SELECT region, agent, last_contact FROM agent_contacts WHERE last_contact >= ?",
+	rows, err := s.B.Reader().Query(ctx, "SELECT region, agent, last_contact, backlog FROM agent_contacts WHERE last_contact >= ?",
 		s.D.Time(store.UTC(since)))
 	if err != nil {
 		return nil, fmt.Errorf("agents online: %w", err)
@@ -155,11 +207,13 @@ func (s *Store) AgentsOnline(ctx context.Context, since time.Time) (map[string]s
 	for rows.Next() {
 		var region, agent string
 		var last time.Time
-		if err := rows.Scan(&region, &agent, s.D.ScanTime(&last)); err != nil {
+		var backlog int
+		if err := rows.Scan(&region, &agent, s.D.ScanTime(&last), &backlog); err != nil {
 			return nil, fmt.Errorf("agents online: %w", err)
 		}
 		p := out[region]
 		p.Agents++
+		p.Backlog += backlog
 		if last.After(p.Last) {
 			p.Last = last
 		}
