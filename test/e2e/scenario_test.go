@@ -116,13 +116,16 @@ spec:
 `
 		// Only the webhook knows which regions exist (the schema cannot).
 		// Right after the Pod is Ready, kube-proxy may not have programmed
-		// the webhook Service yet (connection refused): wait for it.
+		// the webhook Service yet (connection refused), and kube-apiserver
+		// may still call it with the CA bundle of the configuration it
+		// had before this install re-created it (x509: unknown authority):
+		// wait until the webhook itself answers.
 		var out string
 		Eventually(func(g Gomega) {
 			var err error
 			out, err = runIn(bad, "kubectl", "apply", "-f", "-")
 			g.Expect(err).To(HaveOccurred(), "a Monitor naming an unknown region was admitted")
-			g.Expect(out).NotTo(ContainSubstring("connection refused"))
+			g.Expect(out).NotTo(ContainSubstring("failed calling webhook"))
 		}, "60s", "2s").Should(Succeed())
 		Expect(out).To(ContainSubstring(`spec.regions[1]: Unsupported value: "mars-1": supported values: "e2e-a", "e2e-b"`))
 		proved("admission webhook refused a bad Monitor naming the field: %s", strings.TrimSpace(lastLine(out)))
