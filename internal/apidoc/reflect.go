@@ -38,6 +38,9 @@ import (
 //	enum=up|down         the allowed values
 //	min=1, max=255       minimum/maximum (length for strings, items for arrays)
 //	ref=MonitorConfig    the property is that component (for json.RawMessage)
+//	object               a json.RawMessage that holds a JSON object of any
+//	                     properties (the handler checks it is one, to answer
+//	                     a field error rather than a decoding error)
 //	itemformat=email     the format of an array's items
 //	nonnull              a pointer or restapi.Nullable that may be absent but
 //	                     not null (a request field whose absence the handler
@@ -217,6 +220,8 @@ func (r *reflector) field(f reflect.StructField) (M, error) {
 	var s M
 	if name, ok := tag["ref"]; ok {
 		s = Ref(name)
+	} else if _, ok := tag["object"]; ok {
+		s = Freeform("")
 	} else {
 		var err error
 		if s, err = r.typeSchema(t); err != nil {

@@ -292,17 +292,6 @@ func handSchemas() M {
 		// Groups.
 
 		// Incidents.
-		"Runbook": Obj("", M{"id": UUID(""), "name": Str(""), "steps": Arr(Ref("RunbookStepBody"), ""), "monitor_type": Null(Str("")), "service_tag": Null(Str("")), "is_active": Boolean(""), "created_at": DateTime("")}, "id", "name", "steps", "is_active"),
-		"DeployEventBody": Obj("", M{
-			"service_name": Bounds(Str(""), 1, 255), "environment": Bounds(Str(""), 1, 64), "version": Bounds(Str(""), 1, 120),
-			"deployed_at": DateTime("Default now."), "metadata": Freeform(""),
-			"source": Str("A code-hosting service name here is 400 USE_SIGNED_DEPLOY_HOOK."),
-		}, "service_name"),
-		"DeployEvent": Obj("", M{
-			"id": UUID(""), "service_name": Str(""), "environment": Null(Str("")), "version": Null(Str("")), "source": Null(Str("")),
-			"deployed_at": DateTime(""), "metadata": Null(Freeform("")), "created_at": DateTime(""),
-		}, "id", "service_name", "deployed_at"),
-
 		// Maintenance.
 		"MaintenanceBody": Obj("PUT and PATCH change only sent fields.", M{
 			"title": Bounds(Str(""), 1, 255), "description": Null(Bounds(Str(""), nil, 5000)),

@@ -1,5 +1,7 @@
 package restapi
 
+import "encoding/json"
+
 // Request bodies. The handlers decode into these types, and the OpenAPI
 // document derives the request schemas from them as it does the answers':
 // a field without omitempty is required, a pointer may be null unless its
@@ -115,4 +117,35 @@ type RunbookBody struct {
 type RunbookStepBody struct {
 	Title       string `json:"title" openapi:"min=1,max=255"`
 	Description string `json:"description,omitempty" openapi:"max=5000"`
+}
+
+// IncidentBody is the body of POST /incidents: a manual incident.
+type IncidentBody struct {
+	MonitorID string `json:"monitor_id" openapi:"format=uuid"`
+}
+
+// RunbookAttach is the optional body of POST /incidents/{id}/runbook.
+type RunbookAttach struct {
+	// RunbookID names the runbook; without it, the first active runbook for
+	// the monitor's type or one of its tags.
+	RunbookID string `json:"runbook_id,omitempty" openapi:"format=uuid"`
+}
+
+// RunbookStepState is the body of PATCH
+// /incidents/{id}/runbook-steps/{stepId}.
+type RunbookStepState struct {
+	IsCompleted *bool `json:"is_completed" openapi:"nonnull"`
+}
+
+// DeployEventBody is the body of POST /incidents/deploy-events.
+type DeployEventBody struct {
+	ServiceName *string `json:"service_name" openapi:"nonnull,min=1,max=255"`
+	Environment string  `json:"environment,omitempty" openapi:"min=1,max=64"`
+	Version     string  `json:"version,omitempty" openapi:"min=1,max=120"`
+	DeployedAt  string  `json:"deployed_at,omitempty" openapi:"format=date-time"` // Default now.
+	// Metadata is any object to keep with the deploy.
+	Metadata json.RawMessage `json:"metadata,omitempty" openapi:"object"`
+	// Source says where the deploy comes from; a code-hosting service name
+	// here is 400 USE_SIGNED_DEPLOY_HOOK.
+	Source string `json:"source,omitempty"`
 }
