@@ -45,6 +45,9 @@ import (
 //	nonnull              a pointer or restapi.Nullable that may be absent but
 //	                     not null (a request field whose absence the handler
 //	                     tells apart)
+//	required             a restapi.Nullable the handler requires all the same
+//	                     (a body shared by create, which requires it, and
+//	                     update, which does not)
 //
 // A restapi.Nullable[T] field is a T that may be null and is never required.
 //
@@ -186,7 +189,9 @@ func (r *reflector) object(t reflect.Type) (M, error) {
 			s = describe(s, d)
 		}
 		props[name] = s
-		if _, opt := optional(f.Type); !opt && !strings.Contains(","+opts+",", ",omitempty,") {
+		_, opt := optional(f.Type)
+		_, must := parseTag(f.Tag.Get("openapi"))["required"]
+		if must || !opt && !strings.Contains(","+opts+",", ",omitempty,") {
 			required = append(required, name)
 		}
 	}

@@ -303,21 +303,6 @@ func handSchemas() M {
 		}),
 
 		// Status pages.
-		"StatusPageCreate": Obj("", M{"title": Bounds(Str(""), 1, 255), "description": Null(Bounds(Str(""), nil, 1000)), "is_public": Boolean("")}, "title"),
-		"StatusPageUpdate": Strict(Obj("Unknown fields are rejected.", M{
-			"title": Bounds(Str(""), 1, 255), "description": Null(Bounds(Str(""), nil, 1000)), "slug": Bounds(Str(""), 3, 64),
-			"is_public": Boolean(""), "logo_url": Null(Str("https URL or empty.")), "favicon_url": Null(Str("https URL or empty; needs white-label.")),
-			"accent_color": Null(Str("Hex colour or empty.")), "hide_powered_by": Boolean("Needs white-label (403 WHITE_LABEL_NOT_ENTITLED)."),
-			"show_response_times": Boolean(""),
-		})),
-		"PageMonitorEntry": Obj("One monitor of PUT /status/pages/{id}/monitors.", M{"monitor_id": UUID(""), "section": Null(Bounds(Str(""), nil, 100))}, "monitor_id"),
-		"PageMonitorAdd":   Obj("Body of POST /status/pages/{id}/monitors; adding a monitor already on the page changes its section.", M{"monitorId": UUID(""), "section": Null(Bounds(Str(""), nil, 100))}, "monitorId"),
-		"PageMonitors":     Obj("", M{"monitors": Bounds(Arr(Ref("PageMonitorEntry"), ""), nil, 500)}, "monitors"),
-		"Languages": StrictObj("", M{
-			"default": Str(""), "enabled": Arr(Str(""), ""),
-			"translations": Arr(Obj("", M{"language": Str(""), "title": Str(""), "description": Str("")}, "language"), ""),
-		}),
-
 		// Alert channels.
 		"Connection": Obj("Channel fields at top level (by type: webhook_url; integration_key; api_key and region us/eu; chat_id; repository and token; to as E.164), plus name and routing. Blank secret fields on edit keep the stored value.", M{
 			"name": Bounds(Str("Default is the channel name."), nil, 60), "routing": Ref("Routing"),

@@ -95,8 +95,8 @@ type PageAccess struct {
 	IsPublic Nullable[bool]   `json:"is_public" openapi:"nonnull"`
 }
 
-// PageDomain is a status page's custom domain: the body of PUT
-// /status/pages/{id}/domain and its answer.
+// PageDomain is the body of PUT /status/pages/{id}/domain (the answer is
+// PageDomainState).
 type PageDomain struct {
 	_ struct{} `openapi:"strict"`
 	// Domain is the custom domain; null or empty removes it.
@@ -148,4 +148,69 @@ type DeployEventBody struct {
 	// Source says where the deploy comes from; a code-hosting service name
 	// here is 400 USE_SIGNED_DEPLOY_HOOK.
 	Source string `json:"source,omitempty"`
+}
+
+// StatusPageUpdate is the body of PATCH /status/pages/{id}: only the sent
+// fields change; unknown fields are rejected.
+type StatusPageUpdate struct {
+	_           struct{}         `openapi:"strict"`
+	Title       Nullable[string] `json:"title" openapi:"nonnull,min=1,max=255"`
+	Description Nullable[string] `json:"description" openapi:"max=1000"`
+	Slug        Nullable[string] `json:"slug" openapi:"nonnull,min=3,max=64"`
+	IsPublic    Nullable[bool]   `json:"is_public" openapi:"nonnull"`
+	LogoURL     Nullable[string] `json:"logo_url"`     // https URL or empty.
+	FaviconURL  Nullable[string] `json:"favicon_url"`  // https URL or empty; needs white-label.
+	AccentColor Nullable[string] `json:"accent_color"` // Hex colour or empty.
+	// HidePoweredBy needs white-label (403 WHITE_LABEL_NOT_ENTITLED).
+	HidePoweredBy     Nullable[bool] `json:"hide_powered_by" openapi:"nonnull"`
+	ShowResponseTimes Nullable[bool] `json:"show_response_times" openapi:"nonnull"`
+}
+
+// StatusPageCreate is the body of POST /status/pages: title is required,
+// the other settings are those of PATCH, and unknown fields are ignored.
+type StatusPageCreate struct {
+	// A type of its own, not StatusPageUpdate, only because the two differ
+	// in what the document says (required title, no strictness); the
+	// handler converts it to StatusPageUpdate, so the compiler keeps the
+	// two field lists identical.
+	_                 struct{}
+	Title             Nullable[string] `json:"title" openapi:"required,nonnull,min=1,max=255"`
+	Description       Nullable[string] `json:"description" openapi:"max=1000"`
+	Slug              Nullable[string] `json:"slug" openapi:"nonnull,min=3,max=64"`
+	IsPublic          Nullable[bool]   `json:"is_public" openapi:"nonnull"`
+	LogoURL           Nullable[string] `json:"logo_url"`                          // https URL or empty.
+	FaviconURL        Nullable[string] `json:"favicon_url"`                       // https URL or empty; needs white-label.
+	AccentColor       Nullable[string] `json:"accent_color"`                      // Hex colour or empty.
+	HidePoweredBy     Nullable[bool]   `json:"hide_powered_by" openapi:"nonnull"` // Needs white-label (403 WHITE_LABEL_NOT_ENTITLED).
+	ShowResponseTimes Nullable[bool]   `json:"show_response_times" openapi:"nonnull"`
+}
+
+// PageMonitorEntry is one monitor of PUT /status/pages/{id}/monitors.
+type PageMonitorEntry struct {
+	// The server also accepts the spelling monitorId here, as it accepts
+	// monitor_id in PageMonitorAdd: the document names one spelling per
+	// body, so that a generated client has no two fields of one name.
+	MonitorID string  `json:"monitor_id" openapi:"format=uuid"`
+	Section   *string `json:"section,omitempty" openapi:"max=100"`
+}
+
+// PageMonitorAdd is the body of POST /status/pages/{id}/monitors; adding a
+// monitor already on the page changes its section.
+type PageMonitorAdd struct {
+	MonitorID string  `json:"monitorId" openapi:"format=uuid"`
+	Section   *string `json:"section,omitempty" openapi:"max=100"`
+}
+
+// PageMonitors is the body of PUT /status/pages/{id}/monitors.
+type PageMonitors struct {
+	Monitors []PageMonitorEntry `json:"monitors" openapi:"max=500"`
+}
+
+// LanguagesBody is the body of PUT /status/pages/{id}/languages: it
+// replaces the page's languages.
+type LanguagesBody struct {
+	_            struct{}      `openapi:"strict"`
+	Default      string        `json:"default,omitempty"`
+	Enabled      []string      `json:"enabled,omitempty"`
+	Translations []Translation `json:"translations,omitempty"`
 }
