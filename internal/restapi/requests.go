@@ -214,3 +214,33 @@ type LanguagesBody struct {
 	Enabled      []string      `json:"enabled,omitempty"`
 	Translations []Translation `json:"translations,omitempty"`
 }
+
+// Routing is the body of PUT /integrations/connections/{connectionId}/routing
+// and the routing of a connection body: which alerts the connection
+// receives. Unknown fields are rejected.
+type Routing struct {
+	_           struct{} `openapi:"strict"`
+	Scope       string   `json:"scope,omitempty" openapi:"enum=all|groups|monitors"`      // Default all.
+	GroupIDs    []string `json:"group_ids,omitempty" openapi:"itemformat=uuid,max=500"`   // Required with scope groups.
+	MonitorIDs  []string `json:"monitor_ids,omitempty" openapi:"itemformat=uuid,max=500"` // Required with scope monitors.
+	MinSeverity string   `json:"min_severity,omitempty" openapi:"enum=down|degraded"`     // Default down.
+}
+
+// TestEmail is the optional body of POST /monitors/{id}/test-notification.
+type TestEmail struct {
+	// Email must be a recipient of the monitor's alerts; default is the
+	// first recipient.
+	Email Nullable[string] `json:"email" openapi:"format=email"`
+}
+
+// RecipientBody is the body of POST /alert-recipients; unknown fields are
+// rejected.
+type RecipientBody struct {
+	_     struct{} `openapi:"strict"`
+	Email string   `json:"email" openapi:"format=email"`
+}
+
+// ResendBody is the body of POST /alert-recipients/resend.
+type ResendBody struct {
+	Email string `json:"email" openapi:"format=email"`
+}
