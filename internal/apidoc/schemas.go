@@ -131,10 +131,8 @@ var (
 	monitorTypes      = []string{"http", "api", "ping", "port", "udp", "cron", "dns", "multistep", "mcp"}
 	monitorStates     = []string{"up", "down", "degraded", "blocked", "unknown", "pending", "paused", "maintenance"}
 	CheckStates       = []string{"up", "down", "degraded", "blocked", "unknown"}
-	bulkActions       = []string{"pause", "resume", "delete", "add_tags", "remove_tags", "move_group"}
 	IncidentStates    = []string{"ongoing", "resolved", "suppressed", "acknowledged"}
 	draftPhases       = []string{"investigating", "identified", "monitoring", "resolved"}
-	heartbeatOK       = []string{"success", "ok", "up", "fail", "failure", "down", "error"}
 	planActions       = []string{"create", "update", "replace", "delete", "noop"}
 	maintenanceStates = []string{"scheduled", "ongoing", "completed", "cancelled"}
 	errorCodes        = []string{
@@ -268,20 +266,6 @@ func handSchemas() M {
 			"tool_call":                 Obj("mcp.", M{"name": Str(""), "arguments": Freeform("")}, "name"),
 			"notification_emails":       Arr(Email(""), "Per-monitor alert recipients; ignored when sent with an API key on POST/PUT /monitors; needs an Automation key through monitoring as code."),
 		}), "maxProperties", 50, "additionalProperties", false),
-		"BulkRequest": Obj("", M{
-			"action": Enum("", bulkActions...), "ids": Bounds(Arr(UUID(""), ""), 1, 500),
-			"tags": Arr(Str(""), "For add_tags and remove_tags."), "group_id": Null(UUID("For move_group; null removes from the group.")),
-		}, "action", "ids"),
-		"Regions": Obj("The regions a monitor is checked from.", M{
-			"regions":           Arr(Str(""), "Regions the monitor is checked from: its own list, or the plan's default regions when it has none."),
-			"effective_regions": Arr(Str(""), "The same list, under the name of the monitor object's field."),
-			"is_default":        Boolean("True when the list is the plan's default (the monitor sets no regions of its own)."),
-		}, "regions", "effective_regions", "is_default"),
-		"CronHeartbeat": (Obj("", M{
-			"status": Enum("", heartbeatOK...), "execution_time_ms": Bounds(Integer(""), 0, 604800000),
-			"execution_count": Integer(""), "status_code": Bounds(Integer(""), 0, 999),
-		})),
-
 		// Groups.
 
 		// Incidents.

@@ -244,3 +244,31 @@ type RecipientBody struct {
 type ResendBody struct {
 	Email string `json:"email" openapi:"format=email"`
 }
+
+// RegionsBody is the body of PUT /monitors/{id}/regions.
+type RegionsBody struct {
+	Regions []string `json:"regions" openapi:"min=1,max=50"`
+}
+
+// RunCheckBody is the optional body of POST /monitors/{id}/run-check.
+type RunCheckBody struct {
+	Region string `json:"region,omitempty"` // Probe region code; the query parameter region does the same.
+}
+
+// CronHeartbeat is the optional body of POST
+// /monitors/{id}/cron-heartbeat.
+type CronHeartbeat struct {
+	Status          *string `json:"status,omitempty" openapi:"nonnull,enum=success|ok|up|fail|failure|down|error"`
+	ExecutionTimeMs *int64  `json:"execution_time_ms,omitempty" openapi:"nonnull,min=0,max=604800000"`
+	ExecutionCount  *int64  `json:"execution_count,omitempty" openapi:"nonnull"`
+	StatusCode      *int    `json:"status_code,omitempty" openapi:"nonnull,min=0,max=999"`
+}
+
+// BulkRequest is the body of POST /monitors/bulk.
+type BulkRequest struct {
+	Action string   `json:"action" openapi:"enum=pause|resume|delete|add_tags|remove_tags|move_group"`
+	IDs    []string `json:"ids" openapi:"itemformat=uuid,min=1,max=500"`
+	Tags   []string `json:"tags,omitempty"` // For add_tags and remove_tags.
+	// GroupID is for move_group; null removes from the group.
+	GroupID Nullable[string] `json:"group_id" openapi:"format=uuid"`
+}
