@@ -38,6 +38,8 @@ import (
 //	enum=up|down         the allowed values
 //	min=1, max=255       minimum/maximum (length for strings, items for arrays)
 //	ref=MonitorConfig    the property is that component (for json.RawMessage)
+//	itemref=MonitorSpec  the property is an array of that component (for
+//	                     []json.RawMessage)
 //	object               a json.RawMessage that holds a JSON object of any
 //	                     properties (the handler checks it is one, to answer
 //	                     a field error rather than a decoding error)
@@ -225,6 +227,8 @@ func (r *reflector) field(f reflect.StructField) (M, error) {
 	var s M
 	if name, ok := tag["ref"]; ok {
 		s = Ref(name)
+	} else if name, ok := tag["itemref"]; ok {
+		s = Arr(Ref(name), "")
 	} else if _, ok := tag["object"]; ok {
 		s = Freeform("")
 	} else {

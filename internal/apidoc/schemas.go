@@ -133,7 +133,6 @@ var (
 	CheckStates       = []string{"up", "down", "degraded", "blocked", "unknown"}
 	IncidentStates    = []string{"ongoing", "resolved", "suppressed", "acknowledged"}
 	draftPhases       = []string{"investigating", "identified", "monitoring", "resolved"}
-	planActions       = []string{"create", "update", "replace", "delete", "noop"}
 	maintenanceStates = []string{"scheduled", "ongoing", "completed", "cancelled"}
 	errorCodes        = []string{
 		"VALIDATION_ERROR", "BAD_REQUEST", "USE_SIGNED_DEPLOY_HOOK", "PAYLOAD_TOO_LARGE", "NOT_FOUND", "UNAUTHORIZED",
@@ -186,21 +185,6 @@ func handSchemas() M {
 	monitorSpec["key"] = Ref("MonitorKey")
 	monitorSpec["paused"] = Boolean("Whether the monitor is paused.")
 	monitorSpec["regions"] = Null(regions)
-	planChange := Obj("One change of a plan.", M{
-		"action": Enum("", planActions...), "key": Ref("MonitorKey"), "monitor_id": Null(UUID("")), "name": Str(""), "type": Str(""),
-		"adopted": Boolean("An un-keyed monitor of the same name and type gets the key."),
-		"diff": Arr(Obj("", M{
-			"field": Str("Managed field, e.g. config.timeout."),
-			"from":  AnyValue("Value before the change; null when unset."),
-			"to":    AnyValue("Value after the change; null when removed."),
-		}, "field", "from", "to"), "Changed managed fields."),
-	}, "action", "key", "monitor_id", "name", "type")
-	planSummary := M{"create": Integer(""), "update": Integer(""), "replace": Integer(""), "delete": Integer(""), "noop": Integer(""), "total": Integer("")}
-	applySummary := With(planSummary)
-	for _, k := range []string{"applied", "unchanged", "failed", "skipped"} {
-		applySummary[k] = Integer("")
-	}
-	warning := Obj("", M{"key": Str(""), "message": Str("")}, "message")
 	return M{
 		// Errors.
 		"ErrorCode": Enum("Error codes of the API.", errorCodes...),
@@ -290,24 +274,6 @@ func handSchemas() M {
 		}),
 		// Reliability.
 		// Monitoring as code.
-		"PlanRequest": Obj("Body of plan and apply (up to 2 MB).", M{
-			"monitors":                        Bounds(Arr(Ref("MonitorSpec"), "Every spec needs a key."), nil, 500),
-			"prune":                           Boolean("Delete keyed monitors not in the list."),
-			"adopt_by_name":                   Boolean("Give a key to an un-keyed monitor with the same name and type."),
-			"continue_on_error":               Boolean("Apply only."),
-			"expected_fingerprint":            Str("Apply only: the plan_fingerprint of the reviewed plan (409 PLAN_CHANGED when different)."),
-			"allow_prune_without_fingerprint": Boolean("Apply only."),
-		}, "monitors"),
-		"Plan": Obj("", M{
-			"changes": Arr(planChange, ""), "summary": Obj("", planSummary), "warnings": Arr(warning, ""),
-			"plan_fingerprint": Str("sha256:<hex> of the canonical changes."),
-		}, "changes", "summary", "warnings", "plan_fingerprint"),
-		"ApplyResult": Obj("200, or 207 when some changes failed.", M{
-			"ok": Boolean(""), "summary": Obj("", applySummary),
-			"results":          Arr(Obj("", M{"key": Str(""), "action": Enum("", planActions...), "status": Str(""), "monitor_id": Null(UUID("")), "error": Ref("ErrorBody")}, "key", "action", "status"), ""),
-			"plan_fingerprint": Str(""), "warnings": Arr(warning, ""),
-		}, "ok", "summary", "results", "plan_fingerprint"),
-
 		// AI incident assist.
 		"FollowedProvider": M{"allOf": []any{Ref("ThirdPartySubscription"), Obj("", M{"provider_name": Str("")}, "provider_name")},
 			"description": "A followed provider: the subscription and the provider's name."},

@@ -272,3 +272,27 @@ type BulkRequest struct {
 	// GroupID is for move_group; null removes from the group.
 	GroupID Nullable[string] `json:"group_id" openapi:"format=uuid"`
 }
+
+// PlanRequest is the body of plan and apply (up to 2 MB).
+type PlanRequest struct {
+	// Monitors are the specs; every spec needs a key. The items stay raw
+	// JSON: each is decoded and checked on its own, so an error names its
+	// index.
+	Monitors    Nullable[[]json.RawMessage] `json:"monitors" openapi:"required,nonnull,itemref=MonitorSpec,max=500"`
+	Prune       bool                        `json:"prune,omitempty"`         // Delete keyed monitors not in the list.
+	AdoptByName bool                        `json:"adopt_by_name,omitempty"` // Give a key to an un-keyed monitor with the same name and type.
+	// ContinueOnError is for apply only.
+	ContinueOnError bool `json:"continue_on_error,omitempty"`
+	// ExpectedFingerprint is for apply only: the plan_fingerprint of the
+	// reviewed plan (409 PLAN_CHANGED when different).
+	ExpectedFingerprint string `json:"expected_fingerprint,omitempty"`
+	// AllowPruneWithoutFingerprint is for apply only.
+	AllowPruneWithoutFingerprint bool `json:"allow_prune_without_fingerprint,omitempty"`
+}
+
+// MonitorKeyBody is the body of PUT /automation/monitors/by-id/{id}/key.
+type MonitorKeyBody struct {
+	_ struct{} `openapi:"strict"`
+	// Key is the monitor's new key, or null to remove it.
+	Key Nullable[string] `json:"key" openapi:"required,ref=MonitorKey"`
+}
