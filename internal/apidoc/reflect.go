@@ -60,11 +60,11 @@ import (
 // A named string type with constants of that type (restapi.Fault) is an
 // enum of the constants' values.
 //
-// A few answers are domain records sent unchanged (apiserver.openAPITypes
-// lists them); they are reflected the same way. Their storage fields show on the wire as
-// they do in the document, which is the point: the document cannot promise
-// less or more than the server sends. Moving them to internal/restapi
-// types is the next step.
+// A few answers are domain records sent unchanged; they are reflected the
+// same way. Their storage fields show on the wire as they do in the
+// document, which is the point: the document cannot promise less or more
+// than the server sends. Moving them to internal/restapi types is the next
+// step.
 
 // modulePath is the module whose packages the reflector reads doc comments
 // from; the module's directory is found from the working directory up.

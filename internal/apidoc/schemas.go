@@ -146,10 +146,11 @@ var (
 	}
 )
 
-// handSchemas are the components.schemas not derived from Go types: the
-// error shapes, the monitor bodies and config, and the request bodies and
-// answers that have no Go type yet. Each one here is a candidate for a type
-// in internal/restapi.
+// handSchemas are the components.schemas not derived from Go types, each
+// for a reason given where it is written: the error shapes (one Go
+// ErrorBody, several documented shapes), the monitor bodies and config, the
+// alert-channel connection body, the maintenance body, and the answers
+// that extend a stored record with a field.
 func handSchemas() M {
 	tags := Bounds(Arr(Bounds(Str("Tag; lower-cased and de-duplicated."), 1, 32), "Up to 20 tags."), nil, 20)
 	regions := Bounds(Arr(Str("Probe region code."), "Probe region codes."), 1, 50)
@@ -208,7 +209,11 @@ func handSchemas() M {
 		}, "error", "code", "details"),
 		"PlainTooMany": With(Str("Plain-text 429 body."), "const", "Too many requests, please try again later"),
 
-		// Monitors.
+		// Monitors. The bodies are core.MonitorBody, one Go type for three
+		// documented bodies (create requires name, update does not, the
+		// monitoring-as-code spec adds key and paused and refuses group_id),
+		// and MonitorConfig is polymorphic by monitor type: both stay written
+		// here until MonitorBody is split into restapi types.
 		"SecretRef":     Obj("Reference to a Secret key of the workspace.", M{"secret_ref": Obj("", M{"name": Str(""), "key": Str("")}, "name", "key")}, "secret_ref"),
 		"MonitorKey":    With(Bounds(Str("Monitoring-as-code key: letters, digits and . _ : / -, starting with a letter or digit."), 1, 128), "pattern", `^[A-Za-z0-9][A-Za-z0-9._:/-]*$`),
 		"MonitorCreate": Obj("Body of POST /monitors and POST /monitors/test. Unknown top-level fields are ignored.", monitorFields(true), "name"),
@@ -250,10 +255,9 @@ func handSchemas() M {
 			"tool_call":                 Obj("mcp.", M{"name": Str(""), "arguments": Freeform("")}, "name"),
 			"notification_emails":       Arr(Email(""), "Per-monitor alert recipients; ignored when sent with an API key on POST/PUT /monitors; needs an Automation key through monitoring as code."),
 		}), "maxProperties", 50, "additionalProperties", false),
-		// Groups.
-
-		// Incidents.
-		// Maintenance.
+		// Maintenance: the handler's body type lives in its package, because
+		// a recurrence is a frequency string or an object and its decoder
+		// reports a field error of the REST core.
 		"MaintenanceBody": Obj("PUT and PATCH change only sent fields.", M{
 			"title": Bounds(Str(""), 1, 255), "description": Null(Bounds(Str(""), nil, 5000)),
 			"starts_at": DateTime("Required on create."), "ends_at": DateTime("Required on create; after starts_at."), "time_zone": Str("IANA."),
@@ -263,8 +267,6 @@ func handSchemas() M {
 			"group_ids": Bounds(Arr(UUID(""), ""), nil, 100), "impact": Enum("", "low", "medium", "high"), "cancelled": Boolean(""),
 		}),
 
-		// Status pages.
-		// Alert channels.
 		// Connection stays hand-written: its fields depend on the channel
 		// type in the path, and the handler reads it as a map by type.
 		"Connection": Obj("Channel fields at top level (by type: webhook_url; integration_key; api_key and region us/eu; chat_id; repository and token; to as E.164), plus name and routing. Blank secret fields on edit keep the stored value.", M{
@@ -272,9 +274,8 @@ func handSchemas() M {
 			"webhook_url": URI(""), "integration_key": Str(""), "api_key": Str(""), "region": Enum("", "us", "eu"),
 			"chat_id": Str(""), "repository": Str("owner/repo."), "token": Str(""), "to": Str("E.164 phone number."),
 		}),
-		// Reliability.
-		// Monitoring as code.
-		// AI incident assist.
+		// Third-party status: the store's subscription with the provider's
+		// name (restapi may not import the store).
 		"FollowedProvider": M{"allOf": []any{Ref("ThirdPartySubscription"), Obj("", M{"provider_name": Str("")}, "provider_name")},
 			"description": "A followed provider: the subscription and the provider's name."},
 		// Website health: the store's records with the report summary.
