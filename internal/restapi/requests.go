@@ -296,3 +296,17 @@ type MonitorKeyBody struct {
 	// Key is the monitor's new key, or null to remove it.
 	Key Nullable[string] `json:"key" openapi:"required,ref=MonitorKey"`
 }
+
+// ThirdPartySubscriptionBody is the body of POST
+// /third-party-status/subscriptions (provider_id required) and PATCH
+// /third-party-status/subscriptions/{id} (only sent fields change; the
+// provider cannot change). Unknown fields are rejected.
+type ThirdPartySubscriptionBody struct {
+	_                 struct{}  `openapi:"strict"`
+	ProviderID        *string   `json:"provider_id,omitempty" openapi:"max=60"` // A provider id of GET /third-party-status/providers.
+	ComponentIDs      *[]string `json:"component_ids,omitempty" openapi:"max=200"`
+	Keywords          *[]string `json:"keywords,omitempty" openapi:"max=20"`
+	Notify            *bool     `json:"notify,omitempty"`
+	NotifyMaintenance *bool     `json:"notify_maintenance,omitempty"`
+	MinSeverity       *string   `json:"min_severity,omitempty" openapi:"enum=minor|major|critical"`
+}
