@@ -67,7 +67,7 @@ type Op struct {
 	AlsoStatus   []int  // further success statuses with the same body (201 created / 200 updated, 207)
 	Resp         any    // success body; nil with 204
 	RespType     string // success content type; default application/json
-	JSONResp     M      // with RespType text/html: the JSON success body of requests that accept application/json
+	JSONResp     any    // with RespType text/html or text/csv: the JSON success body (a Go value or a schema, as Resp) of requests that accept application/json
 	MoreContent  M      // further media types of the success answer: media type → schema
 	HTMLErrors   bool   // a browser page: its 404 and 503 are HTML pages too (JSON to JSON requests)
 	RespHeaders  M
@@ -167,6 +167,10 @@ func (r *reflector) build(o Op) (M, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", o.Method, o.Path, err)
 	}
+	jsonResp, err := r.schema(o.JSONResp)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", o.Method, o.Path, err)
+	}
 	out := M{
 		"operationId": o.operationID(),
 		"summary":     o.Summary,
@@ -235,8 +239,8 @@ func (r *reflector) build(o Op) (M, error) {
 		if resp != nil {
 			success["content"] = content(typ, resp)
 		}
-		if o.JSONResp != nil {
-			success["content"].(M)["application/json"] = M{"schema": o.JSONResp}
+		if jsonResp != nil {
+			success["content"].(M)["application/json"] = M{"schema": jsonResp}
 		}
 		for typ, schema := range o.MoreContent {
 			success["content"].(M)[typ] = M{"schema": schema}

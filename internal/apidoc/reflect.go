@@ -38,10 +38,18 @@ import (
 //	enum=up|down         the allowed values
 //	min=1, max=255       minimum/maximum (length for strings, items for arrays)
 //	ref=MonitorConfig    the property is that component (for json.RawMessage)
+//	itemref=MonitorSpec  the property is an array of that component (for
+//	                     []json.RawMessage)
+//	object               a json.RawMessage that holds a JSON object of any
+//	                     properties (the handler checks it is one, to answer
+//	                     a field error rather than a decoding error)
 //	itemformat=email     the format of an array's items
 //	nonnull              a pointer or restapi.Nullable that may be absent but
 //	                     not null (a request field whose absence the handler
 //	                     tells apart)
+//	required             a restapi.Nullable the handler requires all the same
+//	                     (a body shared by create, which requires it, and
+//	                     update, which does not)
 //
 // A restapi.Nullable[T] field is a T that may be null and is never required.
 //
@@ -52,11 +60,11 @@ import (
 // A named string type with constants of that type (restapi.Fault) is an
 // enum of the constants' values.
 //
-// A few answers are domain records sent unchanged (apiserver.openAPITypes
-// lists them); they are reflected the same way. Their storage fields show on the wire as
-// they do in the document, which is the point: the document cannot promise
-// less or more than the server sends. Moving them to internal/restapi
-// types is the next step.
+// A few answers are domain records sent unchanged; they are reflected the
+// same way. Their storage fields show on the wire as they do in the
+// document, which is the point: the document cannot promise less or more
+// than the server sends. Moving them to internal/restapi types is the next
+// step.
 
 // modulePath is the module whose packages the reflector reads doc comments
 // from; the module's directory is found from the working directory up.
@@ -183,7 +191,9 @@ func (r *reflector) object(t reflect.Type) (M, error) {
 			s = describe(s, d)
 		}
 		props[name] = s
-		if _, opt := optional(f.Type); !opt && !strings.Contains(","+opts+",", ",omitempty,") {
+		_, opt := optional(f.Type)
+		_, must := parseTag(f.Tag.Get("openapi"))["required"]
+		if must || !opt && !strings.Contains(","+opts+",", ",omitempty,") {
 			required = append(required, name)
 		}
 	}
@@ -217,6 +227,10 @@ func (r *reflector) field(f reflect.StructField) (M, error) {
 	var s M
 	if name, ok := tag["ref"]; ok {
 		s = Ref(name)
+	} else if name, ok := tag["itemref"]; ok {
+		s = Arr(Ref(name), "")
+	} else if _, ok := tag["object"]; ok {
+		s = Freeform("")
 	} else {
 		var err error
 		if s, err = r.typeSchema(t); err != nil {

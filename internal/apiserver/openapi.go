@@ -6,14 +6,11 @@ import (
 	"reflect"
 
 	"github.com/uptime-operator/uptime-operator/internal/apidoc"
-	"github.com/uptime-operator/uptime-operator/internal/apiserver/incidentcomms"
 	"github.com/uptime-operator/uptime-operator/internal/assist"
 	"github.com/uptime-operator/uptime-operator/internal/expiry"
-	"github.com/uptime-operator/uptime-operator/internal/reliability"
 	"github.com/uptime-operator/uptime-operator/internal/restapi"
 	"github.com/uptime-operator/uptime-operator/internal/sitehealth"
 	"github.com/uptime-operator/uptime-operator/internal/store"
-	"github.com/uptime-operator/uptime-operator/internal/thirdparty"
 )
 
 // openAPIDocument is the OpenAPI 3.1 description of this API, built by
@@ -46,27 +43,15 @@ func BuildOpenAPI() ([]byte, error) {
 	return apidoc.Build(apidoc.API{Ops: s.rt.Ops(), Types: openAPITypes, Names: openAPINames})
 }
 
-// openAPITypes are the wire types whose schemas are components, in the
-// order that decides which of two types of the same name keeps the bare
-// name: the answers first (also those only hand-written schemas refer to),
-// then the domain records some answers send unchanged.
+// openAPITypes are the wire types that no declaration reaches but
+// hand-written schemas of internal/apidoc refer to by name: the error body
+// of the shared error answers, and the store records that the third-party
+// and website-health answers extend with a field (FollowedProvider,
+// PageServices, Site). Every other component is a type a route's Body or
+// Resp reaches.
 var openAPITypes = []any{
 	restapi.ErrorBody{},
-	restapi.Monitor{}, restapi.MonitorSummary{}, restapi.MonitorGroup{}, restapi.GroupSummary{}, restapi.Success{}, restapi.BulkResult{}, restapi.HeartbeatURL{}, restapi.HeartbeatRecorded{},
-	restapi.CheckPage{}, restapi.CheckResult{}, restapi.CheckList{}, restapi.Stats{}, restapi.DNSRecords{}, restapi.DNSAccepted{},
-	restapi.ResponseTimeChart{}, restapi.ResponseSeries{}, restapi.Days{}, restapi.RegionStatuses{}, restapi.PauseWindows{},
-	restapi.IncidentPage{}, restapi.IncidentDetail{}, restapi.AttachedRunbook{}, restapi.Explanation{}, incidentcomms.PublishedDraft{},
-	restapi.IncidentList{}, restapi.IncidentPostmortem{}, restapi.TimelinePage{},
-	restapi.StatusPage{},
-	restapi.SLOTarget{}, restapi.MonitorReliability{}, restapi.ReliabilityOverview{},
-	restapi.Whoami{}, restapi.ProbeRegion{}, restapi.MaintenanceWindow{},
-	restapi.TestResult{}, restapi.OTelExport{}, restapi.PageAccessState{},
-	restapi.OnCallSchedule{}, restapi.OnCallNow{}, restapi.EscalationPolicy{}, restapi.Escalation{},
-
-	reliability.FlakinessWindow{}, thirdparty.Provider{}, store.ThirdPartySubscription{},
-	sitehealth.Report{}, store.HealthSite{},
-	assist.Status{}, assist.Saved{}, store.AIDraft{}, store.AIContent{},
-	expiry.Details{}, thirdparty.ProviderDetails{}, store.ThirdPartyService{},
+	store.ThirdPartySubscription{}, store.ThirdPartyService{}, store.HealthSite{},
 }
 
 // openAPINames name the components of Go types whose own names say too

@@ -161,3 +161,40 @@ type TimelineEvent struct {
 	At   string          `json:"at" openapi:"format=date-time"`
 	Data json.RawMessage `json:"data,omitempty"` // What happened; its fields depend on the kind.
 }
+
+// Runbook is a runbook: the steps to follow on an incident of a monitor
+// type or a tagged service.
+type Runbook struct {
+	ID          string            `json:"id" openapi:"format=uuid"`
+	Name        string            `json:"name"`
+	Steps       []RunbookStepBody `json:"steps"`
+	MonitorType *string           `json:"monitor_type"` // Monitor type the runbook is for, or null.
+	ServiceTag  *string           `json:"service_tag"`  // Monitor tag the runbook is for, or null.
+	IsActive    bool              `json:"is_active"`
+	CreatedAt   string            `json:"created_at" openapi:"format=date-time"`
+}
+
+// DeployEvent is a recorded deployment.
+type DeployEvent struct {
+	ID          string          `json:"id" openapi:"format=uuid"`
+	ServiceName string          `json:"service_name"`
+	Environment *string         `json:"environment"`
+	Version     *string         `json:"version"`
+	Source      *string         `json:"source"`
+	DeployedAt  string          `json:"deployed_at" openapi:"format=date-time"`
+	Metadata    json.RawMessage `json:"metadata" openapi:"object"` // The metadata sent, {} when none.
+	CreatedAt   string          `json:"created_at" openapi:"format=date-time"`
+}
+
+// DeployEvents is GET /incidents/deploy-events: the newest deploys first.
+type DeployEvents struct {
+	Events []DeployEvent `json:"events"`
+}
+
+// DeployHookConfig is GET /incidents/deploy-events/config: the settings of
+// the signed deploy webhook of code-hosting services.
+type DeployHookConfig struct {
+	Enabled    bool    `json:"enabled"`
+	WebhookURL *string `json:"webhook_url" openapi:"format=uri"` // Null while the hook is not enabled.
+	Signature  string  `json:"signature"`                        // How deliveries are signed (HMAC-SHA256).
+}

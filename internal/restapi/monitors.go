@@ -109,3 +109,64 @@ type HeartbeatRecorded struct {
 	Success bool `json:"success"`
 	Paused  bool `json:"paused"` // The monitor is paused: the heartbeat was ignored.
 }
+
+// Regions are the regions a monitor is checked from: the answer of GET and
+// PUT /monitors/{id}/regions.
+type Regions struct {
+	// Regions are the monitor's own list, or the plan's default regions
+	// when it has none.
+	Regions          []string `json:"regions"`
+	EffectiveRegions []string `json:"effective_regions"` // The same list, under the name of the monitor object's field.
+	// IsDefault is true when the list is the plan's default (the monitor
+	// sets no regions of its own).
+	IsDefault bool `json:"is_default"`
+}
+
+// Subdomains is GET /monitors/discover-subdomains: the names under a
+// domain that resolve to addresses a monitor may target.
+type Subdomains struct {
+	Domain       string      `json:"domain"`
+	Subdomains   []Subdomain `json:"subdomains"`
+	NamesChecked int         `json:"names_checked"`
+	// WildcardDNS says the domain answers every name; names answering the
+	// wildcard's addresses are left out.
+	WildcardDNS             bool     `json:"wildcard_dns"`
+	TimedOut                bool     `json:"timed_out"`
+	Sources                 []string `json:"sources"`
+	CertificateTransparency bool     `json:"certificate_transparency"` // Always false: the logs are not used.
+	Note                    string   `json:"note"`
+}
+
+// Subdomain is one discovered name.
+type Subdomain struct {
+	Hostname     string   `json:"hostname"`
+	Addresses    []string `json:"addresses"`
+	SuggestedURL string   `json:"suggested_url" openapi:"format=uri"`
+}
+
+// StepRuns is GET /monitors/{id}/step-runs: a multi-step monitor's checks
+// with their steps, newest first.
+type StepRuns struct {
+	MonitorID  string    `json:"monitor_id" openapi:"format=uuid"`
+	Items      []StepRun `json:"items"`
+	NextBefore *string   `json:"next_before"`
+}
+
+// StepRun is a check with its steps.
+type StepRun struct {
+	Check
+	Steps     []StepResult `json:"steps"`
+	Extracted []string     `json:"extracted"` // Names of extracted variables.
+}
+
+// StepResult is the result of one step of a multi-step check.
+type StepResult struct {
+	Index          int               `json:"index"`
+	Name           string            `json:"name"`
+	URL            string            `json:"url"`
+	StatusCode     *int              `json:"status_code"`
+	ResponseTimeMs int64             `json:"response_time_ms"`
+	Passed         bool              `json:"passed"`
+	Error          *string           `json:"error"`
+	Assertions     []json.RawMessage `json:"assertions"` // The step's assertion results.
+}

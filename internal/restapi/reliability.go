@@ -1,5 +1,7 @@
 package restapi
 
+import "github.com/uptime-operator/uptime-operator/internal/reliability"
+
 // Stats is GET /stats/:id/stats: check counts and response times of the
 // last days.
 type Stats struct {
@@ -180,4 +182,13 @@ type ReliabilityOverview struct {
 	SLOTargetsBreaching int                   `json:"slo_targets_breaching"`
 	SLOStates           map[string]int        `json:"slo_states"` // SLO targets per state.
 	ByMonitor           []*MonitorReliability `json:"by_monitor"`
+}
+
+// Flakiness is GET /monitors/{id}/flakiness: the flakiness of the last 7
+// and 30 days.
+type Flakiness struct {
+	MonitorID  string                      `json:"monitor_id" openapi:"format=uuid"`
+	ComputedAt string                      `json:"computed_at" openapi:"format=date-time"`
+	Days7      reliability.FlakinessWindow `json:"7d"`
+	Days30     reliability.FlakinessWindow `json:"30d"`
 }

@@ -65,3 +65,24 @@ type PageAccessState struct {
 	HasPassword       bool    `json:"has_password"`
 	SessionsRevokedAt *string `json:"sessions_revoked_at" openapi:"format=date-time"` // Visitors signed in before are signed out.
 }
+
+// PageDomainState is a status page's custom domain: the answer of PUT
+// /status/pages/{id}/domain.
+type PageDomainState struct {
+	Domain *string `json:"domain"` // Null when the page has none.
+}
+
+// Languages are the languages of a status page and its translations.
+type Languages struct {
+	Default      string        `json:"default"`
+	Enabled      []string      `json:"enabled"`
+	Translations []Translation `json:"translations"`
+}
+
+// Translation is the title and description of a status page in one
+// language.
+type Translation struct {
+	Language    string `json:"language"`
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
+}

@@ -25,6 +25,7 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/credentials"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/monitor"
+	"github.com/uptime-operator/uptime-operator/internal/restapi"
 )
 
 // Monitoring as code. A keyed monitor is a Monitor CR whose spec.key is set
@@ -152,13 +153,6 @@ func (h *Handlers) desiredMonitor(ctx context.Context, ns string, b *core.Monito
 
 // --- diffs and plans --------------------------------------------------------
 
-// fieldChange is one managed field that a change sets.
-type fieldChange struct {
-	Field string          `json:"field"`
-	From  json.RawMessage `json:"from"`
-	To    json.RawMessage `json:"to"`
-}
-
 // managedView is the managed fields of a spec as JSON values, config keys as
 // "config.<key>".
 func managedView(sp *monv1.MonitorSpec) map[string]json.RawMessage {
@@ -179,8 +173,8 @@ func managedView(sp *monv1.MonitorSpec) map[string]json.RawMessage {
 var jsonNull = json.RawMessage("null")
 
 // diffViews lists the fields whose values differ, sorted by name.
-func diffViews(from, to map[string]json.RawMessage) []fieldChange {
-	var out []fieldChange
+func diffViews(from, to map[string]json.RawMessage) []restapi.FieldChange {
+	var out []restapi.FieldChange
 	seen := map[string]bool{}
 	for _, m := range []map[string]json.RawMessage{from, to} {
 		for k := range m {
@@ -196,17 +190,17 @@ func diffViews(from, to map[string]json.RawMessage) []fieldChange {
 				b = jsonNull
 			}
 			if !bytes.Equal(a, b) {
-				out = append(out, fieldChange{Field: k, From: a, To: b})
+				out = append(out, restapi.FieldChange{Field: k, From: a, To: b})
 			}
 		}
 	}
-	slices.SortFunc(out, func(x, y fieldChange) int { return strings.Compare(x.Field, y.Field) })
+	slices.SortFunc(out, func(x, y restapi.FieldChange) int { return strings.Compare(x.Field, y.Field) })
 	return out
 }
 
 // redactDiff shows the changed fields of a plan with credentials redacted:
 // a changed credential is listed, its values read [REDACTED].
-func redactDiff(diff []fieldChange, cur, desired *monv1.Monitor) []fieldChange {
+func redactDiff(diff []restapi.FieldChange, cur, desired *monv1.Monitor) []restapi.FieldChange {
 	var from map[string]json.RawMessage
 	if cur != nil {
 		from = managedView(credentials.Redact(&cur.Spec, cur.Name))
@@ -223,37 +217,18 @@ func redactDiff(diff []fieldChange, cur, desired *monv1.Monitor) []fieldChange {
 	return diff
 }
 
-// planChange is one entry of a plan.
+// planChange is one entry of a plan: the change as the plan shows it, and
+// what applying it needs.
 type planChange struct {
-	Action    string        `json:"action"`
-	Key       string        `json:"key"`
-	MonitorID *string       `json:"monitor_id"`
-	Name      string        `json:"name"`
-	Type      string        `json:"type"`
-	Adopted   bool          `json:"adopted,omitempty"`
-	Diff      []fieldChange `json:"diff,omitempty"`
+	restapi.PlanChange
 
 	spec    *core.MonitorBody
 	current *monv1.Monitor
 	desired *monv1.Monitor
 }
 
-type planWarning struct {
-	Key     string `json:"key,omitempty"`
-	Message string `json:"message"`
-}
-
-// planSummary counts a plan's changes by action.
-type planSummary struct {
-	Create  int `json:"create"`
-	Update  int `json:"update"`
-	Replace int `json:"replace"`
-	Delete  int `json:"delete"`
-	Noop    int `json:"noop"`
-	Total   int `json:"total"`
-}
-
-func (p *planSummary) add(action string) {
+// countAction counts a change of action into p.
+func countAction(p *restapi.PlanSummary, action string) {
 	p.Total++
 	switch action {
 	case actionCreate:
@@ -271,10 +246,19 @@ func (p *planSummary) add(action string) {
 
 // codePlan is a computed plan.
 type codePlan struct {
-	Changes     []*planChange `json:"changes"`
-	Summary     planSummary   `json:"summary"`
-	Warnings    []planWarning `json:"warnings"`
-	Fingerprint string        `json:"plan_fingerprint"`
+	Changes     []*planChange
+	Summary     restapi.PlanSummary
+	Warnings    []restapi.PlanWarning
+	Fingerprint string
+}
+
+// wire is the plan as POST /automation/monitors/plan answers it.
+func (p *codePlan) wire() restapi.Plan {
+	out := restapi.Plan{Changes: make([]restapi.PlanChange, 0, len(p.Changes)), Summary: p.Summary, Warnings: p.Warnings, PlanFingerprint: p.Fingerprint}
+	for _, c := range p.Changes {
+		out.Changes = append(out.Changes, c.PlanChange)
+	}
+	return out
 }
 
 // destructive reports whether the plan deletes or replaces a monitor.
@@ -285,11 +269,11 @@ func (p *codePlan) destructive() bool { return p.Summary.Delete+p.Summary.Replac
 // monitor, a field's current or new value) changes it.
 func fingerprint(changes []*planChange) string {
 	type entry struct {
-		A string        `json:"a"`
-		K string        `json:"k"`
-		M *string       `json:"m"`
-		O bool          `json:"o"`
-		D []fieldChange `json:"d"`
+		A string                `json:"a"`
+		K string                `json:"k"`
+		M *string               `json:"m"`
+		O bool                  `json:"o"`
+		D []restapi.FieldChange `json:"d"`
 	}
 	es := make([]entry, 0, len(changes))
 	for _, c := range changes {
@@ -300,18 +284,8 @@ func fingerprint(changes []*planChange) string {
 	return fingerprintAlg + hex.EncodeToString(sum[:])
 }
 
-// planBody is the body of plan and apply.
-type planBody struct {
-	Monitors                     core.Nullable[[]json.RawMessage] `json:"monitors"`
-	Prune                        bool                             `json:"prune"`
-	AdoptByName                  bool                             `json:"adopt_by_name"`
-	ContinueOnError              bool                             `json:"continue_on_error"`
-	ExpectedFingerprint          string                           `json:"expected_fingerprint"`
-	AllowPruneWithoutFingerprint bool                             `json:"allow_prune_without_fingerprint"`
-}
-
 // decodeSpecs decodes and checks the specs of a plan body.
-func decodeSpecs(b *planBody) ([]*core.MonitorBody, error) {
+func decodeSpecs(b *restapi.PlanRequest) ([]*core.MonitorBody, error) {
 	if !b.Monitors.Set || b.Monitors.Null {
 		return nil, core.ValidationError(core.FieldErr("monitors", "is required (an array of monitor specs)"))
 	}
@@ -371,14 +345,14 @@ func (h *Handlers) buildPlan(ctx context.Context, ns string, specs []*core.Monit
 	if err != nil {
 		return nil, err
 	}
-	p := &codePlan{Changes: []*planChange{}, Warnings: []planWarning{}}
+	p := &codePlan{Changes: []*planChange{}, Warnings: []restapi.PlanWarning{}}
 	adopted := map[*monv1.Monitor]bool{}
 	var errs []core.FieldError
 	inList := map[string]bool{}
 	for i, spec := range specs {
 		key := spec.Key.Value()
 		inList[key] = true
-		ch := &planChange{Key: key, spec: spec, current: byKey[key]}
+		ch := &planChange{PlanChange: restapi.PlanChange{Key: key}, spec: spec, current: byKey[key]}
 		if ch.current == nil && adopt {
 			t := core.TypeOrDefault(monv1.MonitorType(strings.ToLower(spec.Type.Value())))
 			var found []*monv1.Monitor
@@ -393,7 +367,7 @@ func (h *Handlers) buildPlan(ctx context.Context, ns string, specs []*core.Monit
 				ch.current, ch.Adopted = found[0], true
 				adopted[found[0]] = true
 			default:
-				p.Warnings = append(p.Warnings, planWarning{Key: key,
+				p.Warnings = append(p.Warnings, restapi.PlanWarning{Key: key,
 					Message: fmt.Sprintf("%d un-keyed monitors are named %q; none is adopted and a new monitor is created", len(found), spec.Name.Value())})
 			}
 		}
@@ -427,7 +401,7 @@ func (h *Handlers) buildPlan(ctx context.Context, ns string, specs []*core.Monit
 			ch.Action = actionCreate
 		case replace:
 			ch.Action = actionReplace
-			p.Warnings = append(p.Warnings, planWarning{Key: key, Message: fmt.Sprintf(
+			p.Warnings = append(p.Warnings, restapi.PlanWarning{Key: key, Message: fmt.Sprintf(
 				"changing type from %s to %s replaces the monitor and deletes its history", core.TypeOrDefault(ch.current.Spec.Type), ch.Type)})
 		case len(ch.Diff) > 0:
 			ch.Action = actionUpdate
@@ -435,7 +409,7 @@ func (h *Handlers) buildPlan(ctx context.Context, ns string, specs []*core.Monit
 			ch.Action = actionNoop
 		}
 		if setsAlertRouting(spec) && ch.Action != actionNoop {
-			p.Warnings = append(p.Warnings, planWarning{Key: key, Message: "sets config.notification_emails: applying needs an Automation API key"})
+			p.Warnings = append(p.Warnings, restapi.PlanWarning{Key: key, Message: "sets config.notification_emails: applying needs an Automation API key"})
 		}
 		p.Changes = append(p.Changes, ch)
 	}
@@ -453,23 +427,23 @@ func (h *Handlers) buildPlan(ctx context.Context, ns string, specs []*core.Monit
 	case prune:
 		for _, m := range orphans {
 			id := string(m.UID)
-			p.Changes = append(p.Changes, &planChange{Action: actionDelete, Key: m.Spec.Key, MonitorID: &id, Name: m.Spec.Name,
-				Type: string(core.TypeOrDefault(m.Spec.Type)), current: m})
+			p.Changes = append(p.Changes, &planChange{PlanChange: restapi.PlanChange{Action: actionDelete, Key: m.Spec.Key, MonitorID: &id,
+				Name: m.Spec.Name, Type: string(core.TypeOrDefault(m.Spec.Type))}, current: m})
 		}
 	case len(orphans) > 0:
-		p.Warnings = append(p.Warnings, planWarning{Message: fmt.Sprintf(
+		p.Warnings = append(p.Warnings, restapi.PlanWarning{Message: fmt.Sprintf(
 			"%d keyed monitors are not in the list and are kept (prune is false)", len(orphans))})
 	}
 	for _, c := range p.Changes {
-		p.Summary.add(c.Action)
+		countAction(&p.Summary, c.Action)
 	}
 	p.Fingerprint = fingerprint(p.Changes)
 	return p, nil
 }
 
 // decodePlanBody reads and checks the body of plan and apply.
-func decodePlanBody(r *http.Request) (*planBody, []*core.MonitorBody, error) {
-	var b planBody
+func decodePlanBody(r *http.Request) (*restapi.PlanRequest, []*core.MonitorBody, error) {
+	var b restapi.PlanRequest
 	if err := core.DecodeJSON(r, &b, false); err != nil {
 		return nil, nil, err
 	}
@@ -494,25 +468,7 @@ func (h *Handlers) planMonitors(w http.ResponseWriter, r *http.Request) {
 		core.WriteErr(w, r, err)
 		return
 	}
-	httpjson.Write(w, http.StatusOK, p)
-}
-
-// applyResult is the outcome of one change of an apply.
-type applyResult struct {
-	Key       string          `json:"key"`
-	Action    string          `json:"action"`
-	Status    string          `json:"status"` // applied, unchanged, failed, skipped
-	MonitorID *string         `json:"monitor_id"`
-	Error     *core.ErrorBody `json:"error,omitempty"`
-}
-
-// applySummary counts an apply's outcomes.
-type applySummary struct {
-	planSummary
-	Applied   int `json:"applied"`
-	Unchanged int `json:"unchanged"`
-	Failed    int `json:"failed"`
-	Skipped   int `json:"skipped"`
+	httpjson.Write(w, http.StatusOK, p.wire())
 }
 
 // applyMonitors applies a plan. Deleting or replacing needs the reviewed
@@ -547,11 +503,11 @@ func (h *Handlers) applyMonitors(w http.ResponseWriter, r *http.Request) {
 			Code:  core.CodePruneConfirmation, Details: map[string]any{"delete": p.Summary.Delete, "replace": p.Summary.Replace, "plan_fingerprint": p.Fingerprint}})
 		return
 	}
-	sum := applySummary{planSummary: p.Summary}
-	results := make([]applyResult, 0, len(p.Changes))
+	sum := restapi.ApplySummary{PlanSummary: p.Summary}
+	results := make([]restapi.ApplyChange, 0, len(p.Changes))
 	stop := false
 	for _, ch := range p.Changes {
-		res := applyResult{Key: ch.Key, Action: ch.Action, MonitorID: ch.MonitorID}
+		res := restapi.ApplyChange{Key: ch.Key, Action: ch.Action, MonitorID: ch.MonitorID}
 		switch {
 		case stop:
 			res.Status = "skipped"
@@ -581,8 +537,8 @@ func (h *Handlers) applyMonitors(w http.ResponseWriter, r *http.Request) {
 	if sum.Failed > 0 {
 		code = http.StatusMultiStatus
 	}
-	httpjson.Write(w, code, map[string]any{"ok": sum.Failed == 0, "summary": sum, "results": results,
-		"plan_fingerprint": p.Fingerprint, "warnings": p.Warnings})
+	httpjson.Write(w, code, restapi.ApplyResult{OK: sum.Failed == 0, Summary: sum, Results: results,
+		PlanFingerprint: p.Fingerprint, Warnings: p.Warnings})
 }
 
 // resultError renders a failed change's error.
@@ -781,9 +737,7 @@ func (h *Handlers) putMonitorKey(w http.ResponseWriter, r *http.Request) {
 	if m == nil {
 		return
 	}
-	var b struct {
-		Key core.Nullable[string] `json:"key"`
-	}
+	var b restapi.MonitorKeyBody
 	if err := core.DecodeJSON(r, &b, true); err != nil {
 		core.WriteErr(w, r, err)
 		return

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/restapi"
 )
 
 func TestPlanFingerprint(t *testing.T) {
@@ -15,8 +16,9 @@ func TestPlanFingerprint(t *testing.T) {
 		t.Fatalf("diff = %+v", diff)
 	}
 	id := "uid-1"
-	plan := func(d []fieldChange) []*planChange {
-		return []*planChange{{Action: actionUpdate, Key: "web", MonitorID: &id, Diff: d}, {Action: actionNoop, Key: "db", MonitorID: &id}}
+	plan := func(d []restapi.FieldChange) []*planChange {
+		return []*planChange{{PlanChange: restapi.PlanChange{Action: actionUpdate, Key: "web", MonitorID: &id, Diff: d}},
+			{PlanChange: restapi.PlanChange{Action: actionNoop, Key: "db", MonitorID: &id}}}
 	}
 	if fingerprint(plan(diff)) != fingerprint(plan(diffViews(managedView(a), managedView(b)))) {
 		t.Error("the same plan must hash the same")
@@ -26,7 +28,7 @@ func TestPlanFingerprint(t *testing.T) {
 	if fingerprint(plan(diff)) == fingerprint(plan(diffViews(managedView(a), managedView(c)))) {
 		t.Error("a different target value must change the fingerprint")
 	}
-	if fingerprint(plan(nil)) == fingerprint([]*planChange{{Action: actionDelete, Key: "web", MonitorID: &id}}) {
+	if fingerprint(plan(nil)) == fingerprint([]*planChange{{PlanChange: restapi.PlanChange{Action: actionDelete, Key: "web", MonitorID: &id}}}) {
 		t.Error("a different action must change the fingerprint")
 	}
 	for k, ok := range map[string]bool{"web": true, "team/api:v1": true, "a.b_c-d": true, "-x": false, "": false, "has space": false, "x%2F": false} {

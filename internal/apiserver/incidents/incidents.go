@@ -210,9 +210,7 @@ func (h *Handlers) replayTimeline(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handlers) createIncident(w http.ResponseWriter, r *http.Request) {
 	ctx, c := r.Context(), core.CallerFrom(r.Context())
-	var b struct {
-		MonitorID string `json:"monitor_id"`
-	}
+	var b restapi.IncidentBody
 	if err := core.DecodeJSON(r, &b, false); err != nil {
 		core.WriteErr(w, r, err)
 		return

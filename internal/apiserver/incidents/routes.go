@@ -28,7 +28,7 @@ func (h *Handlers) Routes(rt *core.Router) {
 		Tag:     "Incidents",
 		Summary: "Open a manual incident",
 		Desc:    "409 when the monitor already has an open incident.",
-		Body:    apidoc.Obj("", apidoc.M{"monitor_id": apidoc.UUID("")}, "monitor_id"),
+		Body:    restapi.IncidentBody{},
 		Status:  201,
 		Resp:    restapi.IncidentDetail{},
 		Extra:   []int{409},
@@ -41,41 +41,41 @@ func (h *Handlers) Routes(rt *core.Router) {
 		Resp:        apidoc.Str("CSV: one row per incident, a header row first."),
 		RespType:    "text/csv",
 		RespHeaders: apidoc.M{"X-Export-Truncated": apidoc.M{"description": "true when the 50,000-row cap cut the export (the newest rows are returned).", "schema": apidoc.Enum("", "true")}},
-		JSONResp:    apidoc.Ref("IncidentList"),
+		JSONResp:    restapi.IncidentList{},
 	}))
-	rt.Handle(http.MethodGet, "/incidents/runbooks", h.listRunbooks, core.Doc(apidoc.Op{Tag: "Runbooks", Summary: "Runbooks", Resp: apidoc.ListOf(apidoc.Ref("Runbook"))}))
+	rt.Handle(http.MethodGet, "/incidents/runbooks", h.listRunbooks, core.Doc(apidoc.Op{Tag: "Runbooks", Summary: "Runbooks", Resp: []restapi.Runbook{}}))
 	rt.Handle(http.MethodPost, "/incidents/runbooks", h.createRunbook, core.Doc(apidoc.Op{
 		Tag:     "Runbooks",
 		Summary: "Create a runbook",
 		Body:    restapi.RunbookBody{},
 		Status:  201,
-		Resp:    apidoc.Ref("Runbook"),
+		Resp:    restapi.Runbook{},
 	}))
 	rt.Handle(http.MethodPut, "/incidents/runbooks/{runbookId}", h.replaceRunbook, core.Doc(apidoc.Op{
 		Tag:     "Runbooks",
 		Summary: "Replace a runbook",
 		Body:    restapi.RunbookBody{},
-		Resp:    apidoc.Ref("Runbook"),
+		Resp:    restapi.Runbook{},
 	}))
 	rt.Handle(http.MethodDelete, "/incidents/runbooks/{runbookId}", h.deleteRunbook, core.Doc(apidoc.Op{Tag: "Runbooks", Summary: "Delete a runbook", Status: 204}))
 	rt.Handle(http.MethodGet, "/incidents/deploy-events", h.listDeployEvents, deploys, core.Doc(apidoc.Op{
 		Tag:     "Deploy events",
 		Summary: "Recent deploy events",
 		Query:   []apidoc.Param{apidoc.IntQ("limit", 1, 100, 20, "")},
-		Resp:    apidoc.Obj("", apidoc.M{"events": apidoc.Arr(apidoc.Ref("DeployEvent"), "")}, "events"),
+		Resp:    restapi.DeployEvents{},
 	}))
 	rt.Handle(http.MethodPost, "/incidents/deploy-events", h.createDeployEvent, deploys, core.Doc(apidoc.Op{
 		Tag:     "Deploy events",
 		Summary: "Record a deploy",
 		Desc:    "A code-hosting deploy payload (source naming a code-hosting service) is 400 USE_SIGNED_DEPLOY_HOOK.",
-		Body:    apidoc.Ref("DeployEventBody"),
+		Body:    restapi.DeployEventBody{},
 		Status:  201,
-		Resp:    apidoc.Ref("DeployEvent"),
+		Resp:    restapi.DeployEvent{},
 	}))
 	rt.Handle(http.MethodGet, "/incidents/deploy-events/config", h.deployEventsConfig, deploys, core.Doc(apidoc.Op{
 		Tag:     "Deploy events",
 		Summary: "Signed deploy webhook settings",
-		Resp:    apidoc.Obj("", apidoc.M{"enabled": apidoc.Boolean(""), "webhook_url": apidoc.Null(apidoc.URI("")), "signature": apidoc.Str("")}, "enabled", "webhook_url", "signature"),
+		Resp:    restapi.DeployHookConfig{},
 	}))
 	rt.Handle(http.MethodGet, "/incidents/{id}", h.getIncident, core.Doc(apidoc.Op{Tag: "Incidents", Summary: "Incident details", Resp: restapi.IncidentDetail{}}))
 	rt.Handle(http.MethodGet, "/incidents/{id}/explanation", h.incidentExplanation, core.Doc(apidoc.Op{
@@ -89,33 +89,33 @@ func (h *Handlers) Routes(rt *core.Router) {
 		Query:   []apidoc.Param{apidoc.IntQ("limit", 1, 1000, 200, ""), apidoc.Q("cursor", apidoc.Str(""), "next_cursor of the previous page.")},
 		Resp:    restapi.TimelinePage{},
 	}))
-	rt.Handle(http.MethodPost, "/incidents/{id}/acknowledge", h.acknowledgeIncident, core.Doc(apidoc.Op{Tag: "Incidents", Summary: "Acknowledge (stops escalation)", Resp: apidoc.Ref("Incident")}))
+	rt.Handle(http.MethodPost, "/incidents/{id}/acknowledge", h.acknowledgeIncident, core.Doc(apidoc.Op{Tag: "Incidents", Summary: "Acknowledge (stops escalation)", Resp: restapi.Incident{}}))
 	rt.Handle(http.MethodPost, "/incidents/{id}/resolve", h.resolveIncident, core.Doc(apidoc.Op{
 		Tag:          "Incidents",
 		Summary:      "Resolve manually",
 		Desc:         "409 INCIDENT_RESOLVED when already resolved.",
 		Body:         restapi.ResolveBody{},
 		BodyOptional: true,
-		Resp:         apidoc.Ref("Incident"),
+		Resp:         restapi.Incident{},
 		Extra:        []int{409},
 	}))
 	rt.Handle(http.MethodPost, "/incidents/{id}/snooze", h.snoozeIncident, core.WithAccess(core.OwnerOnly), core.Doc(apidoc.Op{
 		Tag:     "Incidents",
 		Summary: "Snooze alerts of an incident",
 		Body:    restapi.SnoozeBody{},
-		Resp:    apidoc.Ref("Incident"),
+		Resp:    restapi.Incident{},
 		Extra:   []int{409},
 	}))
-	rt.Handle(http.MethodDelete, "/incidents/{id}/snooze", h.unsnoozeIncident, core.Doc(apidoc.Op{Tag: "Incidents", Summary: "Unsnooze", Resp: apidoc.Ref("Incident")}))
+	rt.Handle(http.MethodDelete, "/incidents/{id}/snooze", h.unsnoozeIncident, core.Doc(apidoc.Op{Tag: "Incidents", Summary: "Unsnooze", Resp: restapi.Incident{}}))
 	rt.Handle(http.MethodGet, "/incidents/{id}/escalation", h.escalation, core.Doc(apidoc.Op{Tag: "Incidents", Summary: "Escalation status", Resp: restapi.Escalation{}}))
-	rt.Handle(http.MethodPost, "/incidents/{id}/escalation/acknowledge", h.acknowledgeIncident, core.Doc(apidoc.Op{Tag: "Incidents", Summary: "Acknowledge (stops escalation)", Resp: apidoc.Ref("Incident")}))
-	rt.Handle(http.MethodGet, "/incidents/{id}/notes", h.listNotes, core.Doc(apidoc.Op{Tag: "Incidents", Summary: "Notes of an incident", Resp: apidoc.ListOf(apidoc.Ref("Note"))}))
+	rt.Handle(http.MethodPost, "/incidents/{id}/escalation/acknowledge", h.acknowledgeIncident, core.Doc(apidoc.Op{Tag: "Incidents", Summary: "Acknowledge (stops escalation)", Resp: restapi.Incident{}}))
+	rt.Handle(http.MethodGet, "/incidents/{id}/notes", h.listNotes, core.Doc(apidoc.Op{Tag: "Incidents", Summary: "Notes of an incident", Resp: []restapi.Note{}}))
 	rt.Handle(http.MethodPost, "/incidents/{id}/notes", h.addNote, core.Doc(apidoc.Op{
 		Tag:     "Incidents",
 		Summary: "Add a note",
 		Body:    restapi.NoteBody{},
 		Status:  201,
-		Resp:    apidoc.Ref("Note"),
+		Resp:    restapi.Note{},
 	}))
 	rt.Handle(http.MethodDelete, "/incidents/{id}/notes/{noteId}", h.deleteNote, core.Doc(apidoc.Op{Tag: "Incidents", Summary: "Delete a note", Status: 204}))
 	rt.Handle(http.MethodPut, "/incidents/{id}/postmortem", h.putPostmortem, core.Doc(apidoc.Op{
@@ -127,14 +127,14 @@ func (h *Handlers) Routes(rt *core.Router) {
 	rt.Handle(http.MethodPost, "/incidents/{id}/runbook", h.attachRunbook, core.Doc(apidoc.Op{
 		Tag:          "Runbooks",
 		Summary:      "Attach a runbook to an incident",
-		Body:         apidoc.Obj("", apidoc.M{"runbook_id": apidoc.UUID("Default: the matching active runbook.")}),
+		Body:         restapi.RunbookAttach{},
 		BodyOptional: true,
 		Resp:         restapi.AttachedRunbook{},
 	}))
 	rt.Handle(http.MethodPatch, "/incidents/{id}/runbook-steps/{stepId}", h.setRunbookStep, core.Doc(apidoc.Op{
 		Tag:     "Runbooks",
 		Summary: "Complete or reopen a runbook step",
-		Body:    apidoc.Obj("", apidoc.M{"is_completed": apidoc.Boolean("")}, "is_completed"),
+		Body:    restapi.RunbookStepState{},
 		Resp:    restapi.AttachedRunbook{},
 	}))
 }

@@ -32,15 +32,15 @@ const RunbookLabel = "uptime-operator.io/runbook"
 
 const runbookDataKey = "runbook.json"
 
-// runbook is a runbook as stored and as the API shows it.
-type runbook struct {
-	ID          string                    `json:"id,omitempty"`
+// storedRunbook is a runbook as its ConfigMap holds it: the answer
+// (restapi.Runbook) without the id and creation time, which are the
+// ConfigMap's.
+type storedRunbook struct {
 	Name        string                    `json:"name"`
 	Steps       []restapi.RunbookStepBody `json:"steps"`
 	MonitorType *string                   `json:"monitor_type"`
 	ServiceTag  *string                   `json:"service_tag"`
 	IsActive    bool                      `json:"is_active"`
-	CreatedAt   string                    `json:"created_at,omitempty"`
 }
 
 // validateRunbook checks a runbook body.
@@ -70,23 +70,22 @@ func validateRunbook(b *restapi.RunbookBody) []core.FieldError {
 }
 
 // runbookOf is the runbook of a valid body.
-func runbookOf(b *restapi.RunbookBody) runbook {
-	rb := runbook{Name: strings.TrimSpace(*b.Name), Steps: b.Steps, MonitorType: b.MonitorType, ServiceTag: b.ServiceTag, IsActive: true}
+func runbookOf(b *restapi.RunbookBody) storedRunbook {
+	rb := storedRunbook{Name: strings.TrimSpace(*b.Name), Steps: b.Steps, MonitorType: b.MonitorType, ServiceTag: b.ServiceTag, IsActive: true}
 	if b.IsActive != nil {
 		rb.IsActive = *b.IsActive
 	}
 	return rb
 }
 
-func runbookFrom(cm *corev1.ConfigMap) (runbook, bool) {
-	var rb runbook
+// runbookFrom is the runbook a ConfigMap holds.
+func runbookFrom(cm *corev1.ConfigMap) (restapi.Runbook, bool) {
+	var rb storedRunbook
 	if err := json.Unmarshal([]byte(cm.Data[runbookDataKey]), &rb); err != nil {
-		return rb, false
+		return restapi.Runbook{}, false
 	}
-	rb.ID = string(cm.UID)
-	rb.CreatedAt = core.ISOTime(cm.CreationTimestamp.Time)
-	rb.Steps = core.NonNil(rb.Steps)
-	return rb, true
+	return restapi.Runbook{ID: string(cm.UID), Name: rb.Name, Steps: core.NonNil(rb.Steps), MonitorType: rb.MonitorType,
+		ServiceTag: rb.ServiceTag, IsActive: rb.IsActive, CreatedAt: core.ISOTime(cm.CreationTimestamp.Time)}, true
 }
 
 func (h *Handlers) runbookMaps(ctx context.Context, ns string) ([]corev1.ConfigMap, error) {
@@ -117,7 +116,7 @@ func (h *Handlers) listRunbooks(w http.ResponseWriter, r *http.Request) {
 		core.WriteErr(w, r, err)
 		return
 	}
-	out := []runbook{}
+	out := []restapi.Runbook{}
 	for i := range maps {
 		if rb, ok := runbookFrom(&maps[i]); ok {
 			out = append(out, rb)
@@ -126,7 +125,7 @@ func (h *Handlers) listRunbooks(w http.ResponseWriter, r *http.Request) {
 	httpjson.Write(w, http.StatusOK, out)
 }
 
-func (h *Handlers) decodeRunbook(w http.ResponseWriter, r *http.Request) (*runbook, []byte) {
+func (h *Handlers) decodeRunbook(w http.ResponseWriter, r *http.Request) (*storedRunbook, []byte) {
 	var b restapi.RunbookBody
 	if err := core.DecodeJSON(r, &b, false); err != nil {
 		core.WriteErr(w, r, err)
@@ -207,9 +206,7 @@ func (h *Handlers) attachRunbook(w http.ResponseWriter, r *http.Request) {
 	if inc == nil {
 		return
 	}
-	var b struct {
-		RunbookID string `json:"runbook_id"`
-	}
+	var b restapi.RunbookAttach
 	if err := core.DecodeJSON(r, &b, false); err != nil {
 		core.WriteErr(w, r, err)
 		return
@@ -223,7 +220,7 @@ func (h *Handlers) attachRunbook(w http.ResponseWriter, r *http.Request) {
 	if m, err := h.d.MonitorByID(ctx, inc.Namespace, inc.MonitorID); err == nil {
 		tags = m.Spec.Tags
 	}
-	var chosen *runbook
+	var chosen *restapi.Runbook
 	for i := range maps {
 		rb, ok := runbookFrom(&maps[i])
 		if !ok {
@@ -268,9 +265,7 @@ func (h *Handlers) setRunbookStep(w http.ResponseWriter, r *http.Request) {
 	if inc == nil {
 		return
 	}
-	var b struct {
-		IsCompleted *bool `json:"is_completed"`
-	}
+	var b restapi.RunbookStepState
 	if err := core.DecodeJSON(r, &b, false); err != nil {
 		core.WriteErr(w, r, err)
 		return
@@ -294,23 +289,12 @@ func (h *Handlers) setRunbookStep(w http.ResponseWriter, r *http.Request) {
 // codeHostSources are deploy sources that must use the signed deploy hook.
 var codeHostSources = []string{"github", "gitlab", "bitbucket", "gitea", "forgejo", "azure-devops", "azure_devops"}
 
-type deployEventJSON struct {
-	ID          string          `json:"id"`
-	ServiceName string          `json:"service_name"`
-	Environment *string         `json:"environment"`
-	Version     *string         `json:"version"`
-	Source      *string         `json:"source"`
-	DeployedAt  string          `json:"deployed_at"`
-	Metadata    json.RawMessage `json:"metadata"`
-	CreatedAt   string          `json:"created_at"`
-}
-
-func deployEventObject(e store.DeployEvent) deployEventJSON {
+func deployEventObject(e store.DeployEvent) restapi.DeployEvent {
 	md := e.Metadata
 	if len(md) == 0 {
 		md = json.RawMessage("{}")
 	}
-	return deployEventJSON{ID: e.ID, ServiceName: e.ServiceName, Environment: core.StrPtr(e.Environment), Version: core.StrPtr(e.Version),
+	return restapi.DeployEvent{ID: e.ID, ServiceName: e.ServiceName, Environment: core.StrPtr(e.Environment), Version: core.StrPtr(e.Version),
 		Source: core.StrPtr(e.Source), DeployedAt: core.ISOTime(e.DeployedAt), Metadata: md, CreatedAt: core.ISOTime(e.CreatedAt)}
 }
 
@@ -325,22 +309,18 @@ func (h *Handlers) listDeployEvents(w http.ResponseWriter, r *http.Request) {
 		core.WriteErr(w, r, err)
 		return
 	}
-	out := make([]deployEventJSON, 0, len(events))
+	out := restapi.DeployEvents{Events: make([]restapi.DeployEvent, 0, len(events))}
 	for _, e := range events {
-		out = append(out, deployEventObject(e))
+		out.Events = append(out.Events, deployEventObject(e))
 	}
-	httpjson.Write(w, http.StatusOK, map[string]any{"events": out})
+	httpjson.Write(w, http.StatusOK, out)
 }
 
 func (h *Handlers) createDeployEvent(w http.ResponseWriter, r *http.Request) {
 	var b struct {
-		ServiceName *string         `json:"service_name"`
-		Environment string          `json:"environment"`
-		Version     string          `json:"version"`
-		DeployedAt  string          `json:"deployed_at"`
-		Metadata    json.RawMessage `json:"metadata"`
-		Source      string          `json:"source"`
-		// Fields of code-hosting deployment payloads.
+		restapi.DeployEventBody
+		// Fields of code-hosting deployment payloads, which are not this
+		// body: they are refused with USE_SIGNED_DEPLOY_HOOK.
 		Deployment json.RawMessage `json:"deployment"`
 		Repository json.RawMessage `json:"repository"`
 	}
@@ -395,5 +375,5 @@ func (h *Handlers) createDeployEvent(w http.ResponseWriter, r *http.Request) {
 // deployEventsConfig reports the signed deploy hook settings. The signed
 // hook itself is not served yet (see docs/rest-api.md).
 func (h *Handlers) deployEventsConfig(w http.ResponseWriter, _ *http.Request) {
-	httpjson.Write(w, http.StatusOK, map[string]any{"enabled": false, "webhook_url": nil, "signature": "HMAC-SHA256"})
+	httpjson.Write(w, http.StatusOK, restapi.DeployHookConfig{Signature: "HMAC-SHA256"})
 }

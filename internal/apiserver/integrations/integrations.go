@@ -67,15 +67,7 @@ func secretField(t monv1.AlertChannelType, f string) bool {
 	return false
 }
 
-// routingBody is the routing object of connection bodies.
-type routingBody struct {
-	Scope       string   `json:"scope"`
-	GroupIDs    []string `json:"group_ids"`
-	MonitorIDs  []string `json:"monitor_ids"`
-	MinSeverity string   `json:"min_severity"`
-}
-
-func (h *Handlers) routingFrom(ctx context.Context, ns string, b *routingBody, prefix string) (*monv1.AlertRouting, []core.FieldError) {
+func (h *Handlers) routingFrom(ctx context.Context, ns string, b *restapi.Routing, prefix string) (*monv1.AlertRouting, []core.FieldError) {
 	var errs []core.FieldError
 	rt := &monv1.AlertRouting{Scope: monv1.RoutingScope(b.Scope), MinSeverity: monv1.Severity(b.MinSeverity)}
 	if rt.Scope == "" {
@@ -124,7 +116,7 @@ type connectionBody struct {
 	fields  map[string]string
 	emails  []string
 	name    *string
-	routing *routingBody
+	routing *restapi.Routing
 }
 
 func decodeConnection(r *http.Request, t monv1.AlertChannelType) (*connectionBody, error) {
@@ -143,7 +135,7 @@ func decodeConnection(r *http.Request, t monv1.AlertChannelType) (*connectionBod
 			}
 			b.name = &n
 		case k == "routing":
-			var rb routingBody
+			var rb restapi.Routing
 			if err := core.DecodeBytes(v, &rb, true, "routing."); err != nil {
 				return nil, err
 			}
@@ -309,13 +301,10 @@ func (h *Handlers) createConnection(w http.ResponseWriter, r *http.Request) {
 		core.WriteErr(w, r, err)
 		return
 	}
-	out := map[string]any{"success": true, "message": "Connection created", "connection_id": string(ch.UID),
-		"name": ch.Spec.Name, "integration_type": string(t), "auto_test": false}
-	if out["name"] == "" {
-		out["name"] = string(t)
-	}
-	if signing != "" {
-		out["signing_secret"] = signing
+	out := restapi.ConnectionCreated{Success: true, Message: "Connection created", ConnectionID: string(ch.UID),
+		Name: ch.Spec.Name, IntegrationType: string(t), SigningSecret: signing}
+	if out.Name == "" {
+		out.Name = string(t)
 	}
 	httpjson.Write(w, http.StatusCreated, out)
 }
@@ -422,7 +411,7 @@ func (h *Handlers) putRouting(w http.ResponseWriter, r *http.Request) {
 	if ch == nil {
 		return
 	}
-	var b routingBody
+	var b restapi.Routing
 	if err := core.DecodeJSON(r, &b, true); err != nil {
 		core.WriteErr(w, r, err)
 		return
@@ -455,20 +444,7 @@ func (h *Handlers) testConnection(w http.ResponseWriter, r *http.Request) {
 	httpjson.Write(w, http.StatusOK, restapi.Success{Success: true, Message: "Test alert sent"})
 }
 
-// channelJSON is a connection of the list.
-type channelJSON struct {
-	ID                  string         `json:"id"`
-	Type                string         `json:"type"`
-	Name                string         `json:"name"`
-	Status              string         `json:"status"`
-	Routing             map[string]any `json:"routing"`
-	ConsecutiveFailures int32          `json:"consecutive_failures"`
-	LastDeliveryAt      *string        `json:"last_delivery_at"`
-	LastDeliveryStatus  *string        `json:"last_delivery_status"`
-	CreatedAt           string         `json:"created_at"`
-}
-
-func (h *Handlers) channelObject(ch *monv1.AlertChannel, groups, monitors *core.ObjectUIDs) channelJSON {
+func (h *Handlers) channelObject(ch *monv1.AlertChannel, groups, monitors *core.ObjectUIDs) restapi.Channel {
 	status := "active"
 	switch {
 	case ch.Spec.Disabled:
@@ -476,13 +452,13 @@ func (h *Handlers) channelObject(ch *monv1.AlertChannel, groups, monitors *core.
 	case ch.Status.ConsecutiveFailures >= 3:
 		status = "failing"
 	}
-	rt := map[string]any{"scope": "all", "group_ids": []string{}, "monitor_ids": []string{}, "min_severity": "down"}
+	rt := restapi.ChannelRouting{Scope: "all", GroupIDs: []string{}, MonitorIDs: []string{}, MinSeverity: "down"}
 	if r := ch.Spec.Routing; r != nil {
 		if r.Scope != "" {
-			rt["scope"] = r.Scope
+			rt.Scope = string(r.Scope)
 		}
 		if r.MinSeverity != "" {
-			rt["min_severity"] = r.MinSeverity
+			rt.MinSeverity = string(r.MinSeverity)
 		}
 		ids := func(refs []monv1.LocalObjectReference, idx *core.ObjectUIDs) []string {
 			out := []string{}
@@ -493,13 +469,13 @@ func (h *Handlers) channelObject(ch *monv1.AlertChannel, groups, monitors *core.
 			}
 			return out
 		}
-		rt["group_ids"], rt["monitor_ids"] = ids(r.Groups, groups), ids(r.Monitors, monitors)
+		rt.GroupIDs, rt.MonitorIDs = ids(r.Groups, groups), ids(r.Monitors, monitors)
 	}
 	name := ch.Spec.Name
 	if name == "" {
 		name = string(ch.Spec.Type)
 	}
-	return channelJSON{ID: string(ch.UID), Type: string(ch.Spec.Type), Name: name, Status: status, Routing: rt,
+	return restapi.Channel{ID: string(ch.UID), Type: string(ch.Spec.Type), Name: name, Status: status, Routing: rt,
 		ConsecutiveFailures: ch.Status.ConsecutiveFailures, LastDeliveryAt: core.MetaTimePtr(ch.Status.LastDeliveryAt),
 		LastDeliveryStatus: core.StrPtr(ch.Status.LastDeliveryStatus), CreatedAt: core.ISOTime(ch.CreationTimestamp.Time)}
 }
@@ -540,7 +516,7 @@ func (h *Handlers) listIntegrations(w http.ResponseWriter, r *http.Request) {
 		core.WriteErr(w, r, err)
 		return
 	}
-	conns := []channelJSON{}
+	conns := []restapi.Channel{}
 	count := map[monv1.AlertChannelType]int{}
 	for i := range list.Items {
 		ch := &list.Items[i]
@@ -550,8 +526,8 @@ func (h *Handlers) listIntegrations(w http.ResponseWriter, r *http.Request) {
 		count[ch.Spec.Type]++
 		conns = append(conns, h.channelObject(ch, groups, monitors))
 	}
-	slices.SortFunc(conns, func(a, b channelJSON) int { return strings.Compare(a.CreatedAt, b.CreatedAt) })
-	types := []map[string]any{}
+	slices.SortFunc(conns, func(a, b restapi.Channel) int { return strings.Compare(a.CreatedAt, b.CreatedAt) })
+	types := []restapi.ChannelType{}
 	names := make([]string, 0, len(channelFields))
 	for t := range channelFields {
 		names = append(names, string(t))
@@ -560,10 +536,10 @@ func (h *Handlers) listIntegrations(w http.ResponseWriter, r *http.Request) {
 	for _, n := range names {
 		t := monv1.AlertChannelType(n)
 		f := channelFeature(t)
-		types = append(types, map[string]any{"type": n, "fields": channelFields[t], "connections": count[t],
-			"max_connections": maxConnectionsPerType, "available": f == "" || plans.HasFeature(plan, f)})
+		types = append(types, restapi.ChannelType{Type: n, Fields: channelFields[t], Connections: count[t],
+			MaxConnections: maxConnectionsPerType, Available: f == "" || plans.HasFeature(plan, f)})
 	}
-	httpjson.Write(w, http.StatusOK, map[string]any{"types": types, "connections": conns})
+	httpjson.Write(w, http.StatusOK, restapi.Integrations{Types: types, Connections: conns})
 }
 
 // rotateSigningSecret replaces a webhook channel's signing secret. The new
@@ -591,6 +567,6 @@ func (h *Handlers) rotateSigningSecret(w http.ResponseWriter, r *http.Request) {
 		core.WriteErr(w, r, fmt.Errorf("store signing secret: %w", err))
 		return
 	}
-	httpjson.Write(w, http.StatusOK, map[string]any{"connection_id": string(ch.UID), "signing_secret": secret,
-		"rotated_at": core.ISOTime(h.d.Clock.Now())})
+	httpjson.Write(w, http.StatusOK, restapi.SigningSecret{ConnectionID: string(ch.UID), SigningSecret: secret,
+		RotatedAt: core.ISOTime(h.d.Clock.Now())})
 }

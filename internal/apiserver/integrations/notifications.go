@@ -18,6 +18,7 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/ratelimit"
 	"github.com/uptime-operator/uptime-operator/internal/recipients"
+	"github.com/uptime-operator/uptime-operator/internal/restapi"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
@@ -26,23 +27,16 @@ import (
 // addresses the workspace's custom resources name (a monitor's and its
 // group's notificationEmails, email alert channels, escalation steps).
 
-// recipientJSON is one alert email recipient and where it comes from:
-// monitor, group or alert_channel.
-type recipientJSON struct {
-	Email  string `json:"email"`
-	Source string `json:"source"`
-}
-
 // monitorRecipients lists the addresses m's alert emails go to: the
 // monitor's own, then its group's, then those of the email channels that
 // route m, each address once (case-insensitively), in that order.
-func (h *Handlers) monitorRecipients(ctx context.Context, m *monv1.Monitor) ([]recipientJSON, error) {
-	out := []recipientJSON{}
+func (h *Handlers) monitorRecipients(ctx context.Context, m *monv1.Monitor) ([]restapi.Recipient, error) {
+	out := []restapi.Recipient{}
 	seen := map[string]bool{}
 	add := func(email, source string) {
 		if k := strings.ToLower(email); !seen[k] {
 			seen[k] = true
-			out = append(out, recipientJSON{Email: email, Source: source})
+			out = append(out, restapi.Recipient{Email: email, Source: source})
 		}
 	}
 	for _, e := range m.Spec.NotificationEmails {
@@ -100,9 +94,7 @@ func (h *Handlers) testNotification(w http.ResponseWriter, r *http.Request) {
 	if m == nil {
 		return
 	}
-	var b struct {
-		Email core.Nullable[string] `json:"email"`
-	}
+	var b restapi.TestEmail
 	if err := core.DecodeJSON(r, &b, false); err != nil {
 		core.WriteErr(w, r, err)
 		return
@@ -117,7 +109,7 @@ func (h *Handlers) testNotification(w http.ResponseWriter, r *http.Request) {
 		core.WriteErr(w, r, err)
 		return
 	}
-	switch i := slices.IndexFunc(recipients, func(x recipientJSON) bool { return strings.EqualFold(x.Email, email) }); {
+	switch i := slices.IndexFunc(recipients, func(x restapi.Recipient) bool { return strings.EqualFold(x.Email, email) }); {
 	case email == "" && len(recipients) == 0:
 		core.WriteValidation(w, core.FieldErr("email", "the monitor has no alert email recipients (notification_emails, its group's, or an email alert channel)"))
 		return
@@ -138,26 +130,11 @@ func (h *Handlers) testNotification(w http.ResponseWriter, r *http.Request) {
 		core.WriteError(w, http.StatusServiceUnavailable, core.CodeChannelUnavailable, "the test email could not be sent; try again later")
 		return
 	}
-	httpjson.Write(w, http.StatusOK, map[string]any{"success": true, "email": email,
-		"message": "Test notification sent to " + email})
+	httpjson.Write(w, http.StatusOK, restapi.TestEmailSent{Success: true, Email: email, Message: "Test notification sent to " + email})
 }
 
-// recipientStateJSON is one alert recipient of GET /alert-recipients.
-type recipientStateJSON struct {
-	Email string `json:"email"`
-	// Source is the first kind of resource naming the address, Sources all.
-	Source  string   `json:"source"`
-	Sources []string `json:"sources"`
-	// Status is confirmed, pending (a confirmation was sent) or unconfirmed.
-	Status             string     `json:"status"`
-	Confirmed          bool       `json:"confirmed"`
-	ConfirmationSentAt *time.Time `json:"confirmation_sent_at"`
-	ConfirmationsSent  int        `json:"confirmations_sent"`
-	ConfirmedAt        *time.Time `json:"confirmed_at"`
-}
-
-func recipientState(st recipients.State) recipientStateJSON {
-	return recipientStateJSON{
+func recipientState(st recipients.State) restapi.RecipientState {
+	return restapi.RecipientState{
 		Email: st.Email, Source: st.Sources[0], Sources: st.Sources, Status: st.Status(),
 		Confirmed: st.Record.Confirmed(), ConfirmationSentAt: st.Record.ConfirmationSentAt,
 		ConfirmationsSent: st.Record.ConfirmationsSent, ConfirmedAt: st.Record.ConfirmedAt,
@@ -168,14 +145,21 @@ func recipientState(st recipients.State) recipientStateJSON {
 // refuses unknown fields) and answers the error itself when it is not an
 // address.
 func (h *Handlers) decodeEmail(w http.ResponseWriter, r *http.Request, strict bool) (string, bool) {
-	var b struct {
-		Email string `json:"email"`
+	// Two types, as the document tells the strict body of POST
+	// /alert-recipients from the lenient one of the resend.
+	var add restapi.RecipientBody
+	var resend restapi.ResendBody
+	var err error
+	if strict {
+		err = core.DecodeJSON(r, &add, true)
+	} else {
+		err = core.DecodeJSON(r, &resend, false)
 	}
-	if err := core.DecodeJSON(r, &b, strict); err != nil {
+	if err != nil {
 		core.WriteErr(w, r, err)
 		return "", false
 	}
-	email := strings.TrimSpace(b.Email)
+	email := strings.TrimSpace(add.Email + resend.Email)
 	switch {
 	case email == "":
 		core.WriteValidation(w, core.FieldErr("email", "is required"))
@@ -195,11 +179,11 @@ func (h *Handlers) alertRecipients(w http.ResponseWriter, r *http.Request) {
 		core.WriteErr(w, r, err)
 		return
 	}
-	out := make([]recipientStateJSON, 0, len(states))
+	out := make([]restapi.RecipientState, 0, len(states))
 	for _, st := range states {
 		out = append(out, recipientState(st))
 	}
-	httpjson.Write(w, http.StatusOK, map[string]any{"contacts": out, "confirmation_required": h.recipients.Required})
+	httpjson.Write(w, http.StatusOK, restapi.AlertRecipients{Contacts: out, ConfirmationRequired: h.recipients.Required})
 }
 
 // resendConfirmation answers POST /alert-recipients/resend: a new
@@ -237,8 +221,8 @@ func (h *Handlers) resendConfirmation(w http.ResponseWriter, r *http.Request) {
 	if !sent {
 		msg = st.Email + " is already confirmed; no email was sent"
 	}
-	httpjson.Write(w, http.StatusOK, map[string]any{"email": st.Email, "confirmed": st.Record.Confirmed(), "sent": sent,
-		"status": st.Status(), "message": msg})
+	httpjson.Write(w, http.StatusOK, restapi.ConfirmationResent{Email: st.Email, Confirmed: st.Record.Confirmed(), Sent: sent,
+		Status: st.Status(), Message: msg})
 }
 
 // notificationSettings answers GET /settings/notifications: how the
@@ -268,11 +252,11 @@ func (h *Handlers) notificationSettings(w http.ResponseWriter, r *http.Request) 
 		core.WriteErr(w, r, err)
 		return
 	}
-	emails := make([]recipientJSON, 0, len(all))
+	emails := make([]restapi.Recipient, 0, len(all))
 	for _, rc := range all {
-		emails = append(emails, recipientJSON{Email: rc.Email, Source: rc.Sources[0]})
+		emails = append(emails, restapi.Recipient{Email: rc.Email, Source: rc.Sources[0]})
 	}
-	chs := []channelJSON{}
+	chs := []restapi.Channel{}
 	degraded := false
 	for i := range channels.Items {
 		ch := &channels.Items[i]
@@ -282,29 +266,21 @@ func (h *Handlers) notificationSettings(w http.ResponseWriter, r *http.Request) 
 		chs = append(chs, h.channelObject(ch, groups, monitors))
 		degraded = degraded || (!ch.Spec.Disabled && ch.Spec.Routing != nil && ch.Spec.Routing.MinSeverity == "degraded")
 	}
-	slices.SortFunc(chs, func(a, b channelJSON) int { return strings.Compare(a.Name+"/"+a.ID, b.Name+"/"+b.ID) })
-	httpjson.Write(w, http.StatusOK, map[string]any{
-		"channels":   chs,
-		"recipients": emails,
+	slices.SortFunc(chs, func(a, b restapi.Channel) int { return strings.Compare(a.Name+"/"+a.ID, b.Name+"/"+b.ID) })
+	httpjson.Write(w, http.StatusOK, restapi.NotificationSettings{
+		Channels:   chs,
+		Recipients: emails,
 		// Alerts go out when an incident opens and when it resolves;
 		// degraded checks alert only channels whose min_severity is degraded.
-		"notify_on":                     map[string]bool{"down": true, "degraded": degraded, "recovery": true},
-		"escalation_policies":           len(policies.Items),
-		"maintenance_suppresses_alerts": true,
-		"test_emails_available":         h.notifier != nil,
+		NotifyOn:                    restapi.NotifyOn{Down: true, Degraded: degraded, Recovery: true},
+		EscalationPolicies:          len(policies.Items),
+		MaintenanceSuppressesAlerts: true,
+		TestEmailsAvailable:         h.notifier != nil,
 	})
 }
 
-// deliveryCounts counts deliveries by outcome.
-type deliveryCounts struct {
-	Total     int `json:"total"`
-	Delivered int `json:"delivered"`
-	Failed    int `json:"failed"`
-	Pending   int `json:"pending"`
-	Attempts  int `json:"attempts"`
-}
-
-func (c *deliveryCounts) add(d store.Delivery) {
+// countDelivery counts d into c.
+func countDelivery(c *restapi.DeliveryCounts, d store.Delivery) {
 	c.Total++
 	c.Attempts += d.Attempts
 	switch d.Status {
@@ -315,22 +291,6 @@ func (c *deliveryCounts) add(d store.Delivery) {
 	default:
 		c.Pending++
 	}
-}
-
-// channelAttempts is one channel's row of the delivery statistics.
-type channelAttempts struct {
-	ChannelID string `json:"channel_id"`
-	Name      string `json:"name"`
-	Type      string `json:"type"`
-	deliveryCounts
-}
-
-// attemptWindow is the delivery statistics of one time window.
-type attemptWindow struct {
-	Window    string            `json:"window"`
-	Since     string            `json:"since"`
-	ByOutcome deliveryCounts    `json:"by_outcome"`
-	ByChannel []channelAttempts `json:"by_channel"`
 }
 
 // maxDeliveriesPerTarget is the most deliveries read per channel (the
@@ -369,9 +329,9 @@ func (h *Handlers) notificationAttempts(w http.ResponseWriter, r *http.Request) 
 		}
 	}
 	now := h.d.Clock.Now()
-	windows := []attemptWindow{
-		{Window: "24h", Since: core.ISOTime(now.Add(-24 * time.Hour)), ByChannel: []channelAttempts{}},
-		{Window: "7d", Since: core.ISOTime(now.Add(-7 * 24 * time.Hour)), ByChannel: []channelAttempts{}},
+	windows := []restapi.DeliveryWindow{
+		{Window: "24h", Since: core.ISOTime(now.Add(-24 * time.Hour)), ByChannel: []restapi.ChannelDeliveries{}},
+		{Window: "7d", Since: core.ISOTime(now.Add(-7 * 24 * time.Hour)), ByChannel: []restapi.ChannelDeliveries{}},
 	}
 	spans := []time.Duration{24 * time.Hour, 7 * 24 * time.Hour}
 	truncated := false
@@ -385,11 +345,11 @@ func (h *Handlers) notificationAttempts(w http.ResponseWriter, r *http.Request) 
 			truncated = true
 		}
 		for i, span := range spans {
-			row := channelAttempts{ChannelID: t.id, Name: t.name, Type: t.typ}
+			row := restapi.ChannelDeliveries{ChannelID: t.id, Name: t.name, Type: t.typ}
 			for _, d := range ds {
 				if d.Namespace == ns && now.Sub(d.CreatedAt) <= span {
-					row.add(d)
-					windows[i].ByOutcome.add(d)
+					countDelivery(&row.DeliveryCounts, d)
+					countDelivery(&windows[i].ByOutcome, d)
 				}
 			}
 			if row.Total > 0 {
@@ -398,14 +358,14 @@ func (h *Handlers) notificationAttempts(w http.ResponseWriter, r *http.Request) 
 		}
 	}
 	for i := range windows {
-		slices.SortFunc(windows[i].ByChannel, func(a, b channelAttempts) int {
+		slices.SortFunc(windows[i].ByChannel, func(a, b restapi.ChannelDeliveries) int {
 			if a.Total != b.Total {
 				return b.Total - a.Total
 			}
 			return strings.Compare(a.ChannelID, b.ChannelID)
 		})
 	}
-	httpjson.Write(w, http.StatusOK, map[string]any{"generated_at": core.ISOTime(now), "windows": windows, "truncated": truncated})
+	httpjson.Write(w, http.StatusOK, restapi.DeliveryStats{GeneratedAt: core.ISOTime(now), Windows: windows, Truncated: truncated})
 }
 
 // routesTo reports whether ch's routing selects m.

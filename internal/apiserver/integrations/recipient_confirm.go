@@ -9,6 +9,7 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
 	"github.com/uptime-operator/uptime-operator/internal/confirmlink"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
+	"github.com/uptime-operator/uptime-operator/internal/restapi"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
@@ -42,7 +43,7 @@ func (h *Handlers) confirmRecipient(w http.ResponseWriter, r *http.Request) {
 			confirmlink.Render(w, http.StatusServiceUnavailable, confirmlink.Page{Title: "Try again later",
 				Text: "The confirmation could not be saved. Please try again in a minute."})
 		case asJSON:
-			httpjson.Write(w, http.StatusOK, map[string]string{"status": "confirmed", "email": rec.Email})
+			httpjson.Write(w, http.StatusOK, restapi.RecipientConfirmed{Status: "confirmed", Email: rec.Email})
 		default:
 			confirmlink.Render(w, http.StatusOK, confirmlink.Page{Title: "Alert emails confirmed",
 				Text: rec.Email + " will receive the alert emails of workspace " + rec.Namespace + "."})

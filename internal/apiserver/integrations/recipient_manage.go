@@ -18,6 +18,7 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/recipients"
+	"github.com/uptime-operator/uptime-operator/internal/restapi"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
@@ -79,7 +80,7 @@ func (h *Handlers) addRecipient(w http.ResponseWriter, r *http.Request) {
 
 // addedState is the response of an added recipient: its confirmation state
 // from the store (an address confirmed before stays confirmed).
-func (h *Handlers) addedState(ctx context.Context, ns, email string) map[string]any {
+func (h *Handlers) addedState(ctx context.Context, ns, email string) restapi.RecipientAdded {
 	st := recipients.State{Recipient: recipients.Recipient{Namespace: ns, Email: email, Sources: []string{recipients.SourceChannel}}}
 	if h.st != nil {
 		if known, err := h.st.ListAlertRecipients(ctx, ns); err == nil {
@@ -88,15 +89,14 @@ func (h *Handlers) addedState(ctx context.Context, ns, email string) map[string]
 			}
 		}
 	}
-	out := map[string]any{"email": email, "status": st.Status(), "confirmed": st.Record.Confirmed(),
-		"alert_channel": RecipientsChannel}
+	out := restapi.RecipientAdded{Email: email, Status: st.Status(), Confirmed: st.Record.Confirmed(), AlertChannel: RecipientsChannel}
 	switch {
 	case st.Record.Confirmed():
-		out["message"] = email + " was added; it confirmed alert emails before"
+		out.Message = email + " was added; it confirmed alert emails before"
 	case h.recipients.Mailer == nil:
-		out["message"] = email + " was added; email delivery is not configured, so no confirmation is sent"
+		out.Message = email + " was added; email delivery is not configured, so no confirmation is sent"
 	default:
-		out["message"] = email + " was added; a confirmation email is sent to it within a minute"
+		out.Message = email + " was added; a confirmation email is sent to it within a minute"
 	}
 	return out
 }

@@ -29,7 +29,7 @@ func (h *Handlers) Routes(rt *core.Router) {
 		Desc:       "Confirms the address the link was sent to. A used, replaced or expired (7 days) link answers 404. Browsers get HTML pages (the 404 and 503 included); a request that accepts application/json (or sends a JSON body) gets {\"status\":\"confirmed\",\"email\"} and the JSON error shape.",
 		Resp:       apidoc.Str("HTML page."),
 		RespType:   "text/html",
-		JSONResp:   apidoc.Obj("", apidoc.M{"status": apidoc.Enum("", "confirmed"), "email": apidoc.Email("")}, "status", "email"),
+		JSONResp:   restapi.RecipientConfirmed{},
 		Extra:      []int{404, 503},
 		HTMLErrors: true,
 	})
@@ -40,54 +40,56 @@ func (h *Handlers) Routes(rt *core.Router) {
 	rt.Handle(http.MethodGet, "/settings/suppression-windows", emptyList, core.Doc(apidoc.Op{
 		Tag:     "Alert recipients and settings",
 		Summary: "Quiet hours and deployment windows",
-		Resp:    apidoc.ListOf(apidoc.Freeform("")),
+		// No suppression windows are modelled yet: the list is always
+		// empty, so its items have no type to declare.
+		Resp: apidoc.ListOf(apidoc.Freeform("")),
 	}))
 	rt.Handle(http.MethodGet, "/monitors/{id}/notification-recipients", h.notificationRecipients, core.Doc(apidoc.Op{
 		Tag:     "Monitors",
 		Summary: "Recipients of the monitor's alert emails",
-		Resp:    apidoc.Obj("", apidoc.M{"recipients": apidoc.Arr(apidoc.Obj("", apidoc.M{"email": apidoc.Email(""), "source": apidoc.Str("")}, "email", "source"), "")}, "recipients"),
+		Resp:    restapi.MonitorRecipients{},
 	}))
 	rt.Handle(http.MethodPost, "/monitors/{id}/test-notification", h.testNotification, core.WithLimit(l.TestNotify), core.Doc(apidoc.Op{
 		Tag:          "Monitors",
 		Summary:      "Send a test alert email",
 		Limit:        "10 per 15 minutes per workspace (plain-text 429)",
 		Desc:         "The email must be a recipient of the monitor or a workspace member; default is the first recipient.",
-		Body:         apidoc.Obj("", apidoc.M{"email": apidoc.Email("")}),
+		Body:         restapi.TestEmail{},
 		BodyOptional: true,
-		Resp:         apidoc.Obj("", apidoc.M{"success": apidoc.Boolean(""), "email": apidoc.Email(""), "message": apidoc.Str("")}, "success", "email"),
+		Resp:         restapi.TestEmailSent{},
 		Extra:        []int{503},
 	}))
 	rt.Handle(http.MethodGet, "/integrations", h.listIntegrations, core.Doc(apidoc.Op{
 		Tag:     "Alert channels",
 		Summary: "Channel types with fields, connections and status",
-		Resp:    apidoc.Obj("", apidoc.M{"types": apidoc.Arr(apidoc.Freeform("Channel type: name, fields, availability on the plan."), ""), "connections": apidoc.Arr(apidoc.Ref("Channel"), "")}, "types", "connections"),
+		Resp:    restapi.Integrations{},
 	}))
 	rt.Handle(http.MethodGet, "/integrations/alert-contacts", h.alertRecipients, core.Doc(apidoc.Op{
 		Tag:     "Alert channels",
 		Summary: "Workspace email alert contacts",
-		Resp:    apidoc.Obj("", apidoc.M{"contacts": apidoc.Arr(apidoc.Freeform(""), "")}, "contacts"),
+		Resp:    restapi.AlertRecipients{},
 	}))
 	rt.Handle(http.MethodPost, "/integrations/{type}/connections", h.createConnection, automation, core.Doc(apidoc.Op{
 		Tag:     "Alert channels",
 		Summary: "Create a connection",
 		Desc:    "Channel availability depends on the plan (403 FEATURE_NOT_AVAILABLE). An eleventh connection of a type is 409 CONNECTION_LIMIT_REACHED.",
-		Body:    apidoc.Ref("Connection"),
+		Body:    apidoc.Ref("Connection"), // the fields depend on {type}: see apidoc's Connection
 		Status:  201,
-		Resp:    apidoc.Ref("ConnectionCreated"),
+		Resp:    restapi.ConnectionCreated{},
 		Extra:   []int{409},
 	}))
 	rt.Handle(http.MethodPut, "/integrations/connections/{connectionId}", h.updateConnection, automation, core.Doc(apidoc.Op{
 		Tag:     "Alert channels",
 		Summary: "Edit a connection",
-		Body:    apidoc.Ref("Connection"),
-		Resp:    apidoc.Ref("Channel"),
+		Body:    apidoc.Ref("Connection"), // the fields depend on the connection's type
+		Resp:    restapi.Channel{},
 	}))
 	rt.Handle(http.MethodDelete, "/integrations/connections/{connectionId}", h.deleteConnection, automation, core.Doc(apidoc.Op{Tag: "Alert channels", Summary: "Delete a connection", Status: 204}))
 	rt.Handle(http.MethodPut, "/integrations/connections/{connectionId}/routing", h.putRouting, automation, core.Doc(apidoc.Op{
 		Tag:     "Alert channels",
 		Summary: "Set a connection's routing",
-		Body:    apidoc.Ref("Routing"),
-		Resp:    apidoc.Ref("Channel"),
+		Body:    restapi.Routing{},
+		Resp:    restapi.Channel{},
 	}))
 	rt.Handle(http.MethodPost, "/integrations/connections/{connectionId}/test", h.testConnection, core.WithLimit(l.ChannelTestWS, l.ChannelTestIP), core.Doc(apidoc.Op{
 		Tag:     "Alert channels",
@@ -99,44 +101,30 @@ func (h *Handlers) Routes(rt *core.Router) {
 	rt.Handle(http.MethodPost, "/integrations/connections/{connectionId}/rotate-secret", h.rotateSigningSecret, owner, core.Doc(apidoc.Op{
 		Tag:     "Alert channels",
 		Summary: "Rotate a webhook's signing secret",
-		Resp:    apidoc.Obj("", apidoc.M{"connection_id": apidoc.UUID(""), "signing_secret": apidoc.Str("Shown once.")}, "connection_id", "signing_secret"),
+		Resp:    restapi.SigningSecret{},
 		Extra:   []int{409},
 	}))
 	rt.Handle(http.MethodGet, "/alert-recipients", h.alertRecipients, core.Doc(apidoc.Op{
 		Tag:     "Alert recipients and settings",
 		Summary: "Recipients and confirmation state",
 		Desc:    "Every address the workspace's resources send alert emails to (monitors' and groups' notificationEmails, email channels, escalation steps, on-call schedules), each once. New addresses are sent a confirmation email; with confirmation_required, alert emails go to confirmed addresses only.",
-		Resp: apidoc.Obj("", apidoc.M{
-			"contacts": apidoc.Arr(apidoc.Obj("", apidoc.M{
-				"email":                apidoc.Email(""),
-				"source":               apidoc.Str("First kind of resource naming the address: monitor, group, alert_channel, escalation_policy or on_call_schedule."),
-				"sources":              apidoc.Arr(apidoc.Str(""), "Every kind of resource naming the address."),
-				"status":               apidoc.Enum("", "confirmed", "pending", "unconfirmed"),
-				"confirmed":            apidoc.Boolean(""),
-				"confirmation_sent_at": apidoc.Null(apidoc.DateTime("")),
-				"confirmations_sent":   apidoc.Integer(""),
-				"confirmed_at":         apidoc.Null(apidoc.DateTime("")),
-			}, "email", "source", "sources", "status", "confirmed", "confirmation_sent_at", "confirmations_sent", "confirmed_at"), ""),
-			"confirmation_required": apidoc.Boolean("Alert emails are held back from addresses that have not confirmed."),
-		}, "contacts", "confirmation_required"),
+		Resp:    restapi.AlertRecipients{},
 	}))
 	rt.Handle(http.MethodPost, "/alert-recipients", h.addRecipient, owner, core.Doc(apidoc.Op{
 		Tag:     "Alert recipients and settings",
 		Summary: "Add a recipient",
 		Desc:    "Adds the address to the workspace's email AlertChannel alert-recipients (created when absent, routed to every monitor); it is sent a confirmation link. 409 CONFLICT when it is already there.",
-		Body:    apidoc.StrictObj("", apidoc.M{"email": apidoc.Email("")}, "email"),
+		Body:    restapi.RecipientBody{},
 		Status:  201,
-		Resp: apidoc.Obj("", apidoc.M{"email": apidoc.Email(""), "status": apidoc.Enum("", "confirmed", "pending", "unconfirmed"), "confirmed": apidoc.Boolean(""),
-			"alert_channel": apidoc.Str("Name of the AlertChannel holding the address."), "message": apidoc.Str("")}, "email", "status", "confirmed", "alert_channel"),
-		Extra: []int{409},
+		Resp:    restapi.RecipientAdded{},
+		Extra:   []int{409},
 	}))
 	rt.Handle(http.MethodPost, "/alert-recipients/resend", h.resendConfirmation, core.Doc(apidoc.Op{
-		Tag:     "Alert recipients and settings",
-		Summary: "Resend a recipient's confirmation email",
-		Desc:    "Sends a new confirmation link (the previous one stops working), at most once a minute per address (429 with Retry-After). A confirmed address is answered with sent false.",
-		Body:    apidoc.Obj("", apidoc.M{"email": apidoc.Email("")}, "email"),
-		Resp: apidoc.Obj("", apidoc.M{"email": apidoc.Email(""), "confirmed": apidoc.Boolean(""), "sent": apidoc.Boolean(""),
-			"status": apidoc.Enum("", "confirmed", "pending", "unconfirmed"), "message": apidoc.Str("")}, "email", "confirmed", "sent", "status"),
+		Tag:        "Alert recipients and settings",
+		Summary:    "Resend a recipient's confirmation email",
+		Desc:       "Sends a new confirmation link (the previous one stops working), at most once a minute per address (429 with Retry-After). A confirmed address is answered with sent false.",
+		Body:       restapi.ResendBody{},
+		Resp:       restapi.ConfirmationResent{},
 		NoNotFound: true,
 		Extra:      []int{404, 429, 503},
 	}))
@@ -165,21 +153,12 @@ func (h *Handlers) Routes(rt *core.Router) {
 	rt.Handle(http.MethodGet, "/settings/notifications", h.notificationSettings, core.Doc(apidoc.Op{
 		Tag:     "Alert recipients and settings",
 		Summary: "Notification preferences",
-		Resp: apidoc.Obj("", apidoc.M{
-			"channels": apidoc.Arr(apidoc.Ref("Channel"), ""), "recipients": apidoc.Arr(apidoc.Freeform(""), ""), "notify_on": apidoc.Obj("", apidoc.M{"down": apidoc.Boolean(""), "degraded": apidoc.Boolean(""), "recovery": apidoc.Boolean("")}),
-			"escalation_policies": apidoc.Integer("Number of escalation policies."), "maintenance_suppresses_alerts": apidoc.Boolean(""), "test_emails_available": apidoc.Boolean(""),
-		}, "channels", "recipients", "notify_on"),
+		Resp:    restapi.NotificationSettings{},
 	}))
 	rt.Handle(http.MethodGet, "/settings/notification-attempts", h.notificationAttempts, core.Doc(apidoc.Op{
 		Tag:     "Alert recipients and settings",
 		Summary: "Alert delivery statistics",
-		Resp: apidoc.Obj("", apidoc.M{
-			"generated_at": apidoc.DateTime(""), "truncated": apidoc.Boolean(""),
-			"windows": apidoc.Arr(apidoc.Obj("", apidoc.M{
-				"window": apidoc.Str(""), "since": apidoc.DateTime(""), "by_outcome": apidoc.Ref("DeliveryCounts"),
-				"by_channel": apidoc.Arr(apidoc.Obj("", apidoc.M{"channel_id": apidoc.Str(""), "name": apidoc.Str(""), "type": apidoc.Str("")}), "Per channel: id, name, type and counts."),
-			}, "window", "since", "by_outcome", "by_channel"), ""),
-		}, "generated_at", "windows"),
+		Resp:    restapi.DeliveryStats{},
 	}))
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/netguard"
+	"github.com/uptime-operator/uptime-operator/internal/restapi"
 )
 
 // Subdomain discovery. The hosted service reads certificate-transparency
@@ -59,13 +60,6 @@ func normalizeDomain(d string) (string, bool) {
 		}
 	}
 	return d, true
-}
-
-// subdomainJSON is one discovered name.
-type subdomainJSON struct {
-	Hostname     string   `json:"hostname"`
-	Addresses    []string `json:"addresses"`
-	SuggestedURL string   `json:"suggested_url"`
 }
 
 // usableAddrs keeps the addresses a monitor may target: public ones, or all
@@ -127,27 +121,27 @@ func (h *Handlers) discoverSubdomains(w http.ResponseWriter, r *http.Request) {
 		})
 	}
 	wg.Wait()
-	out := []subdomainJSON{}
+	out := []restapi.Subdomain{}
 	for i, addrs := range found {
 		if len(addrs) == 0 || (len(wildcard) > 0 && slices.Equal(addrs, wildcard)) {
 			continue
 		}
 		host := commonSubdomains[i] + "." + domain
-		out = append(out, subdomainJSON{Hostname: host, Addresses: addrs, SuggestedURL: "https://" + host})
+		out = append(out, restapi.Subdomain{Hostname: host, Addresses: addrs, SuggestedURL: "https://" + host})
 	}
 	scope := "public addresses"
 	if h.allowPrivateTargets {
 		scope = "any address (private targets are allowed)"
 	}
-	httpjson.Write(w, http.StatusOK, map[string]any{
-		"domain":                   domain,
-		"subdomains":               out,
-		"names_checked":            len(commonSubdomains),
-		"wildcard_dns":             len(wildcard) > 0,
-		"timed_out":                ctx.Err() != nil,
-		"sources":                  []string{"dns"},
-		"certificate_transparency": false,
-		"note": fmt.Sprintf("Found by resolving %d common names under %s with the operator's resolver, keeping names that resolve to %s. "+
+	httpjson.Write(w, http.StatusOK, restapi.Subdomains{
+		Domain:                  domain,
+		Subdomains:              out,
+		NamesChecked:            len(commonSubdomains),
+		WildcardDNS:             len(wildcard) > 0,
+		TimedOut:                ctx.Err() != nil,
+		Sources:                 []string{"dns"},
+		CertificateTransparency: false,
+		Note: fmt.Sprintf("Found by resolving %d common names under %s with the operator's resolver, keeping names that resolve to %s. "+
 			"Certificate-transparency logs are not used, so names outside the list are not found.", len(commonSubdomains), domain, scope),
 	})
 }

@@ -674,17 +674,9 @@ func (h *Handlers) resetStats(w http.ResponseWriter, r *http.Request) {
 	httpjson.Write(w, http.StatusOK, restapi.Success{Success: true, Message: "Statistics reset"})
 }
 
-// bulkBody is the body of POST /monitors/bulk.
-type bulkBody struct {
-	Action  string                `json:"action"`
-	IDs     []string              `json:"ids"`
-	Tags    []string              `json:"tags"`
-	GroupID core.Nullable[string] `json:"group_id"`
-}
-
 func (h *Handlers) bulkMonitors(w http.ResponseWriter, r *http.Request) {
 	ctx, c := r.Context(), core.CallerFrom(r.Context())
-	var b bulkBody
+	var b restapi.BulkRequest
 	if err := core.DecodeJSON(r, &b, false); err != nil {
 		core.WriteErr(w, r, err)
 		return
@@ -814,9 +806,7 @@ func (h *Handlers) runCheckSaved(w http.ResponseWriter, r *http.Request) {
 	if m == nil {
 		return
 	}
-	var b struct {
-		Region string `json:"region"`
-	}
+	var b restapi.RunCheckBody
 	if err := core.DecodeJSON(r, &b, false); err != nil {
 		core.WriteErr(w, r, err)
 		return
@@ -862,17 +852,6 @@ func (h *Handlers) runCheck(w http.ResponseWriter, r *http.Request, m *monv1.Mon
 	httpjson.Write(w, http.StatusOK, resultJSON(res))
 }
 
-// regionsJSON is the answer of the regions endpoints. Regions lists the
-// regions the monitor is checked from (its own list, or the plan's default
-// regions when it has none), EffectiveRegions the same list under the name
-// the monitor object uses, and IsDefault says whether the list is the plan's
-// default rather than one set for the monitor.
-type regionsJSON struct {
-	Regions          []string `json:"regions"`
-	EffectiveRegions []string `json:"effective_regions"`
-	IsDefault        bool     `json:"is_default"`
-}
-
 // monitorRegions answers the regions endpoints for m.
 func (h *Handlers) monitorRegions(w http.ResponseWriter, r *http.Request, m *monv1.Monitor) {
 	o, err := h.monitorObject(r.Context(), m, h.refs(m.Namespace), false)
@@ -885,7 +864,7 @@ func (h *Handlers) monitorRegions(w http.ResponseWriter, r *http.Request, m *mon
 		// Just set: the status may still name the previous regions.
 		effective = slices.Clone(m.Spec.Regions)
 	}
-	httpjson.Write(w, http.StatusOK, regionsJSON{Regions: effective, EffectiveRegions: effective, IsDefault: len(m.Spec.Regions) == 0})
+	httpjson.Write(w, http.StatusOK, restapi.Regions{Regions: effective, EffectiveRegions: effective, IsDefault: len(m.Spec.Regions) == 0})
 }
 
 func (h *Handlers) getRegions(w http.ResponseWriter, r *http.Request) {
@@ -900,9 +879,7 @@ func (h *Handlers) putRegions(w http.ResponseWriter, r *http.Request) {
 	if m == nil {
 		return
 	}
-	var b struct {
-		Regions []string `json:"regions"`
-	}
+	var b restapi.RegionsBody
 	if err := core.DecodeJSON(r, &b, false); err != nil {
 		core.WriteErr(w, r, err)
 		return
@@ -961,20 +938,12 @@ func (h *Handlers) rotateHeartbeat(w http.ResponseWriter, r *http.Request) {
 	httpjson.Write(w, http.StatusOK, restapi.HeartbeatURL{HeartbeatURL: h.heartbeatURL(m)})
 }
 
-// cronHeartbeatBody is the body of POST /monitors/:id/cron-heartbeat.
-type cronHeartbeatBody struct {
-	Status          *string `json:"status"`
-	ExecutionTimeMs *int64  `json:"execution_time_ms"`
-	ExecutionCount  *int64  `json:"execution_count"`
-	StatusCode      *int    `json:"status_code"`
-}
-
 func (h *Handlers) cronHeartbeat(w http.ResponseWriter, r *http.Request) {
 	m := h.d.PathMonitor(w, r)
 	if m == nil {
 		return
 	}
-	var b cronHeartbeatBody
+	var b restapi.CronHeartbeat
 	if err := core.DecodeJSON(r, &b, false); err != nil {
 		core.WriteErr(w, r, err)
 		return

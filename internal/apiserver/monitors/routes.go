@@ -47,7 +47,7 @@ func (h *Handlers) Routes(rt *core.Router) {
 		Tag:     "Monitors",
 		Summary: "Bulk pause, resume, delete, tag or move monitors",
 		Limit:   "monitor writes: 120 per 15 minutes per IP (plain-text 429)",
-		Body:    apidoc.Ref("BulkRequest"),
+		Body:    restapi.BulkRequest{},
 		Resp:    restapi.BulkResult{},
 	}))
 	rt.Handle(http.MethodPost, "/monitors/test", h.testMonitor, core.WithLimit(l.RunCheck), core.Doc(apidoc.Op{
@@ -64,11 +64,7 @@ func (h *Handlers) Routes(rt *core.Router) {
 		Limit:   "20 per 15 minutes per workspace (plain-text 429)",
 		Desc:    "Resolves a fixed list of common names under the domain with the operator's resolver (certificate-transparency logs are not used) and returns those resolving to addresses a monitor may target.",
 		Query:   []apidoc.Param{{Name: "domain", Schema: apidoc.Str("Hostname of at least two labels."), Required: true}},
-		Resp: apidoc.Obj("", apidoc.M{
-			"domain": apidoc.Str(""), "subdomains": apidoc.Arr(apidoc.Obj("", apidoc.M{"hostname": apidoc.Str(""), "addresses": apidoc.Arr(apidoc.Str(""), ""), "suggested_url": apidoc.URI("")}, "hostname", "addresses", "suggested_url"), ""),
-			"names_checked": apidoc.Integer(""), "wildcard_dns": apidoc.Boolean(""), "timed_out": apidoc.Boolean(""), "sources": apidoc.Arr(apidoc.Str(""), ""),
-			"certificate_transparency": apidoc.Boolean(""), "note": apidoc.Str(""),
-		}, "domain", "subdomains"),
+		Resp:    restapi.Subdomains{},
 	}))
 	rt.Handle(http.MethodGet, "/monitors/{id}", h.getMonitor, core.Doc(apidoc.Op{Tag: "Monitors", Summary: "A monitor with 24 h and 30 d uptime", Resp: restapi.Monitor{}}))
 	rt.Handle(http.MethodPut, "/monitors/{id}", h.updateMonitor, monitorWrite, core.Doc(apidoc.Op{
@@ -103,12 +99,14 @@ func (h *Handlers) Routes(rt *core.Router) {
 		Resp:    restapi.Success{},
 	}))
 	rt.Handle(http.MethodPost, "/monitors/{id}/run-check", h.runCheckSaved, core.WithLimit(l.RunCheck), core.Doc(apidoc.Op{
-		Tag:     "Monitors",
-		Summary: "Run a check of a saved monitor now",
-		Limit:   "30 per 5 minutes per workspace (plain-text 429)",
-		Query:   []apidoc.Param{apidoc.Q("region", apidoc.Str(""), "Probe region code.")},
-		Resp:    restapi.CheckResult{},
-		Extra:   []int{503},
+		Tag:          "Monitors",
+		Summary:      "Run a check of a saved monitor now",
+		Limit:        "30 per 5 minutes per workspace (plain-text 429)",
+		Query:        []apidoc.Param{apidoc.Q("region", apidoc.Str(""), "Probe region code.")},
+		Body:         restapi.RunCheckBody{},
+		BodyOptional: true,
+		Resp:         restapi.CheckResult{},
+		Extra:        []int{503},
 	}))
 	rt.Handle(http.MethodGet, "/monitors/{id}/checks", h.listChecks, core.Doc(apidoc.Op{
 		Tag:     "Monitors",
@@ -129,13 +127,13 @@ func (h *Handlers) Routes(rt *core.Router) {
 		RespType:    "text/csv",
 		RespHeaders: apidoc.M{"X-Export-Truncated": apidoc.M{"description": "true when the 50,000-row cap cut the export (the newest rows are returned).", "schema": apidoc.Enum("", "true")}},
 	}))
-	rt.Handle(http.MethodGet, "/monitors/{id}/regions", h.getRegions, core.Doc(apidoc.Op{Tag: "Monitors", Summary: "The monitor's probe regions", Resp: apidoc.Ref("Regions")}))
+	rt.Handle(http.MethodGet, "/monitors/{id}/regions", h.getRegions, core.Doc(apidoc.Op{Tag: "Monitors", Summary: "The monitor's probe regions", Resp: restapi.Regions{}}))
 	rt.Handle(http.MethodPut, "/monitors/{id}/regions", h.putRegions, monitorWrite, core.Doc(apidoc.Op{
 		Tag:         "Monitors",
 		Summary:     "Set the monitor's probe regions",
 		Limit:       "monitor writes: 120 per 15 minutes per IP (plain-text 429)",
-		Body:        apidoc.Obj("", apidoc.M{"regions": apidoc.Bounds(apidoc.Arr(apidoc.Str(""), ""), 1, 50)}, "regions"),
-		Resp:        apidoc.Ref("Regions"),
+		Body:        restapi.RegionsBody{},
+		Resp:        restapi.Regions{},
 		Entitlement: true,
 	}))
 	rt.Handle(http.MethodGet, "/monitors/{id}/explanation", h.monitorExplanation, core.Doc(apidoc.Op{
@@ -152,7 +150,7 @@ func (h *Handlers) Routes(rt *core.Router) {
 	rt.Handle(http.MethodPost, "/monitors/{id}/cron-heartbeat", h.cronHeartbeat, core.Doc(apidoc.Op{
 		Tag:          "Monitors",
 		Summary:      "Record a heartbeat with the API key",
-		Body:         apidoc.Ref("CronHeartbeat"),
+		Body:         restapi.CronHeartbeat{},
 		BodyOptional: true,
 		Resp:         restapi.HeartbeatRecorded{},
 	}))
@@ -163,29 +161,18 @@ func (h *Handlers) Routes(rt *core.Router) {
 		Resp:    restapi.DNSRecords{},
 	}))
 	rt.Handle(http.MethodPost, "/monitors/{id}/dns-records/accept", h.acceptDNSRecords, core.WithLimit(l.DNSAccept), core.Doc(apidoc.Op{
-		Tag:          "Domain and DNS",
-		Summary:      "Accept the current DNS answer as the new expected value",
-		Limit:        "120 per 15 minutes per IP",
-		Body:         apidoc.Freeform("Optional: the answers to accept."),
-		BodyOptional: true,
-		Resp:         restapi.DNSAccepted{},
-		Extra:        []int{409},
+		Tag:     "Domain and DNS",
+		Summary: "Accept the current DNS answer as the new expected value",
+		Limit:   "120 per 15 minutes per IP",
+		// No body: the latest observed answer is accepted.
+		Resp:  restapi.DNSAccepted{},
+		Extra: []int{409},
 	}))
 	rt.Handle(http.MethodGet, "/monitors/{id}/step-runs", h.stepRuns, core.Doc(apidoc.Op{
 		Tag:     "Monitors",
 		Summary: "Per-step results of a multi-step monitor's checks, newest first",
 		Query:   []apidoc.Param{apidoc.IntQ("limit", 1, 100, 10, ""), apidoc.Q("before", apidoc.Str(""), "As for check history."), apidoc.Q("region", apidoc.Str(""), "Probe region code.")},
-		Resp: apidoc.Obj("", apidoc.M{
-			"monitor_id": apidoc.UUID(""),
-			"items": apidoc.Arr(apidoc.Obj("A check with its steps.", apidoc.M{
-				"steps": apidoc.Arr(apidoc.Obj("", apidoc.M{
-					"index": apidoc.Integer(""), "name": apidoc.Str(""), "url": apidoc.Str(""), "status_code": apidoc.Null(apidoc.Integer("")), "response_time_ms": apidoc.Integer(""),
-					"passed": apidoc.Boolean(""), "error": apidoc.Null(apidoc.Str("")), "assertions": apidoc.Arr(apidoc.Freeform(""), ""),
-				}, "index", "name", "passed"), ""),
-				"extracted": apidoc.Arr(apidoc.Str(""), "Names of extracted variables."),
-			}), ""),
-			"next_before": apidoc.Null(apidoc.Str("")),
-		}, "monitor_id", "items", "next_before"),
+		Resp:    restapi.StepRuns{},
 	}))
 }
 

@@ -13,27 +13,7 @@ import (
 
 // stepResultJSON is one step of a multistep check, as the probe reports it in the
 // check's details (probes/multistep.go).
-type stepResultJSON struct {
-	Index          int               `json:"index"`
-	Name           string            `json:"name"`
-	URL            string            `json:"url"`
-	StatusCode     *int              `json:"status_code"`
-	ResponseTimeMs int64             `json:"response_time_ms"`
-	Passed         bool              `json:"passed"`
-	Error          *string           `json:"error"`
-	Assertions     []json.RawMessage `json:"assertions"`
-}
-
-// stepRunJSON is one multistep check with its steps.
-type stepRunJSON struct {
-	restapi.Check
-	Steps     []stepResultJSON `json:"steps"`
-	Extracted []string         `json:"extracted"`
-}
-
-// stepRun reads the steps from a check's details; a check without step
-// details (a blocked check, one from before steps were recorded) has none.
-func stepRun(c store.Check) stepRunJSON {
+func stepRun(c store.Check) restapi.StepRun {
 	var d struct {
 		Steps []struct {
 			Name           string            `json:"name"`
@@ -49,13 +29,13 @@ func stepRun(c store.Check) stepRunJSON {
 	if len(c.Details) > 0 {
 		_ = json.Unmarshal(c.Details, &d)
 	}
-	out := stepRunJSON{Check: core.CheckRecord(c), Steps: []stepResultJSON{}, Extracted: core.NonNil(d.Extracted)}
+	out := restapi.StepRun{Check: core.CheckRecord(c), Steps: []restapi.StepResult{}, Extracted: core.NonNil(d.Extracted)}
 	for i, st := range d.Steps {
 		var code *int
 		if st.StatusCode != 0 {
 			code = &st.StatusCode
 		}
-		out.Steps = append(out.Steps, stepResultJSON{Index: i, Name: st.Name, URL: st.URL, StatusCode: code,
+		out.Steps = append(out.Steps, restapi.StepResult{Index: i, Name: st.Name, URL: st.URL, StatusCode: code,
 			ResponseTimeMs: st.ResponseTimeMs, Passed: st.Passed, Error: core.StrPtr(st.Error), Assertions: core.NonNil(st.Assertions)})
 	}
 	return out
@@ -83,9 +63,9 @@ func (h *history) stepRuns(w http.ResponseWriter, r *http.Request) {
 		core.WriteErr(w, r, err)
 		return
 	}
-	runs := make([]stepRunJSON, 0, len(items))
+	runs := make([]restapi.StepRun, 0, len(items))
 	for _, c := range items {
 		runs = append(runs, stepRun(c))
 	}
-	httpjson.Write(w, http.StatusOK, map[string]any{"monitor_id": string(m.UID), "items": runs, "next_before": core.ISOTimePtr(next)})
+	httpjson.Write(w, http.StatusOK, restapi.StepRuns{MonitorID: string(m.UID), Items: runs, NextBefore: core.ISOTimePtr(next)})
 }

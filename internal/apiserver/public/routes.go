@@ -63,6 +63,7 @@ func (h *Handlers) Routes(rt *core.Router) {
 				apidoc.Q("duration_ms", apidoc.Bounds(apidoc.Integer(""), 0, 604800000), "Run time of the job."),
 			},
 			Resp: apidoc.With(apidoc.Str(""), "const", "OK"), RespType: "text/plain",
+			Extra: []int{503}, // no engine to record it (the heartbeat handler's own check)
 		})
 	}
 	rt.Public(http.MethodGet, "/status/{slug}", h.publicStatus, apidoc.Op{

@@ -10,6 +10,7 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	relmath "github.com/uptime-operator/uptime-operator/internal/reliability"
+	"github.com/uptime-operator/uptime-operator/internal/restapi"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
@@ -87,10 +88,10 @@ func (h *Handlers) monitorFlakiness(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rc, ri := reliabilityChecks(checks), reliabilityIncidents(incidents)
-	httpjson.Write(w, http.StatusOK, map[string]any{
-		"monitor_id":  string(m.UID),
-		"computed_at": core.ISOTime(now),
-		"7d":          relmath.Flakiness(now.Add(-7*24*time.Hour), now, rc, ri),
-		"30d":         relmath.Flakiness(from30, now, rc, ri),
+	httpjson.Write(w, http.StatusOK, restapi.Flakiness{
+		MonitorID:  string(m.UID),
+		ComputedAt: core.ISOTime(now),
+		Days7:      relmath.Flakiness(now.Add(-7*24*time.Hour), now, rc, ri),
+		Days30:     relmath.Flakiness(from30, now, rc, ri),
 	})
 }

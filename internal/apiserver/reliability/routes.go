@@ -20,9 +20,7 @@ func (h *Handlers) Routes(rt *core.Router) {
 	rt.Handle(http.MethodGet, "/monitors/{id}/flakiness", h.monitorFlakiness, core.Doc(apidoc.Op{
 		Tag:     "Monitors",
 		Summary: "7-day and 30-day flakiness score 0-100 with reasons",
-		Resp: apidoc.Obj("The flakiness of the last 7 and 30 days.", apidoc.M{
-			"monitor_id": apidoc.UUID(""), "computed_at": apidoc.DateTime(""), "7d": apidoc.Ref("FlakinessWindow"), "30d": apidoc.Ref("FlakinessWindow"),
-		}, "monitor_id", "computed_at", "7d", "30d"),
+		Resp:    restapi.Flakiness{},
 	}))
 	rt.Handle(http.MethodGet, "/reliability/overview", h.reliabilityOverview, core.Doc(apidoc.Op{Tag: "Reliability", Summary: "Reliability of every monitor", Resp: restapi.ReliabilityOverview{}}))
 	rt.Handle(http.MethodGet, "/reliability/monitor/{monitorId}", h.reliabilityMonitor, core.Doc(apidoc.Op{

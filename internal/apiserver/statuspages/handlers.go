@@ -103,23 +103,9 @@ func (h *Handlers) getPage(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// pageBody is the create and update body of a status page. Update refuses
-// unknown fields.
-type pageBody struct {
-	Title             core.Nullable[string] `json:"title"`
-	Description       core.Nullable[string] `json:"description"`
-	Slug              core.Nullable[string] `json:"slug"`
-	IsPublic          core.Nullable[bool]   `json:"is_public"`
-	LogoURL           core.Nullable[string] `json:"logo_url"`
-	FaviconURL        core.Nullable[string] `json:"favicon_url"`
-	AccentColor       core.Nullable[string] `json:"accent_color"`
-	HidePoweredBy     core.Nullable[bool]   `json:"hide_powered_by"`
-	ShowResponseTimes core.Nullable[bool]   `json:"show_response_times"`
-}
-
 // applyPageBody writes b onto p, refusing white-label settings the plan
 // lacks with 403 WHITE_LABEL_NOT_ENTITLED.
-func applyPageBody(p *monv1.StatusPage, b *pageBody, plan *monv1.Plan) error {
+func applyPageBody(p *monv1.StatusPage, b *restapi.StatusPageUpdate, plan *monv1.Plan) error {
 	var errs []core.FieldError
 	sp := &p.Spec
 	if b.Title.Set {
@@ -206,11 +192,12 @@ func hexColor(s string) bool {
 
 func (h *Handlers) createPage(w http.ResponseWriter, r *http.Request) {
 	ctx, c := r.Context(), core.CallerFrom(r.Context())
-	var b pageBody
-	if err := core.DecodeJSON(r, &b, false); err != nil {
+	var create restapi.StatusPageCreate
+	if err := core.DecodeJSON(r, &create, false); err != nil {
 		core.WriteErr(w, r, err)
 		return
 	}
+	b := restapi.StatusPageUpdate(create)
 	if !b.Title.Set {
 		core.WriteValidation(w, core.FieldErr("title", "is required"))
 		return
@@ -269,7 +256,7 @@ func (h *Handlers) updatePage(w http.ResponseWriter, r *http.Request) {
 	if p == nil {
 		return
 	}
-	var b pageBody
+	var b restapi.StatusPageUpdate
 	if err := core.DecodeJSON(r, &b, true); err != nil {
 		core.WriteErr(w, r, err)
 		return
@@ -298,17 +285,27 @@ func (h *Handlers) deletePage(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
+// pageMonitorBody is a monitor entry of the page's monitors in either
+// spelling of the monitor's id: the document declares monitor_id for PUT
+// (restapi.PageMonitorEntry) and monitorId for POST
+// (restapi.PageMonitorAdd), and both bodies accept both.
 type pageMonitorBody struct {
-	MonitorID  string  `json:"monitor_id"`
-	MonitorID2 string  `json:"monitorId"`
-	Section    *string `json:"section"`
+	restapi.PageMonitorEntry
+	AltMonitorID string `json:"monitorId"`
+}
+
+// pageMonitorAddBody is the body of POST /status/pages/{id}/monitors in
+// either spelling.
+type pageMonitorAddBody struct {
+	restapi.PageMonitorAdd
+	AltMonitorID string `json:"monitor_id"`
 }
 
 func (b pageMonitorBody) id() string {
 	if b.MonitorID != "" {
 		return b.MonitorID
 	}
-	return b.MonitorID2
+	return b.AltMonitorID
 }
 
 // pageEntries resolves monitor ids to page entries.
@@ -353,7 +350,7 @@ func (h *Handlers) putPageMonitors(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var b struct {
-		Monitors []pageMonitorBody `json:"monitors"`
+		Monitors []pageMonitorBody `json:"monitors"` // restapi.PageMonitors, in either spelling
 	}
 	if err := core.DecodeJSON(r, &b, false); err != nil {
 		core.WriteErr(w, r, err)
@@ -380,11 +377,12 @@ func (h *Handlers) addPageMonitor(w http.ResponseWriter, r *http.Request) {
 	if p == nil {
 		return
 	}
-	var b pageMonitorBody
-	if err := core.DecodeJSON(r, &b, false); err != nil {
+	var add pageMonitorAddBody
+	if err := core.DecodeJSON(r, &add, false); err != nil {
 		core.WriteErr(w, r, err)
 		return
 	}
+	b := pageMonitorBody{PageMonitorEntry: restapi.PageMonitorEntry{MonitorID: add.MonitorID, Section: add.Section}, AltMonitorID: add.AltMonitorID}
 	if b.id() == "" {
 		core.WriteValidation(w, core.FieldErr("monitorId", "is required"))
 		return
@@ -467,27 +465,15 @@ func (h *Handlers) pageSubscribers(w http.ResponseWriter, r *http.Request) {
 	httpjson.Write(w, http.StatusOK, list)
 }
 
-type translationJSON struct {
-	Language    string `json:"language"`
-	Title       string `json:"title,omitempty"`
-	Description string `json:"description,omitempty"`
-}
-
-type languagesJSON struct {
-	Default      string            `json:"default"`
-	Enabled      []string          `json:"enabled"`
-	Translations []translationJSON `json:"translations"`
-}
-
-func languagesOf(p *monv1.StatusPage) languagesJSON {
-	out := languagesJSON{Default: "en", Enabled: []string{}, Translations: []translationJSON{}}
+func languagesOf(p *monv1.StatusPage) restapi.Languages {
+	out := restapi.Languages{Default: "en", Enabled: []string{}, Translations: []restapi.Translation{}}
 	if l := p.Spec.Languages; l != nil {
 		if l.Default != "" {
 			out.Default = l.Default
 		}
 		out.Enabled = core.NonNil(l.Enabled)
 		for _, t := range l.Translations {
-			out.Translations = append(out.Translations, translationJSON{Language: t.Language, Title: t.Title, Description: t.Description})
+			out.Translations = append(out.Translations, restapi.Translation{Language: t.Language, Title: t.Title, Description: t.Description})
 		}
 	}
 	return out
@@ -505,7 +491,7 @@ func (h *Handlers) putPageLanguages(w http.ResponseWriter, r *http.Request) {
 	if p == nil {
 		return
 	}
-	var b languagesJSON
+	var b restapi.LanguagesBody
 	if err := core.DecodeJSON(r, &b, true); err != nil {
 		core.WriteErr(w, r, err)
 		return
@@ -684,5 +670,5 @@ func (h *Handlers) putPageDomain(w http.ResponseWriter, r *http.Request) {
 		core.WriteErr(w, r, h.d.WriteFailed(r.Context(), p.Namespace, err, pageFieldPath))
 		return
 	}
-	httpjson.Write(w, http.StatusOK, map[string]any{"domain": core.StrPtr(domain)})
+	httpjson.Write(w, http.StatusOK, restapi.PageDomainState{Domain: core.StrPtr(domain)})
 }

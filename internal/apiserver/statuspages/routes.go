@@ -19,7 +19,7 @@ func (h *Handlers) Routes(rt *core.Router) {
 	rt.Handle(http.MethodPost, "/status/pages", h.createPage, pages, core.Doc(apidoc.Op{
 		Tag:         "Status pages",
 		Summary:     "Create a status page",
-		Body:        apidoc.Ref("StatusPageCreate"),
+		Body:        restapi.StatusPageCreate{},
 		Status:      201,
 		Resp:        restapi.StatusPage{},
 		Entitlement: true,
@@ -30,20 +30,20 @@ func (h *Handlers) Routes(rt *core.Router) {
 		Tag:     "Status pages",
 		Summary: "Update a status page",
 		Desc:    "hide_powered_by and favicon_url need white-label (403 WHITE_LABEL_NOT_ENTITLED).",
-		Body:    apidoc.Ref("StatusPageUpdate"),
+		Body:    restapi.StatusPageUpdate{},
 		Resp:    restapi.StatusPage{},
 	}))
 	rt.Handle(http.MethodDelete, "/status/pages/{id}", h.deletePage, core.Doc(apidoc.Op{Tag: "Status pages", Summary: "Delete a status page", Status: 204}))
 	rt.Handle(http.MethodPut, "/status/pages/{id}/monitors", h.putPageMonitors, pages, core.Doc(apidoc.Op{
 		Tag:     "Status pages",
 		Summary: "Set the page's monitors (up to 500)",
-		Body:    apidoc.Ref("PageMonitors"),
+		Body:    restapi.PageMonitors{},
 		Resp:    restapi.StatusPage{},
 	}))
 	rt.Handle(http.MethodPost, "/status/pages/{id}/monitors", h.addPageMonitor, pages, core.Doc(apidoc.Op{
 		Tag:     "Status pages",
 		Summary: "Add a monitor to the page",
-		Body:    apidoc.Ref("PageMonitorAdd"),
+		Body:    restapi.PageMonitorAdd{},
 		Resp:    restapi.StatusPage{},
 	}))
 	rt.Handle(http.MethodDelete, "/status/pages/{id}/monitors/{monitorId}", h.removePageMonitor, core.Doc(apidoc.Op{Tag: "Status pages", Summary: "Remove a monitor from the page", Status: 204}))
@@ -64,19 +64,19 @@ func (h *Handlers) Routes(rt *core.Router) {
 		Tag:     "Status pages",
 		Summary: "Set the custom domain",
 		Body:    restapi.PageDomain{},
-		Resp:    apidoc.Ref("PageDomain"),
+		Resp:    restapi.PageDomainState{},
 	}))
 	rt.Handle(http.MethodGet, "/status/pages/{id}/subscribers", h.pageSubscribers, core.Doc(apidoc.Op{
 		Tag:     "Status pages",
 		Summary: "Subscribers by channel",
 		Resp:    apidoc.Obj("", apidoc.M{"email": apidoc.Arr(apidoc.Freeform(""), ""), "chat": apidoc.Arr(apidoc.Freeform(""), ""), "webhook": apidoc.Arr(apidoc.Freeform(""), ""), "total": apidoc.Integer("")}, "email", "chat", "webhook", "total"),
 	}))
-	rt.Handle(http.MethodGet, "/status/pages/{id}/languages", h.getPageLanguages, core.Doc(apidoc.Op{Tag: "Status pages", Summary: "Languages and translations", Resp: apidoc.Ref("Languages")}))
+	rt.Handle(http.MethodGet, "/status/pages/{id}/languages", h.getPageLanguages, core.Doc(apidoc.Op{Tag: "Status pages", Summary: "Languages and translations", Resp: restapi.Languages{}}))
 	rt.Handle(http.MethodPut, "/status/pages/{id}/languages", h.putPageLanguages, pages, core.Doc(apidoc.Op{
 		Tag:     "Status pages",
 		Summary: "Change languages",
-		Body:    apidoc.Ref("Languages"),
-		Resp:    apidoc.Ref("Languages"),
+		Body:    restapi.LanguagesBody{},
+		Resp:    restapi.Languages{},
 	}))
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/apidoc"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
+	"github.com/uptime-operator/uptime-operator/internal/restapi"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 	"github.com/uptime-operator/uptime-operator/internal/thirdparty"
 )
@@ -84,7 +85,7 @@ func (h *Handlers) Routes(rt *core.Router) {
 	rt.Handle(http.MethodPost, "/third-party-status/subscriptions", h.createSub(t), feature, core.Doc(apidoc.Op{
 		Tag:     "Third-party status",
 		Summary: "Follow a provider",
-		Body:    apidoc.Freeform(""),
+		Body:    restapi.ThirdPartySubscriptionBody{},
 		Status:  201,
 		Resp:    apidoc.Ref("FollowedProvider"),
 		Extra:   []int{409, 503},
@@ -92,7 +93,7 @@ func (h *Handlers) Routes(rt *core.Router) {
 	rt.Handle(http.MethodPatch, "/third-party-status/subscriptions/{id}", h.patchSub(t), feature, core.Doc(apidoc.Op{
 		Tag:     "Third-party status",
 		Summary: "Change a subscription",
-		Body:    apidoc.Freeform(""),
+		Body:    restapi.ThirdPartySubscriptionBody{},
 		Resp:    apidoc.Ref("FollowedProvider"),
 		Extra:   []int{503},
 	}))
@@ -186,18 +187,8 @@ func (h *Handlers) listSubs(t *thirdparty.Service) http.HandlerFunc {
 	})
 }
 
-// thirdPartySubBody is the create and PATCH body; nil fields are not sent.
-type thirdPartySubBody struct {
-	ProviderID        *string   `json:"provider_id"`
-	ComponentIDs      *[]string `json:"component_ids"`
-	Keywords          *[]string `json:"keywords"`
-	Notify            *bool     `json:"notify"`
-	NotifyMaintenance *bool     `json:"notify_maintenance"`
-	MinSeverity       *string   `json:"min_severity"`
-}
-
-// apply validates b and copies the sent fields onto sub.
-func (b *thirdPartySubBody) apply(sub *store.ThirdPartySubscription) []core.FieldError {
+// applySub validates b and copies the sent fields onto sub.
+func applySub(b *restapi.ThirdPartySubscriptionBody, sub *store.ThirdPartySubscription) []core.FieldError {
 	var errs []core.FieldError
 	if b.ComponentIDs != nil {
 		ids := core.Dedupe(*b.ComponentIDs)
@@ -246,7 +237,7 @@ func (b *thirdPartySubBody) apply(sub *store.ThirdPartySubscription) []core.Fiel
 
 func (h *Handlers) createSub(t *thirdparty.Service) http.HandlerFunc {
 	return withThirdParty(t, func(w http.ResponseWriter, r *http.Request) {
-		var b thirdPartySubBody
+		var b restapi.ThirdPartySubscriptionBody
 		if err := core.DecodeJSON(r, &b, true); err != nil {
 			core.WriteErr(w, r, err)
 			return
@@ -270,7 +261,7 @@ func (h *Handlers) createSub(t *thirdparty.Service) http.HandlerFunc {
 			}
 			sub.ProviderID = *b.ProviderID
 		}
-		errs = append(errs, b.apply(&sub)...)
+		errs = append(errs, applySub(&b, &sub)...)
 		if len(errs) > 0 {
 			core.WriteValidation(w, errs...)
 			return
@@ -309,12 +300,12 @@ func (h *Handlers) patchSub(t *thirdparty.Service) http.HandlerFunc {
 		if !ok {
 			return
 		}
-		var b thirdPartySubBody
+		var b restapi.ThirdPartySubscriptionBody
 		if err := core.DecodeJSON(r, &b, true); err != nil {
 			core.WriteErr(w, r, err)
 			return
 		}
-		errs := b.apply(&sub)
+		errs := applySub(&b, &sub)
 		if b.ProviderID != nil && *b.ProviderID != sub.ProviderID {
 			errs = append(errs, core.FieldErr("provider_id", "cannot change; follow the other provider instead"))
 		}
