@@ -83,3 +83,34 @@ func TestRequestBodySchema(t *testing.T) {
 		t.Errorf("schema of body =\n%s\nwant\n%s", got, want)
 	}
 }
+
+// Shared are the fields two bodies of the test share.
+type Shared struct {
+	Name opt[string]   `json:"name" openapi:"nonnull"`
+	Tags opt[[]string] `json:"tags" openapi:"nonnull,max=3,itemmin=1,itemmax=8"`
+}
+
+// create shares Shared, requires its name and decodes a field it does not
+// document.
+type create struct {
+	_ struct{} `openapi:"requires=name"`
+	Shared
+	Hidden opt[bool] `json:"hidden" openapi:"-"`
+}
+
+func TestSharedBodySchema(t *testing.T) {
+	r := newReflector(nil)
+	if _, err := r.named(reflect.TypeOf(create{})); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := json.Marshal(r.schemas["create"])
+	want := `{"allOf":[{"$ref":"#/components/schemas/Shared"},{"properties":{},"required":["name"],"type":"object"}]}`
+	if string(got) != want {
+		t.Errorf("schema of create =\n%s\nwant\n%s", got, want)
+	}
+	got, _ = json.Marshal(r.schemas["Shared"].(M)["properties"].(M)["tags"])
+	want = `{"items":{"maxLength":8,"minLength":1,"type":"string"},"maxItems":3,"type":"array"}`
+	if string(got) != want {
+		t.Errorf("schema of Shared.tags = %s, want %s", got, want)
+	}
+}

@@ -50,12 +50,18 @@ import (
 //	required             a restapi.Nullable the handler requires all the same
 //	                     (a body shared by create, which requires it, and
 //	                     update, which does not)
+//	itemmin=1,itemmax=32 the bounds of an array's items
+//	-                    a field the handler decodes but the document does
+//	                     not offer (a field a body refuses with a field
+//	                     error, or one honoured outside the contract)
 //
 // A restapi.Nullable[T] field is a T that may be null and is never required.
 //
 // A blank field `_ struct{}` tagged `openapi:"strict"` makes the object
 // refuse unknown properties (additionalProperties: false), as a handler
-// decoding the body strictly does.
+// decoding the body strictly does; tagged `openapi:"requires=name|url"` it
+// requires those properties, also ones of embedded structs (a body that
+// shares its fields with one that does not require them).
 //
 // A named string type with constants of that type (restapi.Fault) is an
 // enum of the constants' values.
@@ -162,10 +168,14 @@ func (r *reflector) object(t reflect.Type) (M, error) {
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
 		if f.Name == "_" {
-			_, strict = parseTag(f.Tag.Get("openapi"))["strict"]
+			tag := parseTag(f.Tag.Get("openapi"))
+			_, strict = tag["strict"]
+			if names, ok := tag["requires"]; ok {
+				required = append(required, strings.Split(names, "|")...)
+			}
 			continue
 		}
-		if !f.IsExported() {
+		if !f.IsExported() || f.Tag.Get("openapi") == "-" {
 			continue
 		}
 		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
@@ -205,7 +215,7 @@ func (r *reflector) object(t reflect.Type) (M, error) {
 	if len(embedded) == 0 {
 		return own, nil
 	}
-	if len(props) > 0 {
+	if len(props) > 0 || len(required) > 0 {
 		embedded = append(embedded, own)
 	}
 	return M{"allOf": embedded}, nil
@@ -342,6 +352,15 @@ func applyTag(s M, tag map[string]string) M {
 	}
 	if f, ok := tag["itemformat"]; ok {
 		s = With(s, "items", With(s["items"].(M), "format", f))
+	}
+	bounds := map[string]string{}
+	for _, k := range []string{"min", "max"} {
+		if v, ok := tag["item"+k]; ok {
+			bounds[k] = v
+		}
+	}
+	if len(bounds) > 0 {
+		s = With(s, "items", applyTag(s["items"].(M), bounds))
 	}
 	if e, ok := tag["enum"]; ok {
 		vals := strings.Split(e, "|")

@@ -148,44 +148,16 @@ var (
 
 // handSchemas are the components.schemas not derived from Go types, each
 // for a reason given where it is written: the error shapes (one Go
-// ErrorBody, several documented shapes), the monitor bodies and config, the
+// ErrorBody, several documented shapes), the monitor config, the
 // alert-channel connection body, the maintenance body, and the answers
 // that extend a stored record with a field.
 func handSchemas() M {
-	tags := Bounds(Arr(Bounds(Str("Tag; lower-cased and de-duplicated."), 1, 32), "Up to 20 tags."), nil, 20)
-	regions := Bounds(Arr(Str("Probe region code."), "Probe region codes."), 1, 50)
 	headers := With(typed("object", "Header name to value; a value may be {\"secret_ref\": {\"name\", \"key\"}} naming a Secret of the workspace (owner level only; the Secret must opt in with the label monitoring.uptime-operator.io/credentials=true)."),
 		"maxProperties", 50, "additionalProperties", M{"anyOf": []any{Str(""), Ref("SecretRef")}})
 	assertion := Obj("Assertion on the response.", M{
 		"source": Str("What is asserted: status_code, response_time, body, json_body, header, …"), "property": Str("JSON path or header name."),
 		"operator": Str("Comparison: equals, not_equals, contains, greater_than, less_than, …"), "target": M{"description": "Expected value (string, number or boolean)."},
 	}, "source", "operator")
-	monitorFields := func(create bool) M {
-		p := M{
-			"name":                 Bounds(Str("Display name."), 1, 255),
-			"url":                  URI("Target URL: http:// or https:// for http and api, https:// for mcp; must resolve to a public address."),
-			"interval_seconds":     Bounds(Integer("Seconds between checks; not below the plan's minimum; default 120 or the plan minimum."), 15, 900),
-			"group_id":             Null(UUID("Monitor group.")),
-			"escalation_policy_id": Null(UUID("Escalation policy.")),
-			"tags":                 tags,
-			"config":               Ref("MonitorConfig"),
-		}
-		if create {
-			p["type"] = Enum("Monitor type (default http); cannot change after creation.", monitorTypes...)
-			p["regions"] = With(regions, "description", "Probe region codes; default is the plan's locations.")
-		} else {
-			p["is_active"] = Boolean("false pauses the monitor.")
-			p["type"] = Enum("Accepted only when equal to the current type.", monitorTypes...)
-			p["regions"] = With(regions, "description", "Accepted only when equal to the current regions; change regions with PUT /monitors/{id}/regions.")
-		}
-		return p
-	}
-	monitorSpec := monitorFields(true)
-	delete(monitorSpec, "group_id")
-	delete(monitorSpec, "escalation_policy_id")
-	monitorSpec["key"] = Ref("MonitorKey")
-	monitorSpec["paused"] = Boolean("Whether the monitor is paused.")
-	monitorSpec["regions"] = Null(regions)
 	return M{
 		// Errors.
 		"ErrorCode": Enum("Error codes of the API.", errorCodes...),
@@ -209,16 +181,11 @@ func handSchemas() M {
 		}, "error", "code", "details"),
 		"PlainTooMany": With(Str("Plain-text 429 body."), "const", "Too many requests, please try again later"),
 
-		// Monitors. The bodies are core.MonitorBody, one Go type for three
-		// documented bodies (create requires name, update does not, the
-		// monitoring-as-code spec adds key and paused and refuses group_id),
-		// and MonitorConfig is polymorphic by monitor type: both stay written
-		// here until MonitorBody is split into restapi types.
-		"SecretRef":     Obj("Reference to a Secret key of the workspace.", M{"secret_ref": Obj("", M{"name": Str(""), "key": Str("")}, "name", "key")}, "secret_ref"),
-		"MonitorKey":    With(Bounds(Str("Monitoring-as-code key: letters, digits and . _ : / -, starting with a letter or digit."), 1, 128), "pattern", `^[A-Za-z0-9][A-Za-z0-9._:/-]*$`),
-		"MonitorCreate": Obj("Body of POST /monitors and POST /monitors/test. Unknown top-level fields are ignored.", monitorFields(true), "name"),
-		"MonitorUpdate": Obj("Body of PUT /monitors/{id}: only sent fields change; config keys are merged (null removes one).", monitorFields(false)),
-		"MonitorSpec":   Obj("A keyed monitor spec for monitoring as code: the create fields plus key and paused; group_id, escalation_policy_id and is_active are refused (VALIDATION_ERROR). Omitted fields are not managed.", monitorSpec),
+		// Monitors. The bodies are restapi types (MonitorCreate, …); the
+		// config they carry is polymorphic by monitor type and stays written
+		// here.
+		"SecretRef":  Obj("Reference to a Secret key of the workspace.", M{"secret_ref": Obj("", M{"name": Str(""), "key": Str("")}, "name", "key")}, "secret_ref"),
+		"MonitorKey": With(Bounds(Str("Monitoring-as-code key: letters, digits and . _ : / -, starting with a letter or digit."), 1, 128), "pattern", `^[A-Za-z0-9][A-Za-z0-9._:/-]*$`),
 		"MonitorConfig": With(Obj("Type-specific settings: at most 50 keys and 32 KB as JSON; unknown keys are rejected. Keys apply to the types named in their descriptions.", M{
 			"method":                    Enum("http, api.", "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"),
 			"headers":                   headers,
