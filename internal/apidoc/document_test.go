@@ -114,3 +114,39 @@ func TestSharedBodySchema(t *testing.T) {
 		t.Errorf("schema of Shared.tags = %s, want %s", got, want)
 	}
 }
+
+// Keys are config keys of the test, each for some monitor types.
+type Keys struct {
+	Host string `json:"host,omitempty" for:"ping port"`
+	Inner
+}
+
+// Inner is embedded in Keys.
+type Inner struct {
+	Target string `json:"target,omitempty" for:"dns" openapi:"any"`
+}
+
+// config flattens Keys into one strict object with one more key.
+type config struct {
+	_      struct{} `openapi:"strict,maxprops=5"`
+	Keys   `openapi:"inline"`
+	Emails []string `json:"emails,omitempty"`
+}
+
+func TestInlineConfigSchema(t *testing.T) {
+	r := newReflector(nil)
+	if _, err := r.named(reflect.TypeOf(config{})); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := json.Marshal(r.schemas["config"])
+	want := `{"additionalProperties":false,"maxProperties":5,"properties":{` +
+		`"emails":{"items":{"type":"string"},"type":"array"},` +
+		`"host":{"description":"ping, port.","type":"string"},` +
+		`"target":{"anyOf":[{},{"type":"null"}],"description":"dns."}},"type":"object"}`
+	if string(got) != want {
+		t.Errorf("schema of config =\n%s\nwant\n%s", got, want)
+	}
+	if _, ok := r.schemas["Keys"]; ok {
+		t.Error("an inlined struct became a component")
+	}
+}

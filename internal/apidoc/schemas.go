@@ -148,16 +148,12 @@ var (
 
 // handSchemas are the components.schemas not derived from Go types, each
 // for a reason given where it is written: the error shapes (one Go
-// ErrorBody, several documented shapes), the monitor config, the
+// ErrorBody, several documented shapes), the request headers of a monitor, the
 // alert-channel connection body, the maintenance body, and the answers
 // that extend a stored record with a field.
 func handSchemas() M {
 	headers := With(typed("object", "Header name to value; a value may be {\"secret_ref\": {\"name\", \"key\"}} naming a Secret of the workspace (owner level only; the Secret must opt in with the label monitoring.uptime-operator.io/credentials=true)."),
 		"maxProperties", 50, "additionalProperties", M{"anyOf": []any{Str(""), Ref("SecretRef")}})
-	assertion := Obj("Assertion on the response.", M{
-		"source": Str("What is asserted: status_code, response_time, body, json_body, header, …"), "property": Str("JSON path or header name."),
-		"operator": Str("Comparison: equals, not_equals, contains, greater_than, less_than, …"), "target": M{"description": "Expected value (string, number or boolean)."},
-	}, "source", "operator")
 	return M{
 		// Errors.
 		"ErrorCode": Enum("Error codes of the API.", errorCodes...),
@@ -181,47 +177,12 @@ func handSchemas() M {
 		}, "error", "code", "details"),
 		"PlainTooMany": With(Str("Plain-text 429 body."), "const", "Too many requests, please try again later"),
 
-		// Monitors. The bodies are restapi types (MonitorCreate, …); the
-		// config they carry is polymorphic by monitor type and stays written
-		// here.
-		"SecretRef":  Obj("Reference to a Secret key of the workspace.", M{"secret_ref": Obj("", M{"name": Str(""), "key": Str("")}, "name", "key")}, "secret_ref"),
-		"MonitorKey": With(Bounds(Str("Monitoring-as-code key: letters, digits and . _ : / -, starting with a letter or digit."), 1, 128), "pattern", `^[A-Za-z0-9][A-Za-z0-9._:/-]*$`),
-		"MonitorConfig": With(Obj("Type-specific settings: at most 50 keys and 32 KB as JSON; unknown keys are rejected. Keys apply to the types named in their descriptions.", M{
-			"method":                    Enum("http, api.", "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"),
-			"headers":                   headers,
-			"body":                      Str("http, api: request body to send."),
-			"timeout":                   Integer("http/api/multistep/mcp: 1000-60000 ms; ping/port/udp/dns: 1-30 s."),
-			"expected_status_codes":     Bounds(Arr(Integer(""), "http, api."), nil, 500),
-			"keyword":                   Bounds(Str("http, api: text the response must contain."), nil, 1000),
-			"keyword_case_insensitive":  Boolean("http, api."),
-			"max_redirects":             Bounds(Integer("http, api."), 0, 5),
-			"max_response_time_ms":      Bounds(Integer("http, api: slower responses count as failed."), 1, 600000),
-			"degraded_response_time_ms": Integer("http, api: slower responses are degraded; lower than max_response_time_ms."),
-			"max_response_bytes":        Bounds(Integer("http, api."), 1, 10485760),
-			"assertions":                Bounds(Arr(assertion, "api."), nil, 50),
-			"host":                      Str("ping, port, udp: hostname or IP; must be public."),
-			"port":                      Bounds(Integer("port, udp."), 1, 65535),
-			"tls":                       Boolean("port: connect with TLS."),
-			"packet_count":              Integer("ping: clamped to 1-10."),
-			"payload":                   Str("udp."),
-			"payload_hex":               Str("udp."),
-			"expected_response":         Str("udp."),
-			"silent_is_up":              Boolean("udp."),
-			"cron_expression":           Str("cron: required."),
-			"grace_seconds":             Bounds(Integer("cron."), 0, 604800),
-			"time_zone":                 Str("cron: IANA time zone."),
-			"name":                      Str("dns: name to resolve."),
-			"record_type":               Str("dns: A, AAAA, CNAME, MX, TXT, NS, …"),
-			"resolver":                  Str("dns: resolver address."),
-			"protocol":                  Str("dns: udp or tcp."),
-			"expected_values":           Bounds(Arr(Str(""), "dns."), nil, 50),
-			"match_mode":                Str("dns."),
-			"steps":                     Arr(Freeform("multistep: {name, method, url, headers, body, expected_status_codes, extract [{variable, source, property}], assertions}."), "multistep."),
-			"expected_tools":            Arr(Str(""), "mcp."),
-			"protocol_version":          Str("mcp."),
-			"tool_call":                 Obj("mcp.", M{"name": Str(""), "arguments": Freeform("")}, "name"),
-			"notification_emails":       Arr(Email(""), "Per-monitor alert recipients; ignored when sent with an API key on POST/PUT /monitors; needs an Automation key through monitoring as code."),
-		}), "maxProperties", 50, "additionalProperties", false),
+		// Monitors. The bodies and config are restapi types; a request
+		// header's value is a string or a Secret reference, which a Go
+		// type (probeapi.Headers) decodes by hand.
+		"SecretRef":      Obj("Reference to a Secret key of the workspace.", M{"secret_ref": Obj("", M{"name": Str(""), "key": Str("")}, "name", "key")}, "secret_ref"),
+		"MonitorKey":     With(Bounds(Str("Monitoring-as-code key: letters, digits and . _ : / -, starting with a letter or digit."), 1, 128), "pattern", `^[A-Za-z0-9][A-Za-z0-9._:/-]*$`),
+		"RequestHeaders": headers,
 		// Maintenance: the handler's body type lives in its package, because
 		// a recurrence is a frequency string or an object and its decoder
 		// reports a field error of the REST core.

@@ -1,6 +1,10 @@
 package restapi
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/uptime-operator/uptime-operator/internal/probeapi"
+)
 
 // The three bodies that write a monitor: POST /monitors (and /monitors/test),
 // PUT /monitors/{id}, and the spec of monitoring as code. They share the
@@ -80,4 +84,22 @@ type MonitorSpec struct {
 	GroupID            Nullable[string] `json:"group_id" openapi:"-"`
 	EscalationPolicyID Nullable[string] `json:"escalation_policy_id" openapi:"-"`
 	IsActive           Nullable[bool]   `json:"is_active" openapi:"-"`
+}
+
+// The config object's keys are those of probeapi.Config, the one type that
+// declares a config key (its `for` tag names the monitor types that accept
+// the key; the handlers decode the sent keys into it), plus
+// notification_emails, a field of the Monitor's spec that REST shows under
+// config.
+
+// MonitorConfig is the type-specific settings of a monitor: at most 50
+// keys and 32 KB as JSON; unknown keys are rejected. Keys apply to the
+// types named in their descriptions.
+type MonitorConfig struct {
+	_               struct{} `openapi:"strict,maxprops=50"`
+	probeapi.Config `openapi:"inline"`
+	// NotificationEmails are per-monitor alert recipients; ignored when sent
+	// with an API key on POST/PUT /monitors; needs an Automation key through
+	// monitoring as code.
+	NotificationEmails []string `json:"notification_emails,omitempty" openapi:"itemformat=email"`
 }

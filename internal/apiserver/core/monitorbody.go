@@ -57,15 +57,8 @@ const ConfigNotificationEmails = "notification_emails"
 // ConfigObject renders a spec's config object, notification_emails included.
 func ConfigObject(spec *monv1.MonitorSpec) map[string]json.RawMessage {
 	out := map[string]json.RawMessage{}
-	if spec.HTTP != nil || spec.Ping != nil || spec.Port != nil || spec.UDP != nil || spec.Cron != nil ||
-		spec.DNS != nil || spec.Multistep != nil || spec.MCP != nil {
-		raw, _ := json.Marshal(monitor.ConfigOf(spec))
-		_ = json.Unmarshal(raw, &out)
-	}
-	if len(spec.NotificationEmails) > 0 {
-		raw, _ := json.Marshal(spec.NotificationEmails)
-		out[ConfigNotificationEmails] = raw
-	}
+	raw, _ := json.Marshal(restapi.MonitorConfig{Config: monitor.ConfigOf(spec), NotificationEmails: spec.NotificationEmails})
+	_ = json.Unmarshal(raw, &out)
 	return out
 }
 
