@@ -150,3 +150,25 @@ func TestInlineConfigSchema(t *testing.T) {
 		t.Error("an inlined struct became a component")
 	}
 }
+
+// Rec decodes from an object or a string.
+type Rec struct {
+	Every int `json:"every"`
+}
+
+// withRec has a field that is a Rec or one of two strings, or null.
+type withRec struct {
+	Rec opt[Rec] `json:"rec" openapi:"orstring=a|b"`
+}
+
+func TestOrStringSchema(t *testing.T) {
+	r := newReflector(nil)
+	if _, err := r.named(reflect.TypeOf(withRec{})); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := json.Marshal(r.schemas["withRec"].(M)["properties"].(M)["rec"])
+	want := `{"anyOf":[{"$ref":"#/components/schemas/Rec"},{"enum":["a","b"],"type":"string"},{"type":"null"}]}`
+	if string(got) != want {
+		t.Errorf("schema of withRec.rec = %s, want %s", got, want)
+	}
+}

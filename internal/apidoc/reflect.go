@@ -41,6 +41,8 @@ import (
 //	itemref=MonitorSpec  the property is an array of that component (for
 //	                     []json.RawMessage)
 //	any                  any JSON value (a type that decodes from several)
+//	orstring=a|b         the type's schema, or one of these strings (a type
+//	                     whose UnmarshalJSON also accepts a string)
 //	inline               on an embedded struct: its fields (and those of the
 //	                     structs it embeds) are the object's own, not allOf
 //	object               a json.RawMessage that holds a JSON object of any
@@ -295,7 +297,15 @@ func (r *reflector) field(f reflect.StructField) (M, error) {
 		}
 	}
 	s = applyTag(s, tag)
-	if _, nonnull := tag["nonnull"]; nullable && !nonnull {
+	_, nonnull := tag["nonnull"]
+	if alt, ok := tag["orstring"]; ok {
+		alts := []any{s, Enum("", strings.Split(alt, "|")...)}
+		if nullable && !nonnull {
+			alts = append(alts, M{"type": "null"})
+		}
+		return M{"anyOf": alts}, nil
+	}
+	if nullable && !nonnull {
 		s = Null(s)
 	}
 	return s, nil

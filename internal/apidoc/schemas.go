@@ -183,18 +183,6 @@ func handSchemas() M {
 		"SecretRef":      Obj("Reference to a Secret key of the workspace.", M{"secret_ref": Obj("", M{"name": Str(""), "key": Str("")}, "name", "key")}, "secret_ref"),
 		"MonitorKey":     With(Bounds(Str("Monitoring-as-code key: letters, digits and . _ : / -, starting with a letter or digit."), 1, 128), "pattern", `^[A-Za-z0-9][A-Za-z0-9._:/-]*$`),
 		"RequestHeaders": headers,
-		// Maintenance: the handler's body type lives in its package, because
-		// a recurrence is a frequency string or an object and its decoder
-		// reports a field error of the REST core.
-		"MaintenanceBody": Obj("PUT and PATCH change only sent fields.", M{
-			"title": Bounds(Str(""), 1, 255), "description": Null(Bounds(Str(""), nil, 5000)),
-			"starts_at": DateTime("Required on create."), "ends_at": DateTime("Required on create; after starts_at."), "time_zone": Str("IANA."),
-			"recurrence": M{"anyOf": []any{Enum("", "none", "daily", "weekly", "monthly"),
-				Obj("", M{"frequency": Str(""), "interval": Bounds(Integer(""), 1, 52), "until": Null(DateTime(""))}, "frequency"), M{"type": "null"}}},
-			"scope": Enum("", "all", "monitors", "groups"), "monitor_ids": Bounds(Arr(UUID(""), ""), nil, 500),
-			"group_ids": Bounds(Arr(UUID(""), ""), nil, 100), "impact": Enum("", "low", "medium", "high"), "cancelled": Boolean(""),
-		}),
-
 		// Connection stays hand-written: its fields depend on the channel
 		// type in the path, and the handler reads it as a map by type.
 		"Connection": Obj("Channel fields at top level (by type: webhook_url; integration_key; api_key and region us/eu; chat_id; repository and token; to as E.164), plus name and routing. Blank secret fields on edit keep the stored value.", M{
