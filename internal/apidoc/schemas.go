@@ -148,9 +148,9 @@ var (
 
 // handSchemas are the components.schemas not derived from Go types, each
 // for a reason given where it is written: the error shapes (one Go
-// ErrorBody, several documented shapes), the request headers of a monitor, the
-// alert-channel connection body, the maintenance body, and the answers
-// that extend a stored record with a field.
+// ErrorBody, several documented shapes), the request headers of a monitor
+// (a value is a string or a Secret reference), and the alert-channel
+// connection body.
 func handSchemas() M {
 	headers := With(typed("object", "Header name to value; a value may be {\"secret_ref\": {\"name\", \"key\"}} naming a Secret of the workspace (owner level only; the Secret must opt in with the label monitoring.uptime-operator.io/credentials=true)."),
 		"maxProperties", 50, "additionalProperties", M{"anyOf": []any{Str(""), Ref("SecretRef")}})
@@ -190,20 +190,6 @@ func handSchemas() M {
 			"webhook_url": URI(""), "integration_key": Str(""), "api_key": Str(""), "region": Enum("", "us", "eu"),
 			"chat_id": Str(""), "repository": Str("owner/repo."), "token": Str(""), "to": Str("E.164 phone number."),
 		}),
-		// Third-party status: the store's subscription with the provider's
-		// name (restapi may not import the store).
-		"FollowedProvider": M{"allOf": []any{Ref("ThirdPartySubscription"), Obj("", M{"provider_name": Str("")}, "provider_name")},
-			"description": "A followed provider: the subscription and the provider's name."},
-		// Website health: the store's records with the report summary.
-		"SiteRun": M{"allOf": []any{Ref("HealthRun"), Obj("", M{"summary": Null(Ref("SiteReportSummary"))}, "summary")},
-			"description": "A crawl without its issues."},
-		"Site": M{"allOf": []any{Ref("HealthSite"), Obj("", M{"latest_report": Null(Ref("SiteRun"))}, "latest_report")},
-			"description": "A site with its latest crawl."},
-		"SiteDetail": M{"allOf": []any{Ref("Site"), Obj("", M{"reports": Arr(Ref("SiteRun"), "The latest crawls (up to 10), newest first, without summaries.")}, "reports")}},
-		"PageServices": Obj("The third-party services shown on a status page.", M{
-			"status_page_id": UUID(""),
-			"services":       Arr(M{"allOf": []any{Ref("ThirdPartyService"), Obj("", M{"provider_name": Str(""), "status_page_url": Str("")}, "provider_name", "status_page_url")}}, ""),
-		}, "status_page_id", "services"),
 	}
 }
 

@@ -72,21 +72,21 @@ func (h *Handlers) Routes(rt *core.Router) {
 	rt.Handle(get, "/website-health", h.listSites, feature, core.Doc(apidoc.Op{
 		Tag:     "Website health",
 		Summary: "Sites with their latest reports",
-		Resp:    apidoc.Obj("", apidoc.M{"sites": apidoc.Arr(apidoc.Ref("Site"), ""), "audit_available": apidoc.Boolean("Whether this server can run the browser audit.")}, "sites", "audit_available"),
+		Resp:    SiteList{},
 	}))
 	rt.Handle(post, "/website-health/sites", h.createSite, feature, core.Doc(apidoc.Op{
 		Tag:     "Website health",
 		Summary: "Add a site",
 		Body:    apidoc.Freeform(""),
 		Status:  201,
-		Resp:    apidoc.Ref("Site"),
+		Resp:    Site{},
 	}))
-	rt.Handle(get, "/website-health/sites/{id}", h.getSite, feature, core.Doc(apidoc.Op{Tag: "Website health", Summary: "Site details", Resp: apidoc.Ref("SiteDetail")}))
+	rt.Handle(get, "/website-health/sites/{id}", h.getSite, feature, core.Doc(apidoc.Op{Tag: "Website health", Summary: "Site details", Resp: SiteDetail{}}))
 	rt.Handle(patch, "/website-health/sites/{id}", h.updateSite, feature, core.Doc(apidoc.Op{
 		Tag:     "Website health",
 		Summary: "Update a site",
 		Body:    apidoc.Freeform(""),
-		Resp:    apidoc.Ref("Site"),
+		Resp:    Site{},
 	}))
 	rt.Handle(del, "/website-health/sites/{id}", h.deleteSite, feature, core.Doc(apidoc.Op{Tag: "Website health", Summary: "Delete a site", Status: 204}))
 	rt.Handle(post, "/website-health/sites/{id}/run", h.runSite, feature, runs, core.Doc(apidoc.Op{
@@ -94,7 +94,7 @@ func (h *Handlers) Routes(rt *core.Router) {
 		Summary: "Crawl now",
 		Limit:   "20 per hour per workspace",
 		Status:  202,
-		Resp:    apidoc.Ref("SiteRun"),
+		Resp:    SiteRun{},
 		Extra:   []int{409, 503},
 	}))
 	rt.Handle(get, "/website-health/reports/{runId}", h.report, feature, core.Doc(apidoc.Op{Tag: "Website health", Summary: "A crawl report", Resp: sitehealth.Report{}}))
@@ -106,26 +106,44 @@ func (h *Handlers) Routes(rt *core.Router) {
 	}))
 }
 
-// healthSiteView is a site with its latest report summary.
-type healthSiteView struct {
+// The answers extend the stored records with a field, so they are declared
+// here rather than in restapi (which may not import the store).
+
+// Site is a site with its latest crawl.
+type Site struct {
 	store.HealthSite
-	LatestReport *healthRunView `json:"latest_report"`
+	LatestReport *SiteRun `json:"latest_report"`
 }
 
-// healthRunView is a run without its issues.
-type healthRunView struct {
+// SiteRun is a crawl without its issues.
+type SiteRun struct {
 	store.HealthRun
 	Summary *sitehealth.Summary `json:"summary"`
 }
 
-func runView(r store.HealthRun) *healthRunView {
-	v := &healthRunView{HealthRun: r, Summary: sitehealth.DecodeSummary(r)}
+// SiteDetail is a site with its latest crawls.
+type SiteDetail struct {
+	Site
+	// Reports are the latest crawls (up to 10), newest first, without
+	// summaries.
+	Reports []SiteRun `json:"reports"`
+}
+
+// SiteList is the answer of GET /website-health/sites.
+type SiteList struct {
+	Sites []Site `json:"sites"`
+	// AuditAvailable is whether this server can run the browser audit.
+	AuditAvailable bool `json:"audit_available"`
+}
+
+func runView(r store.HealthRun) *SiteRun {
+	v := &SiteRun{HealthRun: r, Summary: sitehealth.DecodeSummary(r)}
 	v.HealthRun.Summary = nil
 	return v
 }
 
-func (h *Handlers) siteView(r *http.Request, site store.HealthSite) (healthSiteView, error) {
-	v := healthSiteView{HealthSite: site}
+func (h *Handlers) siteView(r *http.Request, site store.HealthSite) (Site, error) {
+	v := Site{HealthSite: site}
 	runs, err := h.st.ListHealthRuns(r.Context(), site.ID, 1)
 	if err != nil {
 		return v, err
@@ -142,7 +160,7 @@ func (h *Handlers) listSites(w http.ResponseWriter, r *http.Request) {
 		core.WriteErr(w, r, err)
 		return
 	}
-	out := make([]healthSiteView, 0, len(sites))
+	out := make([]Site, 0, len(sites))
 	for _, site := range sites {
 		v, err := h.siteView(r, site)
 		if err != nil {
@@ -151,10 +169,7 @@ func (h *Handlers) listSites(w http.ResponseWriter, r *http.Request) {
 		}
 		out = append(out, v)
 	}
-	httpjson.Write(w, http.StatusOK, map[string]any{
-		"sites":           out,
-		"audit_available": h.svc != nil && h.svc.Auditor.Available(),
-	})
+	httpjson.Write(w, http.StatusOK, SiteList{Sites: out, AuditAvailable: h.svc != nil && h.svc.Auditor.Available()})
 }
 
 // pathHealthSite finds the site of the {id} path value in the caller's
@@ -306,7 +321,7 @@ func (h *Handlers) createSite(w http.ResponseWriter, r *http.Request) {
 		core.WriteErr(w, r, err)
 		return
 	}
-	httpjson.Write(w, http.StatusCreated, healthSiteView{HealthSite: site})
+	httpjson.Write(w, http.StatusCreated, Site{HealthSite: site})
 }
 
 func (h *Handlers) getSite(w http.ResponseWriter, r *http.Request) {
@@ -319,16 +334,13 @@ func (h *Handlers) getSite(w http.ResponseWriter, r *http.Request) {
 		core.WriteErr(w, r, err)
 		return
 	}
-	recent := make([]*healthRunView, 0, len(runs))
+	recent := make([]SiteRun, 0, len(runs))
 	for _, run := range runs {
 		v := runView(run)
 		v.Summary = nil
-		recent = append(recent, v)
+		recent = append(recent, *v)
 	}
-	out := struct {
-		healthSiteView
-		Reports []*healthRunView `json:"reports"`
-	}{healthSiteView: healthSiteView{HealthSite: site}, Reports: recent}
+	out := SiteDetail{Site: Site{HealthSite: site}, Reports: recent}
 	if len(runs) > 0 {
 		out.LatestReport = runView(runs[0])
 	}
