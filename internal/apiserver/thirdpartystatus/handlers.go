@@ -107,7 +107,7 @@ func (h *Handlers) Routes(rt *core.Router) {
 	rt.Handle(http.MethodPut, "/third-party-status/status-pages/{statusPageId}", h.putPageServices(t), feature, core.Doc(apidoc.Op{
 		Tag:     "Third-party status",
 		Summary: "Set the services shown on a status page",
-		Body:    apidoc.Freeform(""),
+		Body:    PageServicesBody{},
 		Resp:    PageServices{},
 		Extra:   []int{503},
 	}))
@@ -364,6 +364,13 @@ type PageService struct {
 	StatusPageURL string `json:"status_page_url"`
 }
 
+// PageServicesBody is the body that sets the services shown on a status
+// page, in order; an absent list clears them. Unknown fields are rejected.
+type PageServicesBody struct {
+	_        struct{}                  `openapi:"strict"`
+	Services []store.ThirdPartyService `json:"services,omitempty" openapi:"max=50"`
+}
+
 // PageServices are the third-party services shown on a status page.
 type PageServices struct {
 	StatusPageID string        `json:"status_page_id" openapi:"format=uuid"`
@@ -406,9 +413,7 @@ func (h *Handlers) putPageServices(t *thirdparty.Service) http.HandlerFunc {
 		if page == nil {
 			return
 		}
-		var b struct {
-			Services []store.ThirdPartyService `json:"services"`
-		}
+		var b PageServicesBody
 		if err := core.DecodeJSON(r, &b, true); err != nil {
 			core.WriteErr(w, r, err)
 			return

@@ -18,6 +18,7 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/ratelimit"
+	"github.com/uptime-operator/uptime-operator/internal/restapi"
 	"github.com/uptime-operator/uptime-operator/internal/sitehealth"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
@@ -77,7 +78,7 @@ func (h *Handlers) Routes(rt *core.Router) {
 	rt.Handle(post, "/website-health/sites", h.createSite, feature, core.Doc(apidoc.Op{
 		Tag:     "Website health",
 		Summary: "Add a site",
-		Body:    apidoc.Freeform(""),
+		Body:    restapi.SiteBody{},
 		Status:  201,
 		Resp:    Site{},
 	}))
@@ -85,7 +86,7 @@ func (h *Handlers) Routes(rt *core.Router) {
 	rt.Handle(patch, "/website-health/sites/{id}", h.updateSite, feature, core.Doc(apidoc.Op{
 		Tag:     "Website health",
 		Summary: "Update a site",
-		Body:    apidoc.Freeform(""),
+		Body:    restapi.SiteBody{},
 		Resp:    Site{},
 	}))
 	rt.Handle(del, "/website-health/sites/{id}", h.deleteSite, feature, core.Doc(apidoc.Op{Tag: "Website health", Summary: "Delete a site", Status: 204}))
@@ -202,25 +203,8 @@ func (h *Handlers) pathHealthRun(w http.ResponseWriter, r *http.Request) (sitehe
 	return rep, true
 }
 
-// siteBody is the create and update body of a site; absent fields keep
-// their value (or default on create).
-type siteBody struct {
-	Name                *string   `json:"name"`
-	URL                 *string   `json:"url"`
-	MaxPages            *int      `json:"max_pages"`
-	MaxDepth            *int      `json:"max_depth"`
-	CheckExternalLinks  *bool     `json:"check_external_links"`
-	PerfAuditEnabled    *bool     `json:"perf_audit_enabled"`
-	PerfAuditURLs       *[]string `json:"perf_audit_urls"`
-	PerfAuditFormFactor *string   `json:"perf_audit_form_factor"`
-	Schedule            *string   `json:"schedule"`
-	NotifyOnIssues      *bool     `json:"notify_on_issues"`
-	ScoreDropThresh     *int      `json:"score_drop_thresh"`
-	IsActive            *bool     `json:"is_active"`
-}
-
-// apply copies the sent fields onto site.
-func (b *siteBody) apply(site *store.HealthSite) {
+// apply copies the sent fields of b onto site.
+func apply(b *restapi.SiteBody, site *store.HealthSite) {
 	set := func(dst *string, v *string) {
 		if v != nil {
 			*dst = strings.TrimSpace(*v)
@@ -296,7 +280,7 @@ func validateHealthSite(site store.HealthSite) []core.FieldError {
 }
 
 func (h *Handlers) createSite(w http.ResponseWriter, r *http.Request) {
-	var b siteBody
+	var b restapi.SiteBody
 	if err := core.DecodeJSON(r, &b, true); err != nil {
 		core.WriteErr(w, r, err)
 		return
@@ -304,7 +288,7 @@ func (h *Handlers) createSite(w http.ResponseWriter, r *http.Request) {
 	site := store.HealthSite{Namespace: core.CallerFrom(r.Context()).Namespace, MaxPages: defaultHealthMaxPages, MaxDepth: defaultHealthMaxDepth,
 		PerfAuditURLs: []string{}, PerfAuditFormFactor: store.HealthFormMobile, Schedule: store.HealthScheduleWeekly,
 		NotifyOnIssues: true, ScoreDropThresh: defaultHealthThresh, IsActive: true, CreatedAt: h.clock.Now()}
-	b.apply(&site)
+	apply(&b, &site)
 	var errs []core.FieldError
 	if b.Name == nil {
 		errs = append(errs, core.FieldErr("name", "is required"))
@@ -352,12 +336,12 @@ func (h *Handlers) updateSite(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	var b siteBody
+	var b restapi.SiteBody
 	if err := core.DecodeJSON(r, &b, true); err != nil {
 		core.WriteErr(w, r, err)
 		return
 	}
-	b.apply(&site)
+	apply(&b, &site)
 	if errs := validateHealthSite(site); len(errs) > 0 {
 		core.WriteValidation(w, errs...)
 		return
