@@ -83,3 +83,92 @@ func TestRequestBodySchema(t *testing.T) {
 		t.Errorf("schema of body =\n%s\nwant\n%s", got, want)
 	}
 }
+
+// Shared are the fields two bodies of the test share.
+type Shared struct {
+	Name opt[string]   `json:"name" openapi:"nonnull"`
+	Tags opt[[]string] `json:"tags" openapi:"nonnull,max=3,itemmin=1,itemmax=8"`
+}
+
+// create shares Shared, requires its name and decodes a field it does not
+// document.
+type create struct {
+	_ struct{} `openapi:"requires=name"`
+	Shared
+	Hidden opt[bool] `json:"hidden" openapi:"-"`
+}
+
+func TestSharedBodySchema(t *testing.T) {
+	r := newReflector(nil)
+	if _, err := r.named(reflect.TypeOf(create{})); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := json.Marshal(r.schemas["create"])
+	want := `{"allOf":[{"$ref":"#/components/schemas/Shared"},{"properties":{},"required":["name"],"type":"object"}]}`
+	if string(got) != want {
+		t.Errorf("schema of create =\n%s\nwant\n%s", got, want)
+	}
+	got, _ = json.Marshal(r.schemas["Shared"].(M)["properties"].(M)["tags"])
+	want = `{"items":{"maxLength":8,"minLength":1,"type":"string"},"maxItems":3,"type":"array"}`
+	if string(got) != want {
+		t.Errorf("schema of Shared.tags = %s, want %s", got, want)
+	}
+}
+
+// Keys are config keys of the test, each for some monitor types.
+type Keys struct {
+	Host string `json:"host,omitempty" for:"ping port"`
+	Inner
+}
+
+// Inner is embedded in Keys.
+type Inner struct {
+	Target string `json:"target,omitempty" for:"dns" openapi:"any"`
+}
+
+// config flattens Keys into one strict object with one more key.
+type config struct {
+	_      struct{} `openapi:"strict,maxprops=5"`
+	Keys   `openapi:"inline"`
+	Emails []string `json:"emails,omitempty"`
+}
+
+func TestInlineConfigSchema(t *testing.T) {
+	r := newReflector(nil)
+	if _, err := r.named(reflect.TypeOf(config{})); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := json.Marshal(r.schemas["config"])
+	want := `{"additionalProperties":false,"maxProperties":5,"properties":{` +
+		`"emails":{"items":{"type":"string"},"type":"array"},` +
+		`"host":{"description":"ping, port.","type":"string"},` +
+		`"target":{"anyOf":[{},{"type":"null"}],"description":"dns."}},"type":"object"}`
+	if string(got) != want {
+		t.Errorf("schema of config =\n%s\nwant\n%s", got, want)
+	}
+	if _, ok := r.schemas["Keys"]; ok {
+		t.Error("an inlined struct became a component")
+	}
+}
+
+// Rec decodes from an object or a string.
+type Rec struct {
+	Every int `json:"every"`
+}
+
+// withRec has a field that is a Rec or one of two strings, or null.
+type withRec struct {
+	Rec opt[Rec] `json:"rec" openapi:"orstring=a|b"`
+}
+
+func TestOrStringSchema(t *testing.T) {
+	r := newReflector(nil)
+	if _, err := r.named(reflect.TypeOf(withRec{})); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := json.Marshal(r.schemas["withRec"].(M)["properties"].(M)["rec"])
+	want := `{"anyOf":[{"$ref":"#/components/schemas/Rec"},{"enum":["a","b"],"type":"string"},{"type":"null"}]}`
+	if string(got) != want {
+		t.Errorf("schema of withRec.rec = %s, want %s", got, want)
+	}
+}

@@ -40,6 +40,11 @@ import (
 //	ref=MonitorConfig    the property is that component (for json.RawMessage)
 //	itemref=MonitorSpec  the property is an array of that component (for
 //	                     []json.RawMessage)
+//	any                  any JSON value (a type that decodes from several)
+//	orstring=a|b         the type's schema, or one of these strings (a type
+//	                     whose UnmarshalJSON also accepts a string)
+//	inline               on an embedded struct: its fields (and those of the
+//	                     structs it embeds) are the object's own, not allOf
 //	object               a json.RawMessage that holds a JSON object of any
 //	                     properties (the handler checks it is one, to answer
 //	                     a field error rather than a decoding error)
@@ -50,12 +55,22 @@ import (
 //	required             a restapi.Nullable the handler requires all the same
 //	                     (a body shared by create, which requires it, and
 //	                     update, which does not)
+//	itemmin=1,itemmax=32 the bounds of an array's items
+//	-                    a field the handler decodes but the document does
+//	                     not offer (a field a body refuses with a field
+//	                     error, or one honoured outside the contract)
 //
 // A restapi.Nullable[T] field is a T that may be null and is never required.
 //
 // A blank field `_ struct{}` tagged `openapi:"strict"` makes the object
 // refuse unknown properties (additionalProperties: false), as a handler
-// decoding the body strictly does.
+// decoding the body strictly does; tagged `openapi:"requires=name|url"` it
+// requires those properties, also ones of embedded structs (a body that
+// shares its fields with one that does not require them); maxprops=50
+// bounds the number of properties.
+//
+// A field's `for` tag (probeapi.Config: the monitor types a config key
+// applies to) starts its description ("http, api: …").
 //
 // A named string type with constants of that type (restapi.Fault) is an
 // enum of the constants' values.
@@ -153,19 +168,58 @@ func (r *reflector) named(t reflect.Type) (M, error) {
 }
 
 // object is the schema of a struct: its own fields, allOf its embedded
-// structs.
+// structs (or, for an embedded struct tagged inline, its fields among the
+// own ones).
 func (r *reflector) object(t reflect.Type) (M, error) {
-	props := M{}
-	var required []string
-	var embedded []any
-	strict := false
+	o := objectParts{props: M{}}
+	if err := r.fields(t, &o, false); err != nil {
+		return nil, err
+	}
+	own := Obj("", o.props, o.required...)
+	delete(own, "description")
+	if o.strict {
+		own = Strict(own)
+	}
+	if o.maxProps != nil {
+		own["maxProperties"] = o.maxProps
+	}
+	if len(o.embedded) == 0 {
+		return own, nil
+	}
+	if len(o.props) > 0 || len(o.required) > 0 {
+		o.embedded = append(o.embedded, own)
+	}
+	return M{"allOf": o.embedded}, nil
+}
+
+// objectParts are what the fields of a struct make of its schema.
+type objectParts struct {
+	props    M
+	required []string
+	embedded []any // $refs of embedded structs, for allOf
+	strict   bool
+	maxProps any
+}
+
+// fields adds the fields of t to o; inline (an embedded struct tagged
+// inline, and everything it embeds) adds embedded structs' fields as own.
+func (r *reflector) fields(t reflect.Type, o *objectParts, inline bool) error {
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
+		tag := parseTag(f.Tag.Get("openapi"))
 		if f.Name == "_" {
-			_, strict = parseTag(f.Tag.Get("openapi"))["strict"]
+			if _, ok := tag["strict"]; ok {
+				o.strict = true
+			}
+			if names, ok := tag["requires"]; ok {
+				o.required = append(o.required, strings.Split(names, "|")...)
+			}
+			if n, ok := tag["maxprops"]; ok {
+				o.maxProps, _ = strconv.Atoi(n)
+			}
 			continue
 		}
-		if !f.IsExported() {
+		if !f.IsExported() || f.Tag.Get("openapi") == "-" {
 			continue
 		}
 		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
@@ -173,11 +227,17 @@ func (r *reflector) object(t reflect.Type) (M, error) {
 			continue
 		}
 		if f.Anonymous && name == "" {
+			if _, ok := tag["inline"]; ok || inline {
+				if err := r.fields(f.Type, o, true); err != nil {
+					return err
+				}
+				continue
+			}
 			e, err := r.named(f.Type)
 			if err != nil {
-				return nil, err
+				return err
 			}
-			embedded = append(embedded, e)
+			o.embedded = append(o.embedded, e)
 			continue
 		}
 		if name == "" {
@@ -185,30 +245,27 @@ func (r *reflector) object(t reflect.Type) (M, error) {
 		}
 		s, err := r.field(f)
 		if err != nil {
-			return nil, fmt.Errorf("%s.%s: %w", t.Name(), f.Name, err)
+			return fmt.Errorf("%s.%s: %w", t.Name(), f.Name, err)
 		}
-		if d := r.fieldDoc(t, f.Name); d != "" {
+		d := r.fieldDoc(t, f.Name)
+		if types := strings.Fields(f.Tag.Get("for")); len(types) > 0 {
+			if d == "" {
+				d = strings.Join(types, ", ") + "."
+			} else {
+				d = strings.Join(types, ", ") + ": " + d
+			}
+		}
+		if d != "" {
 			s = describe(s, d)
 		}
-		props[name] = s
+		o.props[name] = s
 		_, opt := optional(f.Type)
-		_, must := parseTag(f.Tag.Get("openapi"))["required"]
+		_, must := tag["required"]
 		if must || !opt && !strings.Contains(","+opts+",", ",omitempty,") {
-			required = append(required, name)
+			o.required = append(o.required, name)
 		}
 	}
-	own := Obj("", props, required...)
-	delete(own, "description")
-	if strict {
-		own = Strict(own)
-	}
-	if len(embedded) == 0 {
-		return own, nil
-	}
-	if len(props) > 0 {
-		embedded = append(embedded, own)
-	}
-	return M{"allOf": embedded}, nil
+	return nil
 }
 
 // field is the schema of one struct field: its type's schema with the
@@ -231,6 +288,8 @@ func (r *reflector) field(f reflect.StructField) (M, error) {
 		s = Arr(Ref(name), "")
 	} else if _, ok := tag["object"]; ok {
 		s = Freeform("")
+	} else if _, ok := tag["any"]; ok {
+		s = AnyValue("")
 	} else {
 		var err error
 		if s, err = r.typeSchema(t); err != nil {
@@ -238,7 +297,15 @@ func (r *reflector) field(f reflect.StructField) (M, error) {
 		}
 	}
 	s = applyTag(s, tag)
-	if _, nonnull := tag["nonnull"]; nullable && !nonnull {
+	_, nonnull := tag["nonnull"]
+	if alt, ok := tag["orstring"]; ok {
+		alts := []any{s, Enum("", strings.Split(alt, "|")...)}
+		if nullable && !nonnull {
+			alts = append(alts, M{"type": "null"})
+		}
+		return M{"anyOf": alts}, nil
+	}
+	if nullable && !nonnull {
 		s = Null(s)
 	}
 	return s, nil
@@ -342,6 +409,15 @@ func applyTag(s M, tag map[string]string) M {
 	}
 	if f, ok := tag["itemformat"]; ok {
 		s = With(s, "items", With(s["items"].(M), "format", f))
+	}
+	bounds := map[string]string{}
+	for _, k := range []string{"min", "max"} {
+		if v, ok := tag["item"+k]; ok {
+			bounds[k] = v
+		}
+	}
+	if len(bounds) > 0 {
+		s = With(s, "items", applyTag(s["items"].(M), bounds))
 	}
 	if e, ok := tag["enum"]; ok {
 		vals := strings.Split(e, "|")

@@ -148,44 +148,12 @@ var (
 
 // handSchemas are the components.schemas not derived from Go types, each
 // for a reason given where it is written: the error shapes (one Go
-// ErrorBody, several documented shapes), the monitor bodies and config, the
-// alert-channel connection body, the maintenance body, and the answers
-// that extend a stored record with a field.
+// ErrorBody, several documented shapes), the request headers of a monitor
+// (a value is a string or a Secret reference), and the alert-channel
+// connection body.
 func handSchemas() M {
-	tags := Bounds(Arr(Bounds(Str("Tag; lower-cased and de-duplicated."), 1, 32), "Up to 20 tags."), nil, 20)
-	regions := Bounds(Arr(Str("Probe region code."), "Probe region codes."), 1, 50)
 	headers := With(typed("object", "Header name to value; a value may be {\"secret_ref\": {\"name\", \"key\"}} naming a Secret of the workspace (owner level only; the Secret must opt in with the label monitoring.uptime-operator.io/credentials=true)."),
 		"maxProperties", 50, "additionalProperties", M{"anyOf": []any{Str(""), Ref("SecretRef")}})
-	assertion := Obj("Assertion on the response.", M{
-		"source": Str("What is asserted: status_code, response_time, body, json_body, header, …"), "property": Str("JSON path or header name."),
-		"operator": Str("Comparison: equals, not_equals, contains, greater_than, less_than, …"), "target": M{"description": "Expected value (string, number or boolean)."},
-	}, "source", "operator")
-	monitorFields := func(create bool) M {
-		p := M{
-			"name":                 Bounds(Str("Display name."), 1, 255),
-			"url":                  URI("Target URL: http:// or https:// for http and api, https:// for mcp; must resolve to a public address."),
-			"interval_seconds":     Bounds(Integer("Seconds between checks; not below the plan's minimum; default 120 or the plan minimum."), 15, 900),
-			"group_id":             Null(UUID("Monitor group.")),
-			"escalation_policy_id": Null(UUID("Escalation policy.")),
-			"tags":                 tags,
-			"config":               Ref("MonitorConfig"),
-		}
-		if create {
-			p["type"] = Enum("Monitor type (default http); cannot change after creation.", monitorTypes...)
-			p["regions"] = With(regions, "description", "Probe region codes; default is the plan's locations.")
-		} else {
-			p["is_active"] = Boolean("false pauses the monitor.")
-			p["type"] = Enum("Accepted only when equal to the current type.", monitorTypes...)
-			p["regions"] = With(regions, "description", "Accepted only when equal to the current regions; change regions with PUT /monitors/{id}/regions.")
-		}
-		return p
-	}
-	monitorSpec := monitorFields(true)
-	delete(monitorSpec, "group_id")
-	delete(monitorSpec, "escalation_policy_id")
-	monitorSpec["key"] = Ref("MonitorKey")
-	monitorSpec["paused"] = Boolean("Whether the monitor is paused.")
-	monitorSpec["regions"] = Null(regions)
 	return M{
 		// Errors.
 		"ErrorCode": Enum("Error codes of the API.", errorCodes...),
@@ -209,64 +177,12 @@ func handSchemas() M {
 		}, "error", "code", "details"),
 		"PlainTooMany": With(Str("Plain-text 429 body."), "const", "Too many requests, please try again later"),
 
-		// Monitors. The bodies are core.MonitorBody, one Go type for three
-		// documented bodies (create requires name, update does not, the
-		// monitoring-as-code spec adds key and paused and refuses group_id),
-		// and MonitorConfig is polymorphic by monitor type: both stay written
-		// here until MonitorBody is split into restapi types.
-		"SecretRef":     Obj("Reference to a Secret key of the workspace.", M{"secret_ref": Obj("", M{"name": Str(""), "key": Str("")}, "name", "key")}, "secret_ref"),
-		"MonitorKey":    With(Bounds(Str("Monitoring-as-code key: letters, digits and . _ : / -, starting with a letter or digit."), 1, 128), "pattern", `^[A-Za-z0-9][A-Za-z0-9._:/-]*$`),
-		"MonitorCreate": Obj("Body of POST /monitors and POST /monitors/test. Unknown top-level fields are ignored.", monitorFields(true), "name"),
-		"MonitorUpdate": Obj("Body of PUT /monitors/{id}: only sent fields change; config keys are merged (null removes one).", monitorFields(false)),
-		"MonitorSpec":   Obj("A keyed monitor spec for monitoring as code: the create fields plus key and paused; group_id, escalation_policy_id and is_active are refused (VALIDATION_ERROR). Omitted fields are not managed.", monitorSpec),
-		"MonitorConfig": With(Obj("Type-specific settings: at most 50 keys and 32 KB as JSON; unknown keys are rejected. Keys apply to the types named in their descriptions.", M{
-			"method":                    Enum("http, api.", "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"),
-			"headers":                   headers,
-			"body":                      Str("http, api: request body to send."),
-			"timeout":                   Integer("http/api/multistep/mcp: 1000-60000 ms; ping/port/udp/dns: 1-30 s."),
-			"expected_status_codes":     Bounds(Arr(Integer(""), "http, api."), nil, 500),
-			"keyword":                   Bounds(Str("http, api: text the response must contain."), nil, 1000),
-			"keyword_case_insensitive":  Boolean("http, api."),
-			"max_redirects":             Bounds(Integer("http, api."), 0, 5),
-			"max_response_time_ms":      Bounds(Integer("http, api: slower responses count as failed."), 1, 600000),
-			"degraded_response_time_ms": Integer("http, api: slower responses are degraded; lower than max_response_time_ms."),
-			"max_response_bytes":        Bounds(Integer("http, api."), 1, 10485760),
-			"assertions":                Bounds(Arr(assertion, "api."), nil, 50),
-			"host":                      Str("ping, port, udp: hostname or IP; must be public."),
-			"port":                      Bounds(Integer("port, udp."), 1, 65535),
-			"tls":                       Boolean("port: connect with TLS."),
-			"packet_count":              Integer("ping: clamped to 1-10."),
-			"payload":                   Str("udp."),
-			"payload_hex":               Str("udp."),
-			"expected_response":         Str("udp."),
-			"silent_is_up":              Boolean("udp."),
-			"cron_expression":           Str("cron: required."),
-			"grace_seconds":             Bounds(Integer("cron."), 0, 604800),
-			"time_zone":                 Str("cron: IANA time zone."),
-			"name":                      Str("dns: name to resolve."),
-			"record_type":               Str("dns: A, AAAA, CNAME, MX, TXT, NS, …"),
-			"resolver":                  Str("dns: resolver address."),
-			"protocol":                  Str("dns: udp or tcp."),
-			"expected_values":           Bounds(Arr(Str(""), "dns."), nil, 50),
-			"match_mode":                Str("dns."),
-			"steps":                     Arr(Freeform("multistep: {name, method, url, headers, body, expected_status_codes, extract [{variable, source, property}], assertions}."), "multistep."),
-			"expected_tools":            Arr(Str(""), "mcp."),
-			"protocol_version":          Str("mcp."),
-			"tool_call":                 Obj("mcp.", M{"name": Str(""), "arguments": Freeform("")}, "name"),
-			"notification_emails":       Arr(Email(""), "Per-monitor alert recipients; ignored when sent with an API key on POST/PUT /monitors; needs an Automation key through monitoring as code."),
-		}), "maxProperties", 50, "additionalProperties", false),
-		// Maintenance: the handler's body type lives in its package, because
-		// a recurrence is a frequency string or an object and its decoder
-		// reports a field error of the REST core.
-		"MaintenanceBody": Obj("PUT and PATCH change only sent fields.", M{
-			"title": Bounds(Str(""), 1, 255), "description": Null(Bounds(Str(""), nil, 5000)),
-			"starts_at": DateTime("Required on create."), "ends_at": DateTime("Required on create; after starts_at."), "time_zone": Str("IANA."),
-			"recurrence": M{"anyOf": []any{Enum("", "none", "daily", "weekly", "monthly"),
-				Obj("", M{"frequency": Str(""), "interval": Bounds(Integer(""), 1, 52), "until": Null(DateTime(""))}, "frequency"), M{"type": "null"}}},
-			"scope": Enum("", "all", "monitors", "groups"), "monitor_ids": Bounds(Arr(UUID(""), ""), nil, 500),
-			"group_ids": Bounds(Arr(UUID(""), ""), nil, 100), "impact": Enum("", "low", "medium", "high"), "cancelled": Boolean(""),
-		}),
-
+		// Monitors. The bodies and config are restapi types; a request
+		// header's value is a string or a Secret reference, which a Go
+		// type (probeapi.Headers) decodes by hand.
+		"SecretRef":      Obj("Reference to a Secret key of the workspace.", M{"secret_ref": Obj("", M{"name": Str(""), "key": Str("")}, "name", "key")}, "secret_ref"),
+		"MonitorKey":     With(Bounds(Str("Monitoring-as-code key: letters, digits and . _ : / -, starting with a letter or digit."), 1, 128), "pattern", `^[A-Za-z0-9][A-Za-z0-9._:/-]*$`),
+		"RequestHeaders": headers,
 		// Connection stays hand-written: its fields depend on the channel
 		// type in the path, and the handler reads it as a map by type.
 		"Connection": Obj("Channel fields at top level (by type: webhook_url; integration_key; api_key and region us/eu; chat_id; repository and token; to as E.164), plus name and routing. Blank secret fields on edit keep the stored value.", M{
@@ -274,20 +190,6 @@ func handSchemas() M {
 			"webhook_url": URI(""), "integration_key": Str(""), "api_key": Str(""), "region": Enum("", "us", "eu"),
 			"chat_id": Str(""), "repository": Str("owner/repo."), "token": Str(""), "to": Str("E.164 phone number."),
 		}),
-		// Third-party status: the store's subscription with the provider's
-		// name (restapi may not import the store).
-		"FollowedProvider": M{"allOf": []any{Ref("ThirdPartySubscription"), Obj("", M{"provider_name": Str("")}, "provider_name")},
-			"description": "A followed provider: the subscription and the provider's name."},
-		// Website health: the store's records with the report summary.
-		"SiteRun": M{"allOf": []any{Ref("HealthRun"), Obj("", M{"summary": Null(Ref("SiteReportSummary"))}, "summary")},
-			"description": "A crawl without its issues."},
-		"Site": M{"allOf": []any{Ref("HealthSite"), Obj("", M{"latest_report": Null(Ref("SiteRun"))}, "latest_report")},
-			"description": "A site with its latest crawl."},
-		"SiteDetail": M{"allOf": []any{Ref("Site"), Obj("", M{"reports": Arr(Ref("SiteRun"), "The latest crawls (up to 10), newest first, without summaries.")}, "reports")}},
-		"PageServices": Obj("The third-party services shown on a status page.", M{
-			"status_page_id": UUID(""),
-			"services":       Arr(M{"allOf": []any{Ref("ThirdPartyService"), Obj("", M{"provider_name": Str(""), "status_page_url": Str("")}, "provider_name", "status_page_url")}}, ""),
-		}, "status_page_id", "services"),
 	}
 }
 

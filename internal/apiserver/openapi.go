@@ -44,15 +44,11 @@ func BuildOpenAPI() ([]byte, error) {
 }
 
 // openAPITypes are the wire types that no declaration reaches but
-// hand-written schemas of internal/apidoc refer to by name: the error body
-// of the shared error answers, and the store records that the third-party
-// and website-health answers extend with a field (FollowedProvider,
-// PageServices, Site). Every other component is a type a route's Body or
-// Resp reaches.
-var openAPITypes = []any{
-	restapi.ErrorBody{},
-	store.ThirdPartySubscription{}, store.ThirdPartyService{}, store.HealthSite{},
-}
+// hand-written schemas of internal/apidoc or `ref=` tags refer to by name:
+// the error body of the shared error answers, and the monitor config (held
+// raw by the bodies and the answer, to merge and render it by key). Every
+// other component is a type a route's Body or Resp reaches.
+var openAPITypes = []any{restapi.ErrorBody{}, restapi.MonitorConfig{}}
 
 // openAPINames name the components of Go types whose own names say too
 // little in the API's one namespace of schemas.

@@ -13,6 +13,7 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/assist"
 	"github.com/uptime-operator/uptime-operator/internal/expiry"
 	"github.com/uptime-operator/uptime-operator/internal/otelexport"
+	"github.com/uptime-operator/uptime-operator/internal/restapi"
 	"github.com/uptime-operator/uptime-operator/internal/sitehealth"
 	"github.com/uptime-operator/uptime-operator/internal/thirdparty"
 
@@ -137,7 +138,7 @@ type EscalationReporter interface {
 // Subscribers lists a status page's subscribers; PublicUpdates hears about
 // public incident notes. The status page notifier implements both.
 type Subscribers interface {
-	SubscriberList(ctx context.Context, pageUID string) (any, error)
+	SubscriberList(ctx context.Context, pageUID string) (restapi.PageSubscribers, error)
 	PublicUpdate(ctx context.Context, ns, monitorUID, incidentID, text string) error
 }
 

@@ -46,6 +46,7 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/mcpserver"
 	"github.com/uptime-operator/uptime-operator/internal/metrics"
 	"github.com/uptime-operator/uptime-operator/internal/probeserver"
+	"github.com/uptime-operator/uptime-operator/internal/restapi"
 	"github.com/uptime-operator/uptime-operator/internal/statuspage"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 	"github.com/uptime-operator/uptime-operator/internal/store/postgres"
@@ -659,7 +660,7 @@ func (m smtpTestMailer) SendTestEmail(ctx context.Context, to, monitorName strin
 type subscriberAdapter struct{ *statuspage.Notifier }
 
 // SubscriberList lists a page's subscribers by channel.
-func (a subscriberAdapter) SubscriberList(ctx context.Context, pageUID string) (any, error) {
+func (a subscriberAdapter) SubscriberList(ctx context.Context, pageUID string) (restapi.PageSubscribers, error) {
 	return a.Subscribers(ctx, pageUID)
 }
 

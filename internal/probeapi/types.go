@@ -107,10 +107,13 @@ type Assignment struct {
 // Monitor (monitor.ConfigOf) and writes it back (monitor.ApplyConfig), the
 // REST API decodes and renders it, and agents run it; no other type defines
 // these keys. The `for` tag of each field names the monitor types that
-// accept its key; the REST API refuses a key its type does not list.
+// accept its key; the REST API refuses a key its type does not list. The
+// doc comments and `openapi` tags are also the keys' entries in the REST
+// API's document (restapi.MonitorConfig inlines this type), so they are
+// written for the API's reader.
 type Config struct {
-	// Timeout bounds the whole check: milliseconds for http, api, multistep
-	// and mcp, seconds for ping, port, udp and dns (see TimeoutInSeconds).
+	// Timeout bounds the whole check: 1000-60000 milliseconds for http, api,
+	// multistep and mcp, 1-30 seconds for ping, port, udp and dns.
 	Timeout int32 `json:"timeout,omitempty" for:"http api ping port udp dns multistep mcp"`
 	HTTPConfig
 	NetConfig
@@ -124,35 +127,36 @@ type Config struct {
 // HTTPConfig configures http and api monitors; mcp monitors use its Headers.
 type HTTPConfig struct {
 	// Method is GET (default), HEAD, POST, PUT, PATCH, DELETE or OPTIONS.
-	Method string `json:"method,omitempty" for:"http api"`
+	Method string `json:"method,omitempty" for:"http api" openapi:"enum=GET|HEAD|POST|PUT|PATCH|DELETE|OPTIONS"`
 	// Headers are sent with the request.
-	Headers Headers `json:"headers,omitempty" for:"http api mcp"`
+	Headers Headers `json:"headers,omitempty" for:"http api mcp" openapi:"ref=RequestHeaders"`
 	// Body is the request body.
 	Body string `json:"body,omitempty" for:"http api"`
 	// ExpectedStatusCodes replaces the default rule (2xx and 3xx up).
-	ExpectedStatusCodes []int32 `json:"expected_status_codes,omitempty" for:"http api"`
-	// Keyword must appear in the response body.
-	Keyword string `json:"keyword,omitempty" for:"http api"`
-	// KeywordCaseInsensitive compares Keyword ignoring case.
+	ExpectedStatusCodes []int32 `json:"expected_status_codes,omitempty" for:"http api" openapi:"max=500"`
+	// Keyword is text the response body must contain.
+	Keyword string `json:"keyword,omitempty" for:"http api" openapi:"max=1000"`
+	// KeywordCaseInsensitive compares the keyword ignoring case.
 	KeywordCaseInsensitive bool `json:"keyword_case_insensitive,omitempty" for:"http api"`
-	// MaxRedirects is the number of redirects followed (0-5); nil means 5.
-	MaxRedirects *int32 `json:"max_redirects,omitempty" for:"http api"`
-	// MaxResponseTimeMs marks slower responses down.
-	MaxResponseTimeMs *int32 `json:"max_response_time_ms,omitempty" for:"http api"`
-	// DegradedResponseTimeMs marks slower responses degraded.
-	DegradedResponseTimeMs *int32 `json:"degraded_response_time_ms,omitempty" for:"http api"`
+	// MaxRedirects is the number of redirects followed (0-5); absent means 5.
+	MaxRedirects *int32 `json:"max_redirects,omitempty" for:"http api" openapi:"nonnull,min=0,max=5"`
+	// MaxResponseTimeMs marks slower responses down (failed).
+	MaxResponseTimeMs *int32 `json:"max_response_time_ms,omitempty" for:"http api" openapi:"nonnull,min=1,max=600000"`
+	// DegradedResponseTimeMs marks slower responses degraded; lower than
+	// max_response_time_ms.
+	DegradedResponseTimeMs *int32 `json:"degraded_response_time_ms,omitempty" for:"http api" openapi:"nonnull"`
 	// MaxResponseBytes bounds how much of the body is read (default 1 MiB).
-	MaxResponseBytes *int32 `json:"max_response_bytes,omitempty" for:"http api"`
-	// Assertions (api monitors) are evaluated against the response.
-	Assertions []Assertion `json:"assertions,omitempty" for:"http api"`
+	MaxResponseBytes *int32 `json:"max_response_bytes,omitempty" for:"http api" openapi:"nonnull,min=1,max=10485760"`
+	// Assertions are evaluated against the response.
+	Assertions []Assertion `json:"assertions,omitempty" for:"http api" openapi:"max=50"`
 }
 
 // NetConfig configures ping, port and udp monitors.
 type NetConfig struct {
-	// Host is a hostname or IP address.
+	// Host is a hostname or IP address; required; it must be public.
 	Host string `json:"host,omitempty" for:"ping port udp"`
-	// Port is the TCP or UDP port.
-	Port int32 `json:"port,omitempty" for:"port udp"`
+	// Port is the TCP or UDP port; required.
+	Port int32 `json:"port,omitempty" for:"port udp" openapi:"min=1,max=65535"`
 	// PacketCount is the number of ICMP echoes (clamped to 1-10, default 3).
 	PacketCount int32 `json:"packet_count,omitempty" for:"ping"`
 	// TLS makes a port monitor perform a TLS handshake after connecting.
@@ -164,7 +168,7 @@ type UDPConfig struct {
 	// Payload is the datagram sent, as text.
 	Payload string `json:"payload,omitempty" for:"udp"`
 	// PayloadHex is the datagram as hex, for binary protocols; it wins over
-	// Payload.
+	// payload.
 	PayloadHex string `json:"payload_hex,omitempty" for:"udp"`
 	// ExpectedResponse is a regular expression the reply must match.
 	ExpectedResponse string `json:"expected_response,omitempty" for:"udp"`
@@ -175,10 +179,10 @@ type UDPConfig struct {
 // CronConfig configures cron monitors. Agents never run them (the manager
 // evaluates heartbeats), but the keys belong to the one config shape.
 type CronConfig struct {
-	// CronExpression is the schedule the job runs on.
+	// CronExpression is the schedule the job runs on; required.
 	CronExpression string `json:"cron_expression,omitempty" for:"cron"`
 	// GraceSeconds is how late a ping may be.
-	GraceSeconds int32 `json:"grace_seconds,omitempty" for:"cron"`
+	GraceSeconds int32 `json:"grace_seconds,omitempty" for:"cron" openapi:"min=0,max=604800"`
 	// TimeZone is the IANA zone of the schedule.
 	TimeZone string `json:"time_zone,omitempty" for:"cron"`
 }
@@ -195,7 +199,7 @@ type DNSConfig struct {
 	// Protocol is "udp" (default) or "tcp".
 	Protocol string `json:"protocol,omitempty" for:"dns"`
 	// ExpectedValues are compared with the normalized answers.
-	ExpectedValues []string `json:"expected_values,omitempty" for:"dns"`
+	ExpectedValues []string `json:"expected_values,omitempty" for:"dns" openapi:"max=50"`
 	// MatchMode is "any" (default: one expected value is present), "all"
 	// (every expected value is present) or "exact" (the answers are exactly
 	// the expected values).
@@ -214,7 +218,7 @@ type Step struct {
 	Name                string  `json:"name"`
 	Method              string  `json:"method,omitempty"`
 	URL                 string  `json:"url"`
-	Headers             Headers `json:"headers,omitempty"`
+	Headers             Headers `json:"headers,omitempty" openapi:"ref=RequestHeaders"`
 	Body                string  `json:"body,omitempty"`
 	ExpectedStatusCodes []int32 `json:"expected_status_codes,omitempty"`
 	// Extract stores response values into variables for later steps.
@@ -240,14 +244,15 @@ type MCPConfig struct {
 	// ProtocolVersion is requested at initialize and must be what the server
 	// negotiates.
 	ProtocolVersion string `json:"protocol_version,omitempty" for:"mcp"`
-	// ToolCall, when set, is called once; a tool error makes the check down.
-	ToolCall *ToolCall `json:"tool_call,omitempty" for:"mcp"`
+	// ToolCall is a tool called once when set; a tool error makes the check
+	// down.
+	ToolCall *ToolCall `json:"tool_call,omitempty" for:"mcp" openapi:"nonnull"`
 }
 
 // ToolCall is one tools/call request.
 type ToolCall struct {
 	Name      string          `json:"name"`
-	Arguments json.RawMessage `json:"arguments,omitempty"`
+	Arguments json.RawMessage `json:"arguments,omitempty" openapi:"object"`
 }
 
 // Assertion sources.
@@ -276,15 +281,18 @@ const (
 
 // Assertion is one check on a response (api and multistep monitors).
 type Assertion struct {
-	// Source is one of the Source constants.
+	// Source is what is asserted: status_code, response_time, body,
+	// json_body or header.
 	Source string `json:"source"`
 	// Property is the header name (header) or JSON path (json_body).
 	Property string `json:"property,omitempty"`
-	// Operator is one of the Op constants.
+	// Operator is the comparison: equals, not_equals, contains,
+	// not_contains, greater_than, less_than, greater_or_equal,
+	// less_or_equal, exists, not_exists or matches.
 	Operator string `json:"operator"`
 	// Target is the value compared against; JSON numbers and booleans are
 	// accepted and kept in their text form.
-	Target Scalar `json:"target,omitempty"`
+	Target Scalar `json:"target,omitempty" openapi:"any"`
 }
 
 // Scalar is a string that also decodes from a JSON number, boolean or null.

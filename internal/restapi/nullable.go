@@ -31,3 +31,10 @@ func (Nullable[T]) OptionalValue() any {
 	var v T
 	return v
 }
+
+// FieldDecodeError is returned by a custom decoder (UnmarshalJSON) of a
+// request type for a bad value: the REST API answers it as a field error
+// of the field.
+type FieldDecodeError struct{ Field, Msg string }
+
+func (e *FieldDecodeError) Error() string { return e.Field + ": " + e.Msg }

@@ -310,3 +310,23 @@ type ThirdPartySubscriptionBody struct {
 	NotifyMaintenance *bool     `json:"notify_maintenance,omitempty"`
 	MinSeverity       *string   `json:"min_severity,omitempty" openapi:"enum=minor|major|critical"`
 }
+
+// SiteBody is the create and update body of a website-health site: absent
+// fields keep their value (or the default on create); null is the same as
+// absent. Unknown fields are rejected.
+type SiteBody struct {
+	_                  struct{} `openapi:"strict"`
+	Name               *string  `json:"name,omitempty" openapi:"nonnull,min=1,max=255"`      // Required on create.
+	URL                *string  `json:"url,omitempty" openapi:"nonnull,format=uri,max=2000"` // Required on create; http or https.
+	MaxPages           *int     `json:"max_pages,omitempty" openapi:"nonnull,min=1,max=500"`
+	MaxDepth           *int     `json:"max_depth,omitempty" openapi:"nonnull,min=0,max=10"`
+	CheckExternalLinks *bool    `json:"check_external_links,omitempty" openapi:"nonnull"`
+	PerfAuditEnabled   *bool    `json:"perf_audit_enabled,omitempty" openapi:"nonnull"`
+	// PerfAuditURLs are the pages the browser audit measures.
+	PerfAuditURLs       *[]string `json:"perf_audit_urls,omitempty" openapi:"nonnull,max=3,itemformat=uri"`
+	PerfAuditFormFactor *string   `json:"perf_audit_form_factor,omitempty" openapi:"nonnull,enum=mobile|desktop"`
+	Schedule            *string   `json:"schedule,omitempty" openapi:"nonnull,enum=daily|weekly|manual"`
+	NotifyOnIssues      *bool     `json:"notify_on_issues,omitempty" openapi:"nonnull"`
+	ScoreDropThresh     *int      `json:"score_drop_thresh,omitempty" openapi:"nonnull,min=1,max=100"`
+	IsActive            *bool     `json:"is_active,omitempty" openapi:"nonnull"`
+}

@@ -1,5 +1,7 @@
 package restapi
 
+import "time"
+
 // StatusPage is the status page object of GET /status/pages/me,
 // GET /status/pages/:id and the status page writes.
 type StatusPage struct {
@@ -85,4 +87,28 @@ type Translation struct {
 	Language    string `json:"language"`
 	Title       string `json:"title,omitempty"`
 	Description string `json:"description,omitempty"`
+}
+
+// PageSubscriber is a subscriber of a status page. Chat and webhook
+// addresses are shortened: they are credentials of the subscriber.
+type PageSubscriber struct {
+	ID          string     `json:"id"`
+	Address     string     `json:"address"`
+	Confirmed   bool       `json:"confirmed"`
+	CreatedAt   time.Time  `json:"created_at"`
+	ConfirmedAt *time.Time `json:"confirmed_at"`
+}
+
+// PageSubscribers is GET /status/pages/{id}/subscribers: a page's
+// subscribers by channel, pending ones included, and their number.
+type PageSubscribers struct {
+	Email   []PageSubscriber `json:"email"`
+	Chat    []PageSubscriber `json:"chat"`
+	Webhook []PageSubscriber `json:"webhook"`
+	Total   int              `json:"total"`
+}
+
+// NoPageSubscribers is the answer for a page nobody subscribed to.
+func NoPageSubscribers() PageSubscribers {
+	return PageSubscribers{Email: []PageSubscriber{}, Chat: []PageSubscriber{}, Webhook: []PageSubscriber{}}
 }

@@ -1,6 +1,9 @@
 package restapi
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // Whoami is GET /automation/whoami: the caller's workspace, access level
 // and plan.
@@ -95,4 +98,43 @@ type OTelDeliveryStatus struct {
 	FailedExports   int64      `json:"failed_exports"`
 	DroppedChecks   int64      `json:"dropped_checks"`
 	SuccessfulCalls int64      `json:"successful_exports"`
+}
+
+// MaintenanceBody is the create and update body of a maintenance window:
+// PUT and PATCH change only sent fields.
+type MaintenanceBody struct {
+	Title       Nullable[string] `json:"title" openapi:"nonnull,min=1,max=255"`
+	Description Nullable[string] `json:"description" openapi:"max=5000"`
+	StartsAt    Nullable[string] `json:"starts_at" openapi:"nonnull,format=date-time"` // Required on create.
+	EndsAt      Nullable[string] `json:"ends_at" openapi:"nonnull,format=date-time"`   // Required on create; after starts_at.
+	TimeZone    Nullable[string] `json:"time_zone" openapi:"nonnull"`                  // IANA.
+	// Recurrence is a frequency, or an object with an interval and an end.
+	Recurrence Nullable[MaintenanceRecurrence] `json:"recurrence" openapi:"orstring=none|daily|weekly|monthly"`
+	Scope      Nullable[string]                `json:"scope" openapi:"nonnull,enum=all|monitors|groups"`
+	MonitorIDs Nullable[[]string]              `json:"monitor_ids" openapi:"nonnull,max=500,itemformat=uuid"`
+	GroupIDs   Nullable[[]string]              `json:"group_ids" openapi:"nonnull,max=100,itemformat=uuid"`
+	Impact     Nullable[string]                `json:"impact" openapi:"nonnull,enum=low|medium|high"`
+	Cancelled  Nullable[bool]                  `json:"cancelled" openapi:"nonnull"`
+}
+
+// MaintenanceRecurrence is a window's recurrence as an object; a frequency
+// string alone ("weekly") decodes into it as well.
+type MaintenanceRecurrence struct {
+	Frequency string  `json:"frequency"`                                  // daily, weekly or monthly; none removes the recurrence.
+	Interval  int32   `json:"interval,omitempty" openapi:"min=1,max=52"`  // Every how many periods; default 1.
+	Until     *string `json:"until,omitempty" openapi:"format=date-time"` // When the recurrence ends; null for never.
+}
+
+// UnmarshalJSON accepts a frequency string or an object.
+func (rb *MaintenanceRecurrence) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		return json.Unmarshal(b, &rb.Frequency)
+	}
+	type plain MaintenanceRecurrence
+	var p plain
+	if err := json.Unmarshal(b, &p); err != nil {
+		return &FieldDecodeError{Field: "recurrence", Msg: "must be a frequency or {frequency, interval, until}"}
+	}
+	*rb = MaintenanceRecurrence(p)
+	return nil
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/alertevent"
 	"github.com/uptime-operator/uptime-operator/internal/monitor"
 	"github.com/uptime-operator/uptime-operator/internal/netguard"
+	"github.com/uptime-operator/uptime-operator/internal/restapi"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 	"github.com/uptime-operator/uptime-operator/internal/trust"
 )
@@ -588,33 +589,15 @@ func (n *Notifier) Maintenance(ctx context.Context, window *monv1.MaintenanceWin
 	return nil
 }
 
-// SubscriberView is a subscriber as the REST API lists it. Chat and webhook
-// URLs are shortened: they are credentials of the subscriber.
-type SubscriberView struct {
-	ID          string     `json:"id"`
-	Address     string     `json:"address"`
-	Confirmed   bool       `json:"confirmed"`
-	CreatedAt   time.Time  `json:"created_at"`
-	ConfirmedAt *time.Time `json:"confirmed_at"`
-}
-
-// SubscriberList is the JSON of GET /status/pages/:id/subscribers.
-type SubscriberList struct {
-	Email   []SubscriberView `json:"email"`
-	Chat    []SubscriberView `json:"chat"`
-	Webhook []SubscriberView `json:"webhook"`
-	Total   int              `json:"total"`
-}
-
 // Subscribers lists a page's subscribers by channel, pending ones included.
-func (n *Notifier) Subscribers(ctx context.Context, pageUID string) (SubscriberList, error) {
-	out := SubscriberList{Email: []SubscriberView{}, Chat: []SubscriberView{}, Webhook: []SubscriberView{}}
+func (n *Notifier) Subscribers(ctx context.Context, pageUID string) (restapi.PageSubscribers, error) {
+	out := restapi.NoPageSubscribers()
 	subs, err := n.Store.ListSubscribers(ctx, pageUID, false)
 	if err != nil {
 		return out, fmt.Errorf("list subscribers: %w", err)
 	}
 	for _, s := range subs {
-		v := SubscriberView{ID: s.ID, Address: s.Address, Confirmed: s.Confirmed(), CreatedAt: s.CreatedAt.UTC(), ConfirmedAt: s.ConfirmedAt}
+		v := restapi.PageSubscriber{ID: s.ID, Address: s.Address, Confirmed: s.Confirmed(), CreatedAt: s.CreatedAt.UTC(), ConfirmedAt: s.ConfirmedAt}
 		switch s.Channel {
 		case store.SubscriberEmail:
 			out.Email = append(out.Email, v)

@@ -298,8 +298,8 @@ func decodeSpecs(b *restapi.PlanRequest) ([]*core.MonitorBody, error) {
 	keys := map[string]int{}
 	for i, r := range raw {
 		prefix := fmt.Sprintf("monitors[%d].", i)
-		var mb core.MonitorBody
-		if err := core.DecodeBytes(r, &mb, false, prefix); err != nil {
+		var spec restapi.MonitorSpec
+		if err := core.DecodeBytes(r, &spec, false, prefix); err != nil {
 			var ae *core.Error
 			if errors.As(err, &ae) && ae.Body.Code == core.CodeValidation {
 				errs = append(errs, ae.Body.Errors...)
@@ -307,14 +307,15 @@ func decodeSpecs(b *restapi.PlanRequest) ([]*core.MonitorBody, error) {
 			}
 			return nil, core.ValidationError(core.FieldErr(strings.TrimSuffix(prefix, "."), "must be a monitor spec object"))
 		}
-		errs = append(errs, specErrors(&mb, prefix, true)...)
+		mb := core.SpecBody(&spec)
+		errs = append(errs, specErrors(mb, prefix, true)...)
 		if k := mb.Key.Value(); k != "" {
 			if j, dup := keys[k]; dup {
 				errs = append(errs, core.FieldErr(prefix+"key", "duplicate of monitors[%d].key", j))
 			}
 			keys[k] = i
 		}
-		specs[i] = &mb
+		specs[i] = mb
 	}
 	if len(errs) > 0 {
 		return nil, core.ValidationError(errs...)
@@ -667,12 +668,13 @@ func (h *Handlers) putKeyedMonitor(w http.ResponseWriter, r *http.Request) {
 	if key == "" {
 		return
 	}
-	var b core.MonitorBody
-	if err := core.DecodeJSON(r, &b, false); err != nil {
+	var spec restapi.MonitorSpec
+	if err := core.DecodeJSON(r, &spec, false); err != nil {
 		core.WriteErr(w, r, err)
 		return
 	}
-	errs := specErrors(&b, "", false)
+	b := core.SpecBody(&spec)
+	errs := specErrors(b, "", false)
 	if b.Key.Set && b.Key.Value() != key {
 		errs = append(errs, core.FieldErr("key", "must match the key in the path"))
 	}
@@ -680,7 +682,7 @@ func (h *Handlers) putKeyedMonitor(w http.ResponseWriter, r *http.Request) {
 		core.WriteValidation(w, errs...)
 		return
 	}
-	if setsAlertRouting(&b) && c.Level != apikeys.Automation {
+	if setsAlertRouting(b) && c.Level != apikeys.Automation {
 		core.WriteErr(w, r, errAlertRouting)
 		return
 	}
@@ -690,7 +692,7 @@ func (h *Handlers) putKeyedMonitor(w http.ResponseWriter, r *http.Request) {
 		core.WriteErr(w, r, err)
 		return
 	}
-	desired, replace, err := h.desiredMonitor(ctx, c.Namespace, &b, cur)
+	desired, replace, err := h.desiredMonitor(ctx, c.Namespace, b, cur)
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return
@@ -704,7 +706,7 @@ func (h *Handlers) putKeyedMonitor(w http.ResponseWriter, r *http.Request) {
 	case replace:
 		m, err = h.replaceKeyed(ctx, cur, desired)
 	default:
-		m, err = h.mon.Update(ctx, cur, &b)
+		m, err = h.mon.Update(ctx, cur, b)
 	}
 	if err != nil {
 		core.WriteErr(w, r, err)

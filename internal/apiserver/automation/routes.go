@@ -55,7 +55,7 @@ func (code *Handlers) Routes(rt *core.Router) {
 		Summary:     "Create or update a monitor by key",
 		Limit:       "600 per 15 minutes per workspace",
 		Desc:        "201 when created, 200 when updated (also when a changed type replaced the monitor). config.notification_emails needs an Automation key (403 ALERT_ROUTING_NOT_ALLOWED).",
-		Body:        apidoc.Ref("MonitorSpec"),
+		Body:        restapi.MonitorSpec{},
 		Resp:        restapi.Monitor{},
 		AlsoStatus:  []int{201},
 		Entitlement: true,

@@ -81,10 +81,9 @@ func DecodeBytes(raw []byte, v any, strict bool, prefix string) error {
 	return ValidationError(FieldErr(strings.TrimSuffix(prefix, "."), "%s", strings.TrimPrefix(err.Error(), "json: ")))
 }
 
-// FieldDecodeError is returned by custom decoders for a bad value.
-type FieldDecodeError struct{ Field, Msg string }
-
-func (e *FieldDecodeError) Error() string { return e.Field + ": " + e.Msg }
+// FieldDecodeError is returned by custom decoders for a bad value (the
+// request types of restapi declare it).
+type FieldDecodeError = restapi.FieldDecodeError
 
 func jsonKind(goKind string) string {
 	switch goKind {

@@ -6,29 +6,49 @@ import (
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/monitor"
+	"github.com/uptime-operator/uptime-operator/internal/restapi"
 )
 
 // The monitor as the REST API writes and shows it, shared by /monitors and
-// monitoring as code (/automation/monitors): the body both decode, the
-// config object both render, and the mapping of Monitor field paths to
-// REST fields that both report admission refusals with.
+// monitoring as code (/automation/monitors): the one form the three
+// declared bodies are applied in, the config object both render, and the
+// mapping of Monitor field paths to REST fields that both report
+// admission refusals with.
 
-// MonitorBody is the create and update body of a monitor, and the spec of
-// monitoring as code.
+// MonitorBody is what a monitor body asks to change, whichever declared
+// body it was decoded from (restapi.MonitorCreate, MonitorUpdate,
+// MonitorSpec): the handlers decode the declared type and apply this, so
+// the rules of a field are written once for the three bodies. A field a
+// body does not carry is absent (not Set).
 type MonitorBody struct {
-	Name               Nullable[string]                     `json:"name"`
-	Type               Nullable[string]                     `json:"type"`
-	URL                Nullable[string]                     `json:"url"`
-	IntervalSeconds    Nullable[int32]                      `json:"interval_seconds"`
-	IsActive           Nullable[bool]                       `json:"is_active"`
-	GroupID            Nullable[string]                     `json:"group_id"`
-	EscalationPolicyID Nullable[string]                     `json:"escalation_policy_id"`
-	Tags               Nullable[[]string]                   `json:"tags"`
-	Regions            Nullable[[]string]                   `json:"regions"`
-	Config             Nullable[map[string]json.RawMessage] `json:"config"`
+	restapi.MonitorFields
+	restapi.MonitorPlacement
+	Type     Nullable[string]
+	Regions  Nullable[[]string]
+	IsActive Nullable[bool]
 	// Monitoring as code only.
-	Key    Nullable[string] `json:"key"`
-	Paused Nullable[bool]   `json:"paused"`
+	Key    Nullable[string]
+	Paused Nullable[bool]
+}
+
+// CreateBody is the change a create body asks for.
+func CreateBody(b *restapi.MonitorCreate) *MonitorBody {
+	return &MonitorBody{MonitorFields: b.MonitorFields, MonitorPlacement: b.MonitorPlacement,
+		Type: b.Type, Regions: b.Regions, IsActive: b.IsActive}
+}
+
+// UpdateBody is the change an update body asks for.
+func UpdateBody(b *restapi.MonitorUpdate) *MonitorBody {
+	return &MonitorBody{MonitorFields: b.MonitorFields, MonitorPlacement: b.MonitorPlacement,
+		Type: b.Type, Regions: b.Regions, IsActive: b.IsActive}
+}
+
+// SpecBody is the change a monitoring-as-code spec asks for; the fields a
+// spec refuses are carried so that the caller can name them.
+func SpecBody(b *restapi.MonitorSpec) *MonitorBody {
+	return &MonitorBody{MonitorFields: b.MonitorFields,
+		MonitorPlacement: restapi.MonitorPlacement{GroupID: b.GroupID, EscalationPolicyID: b.EscalationPolicyID},
+		Type:             b.Type, Regions: b.Regions, IsActive: b.IsActive, Key: b.Key, Paused: b.Paused}
 }
 
 // ConfigNotificationEmails is the one config key shared by every type.
@@ -37,15 +57,8 @@ const ConfigNotificationEmails = "notification_emails"
 // ConfigObject renders a spec's config object, notification_emails included.
 func ConfigObject(spec *monv1.MonitorSpec) map[string]json.RawMessage {
 	out := map[string]json.RawMessage{}
-	if spec.HTTP != nil || spec.Ping != nil || spec.Port != nil || spec.UDP != nil || spec.Cron != nil ||
-		spec.DNS != nil || spec.Multistep != nil || spec.MCP != nil {
-		raw, _ := json.Marshal(monitor.ConfigOf(spec))
-		_ = json.Unmarshal(raw, &out)
-	}
-	if len(spec.NotificationEmails) > 0 {
-		raw, _ := json.Marshal(spec.NotificationEmails)
-		out[ConfigNotificationEmails] = raw
-	}
+	raw, _ := json.Marshal(restapi.MonitorConfig{Config: monitor.ConfigOf(spec), NotificationEmails: spec.NotificationEmails})
+	_ = json.Unmarshal(raw, &out)
 	return out
 }
 

@@ -2,7 +2,6 @@ package maintenance
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
@@ -35,20 +34,20 @@ func (h *Handlers) Routes(rt *core.Router) {
 	rt.Handle(http.MethodPost, "/maintenance", h.create, owner, core.Doc(apidoc.Op{
 		Tag:     "Maintenance",
 		Summary: "Create a maintenance window",
-		Body:    apidoc.Ref("MaintenanceBody"),
+		Body:    restapi.MaintenanceBody{},
 		Status:  201,
 		Resp:    restapi.MaintenanceWindow{},
 	}))
 	rt.Handle(http.MethodPut, "/maintenance/{id}", h.update, owner, core.Doc(apidoc.Op{
 		Tag:     "Maintenance",
 		Summary: "Change a maintenance window",
-		Body:    apidoc.Ref("MaintenanceBody"),
+		Body:    restapi.MaintenanceBody{},
 		Resp:    restapi.MaintenanceWindow{},
 	}))
 	rt.Handle(http.MethodPatch, "/maintenance/{id}", h.update, owner, core.Doc(apidoc.Op{
 		Tag:     "Maintenance",
 		Summary: "Change a maintenance window",
-		Body:    apidoc.Ref("MaintenanceBody"),
+		Body:    restapi.MaintenanceBody{},
 		Resp:    restapi.MaintenanceWindow{},
 	}))
 	rt.Handle(http.MethodDelete, "/maintenance/{id}", h.delete, owner, core.Doc(apidoc.Op{Tag: "Maintenance", Summary: "Delete a maintenance window", Status: 204}))
@@ -119,44 +118,6 @@ func (h *Handlers) list(w http.ResponseWriter, r *http.Request) {
 	httpjson.Write(w, http.StatusOK, out)
 }
 
-// recurrenceBody is a window's recurrence: a frequency string ("weekly") or
-// {frequency, interval, until}.
-type recurrenceBody struct {
-	Frequency string  `json:"frequency"`
-	Interval  int32   `json:"interval"`
-	Until     *string `json:"until"`
-}
-
-// UnmarshalJSON accepts a frequency string or an object.
-func (rb *recurrenceBody) UnmarshalJSON(b []byte) error {
-	if len(b) > 0 && b[0] == '"' {
-		return json.Unmarshal(b, &rb.Frequency)
-	}
-	type plain recurrenceBody
-	var p plain
-	if err := json.Unmarshal(b, &p); err != nil {
-		return &core.FieldDecodeError{Field: "recurrence", Msg: "must be a frequency or {frequency, interval, until}"}
-	}
-	*rb = recurrenceBody(p)
-	return nil
-}
-
-// maintenanceBody is the create and update body of a maintenance window;
-// on update only sent fields change.
-type maintenanceBody struct {
-	Title       core.Nullable[string]         `json:"title"`
-	Description core.Nullable[string]         `json:"description"`
-	StartsAt    core.Nullable[string]         `json:"starts_at"`
-	EndsAt      core.Nullable[string]         `json:"ends_at"`
-	TimeZone    core.Nullable[string]         `json:"time_zone"`
-	Recurrence  core.Nullable[recurrenceBody] `json:"recurrence"`
-	Scope       core.Nullable[string]         `json:"scope"`
-	MonitorIDs  core.Nullable[[]string]       `json:"monitor_ids"`
-	GroupIDs    core.Nullable[[]string]       `json:"group_ids"`
-	Impact      core.Nullable[string]         `json:"impact"`
-	Cancelled   core.Nullable[bool]           `json:"cancelled"`
-}
-
 // refsByID resolves ids of one kind to references; unknown ids are field
 // errors of field[i].
 func refsByID(ids []string, idx *core.ObjectUIDs, field, what string) ([]monv1.LocalObjectReference, []core.FieldError) {
@@ -179,7 +140,7 @@ func refsByID(ids []string, idx *core.ObjectUIDs, field, what string) ([]monv1.L
 
 // applyMaintenanceBody writes the sent fields of b onto mw and validates the
 // result the way admission does, with REST field names.
-func applyMaintenanceBody(mw *monv1.MaintenanceWindow, b *maintenanceBody, create bool, monitors, groups *core.ObjectUIDs) []core.FieldError {
+func applyMaintenanceBody(mw *monv1.MaintenanceWindow, b *restapi.MaintenanceBody, create bool, monitors, groups *core.ObjectUIDs) []core.FieldError {
 	var errs []core.FieldError
 	sp := &mw.Spec
 	if b.Title.Set {
@@ -321,7 +282,7 @@ func (h *Handlers) refs(ctx context.Context, ns string) (monitors, groups *core.
 
 func (h *Handlers) create(w http.ResponseWriter, r *http.Request) {
 	ctx, c := r.Context(), core.CallerFrom(r.Context())
-	var b maintenanceBody
+	var b restapi.MaintenanceBody
 	if err := core.DecodeJSON(r, &b, false); err != nil {
 		core.WriteErr(w, r, err)
 		return
@@ -355,7 +316,7 @@ func (h *Handlers) update(w http.ResponseWriter, r *http.Request) {
 	if mw == nil {
 		return
 	}
-	var b maintenanceBody
+	var b restapi.MaintenanceBody
 	if err := core.DecodeJSON(r, &b, false); err != nil {
 		core.WriteErr(w, r, err)
 		return

@@ -474,12 +474,12 @@ func (h *Handlers) newMonitor(ctx context.Context, ns string, b *core.MonitorBod
 
 func (h *Handlers) createMonitor(w http.ResponseWriter, r *http.Request) {
 	ctx, c := r.Context(), core.CallerFrom(r.Context())
-	var b core.MonitorBody
+	var b restapi.MonitorCreate
 	if err := core.DecodeJSON(r, &b, false); err != nil {
 		core.WriteErr(w, r, err)
 		return
 	}
-	m, err := h.newMonitor(ctx, c.Namespace, &b)
+	m, err := h.newMonitor(ctx, c.Namespace, core.CreateBody(&b))
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return
@@ -568,17 +568,18 @@ func (h *Handlers) updateMonitor(w http.ResponseWriter, r *http.Request) {
 	if m == nil {
 		return
 	}
-	var b core.MonitorBody
-	if err := core.DecodeJSON(r, &b, false); err != nil {
+	var body restapi.MonitorUpdate
+	if err := core.DecodeJSON(r, &body, false); err != nil {
 		core.WriteErr(w, r, err)
 		return
 	}
+	b := core.UpdateBody(&body)
 	wasPaused := m.Spec.Paused
 	var warnings []string
 	err := h.d.Mutate(ctx, m, func() error {
 		wasPaused = m.Spec.Paused
 		var err error
-		if warnings, err = h.applyMonitorBody(ctx, m, &b, modeUpdate); err != nil {
+		if warnings, err = h.applyMonitorBody(ctx, m, b, modeUpdate); err != nil {
 			return err
 		}
 		if err := h.validateMonitor(ctx, m); err != nil {
@@ -785,12 +786,12 @@ func resultJSON(res probeapi.Result) restapi.CheckResult {
 
 func (h *Handlers) testMonitor(w http.ResponseWriter, r *http.Request) {
 	ctx, c := r.Context(), core.CallerFrom(r.Context())
-	var b core.MonitorBody
+	var b restapi.MonitorCreate
 	if err := core.DecodeJSON(r, &b, false); err != nil {
 		core.WriteErr(w, r, err)
 		return
 	}
-	m, err := h.newMonitor(ctx, c.Namespace, &b)
+	m, err := h.newMonitor(ctx, c.Namespace, core.CreateBody(&b))
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return

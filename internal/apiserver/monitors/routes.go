@@ -38,7 +38,7 @@ func (h *Handlers) Routes(rt *core.Router) {
 		Summary:     "Create a monitor",
 		Limit:       "monitor writes: 120 per 15 minutes per IP (plain-text 429)",
 		Desc:        "config.notification_emails is ignored when sent with an API key.",
-		Body:        apidoc.Ref("MonitorCreate"),
+		Body:        restapi.MonitorCreate{},
 		Status:      201,
 		Resp:        restapi.Monitor{},
 		Entitlement: true,
@@ -55,7 +55,7 @@ func (h *Handlers) Routes(rt *core.Router) {
 		Summary: "One-off check of a definition; nothing saved",
 		Limit:   "30 per 5 minutes per workspace (plain-text 429)",
 		Query:   []apidoc.Param{apidoc.Q("region", apidoc.Str(""), "Probe region code.")},
-		Body:    apidoc.Ref("MonitorCreate"),
+		Body:    restapi.MonitorCreate{},
 		Resp:    restapi.CheckResult{},
 	}))
 	rt.Handle(http.MethodGet, "/monitors/discover-subdomains", h.discoverSubdomains, core.WithLimit(core.NewLimiter("discover-subdomains", 20, 15*time.Minute, core.PerWorkspace, ratelimit.Plain)), core.Doc(apidoc.Op{
@@ -71,7 +71,7 @@ func (h *Handlers) Routes(rt *core.Router) {
 		Tag:     "Monitors",
 		Summary: "Update a monitor (only sent fields change)",
 		Limit:   "monitor writes: 120 per 15 minutes per IP (plain-text 429)",
-		Body:    apidoc.Ref("MonitorUpdate"),
+		Body:    restapi.MonitorUpdate{},
 		Resp:    restapi.Monitor{},
 	}))
 	rt.Handle(http.MethodDelete, "/monitors/{id}", h.deleteMonitor, monitorWrite, core.Doc(apidoc.Op{

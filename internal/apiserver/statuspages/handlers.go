@@ -454,7 +454,7 @@ func (h *Handlers) pageSubscribers(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if h.subscribers == nil {
-		httpjson.Write(w, http.StatusOK, map[string]any{"email": []any{}, "chat": []any{}, "webhook": []any{}, "total": 0})
+		httpjson.Write(w, http.StatusOK, restapi.NoPageSubscribers())
 		return
 	}
 	list, err := h.subscribers.SubscriberList(r.Context(), string(p.UID))

@@ -69,7 +69,7 @@ func (h *Handlers) Routes(rt *core.Router) {
 	rt.Handle(http.MethodGet, "/status/pages/{id}/subscribers", h.pageSubscribers, core.Doc(apidoc.Op{
 		Tag:     "Status pages",
 		Summary: "Subscribers by channel",
-		Resp:    apidoc.Obj("", apidoc.M{"email": apidoc.Arr(apidoc.Freeform(""), ""), "chat": apidoc.Arr(apidoc.Freeform(""), ""), "webhook": apidoc.Arr(apidoc.Freeform(""), ""), "total": apidoc.Integer("")}, "email", "chat", "webhook", "total"),
+		Resp:    restapi.PageSubscribers{},
 	}))
 	rt.Handle(http.MethodGet, "/status/pages/{id}/languages", h.getPageLanguages, core.Doc(apidoc.Op{Tag: "Status pages", Summary: "Languages and translations", Resp: restapi.Languages{}}))
 	rt.Handle(http.MethodPut, "/status/pages/{id}/languages", h.putPageLanguages, pages, core.Doc(apidoc.Op{
@@ -83,7 +83,7 @@ func (h *Handlers) Routes(rt *core.Router) {
 // SubscriberLister lists a status page's subscribers (the status page
 // notifier).
 type SubscriberLister interface {
-	SubscriberList(ctx context.Context, pageUID string) (any, error)
+	SubscriberList(ctx context.Context, pageUID string) (restapi.PageSubscribers, error)
 }
 
 // Handlers serve /status/pages: StatusPage custom resources, their

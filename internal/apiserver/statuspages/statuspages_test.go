@@ -14,6 +14,7 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/apikeys"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/core/coretest"
+	"github.com/uptime-operator/uptime-operator/internal/restapi"
 )
 
 const (
@@ -27,9 +28,9 @@ const (
 // notifier does, and records which page was asked for.
 type subscribers struct{ asked []string }
 
-func (s *subscribers) SubscriberList(_ context.Context, pageUID string) (any, error) {
+func (s *subscribers) SubscriberList(_ context.Context, pageUID string) (restapi.PageSubscribers, error) {
 	s.asked = append(s.asked, pageUID)
-	return map[string]any{"email": []any{}, "chat": []any{}, "webhook": []any{}, "total": 0}, nil
+	return restapi.NoPageSubscribers(), nil
 }
 
 // newFixture holds the page "status" of team (its monitors: none yet), the

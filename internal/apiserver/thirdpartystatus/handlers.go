@@ -79,7 +79,7 @@ func (h *Handlers) Routes(rt *core.Router) {
 	rt.Handle(http.MethodGet, "/third-party-status/subscriptions", h.listSubs(t), feature, core.Doc(apidoc.Op{
 		Tag:     "Third-party status",
 		Summary: "Followed providers",
-		Resp:    apidoc.ListOf(apidoc.Ref("FollowedProvider")),
+		Resp:    []FollowedProvider{},
 		Extra:   []int{503},
 	}))
 	rt.Handle(http.MethodPost, "/third-party-status/subscriptions", h.createSub(t), feature, core.Doc(apidoc.Op{
@@ -87,28 +87,28 @@ func (h *Handlers) Routes(rt *core.Router) {
 		Summary: "Follow a provider",
 		Body:    restapi.ThirdPartySubscriptionBody{},
 		Status:  201,
-		Resp:    apidoc.Ref("FollowedProvider"),
+		Resp:    FollowedProvider{},
 		Extra:   []int{409, 503},
 	}))
 	rt.Handle(http.MethodPatch, "/third-party-status/subscriptions/{id}", h.patchSub(t), feature, core.Doc(apidoc.Op{
 		Tag:     "Third-party status",
 		Summary: "Change a subscription",
 		Body:    restapi.ThirdPartySubscriptionBody{},
-		Resp:    apidoc.Ref("FollowedProvider"),
+		Resp:    FollowedProvider{},
 		Extra:   []int{503},
 	}))
 	rt.Handle(http.MethodDelete, "/third-party-status/subscriptions/{id}", h.deleteSub(t), feature, core.Doc(apidoc.Op{Tag: "Third-party status", Summary: "Unfollow a provider", Status: 204, Extra: []int{503}}))
 	rt.Handle(http.MethodGet, "/third-party-status/status-pages/{statusPageId}", h.getPageServices(t), feature, core.Doc(apidoc.Op{
 		Tag:     "Third-party status",
 		Summary: "Services shown on a status page",
-		Resp:    apidoc.Ref("PageServices"),
+		Resp:    PageServices{},
 		Extra:   []int{503},
 	}))
 	rt.Handle(http.MethodPut, "/third-party-status/status-pages/{statusPageId}", h.putPageServices(t), feature, core.Doc(apidoc.Op{
 		Tag:     "Third-party status",
 		Summary: "Set the services shown on a status page",
-		Body:    apidoc.Freeform(""),
-		Resp:    apidoc.Ref("PageServices"),
+		Body:    PageServicesBody{},
+		Resp:    PageServices{},
 		Extra:   []int{503},
 	}))
 }
@@ -158,14 +158,18 @@ func (h *Handlers) getProvider(t *thirdparty.Service) http.HandlerFunc {
 	})
 }
 
-// thirdPartySubJSON is a subscription as the API shows it.
-type thirdPartySubJSON struct {
+// The answers extend the stored records with the provider's name, so they
+// are declared here rather than in restapi (which may not import the store).
+
+// FollowedProvider is a followed provider: the subscription and the
+// provider's name.
+type FollowedProvider struct {
 	store.ThirdPartySubscription
 	ProviderName string `json:"provider_name"`
 }
 
-func (h *Handlers) subJSON(r *http.Request, t *thirdparty.Service, sub store.ThirdPartySubscription) thirdPartySubJSON {
-	out := thirdPartySubJSON{ThirdPartySubscription: sub, ProviderName: sub.ProviderID}
+func (h *Handlers) subJSON(r *http.Request, t *thirdparty.Service, sub store.ThirdPartySubscription) FollowedProvider {
+	out := FollowedProvider{ThirdPartySubscription: sub, ProviderName: sub.ProviderID}
 	if p, ok, err := t.Catalog.Get(r.Context(), sub.ProviderID); err == nil && ok {
 		out.ProviderName = p.Name
 	}
@@ -179,7 +183,7 @@ func (h *Handlers) listSubs(t *thirdparty.Service) http.HandlerFunc {
 			core.WriteErr(w, r, err)
 			return
 		}
-		out := make([]thirdPartySubJSON, 0, len(subs))
+		out := make([]FollowedProvider, 0, len(subs))
 		for _, sub := range subs {
 			out = append(out, h.subJSON(r, t, sub))
 		}
@@ -352,18 +356,31 @@ func (h *Handlers) pathStatusPageID(w http.ResponseWriter, r *http.Request) *mon
 	return core.PathObject[*monv1.StatusPage](h.d, w, r, &monv1.StatusPageList{}, "statusPageId", "Status page")
 }
 
-// pageServiceJSON is a service shown on a status page, with the provider's
-// name and page.
-type pageServiceJSON struct {
+// PageService is a third-party service shown on a status page, with the
+// provider's name and status page.
+type PageService struct {
 	store.ThirdPartyService
 	ProviderName  string `json:"provider_name"`
 	StatusPageURL string `json:"status_page_url"`
 }
 
+// PageServicesBody is the body that sets the services shown on a status
+// page, in order; an absent list clears them. Unknown fields are rejected.
+type PageServicesBody struct {
+	_        struct{}                  `openapi:"strict"`
+	Services []store.ThirdPartyService `json:"services,omitempty" openapi:"max=50"`
+}
+
+// PageServices are the third-party services shown on a status page.
+type PageServices struct {
+	StatusPageID string        `json:"status_page_id" openapi:"format=uuid"`
+	Services     []PageService `json:"services"`
+}
+
 func (h *Handlers) writePageServices(w http.ResponseWriter, r *http.Request, t *thirdparty.Service, p store.ThirdPartyPage) {
-	out := make([]pageServiceJSON, 0, len(p.Services))
+	out := make([]PageService, 0, len(p.Services))
 	for _, svc := range p.Services {
-		o := pageServiceJSON{ThirdPartyService: svc, ProviderName: svc.ProviderID}
+		o := PageService{ThirdPartyService: svc, ProviderName: svc.ProviderID}
 		if pr, ok, err := t.Catalog.Get(r.Context(), svc.ProviderID); err == nil && ok {
 			o.ProviderName, o.StatusPageURL = pr.Name, pr.StatusPageURL
 			if o.StatusPageURL == "" {
@@ -372,7 +389,7 @@ func (h *Handlers) writePageServices(w http.ResponseWriter, r *http.Request, t *
 		}
 		out = append(out, o)
 	}
-	httpjson.Write(w, http.StatusOK, map[string]any{"status_page_id": p.PageUID, "services": out})
+	httpjson.Write(w, http.StatusOK, PageServices{StatusPageID: p.PageUID, Services: out})
 }
 
 func (h *Handlers) getPageServices(t *thirdparty.Service) http.HandlerFunc {
@@ -396,9 +413,7 @@ func (h *Handlers) putPageServices(t *thirdparty.Service) http.HandlerFunc {
 		if page == nil {
 			return
 		}
-		var b struct {
-			Services []store.ThirdPartyService `json:"services"`
-		}
+		var b PageServicesBody
 		if err := core.DecodeJSON(r, &b, true); err != nil {
 			core.WriteErr(w, r, err)
 			return

@@ -18,6 +18,7 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/ratelimit"
+	"github.com/uptime-operator/uptime-operator/internal/restapi"
 	"github.com/uptime-operator/uptime-operator/internal/sitehealth"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
@@ -72,21 +73,21 @@ func (h *Handlers) Routes(rt *core.Router) {
 	rt.Handle(get, "/website-health", h.listSites, feature, core.Doc(apidoc.Op{
 		Tag:     "Website health",
 		Summary: "Sites with their latest reports",
-		Resp:    apidoc.Obj("", apidoc.M{"sites": apidoc.Arr(apidoc.Ref("Site"), ""), "audit_available": apidoc.Boolean("Whether this server can run the browser audit.")}, "sites", "audit_available"),
+		Resp:    SiteList{},
 	}))
 	rt.Handle(post, "/website-health/sites", h.createSite, feature, core.Doc(apidoc.Op{
 		Tag:     "Website health",
 		Summary: "Add a site",
-		Body:    apidoc.Freeform(""),
+		Body:    restapi.SiteBody{},
 		Status:  201,
-		Resp:    apidoc.Ref("Site"),
+		Resp:    Site{},
 	}))
-	rt.Handle(get, "/website-health/sites/{id}", h.getSite, feature, core.Doc(apidoc.Op{Tag: "Website health", Summary: "Site details", Resp: apidoc.Ref("SiteDetail")}))
+	rt.Handle(get, "/website-health/sites/{id}", h.getSite, feature, core.Doc(apidoc.Op{Tag: "Website health", Summary: "Site details", Resp: SiteDetail{}}))
 	rt.Handle(patch, "/website-health/sites/{id}", h.updateSite, feature, core.Doc(apidoc.Op{
 		Tag:     "Website health",
 		Summary: "Update a site",
-		Body:    apidoc.Freeform(""),
-		Resp:    apidoc.Ref("Site"),
+		Body:    restapi.SiteBody{},
+		Resp:    Site{},
 	}))
 	rt.Handle(del, "/website-health/sites/{id}", h.deleteSite, feature, core.Doc(apidoc.Op{Tag: "Website health", Summary: "Delete a site", Status: 204}))
 	rt.Handle(post, "/website-health/sites/{id}/run", h.runSite, feature, runs, core.Doc(apidoc.Op{
@@ -94,7 +95,7 @@ func (h *Handlers) Routes(rt *core.Router) {
 		Summary: "Crawl now",
 		Limit:   "20 per hour per workspace",
 		Status:  202,
-		Resp:    apidoc.Ref("SiteRun"),
+		Resp:    SiteRun{},
 		Extra:   []int{409, 503},
 	}))
 	rt.Handle(get, "/website-health/reports/{runId}", h.report, feature, core.Doc(apidoc.Op{Tag: "Website health", Summary: "A crawl report", Resp: sitehealth.Report{}}))
@@ -106,26 +107,44 @@ func (h *Handlers) Routes(rt *core.Router) {
 	}))
 }
 
-// healthSiteView is a site with its latest report summary.
-type healthSiteView struct {
+// The answers extend the stored records with a field, so they are declared
+// here rather than in restapi (which may not import the store).
+
+// Site is a site with its latest crawl.
+type Site struct {
 	store.HealthSite
-	LatestReport *healthRunView `json:"latest_report"`
+	LatestReport *SiteRun `json:"latest_report"`
 }
 
-// healthRunView is a run without its issues.
-type healthRunView struct {
+// SiteRun is a crawl without its issues.
+type SiteRun struct {
 	store.HealthRun
 	Summary *sitehealth.Summary `json:"summary"`
 }
 
-func runView(r store.HealthRun) *healthRunView {
-	v := &healthRunView{HealthRun: r, Summary: sitehealth.DecodeSummary(r)}
+// SiteDetail is a site with its latest crawls.
+type SiteDetail struct {
+	Site
+	// Reports are the latest crawls (up to 10), newest first, without
+	// summaries.
+	Reports []SiteRun `json:"reports"`
+}
+
+// SiteList is the answer of GET /website-health/sites.
+type SiteList struct {
+	Sites []Site `json:"sites"`
+	// AuditAvailable is whether this server can run the browser audit.
+	AuditAvailable bool `json:"audit_available"`
+}
+
+func runView(r store.HealthRun) *SiteRun {
+	v := &SiteRun{HealthRun: r, Summary: sitehealth.DecodeSummary(r)}
 	v.HealthRun.Summary = nil
 	return v
 }
 
-func (h *Handlers) siteView(r *http.Request, site store.HealthSite) (healthSiteView, error) {
-	v := healthSiteView{HealthSite: site}
+func (h *Handlers) siteView(r *http.Request, site store.HealthSite) (Site, error) {
+	v := Site{HealthSite: site}
 	runs, err := h.st.ListHealthRuns(r.Context(), site.ID, 1)
 	if err != nil {
 		return v, err
@@ -142,7 +161,7 @@ func (h *Handlers) listSites(w http.ResponseWriter, r *http.Request) {
 		core.WriteErr(w, r, err)
 		return
 	}
-	out := make([]healthSiteView, 0, len(sites))
+	out := make([]Site, 0, len(sites))
 	for _, site := range sites {
 		v, err := h.siteView(r, site)
 		if err != nil {
@@ -151,10 +170,7 @@ func (h *Handlers) listSites(w http.ResponseWriter, r *http.Request) {
 		}
 		out = append(out, v)
 	}
-	httpjson.Write(w, http.StatusOK, map[string]any{
-		"sites":           out,
-		"audit_available": h.svc != nil && h.svc.Auditor.Available(),
-	})
+	httpjson.Write(w, http.StatusOK, SiteList{Sites: out, AuditAvailable: h.svc != nil && h.svc.Auditor.Available()})
 }
 
 // pathHealthSite finds the site of the {id} path value in the caller's
@@ -187,25 +203,8 @@ func (h *Handlers) pathHealthRun(w http.ResponseWriter, r *http.Request) (sitehe
 	return rep, true
 }
 
-// siteBody is the create and update body of a site; absent fields keep
-// their value (or default on create).
-type siteBody struct {
-	Name                *string   `json:"name"`
-	URL                 *string   `json:"url"`
-	MaxPages            *int      `json:"max_pages"`
-	MaxDepth            *int      `json:"max_depth"`
-	CheckExternalLinks  *bool     `json:"check_external_links"`
-	PerfAuditEnabled    *bool     `json:"perf_audit_enabled"`
-	PerfAuditURLs       *[]string `json:"perf_audit_urls"`
-	PerfAuditFormFactor *string   `json:"perf_audit_form_factor"`
-	Schedule            *string   `json:"schedule"`
-	NotifyOnIssues      *bool     `json:"notify_on_issues"`
-	ScoreDropThresh     *int      `json:"score_drop_thresh"`
-	IsActive            *bool     `json:"is_active"`
-}
-
-// apply copies the sent fields onto site.
-func (b *siteBody) apply(site *store.HealthSite) {
+// apply copies the sent fields of b onto site.
+func apply(b *restapi.SiteBody, site *store.HealthSite) {
 	set := func(dst *string, v *string) {
 		if v != nil {
 			*dst = strings.TrimSpace(*v)
@@ -281,7 +280,7 @@ func validateHealthSite(site store.HealthSite) []core.FieldError {
 }
 
 func (h *Handlers) createSite(w http.ResponseWriter, r *http.Request) {
-	var b siteBody
+	var b restapi.SiteBody
 	if err := core.DecodeJSON(r, &b, true); err != nil {
 		core.WriteErr(w, r, err)
 		return
@@ -289,7 +288,7 @@ func (h *Handlers) createSite(w http.ResponseWriter, r *http.Request) {
 	site := store.HealthSite{Namespace: core.CallerFrom(r.Context()).Namespace, MaxPages: defaultHealthMaxPages, MaxDepth: defaultHealthMaxDepth,
 		PerfAuditURLs: []string{}, PerfAuditFormFactor: store.HealthFormMobile, Schedule: store.HealthScheduleWeekly,
 		NotifyOnIssues: true, ScoreDropThresh: defaultHealthThresh, IsActive: true, CreatedAt: h.clock.Now()}
-	b.apply(&site)
+	apply(&b, &site)
 	var errs []core.FieldError
 	if b.Name == nil {
 		errs = append(errs, core.FieldErr("name", "is required"))
@@ -306,7 +305,7 @@ func (h *Handlers) createSite(w http.ResponseWriter, r *http.Request) {
 		core.WriteErr(w, r, err)
 		return
 	}
-	httpjson.Write(w, http.StatusCreated, healthSiteView{HealthSite: site})
+	httpjson.Write(w, http.StatusCreated, Site{HealthSite: site})
 }
 
 func (h *Handlers) getSite(w http.ResponseWriter, r *http.Request) {
@@ -319,16 +318,13 @@ func (h *Handlers) getSite(w http.ResponseWriter, r *http.Request) {
 		core.WriteErr(w, r, err)
 		return
 	}
-	recent := make([]*healthRunView, 0, len(runs))
+	recent := make([]SiteRun, 0, len(runs))
 	for _, run := range runs {
 		v := runView(run)
 		v.Summary = nil
-		recent = append(recent, v)
+		recent = append(recent, *v)
 	}
-	out := struct {
-		healthSiteView
-		Reports []*healthRunView `json:"reports"`
-	}{healthSiteView: healthSiteView{HealthSite: site}, Reports: recent}
+	out := SiteDetail{Site: Site{HealthSite: site}, Reports: recent}
 	if len(runs) > 0 {
 		out.LatestReport = runView(runs[0])
 	}
@@ -340,12 +336,12 @@ func (h *Handlers) updateSite(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	var b siteBody
+	var b restapi.SiteBody
 	if err := core.DecodeJSON(r, &b, true); err != nil {
 		core.WriteErr(w, r, err)
 		return
 	}
-	b.apply(&site)
+	apply(&b, &site)
 	if errs := validateHealthSite(site); len(errs) > 0 {
 		core.WriteValidation(w, errs...)
 		return
