@@ -25,7 +25,6 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/probeserver"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 	"github.com/uptime-operator/uptime-operator/internal/store/sqlite"
-	"github.com/uptime-operator/uptime-operator/internal/testenv"
 	"github.com/uptime-operator/uptime-operator/probes"
 )
 
@@ -36,16 +35,9 @@ import (
 // sums what both still hold and what both replayed, and shows the backlog
 // back at zero once both drained.
 func TestProbeRegionReplayStatus(t *testing.T) {
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" && os.Getenv("CI") != "true" {
-		t.Skip("KUBEBUILDER_ASSETS is not set (make test sets it)")
-	}
 	const ns, region, token = "uptime-operator-system", "far", "far-region-token-0123456789abcdef"
 	db := filepath.Join(t.TempDir(), "uptime.db")
-	env, err := testenv.Start(manager.Options{Namespace: ns, APIListen: "127.0.0.1:0", Store: db, SkipNameValidation: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer env.Stop()
+	env := startManager(t, manager.Options{Namespace: ns, APIListen: "127.0.0.1:0", Store: db, SkipNameValidation: true})
 	ctx := context.Background()
 	c := env.Client
 	check := func(err error) {
@@ -135,16 +127,9 @@ func TestProbeRegionReplayStatus(t *testing.T) {
 // agent's batches only, so this also holds the wire encoding of
 // ResultBatch.Replayed and Backlog.
 func TestProbeRegionStatusAfterACutLink(t *testing.T) {
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" && os.Getenv("CI") != "true" {
-		t.Skip("KUBEBUILDER_ASSETS is not set (make test sets it)")
-	}
 	const ns, region, token = "uptime-operator-system", "cut", "cut-region-token-0123456789abcdef"
-	env, err := testenv.Start(manager.Options{Namespace: ns, APIListen: "127.0.0.1:0", AllowPrivateTargets: true,
+	env := startManager(t, manager.Options{Namespace: ns, APIListen: "127.0.0.1:0", AllowPrivateTargets: true,
 		Store: filepath.Join(t.TempDir(), "uptime.db"), SkipNameValidation: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer env.Stop()
 	ctx := context.Background()
 	c := env.Client
 	check := func(err error) {
