@@ -3,6 +3,13 @@
 // `docker load` all read (an OCI image layout with a docker-style
 // manifest.json beside index.json).
 //
+// With more than one -platform it writes an image index (a multi-arch image:
+// one manifest per platform, each with its own layer) and the index's digest
+// is the image's digest, as a registry shows it for a multi-arch tag. A -file
+// source may then name {os} and {arch}, replaced per platform. docker load
+// reads manifest.json, which holds the first platform only; ctr and podman
+// read index.json and take their own platform from it.
+//
 // It exists because no base or builder image can be pulled where this project
 // is built and tested: the images a cluster here needs (the operator, the
 // pause image, CoreDNS, the e2e test server) are all a static binary plus a
@@ -14,6 +21,9 @@
 //	  -file bin/uptime-operator:/uptime-operator:0755 \
 //	  -ca /etc/ssl/certs/ca-certificates.crt -nonroot \
 //	  -entrypoint /uptime-operator -cmd manager -user 65532:65532
+//	go run ./hack/ociimage -o bin/image.tar -tag ghcr.io/x/y:1 \
+//	  -platform linux/amd64 -platform linux/arm64 \
+//	  -file bin/image/{os}-{arch}/uptime-operator:/uptime-operator:0755 …
 package main
 
 import (
@@ -48,10 +58,26 @@ type entry struct {
 	dir  bool
 }
 
-// spec is everything the image is made of; main fills it from flags.
+// platform is an image's os/arch, as GOOS/GOARCH and the OCI image spec
+// name them.
+type platform struct {
+	OS   string `json:"os"`
+	Arch string `json:"architecture"`
+}
+
+func (p platform) String() string { return p.OS + "/" + p.Arch }
+
+// image is the layer content of one platform.
+type image struct {
+	Platform platform
+	Entries  []entry
+}
+
+// spec is everything the image is made of; main fills it from flags. One
+// image is a plain image; more make an image index, in the order given.
 type spec struct {
 	Tags       []string
-	Entries    []entry
+	Images     []image
 	Entrypoint []string
 	Cmd        []string
 	User       string
@@ -64,7 +90,7 @@ func main() {
 		out, user, entrypoint, ca string
 		digestFile                string
 		tags, files, cmds, envs   listFlag
-		labels                    listFlag
+		labels, platforms         listFlag
 		nonroot                   bool
 	)
 	flag.StringVar(&out, "o", "image.tar", "archive to write")
@@ -77,6 +103,7 @@ func main() {
 	flag.StringVar(&user, "user", "", "user[:group] the image runs as")
 	flag.Var(&envs, "env", "KEY=VALUE environment entry (repeatable)")
 	flag.Var(&labels, "label", "KEY=VALUE image label (repeatable)")
+	flag.Var(&platforms, "platform", "OS/ARCH of an image (repeatable; default linux/amd64); more than one writes an image index, and -file sources may name {os} and {arch}")
 	flag.StringVar(&digestFile, "digest-file", "", "also write the image's manifest digest (sha256:…, what image.digest and a registry show) to this file")
 	flag.Parse()
 
@@ -94,44 +121,21 @@ func main() {
 		}
 		s.Labels[k] = v
 	}
-	for _, f := range files {
-		parts := strings.Split(f, ":")
-		if len(parts) < 2 || len(parts) > 3 || !strings.HasPrefix(parts[1], "/") {
-			fail("-file %q is not SRC:/DST[:MODE]", f)
+	if len(platforms) == 0 {
+		platforms = listFlag{"linux/amd64"}
+	}
+	for _, pf := range platforms {
+		osName, arch, ok := strings.Cut(pf, "/")
+		if !ok || osName == "" || arch == "" {
+			fail("-platform %q is not OS/ARCH", pf)
 		}
-		data, err := os.ReadFile(parts[0])
+		p := platform{OS: osName, Arch: arch}
+		entries, err := platformEntries(p, files, ca, nonroot)
 		if err != nil {
-			fail("%v", err)
+			fail("%s: %v", p, err)
 		}
-		mode := int64(0o644)
-		if st, err := os.Stat(parts[0]); err == nil && st.Mode()&0o111 != 0 {
-			mode = 0o755
-		}
-		if len(parts) == 3 {
-			m, err := strconv.ParseInt(parts[2], 8, 64)
-			if err != nil {
-				fail("-file %q: mode: %v", f, err)
-			}
-			mode = m
-		}
-		s.Entries = append(s.Entries, entry{name: parts[1], mode: mode, data: data})
+		s.Images = append(s.Images, image{Platform: p, Entries: entries})
 	}
-	if ca != "" {
-		data, err := os.ReadFile(ca)
-		if err != nil {
-			fail("%v", err)
-		}
-		s.Entries = append(s.Entries, entry{name: "/etc/ssl/certs/ca-certificates.crt", mode: 0o644, data: data})
-	}
-	if nonroot {
-		s.Entries = append(s.Entries,
-			entry{name: "/etc/passwd", mode: 0o644, data: []byte("root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin\n")},
-			entry{name: "/etc/group", mode: 0o644, data: []byte("root:x:0:\nnonroot:x:65532:\n")},
-			entry{name: "/home/nonroot", mode: 0o700, dir: true},
-		)
-	}
-	// Programs (Go's os.TempDir) expect /tmp, even with a read-only root.
-	s.Entries = append(s.Entries, entry{name: "/tmp", mode: 0o1777, dir: true})
 
 	archive, manifestDigest, err := build(s)
 	if err != nil {
@@ -153,6 +157,54 @@ func main() {
 		}
 	}
 	fmt.Printf("ociimage: wrote %s (%s, %s, %d bytes)\n", out, strings.Join(tags, ", "), manifestDigest, len(archive))
+}
+
+// platformEntries reads the files of one platform's layer: the -file
+// sources with {os} and {arch} replaced, the CA bundle, the nonroot user's
+// files and /tmp.
+func platformEntries(p platform, files []string, ca string, nonroot bool) ([]entry, error) {
+	var entries []entry
+	subst := strings.NewReplacer("{os}", p.OS, "{arch}", p.Arch)
+	for _, f := range files {
+		parts := strings.Split(f, ":")
+		if len(parts) < 2 || len(parts) > 3 || !strings.HasPrefix(parts[1], "/") {
+			return nil, fmt.Errorf("-file %q is not SRC:/DST[:MODE]", f)
+		}
+		src := subst.Replace(parts[0])
+		data, err := os.ReadFile(src)
+		if err != nil {
+			return nil, err
+		}
+		mode := int64(0o644)
+		if st, err := os.Stat(src); err == nil && st.Mode()&0o111 != 0 {
+			mode = 0o755
+		}
+		if len(parts) == 3 {
+			m, err := strconv.ParseInt(parts[2], 8, 64)
+			if err != nil {
+				return nil, fmt.Errorf("-file %q: mode: %w", f, err)
+			}
+			mode = m
+		}
+		entries = append(entries, entry{name: parts[1], mode: mode, data: data})
+	}
+	if ca != "" {
+		data, err := os.ReadFile(ca)
+		if err != nil {
+			return nil, err
+		}
+		entries = append(entries, entry{name: "/etc/ssl/certs/ca-certificates.crt", mode: 0o644, data: data})
+	}
+	if nonroot {
+		entries = append(entries,
+			entry{name: "/etc/passwd", mode: 0o644, data: []byte("root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin\n")},
+			entry{name: "/etc/group", mode: 0o644, data: []byte("root:x:0:\nnonroot:x:65532:\n")},
+			entry{name: "/home/nonroot", mode: 0o700, dir: true},
+		)
+	}
+	// Programs (Go's os.TempDir) expect /tmp, even with a read-only root.
+	entries = append(entries, entry{name: "/tmp", mode: 0o1777, dir: true})
+	return entries, nil
 }
 
 func fail(format string, args ...any) {
@@ -225,32 +277,45 @@ type descriptor struct {
 	MediaType   string            `json:"mediaType"`
 	Digest      string            `json:"digest"`
 	Size        int64             `json:"size"`
+	Platform    *platform         `json:"platform,omitempty"`
 	Annotations map[string]string `json:"annotations,omitempty"`
 }
 
-// build returns the image archive: blobs under blobs/sha256/, oci-layout,
-// index.json (one manifest per tag, named by the annotations containerd and
-// podman read) and manifest.json (docker load's format, same blobs); and the
-// digest of its manifest, the image's digest once pushed.
-func build(s spec) ([]byte, string, error) {
-	raw, err := layer(s.Entries)
+const (
+	manifestType = "application/vnd.oci.image.manifest.v1+json"
+	indexType    = "application/vnd.oci.image.index.v1+json"
+)
+
+func describe(mediaType string, b []byte) descriptor {
+	return descriptor{MediaType: mediaType, Digest: digest(b), Size: int64(len(b))}
+}
+
+// imageBlobs are the blobs of one platform's image: its gzipped layer, its
+// config and its manifest.
+type imageBlobs struct {
+	layer, config, manifest []byte
+}
+
+// buildImage makes the layer, config and manifest of one platform.
+func buildImage(s spec, img image) (imageBlobs, error) {
+	raw, err := layer(img.Entries)
 	if err != nil {
-		return nil, "", err
+		return imageBlobs{}, err
 	}
 	var gz bytes.Buffer
 	zw, _ := gzip.NewWriterLevel(&gz, gzip.BestCompression)
 	if _, err := zw.Write(raw); err != nil {
-		return nil, "", err
+		return imageBlobs{}, err
 	}
 	if err := zw.Close(); err != nil {
-		return nil, "", err
+		return imageBlobs{}, err
 	}
 	layerBlob := gz.Bytes()
 
 	env := append([]string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}, s.Env...)
 	config := map[string]any{
-		"architecture": "amd64",
-		"os":           "linux",
+		"architecture": img.Platform.Arch,
+		"os":           img.Platform.OS,
 		"created":      epoch.Format(time.RFC3339),
 		"config": map[string]any{
 			"Entrypoint": s.Entrypoint,
@@ -264,29 +329,66 @@ func build(s spec) ([]byte, string, error) {
 	}
 	configBlob, err := json.Marshal(config)
 	if err != nil {
-		return nil, "", err
+		return imageBlobs{}, err
 	}
 	manifest := map[string]any{
 		"schemaVersion": 2,
-		"mediaType":     "application/vnd.oci.image.manifest.v1+json",
-		"config":        descriptor{MediaType: "application/vnd.oci.image.config.v1+json", Digest: digest(configBlob), Size: int64(len(configBlob))},
-		"layers":        []descriptor{{MediaType: "application/vnd.oci.image.layer.v1.tar+gzip", Digest: digest(layerBlob), Size: int64(len(layerBlob))}},
+		"mediaType":     manifestType,
+		"config":        describe("application/vnd.oci.image.config.v1+json", configBlob),
+		"layers":        []descriptor{describe("application/vnd.oci.image.layer.v1.tar+gzip", layerBlob)},
 	}
 	manifestBlob, err := json.Marshal(manifest)
 	if err != nil {
-		return nil, "", err
+		return imageBlobs{}, err
 	}
-	index := map[string]any{"schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json"}
+	return imageBlobs{layer: layerBlob, config: configBlob, manifest: manifestBlob}, nil
+}
+
+// build returns the image archive: blobs under blobs/sha256/, oci-layout,
+// index.json (one entry per tag, named by the annotations containerd and
+// podman read) and manifest.json (docker load's format, same blobs, the
+// first platform); and the image's digest once pushed: its manifest's for
+// one platform, its image index's for more.
+func build(s spec) ([]byte, string, error) {
+	if len(s.Images) == 0 {
+		return nil, "", fmt.Errorf("no platform to build")
+	}
+	var images []imageBlobs
+	var blobs [][]byte
+	for _, img := range s.Images {
+		b, err := buildImage(s, img)
+		if err != nil {
+			return nil, "", fmt.Errorf("%s: %w", img.Platform, err)
+		}
+		images = append(images, b)
+		blobs = append(blobs, b.layer, b.config, b.manifest)
+	}
+	top := describe(manifestType, images[0].manifest)
+	if len(s.Images) > 1 {
+		var manifests []descriptor
+		for i, img := range s.Images {
+			d := describe(manifestType, images[i].manifest)
+			p := img.Platform
+			d.Platform = &p
+			manifests = append(manifests, d)
+		}
+		indexBlob, err := json.Marshal(map[string]any{"schemaVersion": 2, "mediaType": indexType, "manifests": manifests})
+		if err != nil {
+			return nil, "", err
+		}
+		blobs = append(blobs, indexBlob)
+		top = describe(indexType, indexBlob)
+	}
+
+	index := map[string]any{"schemaVersion": 2, "mediaType": indexType}
 	var manifests []descriptor
 	for _, t := range s.Tags {
-		manifests = append(manifests, descriptor{
-			MediaType: "application/vnd.oci.image.manifest.v1+json",
-			Digest:    digest(manifestBlob), Size: int64(len(manifestBlob)),
-			Annotations: map[string]string{
-				"io.containerd.image.name":          fullName(t),
-				"org.opencontainers.image.ref.name": refName(t),
-			},
-		})
+		d := top
+		d.Annotations = map[string]string{
+			"io.containerd.image.name":          fullName(t),
+			"org.opencontainers.image.ref.name": refName(t),
+		}
+		manifests = append(manifests, d)
 	}
 	index["manifests"] = manifests
 	indexBlob, err := json.Marshal(index)
@@ -294,9 +396,9 @@ func build(s spec) ([]byte, string, error) {
 		return nil, "", err
 	}
 	docker, err := json.Marshal([]map[string]any{{
-		"Config":   "blobs/sha256/" + strings.TrimPrefix(digest(configBlob), "sha256:"),
+		"Config":   "blobs/sha256/" + strings.TrimPrefix(digest(images[0].config), "sha256:"),
 		"RepoTags": s.Tags,
-		"Layers":   []string{"blobs/sha256/" + strings.TrimPrefix(digest(layerBlob), "sha256:")},
+		"Layers":   []string{"blobs/sha256/" + strings.TrimPrefix(digest(images[0].layer), "sha256:")},
 	}})
 	if err != nil {
 		return nil, "", err
@@ -316,8 +418,14 @@ func build(s spec) ([]byte, string, error) {
 			return nil, "", err
 		}
 	}
-	for _, b := range [][]byte{layerBlob, configBlob, manifestBlob} {
-		if err := add("blobs/sha256/"+strings.TrimPrefix(digest(b), "sha256:"), b); err != nil {
+	written := map[string]bool{}
+	for _, b := range blobs {
+		name := "blobs/sha256/" + strings.TrimPrefix(digest(b), "sha256:")
+		if written[name] { // two platforms may share a blob
+			continue
+		}
+		written[name] = true
+		if err := add(name, b); err != nil {
 			return nil, "", err
 		}
 	}
@@ -333,7 +441,7 @@ func build(s spec) ([]byte, string, error) {
 	if err := tw.Close(); err != nil {
 		return nil, "", err
 	}
-	return out.Bytes(), digest(manifestBlob), nil
+	return out.Bytes(), top.Digest, nil
 }
 
 // fullName is ref as container runtimes name it: a reference without a

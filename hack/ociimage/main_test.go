@@ -51,11 +51,11 @@ func TestBuildWritesALoadableImage(t *testing.T) {
 		Entrypoint: []string{"/app"},
 		Cmd:        []string{"serve"},
 		User:       "65532:65532",
-		Entries: []entry{
+		Images: []image{{Platform: platform{OS: "linux", Arch: "amd64"}, Entries: []entry{
 			{name: "/app", mode: 0o755, data: []byte("#!binary")},
 			{name: "/etc/ssl/certs/ca-certificates.crt", mode: 0o644, data: []byte("PEM")},
 			{name: "/tmp", mode: 0o1777, dir: true},
-		},
+		}}},
 	}
 	archive, _, err := build(s)
 	if err != nil {
@@ -127,6 +127,82 @@ func TestBuildWritesALoadableImage(t *testing.T) {
 	}
 	if !bytes.Equal(archive, again) {
 		t.Fatal("the same inputs gave a different archive")
+	}
+}
+
+func TestBuildWritesAnIndexForTwoPlatforms(t *testing.T) {
+	app := func(arch string) []entry {
+		return []entry{{name: "/app", mode: 0o755, data: []byte("binary for " + arch)}, {name: "/tmp", mode: 0o1777, dir: true}}
+	}
+	s := spec{
+		Tags:       []string{"example.com/x:1.2.3"},
+		Entrypoint: []string{"/app"},
+		Images: []image{
+			{Platform: platform{OS: "linux", Arch: "amd64"}, Entries: app("amd64")},
+			{Platform: platform{OS: "linux", Arch: "arm64"}, Entries: app("arm64")},
+		},
+	}
+	archive, imageDigest, err := build(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, _ := untar(t, bytes.NewReader(archive))
+	var layout struct {
+		Manifests []descriptor `json:"manifests"`
+	}
+	if err := json.Unmarshal(files["index.json"], &layout); err != nil {
+		t.Fatal(err)
+	}
+	if len(layout.Manifests) != 1 || layout.Manifests[0].MediaType != indexType || layout.Manifests[0].Digest != imageDigest ||
+		layout.Manifests[0].Annotations["io.containerd.image.name"] != "example.com/x:1.2.3" {
+		t.Fatalf("index.json does not name the image index %s: %+v", imageDigest, layout.Manifests)
+	}
+	var index struct {
+		MediaType string       `json:"mediaType"`
+		Manifests []descriptor `json:"manifests"`
+	}
+	if err := json.Unmarshal(blob(t, files, imageDigest), &index); err != nil {
+		t.Fatal(err)
+	}
+	if index.MediaType != indexType || len(index.Manifests) != 2 {
+		t.Fatalf("image index: %+v", index)
+	}
+	var configs []string
+	for i, want := range []string{"amd64", "arm64"} {
+		d := index.Manifests[i]
+		if d.Platform == nil || d.Platform.OS != "linux" || d.Platform.Arch != want || d.MediaType != manifestType {
+			t.Fatalf("manifest %d: %+v", i, d)
+		}
+		var manifest struct {
+			Config descriptor   `json:"config"`
+			Layers []descriptor `json:"layers"`
+		}
+		if err := json.Unmarshal(blob(t, files, d.Digest), &manifest); err != nil {
+			t.Fatal(err)
+		}
+		var config struct {
+			OS           string `json:"os"`
+			Architecture string `json:"architecture"`
+		}
+		if err := json.Unmarshal(blob(t, files, manifest.Config.Digest), &config); err != nil {
+			t.Fatal(err)
+		}
+		if config.OS != "linux" || config.Architecture != want {
+			t.Fatalf("config of %s says %s/%s", want, config.OS, config.Architecture)
+		}
+		zr, err := gzip.NewReader(bytes.NewReader(blob(t, files, manifest.Layers[0].Digest)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		layerFiles, _ := untar(t, zr)
+		if got := string(layerFiles["app"]); got != "binary for "+want {
+			t.Fatalf("the %s layer holds %q", want, got)
+		}
+		configs = append(configs, "blobs/sha256/"+strings.TrimPrefix(manifest.Config.Digest, "sha256:"))
+	}
+	var docker []struct{ Config string }
+	if err := json.Unmarshal(files["manifest.json"], &docker); err != nil || len(docker) != 1 || docker[0].Config != configs[0] {
+		t.Fatalf("manifest.json is not the first platform's image: %s", files["manifest.json"])
 	}
 }
 
