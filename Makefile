@@ -183,15 +183,20 @@ IMAGE_TAG ?= $(shell sed -n 's/^appVersion: "\(.*\)"/\1/p' charts/uptime-operato
 IMAGE_TAR ?= $(LOCALBIN)/uptime-operator-image.tar
 CA_BUNDLE ?= /etc/ssl/certs/ca-certificates.crt
 IMAGE_DIGEST_FILE ?=
+# make image builds one platform; a release builds both (hack/release.sh).
+IMAGE_PLATFORMS ?= linux/amd64
+IMAGE_LDFLAGS = -s -w -X github.com/uptime-operator/uptime-operator/internal/cli.Version=v$(IMAGE_TAG)
 
 .PHONY: image
-image: ## Build the image without a container engine or registry: $(IMAGE_TAR) (load it with ctr/podman/docker).
+image: ## Build the image without a container engine or registry: $(IMAGE_TAR) (load it with ctr/podman/docker); IMAGE_PLATFORMS="linux/amd64 linux/arm64" for an image index.
 	@test -s $(CA_BUNDLE) || { echo "image: no CA bundle at $(CA_BUNDLE) (apt-get install ca-certificates)"; exit 1; }
-	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 go build -trimpath \
-		-ldflags "-s -w -X github.com/uptime-operator/uptime-operator/internal/cli.Version=v$(IMAGE_TAG)" \
-		-o $(LOCALBIN)/image/uptime-operator .
+	for p in $(IMAGE_PLATFORMS); do \
+		CGO_ENABLED=0 GOOS=$${p%/*} GOARCH=$${p#*/} go build -trimpath -ldflags "$(IMAGE_LDFLAGS)" \
+			-o $(LOCALBIN)/image/$${p%/*}-$${p#*/}/uptime-operator . ; \
+	done
 	go run ./hack/ociimage -o $(IMAGE_TAR) -tag $(IMAGE_REPO):$(IMAGE_TAG) \
-		-file $(LOCALBIN)/image/uptime-operator:/uptime-operator:0755 \
+		$(foreach p,$(IMAGE_PLATFORMS),-platform $(p)) \
+		-file '$(LOCALBIN)/image/{os}-{arch}/uptime-operator:/uptime-operator:0755' \
 		-ca $(CA_BUNDLE) -nonroot -user 65532:65532 \
 		-entrypoint /uptime-operator -cmd manager \
 		-label org.opencontainers.image.title=uptime-operator \
@@ -199,11 +204,19 @@ image: ## Build the image without a container engine or registry: $(IMAGE_TAR) (
 		-label org.opencontainers.image.licenses=Apache-2.0 \
 		$(if $(IMAGE_DIGEST_FILE),-digest-file $(IMAGE_DIGEST_FILE))
 
+.PHONY: image-ldflags
+image-ldflags: # The -ldflags of the image's binary (hack/release.sh records them in the provenance).
+	@echo '$(IMAGE_LDFLAGS)'
+
 ##@ Release
 
 VERSION ?=
 RELEASE_DIR ?= $(CURDIR)/dist
+# A cosign key (cosign generate-key-pair; its password in COSIGN_PASSWORD)
+# signs the release; without one it is built unsigned.
+COSIGN_KEY ?=
+SIGNING_KEY ?= $(COSIGN_KEY)
 
 .PHONY: release
-release: ## Build release VERSION=x.y.z into $(RELEASE_DIR): the chart package, the image archive and its digest (hack/release.sh).
-	@RELEASE_DIR=$(RELEASE_DIR) IMAGE_REPO=$(IMAGE_REPO) hack/release.sh "$(VERSION)"
+release: ## Build release VERSION=vX.Y.Z [SIGNING_KEY=cosign.key] into $(RELEASE_DIR): chart, amd64+arm64 image index and binaries, kubectl plugin, SBOMs, provenance, signatures (hack/release.sh).
+	@RELEASE_DIR=$(RELEASE_DIR) IMAGE_REPO=$(IMAGE_REPO) SIGNING_KEY=$(SIGNING_KEY) hack/release.sh "$(VERSION)"
