@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # Renders every kustomization under config/ and fails when one does not build,
-# when its output does not parse as Kubernetes objects, when config/default
-# still holds a placeholder that its replacements should have filled in, or when
-# a generated CRD is missing from config/crd/kustomization.yaml.
+# when its output does not parse as Kubernetes objects, when config/default or
+# the HA overlay still holds a placeholder that its replacements should have
+# filled in, when a generated CRD is missing from config/crd/kustomization.yaml,
+# or when the APIService breaks the chart's rule (`aggregatedAPI.enabled:
+# auto`): config/default has none and runs one Recreate replica; the overlay
+# with config/components/aggregated-api has it with two replicas that roll
+# one at a time, the aggregated listener and a PodDisruptionBudget.
 #
 # Uses $KUBECTL, else the kubectl that `make envtest` installs (it matches the
 # API version), else kubectl on PATH. Needs no cluster.
@@ -54,12 +58,36 @@ while IFS= read -r k; do
     continue
   fi
   echo "verify-kustomize: $dir ok ($(wc -l <"$out/$name.objects") objects)"
-done < <(find config -name kustomization.yaml | sort)
+done < <(find config -name kustomization.yaml -not -path 'config/components/*' | sort)
 
-if [[ -f "$out/config_default.yaml" ]] &&
-    grep -nE 'SERVICE_NAME|SERVICE_NAMESPACE|AGGREGATED_NAME|API_NAME|CERTIFICATE_NAME|CERTIFICATE_NAMESPACE' "$out/config_default.yaml" >&2; then
-  echo "verify-kustomize: config/default kept the placeholders above; check its replacements" >&2
-  failed=1
-fi
+for name in config_default config_overlays_ha; do
+  if [[ -f "$out/$name.yaml" ]] &&
+      grep -nE 'SERVICE_NAME|SERVICE_NAMESPACE|AGGREGATED_NAME|API_NAME|CERTIFICATE_NAME|CERTIFICATE_NAMESPACE' "$out/$name.yaml" >&2; then
+    echo "verify-kustomize: ${name//_//} kept the placeholders above; check its replacements" >&2
+    failed=1
+  fi
+done
+
+# rule FILE WANT PATTERN MESSAGE: fails unless grep -E PATTERN matches FILE
+# (WANT=yes) or does not (WANT=no).
+rule() {
+  local file="$out/$1.yaml" want=$2 pattern=$3 message=$4
+  [[ -f "$file" ]] || return 0
+  if grep -qE -- "$pattern" "$file"; then found=yes; else found=no; fi
+  if [[ "$found" != "$want" ]]; then
+    echo "verify-kustomize: ${1//_//}: $message" >&2
+    failed=1
+  fi
+}
+rule config_default no '^kind: APIService$' "registers the APIService in front of one replica (it belongs in config/components/aggregated-api)"
+rule config_default no '--aggregated-listen' "serves the aggregated API without its APIService"
+rule config_default yes '^    type: Recreate$' "no longer runs its one SQLite replica with Recreate"
+rule config_overlays_ha yes '^kind: APIService$' "has no APIService"
+rule config_overlays_ha yes '^kind: PodDisruptionBudget$' "has no PodDisruptionBudget for the APIService's replicas"
+rule config_overlays_ha yes '^  replicas: [2-9]' "runs fewer than two replicas behind the APIService"
+rule config_overlays_ha yes '^      maxUnavailable: 0$' "does not roll one replica at a time"
+rule config_overlays_ha yes '--aggregated-listen=:9445' "does not serve the aggregated API"
+rule config_overlays_ha yes '--store-file=' "runs several replicas without the PostgreSQL store"
+rule config_overlays_ha no '^kind: PersistentVolumeClaim$' "keeps the SQLite claim"
 
 exit "$failed"
