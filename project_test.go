@@ -139,8 +139,26 @@ var builtinShortNames = []string{
 	"crd", "crds", "deploy", "ds", "rs", "sts", "hpa", "cj", "csr", "ing", "netpol", "pdb", "pc", "sc", "vac",
 }
 
+// commonCRDShortNames are short names of CRDs that clusters often run next to
+// this operator, with whose they are. kubectl resolves a short name to one
+// resource only, so a clash makes `kubectl get <short>` list one or the
+// other depending on discovery order: ProbeRegion's `pr` was Tekton's
+// PipelineRun's (issue 41).
+var commonCRDShortNames = map[string]string{
+	"pr": "Tekton PipelineRun", "prs": "Tekton PipelineRun", "tr": "Tekton TaskRun", "trs": "Tekton TaskRun",
+	"cert": "cert-manager Certificate", "certs": "cert-manager Certificate", "cr": "cert-manager CertificateRequest", "crs": "cert-manager CertificateRequest",
+	"app": "Argo CD Application", "apps": "Argo CD Application", "appproj": "Argo CD AppProject", "ro": "Argo Rollouts Rollout",
+	"ks": "Flux Kustomization", "hr": "Flux HelmRelease", "gitrepo": "Flux GitRepository", "helmrepo": "Flux HelmRepository", "hc": "Flux HelmChart",
+	"smon": "Prometheus Operator ServiceMonitor", "pmon": "Prometheus Operator PodMonitor", "promrule": "Prometheus Operator PrometheusRule",
+	"prom": "Prometheus Operator Prometheus", "am": "Prometheus Operator Alertmanager", "prb": "Prometheus Operator Probe",
+	"vs": "Istio VirtualService", "dr": "Istio DestinationRule", "gw": "Istio Gateway", "se": "Istio ServiceEntry",
+	"ksvc": "Knative Service", "so": "KEDA ScaledObject", "sj": "KEDA ScaledJob",
+	"cpol": "Kyverno ClusterPolicy", "pol": "Kyverno Policy", "es": "External Secrets ExternalSecret", "ss": "External Secrets SecretStore",
+	"cl": "Cluster API Cluster", "ma": "Cluster API Machine", "md": "Cluster API MachineDeployment", "ms": "Cluster API MachineSet",
+}
+
 // TestCRDShortNames checks that no CRD's short names shadow a built-in
-// resource's.
+// resource's or a common CRD's.
 func TestCRDShortNames(t *testing.T) {
 	files, err := filepath.Glob("config/crd/bases/*.yaml")
 	if err != nil || len(files) == 0 {
@@ -165,6 +183,9 @@ func TestCRDShortNames(t *testing.T) {
 		for _, s := range crd.Spec.Names.ShortNames {
 			if slices.Contains(builtinShortNames, s) {
 				t.Errorf("%s: short name %q of %s shadows a built-in resource's", f, s, crd.Spec.Names.Kind)
+			}
+			if other, ok := commonCRDShortNames[s]; ok {
+				t.Errorf("%s: short name %q of %s is also %s's", f, s, crd.Spec.Names.Kind, other)
 			}
 		}
 	}

@@ -336,7 +336,7 @@ const (
 // ProbeRegion is a vantage point that runs checks.
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:resource:scope=Cluster,shortName=pr,categories=uptime
+// +kubebuilder:resource:scope=Cluster,shortName=preg,categories=uptime
 // +kubebuilder:printcolumn:name="Code",type=string,JSONPath=`.spec.code`
 // +kubebuilder:printcolumn:name="City",type=string,JSONPath=`.spec.city`
 // +kubebuilder:printcolumn:name="Mode",type=string,JSONPath=`.spec.placement.mode`
