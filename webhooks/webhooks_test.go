@@ -108,6 +108,7 @@ var _ = Describe("Monitor admission", func() {
 		Entry("udp bad regex", "team", monitor("type: udp\nudp: {host: example.com, port: 53, expectedResponse: '(['}"), "spec.udp.expectedResponse"),
 		Entry("cron without expression", "team", monitor("type: cron\ncron: {graceSeconds: 10}"), "spec.cron.cronExpression"),
 		Entry("cron with a bad expression", "team", monitor("type: cron\ncron: {cronExpression: '61 * * * *'}"), "spec.cron.cronExpression", "valid cron expression"),
+		Entry("cron that never fires", "team", monitor("type: cron\ncron: {cronExpression: '0 0 30 2 *'}"), "spec.cron.cronExpression", "never fires"),
 		// robfig/cron v3.0.1 panics on these three (issue 28 row 7): a
 		// validation error, never "panic … [recovered]".
 		Entry("cron expression TZ=Europe/Berlin", "team", monitor("type: cron\ncron: {cronExpression: 'TZ=Europe/Berlin'}"), "spec.cron.cronExpression", "spec.cron.timeZone"),

@@ -245,6 +245,7 @@ var _ = Describe("Monitors", func() {
 		Entry("cron expression TZ=Europe/Berlin", map[string]any{"name": "a", "type": "cron", "config": map[string]any{"cron_expression": "TZ=Europe/Berlin"}}, "config.cron_expression"),
 		Entry("cron expression CRON_TZ=UTC", map[string]any{"name": "a", "type": "cron", "config": map[string]any{"cron_expression": "CRON_TZ=UTC"}}, "config.cron_expression"),
 		Entry("cron expression TZ=", map[string]any{"name": "a", "type": "cron", "config": map[string]any{"cron_expression": "TZ="}}, "config.cron_expression"),
+		Entry("cron expression that never fires", map[string]any{"name": "a", "type": "cron", "config": map[string]any{"cron_expression": "0 0 30 2 *"}}, "config.cron_expression"),
 		Entry("unknown config key", map[string]any{"name": "a", "url": "https://example.com", "config": map[string]any{"nope": 1}}, "config.nope"),
 		Entry("config value of the wrong type", map[string]any{"name": "a", "url": "https://example.com", "config": map[string]any{"timeout": "fast"}}, "config.timeout"),
 		Entry("degraded above max", map[string]any{"name": "a", "url": "https://example.com", "config": map[string]any{"max_response_time_ms": 100, "degraded_response_time_ms": 200}}, "config.degraded_response_time_ms"),
@@ -253,6 +254,14 @@ var _ = Describe("Monitors", func() {
 		Entry("unknown region (admission)", map[string]any{"name": "a", "url": "https://example.com", "regions": []string{"mars-1"}}, "regions"),
 		Entry("config over 50 keys", map[string]any{"name": "a", "url": "https://example.com", "config": manyKeys(51)}, "config"),
 	)
+
+	It("says why a cron expression that never fires is refused", func() {
+		rec := do("POST", "/monitors", key("team", "standard"), map[string]any{"name": "feb30", "type": "cron", "config": map[string]any{"cron_expression": "0 0 30 2 *"}})
+		Expect(rec.Code).To(Equal(http.StatusBadRequest), rec.Body.String())
+		errs := obj(rec)["errors"].([]any)
+		Expect(errs).To(HaveLen(1))
+		Expect(errs[0].(map[string]any)["message"]).To(ContainSubstring("never fires"))
+	})
 
 	It("refuses more monitors than the plan allows with 403 ENTITLEMENT_LIMIT_REACHED", func() {
 		for i := range 3 {

@@ -7,8 +7,10 @@ import (
 )
 
 // TestParseCron covers the inputs robfig/cron v3.0.1 panics on (issue 28
-// row 7): each must come back as an error, never a panic, while ordinary
-// expressions keep parsing.
+// row 7): each must come back as an error, never a panic, and the schedules
+// that match no date (issue 41), while ordinary expressions keep parsing,
+// February 29 included, and a day of the week ORs with the day of the month
+// as in cron.
 func TestParseCron(t *testing.T) {
 	for _, tc := range []struct {
 		expr    string
@@ -21,6 +23,11 @@ func TestParseCron(t *testing.T) {
 		{"CRON_TZ=Europe/Berlin 0 3 * * *", "spec.cron.timeZone"},
 		{"61 * * * *", "end of range"},
 		{"* * * *", "expected exactly 5 fields"},
+		{"0 0 30 2 *", "never fires"},
+		{"0 0 31 4,6,9,11 *", "never fires"},
+		{"0 0 31 2 *", "never fires"},
+		{"0 0 29 2 *", ""},
+		{"0 0 30 2 MON", ""},
 		{"*/15 * * * *", ""},
 		{"@hourly", ""},
 		{"0 3 * * MON-FRI", ""},
