@@ -89,6 +89,7 @@ E2E_FLAGS ?=
 test: envtest ## Run verify, then every test (envtest control plane, SQLite, PostgreSQL and headless Chromium).
 	@$(MAKE) --no-print-directory verify
 	@$(MAKE) --no-print-directory test-rules
+	@$(MAKE) --no-print-directory test-release
 	@hack/browser-deps.sh
 	@eval "$$(hack/postgres.sh | tail -n 1)"; \
 		export KUBEBUILDER_ASSETS="$$(hack/envtest-binaries.sh)"; \
@@ -96,6 +97,10 @@ test: envtest ## Run verify, then every test (envtest control plane, SQLite, Pos
 		echo "test: KUBEBUILDER_ASSETS=$$KUBEBUILDER_ASSETS"; \
 		mkdir -p "$(dir $(TEST_LOG))"; \
 		go test -count=1 -timeout 30m ./... 2>&1 | tee "$(TEST_LOG)"
+
+.PHONY: test-release
+test-release: ## Test hack/releasetool: a small two-architecture release built, signed and verified (and with the cosign CLI when COSIGN or PATH names one: hack/cosign-binary.sh).
+	cd hack/releasetool && go vet ./... && go test -count=1 ./...
 
 .PHONY: e2e
 e2e: envtest ## End to end on a single-node Kubernetes built from source: release package, helm install, probe Pods, incidents (root; see README).
