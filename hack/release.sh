@@ -58,6 +58,7 @@ if [[ -n "$(git status --porcelain --untracked-files=no 2>/dev/null)" ]]; then
 fi
 
 tar="$dir/uptime-operator-image-$version.tar"
+export IMAGE_REPO="${IMAGE_REPO:-ghcr.io/uptime-operator/uptime-operator}"
 make --no-print-directory image IMAGE_TAG="$version" IMAGE_TAR="$tar" IMAGE_PLATFORMS="$platforms" \
   IMAGE_DIGEST_FILE="$dir/uptime-operator-image-$version.digest" >&2
 binaries=()
@@ -71,7 +72,7 @@ KREW_URL_BASE="https://github.com/uptime-operator/uptime-operator/releases/downl
   hack/krew-archives.sh "v$version" "$dir" >&2
 mv "$dir/uptime.yaml" "$dir/kubectl-uptime_v$version.krew.yaml"
 (cd hack/releasetool && go run . attest -dir "$dir" -version "$version" -commit "$commit" "${dirty[@]}" \
-  -image-repo "${IMAGE_REPO:?}" -go-flags "-trimpath -ldflags=$(make --no-print-directory -s image-ldflags IMAGE_TAG="$version")" \
+  -image-repo "$IMAGE_REPO" -go-flags "-trimpath -ldflags=$(make --no-print-directory -s image-ldflags IMAGE_TAG="$version")" \
   "${binaries[@]}" ${key:+-key "$key"})
 echo "release $version in $dir:"
 echo "  chart  $dir/uptime-operator-$version.tgz"
