@@ -20,7 +20,7 @@ func TestCredentialsOnTheWire(t *testing.T) {
 		t.Fatal(err)
 	}
 	const want = `"credentials":[{"header":"X-Api-Key","origin":"https://api.example.com:443"},{"step":1,"header":"Authorization","origin":""}]`
-	if !json.Valid(raw) || !contains(string(raw), want) {
+	if !json.Valid(raw) || !strings.Contains(string(raw), want) {
 		t.Fatalf("wire form %s, want it to contain %s", raw, want)
 	}
 	var back Assignment
@@ -40,9 +40,7 @@ func TestCredentialsOnTheWire(t *testing.T) {
 		t.Fatalf("Bound(0) = %v", got)
 	}
 	raw, _ = json.Marshal(Assignment{ID: "m"})
-	if contains(string(raw), "credentials") {
+	if strings.Contains(string(raw), "credentials") {
 		t.Fatalf("an assignment without credentials names them: %s", raw)
 	}
 }
-
-func contains(s, sub string) bool { return strings.Contains(s, sub) }
