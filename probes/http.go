@@ -41,6 +41,10 @@ type httpRequest struct {
 	Headers  map[string]string
 	Body     string
 	MaxBytes int64
+	// Bound names the headers that hold credentials (values read from
+	// Secrets) with the origin each may be sent to
+	// (probeapi.Assignment.Bound); nil when there are none.
+	Bound map[string]string
 	// Region is sent as the RegionHeader so targets can tell vantage points
 	// apart (firewall allow-lists, per-region debugging).
 	Region string
@@ -147,7 +151,7 @@ func checkHTTP(ctx context.Context, a *probeapi.Assignment, env *Env) probeapi.R
 	s := &httpSession{env: env, maxRedirects: maxRedirects(cfg.MaxRedirects)}
 	out, err := s.fetch(ctx, httpRequest{
 		Method: cfg.Method, URL: a.URL, Headers: cfg.Headers.Text(), Body: cfg.Body,
-		MaxBytes: orZero(cfg.MaxResponseBytes), Region: env.Region,
+		MaxBytes: orZero(cfg.MaxResponseBytes), Region: env.Region, Bound: a.Bound(-1),
 	})
 	return httpVerdict(out, err, cfg.ExpectedStatusCodes, cfg)
 }

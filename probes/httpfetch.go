@@ -8,17 +8,21 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptrace"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"golang.org/x/net/http/httpguts"
+
+	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 )
 
 // httpSession performs the HTTP requests of one check. Each request opens a
@@ -68,8 +72,13 @@ func (s *httpSession) fetch(ctx context.Context, req httpRequest) (*httpOutcome,
 		}
 	}
 	var referer string
+	if err := credentialsMayGo(u, req.Bound); err != nil {
+		return nil, err
+	}
 	for {
-		x := httpExchange{session: s, method: method, url: u, host: host, body: body, referer: referer, req: &req, out: out, start: start}
+		sent := req
+		sent.Headers = boundTo(u, req.Headers, req.Bound)
+		x := httpExchange{session: s, method: method, url: u, host: host, body: body, referer: referer, req: &sent, out: out, start: start}
 		resp, err := x.do(ctx)
 		if err != nil {
 			return fail(err)
@@ -503,6 +512,63 @@ func withoutSensitive(h map[string]string) map[string]string {
 			continue
 		}
 		out[k] = v
+	}
+	return out
+}
+
+// credentialOriginError refuses a request that would carry a credential
+// (a header value read from a Secret) to an origin other than the one it
+// was stored for; the request is not sent.
+type credentialOriginError struct {
+	header, origin, bound string
+}
+
+func (e *credentialOriginError) Error() string {
+	bound := e.bound
+	if bound == "" {
+		bound = "no fixed origin (the URL it was stored with starts with a {{variable}})"
+	}
+	return fmt.Sprintf("header %s holds a credential stored for %s; not sent to %s", e.header, bound, e.origin)
+}
+
+// credentialsMayGo returns a *credentialOriginError when u, the URL a
+// check is about to request (after templating), has another origin than a
+// credential of bound (header name to origin, probeapi.Assignment.Bound).
+func credentialsMayGo(u *url.URL, bound map[string]string) error {
+	if len(bound) == 0 {
+		return nil
+	}
+	origin, _ := probeapi.URLOrigin(u)
+	for _, name := range slices.Sorted(maps.Keys(bound)) {
+		if want := bound[name]; want == "" || want != origin {
+			return &credentialOriginError{header: name, origin: origin, bound: want}
+		}
+	}
+	return nil
+}
+
+// boundTo returns headers without the credentials of bound that are bound
+// to another origin than u's: every request of a check, the first and
+// each redirect, carries a credential only to its own origin (net/http's
+// list of sensitive headers is not enough: X-Api-Key is as much a
+// credential as Authorization).
+func boundTo(u *url.URL, headers, bound map[string]string) map[string]string {
+	if len(bound) == 0 {
+		return headers
+	}
+	origin, _ := probeapi.URLOrigin(u)
+	var out map[string]string
+	for name, want := range bound {
+		if _, ok := headers[name]; !ok || (want != "" && want == origin) {
+			continue
+		}
+		if out == nil {
+			out = maps.Clone(headers)
+		}
+		delete(out, name)
+	}
+	if out == nil {
+		return headers
 	}
 	return out
 }

@@ -43,7 +43,10 @@ const maxMCPResponseBytes = 4 << 20
 type mcpTransport struct {
 	base    http.RoundTripper
 	headers map[string]string
-	region  string
+	// bound names the headers of headers that hold credentials, with the
+	// origin each may go to; a request elsewhere is refused.
+	bound  map[string]string
+	region string
 
 	mu  sync.Mutex
 	tls *tls.ConnectionState
@@ -54,6 +57,9 @@ func (h *mcpTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	r.Header.Set("User-Agent", userAgent)
 	if h.region != "" {
 		r.Header.Set(RegionHeader, h.region)
+	}
+	if err := credentialsMayGo(r.URL, h.bound); err != nil {
+		return nil, err
 	}
 	for k, v := range h.headers {
 		r.Header.Set(k, v)
@@ -106,7 +112,7 @@ func checkMCP(ctx context.Context, a *probeapi.Assignment, env *Env) probeapi.Re
 		return failure(probeapi.StatusUnknown, probeapi.ErrorInvalidConfig, errors.New("url is required"))
 	}
 	hc := newHTTPClient(env, probeapi.EffectiveTimeout(a), 0, nil)
-	tr := &mcpTransport{base: hc.Transport, headers: cfg.Headers.Text(), region: env.Region}
+	tr := &mcpTransport{base: hc.Transport, headers: cfg.Headers.Text(), bound: a.Bound(-1), region: env.Region}
 	hc.Transport = tr
 	transport := &mcp.StreamableClientTransport{Endpoint: a.URL, HTTPClient: hc, MaxRetries: -1, DisableStandaloneSSE: true}
 	client := mcp.NewClient(&mcp.Implementation{Name: "uptime-operator-probe", Version: "1"}, nil)

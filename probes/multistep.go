@@ -56,7 +56,7 @@ func checkMultistep(ctx context.Context, a *probeapi.Assignment, env *Env) probe
 		if name == "" {
 			name = fmt.Sprintf("step %d", i+1)
 		}
-		sr, out, err := runStep(ctx, session, st, vars, orZero(a.Config.MaxResponseBytes), env.Region)
+		sr, out, err := runStep(ctx, session, st, a.Bound(i), vars, orZero(a.Config.MaxResponseBytes), env.Region)
 		sr.Name = name
 		d.Steps = append(d.Steps, sr)
 		if out != nil {
@@ -67,7 +67,7 @@ func checkMultistep(ctx context.Context, a *probeapi.Assignment, env *Env) probe
 		if err != nil || !sr.Passed {
 			if err != nil {
 				res = fromError(err)
-				if res.Status == probeapi.StatusDown {
+				if res.Status == probeapi.StatusDown && res.ErrorType != probeapi.ErrorCredentialOrigin {
 					res.ErrorType = probeapi.ErrorStep
 				}
 			} else {
@@ -86,7 +86,7 @@ func checkMultistep(ctx context.Context, a *probeapi.Assignment, env *Env) probe
 }
 
 // runStep performs one step, evaluates it and extracts its variables.
-func runStep(ctx context.Context, session *httpSession, st probeapi.Step, vars map[string]string, maxBytes int64, region string) (stepResult, *httpOutcome, error) {
+func runStep(ctx context.Context, session *httpSession, st probeapi.Step, bound map[string]string, vars map[string]string, maxBytes int64, region string) (stepResult, *httpOutcome, error) {
 	subst := func(s string) string {
 		return varRef.ReplaceAllStringFunc(s, func(m string) string {
 			if v, ok := vars[varRef.FindStringSubmatch(m)[1]]; ok {
@@ -103,7 +103,7 @@ func runStep(ctx context.Context, session *httpSession, st probeapi.Step, vars m
 	// Details keep the URL as written: substituted values (tokens, ids
 	// taken from earlier responses) are never stored.
 	sr := stepResult{URL: truncateString(st.URL, 256)}
-	out, err := session.fetch(ctx, httpRequest{Method: st.Method, URL: url, Headers: headers, Body: subst(st.Body), MaxBytes: maxBytes, Region: region})
+	out, err := session.fetch(ctx, httpRequest{Method: st.Method, URL: url, Headers: headers, Body: subst(st.Body), MaxBytes: maxBytes, Region: region, Bound: bound})
 	if out != nil {
 		sr.ResponseTimeMs = ms(out.Elapsed)
 	}

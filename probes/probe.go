@@ -170,7 +170,10 @@ func classify(err error) (probeapi.Status, string) {
 		hostErr x509.HostnameError
 		invErr  x509.CertificateInvalidError
 	)
+	var credErr *credentialOriginError
 	switch {
+	case errors.As(err, &credErr):
+		return probeapi.StatusDown, probeapi.ErrorCredentialOrigin
 	case netguard.IsBlocked(err):
 		return probeapi.StatusBlocked, probeapi.ErrorBlocked
 	case errors.As(err, &dnsErr):

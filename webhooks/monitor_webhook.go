@@ -155,6 +155,11 @@ func (w MonitorWebhook) validateMonitorRefs(ctx context.Context, old, m *monv1.M
 		return nil, err
 	}
 	errs = append(errs, secretErrs...)
+	moveErrs, err := w.validateCredentialMoves(ctx, old, m)
+	if err != nil {
+		return nil, err
+	}
+	errs = append(errs, moveErrs...)
 	if m.Spec.Key != "" && (old == nil || old.Spec.Key != m.Spec.Key) {
 		// Only the monitors carrying the key are read: kube-apiserver
 		// selects them on the CRD's selectable field, so a create costs the

@@ -35,6 +35,9 @@ type Deps struct {
 	// manager's credsecrets cache: labelled Secrets only, a
 	// *credentials.NotAllowedError for others); nil means Reader.
 	Secrets client.Reader
+	// Reviews asks whether the user of a request may read a Secret
+	// (validateCredentialMoves); nil refuses every such write.
+	Reviews AccessReviewer
 	// Plans resolves a namespace's plan.
 	Plans *plans.Resolver
 	// AllowPrivateTargets lets monitors and webhooks target private,
@@ -71,6 +74,7 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 	deps := &Deps{
 		Reader:              mgr.GetAPIReader(),
 		Cache:               mgr.GetClient(),
+		Reviews:             mgr.GetClient(),
 		Plans:               &plans.Resolver{Reader: cacheFirst{cache: mgr.GetClient(), direct: mgr.GetAPIReader()}, DefaultPlan: opts.DefaultPlan},
 		AllowPrivateTargets: opts.AllowPrivateTargets,
 		Secrets:             opts.Secrets,

@@ -58,6 +58,12 @@ const (
 	// CredentialsOfLabel marks a Monitor's own credentials Secret, made by
 	// the REST API; its value is the Monitor's name.
 	CredentialsOfLabel = "monitoring.uptime-operator.io/credentials-of"
+	// CredentialsPendingAnnotation, "true" on a credentials Secret, marks
+	// one the REST API made for a Monitor it is about to create (so not
+	// owned yet); the API owns the Secret by the Monitor's UID right after
+	// and removes the mark. A Monitor's own Secret is otherwise recognised
+	// by its owner's UID only, never by name (credentials.IsOwn).
+	CredentialsPendingAnnotation = "monitoring.uptime-operator.io/credentials-pending"
 	// ManagedByLabel with the value ManagedByValue marks objects the
 	// operator makes for itself.
 	ManagedByLabel = "app.kubernetes.io/managed-by"

@@ -75,6 +75,7 @@ var _ = Describe("Monitor credentials", Ordered, func() {
 		Expect(sec.Data).To(HaveLen(1))
 		Expect(sec.OwnerReferences).To(ConsistOf(HaveField("UID", cr.UID)), "garbage-collected with the Monitor")
 		Expect(sec.OwnerReferences[0].Kind).To(Equal("Monitor"))
+		Expect(sec.Annotations).NotTo(HaveKey(monv1.CredentialsPendingAnnotation), "owned by the UID, no longer pending")
 	})
 
 	It("shows [REDACTED] to every key and keeps the value when [REDACTED] is sent back", func() {
@@ -161,6 +162,27 @@ var _ = Describe("Monitor credentials", Ordered, func() {
 		var sec corev1.Secret
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "taken-credentials"}, &sec)).To(Succeed())
 		Expect(sec.Data).To(Equal(map[string][]byte{"mine": []byte("keep")}))
+	})
+
+	// A Monitor deleted with --cascade=orphan leaves its Secret labelled
+	// with its name and without owner: a Monitor of the same name is
+	// another Monitor (issue 36, row 1).
+	It("neither writes over nor uses the orphaned credentials Secret of an earlier Monitor of the same name", func() {
+		Expect(k8s.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "reborn-credentials",
+			Labels: map[string]string{monv1.CredentialsOfLabel: "reborn"}},
+			Data: map[string][]byte{"http.authorization": []byte("Bearer earlier-token")}})).To(Succeed())
+		cr := &monv1.Monitor{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "reborn"},
+			Spec: monv1.MonitorSpec{Name: "Reborn", URL: "https://93.184.216.34/reborn",
+				HTTP: &monv1.HTTPConfig{Headers: []monv1.HTTPHeader{{Name: "Authorization", Value: ptr.To("Bearer new")}}}}}
+		Expect(k8s.Create(ctx, cr)).To(Succeed())
+		Eventually(func() int { return do("GET", "/monitors/"+string(cr.UID), key(ns, "read-only"), nil).Code }).Should(Equal(http.StatusOK))
+		rec := do("PUT", "/monitors/"+string(cr.UID), key(ns, "standard"), map[string]any{"name": "Reborn 2"})
+		Expect(rec.Code).To(Equal(http.StatusBadRequest), rec.Body.String())
+		Expect(rec.Body.String()).To(ContainSubstring("does not hold this monitor's credentials"))
+		var sec corev1.Secret
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "reborn-credentials"}, &sec)).To(Succeed())
+		Expect(string(sec.Data["http.authorization"])).To(Equal("Bearer earlier-token"))
+		Expect(sec.OwnerReferences).To(BeEmpty())
 	})
 
 	It("keeps credentials of monitors written as code in the Secret, and plans without showing them", func() {

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -47,21 +48,29 @@ func ToAssignment(ctx context.Context, secrets SecretReader, m *monv1.Monitor) (
 		a.IntervalSeconds = 120
 	}
 	a.Config = monitor.ConfigOf(s)
-	if err := resolveHeaders(ctx, secrets, m, a.Config.Headers); err != nil {
+	if err := resolveHeaders(ctx, secrets, m, &a, nil, a.URL, a.Config.Headers); err != nil {
 		return a, err
 	}
-	for _, st := range a.Config.Steps {
-		if err := resolveHeaders(ctx, secrets, m, st.Headers); err != nil {
+	for i, st := range a.Config.Steps {
+		if err := resolveHeaders(ctx, secrets, m, &a, &i, st.URL, st.Headers); err != nil {
 			return a, err
 		}
 	}
 	return a, nil
 }
 
-// resolveHeaders replaces Secret references in hs by the Secrets' values:
-// agents receive text only.
-func resolveHeaders(ctx context.Context, secrets SecretReader, m *monv1.Monitor, hs probeapi.Headers) error {
-	for name, h := range hs {
+// resolveHeaders replaces Secret references in hs by the Secrets' values
+// (agents receive text only) and records each in a.Credentials, bound to
+// the origin of target, the URL the list is sent to as the Monitor states
+// it: admission and the REST API let that origin change only together with
+// the credential, or by someone who may read its Secret. A target whose
+// origin is not literal (a step URL that starts with a {{variable}}) binds
+// the credential to no origin: the agent then sends it nowhere. step is
+// the multistep step's position, nil for config.headers.
+func resolveHeaders(ctx context.Context, secrets SecretReader, m *monv1.Monitor, a *probeapi.Assignment, step *int, target string, hs probeapi.Headers) error {
+	origin, _ := probeapi.Origin(target)
+	for _, name := range slices.Sorted(maps.Keys(hs)) {
+		h := hs[name]
 		if h.SecretRef == nil {
 			continue
 		}
@@ -70,6 +79,12 @@ func resolveHeaders(ctx context.Context, secrets SecretReader, m *monv1.Monitor,
 			return err
 		}
 		hs[name] = probeapi.HeaderValue{Value: v}
+		c := probeapi.Credential{Header: name, Origin: origin}
+		if step != nil {
+			c.Step = new(int)
+			*c.Step = *step
+		}
+		a.Credentials = append(a.Credentials, c)
 	}
 	return nil
 }

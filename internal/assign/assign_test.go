@@ -94,3 +94,44 @@ func TestToAssignmentRefusesSecretsNotAllowed(t *testing.T) {
 		t.Fatalf("a Secret that opts in: %v, %+v", err, a.Config.Headers)
 	}
 }
+
+// TestToAssignmentBindsCredentials: every header resolved from a Secret is
+// named in the assignment with the origin of the URL it is sent to (the
+// monitor's, or its step's), and a step URL without a literal origin binds
+// its credentials to none; literal headers are not named.
+func TestToAssignmentBindsCredentials(t *testing.T) {
+	scheme := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(scheme)
+	optIn := map[string]string{monv1.CredentialsLabel: monv1.CredentialsLabelValue}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "api-token", Labels: optIn}, Data: map[string][]byte{"token": []byte("tok-1")}},
+	).Build()
+	ref := &monv1.SecretKeySelector{Name: "api-token", Key: "token"}
+	lit := "acme"
+	ctx := context.Background()
+	m := &monv1.Monitor{ObjectMeta: metav1.ObjectMeta{Name: "probe", Namespace: "team", UID: "m"},
+		Spec: monv1.MonitorSpec{Type: monv1.MonitorHTTP, URL: "https://API.example.com/health", HTTP: &monv1.HTTPConfig{
+			Headers: []monv1.HTTPHeader{{Name: "X-Api-Key", ValueFrom: ref}, {Name: "X-Tenant", Value: &lit}}}}}
+	a, err := assign.ToAssignment(ctx, c, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []probeapi.Credential{{Header: "X-Api-Key", Origin: "https://api.example.com:443"}}; !slices.Equal(a.Credentials, want) {
+		t.Fatalf("credentials %+v, want %+v", a.Credentials, want)
+	}
+	m.Spec = monv1.MonitorSpec{Type: monv1.MonitorMultistep, Multistep: &monv1.MultistepConfig{Steps: []monv1.MultistepStep{
+		{Name: "a", URL: "http://login.example.com:8080/{{x}}", Headers: []monv1.HTTPHeader{{Name: "Authorization", ValueFrom: ref}}},
+		{Name: "b", URL: "{{base}}/orders", Headers: []monv1.HTTPHeader{{Name: "Authorization", ValueFrom: ref}}},
+	}}}
+	a, err = assign.ToAssignment(ctx, c, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Credentials) != 2 || *a.Credentials[0].Step != 0 || a.Credentials[0].Origin != "http://login.example.com:8080" ||
+		*a.Credentials[1].Step != 1 || a.Credentials[1].Origin != "" {
+		t.Fatalf("step credentials %+v", a.Credentials)
+	}
+	if b := a.Bound(1); b["Authorization"] != "" || len(b) != 1 || len(a.Bound(-1)) != 0 {
+		t.Fatalf("Bound(1) = %v, Bound(-1) = %v", b, a.Bound(-1))
+	}
+}

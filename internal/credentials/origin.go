@@ -1,8 +1,6 @@
 package credentials
 
 import (
-	"net"
-	"net/url"
 	"strconv"
 	"strings"
 
@@ -24,30 +22,12 @@ import (
 // parse as an absolute URL (a multistep URL made of {{variables}}) is
 // compared as written.
 func SameOrigin(a, b string) bool {
-	oa, okA := origin(a)
-	ob, okB := origin(b)
+	oa, okA := probeapi.Origin(a)
+	ob, okB := probeapi.Origin(b)
 	if !okA || !okB {
 		return strings.TrimSpace(a) == strings.TrimSpace(b)
 	}
 	return oa == ob
-}
-
-func origin(raw string) (string, bool) {
-	u, err := url.Parse(strings.TrimSpace(raw))
-	if err != nil || u.Scheme == "" || u.Host == "" {
-		return "", false
-	}
-	scheme := strings.ToLower(u.Scheme)
-	port := u.Port()
-	if port == "" {
-		switch scheme {
-		case "http":
-			port = "80"
-		case "https":
-			port = "443"
-		}
-	}
-	return scheme + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port), true
 }
 
 // Moved says which header lists of a config a write moves to another

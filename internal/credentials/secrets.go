@@ -20,8 +20,8 @@ import (
 // namespace, including those RBAC keeps from them (a confused deputy). So a
 // Monitor may read only
 //
-//   - its own credentials Secret (SecretName, made by the REST API: labelled
-//     monv1.CredentialsOfLabel with the Monitor's name, or owned by it), and
+//   - its own credentials Secret (SecretName, made by the REST API and
+//     owned by the Monitor's UID: IsOwn), and
 //   - Secrets that opt in with monv1.CredentialsLabel: "true", a label only
 //     someone who may write the Secret can set;
 //
@@ -59,22 +59,45 @@ func Referable(sec *corev1.Secret, m *monv1.Monitor) error {
 }
 
 // IsOwn reports whether sec is m's own credentials Secret: named
-// SecretName(m.Name) and made for m (labelled with its name, or owned by
-// it). A Secret that only has the name is not: naming a Monitor after
-// someone's Secret must not give it that Secret.
+// SecretName(m.Name) and made for this very Monitor, which its UID proves:
+// sec is owned by m's UID. A name proves nothing: a Monitor deleted with
+// --cascade=orphan leaves its Secret behind, labelled with the name and
+// with no owner (the garbage collector removes the owner reference), and
+// a Monitor created again under that name must not inherit it; nor may
+// naming a Monitor after someone's Secret give it that Secret.
+//
+// One Secret is own without the UID: one the REST API made for m a moment
+// before creating it (Pending), which the API owns by m's UID once m
+// exists and then unmarks.
 func IsOwn(sec *corev1.Secret, m *monv1.Monitor) bool {
 	if sec.Name != SecretName(m.Name) {
 		return false
-	}
-	if sec.Labels[monv1.CredentialsOfLabel] == m.Name {
-		return true
 	}
 	for _, o := range sec.OwnerReferences {
 		if isMonitorOwner(o) && ownerIs(o, m) {
 			return true
 		}
 	}
-	return false
+	return Pending(sec, m.Name)
+}
+
+// Pending reports whether sec is a credentials Secret the REST API made
+// for the Monitor named name while creating it: labelled with the name,
+// marked monv1.CredentialsPendingAnnotation, owned by no Monitor yet. The
+// API owns it and clears the mark right after the create; a Secret left
+// marked (the manager stopped between the two writes) would be honoured
+// for the next Monitor of the name, which is why only the REST API, which
+// then writes the values anew, sets it.
+func Pending(sec *corev1.Secret, name string) bool {
+	if sec.Labels[monv1.CredentialsOfLabel] != name || sec.Annotations[monv1.CredentialsPendingAnnotation] != "true" {
+		return false
+	}
+	for _, o := range sec.OwnerReferences {
+		if isMonitorOwner(o) {
+			return false
+		}
+	}
+	return true
 }
 
 // madeByOperator says why sec is a Secret the operator made for something
@@ -92,6 +115,8 @@ func madeByOperator(sec *corev1.Secret, m *monv1.Monitor) string {
 	}
 	if of, ok := sec.Labels[monv1.CredentialsOfLabel]; ok && of != m.Name {
 		return fmt.Sprintf("it holds the credentials of monitor %s", of)
+	} else if ok && !IsOwn(sec, m) {
+		return fmt.Sprintf("it holds the credentials of an earlier monitor named %s and is not owned by this one (uid %s)", of, uidOrNew(m))
 	}
 	if sec.Labels[monv1.ManagedByLabel] == monv1.ManagedByValue {
 		return "the operator made it for its own use"
@@ -107,13 +132,17 @@ func isMonitorOwner(o metav1.OwnerReference) bool {
 	return err == nil && gv.Group == monv1.GroupVersion.Group && o.Kind == "Monitor"
 }
 
-// ownerIs reports whether owner reference o names m: by UID once m has
-// one, by name while it is being created.
+// ownerIs reports whether owner reference o names m, by UID: a Monitor
+// being created (no UID yet) owns nothing.
 func ownerIs(o metav1.OwnerReference, m *monv1.Monitor) bool {
-	if m.UID != "" {
-		return o.UID == m.UID
+	return m.UID != "" && o.UID == m.UID
+}
+
+func uidOrNew(m *monv1.Monitor) string {
+	if m.UID == "" {
+		return "not assigned yet"
 	}
-	return o.Name == m.Name
+	return string(m.UID)
 }
 
 // Reference is a header of a Monitor spec whose value comes from a Secret.
@@ -128,6 +157,10 @@ type Reference struct {
 	Secret monv1.SecretKeySelector
 	// URL is where the header is sent (the monitor's or the step's url).
 	URL string
+	// Was is, for a reference NewReferences returns because its header
+	// moved to another origin, the URL it was sent to before the write;
+	// empty for a reference the write adds.
+	Was string
 }
 
 // References lists every header of spec whose value comes from a Secret,
@@ -159,6 +192,9 @@ func NewReferences(spec, was *monv1.MonitorSpec) []Reference {
 	var out []Reference
 	for _, r := range References(spec) {
 		if u, ok := old[r.key()]; !ok || !SameOrigin(u, r.URL) {
+			if ok {
+				r.Was = u
+			}
 			out = append(out, r)
 		}
 	}

@@ -30,10 +30,17 @@ func TestReferable(t *testing.T) {
 		{"a Secret of the user that opts in", corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "api-token", Labels: optIn}}, ""},
 		{"the opt-in label with another value", corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "api-token",
 			Labels: map[string]string{monv1.CredentialsLabel: "yes"}}}, "does not opt in"},
-		{"its own credentials Secret, labelled by the REST API", corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "db-credentials",
-			Labels: map[string]string{monv1.CredentialsOfLabel: "db"}}}, ""},
+		{"its own credentials Secret, labelled by the REST API and owned by its UID", corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "db-credentials",
+			Labels: map[string]string{monv1.CredentialsOfLabel: "db"}, OwnerReferences: owner("Monitor", "db", "uid-db")}}, ""},
 		{"its own credentials Secret, owned by it", corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "db-credentials",
 			OwnerReferences: owner("Monitor", "db", "uid-db")}}, ""},
+		{"the credentials Secret of an earlier monitor of the name, orphaned (label, no owner)", corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "db-credentials",
+			Labels: map[string]string{monv1.CredentialsOfLabel: "db"}}}, "credentials of an earlier monitor named db"},
+		{"a Secret the REST API made for it while creating it", corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "db-credentials",
+			Labels: map[string]string{monv1.CredentialsOfLabel: "db"}, Annotations: map[string]string{monv1.CredentialsPendingAnnotation: "true"}}}, ""},
+		{"a pending mark on a Secret another monitor owns", corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "db-credentials",
+			Labels: map[string]string{monv1.CredentialsOfLabel: "db"}, Annotations: map[string]string{monv1.CredentialsPendingAnnotation: "true"},
+			OwnerReferences: owner("Monitor", "db", "uid-old")}}, "belongs to Monitor db"},
 		{"a Secret that only has the name of its own", corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "db-credentials"}},
 			"does not opt in"},
 		{"another monitor's credentials, labelled to opt in", corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "shop-credentials",
@@ -61,12 +68,24 @@ func TestReferable(t *testing.T) {
 			}
 		})
 	}
-	// While a Monitor is being created it has no UID: its own Secret is
-	// recognised by name.
+	// While a Monitor is being created it has no UID: only the Secret the
+	// REST API made for this create (pending) is its own; neither an
+	// orphan that has the name and label nor one owned by an earlier
+	// Monitor of the name is.
 	unsaved := &monv1.Monitor{ObjectMeta: metav1.ObjectMeta{Name: "db"}}
-	own := corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "db-credentials", Labels: map[string]string{monv1.CredentialsOfLabel: "db"}}}
-	if err := Referable(&own, unsaved); err != nil {
+	label := map[string]string{monv1.CredentialsOfLabel: "db"}
+	pending := corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "db-credentials", Labels: label,
+		Annotations: map[string]string{monv1.CredentialsPendingAnnotation: "true"}}}
+	if err := Referable(&pending, unsaved); err != nil {
 		t.Fatalf("own Secret of a Monitor being created: %v", err)
+	}
+	orphan := corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "db-credentials", Labels: label}}
+	if err := Referable(&orphan, unsaved); err == nil || !strings.Contains(err.Error(), "earlier monitor named db") {
+		t.Fatalf("an orphaned Secret of the name: err = %v", err)
+	}
+	owned := corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "db-credentials", Labels: label, OwnerReferences: owner("Monitor", "db", "uid-old")}}
+	if err := Referable(&owned, unsaved); err == nil || !strings.Contains(err.Error(), "belongs to Monitor db") {
+		t.Fatalf("a Secret owned by an earlier Monitor of the name: err = %v", err)
 	}
 }
 

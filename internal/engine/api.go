@@ -335,7 +335,8 @@ func classify(cause string) string {
 	case probeapi.ErrorTLS:
 		return "tls"
 	case probeapi.ErrorHTTPStatus, probeapi.ErrorKeyword, probeapi.ErrorAssertion, probeapi.ErrorResponseTime,
-		probeapi.ErrorResponseMismatch, probeapi.ErrorStep, probeapi.ErrorProtocol, probeapi.ErrorMCP, "too_many_redirects":
+		probeapi.ErrorResponseMismatch, probeapi.ErrorStep, probeapi.ErrorProtocol, probeapi.ErrorMCP, "too_many_redirects",
+		probeapi.ErrorCredentialOrigin:
 		return "response"
 	case "manual":
 		return "manual"

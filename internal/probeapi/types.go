@@ -72,6 +72,9 @@ const (
 	ErrorNoResponse       = "no_response"
 	ErrorPortUnreachable  = "port_unreachable"
 	ErrorStep             = "step_failed"
+	// ErrorCredentialOrigin: a request would have carried a credential to
+	// an origin other than the one it was stored for, and was not sent.
+	ErrorCredentialOrigin = "credential_origin"
 	ErrorMCP              = "mcp"
 	ErrorInternal         = "internal"
 )
@@ -100,6 +103,10 @@ type Assignment struct {
 	Generation int64 `json:"generation,omitempty"`
 	// Config holds the type-specific settings.
 	Config Config `json:"config"`
+	// Credentials names the headers of Config whose values the manager
+	// read from Secrets, each with the origin it may be sent to (see
+	// Credential); agents send them nowhere else.
+	Credentials []Credential `json:"credentials,omitempty"`
 }
 
 // Config is a monitor's type-specific settings: the flat object of the REST

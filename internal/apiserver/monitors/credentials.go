@@ -62,19 +62,30 @@ func (c *credentialSecrets) keep(ctx context.Context, m *monv1.Monitor) (bool, e
 			Type:       corev1.SecretTypeOpaque,
 			Data:       credentials.Externalize(&m.Spec, m.Name, nil),
 		}
-		setCredentialsOwner(&sec, m)
+		if !setCredentialsOwner(&sec, m) {
+			// m is about to be created: its UID, which owns the Secret
+			// (credentials.IsOwn), is not known yet. adopt owns it
+			// right after the create.
+			sec.Annotations = map[string]string{monv1.CredentialsPendingAnnotation: "true"}
+		}
 		if err := c.d.Client.Create(ctx, &sec); err != nil {
 			return false, fmt.Errorf("create credentials secret: %w", err)
 		}
 		return true, nil
 	case err != nil:
 		return false, fmt.Errorf("read credentials secret: %w", err)
-	case sec.Labels[monv1.CredentialsOfLabel] != m.Name:
-		// Someone else's Secret has the name: never write over it.
+	case !credentials.IsOwn(&sec, m):
+		// Someone else's Secret has the name, or an earlier Monitor's of
+		// the same name (deleted with --cascade=orphan): never write over
+		// it, nor let this Monitor use what it holds.
 		return false, core.ValidationError(core.FieldErr("config.headers",
 			"secret %s exists and does not hold this monitor's credentials; rename the monitor or the Secret", key.Name))
 	}
-	data := credentials.Externalize(&m.Spec, m.Name, sec.Data)
+	old := sec.Data
+	if m.UID == "" {
+		old = nil // a Monitor being created keeps no stored value
+	}
+	data := credentials.Externalize(&m.Spec, m.Name, old)
 	if maps.EqualFunc(data, sec.Data, bytes.Equal) && !setCredentialsOwner(&sec, m) {
 		return false, nil
 	}
@@ -86,15 +97,22 @@ func (c *credentialSecrets) keep(ctx context.Context, m *monv1.Monitor) (bool, e
 }
 
 // setCredentialsOwner makes m (once created) the owner of its credentials
-// Secret, so the garbage collector deletes the Secret with the Monitor. It
-// reports whether it changed sec.
+// Secret, so the garbage collector deletes the Secret with the Monitor,
+// and the owner's UID is what makes the Secret m's own
+// (credentials.IsOwn); the pending mark goes. It reports whether it
+// changed sec.
 func setCredentialsOwner(sec *corev1.Secret, m *monv1.Monitor) bool {
 	if m.UID == "" {
 		return false
 	}
+	changed := false
+	if _, ok := sec.Annotations[monv1.CredentialsPendingAnnotation]; ok {
+		delete(sec.Annotations, monv1.CredentialsPendingAnnotation)
+		changed = true
+	}
 	for _, o := range sec.OwnerReferences {
 		if o.UID == m.UID {
-			return false
+			return changed
 		}
 	}
 	sec.OwnerReferences = append(sec.OwnerReferences, metav1.OwnerReference{
@@ -115,8 +133,8 @@ func (c *credentialSecrets) adopt(ctx context.Context, m *monv1.Monitor) error {
 	if err != nil {
 		return fmt.Errorf("read credentials secret: %w", err)
 	}
-	if !setCredentialsOwner(&sec, m) {
-		return nil
+	if !credentials.Pending(&sec, m.Name) || !setCredentialsOwner(&sec, m) {
+		return nil // not the Secret made for this create: not ours to own
 	}
 	if err := c.d.Client.Update(ctx, &sec); err != nil {
 		return fmt.Errorf("own credentials secret: %w", err)
@@ -153,7 +171,7 @@ func (c *credentialSecrets) create(ctx context.Context, m *monv1.Monitor) error 
 func (c *credentialSecrets) inline(ctx context.Context, m *monv1.Monitor) (*monv1.MonitorSpec, error) {
 	var sec corev1.Secret
 	err := c.d.Reader.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: credentials.SecretName(m.Name)}, &sec)
-	if apierrors.IsNotFound(err) || (err == nil && sec.Labels[monv1.CredentialsOfLabel] != m.Name) {
+	if apierrors.IsNotFound(err) || (err == nil && !credentials.IsOwn(&sec, m)) {
 		return &m.Spec, nil
 	}
 	if err != nil {
