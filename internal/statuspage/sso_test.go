@@ -16,8 +16,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/network"
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/go-jose/go-jose/v4"
 	. "github.com/onsi/ginkgo/v2"
@@ -275,65 +275,65 @@ var _ = Describe("Single sign-on status pages", Ordered, func() {
 		defer cancelAlloc()
 		bctx, cancelBrowser := chromedp.NewContext(actx)
 		defer cancelBrowser()
-		bctx, cancel := context.WithTimeout(bctx, 90*time.Second)
+		// The first run starts the browser: without a timeout (see Run).
+		Expect(chromedp.Do(bctx, chromedp.Navigate("about:blank"))).To(Succeed())
+		tctx, cancel := context.WithTimeout(bctx, 90*time.Second)
 		defer cancel()
-
+		location := func() string {
+			at, err := chromedp.Run(tctx, chromedp.Location())
+			Expect(err).NotTo(HaveOccurred())
+			return at
+		}
+		text := func(sel string) string {
+			t, err := chromedp.Run(tctx, chromedp.Text(chromedp.CSS(sel)))
+			Expect(err).NotTo(HaveOccurred())
+			return t
+		}
 		signIn := func(user, password string) {
-			var at string
-			Expect(chromedp.Run(bctx,
-				network.ClearBrowserCookies(),
+			Expect(chromedp.Do(tctx,
+				chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+					_, err := cdp.Call(ctx, t, network.ClearBrowserCookies, cdp.Empty{})
+					return err
+				}),
 				chromedp.Navigate(rpServer.URL+"/s/"+slug),
-				chromedp.WaitVisible(`#username`, chromedp.ByQuery),
-				chromedp.Location(&at),
+				chromedp.WaitVisible(chromedp.CSS("#username")),
 			)).To(Succeed())
-			Expect(at).To(HavePrefix(op.Issuer+"/login/username"), "the page sends the visitor to the provider's login form")
-			Expect(chromedp.Run(bctx,
-				chromedp.SendKeys(`#username`, user, chromedp.ByQuery),
-				chromedp.SendKeys(`#password`, password, chromedp.ByQuery),
-				chromedp.Click(`button[type="submit"]`, chromedp.ByQuery),
+			Expect(location()).To(HavePrefix(op.Issuer+"/login/username"), "the page sends the visitor to the provider's login form")
+			Expect(chromedp.Do(tctx,
+				chromedp.SendKeys(chromedp.CSS("#username"), user),
+				chromedp.SendKeys(chromedp.CSS("#password"), password),
+				chromedp.Click(chromedp.CSS(`button[type="submit"]`)),
 			)).To(Succeed())
 		}
 
 		By("an allowed user (group sre) sees the page")
 		signIn("alice", "alice-password")
-		var heading, who, at string
-		Expect(chromedp.Run(bctx,
-			chromedp.WaitVisible(`[data-signed-in-as]`, chromedp.ByQuery),
-			chromedp.Text(`h1`, &heading, chromedp.ByQuery),
-			chromedp.Text(`[data-signed-in-as]`, &who, chromedp.ByQuery),
-			chromedp.Location(&at),
-		)).To(Succeed())
-		Expect(at).To(Equal(rpServer.URL + "/s/" + slug))
-		Expect(heading).To(Equal("Intranet"))
-		Expect(who).To(Equal("alice@example.com"))
-		var status int
-		Expect(chromedp.Run(bctx, chromedp.Evaluate(`fetch("/status/`+slug+`").then(r => r.status)`, &status,
-			func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }))).To(Succeed())
+		Expect(chromedp.Do(tctx, chromedp.WaitVisible(chromedp.CSS("[data-signed-in-as]")))).To(Succeed())
+		Expect(location()).To(Equal(rpServer.URL + "/s/" + slug))
+		Expect(text("h1")).To(Equal("Intranet"))
+		Expect(text("[data-signed-in-as]")).To(Equal("alice@example.com"))
+		status, err := chromedp.Run(tctx, chromedp.Evaluate[int](`fetch("/status/`+slug+`").then(r => r.status)`, chromedp.EvalAwaitPromise))
+		Expect(err).NotTo(HaveOccurred())
 		Expect(status).To(Equal(http.StatusOK), "the JSON endpoint works for the signed-in viewer")
 
 		By("revoke-sessions signs the user out: the page sends them to the provider again")
 		setRevokedAt(sclk.Now().Add(time.Second))
 		sclk.Step(2 * time.Second)
-		Expect(chromedp.Run(bctx,
+		Expect(chromedp.Do(tctx,
 			chromedp.Navigate(rpServer.URL+"/s/"+slug),
-			chromedp.WaitVisible(`#username`, chromedp.ByQuery),
-			chromedp.Location(&at),
+			chromedp.WaitVisible(chromedp.CSS("#username")),
 		)).To(Succeed())
-		Expect(at).To(HavePrefix(op.Issuer + "/login/username"))
+		Expect(location()).To(HavePrefix(op.Issuer + "/login/username"))
 
 		By("a user outside the allowed set gets the 403 page naming them, not a loop")
 		signIn("bob", "bob-password")
-		var text string
-		Expect(chromedp.Run(bctx,
-			chromedp.WaitVisible(`#message-heading`, chromedp.ByQuery),
-			chromedp.Text(`main`, &text, chromedp.ByQuery),
-			chromedp.Location(&at),
-		)).To(Succeed())
-		Expect(at).To(HavePrefix(rpServer.URL + statuspage.SSOCallbackPath))
-		Expect(text).To(ContainSubstring("No access to this page"))
-		Expect(text).To(ContainSubstring("You are signed in as bob@other.example"))
-		Expect(text).To(ContainSubstring("does not have access"))
-		Expect(text).To(ContainSubstring("Sign in with another account"))
+		Expect(chromedp.Do(tctx, chromedp.WaitVisible(chromedp.CSS("#message-heading")))).To(Succeed())
+		Expect(location()).To(HavePrefix(rpServer.URL + statuspage.SSOCallbackPath))
+		main := text("main")
+		Expect(main).To(ContainSubstring("No access to this page"))
+		Expect(main).To(ContainSubstring("You are signed in as bob@other.example"))
+		Expect(main).To(ContainSubstring("does not have access"))
+		Expect(main).To(ContainSubstring("Sign in with another account"))
 	})
 
 	It("serves every endpoint but the feed to a signed-in viewer, until sign-out or the ID token's expiry", func() {

@@ -122,10 +122,10 @@ func (h *Handlers) Routes(rt *core.Router) {
 		Extra:    []int{503},
 	})
 	rt.Public(http.MethodGet, statuspage.SSOCallbackPath, h.ssoCallback, apidoc.Op{
-		Tag:      "Public",
-		Summary:  "Single sign-on redirect URI",
-		Limit:    "60 per minute per IP",
-		Desc:     "Where the OpenID provider returns the visitor (register <public URL>/sso/callback). Checks state, redeems the code with the PKCE verifier, verifies the ID token and signs an allowed visitor in (303 to the page); 400 for an unknown, expired or used state, 401 for a refused code or token, 403 (naming the signed-in user) for a user the page does not allow, 503 when the provider cannot be used.",
+		Tag:     "Public",
+		Summary: "Single sign-on redirect URI",
+		Limit:   "60 per minute per IP",
+		Desc:    "Where the OpenID provider returns the visitor (register <public URL>/sso/callback). Checks state, redeems the code with the PKCE verifier, verifies the ID token and signs an allowed visitor in (303 to the page); 400 for an unknown, expired or used state, 401 for a refused code or token, 403 (naming the signed-in user) for a user the page does not allow, 503 when the provider cannot be used.",
 		Query: []apidoc.Param{
 			apidoc.Q("code", apidoc.Str(""), "Authorization code."),
 			apidoc.Q("state", apidoc.Str(""), "The sign-in's state."),

@@ -565,7 +565,7 @@ func (h *Handlers) validateSSO(mode monv1.StatusPageAccessMode, b *restapi.PageA
 	}
 	var errs []core.FieldError
 	if h.ssoUnavailable != "" {
-		errs = append(errs, core.FieldErr("mode", h.ssoUnavailable))
+		errs = append(errs, core.FieldErr("mode", "%s", h.ssoUnavailable))
 	}
 	if b == nil || len(b.AllowedEmailDomains)+len(b.AllowedEmails)+len(b.AllowedGroups) == 0 {
 		return append(errs, core.FieldErr("sso", "needs at least one of allowed_email_domains, allowed_emails or allowed_groups for sso access"))
@@ -576,7 +576,7 @@ func (h *Handlers) validateSSO(mode monv1.StatusPageAccessMode, b *restapi.PageA
 		"sso.allowed_groups":        {len(b.AllowedGroups), 100},
 	} {
 		if n.got > n.max {
-			errs = append(errs, core.FieldErr(name, "at most "+strconv.Itoa(n.max)+" entries"))
+			errs = append(errs, core.FieldErr(name, "at most %d entries", n.max))
 		}
 	}
 	return errs
