@@ -272,7 +272,7 @@ func (p *Public) ssoUnavailable(w http.ResponseWriter, r *http.Request, page *mo
 // sign-in cannot be tied to a page.
 func (p *Public) ssoMessage(w http.ResponseWriter, r *http.Request, page *monv1.StatusPage, code int, heading, text, link, linkText string) {
 	w.Header().Set("Cache-Control", "no-store")
-	d := &messagePage{Title: "Status page", Heading: heading, Text: text, Error: code >= 400,
+	d := &messagePage{Title: "Status", Heading: heading, Text: text, Error: code >= 400,
 		Link: link, LinkText: linkText, CSS: pageCSS, Accent: "#0969da", Favicon: defaultFavicon}
 	if page != nil {
 		d.Title, d.Back = page.Spec.Title, "/s/"+Slug(page)
