@@ -9,6 +9,9 @@ K8S_VERSION ?= 1.37.2
 LOCALBIN ?= $(CURDIR)/bin
 STATE_DIR ?= $(CURDIR)/.uptime-dev
 API_LISTEN ?= 127.0.0.1:8080
+# OIDC_TEST_PROVIDER (127.0.0.1:PORT) makes `make run` start a local OpenID
+# provider for sso status pages (docs/status-pages.md).
+OIDC_TEST_PROVIDER ?=
 GEN_PATHS := paths="./api/...;./controllers/...;./webhooks/...;./internal/bootstrap/..."
 
 .DEFAULT_GOAL := help
@@ -161,7 +164,7 @@ kubectl-plugin: ## Build the kubectl plugin bin/kubectl-uptime (put bin/ on PATH
 
 .PHONY: run
 run: envtest build ## Start a local control plane with the operator, a local probe region and the API.
-	$(LOCALBIN)/uptime-operator dev --state-dir $(STATE_DIR) --api-listen $(API_LISTEN)
+	$(LOCALBIN)/uptime-operator dev --state-dir $(STATE_DIR) --api-listen $(API_LISTEN) $(if $(OIDC_TEST_PROVIDER),--oidc-test-provider $(OIDC_TEST_PROVIDER))
 
 .PHONY: install
 install: manifests ## Install the CRDs into the cluster of the current kubeconfig.

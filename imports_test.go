@@ -44,6 +44,7 @@ var layers = []layer{
 		"internal/ratelimit", "internal/netguard", "internal/trust", "internal/certs",
 		"internal/httpserver", "internal/conditions", "internal/writethrough",
 		"internal/confirmlink", "internal/devmail", "internal/podsecurity", "internal/apikeys",
+		"internal/oidcdev", // the loopback OpenID provider of the sso tests and dev mode
 	}},
 	{name: "model", siblings: true, pkgs: []string{
 		// The API types and the pure logic over them, and the shared

@@ -78,6 +78,9 @@ func (w StatusPageWebhook) validate(ctx context.Context, old, p *monv1.StatusPag
 		return apierrors.NewInternalError(err)
 	}
 	errs := ValidateStatusPageSpec(&p.Spec, plan, spec)
+	if switchedToSSO(old, p) && w.SSOUnavailable != "" {
+		errs = append(errs, field.Invalid(spec.Child("access", "mode"), monv1.AccessSSO, w.SSOUnavailable))
+	}
 	var pages monv1.StatusPageList
 	if err := w.Reader.List(ctx, &pages); err != nil {
 		return apierrors.NewInternalError(fmt.Errorf("list status pages: %w", err))
@@ -101,6 +104,19 @@ func (w StatusPageWebhook) validate(ctx context.Context, old, p *monv1.StatusPag
 		errs = append(errs, (&plans.LimitError{Resource: "status pages", Current: inNamespace, Limit: int(plan.Spec.Limits.StatusPages)}).Field(spec))
 	}
 	return invalid(p, errs)
+}
+
+// switchedToSSO reports whether p is an sso page that old (nil on create)
+// was not: a page already in sso mode stays editable on an install that
+// lost its provider (it answers 503 until the provider is back).
+func switchedToSSO(old, p *monv1.StatusPage) bool {
+	mode := func(p *monv1.StatusPage) monv1.StatusPageAccessMode {
+		if p == nil || p.Spec.Access == nil {
+			return ""
+		}
+		return p.Spec.Access.Mode
+	}
+	return mode(p) == monv1.AccessSSO && mode(old) != monv1.AccessSSO
 }
 
 // ValidateStatusPageSpec checks a page's fields against the plan.

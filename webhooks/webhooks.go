@@ -43,6 +43,10 @@ type Deps struct {
 	// AllowPrivateTargets lets monitors and webhooks target private,
 	// loopback and link-local addresses (in-cluster monitoring, dev mode).
 	AllowPrivateTargets bool
+	// SSOUnavailable names the install setting that sso status pages lack
+	// ("" when they can be served): a page switched to sso is refused with
+	// it.
+	SSOUnavailable string
 }
 
 // secrets is the reader of Secrets a Monitor may reference.
@@ -66,6 +70,8 @@ type Options struct {
 	AllowPrivateTargets bool
 	// Secrets: see Deps.
 	Secrets client.Reader
+	// SSOUnavailable: see Deps.
+	SSOUnavailable string
 }
 
 // SetupWithManager registers the defaulting and validating webhooks of every
@@ -78,6 +84,7 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 		Plans:               &plans.Resolver{Reader: cacheFirst{cache: mgr.GetClient(), direct: mgr.GetAPIReader()}, DefaultPlan: opts.DefaultPlan},
 		AllowPrivateTargets: opts.AllowPrivateTargets,
 		Secrets:             opts.Secrets,
+		SSOUnavailable:      opts.SSOUnavailable,
 	}
 	regs := []func() error{
 		func() error {

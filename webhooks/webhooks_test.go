@@ -285,6 +285,9 @@ var _ = Describe("StatusPage admission", func() {
 		Entry("a long section", "team", named("StatusPage", "title: T\nmonitors: [{monitorRef: {name: x}, section: "+strings.Repeat("s", 101)+"}]"), "section"),
 		Entry("a duplicate monitor", "team", named("StatusPage", "title: T\nmonitors: [{monitorRef: {name: x}}, {monitorRef: {name: x}}]"), "Duplicate value"),
 		Entry("password access without a secret", "team", named("StatusPage", "title: T\naccess: {mode: password}"), "passwordSecretRef"),
+		Entry("sso access on an install without an OpenID provider, naming the setting", "team",
+			named("StatusPage", "title: T\naccess: {mode: sso, sso: {allowedGroups: [sre]}}"), "spec.access.mode", "--oidc-issuer-url", "oidc.issuerURL"),
+		Entry("sso access that allows nobody", "team", named("StatusPage", "title: T\naccess: {mode: sso, sso: {}}"), "allowedEmailDomains, allowedEmails or allowedGroups"),
 	)
 
 	It("defaults the slug and keeps slugs unique across the cluster and within the plan's page count", func() {

@@ -92,17 +92,58 @@ type StatusPageMonitor struct {
 
 // StatusPageAccess is who may view a page.
 // +kubebuilder:validation:XValidation:rule="self.mode != 'password' || has(self.passwordSecretRef)",message="passwordSecretRef is required for password access",fieldPath=".passwordSecretRef"
+// +kubebuilder:validation:XValidation:rule="self.mode != 'sso' || (has(self.sso) && ((has(self.sso.allowedEmailDomains) && size(self.sso.allowedEmailDomains) > 0) || (has(self.sso.allowedEmails) && size(self.sso.allowedEmails) > 0) || (has(self.sso.allowedGroups) && size(self.sso.allowedGroups) > 0)))",message="sso access needs at least one of allowedEmailDomains, allowedEmails or allowedGroups",fieldPath=".sso"
 type StatusPageAccess struct {
-	// mode is public, password or sso.
+	// mode is public, password or sso. sso pages are served to visitors
+	// who sign in with the install's OpenID Connect provider (the manager's
+	// --oidc-* flags, Helm values oidc.*) and are allowed by sso.
 	// +required
 	Mode StatusPageAccessMode `json:"mode"`
 	// passwordSecretRef holds the page password (password mode).
 	// +optional
 	PasswordSecretRef *SecretKeySelector `json:"passwordSecretRef,omitempty"`
+	// sso says who may view the page in sso mode; a signed-in user matching
+	// any of its lists may. Changing it signs every visitor out.
+	// +optional
+	SSO *StatusPageSSO `json:"sso,omitempty"`
 	// sessionsRevokedAt signs out every visitor session issued before it; the
 	// revoke-sessions endpoint sets it.
 	// +optional
 	SessionsRevokedAt *metav1.Time `json:"sessionsRevokedAt,omitempty"`
+}
+
+// StatusPageSSO is who may view an sso page: a user signed in with the
+// install's OpenID Connect provider whose verified e-mail address is listed,
+// whose e-mail domain is listed, or who is in a listed group (the provider's
+// groups claim). Comparisons ignore case for e-mail addresses and domains,
+// not for groups. An empty list allows nobody through that list.
+type StatusPageSSO struct {
+	// allowedEmailDomains are e-mail domains (example.com) whose users may
+	// view the page; only verified addresses count (up to 100).
+	// +optional
+	// +kubebuilder:validation:MaxItems=100
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=253
+	// +kubebuilder:validation:items:Pattern=`^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$`
+	// +listType=set
+	AllowedEmailDomains []string `json:"allowedEmailDomains,omitempty"`
+	// allowedEmails are e-mail addresses that may view the page; only
+	// verified addresses count (up to 500).
+	// +optional
+	// +kubebuilder:validation:MaxItems=500
+	// +kubebuilder:validation:items:MinLength=3
+	// +kubebuilder:validation:items:MaxLength=254
+	// +kubebuilder:validation:items:Pattern=`^[^@\s]+@[^@\s]+$`
+	// +listType=set
+	AllowedEmails []string `json:"allowedEmails,omitempty"`
+	// allowedGroups are groups (values of the provider's groups claim) whose
+	// members may view the page (up to 100).
+	// +optional
+	// +kubebuilder:validation:MaxItems=100
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=256
+	// +listType=set
+	AllowedGroups []string `json:"allowedGroups,omitempty"`
 }
 
 // StatusPageLanguages are a page's languages.

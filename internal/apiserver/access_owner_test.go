@@ -214,6 +214,15 @@ var _ = Describe("Owner-only endpoints", Ordered, func() {
 		Expect(rec.Code).To(Equal(http.StatusOK), rec.Body.String())
 		Expect(obj(rec)).To(HaveKeyWithValue("has_password", false))
 		Expect(do("PUT", path, "", map[string]any{"mode": "public", "extra": 1}, owner).Code).To(Equal(http.StatusBadRequest))
+
+		By("sso needs rules, and a provider the suite's install does not have")
+		rec = do("PUT", path, "", map[string]any{"mode": "sso", "sso": map[string]any{"allowed_groups": []string{"sre"}}}, owner)
+		Expect(rec.Code).To(Equal(http.StatusBadRequest), rec.Body.String())
+		Expect(validationFields(obj(rec))).To(ConsistOf("mode"))
+		Expect(rec.Body.String()).To(ContainSubstring("--oidc-issuer-url"))
+		rec = do("PUT", path, "", map[string]any{"mode": "public", "sso": map[string]any{"allowed_groups": []string{"sre"}}}, owner)
+		Expect(validationFields(obj(rec))).To(ConsistOf("sso"))
+		Expect(obj(do("GET", path, key(ns, "read-only"), nil))).To(HaveKeyWithValue("sso", BeNil()))
 	})
 
 	// The AlertChannel controller writes the signing Secret of a webhook

@@ -52,7 +52,7 @@ func (s *Server) routes() {
 	groups.New(s.Deps).Routes(s.rt)
 	incidents.New(s.Deps, s.opts.Store, s.opts.Engine, s.opts.Alerting.Escalation, s.opts.Alerting.Subscribers).Routes(s.rt)
 	maintenance.New(s.Deps).Routes(s.rt)
-	statuspages.New(s.Deps, s.opts.Alerting.Subscribers, s.opts.PublicURL).Routes(s.rt)
+	statuspages.New(s.Deps, s.opts.Alerting.Subscribers, s.opts.PublicURL, s.opts.SSOUnavailable).Routes(s.rt)
 	integrations.New(s.Deps, s.opts.Store, s.recipients, s.opts.Alerting.ChannelTester, s.opts.Alerting.Notifier, s.opts.AllowPrivateTargets).Routes(s.rt)
 	reliability.New(s.Deps, s.opts.Store).Routes(s.rt)
 	domainssl.New(s.Deps, s.opts.Features.Expiry).Routes(s.rt)

@@ -75,6 +75,10 @@ type Options struct {
 	// (https://uptime.example.com), used for heartbeat URLs and as the one
 	// browser origin that is allowed.
 	PublicURL string
+	// SSOUnavailable names the setting sso status pages lack on this
+	// install ("" when they can be served); PUT /status/pages/:id/access
+	// refuses mode sso with it.
+	SSOUnavailable string
 	// AllowedOrigins are further browser origins allowed to call the API.
 	AllowedOrigins []string
 	// AllowPrivateTargets lets monitors target private addresses (the same

@@ -30,6 +30,7 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/manager"
 	"github.com/uptime-operator/uptime-operator/internal/plans"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
+	"github.com/uptime-operator/uptime-operator/internal/statuspage"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 	"github.com/uptime-operator/uptime-operator/internal/store/sqlite"
 	"github.com/uptime-operator/uptime-operator/internal/testenv"
@@ -139,6 +140,8 @@ func suiteOptions() apiserver.Options {
 		Public:    public,
 		Clock:     clk,
 		PublicURL: "https://uptime.example.com",
+		// The suite's install has no OpenID provider.
+		SSOUnavailable: statuspage.SSOUnavailable(statuspage.OIDC{}, "https://uptime.example.com"),
 
 		AllowPrivateTargets: true,
 	}
@@ -339,6 +342,15 @@ func (p *fakePublic) ServeConfirm(w http.ResponseWriter, r *http.Request, slug s
 }
 func (p *fakePublic) ServeUnsubscribe(w http.ResponseWriter, r *http.Request, slug string) {
 	p.form("unsubscribe")(w, r, slug)
+}
+func (p *fakePublic) ServeLogout(w http.ResponseWriter, r *http.Request, slug string) {
+	p.form("logout")(w, r, slug)
+}
+func (p *fakePublic) ServeSSOStart(w http.ResponseWriter, r *http.Request, slug string) {
+	p.form("sso")(w, r, slug)
+}
+func (p *fakePublic) ServeSSOCallback(w http.ResponseWriter, r *http.Request) {
+	p.form("sso-callback")(w, r, "")
 }
 
 func (p *fakePublic) ServeHTML(w http.ResponseWriter, _ *http.Request, slug string) {

@@ -28,7 +28,9 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/engine"
 	"github.com/uptime-operator/uptime-operator/internal/localcp"
 	"github.com/uptime-operator/uptime-operator/internal/manager"
+	"github.com/uptime-operator/uptime-operator/internal/oidcdev"
 	"github.com/uptime-operator/uptime-operator/internal/probeserver"
+	"github.com/uptime-operator/uptime-operator/internal/statuspage"
 	"github.com/uptime-operator/uptime-operator/internal/trust"
 	"github.com/uptime-operator/uptime-operator/probes"
 )
@@ -42,6 +44,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	aggListen := fs.String("aggregated-listen", "", "TLS address of the aggregated API that kube-apiserver proxies to (empty: a free port on 127.0.0.1)")
 	verbose := fs.Bool("v", false, "log the manager's debug output")
 	trustedCA := fs.String("trusted-ca-file", "", "PEM bundle of private CA certificates trusted in addition to the system roots (the manager and the local agent)")
+	oidcProvider := fs.String("oidc-test-provider", "", "start a local OpenID Connect provider for sso status pages on this address (127.0.0.1:PORT) with the demo user demo / demo-password (group sre, e-mail demo@example.com), and configure the manager with it (empty: none)")
 	logs := bindLogFlags(fs, LogConsole)
 	if ok, err := parse(fs, args); !ok || err != nil {
 		return err
@@ -66,8 +69,21 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	} else {
 		*aggListen = "127.0.0.1:0"
 	}
+	if *oidcProvider != "" {
+		listeners = append(listeners, listener{"--oidc-test-provider", *oidcProvider, "choose another address for --oidc-test-provider"})
+	}
 	if err := checkListeners(listeners); err != nil {
 		return err
+	}
+	var oidcCfg statuspage.OIDC
+	if *oidcProvider != "" {
+		prov, cfg, err := startDevOIDC(*oidcProvider, "http://"+*apiListen)
+		if err != nil {
+			return err
+		}
+		defer prov.Close()
+		oidcCfg = cfg
+		say("OpenID provider for sso status pages at %s: sign in as demo / demo-password (group sre), or other / other-password (group sales)", prov.Issuer)
 	}
 
 	dir, err := filepath.Abs(*stateDir)
@@ -144,6 +160,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		Retention:           30 * 24 * time.Hour,
 		Namespace:           devNamespace,
 		PublicURL:           "http://" + *apiListen,
+		OIDC:                oidcCfg,
 		// One dev environment per process, except in the test that restarts
 		// it in one process; controller names need not be unique then.
 		SkipNameValidation: true,
@@ -352,4 +369,27 @@ func lockState(dir string) (unlock func(), err error) {
 		return nil, fmt.Errorf("another dev environment is running on %s (stop it first): %w", dir, err)
 	}
 	return func() { _ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
+}
+
+// Client of the --oidc-test-provider provider.
+const (
+	devOIDCClientID     = "uptime-operator-dev"
+	devOIDCClientSecret = "dev-client-secret"
+)
+
+// startDevOIDC starts the dev OpenID provider on addr for the status pages
+// at publicURL, with a demo user who is in group sre and one who is not.
+func startDevOIDC(addr, publicURL string) (*oidcdev.Provider, statuspage.OIDC, error) {
+	prov, err := oidcdev.Start(oidcdev.Options{
+		Addr: addr, ClientID: devOIDCClientID, ClientSecret: devOIDCClientSecret,
+		RedirectURIs: []string{publicURL + statuspage.SSOCallbackPath},
+		Users: []oidcdev.User{
+			{Username: "demo", Password: "demo-password", Email: "demo@example.com", EmailVerified: true, Name: "Demo User", Groups: []string{"sre"}},
+			{Username: "other", Password: "other-password", Email: "other@example.org", EmailVerified: true, Name: "Other User", Groups: []string{"sales"}},
+		},
+	})
+	if err != nil {
+		return nil, statuspage.OIDC{}, err
+	}
+	return prov, statuspage.OIDC{IssuerURL: prov.Issuer, ClientID: devOIDCClientID, ClientSecret: devOIDCClientSecret}, nil
 }

@@ -3,7 +3,9 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/uptime-operator/uptime-operator/internal/manager"
+	"github.com/uptime-operator/uptime-operator/internal/statuspage"
 )
 
 // TestDevFailsFastOnBusyPort checks that a port in use stops `dev` before
@@ -111,5 +114,29 @@ func TestDevStartsCleanly(t *testing.T) {
 	second := run()
 	if len(first) < 32 || !bytes.Equal(first, second) {
 		t.Errorf("the signing key changed across a restart (%x, then %x)", first, second)
+	}
+}
+
+// TestDevOIDCProvider: --oidc-test-provider serves a provider that the
+// status pages' settings point at, discoverable at its issuer.
+func TestDevOIDCProvider(t *testing.T) {
+	prov, cfg, err := startDevOIDC("127.0.0.1:0", "http://127.0.0.1:8080")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prov.Close()
+	if msg := statuspage.SSOUnavailable(cfg, "http://127.0.0.1:8080"); msg != "" || cfg.IssuerURL != prov.Issuer {
+		t.Fatalf("settings %+v: %s", cfg, msg)
+	}
+	resp, err := http.Get(prov.Issuer + "/.well-known/openid-configuration")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var doc struct {
+		Issuer string `json:"issuer"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&doc); err != nil || resp.StatusCode != 200 || doc.Issuer != prov.Issuer {
+		t.Fatalf("discovery: %d %+v %v", resp.StatusCode, doc, err)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/clientip"
 	"github.com/uptime-operator/uptime-operator/internal/manager"
 	"github.com/uptime-operator/uptime-operator/internal/metrics"
+	"github.com/uptime-operator/uptime-operator/internal/statuspage"
 	"github.com/uptime-operator/uptime-operator/internal/trust"
 )
 
@@ -68,6 +69,11 @@ func managerFlags(fs *flag.FlagSet, o *manager.Options) (finish func() error) {
 	fs.StringVar(&o.BootstrapRelease, "bootstrap-release", "", "value of the uptime-operator.io/helm-bootstrap label on what --bootstrap-file declares")
 	fs.StringVar(&o.BootstrapOwner, "bootstrap-owner", "", "ValidatingWebhookConfiguration of the release that owns what --bootstrap-file declares, so uninstalling the release deletes it (empty: no owner)")
 	fs.StringVar(&o.PublicURL, "public-url", "", "external base URL of the direct listener")
+	fs.StringVar(&o.OIDC.IssuerURL, "oidc-issuer-url", "", "issuer URL of the OpenID Connect provider that sso status pages sign in with (empty: sso pages are refused)")
+	fs.StringVar(&o.OIDC.ClientID, "oidc-client-id", "", "client id registered at the OpenID provider, with the redirect URI <public URL>/sso/callback")
+	oidcSecretFile := fs.String("oidc-client-secret-file", "", "file holding the OpenID client secret (mount it from a Secret; empty: a public client, PKCE only)")
+	oidcScopes := fs.String("oidc-scopes", strings.Join(statuspage.DefaultOIDCScopes, ","), "comma-separated scopes requested besides openid")
+	fs.StringVar(&o.OIDC.GroupsClaim, "oidc-groups-claim", "groups", "ID token claim that lists the user's groups (spec.access.sso.allowedGroups)")
 	fs.StringVar(&o.RDAPURL, "rdap-url", "https://rdap.org", "RDAP service used for domain expiry")
 	fs.StringVar(&o.AI.URL, "ai-url", "", "OpenAI-compatible chat-completions URL for AI incident assist")
 	fs.StringVar(&o.AI.Model, "ai-model", "", "model for AI incident assist (empty: the features report unavailable)")
@@ -157,6 +163,13 @@ func managerFlags(fs *flag.FlagSet, o *manager.Options) (finish func() error) {
 		}
 		if o.ClientAddresses.Header, err = clientip.ParseHeader(*forwardedHeader); err != nil {
 			return fmt.Errorf("--forwarded-header: %w", err)
+		}
+		if o.OIDC.ClientSecret, err = readSecretFile("oidc-client-secret-file", *oidcSecretFile); err != nil {
+			return err
+		}
+		o.OIDC.Scopes = commaList(*oidcScopes)
+		if o.OIDC.IssuerURL != "" && o.OIDC.ClientID == "" {
+			return fmt.Errorf("--oidc-issuer-url needs --oidc-client-id")
 		}
 		if o.AI.APIKey, err = readSecretFile("ai-api-key-file", *aiKeyFile); err != nil {
 			return err

@@ -114,3 +114,26 @@ func TestManagerCertRotationFlags(t *testing.T) {
 		t.Fatalf("no DNS names: %v", err)
 	}
 }
+
+// TestManagerOIDCFlags: the provider of sso status pages, its client
+// secret read from a file (a mounted Secret), and an issuer without a
+// client refused at start.
+func TestManagerOIDCFlags(t *testing.T) {
+	o, err := parseManagerFlags()
+	if err != nil || o.OIDC.IssuerURL != "" || o.OIDC.GroupsClaim != "groups" || !slices.Equal(o.OIDC.Scopes, []string{"email", "profile", "groups"}) {
+		t.Fatalf("defaults: %+v, %v", o.OIDC, err)
+	}
+	secret := filepath.Join(t.TempDir(), "client-secret")
+	if err := os.WriteFile(secret, []byte("s3cret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o, err = parseManagerFlags("--oidc-issuer-url=https://login.example.com", "--oidc-client-id=pages",
+		"--oidc-client-secret-file="+secret, "--oidc-scopes=email, groups", "--oidc-groups-claim=roles")
+	if err != nil || o.OIDC.IssuerURL != "https://login.example.com" || o.OIDC.ClientID != "pages" || o.OIDC.ClientSecret != "s3cret" ||
+		!slices.Equal(o.OIDC.Scopes, []string{"email", "groups"}) || o.OIDC.GroupsClaim != "roles" {
+		t.Fatalf("parsed: %+v, %v", o.OIDC, err)
+	}
+	if _, err := parseManagerFlags("--oidc-issuer-url=https://login.example.com"); err == nil || !strings.Contains(err.Error(), "--oidc-client-id") {
+		t.Fatalf("issuer without client: %v", err)
+	}
+}

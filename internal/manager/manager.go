@@ -180,6 +180,9 @@ type Options struct {
 	// PublicURL is the external base URL of the direct listener (links in
 	// alerts, heartbeat URLs, status pages).
 	PublicURL string
+	// OIDC is the OpenID Connect provider that sso status pages sign in
+	// with (empty IssuerURL: none, and sso pages are refused).
+	OIDC statuspage.OIDC
 }
 
 // DefaultMonitorStatusWrites is the default of Options.MonitorStatusWrites.

@@ -343,6 +343,7 @@ func (w *wiring) setupChecks() error {
 	mgr, opts := w.mgr, w.opts
 	if err := webhooks.SetupWithManager(mgr, webhooks.Options{
 		DefaultPlan: opts.DefaultPlan, AllowPrivateTargets: opts.AllowPrivateTargets, Secrets: w.credSecrets,
+		SSOUnavailable: statuspage.SSOUnavailable(opts.OIDC, opts.PublicURL),
 	}); err != nil {
 		return err
 	}
@@ -389,7 +390,7 @@ func (w *wiring) setupAPI() error {
 		w.series.Monitors = monitors.EachMonitor
 	}
 	public := &statuspage.Public{Reader: mgr.GetClient(), Secrets: mgr.GetAPIReader(), Store: w.st, BaseURL: opts.PublicURL,
-		Notifier: w.notifier, ThirdParty: w.thirdParty, SessionKey: w.key, Writes: w.overlay}
+		Notifier: w.notifier, ThirdParty: w.thirdParty, SessionKey: w.key, Writes: w.overlay, OIDC: opts.OIDC}
 	w.m.api = apiserver.New(apiserver.Options{
 		Client:            mgr.GetClient(),
 		Overlay:           w.overlay,
@@ -416,6 +417,7 @@ func (w *wiring) setupAPI() error {
 			Assist:     &assist.Service{Config: opts.AI, Store: w.st},
 		},
 		PublicURL:           opts.PublicURL,
+		SSOUnavailable:      statuspage.SSOUnavailable(opts.OIDC, opts.PublicURL),
 		AllowPrivateTargets: opts.AllowPrivateTargets,
 		Recorder:            mgr.GetEventRecorderFor("uptime-operator-api"),
 	})

@@ -93,6 +93,18 @@ type PageAccess struct {
 	Mode     string           `json:"mode" openapi:"enum=public|password|sso"`
 	Password Nullable[string] `json:"password" openapi:"min=8,max=128"`
 	IsPublic Nullable[bool]   `json:"is_public" openapi:"nonnull"`
+	// SSO says who may view an sso page (an extension: the specification
+	// names no fields); required with mode sso, refused with other modes.
+	SSO *PageAccessSSO `json:"sso,omitempty"`
+}
+
+// PageAccessSSO is who may view an sso page: signed-in users with a listed
+// verified e-mail address or e-mail domain, or in a listed group (the
+// StatusPage's spec.access.sso). At least one entry is required.
+type PageAccessSSO struct {
+	AllowedEmailDomains []string `json:"allowed_email_domains,omitempty" openapi:"max=100"`
+	AllowedEmails       []string `json:"allowed_emails,omitempty" openapi:"max=500"`
+	AllowedGroups       []string `json:"allowed_groups,omitempty" openapi:"max=100"`
 }
 
 // PageDomain is the body of PUT /status/pages/{id}/domain (the answer is

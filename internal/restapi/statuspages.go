@@ -66,6 +66,9 @@ type PageAccessState struct {
 	IsPublic          bool    `json:"is_public"`
 	HasPassword       bool    `json:"has_password"`
 	SessionsRevokedAt *string `json:"sessions_revoked_at" openapi:"format=date-time"` // Visitors signed in before are signed out.
+	// SSO is who may view the page in sso mode (null otherwise); an
+	// extension of the specification.
+	SSO *PageAccessSSO `json:"sso"`
 }
 
 // PageDomainState is a status page's custom domain: the answer of PUT

@@ -94,6 +94,10 @@ type htmlPage struct {
 	FeedURL      string
 	SubscribeURL string
 	Private      bool
+	// LogoutURL signs a private page's visitor out; SignedInAs names the
+	// sso user.
+	LogoutURL    string
+	SignedInAs   string
 	Sections     []htmlSection
 	IncidentIDs  string
 	LangLinks    []langLink
@@ -147,6 +151,10 @@ func (p *Public) ServeHTML(w http.ResponseWriter, r *http.Request, slug string) 
 		return
 	}
 	if !p.authorized(r, page) {
+		if accessMode(page) == monv1.AccessSSO {
+			p.startSSO(w, r, page, "")
+			return
+		}
 		p.renderLogin(w, r, page, http.StatusUnauthorized, false)
 		return
 	}
@@ -157,6 +165,12 @@ func (p *Public) ServeHTML(w http.ResponseWriter, r *http.Request, slug string) 
 	}
 	lang := pickLanguage(r, page)
 	data := p.htmlData(page, snap, snap.doc.localized(page, lang))
+	if data.Private {
+		data.LogoutURL = "/s/" + Slug(page) + "/logout"
+		if s, ok := p.readSession(r, page); ok {
+			data.SignedInAs = s.Who
+		}
+	}
 	p.render(w, r, "page.html.tmpl", http.StatusOK, data, accessMode(page) != monv1.AccessPublic)
 }
 
@@ -282,7 +296,6 @@ type loginPage struct {
 	Title   string
 	Action  string
 	Failed  bool
-	SSO     bool
 	Nonce   string
 	CSS     template.CSS
 	Accent  template.CSS
@@ -295,7 +308,6 @@ func (p *Public) renderLogin(w http.ResponseWriter, r *http.Request, page *monv1
 		Title:   page.Spec.Title,
 		Action:  "/s/" + Slug(page) + "/login",
 		Failed:  failed,
-		SSO:     accessMode(page) == monv1.AccessSSO,
 		CSS:     pageCSS,
 		Accent:  "#0969da",
 		Favicon: defaultFavicon,

@@ -71,6 +71,9 @@ type Public struct {
 	// Notifier keeps the pages' subscribers and sends their confirmations;
 	// the subscribe, confirm and unsubscribe endpoints answer 404 when nil.
 	Notifier *Notifier
+	// OIDC is the install's OpenID Connect provider that sso pages sign in
+	// with; without one (SSOUnavailable) they answer 503 and are never shown.
+	OIDC OIDC
 
 	once    sync.Once
 	keyOnce sync.Once
@@ -79,6 +82,9 @@ type Public struct {
 	// generations caches each private page's password generation.
 	genMu       sync.Mutex
 	generations map[string]generationEntry
+	// sso is the discovered provider; usedStates the finished sign-ins.
+	sso        ssoProvider
+	usedStates usedStates
 	// loginFailures count failed sign-ins per address and per page.
 	loginFailures struct {
 		once           sync.Once
@@ -177,7 +183,7 @@ func (p *Public) lookup(w http.ResponseWriter, r *http.Request, slug string) (*m
 
 // ServeCustomDomain serves a page on its spec.customDomain: when r.Host names
 // a published page's domain it serves "/" (the HTML page) and the page's own
-// paths (/s/:slug, /s/:slug/login, /s/:slug/subscribe, /s/:slug/confirm,
+// paths (/s/:slug, /s/:slug/login, /s/:slug/logout, /s/:slug/sso, /s/:slug/subscribe, /s/:slug/confirm,
 // /s/:slug/unsubscribe, /status/:slug[/…]) and returns true. It
 // returns false, writing nothing, when the host is no page's domain or the
 // path is not one of those. Like the other Serve methods it counts no rate
@@ -203,6 +209,10 @@ func (p *Public) ServeCustomDomain(w http.ResponseWriter, r *http.Request) bool 
 		p.ServeHTML(w, r, slug)
 	case path == "/s/"+slug+"/login":
 		p.ServeLogin(w, r, slug)
+	case path == "/s/"+slug+"/logout":
+		p.ServeLogout(w, r, slug)
+	case path == "/s/"+slug+"/sso":
+		p.ServeSSOStart(w, r, slug)
 	case path == "/s/"+slug+"/subscribe":
 		p.ServeSubscribe(w, r, slug)
 	case path == "/s/"+slug+"/confirm":

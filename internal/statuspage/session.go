@@ -7,7 +7,6 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -35,14 +34,20 @@ const (
 
 // session is the signed content of a session cookie. It names the page by
 // UID, so a later page that reuses the slug does not accept it, and carries
-// the page's password generation, so a new password signs everyone out.
+// the page's generation: of its password, so a new password signs everyone
+// out, or of its sso rules, so new rules do.
 type session struct {
 	// Page is the StatusPage's UID.
 	Page string `json:"p"`
-	// Generation is the password generation at sign-in.
+	// Generation is the password or sso generation at sign-in.
 	Generation string `json:"g"`
 	// IssuedAt is in Unix milliseconds.
 	IssuedAt int64 `json:"i"`
+	// Expires, in Unix milliseconds, ends an sso session with the ID
+	// token it began with (0: SessionTTL after IssuedAt).
+	Expires int64 `json:"e,omitempty"`
+	// Who names the signed-in sso user on the page.
+	Who string `json:"w,omitempty"`
 }
 
 // sessionKey returns the HMAC key, creating a random one on first use.
@@ -60,9 +65,12 @@ func (p *Public) sessionKey() []byte {
 	return p.key
 }
 
-func (p *Public) sign(payload []byte) []byte {
+// mac is the HMAC-SHA256 of payload under the session key for one purpose
+// (sessions, sign-in state, generations), so a value signed for one is
+// never accepted as another.
+func (p *Public) mac(purpose string, payload []byte) []byte {
 	m := hmac.New(sha256.New, p.sessionKey())
-	m.Write([]byte("statuspage-session\x00"))
+	m.Write([]byte(purpose + "\x00"))
 	m.Write(payload)
 	return m.Sum(nil)
 }
@@ -117,43 +125,75 @@ type generationEntry struct {
 // issueSession makes the cookie value of a new session for the page at the
 // password generation gen.
 func (p *Public) issueSession(page *monv1.StatusPage, gen string, now time.Time) string {
-	payload, _ := json.Marshal(session{Page: string(page.UID), Generation: gen, IssuedAt: now.UnixMilli()})
-	enc := base64.RawURLEncoding
-	return enc.EncodeToString(payload) + "." + enc.EncodeToString(p.sign(payload))
+	return p.signed(sessionPurpose, session{Page: string(page.UID), Generation: gen, IssuedAt: now.UnixMilli()})
+}
+
+// sessionPurpose is the MAC purpose of session cookies.
+const sessionPurpose = "statuspage-session"
+
+// readSession returns the session r carries for the page, if its cookie is
+// signed with our key and names this page's UID.
+func (p *Public) readSession(r *http.Request, page *monv1.StatusPage) (session, bool) {
+	var s session
+	c, err := r.Cookie(sessionCookiePrefix + Slug(page))
+	if err != nil || !p.unsigned(sessionPurpose, c.Value, &s) || s.Page == "" || s.Page != string(page.UID) {
+		return session{}, false
+	}
+	return s, true
 }
 
 // validSession reports whether r carries a valid session for the page:
-// signed with our key, for this page's UID and current password
+// signed with our key, for this page's UID and current password or sso
 // generation, not expired, and not issued before the page's
 // sessionsRevokedAt. A password that cannot be read fails closed.
 func (p *Public) validSession(r *http.Request, page *monv1.StatusPage, now time.Time) bool {
-	c, err := r.Cookie(sessionCookiePrefix + Slug(page))
-	if err != nil {
-		return false
-	}
-	body, sig, ok := strings.Cut(c.Value, ".")
+	s, ok := p.readSession(r, page)
 	if !ok {
-		return false
-	}
-	enc := base64.RawURLEncoding
-	payload, err1 := enc.DecodeString(body)
-	mac, err2 := enc.DecodeString(sig)
-	if err1 != nil || err2 != nil || !hmac.Equal(mac, p.sign(payload)) {
-		return false
-	}
-	var s session
-	if json.Unmarshal(payload, &s) != nil || s.Page == "" || s.Page != string(page.UID) {
 		return false
 	}
 	issued := time.UnixMilli(s.IssuedAt)
 	if issued.After(now.Add(time.Minute)) || now.Sub(issued) > SessionTTL {
 		return false
 	}
+	if s.Expires != 0 && !now.Before(time.UnixMilli(s.Expires)) {
+		return false
+	}
 	if a := page.Spec.Access; a != nil && a.SessionsRevokedAt != nil && issued.Before(a.SessionsRevokedAt.Time) {
 		return false
 	}
-	gen, err := p.currentGeneration(r.Context(), page)
-	return err == nil && hmac.Equal([]byte(gen), []byte(s.Generation))
+	var gen string
+	switch accessMode(page) {
+	case monv1.AccessPassword:
+		var err error
+		if gen, err = p.currentGeneration(r.Context(), page); err != nil {
+			return false
+		}
+	case monv1.AccessSSO:
+		gen = p.ssoGeneration(page)
+	default:
+		return false
+	}
+	return hmac.Equal([]byte(gen), []byte(s.Generation))
+}
+
+// setSession sets the page's session cookie, valid until expires.
+func (p *Public) setSession(w http.ResponseWriter, r *http.Request, page *monv1.StatusPage, s session, expires time.Time) {
+	http.SetCookie(w, &http.Cookie{
+		Name:     sessionCookiePrefix + Slug(page),
+		Value:    p.signed(sessionPurpose, s),
+		Path:     "/",
+		Expires:  expires,
+		MaxAge:   max(1, int(expires.Sub(p.now())/time.Second)),
+		HttpOnly: true,
+		Secure:   p.secureCookies(r),
+		SameSite: http.SameSiteLaxMode,
+	})
+}
+
+// secureCookies reports whether cookies are marked Secure: when served over
+// TLS or when the public URL is https.
+func (p *Public) secureCookies(r *http.Request) bool {
+	return r.TLS != nil || strings.HasPrefix(p.BaseURL, "https://")
 }
 
 // accessMode is the page's effective access mode.
@@ -169,10 +209,10 @@ func (p *Public) authorized(r *http.Request, page *monv1.StatusPage) bool {
 	switch accessMode(page) {
 	case monv1.AccessPublic:
 		return true
-	case monv1.AccessPassword:
+	case monv1.AccessPassword, monv1.AccessSSO:
 		return p.validSession(r, page, p.now())
 	}
-	return false // sso is not served by this package yet
+	return false
 }
 
 // errNoPassword means the page's password Secret or key is missing.
@@ -303,15 +343,29 @@ func (p *Public) ServeLogin(w http.ResponseWriter, r *http.Request, slug string)
 		return
 	}
 	now := p.now()
-	http.SetCookie(w, &http.Cookie{
-		Name:     sessionCookiePrefix + Slug(page),
-		Value:    p.issueSession(page, gen, now),
-		Path:     "/",
-		Expires:  now.Add(SessionTTL),
-		MaxAge:   int(SessionTTL / time.Second),
-		HttpOnly: true,
-		Secure:   r.TLS != nil || strings.HasPrefix(p.BaseURL, "https://"),
-		SameSite: http.SameSiteLaxMode,
-	})
+	p.setSession(w, r, page, session{Page: string(page.UID), Generation: gen, IssuedAt: now.UnixMilli()}, now.Add(SessionTTL))
 	http.Redirect(w, r, "/s/"+Slug(page), http.StatusSeeOther)
+}
+
+// ServeLogout handles POST /s/:slug/logout: the visitor's session of the
+// page (password or sso) ends in this browser. It does not sign the visitor
+// out of the identity provider.
+func (p *Public) ServeLogout(w http.ResponseWriter, r *http.Request, slug string) {
+	p.init()
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		writeError(w, http.StatusMethodNotAllowed, "", "Method not allowed")
+		return
+	}
+	page, ok := p.lookup(w, r, slug)
+	if !ok {
+		return
+	}
+	http.SetCookie(w, &http.Cookie{Name: sessionCookiePrefix + Slug(page), Value: "", Path: "/", MaxAge: -1,
+		HttpOnly: true, Secure: p.secureCookies(r), SameSite: http.SameSiteLaxMode})
+	text := "You are signed out of this status page."
+	if accessMode(page) == monv1.AccessSSO {
+		text += " You may still be signed in at your identity provider."
+	}
+	p.answer(w, r, page, false, http.StatusOK, nil, "Signed out", text)
 }

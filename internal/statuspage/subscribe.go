@@ -276,7 +276,9 @@ func (p *Public) tokenRequest(w http.ResponseWriter, r *http.Request, slug strin
 type messagePage struct {
 	Title, Heading, Text string
 	Error                bool
-	Back                 string
+	// Back links to the page (none when empty); Link and LinkText offer a
+	// next step.
+	Back, Link, LinkText string
 	Nonce                string
 	CSS                  template.CSS
 	Accent               template.CSS

@@ -60,8 +60,11 @@ var _ = BeforeSuite(func() {
 	// The manager's SQLite store is the one its engine and Monitor
 	// controller read: specs write history there and let the real pipeline
 	// derive Monitor status from it.
+	// The OpenID provider of the single sign-on specs runs before the
+	// manager, whose admission accepts sso pages only with a provider.
+	oidcCfg := startSSOFixture()
 	env, err = testenv.Start(manager.Options{AllowPrivateTargets: true, PublicURL: baseURL,
-		Store: filepath.Join(GinkgoT().TempDir(), "uptime.db")})
+		Store: filepath.Join(GinkgoT().TempDir(), "uptime.db"), OIDC: oidcCfg})
 	Expect(err).NotTo(HaveOccurred())
 	k8s = env.Client
 	db = env.Manager.Store
@@ -100,6 +103,7 @@ var _ = BeforeSuite(func() {
 })
 
 var _ = AfterSuite(func() {
+	stopSSOFixture()
 	if cancel != nil {
 		cancel()
 	}

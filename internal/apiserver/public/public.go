@@ -118,6 +118,17 @@ func (h *Handlers) publicHTML(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// ssoCallback serves the single sign-on redirect URI.
+func (h *Handlers) ssoCallback(w http.ResponseWriter, r *http.Request) {
+	if h.public == nil {
+		core.WriteNotFound(w, "Status page")
+		return
+	}
+	if h.publicAllowed(w, r) {
+		h.public.ServeSSOCallback(w, r)
+	}
+}
+
 // publicAllowed counts a public status request against its address's 60 per
 // minute; it writes the 429 and returns false when over.
 func (h *Handlers) publicAllowed(w http.ResponseWriter, r *http.Request) bool {

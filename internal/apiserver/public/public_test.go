@@ -50,6 +50,15 @@ func (p *pages) ServeConfirm(w http.ResponseWriter, _ *http.Request, slug string
 func (p *pages) ServeUnsubscribe(w http.ResponseWriter, _ *http.Request, slug string) {
 	p.record(w, "unsubscribe "+slug)
 }
+func (p *pages) ServeLogout(w http.ResponseWriter, _ *http.Request, slug string) {
+	p.record(w, "logout "+slug)
+}
+func (p *pages) ServeSSOStart(w http.ResponseWriter, _ *http.Request, slug string) {
+	p.record(w, "sso "+slug)
+}
+func (p *pages) ServeSSOCallback(w http.ResponseWriter, _ *http.Request) {
+	p.record(w, "sso-callback")
+}
 
 // call sends an anonymous request from addr (no caller: these endpoints
 // need no key) and checks the answer against the contract.
@@ -167,6 +176,9 @@ func TestStatusPages(t *testing.T) {
 		{"POST", "/s/acme/subscribe", "subscribe acme"},
 		{"GET", "/s/acme/confirm", "confirm acme"},
 		{"POST", "/s/acme/unsubscribe", "unsubscribe acme"},
+		{"POST", "/s/acme/logout", "logout acme"},
+		{"GET", "/s/acme/sso", "sso acme"},
+		{"GET", "/sso/callback?code=c&state=s", "sso-callback"},
 	} {
 		r := call(t, f, c.method, c.path, "192.0.2.1")
 		if r.Code != 200 || p.calls[len(p.calls)-1] != c.want || r.Header().Get("RateLimit-Limit") != "60" {

@@ -7,6 +7,7 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/apidoc"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
 	"github.com/uptime-operator/uptime-operator/internal/engine"
+	"github.com/uptime-operator/uptime-operator/internal/statuspage"
 	"k8s.io/utils/clock"
 )
 
@@ -15,8 +16,13 @@ import (
 type Status interface {
 	ServeStatus(w http.ResponseWriter, r *http.Request, slug, rest string)
 	ServeHTML(w http.ResponseWriter, r *http.Request, slug string)
-	// The page's forms: password sign-in and subscriptions.
+	// The page's forms: password sign-in, sign-out and subscriptions.
 	ServeLogin(w http.ResponseWriter, r *http.Request, slug string)
+	ServeLogout(w http.ResponseWriter, r *http.Request, slug string)
+	// Single sign-on of sso pages: the start and the provider's redirect
+	// back (one URL for every page).
+	ServeSSOStart(w http.ResponseWriter, r *http.Request, slug string)
+	ServeSSOCallback(w http.ResponseWriter, r *http.Request)
 	ServeSubscribe(w http.ResponseWriter, r *http.Request, slug string)
 	ServeConfirm(w http.ResponseWriter, r *http.Request, slug string)
 	ServeUnsubscribe(w http.ResponseWriter, r *http.Request, slug string)
@@ -96,6 +102,37 @@ func (h *Handlers) Routes(rt *core.Router) {
 		Resp:     apidoc.Str("HTML page or redirect."),
 		RespType: "text/html",
 		Extra:    []int{400},
+	})
+	rt.Public(http.MethodPost, "/s/{slug}/logout", h.publicForm(Status.ServeLogout), apidoc.Op{
+		Tag:      "Public",
+		Summary:  "Sign out of a private page",
+		Limit:    "60 per minute per IP",
+		Desc:     "Ends the visitor's session of a password or sso page in this browser (not at the identity provider).",
+		Resp:     apidoc.Str("HTML page."),
+		RespType: "text/html",
+	})
+	rt.Public(http.MethodGet, "/s/{slug}/sso", h.publicForm(Status.ServeSSOStart), apidoc.Op{
+		Tag:      "Public",
+		Summary:  "Start single sign-on of an sso page",
+		Limit:    "60 per minute per IP",
+		Desc:     "Redirects (303) to the install's OpenID Connect provider (authorization code with PKCE, state and nonce). `prompt=select_account` asks the provider to let the visitor choose an account. 503 with an HTML page when the provider cannot be used.",
+		Query:    []apidoc.Param{apidoc.Q("prompt", apidoc.Enum("", "select_account"), "Let the visitor choose another account.")},
+		Resp:     apidoc.Str("Redirect to the provider."),
+		RespType: "text/html",
+		Extra:    []int{503},
+	})
+	rt.Public(http.MethodGet, statuspage.SSOCallbackPath, h.ssoCallback, apidoc.Op{
+		Tag:     "Public",
+		Summary: "Single sign-on redirect URI",
+		Limit:   "60 per minute per IP",
+		Desc:    "Where the OpenID provider returns the visitor (register <public URL>/sso/callback). Checks state, redeems the code with the PKCE verifier, verifies the ID token and signs an allowed visitor in (303 to the page); 400 for an unknown, expired or used state, 401 for a refused code or token, 403 (naming the signed-in user) for a user the page does not allow, 503 when the provider cannot be used.",
+		Query: []apidoc.Param{
+			apidoc.Q("code", apidoc.Str(""), "Authorization code."),
+			apidoc.Q("state", apidoc.Str(""), "The sign-in's state."),
+		},
+		Resp:     apidoc.Str("HTML page or redirect."),
+		RespType: "text/html",
+		Extra:    []int{400, 503},
 	})
 	rt.Public(http.MethodPost, "/s/{slug}/subscribe", h.publicForm(Status.ServeSubscribe), apidoc.Op{
 		Tag:      "Public",

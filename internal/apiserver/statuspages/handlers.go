@@ -545,7 +545,41 @@ func pageAccessObject(p *monv1.StatusPage) restapi.PageAccessState {
 	if a := p.Spec.Access; a != nil {
 		mode, hasPassword, revoked = a.Mode, a.PasswordSecretRef != nil, core.MetaTimePtr(a.SessionsRevokedAt)
 	}
-	return restapi.PageAccessState{Mode: string(mode), IsPublic: p.Spec.IsPublic, HasPassword: hasPassword, SessionsRevokedAt: revoked}
+	out := restapi.PageAccessState{Mode: string(mode), IsPublic: p.Spec.IsPublic, HasPassword: hasPassword, SessionsRevokedAt: revoked}
+	if a := p.Spec.Access; a != nil && a.SSO != nil {
+		out.SSO = &restapi.PageAccessSSO{AllowedEmailDomains: core.NonNil(a.SSO.AllowedEmailDomains),
+			AllowedEmails: core.NonNil(a.SSO.AllowedEmails), AllowedGroups: core.NonNil(a.SSO.AllowedGroups)}
+	}
+	return out
+}
+
+// validateSSO checks the sso part of PUT /status/pages/:id/access: needed
+// (with an entry and a configured provider) for mode sso, refused for the
+// others. The formats of its entries are the CRD's, checked on the write.
+func (h *Handlers) validateSSO(mode monv1.StatusPageAccessMode, b *restapi.PageAccessSSO) []core.FieldError {
+	if mode != monv1.AccessSSO {
+		if b != nil {
+			return []core.FieldError{core.FieldErr("sso", "is only used with mode sso")}
+		}
+		return nil
+	}
+	var errs []core.FieldError
+	if h.ssoUnavailable != "" {
+		errs = append(errs, core.FieldErr("mode", "%s", h.ssoUnavailable))
+	}
+	if b == nil || len(b.AllowedEmailDomains)+len(b.AllowedEmails)+len(b.AllowedGroups) == 0 {
+		return append(errs, core.FieldErr("sso", "needs at least one of allowed_email_domains, allowed_emails or allowed_groups for sso access"))
+	}
+	for name, n := range map[string]struct{ got, max int }{
+		"sso.allowed_email_domains": {len(b.AllowedEmailDomains), 100},
+		"sso.allowed_emails":        {len(b.AllowedEmails), 500},
+		"sso.allowed_groups":        {len(b.AllowedGroups), 100},
+	} {
+		if n.got > n.max {
+			errs = append(errs, core.FieldErr(name, "at most %d entries", n.max))
+		}
+	}
+	return errs
 }
 
 // putPageAccess sets who may view a page. A password is kept in the Secret
@@ -583,6 +617,9 @@ func (h *Handlers) putPageAccess(w http.ResponseWriter, r *http.Request) {
 	if mode != monv1.AccessPassword && password != "" {
 		errs = append(errs, core.FieldErr("password", "is only used with mode password"))
 	}
+	if len(errs) == 0 {
+		errs = h.validateSSO(mode, b.SSO)
+	}
 	if len(errs) > 0 {
 		core.WriteValidation(w, errs...)
 		return
@@ -607,6 +644,13 @@ func (h *Handlers) putPageAccess(w http.ResponseWriter, r *http.Request) {
 		a.PasswordSecretRef = nil
 		if mode == monv1.AccessPassword {
 			a.PasswordSecretRef = &monv1.SecretKeySelector{Name: secretName, Key: pagePasswordKey}
+		}
+		// New sso rules end the sessions of the old ones by themselves
+		// (the session carries the rules' generation).
+		a.SSO = nil
+		if mode == monv1.AccessSSO {
+			a.SSO = &monv1.StatusPageSSO{AllowedEmailDomains: b.SSO.AllowedEmailDomains,
+				AllowedEmails: b.SSO.AllowedEmails, AllowedGroups: b.SSO.AllowedGroups}
 		}
 		p.Spec.Access = a
 		if b.IsPublic.Set && !b.IsPublic.Null {

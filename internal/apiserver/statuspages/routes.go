@@ -51,6 +51,7 @@ func (h *Handlers) Routes(rt *core.Router) {
 	rt.Handle(http.MethodPut, "/status/pages/{id}/access", h.putPageAccess, owner, core.Doc(apidoc.Op{
 		Tag:     "Status pages",
 		Summary: "Change who can view the page",
+		Desc:    "Extension: `sso` ({allowed_email_domains, allowed_emails, allowed_groups}) says who may view an sso page; mode sso needs it and an OpenID Connect provider configured for the install (else 400 VALIDATION_ERROR naming the missing setting).",
 		Body:    restapi.PageAccess{},
 		Resp:    restapi.PageAccessState{},
 		Extra:   []int{409},
@@ -94,9 +95,13 @@ type Handlers struct {
 	subscribers SubscriberLister
 	// publicURL is the base URL of the public pages.
 	publicURL string
+	// ssoUnavailable names the setting sso pages lack ("" when none).
+	ssoUnavailable string
 }
 
-// New returns the handlers; subscribers may be nil.
-func New(d *core.Deps, subscribers SubscriberLister, publicURL string) *Handlers {
-	return &Handlers{d: d, subscribers: subscribers, publicURL: publicURL}
+// New returns the handlers; subscribers may be nil. ssoUnavailable names
+// the install setting that sso pages lack, "" when they can be served
+// (statuspage.SSOUnavailable).
+func New(d *core.Deps, subscribers SubscriberLister, publicURL, ssoUnavailable string) *Handlers {
+	return &Handlers{d: d, subscribers: subscribers, publicURL: publicURL, ssoUnavailable: ssoUnavailable}
 }

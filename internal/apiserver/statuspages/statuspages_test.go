@@ -2,6 +2,8 @@ package statuspages
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -48,7 +50,7 @@ func newFixture(t *testing.T) (*coretest.Fixture, *subscribers) {
 	basicNS := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "basic-ws", Labels: map[string]string{monv1.PlanLabel: "basic"}}}
 	f := coretest.New(t, mon("api", apiID, monv1.StatusDown), mon("db", dbID, ""), page, basic, basicNS)
 	subs := &subscribers{}
-	New(f.Deps, subs, "https://status.example.net/").Routes(f.Router)
+	New(f.Deps, subs, "https://status.example.net/", "").Routes(f.Router)
 	return f, subs
 }
 
@@ -240,4 +242,47 @@ func TestLanguagesAndSubscribers(t *testing.T) {
 		t.Fatalf("subscribers = %v, asked %v", list, subs.asked)
 	}
 	coretest.Expect(t, f.Call("other", apikeys.ReadOnly, "GET", "/status/pages/"+pageID+"/subscribers", nil), 404, "another workspace")
+}
+
+// TestSSOAccess: mode sso takes its rules in sso (an extension), shows them
+// on GET, drops them for other modes, and is refused with the missing
+// setting on an install without a provider.
+func TestSSOAccess(t *testing.T) {
+	f, _ := newFixture(t)
+	access := "/status/pages/" + pageID + "/access"
+	rules := map[string]any{"allowed_email_domains": []string{"example.com"}, "allowed_emails": []string{"a@partner.example"}, "allowed_groups": []string{"sre"}}
+	if body := coretest.Expect(t, f.CallAs(owner("team"), "PUT", access, map[string]any{"mode": "sso"}), 400, "no rules"); fieldOf(body) != "sso" {
+		t.Fatalf("no rules = %v", body)
+	}
+	if body := coretest.Expect(t, f.CallAs(owner("team"), "PUT", access, map[string]any{"mode": "sso", "sso": map[string]any{}}), 400, "empty rules"); fieldOf(body) != "sso" {
+		t.Fatalf("empty rules = %v", body)
+	}
+	if body := coretest.Expect(t, f.CallAs(owner("team"), "PUT", access, map[string]any{"mode": "public", "sso": rules}), 400, "rules without sso"); fieldOf(body) != "sso" {
+		t.Fatalf("rules without sso = %v", body)
+	}
+	set := coretest.Expect(t, f.CallAs(owner("team"), "PUT", access, map[string]any{"mode": "sso", "sso": rules}), 200, "sso")
+	got := coretest.Expect(t, f.Call("team", apikeys.ReadOnly, "GET", access, nil), 200, "get sso")
+	for _, body := range []map[string]any{set, got} {
+		sso, _ := body["sso"].(map[string]any)
+		if body["mode"] != "sso" || sso == nil || fmt.Sprint(sso["allowed_email_domains"]) != "[example.com]" ||
+			fmt.Sprint(sso["allowed_emails"]) != "[a@partner.example]" || fmt.Sprint(sso["allowed_groups"]) != "[sre]" {
+			t.Fatalf("sso access = %v", body)
+		}
+	}
+	if a := storedPage(t, f).Spec.Access; a.Mode != monv1.AccessSSO || a.SSO == nil || a.SSO.AllowedGroups[0] != "sre" {
+		t.Fatalf("stored access = %+v", a)
+	}
+	pub := coretest.Expect(t, f.CallAs(owner("team"), "PUT", access, map[string]any{"mode": "public"}), 200, "public")
+	if pub["sso"] != nil || storedPage(t, f).Spec.Access.SSO != nil {
+		t.Fatalf("sso rules outlived sso mode: %v", pub)
+	}
+
+	// An install without a provider.
+	g := coretest.New(t, &monv1.StatusPage{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "status", UID: types.UID(pageID)},
+		Spec: monv1.StatusPageSpec{Title: "Status", Slug: "acme-status", IsPublic: true}})
+	New(g.Deps, nil, "https://status.example.net/", "single sign-on needs --oidc-issuer-url").Routes(g.Router)
+	body := coretest.Expect(t, g.CallAs(owner("team"), "PUT", access, map[string]any{"mode": "sso", "sso": rules}), 400, "no provider")
+	if fieldOf(body) != "mode" || !strings.Contains(fmt.Sprint(body), "--oidc-issuer-url") {
+		t.Fatalf("no provider = %v", body)
+	}
 }

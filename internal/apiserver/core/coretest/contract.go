@@ -37,6 +37,7 @@ import (
 var servedByFake = map[string]bool{
 	"/status/{slug}": true, "/status/{slug}/{rest}": true,
 	"/s/{slug}": true, "/s/{slug}/login": true, "/s/{slug}/subscribe": true, "/s/{slug}/confirm": true, "/s/{slug}/unsubscribe": true,
+	"/s/{slug}/logout": true, "/s/{slug}/sso": true, "/sso/callback": true,
 }
 
 // contract is the document loaded once, with a matcher per path template.
