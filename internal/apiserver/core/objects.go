@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"reflect"
 
 	"github.com/go-chi/chi/v5"
 
@@ -30,49 +31,6 @@ func liveWithUID(list client.ObjectList, uid string) client.Object {
 		}
 	}
 	return nil
-}
-
-// FindByUID returns the live (not deleting) object of list's kind in ns whose
-// metadata.uid is uid. It looks in the cache first and asks the API server
-// when the cache has not seen the object yet, so an object created a moment
-// ago is found. It returns ErrNotFound for ids of other namespaces.
-func (d *Deps) FindByUID(ctx context.Context, list client.ObjectList, ns, uid string) (client.Object, error) {
-	if uid == "" {
-		return nil, ErrNotFound
-	}
-	// The manager's cache indexes every kind looked up by id on metadata.uid:
-	// one indexed read instead of copying the whole namespace. Readers
-	// without the index (tests' fakes) fall through to the scan below.
-	if err := d.Client.List(ctx, list, client.InNamespace(ns), client.MatchingFields{monv1.UIDIndex: uid}); err == nil {
-		if obj := liveWithUID(list, uid); obj != nil {
-			return obj, nil
-		}
-	}
-	for i, r := range []client.Reader{d.Client, d.Reader} {
-		if i == 1 && d.Reader == d.Client {
-			break
-		}
-		var err error
-		if i == 0 {
-			err = d.List(ctx, list, ns)
-		} else {
-			err = r.List(ctx, list, client.InNamespace(ns))
-		}
-		if err != nil {
-			return nil, fmt.Errorf("list %T: %w", list, err)
-		}
-		items, err := meta.ExtractList(list)
-		if err != nil {
-			return nil, err
-		}
-		for _, it := range items {
-			obj, ok := it.(client.Object)
-			if ok && string(obj.GetUID()) == uid && obj.GetDeletionTimestamp() == nil {
-				return obj, nil
-			}
-		}
-	}
-	return nil, ErrNotFound
 }
 
 // MonitorByID finds a Monitor of ns by id.
@@ -117,17 +75,47 @@ func (d *Deps) Fresh(ctx context.Context, obj client.Object) error {
 // Mutate applies fn to the newest version of obj and updates it, retrying on
 // conflicts. fn may return an *Error to stop without writing.
 func (d *Deps) Mutate(ctx context.Context, obj client.Object, fn func() error) error {
+	return d.mutate(ctx, obj, true, fn)
+}
+
+// MutateCached is Mutate for obj as the cache gave it a moment ago
+// (ResolveIDs): the first attempt updates obj as read, and the API
+// server's optimistic concurrency (resourceVersion) refuses it when the
+// cache was behind; only then is obj read again. A request that changes
+// many objects (a bulk action) so writes each once instead of reading it
+// first.
+func (d *Deps) MutateCached(ctx context.Context, obj client.Object, fn func() error) error {
+	return d.mutate(ctx, obj, false, fn)
+}
+
+func (d *Deps) mutate(ctx context.Context, obj client.Object, cached bool, fn func() error) error {
+	var asRead client.Object
+	if cached && obj.GetResourceVersion() != "" {
+		asRead = obj.DeepCopyObject().(client.Object)
+	}
 	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		if err := d.Fresh(ctx, obj); err != nil {
-			return err
+		if asRead == nil {
+			if err := d.Fresh(ctx, obj); err != nil {
+				return err
+			}
 		}
 		if err := fn(); err != nil {
 			return err
 		}
-		if err := d.Client.Update(ctx, obj); err != nil {
-			return err
+		err := d.Client.Update(ctx, obj)
+		if apierrors.IsNotFound(err) {
+			return ErrNotFound
 		}
-		return nil
+		if asRead != nil {
+			if err != nil {
+				// The re-read starts from obj as read, not as fn left it:
+				// what the newest version omits must not stay over from
+				// this attempt.
+				reflect.ValueOf(obj).Elem().Set(reflect.ValueOf(asRead).Elem())
+			}
+			asRead = nil
+		}
+		return err
 	})
 }
 
@@ -147,9 +135,12 @@ type ObjectUIDs struct {
 	ByUID  map[string]string
 }
 
-// UIDIndex indexes the live objects of list's kind in ns by name and uid.
+// UIDIndex indexes the live objects of list's kind in ns by name and uid,
+// from the cache. It reads names and uids only, so it shares the cache's
+// objects instead of copying the namespace. To resolve ids a request sends,
+// use ResolveIDs: an index of the namespace is for showing references.
 func (d *Deps) UIDIndex(ctx context.Context, list client.ObjectList, ns string) (*ObjectUIDs, error) {
-	if err := d.List(ctx, list, ns); err != nil {
+	if err := d.List(ctx, list, ns, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("list %T: %w", list, err)
 	}
 	items, err := meta.ExtractList(list)

@@ -326,7 +326,8 @@ func isWrite(method string) bool {
 }
 
 // guard applies a route's access level, plan feature, rate limits and body
-// limit, in that order.
+// limit, in that order, and serves h with the request's read budget
+// (WithRequestReads).
 func (rt *Router) guard(r0 route, h http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c := CallerFrom(r.Context())
@@ -367,7 +368,7 @@ func (rt *Router) guard(r0 route, h http.HandlerFunc) http.Handler {
 		if r.Body != nil {
 			r.Body = http.MaxBytesReader(w, r.Body, r0.maxBody)
 		}
-		h(w, r)
+		h(w, r.WithContext(WithRequestReads(r.Context())))
 	})
 }
 

@@ -67,7 +67,14 @@ func secretField(t monv1.AlertChannelType, f string) bool {
 	return false
 }
 
-func (h *Handlers) routingFrom(ctx context.Context, ns string, b *restapi.Routing, prefix string) (*monv1.AlertRouting, []core.FieldError) {
+// maxRoutingIDs is the longest list of group ids, and of monitor ids, a
+// connection's routing names (docs/rest-api.md, Alert channels).
+const maxRoutingIDs = 500
+
+// routingFrom is the routing b describes; field names of its errors start
+// with prefix. It refuses an over-limit list before looking up any id and
+// resolves the rest with core.Deps.RefsByID (bounded reads).
+func (h *Handlers) routingFrom(ctx context.Context, ns string, b *restapi.Routing, prefix string) (*monv1.AlertRouting, error) {
 	var errs []core.FieldError
 	rt := &monv1.AlertRouting{Scope: monv1.RoutingScope(b.Scope), MinSeverity: monv1.Severity(b.MinSeverity)}
 	if rt.Scope == "" {
@@ -82,32 +89,38 @@ func (h *Handlers) routingFrom(ctx context.Context, ns string, b *restapi.Routin
 	if rt.MinSeverity != "down" && rt.MinSeverity != "degraded" {
 		errs = append(errs, core.FieldErr(prefix+"min_severity", "must be down or degraded"))
 	}
-	if len(b.GroupIDs) > 500 || len(b.MonitorIDs) > 500 {
-		errs = append(errs, core.FieldErr(prefix+"group_ids", "at most 500 ids each"))
-	}
-	for _, id := range b.GroupIDs {
-		obj, err := h.d.FindByUID(ctx, &monv1.MonitorGroupList{}, ns, id)
-		if err != nil {
-			errs = append(errs, core.FieldErr(prefix+"group_ids", "monitor group %s not found", id))
-			continue
+	over := false
+	for _, ae := range []*core.Error{
+		core.TooManyIDs(prefix+"group_ids", len(b.GroupIDs), maxRoutingIDs, "monitor groups"),
+		core.TooManyIDs(prefix+"monitor_ids", len(b.MonitorIDs), maxRoutingIDs, "monitors"),
+	} {
+		if ae != nil {
+			errs, over = append(errs, ae.Body.Errors...), true
 		}
-		rt.Groups = append(rt.Groups, monv1.LocalObjectReference{Name: obj.GetName()})
 	}
-	for _, id := range b.MonitorIDs {
-		obj, err := h.d.FindByUID(ctx, &monv1.MonitorList{}, ns, id)
-		if err != nil {
-			errs = append(errs, core.FieldErr(prefix+"monitor_ids", "monitor %s not found", id))
-			continue
-		}
-		rt.Monitors = append(rt.Monitors, monv1.LocalObjectReference{Name: obj.GetName()})
+	if over {
+		return nil, core.ValidationError(errs...)
 	}
+	groups, gerrs, err := h.d.RefsByID(ctx, &monv1.MonitorGroupList{}, ns, b.GroupIDs, prefix+"group_ids", "monitor group")
+	if err != nil {
+		return nil, err
+	}
+	monitors, merrs, err := h.d.RefsByID(ctx, &monv1.MonitorList{}, ns, b.MonitorIDs, prefix+"monitor_ids", "monitor")
+	if err != nil {
+		return nil, err
+	}
+	rt.Groups, rt.Monitors = groups, monitors
+	errs = append(append(errs, gerrs...), merrs...)
 	if rt.Scope == "groups" && len(rt.Groups) == 0 && len(errs) == 0 {
 		errs = append(errs, core.FieldErr(prefix+"group_ids", "is required when scope is groups"))
 	}
 	if rt.Scope == "monitors" && len(rt.Monitors) == 0 && len(errs) == 0 {
 		errs = append(errs, core.FieldErr(prefix+"monitor_ids", "is required when scope is monitors"))
 	}
-	return rt, errs
+	if len(errs) > 0 {
+		return nil, core.ValidationError(errs...)
+	}
+	return rt, nil
 }
 
 // connectionBody is a decoded connection body: the channel fields as
@@ -270,13 +283,11 @@ func (h *Handlers) createConnection(w http.ResponseWriter, r *http.Request) {
 		core.WriteErr(w, r, err)
 		return
 	}
-	var rerrs []core.FieldError
 	if b.routing != nil {
-		ch.Spec.Routing, rerrs = h.routingFrom(ctx, c.Namespace, b.routing, "routing.")
-	}
-	if len(rerrs) > 0 {
-		core.WriteValidation(w, rerrs...)
-		return
+		if ch.Spec.Routing, err = h.routingFrom(ctx, c.Namespace, b.routing, "routing."); err != nil {
+			core.WriteErr(w, r, err)
+			return
+		}
 	}
 	if t == monv1.ChannelWebhook {
 		if err := h.checkEndpoint(ctx, ch.Spec.WebhookURL); err != nil {
@@ -354,9 +365,8 @@ func (h *Handlers) updateConnection(w http.ResponseWriter, r *http.Request) {
 	}
 	var routing *monv1.AlertRouting
 	if b.routing != nil {
-		var rerrs []core.FieldError
-		if routing, rerrs = h.routingFrom(ctx, ch.Namespace, b.routing, "routing."); len(rerrs) > 0 {
-			core.WriteValidation(w, rerrs...)
+		if routing, err = h.routingFrom(ctx, ch.Namespace, b.routing, "routing."); err != nil {
+			core.WriteErr(w, r, err)
 			return
 		}
 	}
@@ -407,18 +417,19 @@ func (h *Handlers) deleteConnection(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handlers) putRouting(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	ch := h.pathChannel(w, r)
-	if ch == nil {
-		return
-	}
 	var b restapi.Routing
 	if err := core.DecodeJSON(r, &b, true); err != nil {
 		core.WriteErr(w, r, err)
 		return
 	}
-	routing, errs := h.routingFrom(ctx, ch.Namespace, &b, "")
-	if len(errs) > 0 {
-		core.WriteValidation(w, errs...)
+	// The body first: an over-limit list is refused before any lookup.
+	routing, err := h.routingFrom(ctx, core.CallerFrom(ctx).Namespace, &b, "")
+	if err != nil {
+		core.WriteErr(w, r, err)
+		return
+	}
+	ch := h.pathChannel(w, r)
+	if ch == nil {
 		return
 	}
 	if err := h.d.Mutate(ctx, ch, func() error { ch.Spec.Routing = routing; return nil }); err != nil {

@@ -2,7 +2,6 @@ package maintenance
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -118,29 +117,54 @@ func (h *Handlers) list(w http.ResponseWriter, r *http.Request) {
 	httpjson.Write(w, http.StatusOK, out)
 }
 
-// refsByID resolves ids of one kind to references; unknown ids are field
-// errors of field[i].
-func refsByID(ids []string, idx *core.ObjectUIDs, field, what string) ([]monv1.LocalObjectReference, []core.FieldError) {
-	var out []monv1.LocalObjectReference
-	var errs []core.FieldError
-	seen := map[string]bool{}
-	for i, id := range ids {
-		name, ok := idx.ByUID[id]
-		if !ok {
-			errs = append(errs, core.FieldErr(fmt.Sprintf("%s[%d]", field, i), "%s not found", what))
-			continue
-		}
-		if !seen[name] {
-			seen[name] = true
-			out = append(out, monv1.LocalObjectReference{Name: name})
+// The longest lists of ids a window names (the document's field bounds,
+// restapi.MaintenanceBody).
+const (
+	maxWindowMonitors = 500
+	maxWindowGroups   = 100
+)
+
+// windowRefs are the monitors and groups a body names, resolved once per
+// request, with the field errors of the ids that name nothing.
+type windowRefs struct {
+	monitors, groups       []monv1.LocalObjectReference
+	monitorErrs, groupErrs []core.FieldError
+}
+
+// resolveRefs refuses an over-limit list of ids before looking any up
+// (VALIDATION_ERROR naming the list), then resolves the ids b sends with
+// core.Deps.RefsByID: bounded reads, however many ids name nothing.
+func (h *Handlers) resolveRefs(ctx context.Context, ns string, b *restapi.MaintenanceBody) (*windowRefs, error) {
+	var over []core.FieldError
+	for _, ae := range []*core.Error{
+		core.TooManyIDs("monitor_ids", len(b.MonitorIDs.Value()), maxWindowMonitors, "monitors"),
+		core.TooManyIDs("group_ids", len(b.GroupIDs.Value()), maxWindowGroups, "monitor groups"),
+	} {
+		if ae != nil {
+			over = append(over, ae.Body.Errors...)
 		}
 	}
-	return out, errs
+	if len(over) > 0 {
+		return nil, core.ValidationError(over...)
+	}
+	x := &windowRefs{}
+	var err error
+	if b.MonitorIDs.Set {
+		if x.monitors, x.monitorErrs, err = h.d.RefsByID(ctx, &monv1.MonitorList{}, ns, b.MonitorIDs.Value(), "monitor_ids", "monitor"); err != nil {
+			return nil, err
+		}
+	}
+	if b.GroupIDs.Set {
+		if x.groups, x.groupErrs, err = h.d.RefsByID(ctx, &monv1.MonitorGroupList{}, ns, b.GroupIDs.Value(), "group_ids", "monitor group"); err != nil {
+			return nil, err
+		}
+	}
+	return x, nil
 }
 
 // applyMaintenanceBody writes the sent fields of b onto mw and validates the
 // result the way admission does, with REST field names.
-func applyMaintenanceBody(mw *monv1.MaintenanceWindow, b *restapi.MaintenanceBody, create bool, monitors, groups *core.ObjectUIDs) []core.FieldError {
+func applyMaintenanceBody(mw *monv1.MaintenanceWindow, b *restapi.MaintenanceBody, create bool, refs *windowRefs) []core.FieldError {
 	var errs []core.FieldError
 	sp := &mw.Spec
 	if b.Title.Set {
@@ -203,22 +227,12 @@ func applyMaintenanceBody(mw *monv1.MaintenanceWindow, b *restapi.MaintenanceBod
 		}
 	}
 	if b.MonitorIDs.Set {
-		ids := b.MonitorIDs.Value()
-		if len(ids) > 500 {
-			errs = append(errs, core.FieldErr("monitor_ids", "must have at most 500 monitors"))
-		}
-		var fe []core.FieldError
-		sp.Monitors, fe = refsByID(ids, monitors, "monitor_ids", "monitor")
-		errs = append(errs, fe...)
+		sp.Monitors = refs.monitors
+		errs = append(errs, refs.monitorErrs...)
 	}
 	if b.GroupIDs.Set {
-		ids := b.GroupIDs.Value()
-		if len(ids) > 100 {
-			errs = append(errs, core.FieldErr("group_ids", "must have at most 100 groups"))
-		}
-		var fe []core.FieldError
-		sp.Groups, fe = refsByID(ids, groups, "group_ids", "monitor group")
-		errs = append(errs, fe...)
+		sp.Groups = refs.groups
+		errs = append(errs, refs.groupErrs...)
 	}
 	switch {
 	case b.Scope.Set && !b.Scope.Null:
@@ -269,8 +283,9 @@ func maintenanceFieldPath(p string) string {
 	return core.SnakePath(p)
 }
 
-// refs indexes the monitors and groups of ns by uid.
-func (h *Handlers) refs(ctx context.Context, ns string) (monitors, groups *core.ObjectUIDs, err error) {
+// uids indexes the monitors and groups of ns by uid (from the cache), to
+// show a window's references as ids.
+func (h *Handlers) uids(ctx context.Context, ns string) (monitors, groups *core.ObjectUIDs, err error) {
 	if monitors, err = h.d.UIDIndex(ctx, &monv1.MonitorList{}, ns); err != nil {
 		return nil, nil, err
 	}
@@ -287,13 +302,13 @@ func (h *Handlers) create(w http.ResponseWriter, r *http.Request) {
 		core.WriteErr(w, r, err)
 		return
 	}
-	monitors, groups, err := h.refs(ctx, c.Namespace)
+	refs, err := h.resolveRefs(ctx, c.Namespace, &b)
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return
 	}
 	mw := &monv1.MaintenanceWindow{ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace}}
-	if errs := applyMaintenanceBody(mw, &b, true, monitors, groups); len(errs) > 0 {
+	if errs := applyMaintenanceBody(mw, &b, true, refs); len(errs) > 0 {
 		core.WriteValidation(w, errs...)
 		return
 	}
@@ -302,7 +317,17 @@ func (h *Handlers) create(w http.ResponseWriter, r *http.Request) {
 		core.WriteErr(w, r, h.d.WriteFailed(ctx, c.Namespace, err, maintenanceFieldPath))
 		return
 	}
-	httpjson.Write(w, http.StatusCreated, maintenanceObject(mw, monitors, groups))
+	h.respond(w, r, mw, http.StatusCreated)
+}
+
+// respond answers with window mw, its references shown as ids.
+func (h *Handlers) respond(w http.ResponseWriter, r *http.Request, mw *monv1.MaintenanceWindow, status int) {
+	monitors, groups, err := h.uids(r.Context(), mw.Namespace)
+	if err != nil {
+		core.WriteErr(w, r, err)
+		return
+	}
+	httpjson.Write(w, status, maintenanceObject(mw, monitors, groups))
 }
 
 func (h *Handlers) pathWindow(w http.ResponseWriter, r *http.Request) *monv1.MaintenanceWindow {
@@ -312,22 +337,22 @@ func (h *Handlers) pathWindow(w http.ResponseWriter, r *http.Request) *monv1.Mai
 // update serves PUT and PATCH: only sent fields change.
 func (h *Handlers) update(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	mw := h.pathWindow(w, r)
-	if mw == nil {
-		return
-	}
 	var b restapi.MaintenanceBody
 	if err := core.DecodeJSON(r, &b, false); err != nil {
 		core.WriteErr(w, r, err)
 		return
 	}
-	monitors, groups, err := h.refs(ctx, mw.Namespace)
+	refs, err := h.resolveRefs(ctx, core.CallerFrom(ctx).Namespace, &b)
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return
 	}
+	mw := h.pathWindow(w, r)
+	if mw == nil {
+		return
+	}
 	err = h.d.Mutate(ctx, mw, func() error {
-		if errs := applyMaintenanceBody(mw, &b, false, monitors, groups); len(errs) > 0 {
+		if errs := applyMaintenanceBody(mw, &b, false, refs); len(errs) > 0 {
 			return core.ValidationError(errs...)
 		}
 		return nil
@@ -336,7 +361,7 @@ func (h *Handlers) update(w http.ResponseWriter, r *http.Request) {
 		core.WriteErr(w, r, h.d.WriteFailed(ctx, mw.Namespace, err, maintenanceFieldPath))
 		return
 	}
-	httpjson.Write(w, http.StatusOK, maintenanceObject(mw, monitors, groups))
+	h.respond(w, r, mw, http.StatusOK)
 }
 
 func (h *Handlers) delete(w http.ResponseWriter, r *http.Request) {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -167,17 +168,25 @@ func (c *credentialSecrets) create(ctx context.Context, m *monv1.Monitor) error 
 
 // inline is m's spec with the values of its credentials Secret
 // in place of the references to it, so a plan compares credentials as
-// written (code sends them in plain text).
+// written (code sends them in plain text). A plan inlines every monitor it
+// compares, so the Secrets are read with one list of the namespace's
+// credentials Secrets per request (core.Deps.ListOnce), and only when m
+// references its own Secret at all.
 func (c *credentialSecrets) inline(ctx context.Context, m *monv1.Monitor) (*monv1.MonitorSpec, error) {
-	var sec corev1.Secret
-	err := c.d.Reader.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: credentials.SecretName(m.Name)}, &sec)
-	if apierrors.IsNotFound(err) || (err == nil && !credentials.IsOwn(&sec, m)) {
+	own := credentials.SecretName(m.Name)
+	if !slices.ContainsFunc(credentials.References(&m.Spec), func(r credentials.Reference) bool { return r.Secret.Name == own }) {
 		return &m.Spec, nil
 	}
+	l, err := c.d.ListOnce(ctx, &corev1.SecretList{}, m.Namespace, client.HasLabels{monv1.CredentialsOfLabel})
 	if err != nil {
-		return nil, fmt.Errorf("read credentials secret: %w", err)
+		return nil, fmt.Errorf("read credentials secrets: %w", err)
 	}
-	return credentials.Inline(&m.Spec, m.Name, sec.Data), nil
+	for _, sec := range l.(*corev1.SecretList).Items {
+		if credentials.IsOwn(&sec, m) {
+			return credentials.Inline(&m.Spec, m.Name, sec.Data), nil
+		}
+	}
+	return &m.Spec, nil
 }
 
 // checkRefs refuses the Secret references a write of m makes (new

@@ -675,6 +675,10 @@ func (h *Handlers) resetStats(w http.ResponseWriter, r *http.Request) {
 	httpjson.Write(w, http.StatusOK, restapi.Success{Success: true, Message: "Statistics reset"})
 }
 
+// maxBulkIDs is the longest list of ids of POST /monitors/bulk
+// (docs/rest-api.md, Limits).
+const maxBulkIDs = 500
+
 func (h *Handlers) bulkMonitors(w http.ResponseWriter, r *http.Request) {
 	ctx, c := r.Context(), core.CallerFrom(r.Context())
 	var b restapi.BulkRequest
@@ -687,8 +691,8 @@ func (h *Handlers) bulkMonitors(w http.ResponseWriter, r *http.Request) {
 	if !slices.Contains(actions, b.Action) {
 		errs = append(errs, core.FieldErr("action", "must be one of %s", strings.Join(actions, ", ")))
 	}
-	if len(b.IDs) < 1 || len(b.IDs) > 500 {
-		errs = append(errs, core.FieldErr("ids", "must have 1-500 monitor ids"))
+	if len(b.IDs) < 1 || len(b.IDs) > maxBulkIDs {
+		errs = append(errs, core.FieldErr("ids", "must have 1-%d monitor ids", maxBulkIDs))
 	}
 	tags := monitor.NormalizeTags(b.Tags)
 	if (b.Action == "add_tags" || b.Action == "remove_tags") && len(tags) == 0 {
@@ -699,28 +703,42 @@ func (h *Handlers) bulkMonitors(w http.ResponseWriter, r *http.Request) {
 			errs = append(errs, core.FieldErr(fmt.Sprintf("tags[%d]", i), "must be 1-32 characters"))
 		}
 	}
-	var group *monv1.LocalObjectReference
-	if b.Action == "move_group" {
-		switch {
-		case !b.GroupID.Set:
-			errs = append(errs, core.FieldErr("group_id", "is required for move_group (null removes from the group)"))
-		case !b.GroupID.Null && b.GroupID.Value() != "":
-			g, err := h.d.FindByUID(ctx, &monv1.MonitorGroupList{}, c.Namespace, b.GroupID.Value())
-			if err != nil {
-				errs = append(errs, core.FieldErr("group_id", "monitor group not found"))
-			} else {
-				group = &monv1.LocalObjectReference{Name: g.GetName()}
-			}
-		}
+	if b.Action == "move_group" && !b.GroupID.Set {
+		errs = append(errs, core.FieldErr("group_id", "is required for move_group (null removes from the group)"))
 	}
+	// A refused body costs no read: nothing is looked up before here.
 	if len(errs) > 0 {
 		core.WriteValidation(w, errs...)
 		return
 	}
+	var group *monv1.LocalObjectReference
+	if b.Action == "move_group" && !b.GroupID.Null && b.GroupID.Value() != "" {
+		g, err := h.d.FindByUID(ctx, &monv1.MonitorGroupList{}, c.Namespace, b.GroupID.Value())
+		switch {
+		case errors.Is(err, core.ErrNotFound):
+			core.WriteValidation(w, core.FieldErr("group_id", "monitor group not found"))
+			return
+		case err != nil:
+			core.WriteErr(w, r, err)
+			return
+		}
+		group = &monv1.LocalObjectReference{Name: g.GetName()}
+	}
+	ids := uniqueIDs(b.IDs)
+	found, err := h.d.ResolveIDs(ctx, &monv1.MonitorList{}, c.Namespace, ids)
+	if err != nil {
+		core.WriteErr(w, r, err)
+		return
+	}
 	updated := 0
 	failed := []restapi.BulkFailure{}
-	for _, id := range slices.Compact(slices.Clone(b.IDs)) {
-		if err := h.bulkOne(ctx, c.Namespace, id, b.Action, tags, group); err != nil {
+	for _, id := range ids {
+		obj, ok := found[id]
+		if !ok {
+			failed = append(failed, restapi.BulkFailure{ID: id, Error: "Monitor not found"})
+			continue
+		}
+		if err := h.bulkOne(ctx, obj.(*monv1.Monitor), b.Action, tags, group); err != nil {
 			msg := "Monitor not found"
 			var ae *core.Error
 			switch {
@@ -741,16 +759,27 @@ func (h *Handlers) bulkMonitors(w http.ResponseWriter, r *http.Request) {
 	httpjson.Write(w, http.StatusOK, restapi.BulkResult{Updated: updated, Failed: failed})
 }
 
-func (h *Handlers) bulkOne(ctx context.Context, ns, id, action string, tags []string, group *monv1.LocalObjectReference) error {
-	m, err := h.d.MonitorByID(ctx, ns, id)
-	if err != nil {
-		return err
+// uniqueIDs is ids without repeats, in their order.
+func uniqueIDs(ids []string) []string {
+	seen := make(map[string]bool, len(ids))
+	out := make([]string, 0, len(ids))
+	for _, id := range ids {
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
 	}
+	return out
+}
+
+// bulkOne applies action to m, as the cache gave it: the write itself is
+// the check that m is current (core.Deps.MutateCached).
+func (h *Handlers) bulkOne(ctx context.Context, m *monv1.Monitor, action string, tags []string, group *monv1.LocalObjectReference) error {
 	if action == "delete" {
 		return h.delete(ctx, m)
 	}
 	wasPaused := m.Spec.Paused
-	err = h.d.Mutate(ctx, m, func() error {
+	err := h.d.MutateCached(ctx, m, func() error {
 		wasPaused = m.Spec.Paused
 		switch action {
 		case "pause":
@@ -770,7 +799,7 @@ func (h *Handlers) bulkOne(ctx context.Context, ns, id, action string, tags []st
 		return nil
 	})
 	if err != nil {
-		return h.d.WriteFailed(ctx, ns, err, core.MonitorFieldPath)
+		return h.d.WriteFailed(ctx, m.Namespace, err, core.MonitorFieldPath)
 	}
 	h.recordPause(ctx, m, wasPaused)
 	return nil

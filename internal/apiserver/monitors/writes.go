@@ -37,13 +37,15 @@ func (w Writes) Create(ctx context.Context, m *monv1.Monitor) (*monv1.Monitor, e
 	return w.h.create(ctx, m)
 }
 
-// Update applies spec b to the newest version of cur, as monitoring as code
-// does, and records a pause window when paused changed.
+// Update applies spec b to cur, as monitoring as code does, and records a
+// pause window when paused changed. cur was read for the plan in this
+// request, so it is written as read and read again only when the update
+// conflicts (core.Deps.MutateCached): an apply reads no monitor per change.
 func (w Writes) Update(ctx context.Context, cur *monv1.Monitor, b *core.MonitorBody) (*monv1.Monitor, error) {
 	h := w.h
 	m := cur.DeepCopy()
 	wasPaused := m.Spec.Paused
-	err := h.d.Mutate(ctx, m, func() error {
+	err := h.d.MutateCached(ctx, m, func() error {
 		wasPaused = m.Spec.Paused
 		if err := w.Apply(ctx, m, b); err != nil {
 			return err

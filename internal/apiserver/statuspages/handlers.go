@@ -308,8 +308,21 @@ func (b pageMonitorBody) id() string {
 	return b.AltMonitorID
 }
 
-// pageEntries resolves monitor ids to page entries.
+// maxPageMonitors is the most monitors a status page shows
+// (docs/rest-api.md, Limits).
+const maxPageMonitors = 500
+
+// pageEntries resolves monitor ids to page entries with one lookup of all
+// ids (core.Deps.ResolveIDs). Callers refuse an over-limit list first.
 func (h *Handlers) pageEntries(ctx context.Context, ns string, in []pageMonitorBody) ([]monv1.StatusPageMonitor, error) {
+	ids := make([]string, len(in))
+	for i, e := range in {
+		ids[i] = e.id()
+	}
+	found, err := h.d.ResolveIDs(ctx, &monv1.MonitorList{}, ns, ids)
+	if err != nil {
+		return nil, err
+	}
 	var errs []core.FieldError
 	var out []monv1.StatusPageMonitor
 	seen := map[string]bool{}
@@ -318,20 +331,17 @@ func (h *Handlers) pageEntries(ctx context.Context, ns string, in []pageMonitorB
 		if e.Section != nil && len(*e.Section) > 100 {
 			errs = append(errs, core.FieldErr(f+".section", "must be at most 100 characters"))
 		}
-		m, err := h.d.MonitorByID(ctx, ns, e.id())
-		if errors.Is(err, core.ErrNotFound) {
+		m, ok := found[e.id()]
+		if !ok {
 			errs = append(errs, core.FieldErr(f+".monitor_id", "monitor not found"))
 			continue
 		}
-		if err != nil {
-			return nil, err
-		}
-		if seen[m.Name] {
+		if seen[m.GetName()] {
 			errs = append(errs, core.FieldErr(f+".monitor_id", "is listed twice"))
 			continue
 		}
-		seen[m.Name] = true
-		entry := monv1.StatusPageMonitor{MonitorRef: monv1.LocalObjectReference{Name: m.Name}}
+		seen[m.GetName()] = true
+		entry := monv1.StatusPageMonitor{MonitorRef: monv1.LocalObjectReference{Name: m.GetName()}}
 		if e.Section != nil {
 			entry.Section = *e.Section
 		}
@@ -345,10 +355,6 @@ func (h *Handlers) pageEntries(ctx context.Context, ns string, in []pageMonitorB
 
 func (h *Handlers) putPageMonitors(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	p := h.pathPage(w, r)
-	if p == nil {
-		return
-	}
 	var b struct {
 		Monitors []pageMonitorBody `json:"monitors"` // restapi.PageMonitors, in either spelling
 	}
@@ -356,8 +362,13 @@ func (h *Handlers) putPageMonitors(w http.ResponseWriter, r *http.Request) {
 		core.WriteErr(w, r, err)
 		return
 	}
-	if len(b.Monitors) > 500 {
-		core.WriteValidation(w, core.FieldErr("monitors", "a status page shows at most 500 monitors"))
+	// An over-limit list is refused before anything is looked up.
+	if ae := core.TooManyIDs("monitors", len(b.Monitors), maxPageMonitors, "monitors"); ae != nil {
+		core.WriteErr(w, r, ae)
+		return
+	}
+	p := h.pathPage(w, r)
+	if p == nil {
 		return
 	}
 	entries, err := h.pageEntries(ctx, p.Namespace, b.Monitors)
@@ -395,8 +406,8 @@ func (h *Handlers) addPageMonitor(w http.ResponseWriter, r *http.Request) {
 				p.Spec.Monitors[i].Section = entries[0].Section
 				return nil
 			}
-			if len(p.Spec.Monitors) >= 500 {
-				return core.ValidationError(core.FieldErr("monitors", "a status page shows at most 500 monitors"))
+			if len(p.Spec.Monitors) >= maxPageMonitors {
+				return core.ValidationError(core.FieldErr("monitors", "a status page shows at most %d monitors", maxPageMonitors))
 			}
 			p.Spec.Monitors = append(p.Spec.Monitors, entries[0])
 			return nil
