@@ -195,6 +195,7 @@ func (w AlertChannelWebhook) validate(ctx context.Context, old, c *monv1.AlertCh
 		return apierrors.NewInternalError(err)
 	}
 	errs := ValidateAlertChannelSpec(ctx, &c.Spec, plan, w.Guard(), spec)
+	errs = append(errs, validateChannelInlineCredentials(old, c)...)
 	if old != nil && old.Spec.Type != c.Spec.Type {
 		errs = append(errs, field.Forbidden(spec.Child("type"), "type cannot change after creation"))
 	}
