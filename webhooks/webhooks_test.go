@@ -6,6 +6,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -336,6 +337,22 @@ var _ = Describe("AlertChannel admission", func() {
 		Entry("an inline webhook URL with a token", "team", named("AlertChannel", "type: webhook\nwebhookURL: https://hooks.slack.com/x?token=abc"),
 			"spec.webhookURL", "webhookURLFrom"),
 	)
+
+	It("refuses a Secret reference to a Secret that is neither the channel's own nor opted in", func() {
+		Expect(k8s.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "app-db"},
+			StringData: map[string]string{"password": "hunter2"}})).To(Succeed())
+		Expect(k8s.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "ops-signing",
+			Labels: map[string]string{monv1.CredentialsLabel: monv1.CredentialsLabelValue}},
+			StringData: map[string]string{"key": "whsec_x"}})).To(Succeed())
+		err := create("team", "kind: AlertChannel\nmetadata: {name: oracle}\nspec: {type: webhook, webhookURL: 'https://93.184.216.34/o', signingSecretRef: {name: app-db, key: password}}")
+		Expect(err).To(HaveOccurred())
+		Expect(err.Error()).To(And(ContainSubstring("spec.signingSecretRef.name"), ContainSubstring("may not be used by this channel"),
+			ContainSubstring(monv1.CredentialsLabel)))
+		err = create("team", "kind: AlertChannel\nmetadata: {name: pd-oracle}\nspec: {type: pagerduty, integrationKeyFrom: {name: app-db, key: password}}")
+		Expect(err).To(HaveOccurred())
+		Expect(err.Error()).To(ContainSubstring("spec.integrationKeyFrom.name"))
+		Expect(create("team", "kind: AlertChannel\nmetadata: {name: opted}\nspec: {type: webhook, webhookURL: 'https://93.184.216.34/o', signingSecretRef: {name: ops-signing, key: key}}")).To(Succeed())
+	})
 
 	It("accepts a webhook URL without a credential inline, and a chat URL from a Secret", func() {
 		Expect(create("team", "kind: AlertChannel\nmetadata: {name: plain-hook}\nspec: {type: webhook, webhookURL: 'https://93.184.216.34/x?team=ops'}")).To(Succeed())
