@@ -124,6 +124,7 @@ var _ = Describe("Monitor admission", func() {
 		Entry("multistep unknown variable", "team", monitor("type: multistep\nmultistep:\n  steps: [{name: a, url: 'https://example.com/{{token}}'}]"), "variable \"token\" is not extracted"),
 		Entry("mcp bad arguments", "team", monitor("type: mcp\nurl: https://example.com/mcp\nmcp: {toolCall: {name: t, argumentsJSON: '[1]'}}"), "spec.mcp.toolCall.argumentsJSON", "JSON object"),
 		Entry("bad notification email", "team", monitor("url: https://example.com\nnotificationEmails: [not-an-email]"), "spec.notificationEmails[0]", "email"),
+		Entry("a name with control characters", "team", monitor("name: \"evil\\e]0;pwned\\a\"\nurl: https://example.com"), "spec.name", "must not contain control characters"),
 		Entry("an inline Authorization header", "team", monitor("url: https://example.com\nhttp:\n  headers: [{name: Authorization, value: 'Bearer prod-billing-token'}]"),
 			"spec.http.headers[0].value", "header Authorization carries a credential", "valueFrom"),
 		Entry("an inline X-Api-Key of an mcp monitor", "team", monitor("type: mcp\nurl: https://example.com/mcp\nmcp:\n  headers: [{name: X-Api-Key, value: k-123}]"),
