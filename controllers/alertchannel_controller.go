@@ -19,6 +19,7 @@ import (
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/conditions"
+	"github.com/uptime-operator/uptime-operator/internal/credentials"
 	"github.com/uptime-operator/uptime-operator/internal/ssa"
 )
 
@@ -213,7 +214,8 @@ func (r *AlertChannelReconciler) reconcileSigningSecret(ctx context.Context, ch 
 	return true, "", nil
 }
 
-// reconcileSecretRefs checks that every Secret key the channel reads exists.
+// reconcileSecretRefs checks that every Secret key the channel reads exists
+// and is one the channel may read (credentials.ChannelReferable).
 func (r *AlertChannelReconciler) reconcileSecretRefs(ctx context.Context, ch *monv1.AlertChannel) (bool, string, error) {
 	for _, ref := range AlertChannelSecretRefs(&ch.Spec) {
 		var s corev1.Secret
@@ -223,6 +225,9 @@ func (r *AlertChannelReconciler) reconcileSecretRefs(ctx context.Context, ch *mo
 		}
 		if err != nil {
 			return false, "", fmt.Errorf("get secret %s: %w", ref.Name, err)
+		}
+		if err := credentials.ChannelReferable(&s, ch); err != nil {
+			return false, err.Error(), nil
 		}
 		if _, ok := s.Data[ref.Key]; !ok {
 			return false, fmt.Sprintf("secret %s has no key %s", ref.Name, ref.Key), nil

@@ -100,7 +100,7 @@ func TestAlertChannelController(t *testing.T) {
 	t.Run("generates the signing secret", func(t *testing.T) {
 		g := NewWithT(t)
 		g.Expect(k8s.Create(ctx, &corev1.Secret{
-			ObjectMeta: metav1.ObjectMeta{Namespace: "alerts", Name: "hook-url"},
+			ObjectMeta: metav1.ObjectMeta{Namespace: "alerts", Name: "hook-url", Labels: map[string]string{monv1.CredentialsLabel: monv1.CredentialsLabelValue}},
 			StringData: map[string]string{"url": "https://hooks.example.com/x"},
 		})).To(Succeed())
 		ch := &monv1.AlertChannel{
@@ -147,7 +147,7 @@ func TestAlertChannelController(t *testing.T) {
 		g.Expect(get(g, "pd").Status.SigningSecretName).To(BeEmpty())
 
 		g.Expect(k8s.Create(ctx, &corev1.Secret{
-			ObjectMeta: metav1.ObjectMeta{Namespace: "alerts", Name: "pd-key"},
+			ObjectMeta: metav1.ObjectMeta{Namespace: "alerts", Name: "pd-key", Labels: map[string]string{monv1.CredentialsLabel: monv1.CredentialsLabelValue}},
 			StringData: map[string]string{"key": "k"},
 		})).To(Succeed())
 		// A spec change reconciles at once (otherwise the 30 s recheck does).
@@ -175,7 +175,7 @@ func TestAlertChannelController(t *testing.T) {
 		}))
 		t.Cleanup(srv.Close)
 		g.Expect(k8s.Create(ctx, &corev1.Secret{
-			ObjectMeta: metav1.ObjectMeta{Namespace: "alerts", Name: "flaky-url"},
+			ObjectMeta: metav1.ObjectMeta{Namespace: "alerts", Name: "flaky-url", Labels: map[string]string{monv1.CredentialsLabel: monv1.CredentialsLabelValue}},
 			StringData: map[string]string{"url": srv.URL},
 		})).To(Succeed())
 		g.Expect(k8s.Create(ctx, &monv1.AlertChannel{

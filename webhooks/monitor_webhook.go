@@ -91,6 +91,7 @@ func (w MonitorWebhook) validate(ctx context.Context, old, m *monv1.Monitor) err
 	if old != nil && old.Spec.Type != m.Spec.Type {
 		errs = append(errs, field.Forbidden(field.NewPath("spec", "type"), "type cannot change after creation"))
 	}
+	errs = append(errs, validateInlineCredentials(old, m)...)
 	refErrs, err := w.validateMonitorRefs(ctx, old, m, plan)
 	if err != nil {
 		return apierrors.NewInternalError(err)

@@ -211,6 +211,12 @@ func (w AlertChannelWebhook) validate(ctx context.Context, old, c *monv1.AlertCh
 		return apierrors.NewInternalError(err)
 	}
 	errs := ValidateAlertChannelSpec(ctx, &c.Spec, plan, w.Guard(), spec)
+	errs = append(errs, validateChannelInlineCredentials(old, c)...)
+	refErrs, err := w.validateChannelSecretRefs(ctx, old, c)
+	if err != nil {
+		return apierrors.NewInternalError(err)
+	}
+	errs = append(errs, refErrs...)
 	if old != nil && old.Spec.Type != c.Spec.Type {
 		errs = append(errs, field.Forbidden(spec.Child("type"), "type cannot change after creation"))
 	}

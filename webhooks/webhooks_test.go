@@ -6,6 +6,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -124,6 +125,13 @@ var _ = Describe("Monitor admission", func() {
 		Entry("multistep unknown variable", "team", monitor("type: multistep\nmultistep:\n  steps: [{name: a, url: 'https://example.com/{{token}}'}]"), "variable \"token\" is not extracted"),
 		Entry("mcp bad arguments", "team", monitor("type: mcp\nurl: https://example.com/mcp\nmcp: {toolCall: {name: t, argumentsJSON: '[1]'}}"), "spec.mcp.toolCall.argumentsJSON", "JSON object"),
 		Entry("bad notification email", "team", monitor("url: https://example.com\nnotificationEmails: [not-an-email]"), "spec.notificationEmails[0]", "email"),
+		Entry("a name with control characters", "team", monitor("name: \"evil\\e]0;pwned\\a\"\nurl: https://example.com"), "spec.name", "must not contain control characters"),
+		Entry("an inline Authorization header", "team", monitor("url: https://example.com\nhttp:\n  headers: [{name: Authorization, value: 'Bearer prod-billing-token'}]"),
+			"spec.http.headers[0].value", "header Authorization carries a credential", "valueFrom"),
+		Entry("an inline X-Api-Key of an mcp monitor", "team", monitor("type: mcp\nurl: https://example.com/mcp\nmcp:\n  headers: [{name: X-Api-Key, value: k-123}]"),
+			"spec.mcp.headers[0].value", "view role", "valueFrom"),
+		Entry("an inline Cookie of a multistep step", "team", monitor("type: multistep\nmultistep:\n  steps: [{name: a, url: 'https://example.com/', headers: [{name: Cookie, value: 'sid=s3cr3t'}]}]"),
+			"spec.multistep.steps[0].headers[0].value", "valueFrom"),
 	)
 
 	It("defaults name, interval, method and packet count, and normalises tags", func() {
@@ -329,7 +337,32 @@ var _ = Describe("AlertChannel admission", func() {
 		Entry("a bad repository", "team", named("AlertChannel", "type: github\nrepository: nope\ntokenFrom: {name: s, key: t}"), "spec.repository"),
 		Entry("group scope without groups", "team", named("AlertChannel", "type: email\nemails: [a@example.com]\nrouting: {scope: groups}"), "spec.routing.groups"),
 		Entry("a bad severity", "team", named("AlertChannel", "type: email\nemails: [a@example.com]\nrouting: {minSeverity: critical}"), "spec.routing.minSeverity"),
+		Entry("an inline Slack hook URL", "team", named("AlertChannel", "type: slack\nwebhookURL: https://hooks.slack.com/services/T0/B0/abc"),
+			"spec.webhookURL", "the slack URL is a credential", "webhookURLFrom"),
+		Entry("an inline webhook URL with a token", "team", named("AlertChannel", "type: webhook\nwebhookURL: https://hooks.slack.com/x?token=abc"),
+			"spec.webhookURL", "webhookURLFrom"),
 	)
+
+	It("refuses a Secret reference to a Secret that is neither the channel's own nor opted in", func() {
+		Expect(k8s.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "app-db"},
+			StringData: map[string]string{"password": "hunter2"}})).To(Succeed())
+		Expect(k8s.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "ops-signing",
+			Labels: map[string]string{monv1.CredentialsLabel: monv1.CredentialsLabelValue}},
+			StringData: map[string]string{"key": "whsec_x"}})).To(Succeed())
+		err := create("team", "kind: AlertChannel\nmetadata: {name: oracle}\nspec: {type: webhook, webhookURL: 'https://93.184.216.34/o', signingSecretRef: {name: app-db, key: password}}")
+		Expect(err).To(HaveOccurred())
+		Expect(err.Error()).To(And(ContainSubstring("spec.signingSecretRef.name"), ContainSubstring("may not be used by this channel"),
+			ContainSubstring(monv1.CredentialsLabel)))
+		err = create("team", "kind: AlertChannel\nmetadata: {name: pd-oracle}\nspec: {type: pagerduty, integrationKeyFrom: {name: app-db, key: password}}")
+		Expect(err).To(HaveOccurred())
+		Expect(err.Error()).To(ContainSubstring("spec.integrationKeyFrom.name"))
+		Expect(create("team", "kind: AlertChannel\nmetadata: {name: opted}\nspec: {type: webhook, webhookURL: 'https://93.184.216.34/o', signingSecretRef: {name: ops-signing, key: key}}")).To(Succeed())
+	})
+
+	It("accepts a webhook URL without a credential inline, and a chat URL from a Secret", func() {
+		Expect(create("team", "kind: AlertChannel\nmetadata: {name: plain-hook}\nspec: {type: webhook, webhookURL: 'https://93.184.216.34/x?team=ops'}")).To(Succeed())
+		Expect(create("team", "kind: AlertChannel\nmetadata: {name: slack-ref}\nspec: {type: slack, webhookURLFrom: {name: slack-hook, key: url}}")).To(Succeed())
+	})
 
 	It("allows 10 connections of a type and refuses the eleventh", func() {
 		for i := range 10 {

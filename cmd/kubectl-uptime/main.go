@@ -17,7 +17,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := kubectlplugin.Main(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "kubectl uptime:", err)
+		fmt.Fprintln(os.Stderr, "kubectl uptime:", kubectlplugin.EscapeControl(err.Error()))
 		os.Exit(1)
 	}
 }

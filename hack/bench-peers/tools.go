@@ -138,6 +138,9 @@ type standIn struct {
 // Authenticate speaks for region bench whatever the token (the agent sends none).
 func (s *standIn) Authenticate(context.Context, string) (string, error) { return "bench", nil }
 
+// Recognize speaks for region bench too.
+func (s *standIn) Recognize(context.Context, string) (string, error) { return "bench", nil }
+
 func (s *standIn) Assignments(ctx context.Context, _, known string) (*probeapi.AssignmentList, error) {
 	if known == s.list.Revision {
 		<-ctx.Done()

@@ -77,7 +77,7 @@ func (gs *githubServer) log() []string {
 
 func TestCodeHostIssueLifecycle(t *testing.T) {
 	gs := newGitHubServer(t)
-	tokenSecret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "gh"},
+	tokenSecret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "gh", Labels: map[string]string{monv1.CredentialsLabel: monv1.CredentialsLabelValue}},
 		Data: map[string][]byte{"token": []byte("ghp_test")}}
 	gh := channel("gh", monv1.ChannelGitHub, nil)
 	gh.Spec.Repository = "acme/ops"

@@ -15,12 +15,13 @@ var webhookSender = sender{takes: allEvents, build: func(ctx context.Context, d 
 	if err != nil {
 		return nil, err
 	}
-	key, err := d.secret(ctx, d.ch.SigningSecret(), "the signing secret")
+	sel := d.ch.SigningSecret()
+	if sel == nil {
+		// The controller has not generated the Secret yet: retried.
+		return nil, fmt.Errorf("signing secret of channel %s is not ready", d.ch.Name)
+	}
+	key, err := d.secret(ctx, sel, "the signing secret")
 	if err != nil {
-		if isPermanent(err) {
-			// The controller has not generated the Secret yet.
-			err = fmt.Errorf("signing secret of channel %s is not ready", d.ch.Name)
-		}
 		return nil, err
 	}
 	ts := strconv.FormatInt(d.now.Unix(), 10)

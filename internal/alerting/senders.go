@@ -20,6 +20,7 @@ import (
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/alertevent"
+	"github.com/uptime-operator/uptime-operator/internal/credentials"
 	"github.com/uptime-operator/uptime-operator/internal/textutil"
 )
 
@@ -179,7 +180,7 @@ func (d *delivery) secret(ctx context.Context, sel *monv1.SecretKeySelector, wha
 	if sel == nil {
 		return "", permanent("%s is not configured", what)
 	}
-	return SecretValue(ctx, d.reader, d.ch.Namespace, sel)
+	return ChannelSecretValue(ctx, d.reader, d.ch, sel)
 }
 
 // hookURL is the channel's incoming-webhook URL, from its Secret when it
@@ -234,15 +235,19 @@ func (b *requestBuilder) authorizeRelay(out *outgoing) {
 	}
 }
 
-// SecretValue reads one key of a Secret of namespace. A missing Secret or key
-// is an error that a later retry may overcome.
-func SecretValue(ctx context.Context, r client.Reader, namespace string, sel *monv1.SecretKeySelector) (string, error) {
+// ChannelSecretValue reads one key of a Secret ch references, when ch may
+// read that Secret (credentials.ChannelReferable: its own or opted in); a
+// Secret it may not read is a permanent failure, its value never used.
+func ChannelSecretValue(ctx context.Context, r client.Reader, ch *monv1.AlertChannel, sel *monv1.SecretKeySelector) (string, error) {
 	var s corev1.Secret
-	if err := r.Get(ctx, client.ObjectKey{Namespace: namespace, Name: sel.Name}, &s); err != nil {
+	if err := r.Get(ctx, client.ObjectKey{Namespace: ch.Namespace, Name: sel.Name}, &s); err != nil {
 		if apierrors.IsNotFound(err) {
 			return "", fmt.Errorf("secret %s not found", sel.Name)
 		}
 		return "", fmt.Errorf("get secret %s: %w", sel.Name, err)
+	}
+	if err := credentials.ChannelReferable(&s, ch); err != nil {
+		return "", permanent("%v", err)
 	}
 	v, ok := s.Data[sel.Key]
 	if !ok {

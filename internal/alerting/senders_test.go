@@ -34,7 +34,7 @@ func TestChannelSenders(t *testing.T) {
 	rc := newReceiver(t, func(_ int, w http.ResponseWriter) { w.WriteHeader(http.StatusAccepted) })
 	rc.secret = ""
 	secret := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "creds"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "creds", Labels: map[string]string{monv1.CredentialsLabel: monv1.CredentialsLabelValue}},
 		Data: map[string][]byte{"url": []byte(rc.URL + "/hooks/T0/B0/xyz\n"), "key": []byte("k-123"),
 			"token": []byte("tok-456"), "bot": []byte("123:bot")},
 	}

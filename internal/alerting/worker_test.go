@@ -234,10 +234,16 @@ func webhookChannel(name, url string) (*monv1.AlertChannel, *corev1.Secret) {
 	ch.Spec.WebhookURL = url
 	ch.Status.SigningSecretName = monv1.SigningSecretName(name)
 	s := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: monv1.SigningSecretName(name)},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: monv1.SigningSecretName(name), OwnerReferences: []metav1.OwnerReference{ownedBy(ch)}},
 		Data:       map[string][]byte{monv1.SigningSecretKey: []byte(testSecret)},
 	}
 	return ch, s
+}
+
+// ownedBy is the controller reference of a Secret the channel ch owns.
+func ownedBy(ch *monv1.AlertChannel) metav1.OwnerReference {
+	yes := true
+	return metav1.OwnerReference{APIVersion: monv1.GroupVersion.String(), Kind: "AlertChannel", Name: ch.Name, UID: ch.UID, Controller: &yes}
 }
 
 // eventually polls cond for up to 10 seconds.

@@ -247,3 +247,34 @@ func fromSecret(s *corev1.Secret) *Key {
 		Disabled:      s.Annotations[DisabledAnnotation] == "true",
 	}
 }
+
+// maxCachedValue bounds each data value of an API key Secret kept in the
+// manager's cache: a hash, a level, a name of up to 100 characters and a
+// display prefix are all far shorter.
+const maxCachedValue = 512
+
+// TrimForCache is the manager cache's transform of the Secrets it selects
+// by HashLabel. Anyone who may write a Secret can set that label, so the
+// cache keeps of each only what Authenticate and the key listing read: no
+// data at all for a Secret that is not of SecretType, and only the four
+// keys of an API key, each bounded. A labelled Secret of 1 MiB then costs
+// its metadata only, not a megabyte of the manager's memory.
+func TrimForCache(obj any) (any, error) {
+	s, ok := obj.(*corev1.Secret)
+	if !ok {
+		return obj, nil
+	}
+	s.ManagedFields = nil
+	if s.Type != SecretType {
+		s.Data, s.StringData = nil, nil
+		return s, nil
+	}
+	kept := map[string][]byte{}
+	for _, k := range []string{keyHash, keyLevel, keyName, keyPrefix} {
+		if v, ok := s.Data[k]; ok && len(v) <= maxCachedValue {
+			kept[k] = v
+		}
+	}
+	s.Data, s.StringData = kept, nil
+	return s, nil
+}

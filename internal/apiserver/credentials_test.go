@@ -82,7 +82,7 @@ var _ = Describe("Monitor credentials", Ordered, func() {
 		rec := do("GET", "/monitors/"+id, key(ns, "read-only"), nil)
 		Expect(rec.Code).To(Equal(http.StatusOK))
 		Expect(rec.Body.String()).NotTo(ContainSubstring("YWxpY2U6czNjcjN0LXBhc3N3b3Jk"))
-		Expect(obj(rec)["config"].(map[string]any)["headers"]).To(HaveKeyWithValue("Authorization", "[REDACTED]"))
+		Expect(obj(rec)["config"].(map[string]any)["headers"]).To(HaveKeyWithValue("X-Tenant", "[REDACTED]"))
 
 		rec = do("PUT", "/monitors/"+id, key(ns, "standard"), map[string]any{"config": map[string]any{
 			"method": "HEAD", "headers": map[string]any{"authorization": "[REDACTED]"}}})
@@ -135,18 +135,18 @@ var _ = Describe("Monitor credentials", Ordered, func() {
 	It("moves the inline value of an existing Monitor on its next REST write", func() {
 		cr := &monv1.Monitor{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "legacy"},
 			Spec: monv1.MonitorSpec{Name: "Legacy", URL: "https://93.184.216.34/legacy",
-				HTTP: &monv1.HTTPConfig{Headers: []monv1.HTTPHeader{{Name: "Authorization", Value: ptr.To("Bearer old-inline")}}}}}
+				HTTP: &monv1.HTTPConfig{Headers: []monv1.HTTPHeader{{Name: "X-Tenant", Value: ptr.To("old-inline")}}}}}
 		Expect(k8s.Create(ctx, cr)).To(Succeed())
 		Eventually(func() int { return do("GET", "/monitors/"+string(cr.UID), key(ns, "read-only"), nil).Code }).Should(Equal(http.StatusOK))
 		rec := do("GET", "/monitors/"+string(cr.UID), key(ns, "read-only"), nil)
 		Expect(rec.Body.String()).NotTo(ContainSubstring("old-inline"))
-		Expect(obj(rec)["config"].(map[string]any)["headers"]).To(HaveKeyWithValue("Authorization", "[REDACTED]"))
+		Expect(obj(rec)["config"].(map[string]any)["headers"]).To(HaveKeyWithValue("X-Tenant", "[REDACTED]"))
 
 		rec = do("PUT", "/monitors/"+string(cr.UID), key(ns, "standard"), map[string]any{"name": "Legacy API"})
 		Expect(rec.Code).To(Equal(http.StatusOK), rec.Body.String())
 		got := monitorCR(ns, string(cr.UID))
 		Expect(plain(got)).NotTo(ContainSubstring("old-inline"))
-		Expect(string(ownSecret("legacy").Data["http.authorization"])).To(Equal("Bearer old-inline"))
+		Expect(string(ownSecret("legacy").Data["http.x-tenant"])).To(Equal("old-inline"))
 	})
 
 	It("never writes over a Secret of the same name that is not the Monitor's", func() {
@@ -154,7 +154,7 @@ var _ = Describe("Monitor credentials", Ordered, func() {
 			Data: map[string][]byte{"mine": []byte("keep")}})).To(Succeed())
 		cr := &monv1.Monitor{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "taken"},
 			Spec: monv1.MonitorSpec{Name: "Taken", URL: "https://93.184.216.34/taken",
-				HTTP: &monv1.HTTPConfig{Headers: []monv1.HTTPHeader{{Name: "Authorization", Value: ptr.To("Bearer x")}}}}}
+				HTTP: &monv1.HTTPConfig{Headers: []monv1.HTTPHeader{{Name: "X-Tenant", Value: ptr.To("x")}}}}}
 		Expect(k8s.Create(ctx, cr)).To(Succeed())
 		Eventually(func() int { return do("GET", "/monitors/"+string(cr.UID), key(ns, "read-only"), nil).Code }).Should(Equal(http.StatusOK))
 		rec := do("PUT", "/monitors/"+string(cr.UID), key(ns, "standard"), map[string]any{"name": "Taken 2"})

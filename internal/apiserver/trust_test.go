@@ -38,7 +38,7 @@ var _ = Describe("Secrets a caller does not control", Ordered, func() {
 		secret("app-db", nil, map[string]string{"password": "db-password-1"})
 		secret("api-token", optIn, map[string]string{"token": "tok-1"})
 		secret("stripe-credentials", nil, map[string]string{"api-key": "sk_live_1"})
-		secret("stripe-signing", nil, map[string]string{"secret": "whsec_1"})
+		secret("stripe-signing", optIn, map[string]string{"secret": "whsec_1"})
 		secret("db-access", nil, map[string]string{"password": "db-admin"})
 	})
 

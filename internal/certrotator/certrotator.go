@@ -177,20 +177,25 @@ func (r *Rotator) EnsureWithin(ctx context.Context, timeout time.Duration) error
 	}
 }
 
-// Ensure makes one pass: the CA, each serving certificate and its files,
-// then the CA bundles of the webhook configurations and APIServices.
+// Ensure makes one pass: the CA, then the CA bundles of the webhook
+// configurations and APIServices, then each serving certificate and its
+// files. The bundle goes first: a certificate signed by a new CA is issued
+// and served only once kube-apiserver trusts that CA, so no replica, and
+// no two replicas renewing at the same moment, serves a certificate the
+// injected bundle does not trust (a failed injection stops the pass before
+// any certificate changes).
 func (r *Rotator) Ensure(ctx context.Context) error {
 	ca, bundle, err := r.ensureCA(ctx)
 	if err != nil {
+		return err
+	}
+	if err := r.inject(ctx, bundle); err != nil {
 		return err
 	}
 	for _, c := range r.opts.Certs {
 		if err := r.ensureCert(ctx, c, ca, bundle); err != nil {
 			return err
 		}
-	}
-	if err := r.inject(ctx, bundle); err != nil {
-		return err
 	}
 	r.mu.Lock()
 	r.ready = true
@@ -286,8 +291,9 @@ func (r *Rotator) write(ctx context.Context, sec *corev1.Secret, exists bool, na
 }
 
 // inject sets the CA bundle of every webhook of the configurations and of
-// the APIServices, where it differs.
+// the APIServices, where it differs (mergeBundle).
 func (r *Rotator) inject(ctx context.Context, bundle []byte) error {
+	now := r.opts.Now()
 	for _, name := range r.opts.MutatingWebhooks {
 		var cfg admissionregistrationv1.MutatingWebhookConfiguration
 		if err := r.c.Get(ctx, client.ObjectKey{Name: name}, &cfg); err != nil {
@@ -298,8 +304,8 @@ func (r *Rotator) inject(ctx context.Context, bundle []byte) error {
 		}
 		changed := false
 		for i := range cfg.Webhooks {
-			if !bytes.Equal(cfg.Webhooks[i].ClientConfig.CABundle, bundle) {
-				cfg.Webhooks[i].ClientConfig.CABundle, changed = bundle, true
+			if merged, ok := mergeBundle(bundle, cfg.Webhooks[i].ClientConfig.CABundle, now); ok {
+				cfg.Webhooks[i].ClientConfig.CABundle, changed = merged, true
 			}
 		}
 		if changed {
@@ -318,8 +324,8 @@ func (r *Rotator) inject(ctx context.Context, bundle []byte) error {
 		}
 		changed := false
 		for i := range cfg.Webhooks {
-			if !bytes.Equal(cfg.Webhooks[i].ClientConfig.CABundle, bundle) {
-				cfg.Webhooks[i].ClientConfig.CABundle, changed = bundle, true
+			if merged, ok := mergeBundle(bundle, cfg.Webhooks[i].ClientConfig.CABundle, now); ok {
+				cfg.Webhooks[i].ClientConfig.CABundle, changed = merged, true
 			}
 		}
 		if changed {
@@ -328,7 +334,6 @@ func (r *Rotator) inject(ctx context.Context, bundle []byte) error {
 			}
 		}
 	}
-	want := base64.StdEncoding.EncodeToString(bundle)
 	for _, name := range r.opts.APIServices {
 		// Unstructured: the aggregator's types are not worth a module.
 		svc := &unstructured.Unstructured{}
@@ -339,10 +344,13 @@ func (r *Rotator) inject(ctx context.Context, bundle []byte) error {
 			}
 			return fmt.Errorf("read apiservice %s: %w", name, err)
 		}
-		if got, _, _ := unstructured.NestedString(svc.Object, "spec", "caBundle"); got == want {
+		got, _, _ := unstructured.NestedString(svc.Object, "spec", "caBundle")
+		current, _ := base64.StdEncoding.DecodeString(got)
+		merged, ok := mergeBundle(bundle, current, now)
+		if !ok {
 			continue
 		}
-		if err := unstructured.SetNestedField(svc.Object, want, "spec", "caBundle"); err != nil {
+		if err := unstructured.SetNestedField(svc.Object, base64.StdEncoding.EncodeToString(merged), "spec", "caBundle"); err != nil {
 			return err
 		}
 		if err := r.c.Update(ctx, svc); err != nil {
@@ -393,6 +401,55 @@ func unexpired(bundle []byte, now time.Time) []byte {
 			out = append(out, pem.EncodeToMemory(b)...)
 		}
 	}
+}
+
+// mergeBundle returns the bundle to inject where current is injected, and
+// whether it differs from current as a set of certificates: bundle, then
+// every certificate of current still valid at now that bundle lacks. A
+// replica that read the CA Secret just before another replica renewed the
+// CA must not take the new CA out of the injected bundle (the other
+// replica already serves certificates it signed); expired CAs go.
+func mergeBundle(bundle, current []byte, now time.Time) ([]byte, bool) {
+	ours := pemBlocks(bundle)
+	merged := slices.Clone(bundle)
+	have := map[string]bool{}
+	for _, b := range ours {
+		have[string(b)] = true
+	}
+	kept := pemBlocks(unexpired(current, now))
+	for _, b := range kept {
+		if !have[string(b)] {
+			merged = append(merged, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: b})...)
+			have[string(b)] = true
+		}
+	}
+	cur := map[string]bool{}
+	for _, b := range pemBlocks(current) {
+		cur[string(b)] = true
+	}
+	return merged, len(cur) != len(have) || len(kept) != len(pemBlocks(current)) || !containsAll(cur, ours)
+}
+
+// pemBlocks returns the DER bytes of each PEM block of b.
+func pemBlocks(b []byte) [][]byte {
+	var out [][]byte
+	for {
+		var blk *pem.Block
+		blk, b = pem.Decode(b)
+		if blk == nil {
+			return out
+		}
+		out = append(out, blk.Bytes)
+	}
+}
+
+func containsAll(set map[string]bool, blocks [][]byte) bool {
+	for _, b := range blocks {
+		if !set[string(b)] {
+			return false
+		}
+	}
+	return true
 }
 
 // writeFiles writes the certificate, key and bundle into dir where they

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -34,6 +35,9 @@ func runProbe(ctx context.Context, args []string, _, stderr io.Writer) error {
 	if o.Region == "" || o.ServerURL == "" {
 		return fmt.Errorf("--region and --server are required")
 	}
+	if err := checkTokenFile(o.TokenFile); err != nil {
+		return err
+	}
 	if err := trust.LoadFile(*trustedCA); err != nil {
 		return fmt.Errorf("--trusted-ca-file: %w", err)
 	}
@@ -52,4 +56,21 @@ func runProbe(ctx context.Context, args []string, _, stderr io.Writer) error {
 	o.Log = ctrl.Log.WithName("probe").WithValues("region", o.Region)
 	probes.TuneProcess()
 	return probes.RunAgent(ctx, o)
+}
+
+// checkTokenFile refuses to start an agent whose token is shorter than a
+// region token may be (a ServiceAccount token is much longer): the manager
+// would refuse it on every request.
+func checkTokenFile(path string) error {
+	if path == "" {
+		return nil
+	}
+	tok, err := probeapi.TokenFile(path)()
+	if err != nil {
+		return fmt.Errorf("--token-file: %w", err)
+	}
+	if n := len(strings.TrimSpace(tok)); n < probeapi.MinRegionTokenLength {
+		return fmt.Errorf("--token-file: the token is %d characters; a region token must have at least %d (openssl rand -hex 32)", n, probeapi.MinRegionTokenLength)
+	}
+	return nil
 }

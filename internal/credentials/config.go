@@ -12,19 +12,9 @@ import (
 // and MCP); sent back in an update it keeps the stored value.
 const Redacted = "[REDACTED]"
 
-// sensitiveKeys are config key fragments whose string values are
-// credentials.
-var sensitiveKeys = []string{"password", "passwd", "secret", "token", "apikey", "api_key", "authorization", "credential", "private_key", "cookie", "bearer"}
-
-func sensitiveKey(k string) bool {
-	k = strings.ToLower(k)
-	for _, s := range sensitiveKeys {
-		if strings.Contains(k, s) {
-			return true
-		}
-	}
-	return false
-}
+// sensitiveKey reports whether a config key names a credential (the one
+// rule, SensitiveName).
+func sensitiveKey(k string) bool { return SensitiveName(k) }
 
 // RedactConfig returns a copy of a REST monitor config object with stored credentials
 // replaced by [REDACTED]: every literal header value (at any depth, e.g. in

@@ -227,11 +227,7 @@ func runCheck(ctx context.Context, c *client, args []string) error {
 		Spec:       aggregated.UptimeCheckSpec{Monitor: m.Name},
 	}
 	if err := c.do(ctx, http.MethodPost, "/"+aggregated.ChecksResource, "", &chk, &chk); err != nil {
-		var fe *forbiddenError
-		if errors.As(err, &fe) {
-			return fmt.Errorf("running a check needs create on %s (the edit role): %w", aggregated.ChecksResource, err)
-		}
-		return err
+		return err // a refusal names the role (neededRole)
 	}
 	tw := tabwriter.NewWriter(c.out, 0, 4, 3, ' ', 0)
 	fmt.Fprintln(tw, "REGION\tSTATUS\tCODE\tTIME\tERROR")

@@ -90,7 +90,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	c, err := newClient(o, stdout)
+	c, err := newClient(o, safeWriter{stdout})
 	if err != nil {
 		return err
 	}
@@ -211,7 +211,13 @@ func (c *client) do(ctx context.Context, method, path, accept string, body, out 
 		return fmt.Errorf("%s %s: %w", method, path, err)
 	}
 	if resp.StatusCode/100 != 2 {
-		return answerError(resp.StatusCode, raw)
+		err := answerError(resp.StatusCode, raw)
+		if fe := (*forbiddenError)(nil); errors.As(err, &fe) {
+			if need := neededRole(method, path); need != "" {
+				return &forbiddenError{err: fmt.Errorf("%s: %w", need, fe.err)}
+			}
+		}
+		return err
 	}
 	if out == nil {
 		return nil
@@ -220,6 +226,32 @@ func (c *client) do(ctx context.Context, method, path, accept string, body, out 
 		return fmt.Errorf("decode the answer of %s %s: %w", method, path, err)
 	}
 	return nil
+}
+
+// neededRole says which Kubernetes role a refused request of the
+// aggregated resources needs (docs/kubectl.md promises every refusal says
+// so): reads need the view role, incident actions and checks the edit
+// role. "" for a REST path (runPage says what it needs).
+func neededRole(method, path string) string {
+	segs := strings.Split(strings.TrimPrefix(path, "/"), "/")
+	res := segs[0]
+	if !strings.HasPrefix(res, "uptime") {
+		return ""
+	}
+	if method == http.MethodGet {
+		return fmt.Sprintf("reading %s needs get and list on it (the view role)", res)
+	}
+	if res == aggregated.ChecksResource {
+		return fmt.Sprintf("running a check needs create on %s (the edit role)", res)
+	}
+	if len(segs) == 3 {
+		what := map[string]string{"acknowledge": "acknowledging", "resolve": "resolving", "notes": "adding a note to"}[segs[2]]
+		if what == "" {
+			what = segs[2] + " on"
+		}
+		return fmt.Sprintf("%s an incident needs create on %s/%s (the edit role)", what, res, segs[2])
+	}
+	return fmt.Sprintf("%s on %s needs the edit role", strings.ToLower(method), res)
 }
 
 // forbiddenError is a 403 answer: RBAC refused the request.

@@ -526,7 +526,9 @@ func (m *Manager) serveAggregated(ctx context.Context) error {
 
 // cacheByObject narrows what the cache watches. API keys are the only
 // Secrets read on every request, so only they are cached (in
-// secretNamespaces only, when given); the Secrets Monitors may reference
+// secretNamespaces only, when given), trimmed to what a key holds
+// (apikeys.TrimForCache: a large Secret someone labels costs its metadata
+// only); the Secrets Monitors may reference
 // have their own label-selected cache (credsecrets), other Secrets are read
 // directly when needed, which keeps the manager's memory independent of
 // the cluster's Secret count. Probe Deployments, their PodDisruptionBudgets and ServiceAccount
@@ -534,7 +536,7 @@ func (m *Manager) serveAggregated(ctx context.Context) error {
 // allows them, so they are watched there only: a cluster-wide watch would
 // need a cluster-wide grant.
 func cacheByObject(probeNamespace string, secretNamespaces []string) map[client.Object]cache.ByObject {
-	keys := cache.ByObject{Label: apiKeySelector()}
+	keys := cache.ByObject{Label: apiKeySelector(), Transform: apikeys.TrimForCache}
 	if len(secretNamespaces) > 0 {
 		keys.Namespaces = map[string]cache.Config{}
 		for _, ns := range secretNamespaces {

@@ -9,8 +9,10 @@ import (
 	"net/mail"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -40,6 +42,10 @@ func ValidateMonitorSpec(ctx context.Context, s *monv1.MonitorSpec, guard HostCh
 	}
 	if len(s.Name) == 0 || len(s.Name) > 255 {
 		errs = append(errs, field.Invalid(path.Child("name"), s.Name, "must be 1-255 characters"))
+	} else if strings.ContainsFunc(s.Name, unicode.IsControl) {
+		// ESC, BEL, CR and the like would rewrite the terminal of whoever
+		// lists monitors (kubectl uptime, kubectl get).
+		errs = append(errs, field.Invalid(path.Child("name"), strconv.QuoteToASCII(s.Name), "must not contain control characters"))
 	}
 	if s.IntervalSeconds != 0 && (s.IntervalSeconds < 15 || s.IntervalSeconds > 900) {
 		errs = append(errs, field.Invalid(path.Child("intervalSeconds"), s.IntervalSeconds, "must be between 15 and 900"))

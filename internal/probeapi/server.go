@@ -51,6 +51,14 @@ type Server interface {
 	// handler calls it before it reads a request body, so a caller without
 	// a token costs no more than this call.
 	Authenticate(ctx context.Context, token string) (region string, err error)
+	// Recognize returns the region of a token the server already knows to
+	// be good, from what it holds in memory (region token Secrets as last
+	// read, tokens it verified before), or "" when it cannot tell without
+	// the work Authenticate may do (a TokenReview). The handler asks it
+	// before the per-address failure limit, so a good token is answered
+	// whatever other clients of its address did; it must cost no more per
+	// made-up token than a few constant-time comparisons.
+	Recognize(ctx context.Context, token string) (region string, err error)
 	// Assignments returns the region's list at once when its revision differs
 	// from known, else blocks until it does or ctx ends. When ctx ends it
 	// returns ctx.Err() or ErrNotModified.
@@ -104,9 +112,10 @@ func (batch *ResultBatch) CheckRegion(region string) error {
 }
 
 // NewHandler serves the probe API endpoints on top of srv. Every request
-// is authenticated from its headers before anything else is done, and a
-// client address that failed FailureLimit times in FailureWindow is
-// answered 429 without being looked at.
+// is authenticated from its headers before anything else is done. A token
+// srv recognizes is always accepted; any other from a client address that
+// failed FailureLimit times in FailureWindow is answered 429 without being
+// looked at further.
 func NewHandler(srv Server) http.Handler {
 	return newHandler(srv, time.Now)
 }
@@ -194,18 +203,31 @@ func (h *handler) results(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// authenticate answers 429 to a client address over its failure limit,
-// else asks the server who the bearer token is; a failure counts against
-// the address. It reads nothing but the headers.
+// authenticate returns the region the request's bearer token speaks for.
+// A token the server recognizes from memory is accepted at once, so a good
+// token never waits for other clients' failures (behind an Ingress without
+// trusted proxies every agent shares the proxy's address). Any other token
+// is looked at only while its client address is under its failure limit,
+// else answered 429; a refusal counts against the address. It reads
+// nothing but the headers.
 func (h *handler) authenticate(w http.ResponseWriter, r *http.Request) (string, bool) {
+	token, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	token = strings.TrimSpace(token)
+	region, err := h.srv.Recognize(r.Context(), token)
+	if err != nil {
+		serverError(w, err)
+		return "", false
+	}
+	if region != "" {
+		return region, true
+	}
 	if d := h.failures.Peek(ratelimit.ClientKey(r), h.now()); !d.Allowed {
 		secs := strconv.Itoa(ratelimit.Seconds(d.Reset))
 		w.Header().Set("Retry-After", secs)
 		writeError(w, http.StatusTooManyRequests, "RATE_LIMITED", "too many failed requests from this address; retry in "+secs+" s")
 		return "", false
 	}
-	token, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	region, err := h.srv.Authenticate(r.Context(), strings.TrimSpace(token))
+	region, err = h.srv.Authenticate(r.Context(), token)
 	switch {
 	case err == nil && region != "":
 		return region, true

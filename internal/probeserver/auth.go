@@ -8,6 +8,7 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -28,13 +29,16 @@ import (
 // How long who a token is, and what a region token Secret holds, are
 // remembered. A token that speaks for a region is trusted for TokenTTL
 // after it was checked (a deleted ServiceAccount or a rotated region
-// token stops working within that time); one that speaks for none is
+// token stops working within that time) and then checked again; it stays
+// known (KnownTokenTTL) so that the check again happens before the
+// per-address failure limit, not behind it. One that speaks for none is
 // refused for FailureTTL without a look, so retrying one bad token costs
 // nothing. Region token Secrets are read at most once per RegionTokenTTL,
 // found or not, so made-up tokens, each of which misses the token cache,
 // cost no Secret reads.
 const (
 	TokenTTL       = 30 * time.Second
+	KnownTokenTTL  = 2 * time.Hour
 	FailureTTL     = 10 * time.Second
 	RegionTokenTTL = 30 * time.Second
 	// maxCachedTokens bounds the token cache; the least recently used
@@ -67,8 +71,12 @@ type regionToken struct {
 	at    time.Time
 }
 
-// tokenAnswer is a cached authentication: the region, "" when refused.
-type tokenAnswer struct{ region string }
+// tokenAnswer is a cached authentication: the region, "" when refused,
+// and when it was checked.
+type tokenAnswer struct {
+	region  string
+	checked time.Time
+}
 
 type clockFunc func() time.Time
 
@@ -102,36 +110,88 @@ func (p *Server) Authenticate(ctx context.Context, token string) (string, error)
 	}
 	key := p.auth.tokenKey(token)
 	if v, ok := p.auth.tokens.Get(key); ok {
-		if region := v.(tokenAnswer).region; region != "" {
-			return region, nil
+		a := v.(tokenAnswer)
+		if a.region == "" {
+			metrics.ProbeRefusals.WithLabelValues(metrics.RefusedUnauthenticated).Inc()
+			return "", probeapi.ErrUnauthorized
 		}
-		metrics.ProbeRefusals.WithLabelValues(metrics.RefusedUnauthenticated).Inc()
-		return "", probeapi.ErrUnauthorized
+		if p.opts.Now().Sub(a.checked) < TokenTTL {
+			return a.region, nil
+		}
 	}
-	regions, err := p.identify(ctx, token)
+	return p.check(ctx, key, token, true)
+}
+
+// Recognize returns the region of a token that is known good: one checked
+// within TokenTTL; one that was good before (checked again now, which an
+// anonymous caller cannot cause, since it has no such token); or one a
+// region token Secret holds (compared in constant time with each region
+// token as last read; the Secrets are read at most once per
+// RegionTokenTTL whatever the requests). It answers "" for any other
+// token, without a TokenReview.
+func (p *Server) Recognize(ctx context.Context, token string) (string, error) {
+	if token == "" {
+		return "", nil
+	}
+	key := p.auth.tokenKey(token)
+	if v, ok := p.auth.tokens.Get(key); ok {
+		a := v.(tokenAnswer)
+		switch {
+		case a.region == "":
+			return "", nil
+		case p.opts.Now().Sub(a.checked) < TokenTTL:
+			return a.region, nil
+		}
+		region, err := p.check(ctx, key, token, true)
+		if errors.Is(err, probeapi.ErrUnauthorized) {
+			return "", nil
+		}
+		return region, err
+	}
+	regions, err := p.identify(ctx, token, false)
+	if err != nil || len(regions) == 0 {
+		return "", err
+	}
+	// A region token Secret holds it: the full check decides whether
+	// another region claims it too.
+	region, err := p.check(ctx, key, token, true)
+	if errors.Is(err, probeapi.ErrUnauthorized) {
+		return "", nil
+	}
+	return region, err
+}
+
+// check identifies token and caches the answer under key.
+func (p *Server) check(ctx context.Context, key, token string, review bool) (string, error) {
+	regions, err := p.identify(ctx, token, review)
 	if err != nil {
 		return "", err
 	}
+	now := p.opts.Now()
 	if len(regions) == 1 {
-		p.auth.tokens.Add(key, tokenAnswer{region: regions[0]}, TokenTTL)
+		p.auth.tokens.Add(key, tokenAnswer{region: regions[0], checked: now}, KnownTokenTTL)
 		return regions[0], nil
 	}
 	if len(regions) > 1 {
 		p.opts.Log.Info("refused a probe token that more than one region accepts; give each region a token of its own", "regions", regions)
 	}
-	p.auth.tokens.Add(key, tokenAnswer{}, FailureTTL)
+	p.auth.tokens.Add(key, tokenAnswer{checked: now}, FailureTTL)
 	metrics.ProbeRefusals.WithLabelValues(metrics.RefusedUnauthenticated).Inc()
 	return "", probeapi.ErrUnauthorized
 }
 
-// identify lists every region token accepts.
-func (p *Server) identify(ctx context.Context, token string) ([]string, error) {
+// identify lists every region token accepts; without review, only the
+// regions whose token Secret holds it (no TokenReview is asked for).
+func (p *Server) identify(ctx context.Context, token string, review bool) ([]string, error) {
 	var list monv1.ProbeRegionList
 	if err := p.opts.Client.List(ctx, &list); err != nil {
 		return nil, fmt.Errorf("list probe regions: %w", err)
 	}
 	var matches []string
-	subject := unverifiedSubject(token)
+	subject := ""
+	if review {
+		subject = unverifiedSubject(token)
+	}
 	for i := range list.Items {
 		pr := &list.Items[i]
 		code := monitor.RegionCode(pr)
@@ -196,6 +256,12 @@ func (p *Server) regionToken(ctx context.Context, name client.ObjectKey, key str
 		switch {
 		case err == nil:
 			e.value = s.Data[key]
+			if n := len(e.value); n > 0 && n < probeapi.MinRegionTokenLength {
+				// A short token is guessable: it speaks for no region.
+				p.opts.Log.Info("ignored a region token shorter than the minimum; put a longer random token in its Secret (openssl rand -hex 32)",
+					"secret", name.String(), "key", key, "length", n, "minimum", probeapi.MinRegionTokenLength)
+				e.value = nil
+			}
 		case client.IgnoreNotFound(err) != nil:
 			return nil, fmt.Errorf("read region token %s: %w", name, err)
 		}

@@ -42,10 +42,20 @@ func refusals(reason string) float64 {
 // kubeCalls counts the API calls that authentication may cost.
 type kubeCalls struct{ tokenReviews, secretReads atomic.Int32 }
 
+// tokenOf is the region token of region code in regionsServer.
+func tokenOf(code string) string { return "token-of-" + code + "-5f0c2d8e41b7a9360e1f4c7d2b8a" }
+
 // regionsServer is a Server over a fake client holding remote regions
 // partner and eu (each with its own token Secret), managed region us, and
 // monitors web (eu and us) and other (us), in two workspaces.
 func regionsServer(t *testing.T, calls *kubeCalls, ingested *[]probeapi.Result) *Server {
+	t.Helper()
+	return regionsServerAt(t, calls, ingested, nil)
+}
+
+// regionsServerAt is regionsServer with the clock now. kube-apiserver
+// accepts the ServiceAccount tokens goodToken makes.
+func regionsServerAt(t *testing.T, calls *kubeCalls, ingested *[]probeapi.Result, now func() time.Time) *Server {
 	t.Helper()
 	scheme := runtime.NewScheme()
 	_ = clientgoscheme.AddToScheme(scheme)
@@ -56,7 +66,7 @@ func regionsServer(t *testing.T, calls *kubeCalls, ingested *[]probeapi.Result) 
 	}
 	secret := func(code string) *corev1.Secret {
 		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "token-" + code, Namespace: testNS},
-			Data: map[string][]byte{RegionTokenKey: []byte("token-of-" + code)}}
+			Data: map[string][]byte{RegionTokenKey: []byte(tokenOf(code))}}
 	}
 	mon := func(ns, name string, regions ...string) *monv1.Monitor {
 		return &monv1.Monitor{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, UID: types.UID("uid-" + name)},
@@ -71,6 +81,11 @@ func regionsServer(t *testing.T, calls *kubeCalls, ingested *[]probeapi.Result) 
 		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
 			if tr, ok := obj.(*authv1.TokenReview); ok {
 				calls.tokenReviews.Add(1)
+				if strings.HasSuffix(tr.Spec.Token, goodSignature) {
+					tr.Status = authv1.TokenReviewStatus{Authenticated: true, Audiences: tr.Spec.Audiences,
+						User: authv1.UserInfo{Username: unverifiedSubject(tr.Spec.Token)}}
+					return nil
+				}
 				// kube-apiserver's answer to a token it did not issue.
 				tr.Status = authv1.TokenReviewStatus{Error: "invalid bearer token"}
 				return nil
@@ -84,7 +99,7 @@ func regionsServer(t *testing.T, calls *kubeCalls, ingested *[]probeapi.Result) 
 			return c.Get(ctx, key, obj, opts...)
 		},
 	})
-	return New(Options{Client: counted, Secrets: counted, ManagerNamespace: testNS,
+	return New(Options{Client: counted, Secrets: counted, ManagerNamespace: testNS, Now: now,
 		Ingest: func(_ context.Context, rs []probeapi.Result) (probeapi.ResultsResponse, error) {
 			*ingested = append(*ingested, rs...)
 			return probeapi.ResultsResponse{Accepted: len(rs)}, nil
@@ -103,7 +118,7 @@ func TestForgedRegionsRefused(t *testing.T) {
 	s := regionsServer(t, &calls, &ingested)
 	ts := httptest.NewServer(probeapi.NewHandler(s))
 	defer ts.Close()
-	c := &probeapi.Client{BaseURL: ts.URL, MaxRetries: -1, Token: func() (string, error) { return "token-of-partner", nil }}
+	c := &probeapi.Client{BaseURL: ts.URL, MaxRetries: -1, Token: func() (string, error) { return tokenOf("partner"), nil }}
 	ctx := context.Background()
 	down := func(id, monitorID, region string) probeapi.Result {
 		return probeapi.Result{ID: id, MonitorID: monitorID, Region: region, Status: probeapi.StatusDown, CheckedAt: time.Now()}
@@ -142,7 +157,7 @@ func TestForgedRegionsRefused(t *testing.T) {
 	}
 
 	// eu's own token: its result for web is stored, labelled eu.
-	c.Token = func() (string, error) { return "token-of-eu", nil }
+	c.Token = func() (string, error) { return tokenOf("eu"), nil }
 	resp, err = c.PushResults(ctx, &probeapi.ResultBatch{Region: "eu", Results: []probeapi.Result{down("9", "uid-web", "")}})
 	if err != nil || resp.Accepted != 1 || len(ingested) != 1 || ingested[0].Region != "eu" {
 		t.Fatalf("eu's own result: %+v, %v, ingested %+v", resp, err, ingested)
@@ -193,6 +208,17 @@ func TestAdHocAnsweredByItsRegionOnly(t *testing.T) {
 func jwtLike(user string, n int) string {
 	enc := base64.RawURLEncoding.EncodeToString
 	return enc([]byte(`{"alg":"RS256"}`)) + "." + enc([]byte(fmt.Sprintf(`{"sub":%q,"n":%d}`, user, n))) + ".c2ln"
+}
+
+// goodSignature ends the ServiceAccount tokens regionsServer's
+// kube-apiserver accepts.
+const goodSignature = ".Z29vZA"
+
+// goodToken is a ServiceAccount token of user that regionsServer's
+// kube-apiserver accepts.
+func goodToken(user string, n int) string {
+	t := jwtLike(user, n)
+	return t[:strings.LastIndexByte(t, '.')] + goodSignature
 }
 
 // TestGuessesCostNoAPICalls: 50 made-up tokens from one address cost no
@@ -258,7 +284,7 @@ func TestSharedTokenSpeaksForNoRegion(t *testing.T) {
 	var ingested []probeapi.Result
 	s := regionsServer(t, &calls, &ingested)
 	ctx := context.Background()
-	if region, err := s.Authenticate(ctx, "token-of-partner"); err != nil || region != "partner" {
+	if region, err := s.Authenticate(ctx, tokenOf("partner")); err != nil || region != "partner" {
 		t.Fatalf("partner's own token: %q, %v", region, err)
 	}
 	if err := s.opts.Client.Create(ctx, &monv1.ProbeRegion{ObjectMeta: metav1.ObjectMeta{Name: "twin"}, Spec: monv1.ProbeRegionSpec{
@@ -269,7 +295,7 @@ func TestSharedTokenSpeaksForNoRegion(t *testing.T) {
 	// A token seen before is remembered for TokenTTL; a fresh server (or
 	// the TTL) looks again.
 	s = New(Options{Client: s.opts.Client, Secrets: s.opts.Secrets, ManagerNamespace: testNS})
-	if region, err := s.Authenticate(ctx, "token-of-partner"); !errors.Is(err, probeapi.ErrUnauthorized) {
+	if region, err := s.Authenticate(ctx, tokenOf("partner")); !errors.Is(err, probeapi.ErrUnauthorized) {
 		t.Fatalf("a token two regions hold: %q, %v; want refused", region, err)
 	}
 }

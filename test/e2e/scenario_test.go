@@ -435,7 +435,7 @@ func deployTargetAndReceiver() (targetIP, receiverIP string) {
 	GinkgoHelper()
 	apply(fmt.Sprintf(`apiVersion: v1
 kind: Secret
-metadata: {name: %[1]s, namespace: default, labels: {e2e: uptime}}
+metadata: {name: %[1]s, namespace: default, labels: {e2e: uptime, monitoring.uptime-operator.io/credentials: "true"}}
 stringData: {secret: e2e-signing-secret-0123456789}
 ---
 apiVersion: apps/v1

@@ -16,6 +16,7 @@ import (
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/alerting"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
+	"github.com/uptime-operator/uptime-operator/internal/credentials"
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/netguard"
 	"github.com/uptime-operator/uptime-operator/internal/plans"
@@ -223,10 +224,12 @@ func applyConnection(ch *monv1.AlertChannel, b *connectionBody, create bool) (ma
 		ref := &monv1.SecretKeySelector{Name: ch.Name + credentialsSuffix, Key: f}
 		switch f {
 		case "webhook_url":
-			if secretField(t, f) {
-				ch.Spec.WebhookURLFrom, secrets[f] = ref, v
+			// A generic webhook's URL is stored as written unless it
+			// carries a credential (view reads AlertChannels).
+			if secretField(t, f) || credentials.ChannelURLIsSecret(t, v) {
+				ch.Spec.WebhookURL, ch.Spec.WebhookURLFrom, secrets[f] = "", ref, v
 			} else {
-				ch.Spec.WebhookURL = v
+				ch.Spec.WebhookURL, ch.Spec.WebhookURLFrom = v, nil
 			}
 		case "integration_key":
 			ch.Spec.IntegrationKeyFrom, secrets[f] = ref, v
@@ -290,7 +293,7 @@ func (h *Handlers) createConnection(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if t == monv1.ChannelWebhook {
-		if err := h.checkEndpoint(ctx, ch.Spec.WebhookURL); err != nil {
+		if err := h.checkEndpoint(ctx, b.fields["webhook_url"]); err != nil {
 			core.WriteErr(w, r, err)
 			return
 		}
@@ -370,7 +373,7 @@ func (h *Handlers) updateConnection(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if u := b.fields["webhook_url"]; ch.Spec.Type == monv1.ChannelWebhook && u != "" && u != ch.Spec.WebhookURL {
+	if u := b.fields["webhook_url"]; ch.Spec.Type == monv1.ChannelWebhook && u != "" && (u != ch.Spec.WebhookURL || ch.Spec.WebhookURLFrom != nil) {
 		if err := h.checkEndpoint(ctx, u); err != nil {
 			core.WriteErr(w, r, err)
 			return
