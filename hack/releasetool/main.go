@@ -62,11 +62,11 @@ func main() {
 		keyFile := fs.String("key", "", "PEM public key the release is signed with (cosign.pub)")
 		_ = fs.Parse(os.Args[2:])
 		report, err := r.verify(*keyFile)
-		if err != nil {
-			fail("verify: %v", err)
-		}
 		for _, line := range report {
 			fmt.Println(line)
+		}
+		if err != nil {
+			fail("verify: %v", err)
 		}
 	default:
 		fail("unknown command %q (attest or verify)", os.Args[1])
