@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 )
 
@@ -86,7 +87,7 @@ func TestCredentialsStayOnTheirOrigin(t *testing.T) {
 		}
 	})
 	a := func(path string) probeapi.Assignment {
-		a := httpAssignment(home.URL+path, probeapi.HTTPConfig{Keyword: "landed", Headers: probeapi.TextHeaders(map[string]string{
+		a := httpAssignment(home.URL+path, monv1.HTTPConfig{Keyword: "landed", Headers: probeapi.TextHeaders(map[string]string{
 			"X-Api-Key": "key-from-secret", "Authorization": "Bearer token-from-secret", "X-Tenant": "acme",
 		})})
 		a.Credentials = []probeapi.Credential{
@@ -129,7 +130,7 @@ func TestCredentialsStayOnTheirOrigin(t *testing.T) {
 func TestCredentialRefusedForAnotherOrigin(t *testing.T) {
 	stored := newRecorder(t, func(_ *recorder, w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, "ok") })
 	other := newRecorder(t, func(_ *recorder, w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, "ok") })
-	a := httpAssignment(other.URL+"/", probeapi.HTTPConfig{Headers: probeapi.TextHeaders(map[string]string{"X-Api-Key": "key-from-secret"})})
+	a := httpAssignment(other.URL+"/", monv1.HTTPConfig{Headers: probeapi.TextHeaders(map[string]string{"X-Api-Key": "key-from-secret"})})
 	a.Credentials = []probeapi.Credential{{Header: "X-Api-Key", Origin: origin(t, stored.URL)}}
 	res := run(t, a, testEnv())
 	wantStatus(t, res, probeapi.StatusDown)
@@ -157,9 +158,9 @@ func TestMultistepCredentialFollowsTheTemplatedHost(t *testing.T) {
 	entry := newRecorder(t, func(_ *recorder, w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprintf(w, `{"base":%q,"id":"42"}`, attacker.URL)
 	})
-	steps := func(url string) []probeapi.Step {
-		return []probeapi.Step{
-			{Name: "discover", URL: entry.URL + "/", Extract: []probeapi.Extract{
+	steps := func(url string) []monv1.MultistepStep {
+		return []monv1.MultistepStep{
+			{Name: "discover", URL: entry.URL + "/", Extract: []monv1.Extraction{
 				{Variable: "base", Source: "json_body", Property: "$.base"},
 				{Variable: "id", Source: "json_body", Property: "$.id"}}},
 			{Name: "orders", URL: url, Headers: probeapi.TextHeaders(map[string]string{"Authorization": "Bearer prod-billing-token"})},
@@ -173,7 +174,7 @@ func TestMultistepCredentialFollowsTheTemplatedHost(t *testing.T) {
 		{"a template that resolves to another host", "{{base}}/orders", origin(t, api.URL)},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			a := probeapi.Assignment{Type: probeapi.TypeMultistep, TimeoutMs: 5000, Config: probeapi.Config{MultistepConfig: probeapi.MultistepConfig{Steps: steps(c.url)}},
+			a := probeapi.Assignment{Type: probeapi.TypeMultistep, TimeoutMs: 5000, Config: monv1.MonitorSpec{Multistep: &monv1.MultistepConfig{Steps: steps(c.url)}},
 				Credentials: []probeapi.Credential{{Step: &one, Header: "Authorization", Origin: c.bound}}}
 			res := run(t, a, testEnv())
 			wantStatus(t, res, probeapi.StatusDown)
@@ -191,7 +192,7 @@ func TestMultistepCredentialFollowsTheTemplatedHost(t *testing.T) {
 		})
 	}
 	// A literal origin with a templated path keeps working.
-	a := probeapi.Assignment{Type: probeapi.TypeMultistep, TimeoutMs: 5000, Config: probeapi.Config{MultistepConfig: probeapi.MultistepConfig{Steps: steps(api.URL + "/orders/{{id}}")}},
+	a := probeapi.Assignment{Type: probeapi.TypeMultistep, TimeoutMs: 5000, Config: monv1.MonitorSpec{Multistep: &monv1.MultistepConfig{Steps: steps(api.URL + "/orders/{{id}}")}},
 		Credentials: []probeapi.Credential{{Step: &one, Header: "Authorization", Origin: origin(t, api.URL)}}}
 	wantStatus(t, run(t, a, testEnv()), probeapi.StatusUp)
 	if got := api.got("/orders/42", "Authorization"); len(got) != 1 || got[0] != "Bearer prod-billing-token" {
@@ -205,8 +206,8 @@ func TestMultistepCredentialFollowsTheTemplatedHost(t *testing.T) {
 // An MCP check refuses to send a credential to another origin than its own.
 func TestMCPCredentialOrigin(t *testing.T) {
 	ts := startMCP(t)
-	a := probeapi.Assignment{Type: probeapi.TypeMCP, URL: ts.URL + "/mcp", TimeoutMs: 5000, Config: probeapi.Config{
-		HTTPConfig: probeapi.HTTPConfig{Headers: probeapi.TextHeaders(map[string]string{"X-Api-Key": "k"})}},
+	a := probeapi.Assignment{Type: probeapi.TypeMCP, URL: ts.URL + "/mcp", TimeoutMs: 5000, Config: monv1.MonitorSpec{
+		MCP: &monv1.MCPConfig{Headers: probeapi.TextHeaders(map[string]string{"X-Api-Key": "k"})}},
 		Credentials: []probeapi.Credential{{Header: "X-Api-Key", Origin: origin(t, ts.URL)}}}
 	wantStatus(t, run(t, a, tlsEnv(ts)), probeapi.StatusUp)
 	a.Credentials[0].Origin = "https://api.example.com:443"

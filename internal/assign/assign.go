@@ -6,8 +6,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -16,6 +16,7 @@ import (
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/credentials"
 	"github.com/uptime-operator/uptime-operator/internal/monitor"
+	"github.com/uptime-operator/uptime-operator/internal/monitorconfig"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 )
 
@@ -47,12 +48,13 @@ func ToAssignment(ctx context.Context, secrets SecretReader, m *monv1.Monitor) (
 	if a.IntervalSeconds == 0 {
 		a.IntervalSeconds = 120
 	}
-	a.Config = monitor.ConfigOf(s)
-	if err := resolveHeaders(ctx, secrets, m, &a, nil, a.URL, a.Config.Headers); err != nil {
-		return a, err
-	}
-	for i, st := range a.Config.Steps {
-		if err := resolveHeaders(ctx, secrets, m, &a, &i, st.URL, st.Headers); err != nil {
+	a.Config = monitorconfig.Only(s)
+	for _, l := range monitorconfig.HeaderLists(&a.Config) {
+		target, step := l.URL, stepOf(l)
+		if step == nil {
+			target = a.URL
+		}
+		if err := resolveHeaders(ctx, secrets, m, &a, step, target, *l.Headers); err != nil {
 			return a, err
 		}
 	}
@@ -67,19 +69,18 @@ func ToAssignment(ctx context.Context, secrets SecretReader, m *monv1.Monitor) (
 // origin is not literal (a step URL that starts with a {{variable}}) binds
 // the credential to no origin: the agent then sends it nowhere. step is
 // the multistep step's position, nil for config.headers.
-func resolveHeaders(ctx context.Context, secrets SecretReader, m *monv1.Monitor, a *probeapi.Assignment, step *int, target string, hs probeapi.Headers) error {
+func resolveHeaders(ctx context.Context, secrets SecretReader, m *monv1.Monitor, a *probeapi.Assignment, step *int, target string, hs []monv1.HTTPHeader) error {
 	origin, _ := probeapi.Origin(target)
-	for _, name := range slices.Sorted(maps.Keys(hs)) {
-		h := hs[name]
-		if h.SecretRef == nil {
+	for i, h := range hs {
+		if h.ValueFrom == nil {
 			continue
 		}
-		v, err := secretValue(ctx, secrets, m, &monv1.SecretKeySelector{Name: h.SecretRef.Name, Key: h.SecretRef.Key})
+		v, err := secretValue(ctx, secrets, m, h.ValueFrom)
 		if err != nil {
 			return err
 		}
-		hs[name] = probeapi.HeaderValue{Value: v}
-		c := probeapi.Credential{Header: name, Origin: origin}
+		hs[i].Value, hs[i].ValueFrom = &v, nil
+		c := probeapi.Credential{Header: h.Name, Origin: origin}
 		if step != nil {
 			c.Step = new(int)
 			*c.Step = *step
@@ -143,4 +144,18 @@ func ForRegion(ctx context.Context, secrets SecretReader, monitors []monv1.Monit
 	}
 	slices.SortFunc(out, func(a, b probeapi.Assignment) int { return strings.Compare(a.ID, b.ID) })
 	return out
+}
+
+// stepOf is the multistep step position of a header list (its Prefix is
+// "step" and the position), nil for a list of the config struct itself.
+func stepOf(l monitorconfig.HeaderList) *int {
+	rest, ok := strings.CutPrefix(l.Prefix, "step")
+	if !ok {
+		return nil
+	}
+	n, err := strconv.Atoi(rest)
+	if err != nil {
+		return nil
+	}
+	return &n
 }
