@@ -406,14 +406,22 @@ func (w MaintenanceWindowWebhook) validate(ctx context.Context, m *monv1.Mainten
 	if !m.Spec.EndsAt.After(m.Spec.StartsAt.Time) {
 		errs = append(errs, field.Invalid(spec.Child("endsAt"), m.Spec.EndsAt, "must be after startsAt"))
 	}
-	for i, ref := range m.Spec.Monitors {
-		if err := w.mustExist(ctx, m.Namespace, ref.Name, &monv1.Monitor{}); err != nil {
-			errs = append(errs, field.NotFound(spec.Child("monitors").Index(i).Child("name"), ref.Name))
+	for _, refs := range []struct {
+		child string
+		refs  []monv1.LocalObjectReference
+		list  client.ObjectList
+	}{{"monitors", m.Spec.Monitors, &monv1.MonitorList{}}, {"groups", m.Spec.Groups, &monv1.MonitorGroupList{}}} {
+		if len(refs.refs) == 0 {
+			continue
 		}
-	}
-	for i, ref := range m.Spec.Groups {
-		if err := w.mustExist(ctx, m.Namespace, ref.Name, &monv1.MonitorGroup{}); err != nil {
-			errs = append(errs, field.NotFound(spec.Child("groups").Index(i).Child("name"), ref.Name))
+		names, err := w.namesIn(ctx, m.Namespace, refs.list)
+		if err != nil {
+			return err
+		}
+		for i, ref := range refs.refs {
+			if !names[ref.Name] {
+				errs = append(errs, field.NotFound(spec.Child(refs.child).Index(i).Child("name"), ref.Name))
+			}
 		}
 	}
 	return invalid(m, errs)

@@ -6,6 +6,7 @@ import (
 	"reflect"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -170,6 +171,28 @@ func (c cacheFirst) List(ctx context.Context, list client.ObjectList, opts ...cl
 // mustExist returns an error when the named object does not exist in ns.
 func (d *Deps) mustExist(ctx context.Context, ns, name string, obj client.Object) error {
 	return d.Reader.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, obj)
+}
+
+// namesIn is the set of names of list's kind in ns, read with one list:
+// an object that references hundreds of others (a maintenance window's
+// 500 monitors) is checked with one read, not one per reference, so
+// admission answers within its timeout (docs/security.md, "Bounded work
+// per request").
+func (d *Deps) namesIn(ctx context.Context, ns string, list client.ObjectList) (map[string]bool, error) {
+	if err := d.Reader.List(ctx, list, client.InNamespace(ns)); err != nil {
+		return nil, fmt.Errorf("list %T: %w", list, err)
+	}
+	items, err := meta.ExtractList(list)
+	if err != nil {
+		return nil, err
+	}
+	names := make(map[string]bool, len(items))
+	for _, it := range items {
+		if obj, ok := it.(client.Object); ok {
+			names[obj.GetName()] = true
+		}
+	}
+	return names, nil
 }
 
 // featureError is the refusal for a feature the plan lacks.

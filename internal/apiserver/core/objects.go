@@ -75,7 +75,7 @@ func (d *Deps) Fresh(ctx context.Context, obj client.Object) error {
 // Mutate applies fn to the newest version of obj and updates it, retrying on
 // conflicts. fn may return an *Error to stop without writing.
 func (d *Deps) Mutate(ctx context.Context, obj client.Object, fn func() error) error {
-	return d.mutate(ctx, obj, true, fn)
+	return d.mutate(ctx, obj, false, fn)
 }
 
 // MutateCached is Mutate for obj as the cache gave it a moment ago
@@ -85,7 +85,7 @@ func (d *Deps) Mutate(ctx context.Context, obj client.Object, fn func() error) e
 // many objects (a bulk action) so writes each once instead of reading it
 // first.
 func (d *Deps) MutateCached(ctx context.Context, obj client.Object, fn func() error) error {
-	return d.mutate(ctx, obj, false, fn)
+	return d.mutate(ctx, obj, true, fn)
 }
 
 func (d *Deps) mutate(ctx context.Context, obj client.Object, cached bool, fn func() error) error {
