@@ -1,6 +1,10 @@
 package apidoc
 
-import "slices"
+import (
+	"slices"
+
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+)
 
 // M is a JSON object of the document.
 type M = map[string]any
@@ -128,7 +132,13 @@ func toAny[T any](v []T) []any {
 }
 
 var (
-	monitorTypes      = []string{"http", "api", "ping", "port", "udp", "cron", "dns", "multistep", "mcp"}
+	monitorTypes = func() []string { // monv1.MonitorTypeRegistry's, in its order
+		out := make([]string, len(monv1.MonitorTypes))
+		for i, t := range monv1.MonitorTypes {
+			out[i] = string(t)
+		}
+		return out
+	}()
 	monitorStates     = []string{"up", "down", "degraded", "blocked", "unknown", "pending", "paused", "maintenance"}
 	CheckStates       = []string{"up", "down", "degraded", "blocked", "unknown"}
 	IncidentStates    = []string{"ongoing", "resolved", "suppressed", "acknowledged"}

@@ -92,15 +92,16 @@ func ValidateMonitorSpec(ctx context.Context, s *monv1.MonitorSpec, guard HostCh
 	// The bounds the config struct's markers declare (monitorconfig/schema
 	// reads them from the CRD), then the rules markers cannot say.
 	errs = append(errs, schema.Validate(s, path.Child(want))...)
+	if cfg := monitorconfig.Config(s); cfg != nil {
+		errs = append(errs, validateConfigSize(cfg, path.Child(want))...)
+	}
 	switch t {
 	case monv1.MonitorHTTP, monv1.MonitorAPI:
 		if s.HTTP != nil {
 			errs = append(errs, validateHTTPConfig(s.HTTP, t == monv1.MonitorAPI, path.Child("http"))...)
-			errs = append(errs, validateConfigSize(s.HTTP, path.Child("http"))...)
 		}
 	case monv1.MonitorPing:
 		errs = append(errs, validateHost(ctx, s.Ping.Host, guard, path.Child("ping", "host"))...)
-		errs = append(errs, validateConfigSize(s.Ping, path.Child("ping"))...)
 	case monv1.MonitorPort:
 		errs = append(errs, validateHost(ctx, s.Port.Host, guard, path.Child("port", "host"))...)
 		errs = append(errs, validatePort(s.Port.Port, path.Child("port", "port"))...)
@@ -111,15 +112,12 @@ func ValidateMonitorSpec(ctx context.Context, s *monv1.MonitorSpec, guard HostCh
 		if s.UDP.Payload != "" && s.UDP.PayloadHex != "" {
 			errs = append(errs, field.Forbidden(path.Child("udp", "payloadHex"), "set payload or payloadHex, not both"))
 		}
-		errs = append(errs, validateConfigSize(s.UDP, path.Child("udp"))...)
 	case monv1.MonitorCron:
 		errs = append(errs, validateCron(s.Cron, path.Child("cron"))...)
 	case monv1.MonitorDNS:
 		errs = append(errs, validateDNS(s.DNS, path.Child("dns"))...)
-		errs = append(errs, validateConfigSize(s.DNS, path.Child("dns"))...)
 	case monv1.MonitorMultistep:
 		errs = append(errs, validateMultistep(ctx, s.Multistep, guard, path.Child("multistep"))...)
-		errs = append(errs, validateConfigSize(s.Multistep, path.Child("multistep"))...)
 	case monv1.MonitorMCP:
 		if s.MCP == nil {
 			break
@@ -131,7 +129,6 @@ func ValidateMonitorSpec(ctx context.Context, s *monv1.MonitorSpec, guard HostCh
 				errs = append(errs, field.Invalid(path.Child("mcp", "toolCall", "argumentsJSON"), tc.ArgumentsJSON, "must be a JSON object"))
 			}
 		}
-		errs = append(errs, validateConfigSize(s.MCP, path.Child("mcp"))...)
 	}
 	return errs
 }
