@@ -115,7 +115,7 @@ func BenchmarkCheckCost(b *testing.B) {
 		ts.Start()
 		defer ts.Close()
 		a := &probeapi.Assignment{ID: "bench", Type: probeapi.TypeHTTP, URL: ts.URL, TimeoutMs: 5000,
-			Config: probeapi.Config{HTTPConfig: probeapi.HTTPConfig{Keyword: "ok"}}}
+			Config: monv1.MonitorSpec{HTTP: &monv1.HTTPConfig{Keyword: "ok"}}}
 		benchCheckCost(b, func() probeapi.Result { return Run(context.Background(), a, env) })
 	})
 	b.Run("grpc", func(b *testing.B) {
@@ -124,7 +124,7 @@ func BenchmarkCheckCost(b *testing.B) {
 		benchCheckCost(b, func() probeapi.Result {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
-			return checkGRPC(ctx, env, p)
+			return probeGRPC(ctx, env, p)
 		})
 	})
 	b.Run("websocket", func(b *testing.B) {
@@ -133,7 +133,7 @@ func BenchmarkCheckCost(b *testing.B) {
 		benchCheckCost(b, func() probeapi.Result {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
-			return checkWebSocket(ctx, env, p)
+			return probeWebSocket(ctx, env, p)
 		})
 	})
 }

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 )
 
@@ -130,12 +131,27 @@ func (c recordingCreds) Clone() credentials.TransportCredentials {
 	return recordingCreds{c.TransportCredentials.Clone(), c.conn}
 }
 
-// checkGRPC asks the target's health service (grpc.health.v1.Health/Check)
+func init() { register(checkGRPC, monv1.MonitorGRPC) }
+
+// checkGRPC runs a grpc monitor's assignment: its config with metadata and
+// client certificate values already read from their Secrets by the manager.
+func checkGRPC(ctx context.Context, a *probeapi.Assignment, env *Env) probeapi.Result {
+	c := a.Config.GRPC
+	if c == nil || c.Target == "" {
+		return failure(probeapi.StatusUnknown, probeapi.ErrorInvalidConfig, errors.New("target is required"))
+	}
+	cert := probeapi.HeaderText(c.ClientCertificate)
+	return probeGRPC(ctx, env, &grpcParams{Target: c.Target, Service: c.Service, Plaintext: c.Plaintext, ServerName: c.ServerName,
+		ClientCertPEM: cert["tls.crt"], ClientKeyPEM: cert["tls.key"], Metadata: probeapi.HeaderText(c.Metadata),
+		MaxResponseTimeMs: orZero(c.MaxResponseTimeMs), DegradedResponseTimeMs: orZero(c.DegradedResponseTimeMs)})
+}
+
+// probeGRPC asks the target's health service (grpc.health.v1.Health/Check)
 // about p.Service over one fresh connection: up when the answer is
 // SERVING, down on any other answer or gRPC status, then the response-time
 // thresholds. The connection dials through the address guard; TLS is
 // verified against the agent's roots (the system's and --trusted-ca-file).
-func checkGRPC(ctx context.Context, env *Env, p *grpcParams) probeapi.Result {
+func probeGRPC(ctx context.Context, env *Env, p *grpcParams) probeapi.Result {
 	host, _, err := net.SplitHostPort(p.Target)
 	if err != nil || host == "" {
 		return failure(probeapi.StatusUnknown, probeapi.ErrorInvalidConfig, errors.New("target must be host:port"))

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/certs"
 	"github.com/uptime-operator/uptime-operator/internal/netguard"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
@@ -109,7 +110,7 @@ func runGRPC(t *testing.T, env *Env, p grpcParams, timeout time.Duration) probea
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	return checkGRPC(ctx, env, &p)
+	return probeGRPC(ctx, env, &p)
 }
 
 func wantError(t *testing.T, res probeapi.Result, status probeapi.Status, typ, msg string) {
@@ -278,4 +279,49 @@ func TestGRPCTLSPrivateCA(t *testing.T) {
 	wantStatus(t, runGRPC(t, testEnv(), p, 5*time.Second), probeapi.StatusUp)
 	p.ClientKeyPEM = "not a key"
 	wantError(t, runGRPC(t, testEnv(), p, 5*time.Second), probeapi.StatusUnknown, probeapi.ErrorInvalidConfig, "client certificate")
+}
+
+// TestGRPCAssignment runs grpc monitors through Run, as the agent does: the
+// config's metadata and client certificate (resolved from Secrets by the
+// manager) reach the server, and a server that echoes the credential in
+// its error has it scrubbed from the result.
+func TestGRPCAssignment(t *testing.T) {
+	srv := startGRPC(t, true, "s3cret-token-value", nil)
+	cfg := &monv1.GRPCConfig{Target: srv.Addr, Service: "orders", Plaintext: true,
+		Metadata: probeapi.TextHeaders(map[string]string{"authorization": "Bearer s3cret-token-value"})}
+	a := probeapi.Assignment{Type: string(monv1.MonitorGRPC), TimeoutMs: 5000, Config: monv1.MonitorSpec{GRPC: cfg}}
+	wantStatus(t, run(t, a, testEnv()), probeapi.StatusUp)
+
+	echo := grpc.NewServer(grpc.UnaryInterceptor(func(ctx context.Context, _ any, _ *grpc.UnaryServerInfo, _ grpc.UnaryHandler) (any, error) {
+		md, _ := metadata.FromIncomingContext(ctx)
+		return nil, status.Errorf(codes.PermissionDenied, "token %v refused", md.Get("authorization"))
+	}))
+	healthpb.RegisterHealthServer(echo, health.NewServer())
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = echo.Serve(ln) }()
+	defer echo.Stop()
+	cfg.Target = ln.Addr().String()
+	res := run(t, a, testEnv())
+	wantError(t, res, probeapi.StatusDown, ErrorGRPCStatus, "PermissionDenied")
+	if strings.Contains(res.ErrorMessage, "s3cret-token-value") {
+		t.Fatalf("the credential is in the result: %s", res.ErrorMessage)
+	}
+
+	ca, serverCert, client := privateCA(t)
+	clientCAs := x509.NewCertPool()
+	clientCAs.AppendCertsFromPEM(ca.CertPEM)
+	mtls := startGRPC(t, true, "", credentials.NewTLS(&tls.Config{Certificates: []tls.Certificate{serverCert},
+		ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: clientCAs, MinVersion: tls.VersionTLS12}))
+	env := testEnv()
+	env.RootCAs = clientCAs
+	a = probeapi.Assignment{Type: string(monv1.MonitorGRPC), TimeoutMs: 5000, Config: monv1.MonitorSpec{GRPC: &monv1.GRPCConfig{
+		Target: mtls.Addr, Service: "orders",
+		ClientCertificate: probeapi.TextHeaders(map[string]string{"tls.crt": client[0], "tls.key": client[1]})}}}
+	wantStatus(t, run(t, a, env), probeapi.StatusUp)
+
+	a.Config = monv1.MonitorSpec{}
+	wantError(t, run(t, a, env), probeapi.StatusUnknown, probeapi.ErrorInvalidConfig, "target is required")
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 )
 
@@ -43,7 +44,7 @@ type wsParams struct {
 	ExpectedReply string
 	// Assertions read the reply as an api check's assertions read a
 	// response.
-	Assertions []probeapi.Assertion
+	Assertions []monv1.Assertion
 	// MaxRedirects is the redirect limit of the opening handshake.
 	MaxRedirects int
 	// MaxResponseTimeMs and DegradedResponseTimeMs are the thresholds; zero
@@ -119,12 +120,26 @@ func (w *wsConns) trace() *httptrace.ClientTrace {
 	}
 }
 
-// checkWebSocket opens a WebSocket connection to p.URL, sends p.Message
+func init() { register(checkWebSocket, monv1.MonitorWebSocket) }
+
+// checkWebSocket runs a websocket monitor's assignment: its config with
+// header values already read from their Secrets by the manager.
+func checkWebSocket(ctx context.Context, a *probeapi.Assignment, env *Env) probeapi.Result {
+	c := a.Config.WebSocket
+	if c == nil {
+		return failure(probeapi.StatusUnknown, probeapi.ErrorInvalidConfig, errors.New("url is required"))
+	}
+	return probeWebSocket(ctx, env, &wsParams{URL: c.URL, Headers: probeapi.HeaderText(c.Headers), Subprotocols: c.Subprotocols,
+		Message: c.Message, ExpectedReply: c.ExpectedReply, Assertions: c.Assertions, MaxRedirects: maxRedirects(c.MaxRedirects),
+		MaxResponseTimeMs: orZero(c.MaxResponseTimeMs), DegradedResponseTimeMs: orZero(c.DegradedResponseTimeMs)})
+}
+
+// probeWebSocket opens a WebSocket connection to p.URL, sends p.Message
 // when set and reads one reply, which must contain p.ExpectedReply and
 // pass p.Assertions; then the response-time thresholds, and a normal
 // close. The handshake dials through the address guard on every redirect
 // hop; wss:// is verified against the agent's roots.
-func checkWebSocket(ctx context.Context, env *Env, p *wsParams) probeapi.Result {
+func probeWebSocket(ctx context.Context, env *Env, p *wsParams) probeapi.Result {
 	u, err := url.Parse(p.URL)
 	if err != nil || (u.Scheme != "ws" && u.Scheme != "wss") || u.Host == "" {
 		return failure(probeapi.StatusUnknown, probeapi.ErrorInvalidConfig, errors.New("url must be a ws:// or wss:// URL"))

@@ -11,6 +11,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 	"github.com/uptime-operator/uptime-operator/internal/testutil"
 	"github.com/uptime-operator/uptime-operator/internal/trust"
@@ -128,7 +129,7 @@ func runWS(t *testing.T, env *Env, p wsParams, timeout time.Duration) probeapi.R
 	if p.MaxRedirects == 0 {
 		p.MaxRedirects = defaultMaxRedirects
 	}
-	return checkWebSocket(ctx, env, &p)
+	return probeWebSocket(ctx, env, &p)
 }
 
 func TestWebSocket(t *testing.T) {
@@ -150,12 +151,12 @@ func TestWebSocket(t *testing.T) {
 			details: `"reply_bytes":7`},
 		{name: "echo mismatch", p: wsParams{URL: srv.url("/echo"), Message: "ping", ExpectedReply: "pong"},
 			status: probeapi.StatusDown, errType: probeapi.ErrorResponseMismatch, msg: `"pong"`},
-		{name: "json path", p: wsParams{URL: srv.url("/json"), Message: "status?", Assertions: []probeapi.Assertion{
+		{name: "json path", p: wsParams{URL: srv.url("/json"), Message: "status?", Assertions: []monv1.Assertion{
 			{Source: probeapi.SourceJSONBody, Property: "$.status", Operator: probeapi.OpEquals, Target: "ok"},
 			{Source: probeapi.SourceJSONBody, Property: "$.count", Operator: probeapi.OpGreaterOrEqual, Target: "3"},
 			{Source: probeapi.SourceStatusCode, Operator: probeapi.OpEquals, Target: "101"},
 		}}, status: probeapi.StatusUp, details: `"passed":true`},
-		{name: "json path fails", p: wsParams{URL: srv.url("/json"), Message: "status?", Assertions: []probeapi.Assertion{
+		{name: "json path fails", p: wsParams{URL: srv.url("/json"), Message: "status?", Assertions: []monv1.Assertion{
 			{Source: probeapi.SourceJSONBody, Property: "$.count", Operator: probeapi.OpGreaterThan, Target: "5"},
 		}}, status: probeapi.StatusDown, errType: probeapi.ErrorAssertion, msg: "assertion 1"},
 		{name: "no reply", p: wsParams{URL: srv.url("/silent"), Message: "anyone?"}, timeout: 500 * time.Millisecond,
@@ -186,7 +187,7 @@ func TestWebSocket(t *testing.T) {
 				c.p.MaxRedirects = 0
 				ctx, cancel := context.WithTimeout(context.Background(), timeout)
 				defer cancel()
-				res := checkWebSocket(ctx, env, &c.p)
+				res := probeWebSocket(ctx, env, &c.p)
 				wantError(t, res, c.status, c.errType, c.msg)
 				return
 			}
@@ -254,4 +255,21 @@ func TestWebSocketTLSPrivateCA(t *testing.T) {
 	if res.TLS == nil || res.Timings == nil || res.Timings.TLSMs <= 0 {
 		t.Errorf("tls %+v timings %+v, want the certificate and the handshake time", res.TLS, res.Timings)
 	}
+}
+
+// TestWebSocketAssignment runs websocket monitors through Run, as the agent
+// does: headers, message, assertions and redirect limit from the config.
+func TestWebSocketAssignment(t *testing.T) {
+	srv := startWS(t)
+	zero := int32(0)
+	cfg := &monv1.WebSocketConfig{URL: srv.url("/auth"), Message: `{"op":"ping"}`,
+		Headers:    probeapi.TextHeaders(map[string]string{"Authorization": "Bearer s3cret"}),
+		Assertions: []monv1.Assertion{{Source: probeapi.SourceJSONBody, Property: "$.op", Operator: probeapi.OpEquals, Target: "ping"}}}
+	a := probeapi.Assignment{Type: string(monv1.MonitorWebSocket), TimeoutMs: 5000, Config: monv1.MonitorSpec{WebSocket: cfg}}
+	wantStatus(t, run(t, a, testEnv()), probeapi.StatusUp)
+	cfg.URL = srv.url("/redirect")
+	cfg.MaxRedirects = &zero
+	wantError(t, run(t, a, testEnv()), probeapi.StatusDown, ErrorRedirects, "")
+	cfg.URL = "https://example.com/"
+	wantError(t, run(t, a, testEnv()), probeapi.StatusUnknown, probeapi.ErrorInvalidConfig, "ws://")
 }

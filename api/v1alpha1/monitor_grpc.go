@@ -1,12 +1,16 @@
 package v1alpha1
 
+// MonitorGRPC is the grpc monitor type (gRPC health checks), an extension
+// beyond the specification's nine.
+const MonitorGRPC MonitorType = "grpc"
+
 // GRPCConfig configures grpc monitors: one call of the standard gRPC health
 // service (grpc.health.v1.Health/Check, the protocol Kubernetes' own gRPC
 // probes speak) on target, up when it answers SERVING. A gRPC server that
 // runs without the health service answers Unimplemented, which is down:
 // register the service (every gRPC implementation ships one) to monitor it.
 // +kubebuilder:validation:XValidation:rule="!has(self.degradedResponseTimeMs) || !has(self.maxResponseTimeMs) || self.degradedResponseTimeMs < self.maxResponseTimeMs",message="degradedResponseTimeMs must be lower than maxResponseTimeMs",fieldPath=".degradedResponseTimeMs"
-// +kubebuilder:validation:XValidation:rule="!has(self.plaintext) || !self.plaintext || (!has(self.clientCertificateSecretRef) && !has(self.serverName))",message="clientCertificateSecretRef and serverName need TLS (plaintext false)",fieldPath=".plaintext"
+// +kubebuilder:validation:XValidation:rule="!has(self.plaintext) || !self.plaintext || (!has(self.clientCertificate) && !has(self.serverName))",message="clientCertificate and serverName need TLS (plaintext false)",fieldPath=".plaintext"
 type GRPCConfig struct {
 	// target is the server as host:port (a hostname, an IPv4 address or a
 	// bracketed IPv6 address, and a port 1-65535). It must resolve to a
@@ -33,13 +37,20 @@ type GRPCConfig struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=253
 	ServerName string `json:"serverName,omitempty"`
-	// clientCertificateSecretRef names a Secret of the Monitor's namespace
-	// of type kubernetes.io/tls whose tls.crt and tls.key are presented as
-	// the client certificate (mutual TLS). The same rules as header values
-	// from Secrets apply: it must be the Monitor's own <monitor>-credentials
-	// or carry the label monitoring.uptime-operator.io/credentials: "true".
+	// clientCertificate is the client certificate presented to the server
+	// (mutual TLS): two entries, tls.crt (the PEM certificate chain) and
+	// tls.key (the PEM private key, from a Secret only), typically both
+	// from one kubernetes.io/tls Secret. They are named values like request
+	// headers so that they are credentials the same way: read from Secrets
+	// the Monitor may reference (its own <monitor>-credentials or one
+	// labelled monitoring.uptime-operator.io/credentials: "true"),
+	// redacted when shown, sent to agents in assignments only, and dropped
+	// by a write that moves target elsewhere without sending them again.
 	// +optional
-	ClientCertificateSecretRef *LocalObjectReference `json:"clientCertificateSecretRef,omitempty"`
+	// +kubebuilder:validation:MaxItems=2
+	// +kubebuilder:validation:XValidation:rule="size(self) == 2 && self.exists(h, h.name == 'tls.crt') && self.exists(h, h.name == 'tls.key') && self.all(h, h.name != 'tls.key' || has(h.valueFrom))",message="clientCertificate needs tls.crt and tls.key, tls.key from a Secret (valueFrom)"
+	// +listType=atomic
+	ClientCertificate []HTTPHeader `json:"clientCertificate,omitempty"`
 	// metadata are sent with the call as gRPC metadata (up to 50), e.g. an
 	// authorization token from a Secret. Names are lower-cased on the wire,
 	// as gRPC requires; values follow the rules of HTTP header values.
@@ -52,7 +63,7 @@ type GRPCConfig struct {
 	// +optional
 	// +kubebuilder:validation:Minimum=1000
 	// +kubebuilder:validation:Maximum=60000
-	TimeoutMs int32 `json:"timeoutMs,omitempty"`
+	TimeoutMs int32 `json:"timeoutMs,omitempty" wire:"timeout"`
 	// maxResponseTimeMs marks slower checks as down (1-600000).
 	// +optional
 	// +kubebuilder:validation:Minimum=1

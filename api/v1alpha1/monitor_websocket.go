@@ -1,5 +1,9 @@
 package v1alpha1
 
+// MonitorWebSocket is the websocket monitor type, an extension beyond the
+// specification's nine.
+const MonitorWebSocket MonitorType = "websocket"
+
 // WebSocketConfig configures websocket monitors: open a WebSocket
 // connection to url, optionally send one message and expect a reply within
 // the timeout, then close the connection normally. Without a message the
@@ -46,8 +50,8 @@ type WebSocketConfig struct {
 	// assertions are checked against the reply as against the response of
 	// an api monitor (up to 50): body reads the reply as text, json_body
 	// reads it as JSON by path ($.status), response_time is the time from
-	// the start of the check to the reply. status_code and header do not
-	// apply to a message and fail.
+	// the start of the check to the reply, status_code (101) and header
+	// read the answer to the opening handshake.
 	// +optional
 	// +kubebuilder:validation:MaxItems=50
 	// +listType=atomic
@@ -64,7 +68,7 @@ type WebSocketConfig struct {
 	// +optional
 	// +kubebuilder:validation:Minimum=1000
 	// +kubebuilder:validation:Maximum=60000
-	TimeoutMs int32 `json:"timeoutMs,omitempty"`
+	TimeoutMs int32 `json:"timeoutMs,omitempty" wire:"timeout"`
 	// maxResponseTimeMs marks slower checks as down (1-600000).
 	// +optional
 	// +kubebuilder:validation:Minimum=1

@@ -1,6 +1,10 @@
 package apidoc
 
-import "slices"
+import (
+	"slices"
+
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+)
 
 // M is a JSON object of the document.
 type M = map[string]any
@@ -119,6 +123,15 @@ func Bounds(m M, min, max any) M {
 	return c
 }
 
+// toStrings lists string-kinded values as strings.
+func toStrings[T ~string](v []T) []string {
+	out := make([]string, len(v))
+	for i := range v {
+		out[i] = string(v[i])
+	}
+	return out
+}
+
 func toAny[T any](v []T) []any {
 	out := make([]any, len(v))
 	for i := range v {
@@ -128,7 +141,7 @@ func toAny[T any](v []T) []any {
 }
 
 var (
-	monitorTypes      = []string{"http", "api", "ping", "port", "udp", "cron", "dns", "multistep", "mcp"}
+	monitorTypes      = toStrings(monv1.MonitorTypes)
 	monitorStates     = []string{"up", "down", "degraded", "blocked", "unknown", "pending", "paused", "maintenance"}
 	CheckStates       = []string{"up", "down", "degraded", "blocked", "unknown"}
 	IncidentStates    = []string{"ongoing", "resolved", "suppressed", "acknowledged"}
