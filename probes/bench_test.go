@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -64,6 +65,77 @@ func BenchmarkHTTPCheck(b *testing.B) {
 	b.ReportMetric(rate, "checks/s")
 	b.ReportMetric(base.PerSecond, "baseline/s")
 	b.ReportMetric(rate/base.PerSecond, "ratio")
+}
+
+// processCPU is the user plus system CPU time the process has used.
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// benchCheckCost runs check in parallel b.N times, each run must be up,
+// and reports checks/s and checks per CPU-second. The CPU is the whole
+// process's: the check and the loopback target it talks to, so the figure
+// compares check types (BenchmarkCheckCost runs http, grpc and websocket
+// side by side) rather than measuring the agent alone.
+func benchCheckCost(b *testing.B, check func() probeapi.Result) {
+	b.ReportAllocs()
+	b.ResetTimer()
+	start, cpu := time.Now(), processCPU(b)
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if r := check(); r.Status != probeapi.StatusUp {
+				b.Errorf("status %s: %s", r.Status, r.ErrorMessage)
+				return
+			}
+		}
+	})
+	wall, used := time.Since(start), processCPU(b)-cpu
+	b.ReportMetric(float64(b.N)/wall.Seconds(), "checks/s")
+	if used > 0 {
+		b.ReportMetric(float64(b.N)/used.Seconds(), "checks/cpu-s")
+	}
+}
+
+// BenchmarkCheckCost reports checks per CPU-second of one full check of
+// each network type against a loopback target in the same process, a new
+// connection per check: http (GET, keyword), grpc (plaintext, a
+// grpc.health.v1 Check answered SERVING) and websocket (handshake, one
+// message, its echo, close).
+func BenchmarkCheckCost(b *testing.B) {
+	env := testEnv()
+	b.Run("http", func(b *testing.B) {
+		ts := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.Write([]byte("ok"))
+		}))
+		ts.Config.SetKeepAlivesEnabled(false)
+		ts.Start()
+		defer ts.Close()
+		a := &probeapi.Assignment{ID: "bench", Type: probeapi.TypeHTTP, URL: ts.URL, TimeoutMs: 5000,
+			Config: monv1.MonitorSpec{HTTP: &monv1.HTTPConfig{Keyword: "ok"}}}
+		benchCheckCost(b, func() probeapi.Result { return Run(context.Background(), a, env) })
+	})
+	b.Run("grpc", func(b *testing.B) {
+		srv := startGRPC(b, true, "", nil)
+		p := &grpcParams{Target: srv.Addr, Service: "orders", Plaintext: true}
+		benchCheckCost(b, func() probeapi.Result {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			return probeGRPC(ctx, env, p)
+		})
+	})
+	b.Run("websocket", func(b *testing.B) {
+		srv := startWS(b)
+		p := &wsParams{URL: srv.url("/echo"), Message: "ping", ExpectedReply: "ping", MaxRedirects: defaultMaxRedirects}
+		benchCheckCost(b, func() probeapi.Result {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			return probeWebSocket(ctx, env, p)
+		})
+	})
 }
 
 func heapInUse() uint64 {

@@ -200,14 +200,7 @@ func httpVerdict(out *httpOutcome, err error, expected []int32, cfg *monv1.HTTPC
 			fail(probeapi.ErrorAssertion, msg)
 		}
 	}
-	elapsed := out.Elapsed.Milliseconds()
-	switch {
-	case orZero(cfg.MaxResponseTimeMs) > 0 && elapsed > orZero(cfg.MaxResponseTimeMs):
-		fail(probeapi.ErrorResponseTime, fmt.Sprintf("response took %d ms, more than %d ms", elapsed, orZero(cfg.MaxResponseTimeMs)))
-	case orZero(cfg.DegradedResponseTimeMs) > 0 && elapsed > orZero(cfg.DegradedResponseTimeMs) && res.Status == probeapi.StatusUp:
-		res.Status, res.ErrorType = probeapi.StatusDegraded, probeapi.ErrorResponseTime
-		res.ErrorMessage = fmt.Sprintf("response took %d ms, more than %d ms", elapsed, orZero(cfg.DegradedResponseTimeMs))
-	}
+	applyResponseTime(&res, out.Elapsed.Milliseconds(), orZero(cfg.MaxResponseTimeMs), orZero(cfg.DegradedResponseTimeMs))
 	res.Details = d.json()
 	return res
 }

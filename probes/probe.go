@@ -158,6 +158,24 @@ func failure(status probeapi.Status, errType string, err error) probeapi.Result 
 	return probeapi.Result{Status: status, ErrorType: errType, ErrorMessage: err.Error()}
 }
 
+// applyResponseTime applies the response-time thresholds of http, api,
+// grpc and websocket checks to an up result: slower than maxMs is down,
+// slower than degradedMs is degraded; zero is no threshold. A result that
+// failed already keeps its first reason.
+func applyResponseTime(res *probeapi.Result, elapsedMs, maxMs, degradedMs int64) {
+	if res.Status != probeapi.StatusUp {
+		return
+	}
+	switch {
+	case maxMs > 0 && elapsedMs > maxMs:
+		res.Status, res.ErrorType = probeapi.StatusDown, probeapi.ErrorResponseTime
+		res.ErrorMessage = fmt.Sprintf("response took %d ms, more than %d ms", elapsedMs, maxMs)
+	case degradedMs > 0 && elapsedMs > degradedMs:
+		res.Status, res.ErrorType = probeapi.StatusDegraded, probeapi.ErrorResponseTime
+		res.ErrorMessage = fmt.Sprintf("response took %d ms, more than %d ms", elapsedMs, degradedMs)
+	}
+}
+
 // fromError classifies a dial, resolve or I/O error into a result.
 func fromError(err error) probeapi.Result {
 	status, typ := classify(err)

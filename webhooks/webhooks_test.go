@@ -102,6 +102,16 @@ var _ = Describe("Monitor admission", func() {
 		Entry("bad assertion regex", "team", monitor("type: api\nurl: https://example.com\nhttp:\n  assertions: [{source: body, operator: matches, target: '(['}]"), "spec.http.assertions[0].target", "regular expression"),
 		Entry("numeric operator with text", "team", monitor("type: api\nurl: https://example.com\nhttp:\n  assertions: [{source: response_time, operator: less_than, target: fast}]"), "must be a number"),
 		Entry("ping without config", "team", monitor("type: ping"), "spec.ping", "required for ping monitors"),
+		Entry("grpc without config", "team", monitor("type: grpc"), "spec.grpc", "required for grpc monitors"),
+		Entry("grpc target without port", "team", monitor("type: grpc\ngrpc: {target: example.com}"), "spec.grpc.target"),
+		Entry("grpc private target", "team", monitor("type: grpc\ngrpc: {target: '10.1.2.3:50051'}"), "spec.grpc.target", "This address isn't reachable from the internet"),
+		Entry("grpc client certificate without tls.key", "team", monitor("type: grpc\ngrpc: {target: 'example.com:443', clientCertificate: [{name: tls.crt, valueFrom: {name: c, key: tls.crt}}]}"), "clientCertificate needs tls.crt and tls.key"),
+		Entry("grpc literal private key", "team", monitor("type: grpc\ngrpc: {target: 'example.com:443', clientCertificate: [{name: tls.crt, valueFrom: {name: c, key: tls.crt}}, {name: tls.key, value: k}]}"), "tls.key from a Secret"),
+		Entry("grpc plaintext with a client certificate", "team", monitor("type: grpc\ngrpc: {target: 'example.com:443', plaintext: true, clientCertificate: [{name: tls.crt, valueFrom: {name: c, key: tls.crt}}, {name: tls.key, valueFrom: {name: c, key: tls.key}}]}"), "need TLS"),
+		Entry("grpc with a url", "team", monitor("type: grpc\nurl: https://example.com\ngrpc: {target: 'example.com:443'}"), "spec.url", "not used by grpc"),
+		Entry("websocket url not ws", "team", monitor("type: websocket\nwebsocket: {url: 'https://example.com/'}"), "spec.websocket.url"),
+		Entry("websocket private url", "team", monitor("type: websocket\nwebsocket: {url: 'ws://127.0.0.1:8080/ws'}"), "spec.websocket.url", "This address isn't reachable from the internet"),
+		Entry("websocket reply without message", "team", monitor("type: websocket\nwebsocket: {url: 'wss://example.com/ws', expectedReply: pong}"), "set message"),
 		Entry("ping timeout 31 s", "team", monitor("type: ping\nping: {host: example.com, timeoutSeconds: 31}"), "spec.ping.timeoutSeconds"),
 		Entry("port out of range", "team", monitor("type: port\nport: {host: example.com, port: 70000}"), "spec.port.port"),
 		Entry("port with an http config", "team", monitor("type: port\nport: {host: example.com, port: 22}\nhttp: {method: GET}"), "http settings are not allowed for port monitors"),
@@ -262,6 +272,31 @@ var _ = Describe("Monitor admission", func() {
 			fresh.Finalizers = nil
 			g.Expect(k8s.Update(ctx, &fresh)).To(Succeed())
 		}).Should(Succeed())
+	})
+
+	It("accepts the extension types grpc and websocket with every field set", func() {
+		Expect(create("team", monitor(`type: grpc
+grpc:
+  target: "orders.example.com:443"
+  service: shop.v1.Orders
+  serverName: orders.internal
+  clientCertificate:
+    - {name: tls.crt, valueFrom: {name: orders-mtls, key: tls.crt}}
+    - {name: tls.key, valueFrom: {name: orders-mtls, key: tls.key}}
+  metadata: [{name: authorization, valueFrom: {name: orders-token, key: header}}]
+  timeoutMs: 5000
+  maxResponseTimeMs: 2000
+  degradedResponseTimeMs: 500`))).To(Succeed())
+		Expect(create("team", monitor(`type: websocket
+websocket:
+  url: "wss://stream.example.com/quotes"
+  headers: [{name: Authorization, valueFrom: {name: quotes-token, key: header}}]
+  subprotocols: [quotes.v1]
+  message: '{"op":"ping"}'
+  expectedReply: pong
+  assertions: [{source: json_body, property: $.op, operator: equals, target: pong}]
+  maxRedirects: 2
+  timeoutMs: 5000`))).To(Succeed())
 	})
 
 	It("accepts references that exist", func() {

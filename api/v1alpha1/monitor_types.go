@@ -8,7 +8,7 @@ import (
 
 // MonitorType is the kind of check a Monitor runs. It cannot change after
 // creation: history of one type means nothing for another.
-// +kubebuilder:validation:Enum=http;api;ping;port;udp;cron;dns;multistep;mcp
+// +kubebuilder:validation:Enum=http;api;ping;port;udp;cron;dns;multistep;mcp;grpc;websocket
 type MonitorType string
 
 // The nine monitor types of the specification.
@@ -25,7 +25,7 @@ const (
 )
 
 // MonitorTypeRegistry is the one table of monitor types, in the
-// specification's order: one line per type. Everything else about a type is
+// specification's order, then the extension types: one line per type. Everything else about a type is
 // derived from its line and from its config struct (the MonitorSpec field
 // the line names): the REST config keys, their validation and OpenAPI
 // schema, the agent's assignment encoding and the docs' tables
@@ -46,6 +46,8 @@ var MonitorTypeRegistry = []MonitorTypeInfo{
 	{Type: MonitorDNS, Config: "dns", DefaultTimeout: 5 * time.Second},
 	{Type: MonitorMultistep, Config: "multistep", DefaultTimeout: 60 * time.Second},
 	{Type: MonitorMCP, Config: "mcp", URL: URLHTTPS, DefaultTimeout: 30 * time.Second},
+	{Type: MonitorGRPC, Config: "grpc", DefaultTimeout: 10 * time.Second},
+	{Type: MonitorWebSocket, Config: "websocket", DefaultTimeout: 10 * time.Second},
 }
 
 // MonitorTypes are the monitor types of MonitorTypeRegistry, in its order:
@@ -225,6 +227,12 @@ type MonitorSpec struct {
 	// mcp configures mcp (Model Context Protocol server) monitors.
 	// +optional
 	MCP *MCPConfig `json:"mcp,omitempty"`
+	// grpc configures grpc (gRPC health) monitors, an extension type.
+	// +optional
+	GRPC *GRPCConfig `json:"grpc,omitempty"`
+	// websocket configures websocket monitors, an extension type.
+	// +optional
+	WebSocket *WebSocketConfig `json:"websocket,omitempty"`
 }
 
 // ConfirmationSpec is the quorum rule of a monitor: an incident opens when at

@@ -123,6 +123,15 @@ func Bounds(m M, min, max any) M {
 	return c
 }
 
+// toStrings lists string-kinded values as strings.
+func toStrings[T ~string](v []T) []string {
+	out := make([]string, len(v))
+	for i := range v {
+		out[i] = string(v[i])
+	}
+	return out
+}
+
 func toAny[T any](v []T) []any {
 	out := make([]any, len(v))
 	for i := range v {
@@ -132,13 +141,7 @@ func toAny[T any](v []T) []any {
 }
 
 var (
-	monitorTypes = func() []string { // monv1.MonitorTypeRegistry's, in its order
-		out := make([]string, len(monv1.MonitorTypes))
-		for i, t := range monv1.MonitorTypes {
-			out[i] = string(t)
-		}
-		return out
-	}()
+	monitorTypes      = toStrings(monv1.MonitorTypes)
 	monitorStates     = []string{"up", "down", "degraded", "blocked", "unknown", "pending", "paused", "maintenance"}
 	CheckStates       = []string{"up", "down", "degraded", "blocked", "unknown"}
 	IncidentStates    = []string{"ongoing", "resolved", "suppressed", "acknowledged"}

@@ -162,7 +162,7 @@ func RestoreConfig(sent, cur *monv1.MonitorSpec, moved Moved) ([]string, error) 
 	}
 	var dropped []string
 	for _, l := range monitorconfig.HeaderLists(sent) {
-		d, err := restoreHeaders(l.Headers, stored[l.Path], "config."+l.Path, moved.moved(l))
+		d, err := restoreHeaders(l.Headers, stored[l.Path], "config."+l.Path, moved.Moves(l))
 		if err != nil {
 			return nil, err
 		}

@@ -33,27 +33,30 @@ func SameOrigin(a, b string) bool {
 }
 
 // Moved says which header lists of a config a write moves to another
-// origin: the lists of the config struct itself (sent to the monitor's url)
-// and, by wire path, the lists of nested structs with their own url (each
-// multi-step step's).
+// origin: the lists sent to the monitor's url, and, by wire path, the lists
+// of structs with a url or target of their own (each multi-step step, a
+// websocket config's url, a grpc config's target).
 type Moved struct {
 	// Headers is true when the monitor's url changes origin.
 	Headers bool
-	// Lists holds the wire paths (steps[1].headers) of the nested lists
-	// whose url changes origin.
+	// Lists holds the wire paths (steps[1].headers, metadata) of the lists
+	// with a url or target of their own that changes origin.
 	Lists map[string]bool
 }
 
-func (m Moved) moved(l monitorconfig.HeaderList) bool {
-	if l.URL == "" && !strings.Contains(l.Path, ".") {
+// Moves reports whether the write moves list l to another origin: a list
+// sent to the monitor's url moves with it, a list with a url (or target) of
+// its own with that.
+func (m Moved) Moves(l monitorconfig.HeaderList) bool {
+	if l.URL == "" {
 		return m.Headers
 	}
 	return m.Lists[l.Path]
 }
 
-// StepsMoved returns m with the nested header lists of sent (those of
-// multi-step steps) whose url has another origin than the stored list at
-// the same place in cur.
+// StepsMoved returns m with the header lists of sent that have a url or
+// target of their own (multi-step steps, websocket, grpc) with another
+// origin than the stored list at the same place in cur.
 func (m Moved) StepsMoved(sent, cur *monv1.MonitorSpec) Moved {
 	if cur == nil {
 		return m
@@ -63,7 +66,7 @@ func (m Moved) StepsMoved(sent, cur *monv1.MonitorSpec) Moved {
 		was[l.Path] = l.URL
 	}
 	for _, l := range monitorconfig.HeaderLists(sent) {
-		if u, ok := was[l.Path]; ok && strings.Contains(l.Path, ".") && !SameOrigin(l.URL, u) {
+		if u, ok := was[l.Path]; ok && l.URL != "" && !SameOrigin(l.URL, u) {
 			if m.Lists == nil {
 				m.Lists = map[string]bool{}
 			}

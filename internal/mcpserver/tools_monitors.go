@@ -336,7 +336,7 @@ func checkResultsTool() toolSpec {
 
 type createMonitorIn struct {
 	Name            string         `json:"name" jsonschema:"display name, 1-255 characters"`
-	Type            string         `json:"type,omitempty" jsonschema:"http (default), api, ping, port, udp, cron, dns, multistep or mcp; cannot change later"`
+	Type            string         `json:"type,omitempty" jsonschema:"http (default), api, ping, port, udp, cron, dns, multistep, mcp, or the extension types grpc and websocket; cannot change later"`
 	URL             string         `json:"url,omitempty" jsonschema:"target URL, required for http, api and mcp (mcp needs https)"`
 	IntervalSeconds *int           `json:"interval_seconds,omitempty" jsonschema:"seconds between checks, 15-900, not below the plan minimum"`
 	Config          map[string]any `json:"config,omitempty" jsonschema:"type-specific settings (method, headers, timeout, expected_status_codes, keyword, host, port, cron_expression, ...)"`

@@ -81,6 +81,10 @@ func Target(s *monv1.MonitorSpec) string {
 		return "heartbeat " + s.Cron.CronExpression
 	case s.Multistep != nil && len(s.Multistep.Steps) > 0:
 		return s.Multistep.Steps[0].URL
+	case s.GRPC != nil:
+		return "grpc://" + s.GRPC.Target + "/" + s.GRPC.Service
+	case s.WebSocket != nil:
+		return s.WebSocket.URL
 	}
 	return ""
 }

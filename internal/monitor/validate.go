@@ -129,6 +129,10 @@ func ValidateMonitorSpec(ctx context.Context, s *monv1.MonitorSpec, guard HostCh
 				errs = append(errs, field.Invalid(path.Child("mcp", "toolCall", "argumentsJSON"), tc.ArgumentsJSON, "must be a JSON object"))
 			}
 		}
+	case monv1.MonitorGRPC:
+		errs = append(errs, validateGRPC(ctx, s.GRPC, guard, path.Child("grpc"))...)
+	case monv1.MonitorWebSocket:
+		errs = append(errs, validateWebSocket(ctx, s.WebSocket, guard, path.Child("websocket"))...)
 	}
 	return errs
 }
@@ -139,6 +143,39 @@ func monitorTypeNames() []string {
 		out[i] = string(t)
 	}
 	return out
+}
+
+// validateGRPC holds a grpc target to the address guard (the markers check
+// its shape) and checks the credential lists.
+func validateGRPC(ctx context.Context, c *monv1.GRPCConfig, guard HostChecker, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	host, port, err := net.SplitHostPort(c.Target)
+	if p, perr := strconv.Atoi(port); err != nil || perr != nil || p < 1 || p > 65535 {
+		errs = append(errs, field.Invalid(path.Child("target"), c.Target, "must be host:port with a port 1-65535"))
+	} else {
+		errs = append(errs, validateHost(ctx, host, guard, path.Child("target"))...)
+	}
+	errs = append(errs, validateHeaders(c.Metadata, path.Child("metadata"))...)
+	errs = append(errs, validateHeaders(c.ClientCertificate, path.Child("clientCertificate"))...)
+	return append(errs, validateConfigSize(c, path)...)
+}
+
+// validateWebSocket holds a websocket url to ws:// or wss:// without user
+// information and its host to the address guard.
+func validateWebSocket(ctx context.Context, c *monv1.WebSocketConfig, guard HostChecker, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	u, err := url.Parse(c.URL)
+	switch {
+	case err != nil || u.Host == "" || (u.Scheme != "ws" && u.Scheme != "wss"):
+		errs = append(errs, field.Invalid(path.Child("url"), c.URL, "must be a valid ws:// or wss:// URL"))
+	case u.User != nil:
+		errs = append(errs, field.Invalid(path.Child("url"), RedactURL(u), "must not contain a username or password"))
+	default:
+		errs = append(errs, validateHost(ctx, u.Hostname(), guard, path.Child("url"))...)
+	}
+	errs = append(errs, validateHeaders(c.Headers, path.Child("headers"))...)
+	errs = append(errs, validateAssertions(c.Assertions, path.Child("assertions"))...)
+	return append(errs, validateConfigSize(c, path)...)
 }
 
 // HostChecker is the part of the address guard admission uses.

@@ -749,16 +749,21 @@ func HeaderLists(spec *monv1.MonitorSpec) []HeaderList {
 	v := reflect.ValueOf(spec).Elem()
 	for _, name := range ConfigNames() {
 		if f := v.Field(specFields()[name]); !f.IsNil() {
-			walk(shapeOf(f.Type().Elem()), f.Elem(), "", fieldpath.NewPath("spec", name), name, "")
+			sh := shapeOf(f.Type().Elem())
+			walk(sh, f.Elem(), "", fieldpath.NewPath("spec", name), name, urlOf(sh, f.Elem(), ""))
 		}
 	}
 	return out
 }
 
-// urlOf is the url field of a nested struct, else the url it inherits.
+// urlOf is where a struct's header lists are sent: its url field (a
+// multi-step step, a websocket config) or its target field (a grpc
+// config's host:port), else the url it inherits.
 func urlOf(s *shape, v reflect.Value, inherited string) string {
-	if f, ok := s.byKey["url"]; ok && f.typ.Kind() == reflect.String {
-		return v.Field(f.index).String()
+	for _, key := range []string{"url", "target"} {
+		if f, ok := s.byKey[key]; ok && f.typ.Kind() == reflect.String {
+			return v.Field(f.index).String()
+		}
 	}
 	return inherited
 }

@@ -206,8 +206,15 @@ func waitRegionsOnline() {
 // expectMonitorUp waits for the e2e Monitor to be up from both regions.
 func expectMonitorUp() {
 	GinkgoHelper()
+	expectNamedMonitorUp(monName)
+}
+
+// expectNamedMonitorUp waits for the Monitor name of the work namespace to
+// be up with an up check from both regions.
+func expectNamedMonitorUp(name string) {
+	GinkgoHelper()
 	Eventually(func(g Gomega) {
-		m, err := getMonitor(workNS, monName)
+		m, err := getMonitor(workNS, name)
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(string(m.Status.CurrentStatus)).To(Equal("up"))
 		g.Expect(m.Status.Regions).To(HaveLen(2))

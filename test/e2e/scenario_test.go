@@ -182,6 +182,35 @@ spec:
 		proved("Monitor up from both regions; `kubectl get monitors`:\n%s", mustKubectl("-n", workNS, "get", "monitors"))
 	})
 
+	It("checks a grpc and a websocket Monitor from both regions' probe Pods: up everywhere", func() {
+		apply(fmt.Sprintf(`apiVersion: monitoring.uptime-operator.io/v1alpha1
+kind: Monitor
+metadata: {name: e2e-grpc, namespace: default}
+spec:
+  name: E2E target gRPC health
+  type: grpc
+  intervalSeconds: %[1]d
+  regions: [e2e-a, e2e-b]
+  grpc: {target: "e2e-target.default.svc.cluster.local:9090", service: e2e.Target, plaintext: true, timeoutMs: 3000}
+---
+apiVersion: monitoring.uptime-operator.io/v1alpha1
+kind: Monitor
+metadata: {name: e2e-websocket, namespace: default}
+spec:
+  name: E2E target WebSocket echo
+  type: websocket
+  intervalSeconds: %[1]d
+  regions: [e2e-a, e2e-b]
+  websocket: {url: "ws://e2e-target.default.svc.cluster.local:8080/ws", message: e2e-ping, expectedReply: e2e-ping, timeoutMs: 3000}
+`, checkInterval))
+		for _, name := range []string{"e2e-grpc", "e2e-websocket"} {
+			expectNamedMonitorUp(name)
+		}
+		proved("grpc (grpc.health.v1 SERVING) and websocket (echo) Monitors up from both regions' probe Pods; `kubectl get monitors`:\n%s",
+			mustKubectl("-n", workNS, "get", "monitors"))
+		mustKubectl("-n", workNS, "delete", "monitor", "e2e-grpc", "e2e-websocket")
+	})
+
 	It("is scraped by a real Prometheus through the chart's ServiceMonitor and PodMonitor: manager, both agents, per-monitor series", func() {
 		// Not GinkgoT().TempDir(): Prometheus outlives this spec.
 		dir, err := os.MkdirTemp("", "e2e-prometheus-")
@@ -447,14 +476,14 @@ spec:
     metadata: {labels: {app: e2e-target}}
     spec:
       containers:
-      - {name: server, image: %[2]s, imagePullPolicy: Never, ports: [{containerPort: 8080}]}
+      - {name: server, image: %[2]s, imagePullPolicy: Never, ports: [{containerPort: 8080}, {containerPort: 9090}]}
 ---
 apiVersion: v1
 kind: Service
 metadata: {name: e2e-target, namespace: default, labels: {e2e: uptime}}
 spec:
   selector: {app: e2e-target}
-  ports: [{port: 8080, targetPort: 8080}]
+  ports: [{name: http, port: 8080, targetPort: 8080}, {name: grpc, port: 9090, targetPort: 9090}]
 ---
 apiVersion: apps/v1
 kind: Deployment

@@ -91,14 +91,13 @@ func updatedConfig(spec, cur *monv1.MonitorSpec, sent map[string]json.RawMessage
 	if err != nil {
 		return nil, core.ValidationError(core.FieldErr("config", "%v", err))
 	}
-	if moved.Headers {
-		// Stored lists of the monitor's own url that the write did not send.
-		for _, l := range monitorconfig.HeaderLists(&next) {
-			if _, sentList := sent[l.Path]; !sentList && !strings.Contains(l.Path, ".") {
-				var d []string
-				*l.Headers, d = credentials.DropHeaders(*l.Headers, "config."+l.Path)
-				dropped = append(dropped, d...)
-			}
+	// Stored top-level lists whose origin moved and that the write did not
+	// send (a nested list moves with its url, sent in the same object).
+	for _, l := range monitorconfig.HeaderLists(&next) {
+		if _, sentList := sent[l.Path]; !sentList && !strings.Contains(l.Path, ".") && moved.Moves(l) {
+			var d []string
+			*l.Headers, d = credentials.DropHeaders(*l.Headers, "config."+l.Path)
+			dropped = append(dropped, d...)
 		}
 	}
 	if len(monitorconfig.Marshal(&next)) > maxConfigBytes {

@@ -54,6 +54,9 @@ func TestOpenAPIConfigKeys(t *testing.T) {
 // and a [REDACTED] credential keeps the stored header value. Configs are
 // written in their wire form.
 func TestUpdatedConfig(t *testing.T) {
+	const grpcCert = `{"tls.crt":{"secret_ref":{"name":"mtls","key":"tls.crt"}},"tls.key":{"secret_ref":{"name":"mtls","key":"tls.key"}}}`
+	const grpcStored = `{"target":"orders.example.com:443","service":"shop.v1.Orders","client_certificate":` + grpcCert +
+		`,"metadata":{"authorization":{"secret_ref":{"name":"shop-credentials","key":"grpc.authorization"}}}}`
 	const headers = `{"Authorization":{"secret_ref":{"name":"shop-credentials","key":"http.authorization"}},"Accept":"text/html"}`
 	const stored = `{"timeout":5000,"method":"GET","keyword":"ok","max_redirects":2,"headers":` + headers + `}`
 	const steps = `{"steps":[{"name":"login","url":"https://shop.example.com/login","headers":{"Cookie":{"secret_ref":{"name":"shop-credentials","key":"step0.cookie"}}}}]}`
@@ -116,6 +119,21 @@ func TestUpdatedConfig(t *testing.T) {
 		sent:    `{"steps":[{"name":"login","url":"https://collector.example.net/login","headers":{"Cookie":"[REDACTED]"}}]}`,
 		want:    `{"steps":[{"name":"login","url":"https://collector.example.net/login"}]}`,
 		dropped: []string{"config.steps[0].headers.Cookie"},
+	}, {
+		name: "a grpc target moved elsewhere drops the stored metadata and client certificate not sent again",
+		typ:  monv1.MonitorGRPC, cur: grpcStored, sent: `{"target":"collector.example.net:443"}`,
+		want:    `{"target":"collector.example.net:443","service":"shop.v1.Orders"}`,
+		dropped: []string{"config.client_certificate.tls.crt", "config.client_certificate.tls.key", "config.metadata.authorization"},
+	}, {
+		name: "a grpc target kept keeps [REDACTED] metadata",
+		typ:  monv1.MonitorGRPC, cur: grpcStored, sent: `{"service":"shop.v1.Billing","metadata":{"authorization":"[REDACTED]"}}`,
+		want: `{"target":"orders.example.com:443","service":"shop.v1.Billing","client_certificate":` + grpcCert + `,"metadata":{"authorization":{"secret_ref":{"name":"shop-credentials","key":"grpc.authorization"}}}}`,
+	}, {
+		name: "a websocket url moved to another origin drops its stored headers",
+		typ:  monv1.MonitorWebSocket, cur: `{"url":"wss://stream.example.com/q","headers":{"Authorization":{"secret_ref":{"name":"shop-credentials","key":"websocket.authorization"}}}}`,
+		sent:    `{"url":"wss://collector.example.net/q"}`,
+		want:    `{"url":"wss://collector.example.net/q"}`,
+		dropped: []string{"config.headers.Authorization"},
 	}, {
 		name: "create takes the sent keys alone",
 		sent: `{"method":"POST","body":"{}"}`,

@@ -60,7 +60,7 @@ func (h *Handlers) applyMonitorBody(ctx context.Context, m *monv1.Monitor, b *co
 		case mode == modeUpdate && t != spec.Type:
 			errs = append(errs, core.FieldErr("type", "cannot change after creation"))
 		case !slices.Contains(monv1.MonitorTypes, t):
-			errs = append(errs, core.FieldErr("type", "must be one of http, api, ping, port, udp, cron, dns, multistep, mcp"))
+			errs = append(errs, core.FieldErr("type", "must be one of %s", strings.Join(typeNames(), ", ")))
 		default:
 			spec.Type = t
 		}

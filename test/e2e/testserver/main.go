@@ -13,9 +13,14 @@
 //     served over HTTPS on TLS_LISTEN (default :8443): webhook channels
 //     accept https:// URLs only, so the receiver serves a certificate from
 //     the suite's test CA, which the chart's trustedCA makes the manager trust.
+//   - GET /ws is a WebSocket endpoint that echoes every message (websocket
+//     monitors), and GRPC_LISTEN (default :9090) serves the standard gRPC
+//     health service in plaintext, SERVING for the whole server and for
+//     "e2e.Target" (grpc monitors); both follow /fail and /recover.
 package main
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
@@ -23,12 +28,18 @@ import (
 	"io"
 	"log"
 	"math"
+	"net"
 	"net/http"
 	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/coder/websocket"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 )
 
 // verified reports whether r carries a valid signature of body under secret
@@ -71,13 +82,46 @@ func main() {
 		}
 		_, _ = io.WriteString(w, "ok\n")
 	})
+	mux.HandleFunc("GET /ws", func(w http.ResponseWriter, r *http.Request) {
+		if failing.Load() {
+			http.Error(w, "failing on purpose", http.StatusServiceUnavailable)
+			return
+		}
+		c, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer c.CloseNow()
+		for {
+			typ, msg, err := c.Read(r.Context())
+			if err != nil {
+				return
+			}
+			if err := c.Write(r.Context(), typ, msg); err != nil {
+				return
+			}
+		}
+	})
+	healthSrv := health.NewServer()
+	setHealth := func(serving bool) {
+		st := healthpb.HealthCheckResponse_SERVING
+		if !serving {
+			st = healthpb.HealthCheckResponse_NOT_SERVING
+		}
+		healthSrv.SetServingStatus("", st)
+		healthSrv.SetServingStatus("e2e.Target", st)
+	}
+	setHealth(true)
+	go serveGRPC(healthSrv)
 	mux.HandleFunc("POST /fail", func(w http.ResponseWriter, r *http.Request) {
 		failing.Store(true)
+		setHealth(false)
 		log.Print("testserver: failing")
 		w.WriteHeader(http.StatusNoContent)
 	})
 	mux.HandleFunc("POST /recover", func(w http.ResponseWriter, r *http.Request) {
 		failing.Store(false)
+		setHealth(true)
 		log.Print("testserver: healthy")
 		w.WriteHeader(http.StatusNoContent)
 	})
@@ -120,4 +164,20 @@ func main() {
 	}
 	log.Printf("testserver: listening on %s", listen)
 	log.Fatal(http.ListenAndServe(listen, mux))
+}
+
+// serveGRPC serves the health service on GRPC_LISTEN (default :9090).
+func serveGRPC(hs *health.Server) {
+	listen := os.Getenv("GRPC_LISTEN")
+	if listen == "" {
+		listen = ":9090"
+	}
+	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", listen)
+	if err != nil {
+		log.Fatal(err)
+	}
+	srv := grpc.NewServer()
+	healthpb.RegisterHealthServer(srv, hs)
+	log.Printf("testserver: gRPC health on %s", listen)
+	log.Fatal(srv.Serve(ln))
 }
