@@ -38,6 +38,7 @@ var registry = map[string]CheckFunc{
 	probeapi.TypeDNS:       checkDNS,
 	probeapi.TypeMultistep: checkMultistep,
 	probeapi.TypeMCP:       checkMCP,
+	probeapi.TypeBrowser:   checkBrowser,
 }
 
 // Supported reports whether agents can run monitors of type t.
@@ -66,6 +67,9 @@ type Env struct {
 	// SystemResolverConf is the resolv.conf used by dns monitors without a
 	// resolver; empty means /etc/resolv.conf.
 	SystemResolverConf string
+	// Browsers runs browser checks; nil means a local Chromium on PATH,
+	// two at a time.
+	Browsers *Browsers
 }
 
 func (e *Env) now() time.Time {

@@ -21,6 +21,7 @@ const (
 	TypeDNS       = string(monv1.MonitorDNS)
 	TypeMultistep = string(monv1.MonitorMultistep)
 	TypeMCP       = string(monv1.MonitorMCP)
+	TypeBrowser   = string(monv1.MonitorBrowser)
 )
 
 // Status is the verdict of one check.
@@ -73,6 +74,7 @@ const (
 	ErrorPortUnreachable  = "port_unreachable"
 	ErrorStep             = "step_failed"
 	ErrorMCP              = "mcp"
+	ErrorNoBrowser        = "no_browser"
 	ErrorInternal         = "internal"
 )
 
@@ -113,8 +115,9 @@ type Assignment struct {
 // written for the API's reader.
 type Config struct {
 	// Timeout bounds the whole check: 1000-60000 milliseconds for http, api,
-	// multistep and mcp, 1-30 seconds for ping, port, udp and dns.
-	Timeout int32 `json:"timeout,omitempty" for:"http api ping port udp dns multistep mcp"`
+	// multistep and mcp, 5000-120000 for browser, 1-30 seconds for ping,
+	// port, udp and dns.
+	Timeout int32 `json:"timeout,omitempty" for:"http api ping port udp dns multistep mcp browser"`
 	HTTPConfig
 	NetConfig
 	UDPConfig
@@ -122,6 +125,7 @@ type Config struct {
 	DNSConfig
 	MultistepConfig
 	MCPConfig
+	BrowserConfig
 }
 
 // HTTPConfig configures http and api monitors; mcp monitors use its Headers.
@@ -140,11 +144,12 @@ type HTTPConfig struct {
 	KeywordCaseInsensitive bool `json:"keyword_case_insensitive,omitempty" for:"http api"`
 	// MaxRedirects is the number of redirects followed (0-5); absent means 5.
 	MaxRedirects *int32 `json:"max_redirects,omitempty" for:"http api" openapi:"nonnull,min=0,max=5"`
-	// MaxResponseTimeMs marks slower responses down (failed).
-	MaxResponseTimeMs *int32 `json:"max_response_time_ms,omitempty" for:"http api" openapi:"nonnull,min=1,max=600000"`
+	// MaxResponseTimeMs marks slower responses down (failed); for browser
+	// monitors the response time is the whole run (load, waits and steps).
+	MaxResponseTimeMs *int32 `json:"max_response_time_ms,omitempty" for:"http api browser" openapi:"nonnull,min=1,max=600000"`
 	// DegradedResponseTimeMs marks slower responses degraded; lower than
 	// max_response_time_ms.
-	DegradedResponseTimeMs *int32 `json:"degraded_response_time_ms,omitempty" for:"http api" openapi:"nonnull"`
+	DegradedResponseTimeMs *int32 `json:"degraded_response_time_ms,omitempty" for:"http api browser" openapi:"nonnull"`
 	// MaxResponseBytes bounds how much of the body is read (default 1 MiB).
 	MaxResponseBytes *int32 `json:"max_response_bytes,omitempty" for:"http api" openapi:"nonnull,min=1,max=10485760"`
 	// Assertions are evaluated against the response.
@@ -249,6 +254,52 @@ type MCPConfig struct {
 	ToolCall *ToolCall `json:"tool_call,omitempty" for:"mcp" openapi:"nonnull"`
 }
 
+// BrowserConfig configures browser monitors (the page is Assignment.URL).
+type BrowserConfig struct {
+	// WaitForSelector is a CSS selector that must match a visible element
+	// once the page has loaded.
+	WaitForSelector string `json:"wait_for_selector,omitempty" for:"browser" openapi:"max=1024"`
+	// WaitForText is text the rendered page must show.
+	WaitForText string `json:"wait_for_text,omitempty" for:"browser" openapi:"max=1000"`
+	// BrowserSteps run in order after the page loaded (at most 20).
+	BrowserSteps []BrowserStep `json:"browser_steps,omitempty" for:"browser" openapi:"max=20"`
+}
+
+// Browser step actions (BrowserStep.Action).
+const (
+	ActionNavigate       = "navigate"
+	ActionClick          = "click"
+	ActionFill           = "fill"
+	ActionWait           = "wait"
+	ActionExpectText     = "expectText"
+	ActionExpectSelector = "expectSelector"
+	ActionEvaluate       = "evaluate"
+)
+
+// BrowserStep is one action of a browser monitor.
+type BrowserStep struct {
+	// Name labels the step in results.
+	Name string `json:"name,omitempty"`
+	// Action is navigate, click, fill, wait, expectText, expectSelector or
+	// evaluate.
+	Action string `json:"action" openapi:"enum=navigate|click|fill|wait|expectText|expectSelector|evaluate"`
+	// URL is the page a navigate step loads.
+	URL string `json:"url,omitempty"`
+	// Selector is the CSS selector a click, fill, wait or expectSelector
+	// step acts on.
+	Selector string `json:"selector,omitempty"`
+	// Value is what a fill step types: text, or a Secret reference
+	// {"secret_ref": {"name", "key"}} the manager resolves for agents.
+	Value *HeaderValue `json:"value,omitempty" openapi:"ref=SecretValue"`
+	// Text is what an expectText step waits for.
+	Text string `json:"text,omitempty"`
+	// Expression is the JavaScript an evaluate step evaluates; it must be
+	// true.
+	Expression string `json:"expression,omitempty"`
+	// DurationMs is how long a wait step without selector pauses.
+	DurationMs int32 `json:"duration_ms,omitempty"`
+}
+
 // ToolCall is one tools/call request.
 type ToolCall struct {
 	Name      string          `json:"name"`
@@ -329,7 +380,7 @@ var defaultTimeouts = map[string]time.Duration{
 	TypeHTTP: 30 * time.Second, TypeAPI: 30 * time.Second, TypeMCP: 30 * time.Second,
 	TypePing: 10 * time.Second, TypePort: 10 * time.Second,
 	TypeUDP: 5 * time.Second, TypeDNS: 5 * time.Second,
-	TypeMultistep: 60 * time.Second,
+	TypeMultistep: 60 * time.Second, TypeBrowser: 60 * time.Second,
 }
 
 // DefaultTimeout is the check timeout of a monitor type whose config sets
@@ -370,10 +421,23 @@ type AssignmentList struct {
 	// whenever an ad-hoc check is queued.
 	Revision    string       `json:"revision"`
 	Assignments []Assignment `json:"assignments"`
+	// Browser is where the region's browser checks get their browser and
+	// how many run at once (the ProbeRegion's spec.browser); nil means a
+	// local Chromium and the default concurrency.
+	Browser *RegionBrowser `json:"browser,omitempty"`
 	// AdHoc are checks to run once, now (run-check and test requests aimed
 	// at this region). The agent runs each once and pushes its result with
 	// Result.ID = RequestID.
 	AdHoc []AdHocCheck `json:"ad_hoc,omitempty"`
+}
+
+// RegionBrowser is a region's browser settings as agents receive them.
+type RegionBrowser struct {
+	// Endpoint is the DevTools WebSocket URL of a remote browser; empty
+	// means a local Chromium.
+	Endpoint string `json:"endpoint,omitempty"`
+	// MaxConcurrent bounds the browser checks an agent runs at once.
+	MaxConcurrent int `json:"max_concurrent,omitempty"`
 }
 
 // AdHocCheck is a one-off check requested through the API.
@@ -401,9 +465,16 @@ type Result struct {
 	Timings        *Timings  `json:"timings,omitempty"`
 	TLS            *TLSInfo  `json:"tls,omitempty"`
 	// Details holds type-specific data: DNS answers, ping loss and round
-	// trips, multistep step results, MCP tools.
+	// trips, multistep step results, MCP tools, browser steps and timings.
 	Details json.RawMessage `json:"details,omitempty"`
+	// Screenshot is a JPEG of the page a failed browser check ended on, at
+	// most MaxScreenshotBytes; the manager stores it beside the check.
+	Screenshot []byte `json:"screenshot,omitempty"`
 }
+
+// MaxScreenshotBytes bounds Result.Screenshot: a batch of results stays
+// far below MaxBatchBytes even when several carry one.
+const MaxScreenshotBytes = 200 << 10
 
 // Timings breaks a check's latency down, in milliseconds.
 type Timings struct {
