@@ -290,7 +290,7 @@ type BrowserStep struct {
 	Selector string `json:"selector,omitempty"`
 	// Value is what a fill step types: text, or a Secret reference
 	// {"secret_ref": {"name", "key"}} the manager resolves for agents.
-	Value *HeaderValue `json:"value,omitempty" openapi:"ref=SecretValue"`
+	Value *HeaderValue `json:"value,omitempty" openapi:"nonnull,ref=SecretValue"`
 	// Text is what an expectText step waits for.
 	Text string `json:"text,omitempty"`
 	// Expression is the JavaScript an evaluate step evaluates; it must be
