@@ -17,6 +17,7 @@ import (
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/remote"
 
@@ -39,7 +40,119 @@ type Browsers struct {
 	mu       sync.Mutex
 	endpoint string
 	slots    chan struct{}
+	// shared is the local browser while checks use it (see local).
+	shared *sharedBrowser
 }
+
+// sharedBrowser is a local Chromium that checks share, each in a browser
+// context of its own (cookies, storage and cache apart, and its own
+// guard proxy). Starting Chromium is most of what a check would cost
+// (docs/performance.md), so it starts with the first check and stops after
+// browserIdle without one.
+type sharedBrowser struct {
+	ctx   context.Context
+	stop  func()
+	users int
+	idle  *time.Timer
+}
+
+// browserIdle is how long a local browser outlives its last check.
+const browserIdle = 2 * time.Minute
+
+// local returns the shared local browser, started when there is none,
+// and the func that hands it back. A browser that failed (broken) is
+// stopped when its last check hands it back, and the next check starts a
+// new one.
+func (b *Browsers) local(path string) (ctx context.Context, done func(broken bool), err error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	sb := b.shared
+	if sb == nil {
+		if sb, err = startSharedBrowser(path); err != nil {
+			return nil, nil, err
+		}
+		b.shared = sb
+	}
+	if sb.idle != nil {
+		sb.idle.Stop()
+		sb.idle = nil
+	}
+	sb.users++
+	return sb.ctx, func(broken bool) {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		sb.users--
+		if broken && b.shared == sb {
+			b.shared = nil
+		}
+		switch {
+		case sb.users > 0:
+		case b.shared != sb:
+			sb.stop()
+		default:
+			sb.idle = time.AfterFunc(browserIdle, func() {
+				b.mu.Lock()
+				defer b.mu.Unlock()
+				if b.shared == sb && sb.users == 0 {
+					b.shared = nil
+					sb.stop()
+				}
+			})
+		}
+	}, nil
+}
+
+// startSharedBrowser starts a local Chromium with a profile directory of
+// its own. Its launch proxy is a guard proxy that allows nothing private:
+// every check's browser context names its own proxy, so it only ever
+// serves a context that would have none.
+func startSharedBrowser(path string) (*sharedBrowser, error) {
+	dir, err := os.MkdirTemp("", "uptime-browser-")
+	if err != nil {
+		return nil, fmt.Errorf("create the browser profile: %w", err)
+	}
+	proxy, err := chromium.StartGuardProxy(netguard.Guard{})
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
+		append(chromium.Options(path, dir, proxy.URL()), chromedp.WindowSize(viewportWidth, viewportHeight))...)
+	ctx, cancel := chromedp.NewContext(allocCtx)
+	stop := func() {
+		cancel()
+		cancelAlloc()
+		proxy.Close()
+		_ = os.RemoveAll(dir)
+	}
+	// The context of the first run is the browser's life (chromedp), so
+	// the start is bounded by a timer rather than a derived context.
+	hung := time.AfterFunc(browserStartTimeout, cancel)
+	err = chromedp.Do(ctx)
+	hung.Stop()
+	if err != nil {
+		stop()
+		return nil, fmt.Errorf("start chromium: %w", err)
+	}
+	return &sharedBrowser{ctx: ctx, stop: stop}, nil
+}
+
+// stopShared stops the shared local browser now (tests and benchmarks).
+func (b *Browsers) stopShared() {
+	b.mu.Lock()
+	sb := b.shared
+	b.shared = nil
+	b.mu.Unlock()
+	if sb != nil {
+		if sb.idle != nil {
+			sb.idle.Stop()
+		}
+		sb.stop()
+	}
+}
+
+// browserStartTimeout bounds the start of a local browser.
+const browserStartTimeout = 30 * time.Second
 
 // defaultBrowsers serves checks whose Env names none (the manager's
 // in-process checks of dev mode and POST /monitors/test): a local
@@ -164,10 +277,10 @@ const errNoBrowser = "no browser in this region: install Chromium on the probe a
 // measures what the browser reports. The first failing step makes the
 // check down, with its index, its error and a screenshot of the page.
 //
-// Every request of the page passes the address guard. A local Chromium
-// sends all its traffic through a loopback proxy that dials through the
-// guard (chromium.GuardProxy): the address checked is the one connected
-// to, so DNS rebinding cannot get past it, nor can requests the DevTools
+// Every request of the page passes the address guard. A check's browser
+// context of the local Chromium sends all its traffic through a loopback
+// proxy of its own that dials through the guard (chromium.GuardProxy): the
+// address checked is the one connected to, so DNS rebinding cannot get past it, nor can requests the DevTools
 // protocol does not see (workers, WebSockets). A remote browser dials
 // itself, so there each request is paused (the Fetch domain), its host
 // resolved here and checked, and refused requests are failed: that does not
@@ -197,7 +310,7 @@ func checkBrowser(ctx context.Context, a *probeapi.Assignment, env *Env) probeap
 		return failure(probeapi.StatusUnknown, probeapi.ErrorTimeout, errors.New("no browser slot of the region came free before the timeout"))
 	}
 	defer release()
-	s, err := openSession(ctx, env.Guard, endpoint, path)
+	s, err := openSession(ctx, env.Guard, browsers, endpoint, path)
 	if err != nil {
 		res := failure(probeapi.StatusUnknown, probeapi.ErrorInternal, err)
 		res.ResponseTimeMs = ms(time.Since(start))
@@ -324,9 +437,9 @@ func fillOrigins(a *probeapi.Assignment) []string {
 	return out
 }
 
-// browserSession is one check's browser: a local Chromium of its own
-// (with its profile directory and guard proxy), or a browser context of
-// the remote browser.
+// browserSession is one check's tab, in a browser context of its own of
+// the shared local browser (with its guard proxy) or of the remote
+// browser.
 type browserSession struct {
 	tab     context.Context
 	cancels []func()
@@ -336,44 +449,56 @@ type browserSession struct {
 	refused []string
 }
 
-// openSession starts the check's browser and opens its tab.
-func openSession(ctx context.Context, g netguard.Guard, endpoint, path string) (*browserSession, error) {
+// openSession opens the check's tab: in a browser context of the shared
+// local browser, whose traffic goes through a guard proxy of the check's
+// own, or in a browser context of the remote browser.
+func openSession(ctx context.Context, g netguard.Guard, browsers *Browsers, endpoint, path string) (*browserSession, error) {
 	s := &browserSession{}
-	var allocCtx context.Context
+	var (
+		parent context.Context
+		opts   []chromedp.ContextOption
+		broken bool
+	)
 	if endpoint != "" {
 		var cancel func()
-		allocCtx, cancel = remote.NewAllocator(ctx, endpoint)
+		parent, cancel = remote.NewAllocator(ctx, endpoint)
 		s.cancels = append(s.cancels, cancel)
+		opts = append(opts, chromedp.WithNewBrowserContext())
 	} else {
-		dir, err := os.MkdirTemp("", "uptime-browser-")
+		browserCtx, done, err := browsers.local(path)
 		if err != nil {
-			return nil, fmt.Errorf("create the browser profile: %w", err)
+			return nil, err
 		}
-		s.cancels = append(s.cancels, func() { _ = os.RemoveAll(dir) })
+		s.cancels = append(s.cancels, func() { done(broken) })
 		if s.proxy, err = chromium.StartGuardProxy(g); err != nil {
 			s.close()
 			return nil, err
 		}
 		s.cancels = append(s.cancels, s.proxy.Close)
+		parent = browserCtx
+		proxyURL := s.proxy.URL()
+		opts = append(opts, chromedp.WithNewBrowserContext(func(p *target.CreateBrowserContextParams) {
+			p.ProxyServer, p.ProxyBypassList = proxyURL, "<-loopback>"
+		}))
+	}
+	tab, cancelTab := chromedp.NewContext(parent, opts...)
+	s.cancels = append(s.cancels, cancelTab)
+	// The tab lives as long as the check: the shared browser does not.
+	stopTab := context.AfterFunc(ctx, cancelTab)
+	s.cancels = append(s.cancels, func() { stopTab() })
+	s.tab = tab
+	if dl, ok := ctx.Deadline(); ok {
 		var cancel func()
-		allocCtx, cancel = chromedp.NewExecAllocator(ctx,
-			append(chromium.Options(path, dir, s.proxy.URL()), chromedp.WindowSize(viewportWidth, viewportHeight))...)
+		s.tab, cancel = context.WithDeadline(tab, dl)
 		s.cancels = append(s.cancels, cancel)
 	}
-	var opts []chromedp.ContextOption
-	if endpoint != "" {
-		// Cookies, storage and cache of one check never meet another's.
-		opts = append(opts, chromedp.WithNewBrowserContext())
-	}
-	tab, cancel := chromedp.NewContext(allocCtx, opts...)
-	s.tab = tab
-	s.cancels = append(s.cancels, cancel)
-	if err := chromedp.Do(tab); err != nil {
+	if err := chromedp.Do(s.tab); err != nil {
+		broken = ctx.Err() == nil
 		s.close()
 		if endpoint != "" {
 			return nil, fmt.Errorf("connect to the remote browser: %w", err)
 		}
-		return nil, fmt.Errorf("start chromium: %w", err)
+		return nil, fmt.Errorf("open a browser tab: %w", err)
 	}
 	if endpoint != "" {
 		if err := s.interceptRequests(g); err != nil {
@@ -388,7 +513,7 @@ func openSession(ctx context.Context, g netguard.Guard, endpoint, path string) (
 			return err
 		}),
 	}
-	if err := chromedp.Do(tab, setup...); err != nil {
+	if err := chromedp.Do(s.tab, setup...); err != nil {
 		s.close()
 		return nil, fmt.Errorf("set up the browser tab: %w", err)
 	}

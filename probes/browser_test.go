@@ -22,7 +22,7 @@ import (
 // renderingSite serves the pages of the browser tests: an app that renders
 // its content with JavaScript after a delay, one whose script fails, and a
 // log-in flow whose session cookie is set only for the right password.
-func renderingSite(t *testing.T, password string) *httptest.Server {
+func renderingSite(t testing.TB, password string) *httptest.Server {
 	t.Helper()
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /app", func(w http.ResponseWriter, _ *http.Request) {
@@ -71,7 +71,7 @@ func renderingSite(t *testing.T, password string) *httptest.Server {
 
 // browserEnv is a test Env whose browser checks use the chromium of the
 // browser tests (failing or skipping the test without one).
-func browserEnv(t *testing.T) *Env {
+func browserEnv(t testing.TB) *Env {
 	t.Helper()
 	env := testEnv()
 	env.Browsers = &Browsers{Path: testutil.Chromium(t)}
