@@ -46,10 +46,11 @@ var layers = []layer{
 		"internal/confirmlink", "internal/devmail", "internal/podsecurity", "internal/apikeys",
 	}},
 	{name: "model", siblings: true, pkgs: []string{
-		// The API types and the pure logic over them, and the shared
+		// The API types and the pure logic over them (the wire form of a
+		// monitor's config derived from its CRD struct), and the shared
 		// contracts: the probe wire contract, alert events, the REST
 		// answers and their OpenAPI document, the reliability math.
-		"api", "config", "internal/monitor", "internal/probeapi", "internal/alertevent",
+		"api", "config", "internal/monitor", "internal/monitorconfig", "internal/probeapi", "internal/alertevent",
 		"internal/restapi", "internal/apidoc", "internal/reliability", "internal/plans", "internal/maintenance",
 		"internal/oncall", "internal/credentials",
 	}},

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/netguard"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 )
@@ -98,7 +99,7 @@ func TestAgentEndToEnd(t *testing.T) {
 	defer target.Close()
 	mgr, url := startManager(t)
 	mgr.mem.SetAssignments("eu1", []probeapi.Assignment{
-		{ID: "m-http", Type: probeapi.TypeHTTP, URL: target.URL + "/text", IntervalSeconds: 1, Config: probeapi.Config{HTTPConfig: probeapi.HTTPConfig{Keyword: "World"}}},
+		{ID: "m-http", Type: probeapi.TypeHTTP, URL: target.URL + "/text", IntervalSeconds: 1, Config: monv1.MonitorSpec{HTTP: &monv1.HTTPConfig{Keyword: "World"}}},
 		{ID: "m-404", Type: probeapi.TypeHTTP, URL: target.URL + "/code/404", IntervalSeconds: 2},
 		{ID: "m-cron", Type: probeapi.TypeCron, IntervalSeconds: 1}, // never run by agents
 	})

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/jsonpath"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 )
@@ -53,7 +54,7 @@ type assertionResult struct {
 
 // evaluateAssertions evaluates every assertion (at most maxAssertions) and
 // returns the results and the first failure message, if any.
-func evaluateAssertions(as []probeapi.Assertion, r *response) ([]assertionResult, string) {
+func evaluateAssertions(as []monv1.Assertion, r *response) ([]assertionResult, string) {
 	if len(as) > maxAssertions {
 		as = as[:maxAssertions]
 	}
@@ -70,8 +71,8 @@ func evaluateAssertions(as []probeapi.Assertion, r *response) ([]assertionResult
 }
 
 // evaluateAssertion evaluates one assertion against a response.
-func evaluateAssertion(a probeapi.Assertion, r *response) assertionResult {
-	res := assertionResult{Source: a.Source, Property: a.Property, Operator: a.Operator, Target: truncateString(string(a.Target), 256)}
+func evaluateAssertion(a monv1.Assertion, r *response) assertionResult {
+	res := assertionResult{Source: string(a.Source), Property: a.Property, Operator: string(a.Operator), Target: truncateString(string(a.Target), 256)}
 	actual, exists, err := assertionActual(a, r)
 	if err != nil {
 		res.Message = err.Error()
@@ -80,7 +81,7 @@ func evaluateAssertion(a probeapi.Assertion, r *response) assertionResult {
 	if a.Source != probeapi.SourceHeader {
 		res.Actual = truncateString(actual, 256)
 	}
-	res.Passed, err = compare(a.Operator, actual, exists, string(a.Target))
+	res.Passed, err = compare(string(a.Operator), actual, exists, string(a.Target))
 	switch {
 	case err != nil:
 		res.Message = err.Error()
@@ -93,7 +94,7 @@ func evaluateAssertion(a probeapi.Assertion, r *response) assertionResult {
 }
 
 // assertionActual extracts the value an assertion looks at.
-func assertionActual(a probeapi.Assertion, r *response) (string, bool, error) {
+func assertionActual(a monv1.Assertion, r *response) (string, bool, error) {
 	switch a.Source {
 	case probeapi.SourceStatusCode:
 		return strconv.Itoa(r.StatusCode), true, nil
@@ -121,7 +122,7 @@ func assertionActual(a probeapi.Assertion, r *response) (string, bool, error) {
 		}
 		return jsonpath.Text(v), true, nil
 	default:
-		return "", false, fmt.Errorf("unknown assertion source %q", truncateString(a.Source, 32))
+		return "", false, fmt.Errorf("unknown assertion source %q", truncateString(string(a.Source), 32))
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 	"github.com/uptime-operator/uptime-operator/internal/testutil"
 )
@@ -48,7 +49,7 @@ func BenchmarkHTTPCheck(b *testing.B) {
 	}
 	env := testEnv()
 	a := &probeapi.Assignment{ID: "bench", Type: probeapi.TypeHTTP, URL: ts.URL, TimeoutMs: 5000,
-		Config: probeapi.Config{HTTPConfig: probeapi.HTTPConfig{Keyword: "ok"}}}
+		Config: monv1.MonitorSpec{HTTP: &monv1.HTTPConfig{Keyword: "ok"}}}
 	b.ResetTimer()
 	start := time.Now()
 	b.RunParallel(func(pb *testing.PB) {
@@ -85,7 +86,7 @@ func BenchmarkSchedulerIdleMemory(b *testing.B) {
 				for i := range as {
 					as[i] = probeapi.Assignment{ID: fmt.Sprintf("00000000-0000-0000-0000-%012d", i), Namespace: "team-a", Name: fmt.Sprintf("monitor-%d", i),
 						Type: probeapi.TypeHTTP, URL: fmt.Sprintf("https://example-%d.com/health", i), IntervalSeconds: 60, Regions: []string{"eu1", "us1"},
-						Config: probeapi.Config{HTTPConfig: probeapi.HTTPConfig{Method: "GET", Headers: probeapi.TextHeaders(map[string]string{"Accept": "application/json"}), Keyword: "ok"}}}
+						Config: monv1.MonitorSpec{HTTP: &monv1.HTTPConfig{Method: "GET", Headers: probeapi.TextHeaders(map[string]string{"Accept": "application/json"}), Keyword: "ok"}}}
 				}
 				s := &Scheduler{Run: func(context.Context, *probeapi.Assignment, time.Time) {}}
 				s.Update(as)

@@ -21,11 +21,14 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/remote"
 
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/chromium"
 	"github.com/uptime-operator/uptime-operator/internal/credentials"
 	"github.com/uptime-operator/uptime-operator/internal/netguard"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 )
+
+func init() { register(checkBrowser, monv1.MonitorBrowser) }
 
 // Browsers is where an agent's browser checks get their browser: a remote
 // browser when the region names one (ProbeRegion spec.browser.endpoint),
@@ -178,9 +181,9 @@ func (b *Browsers) Configure(rb *probeapi.RegionBrowser) {
 	}
 }
 
-// defaultBrowserConcurrency is monv1.DefaultBrowserConcurrency: the
-// browser checks an agent runs at once when its region says nothing.
-const defaultBrowserConcurrency = 2
+// defaultBrowserConcurrency is the browser checks an agent runs at once
+// when its region says nothing.
+const defaultBrowserConcurrency = monv1.DefaultBrowserConcurrency
 
 // source returns the remote endpoint, else the local binary; both empty
 // when the agent has no browser.
@@ -289,8 +292,11 @@ const errNoBrowser = "no browser in this region: install Chromium on the probe a
 // without private reach. A failure when the guard refused a request of the
 // page is blocked, not down: the region abstains.
 func checkBrowser(ctx context.Context, a *probeapi.Assignment, env *Env) probeapi.Result {
-	cfg := &a.Config
-	if err := validBrowserConfig(a); err != nil {
+	cfg := a.Config.Browser
+	if cfg == nil {
+		cfg = &monv1.BrowserConfig{}
+	}
+	if err := validBrowserConfig(a.URL, cfg); err != nil {
 		return failure(probeapi.StatusUnknown, probeapi.ErrorInvalidConfig, err)
 	}
 	browsers := env.Browsers
@@ -318,7 +324,7 @@ func checkBrowser(ctx context.Context, a *probeapi.Assignment, env *Env) probeap
 	}
 	defer s.close()
 
-	run := &browserRun{s: s, env: env, a: a, origins: fillOrigins(a)}
+	run := &browserRun{s: s, env: env, a: a, cfg: cfg, origins: fillOrigins(a.URL, cfg)}
 	run.d.Browser = "local"
 	if endpoint != "" {
 		run.d.Browser = "remote"
@@ -331,7 +337,7 @@ func checkBrowser(ctx context.Context, a *probeapi.Assignment, env *Env) probeap
 		stepsCtx, cancel = context.WithDeadline(s.tab, dl.Add(-reserve))
 	}
 	defer cancel()
-	failed := run.steps(stepsCtx, cfg)
+	failed := run.steps(stepsCtx)
 	res := probeapi.Result{Status: probeapi.StatusUp, StatusCode: run.statusCode}
 	res.ResponseTimeMs = ms(time.Since(start))
 	run.measure(s.tab)
@@ -368,48 +374,62 @@ func responseTimeVerdict(res probeapi.Result, maxMs, degradedMs *int32) probeapi
 
 // validBrowserConfig checks what admission checks too, for assignments
 // that did not pass it (POST /monitors/test, agents of another version).
-func validBrowserConfig(a *probeapi.Assignment) error {
-	if a.URL == "" {
+func validBrowserConfig(pageURL string, cfg *monv1.BrowserConfig) error {
+	if pageURL == "" {
 		return errors.New("url is required")
 	}
-	if len(a.Config.BrowserSteps) > maxBrowserSteps {
+	if len(cfg.Steps) > maxBrowserSteps {
 		return fmt.Errorf("at most %d browser steps", maxBrowserSteps)
 	}
-	for i, st := range a.Config.BrowserSteps {
+	for i, st := range cfg.Steps {
 		var missing string
 		switch st.Action {
-		case probeapi.ActionNavigate:
+		case monv1.BrowserNavigate:
 			if st.URL == "" {
 				missing = "url"
 			}
-		case probeapi.ActionClick, probeapi.ActionExpectSelector:
+		case monv1.BrowserClick, monv1.BrowserExpectSelector:
 			if st.Selector == "" {
 				missing = "selector"
 			}
-		case probeapi.ActionFill:
-			if st.Selector == "" || st.Value == nil {
-				missing = "selector and value"
+		case monv1.BrowserFill:
+			if _, ok := fillValue(cfg, st); st.Selector == "" || !ok {
+				missing = "selector and value or a credential of credentials"
 			}
-		case probeapi.ActionWait:
-			if st.Selector == "" && st.DurationMs <= 0 {
-				missing = "selector or duration_ms"
+		case monv1.BrowserWait:
+			if st.Selector == "" && (st.DurationMs == nil || *st.DurationMs <= 0) {
+				missing = "selector or durationMs"
 			}
-		case probeapi.ActionExpectText:
+		case monv1.BrowserExpectText:
 			if st.Text == "" {
 				missing = "text"
 			}
-		case probeapi.ActionEvaluate:
+		case monv1.BrowserEvaluate:
 			if st.Expression == "" {
 				missing = "expression"
 			}
 		default:
-			return fmt.Errorf("browser step %d: unknown action %q", i+1, truncateString(st.Action, 32))
+			return fmt.Errorf("browser step %d: unknown action %q", i+1, truncateString(string(st.Action), 32))
 		}
 		if missing != "" {
 			return fmt.Errorf("browser step %d (%s): %s required", i+1, st.Action, missing)
 		}
 	}
 	return nil
+}
+
+// fillValue is the text a fill step types: its value, or the resolved
+// value of the credential it names.
+func fillValue(cfg *monv1.BrowserConfig, st monv1.BrowserStep) (string, bool) {
+	if st.Value != nil {
+		return *st.Value, true
+	}
+	for _, c := range cfg.Credentials {
+		if c.Name == st.Credential && c.Value != nil {
+			return *c.Value, true
+		}
+	}
+	return "", false
 }
 
 // guardURL refuses a page URL whose host the guard blocks, before the
@@ -427,10 +447,10 @@ func guardURL(ctx context.Context, g netguard.Guard, raw string) error {
 // URL and the URLs of its navigate steps, the pages its writer named. A
 // page that redirected elsewhere (or a link that took the flow away)
 // never receives a credential.
-func fillOrigins(a *probeapi.Assignment) []string {
-	out := []string{a.URL}
-	for _, st := range a.Config.BrowserSteps {
-		if st.Action == probeapi.ActionNavigate {
+func fillOrigins(pageURL string, cfg *monv1.BrowserConfig) []string {
+	out := []string{pageURL}
+	for _, st := range cfg.Steps {
+		if st.Action == monv1.BrowserNavigate {
 			out = append(out, st.URL)
 		}
 	}
@@ -630,6 +650,7 @@ type browserRun struct {
 	s          *browserSession
 	env        *Env
 	a          *probeapi.Assignment
+	cfg        *monv1.BrowserConfig
 	origins    []string
 	d          browserDetails
 	statusCode *int
@@ -644,7 +665,8 @@ type stepFailure struct {
 
 // steps runs the page load, its waits and the steps; it returns the first
 // failure, or nil.
-func (r *browserRun) steps(ctx context.Context, cfg *probeapi.Config) *stepFailure {
+func (r *browserRun) steps(ctx context.Context) *stepFailure {
+	cfg := r.cfg
 	load := func(ctx context.Context) error {
 		if err := r.navigate(ctx, r.a.URL); err != nil {
 			return err
@@ -664,12 +686,12 @@ func (r *browserRun) steps(ctx context.Context, cfg *probeapi.Config) *stepFailu
 	if f := r.step(ctx, 0, "load", "load", load); f != nil {
 		return f
 	}
-	for i, st := range cfg.BrowserSteps {
+	for i, st := range cfg.Steps {
 		name := st.Name
 		if name == "" {
 			name = fmt.Sprintf("step %d", i+1)
 		}
-		if f := r.step(ctx, i+1, name, st.Action, func(ctx context.Context) error { return r.do(ctx, st) }); f != nil {
+		if f := r.step(ctx, i+1, name, string(st.Action), func(ctx context.Context) error { return r.do(ctx, st) }); f != nil {
 			return f
 		}
 	}
@@ -695,30 +717,30 @@ func (r *browserRun) step(ctx context.Context, index int, name, action string, f
 }
 
 // do runs one step of browser_steps.
-func (r *browserRun) do(ctx context.Context, st probeapi.BrowserStep) error {
+func (r *browserRun) do(ctx context.Context, st monv1.BrowserStep) error {
 	switch st.Action {
-	case probeapi.ActionNavigate:
+	case monv1.BrowserNavigate:
 		if err := guardURL(ctx, r.env.Guard, st.URL); err != nil {
 			return err
 		}
 		return r.navigate(ctx, st.URL)
-	case probeapi.ActionClick:
+	case monv1.BrowserClick:
 		if err := waitVisible(ctx, st.Selector); err != nil {
 			return err
 		}
 		return chromedp.Do(ctx, chromedp.Click(chromedp.CSS(st.Selector)))
-	case probeapi.ActionFill:
+	case monv1.BrowserFill:
 		return r.fill(ctx, st)
-	case probeapi.ActionWait:
+	case monv1.BrowserWait:
 		if st.Selector != "" {
 			return waitVisible(ctx, st.Selector)
 		}
-		return chromedp.Do(ctx, chromedp.Sleep(time.Duration(st.DurationMs)*time.Millisecond))
-	case probeapi.ActionExpectText:
+		return chromedp.Do(ctx, chromedp.Sleep(time.Duration(*st.DurationMs)*time.Millisecond))
+	case monv1.BrowserExpectText:
 		return waitText(ctx, st.Text)
-	case probeapi.ActionExpectSelector:
+	case monv1.BrowserExpectSelector:
 		return waitVisible(ctx, st.Selector)
-	case probeapi.ActionEvaluate:
+	case monv1.BrowserEvaluate:
 		raw, err := chromedp.Run(ctx, chromedp.Evaluate[[]byte](st.Expression, chromedp.EvalAwaitPromise))
 		if err != nil {
 			return fmt.Errorf("evaluate: %w", err)
@@ -728,12 +750,12 @@ func (r *browserRun) do(ctx context.Context, st probeapi.BrowserStep) error {
 		}
 		return nil
 	}
-	return fmt.Errorf("unknown action %q", truncateString(st.Action, 32))
+	return fmt.Errorf("unknown action %q", truncateString(string(st.Action), 32))
 }
 
 // fill types a value into a field, replacing its content, only on a page
 // of one of the monitor's own origins (fillOrigins).
-func (r *browserRun) fill(ctx context.Context, st probeapi.BrowserStep) error {
+func (r *browserRun) fill(ctx context.Context, st monv1.BrowserStep) error {
 	if err := waitVisible(ctx, st.Selector); err != nil {
 		return err
 	}
@@ -759,7 +781,8 @@ func (r *browserRun) fill(ctx context.Context, st probeapi.BrowserStep) error {
 	}
 	// Inserted text fires the input events a typing user fires, which
 	// the page's framework listens to.
-	if _, err := chromedp.Call(ctx, input.InsertText, input.InsertTextParams{Text: st.Value.Value}); err != nil {
+	value, _ := fillValue(r.cfg, st)
+	if _, err := chromedp.Call(ctx, input.InsertText, input.InsertTextParams{Text: value}); err != nil {
 		return fmt.Errorf("type into %s: %w", truncateString(st.Selector, 100), err)
 	}
 	return nil

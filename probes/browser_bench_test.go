@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 )
 
@@ -27,9 +28,9 @@ import (
 func BenchmarkBrowserCheck(b *testing.B) {
 	site := renderingSite(b, "pw")
 	env := browserEnv(b)
-	a := &probeapi.Assignment{ID: "bench", Type: probeapi.TypeBrowser, URL: site.URL + "/app", TimeoutMs: 60000,
-		Config: probeapi.Config{BrowserConfig: probeapi.BrowserConfig{WaitForSelector: "h1.ready", WaitForText: "All systems go",
-			BrowserSteps: []probeapi.BrowserStep{{Action: probeapi.ActionEvaluate, Expression: "document.title !== undefined"}}}}}
+	a := &probeapi.Assignment{ID: "bench", Type: string(monv1.MonitorBrowser), URL: site.URL + "/app", TimeoutMs: 60000,
+		Config: monv1.MonitorSpec{Browser: &monv1.BrowserConfig{WaitForSelector: "h1.ready", WaitForText: "All systems go",
+			Steps: []monv1.BrowserStep{{Action: monv1.BrowserEvaluate, Expression: "document.title !== undefined"}}}}}
 	stop := make(chan struct{})
 	var (
 		mu   sync.Mutex

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 	"github.com/uptime-operator/uptime-operator/internal/testutil"
 )
@@ -139,8 +140,8 @@ func TestBrowserCheck(t *testing.T) {
 	}{{"local", local}, {"remote", remoteEnv}} {
 		t.Run(env.name, func(t *testing.T) {
 			t.Run("rendered by script is up", func(t *testing.T) {
-				res := run(t, probeapi.Assignment{Type: probeapi.TypeBrowser, URL: site.URL + "/app", Config: probeapi.Config{
-					BrowserConfig: probeapi.BrowserConfig{WaitForSelector: "h1.ready", WaitForText: "All systems go"}}}, env.env)
+				res := run(t, probeapi.Assignment{Type: string(monv1.MonitorBrowser), URL: site.URL + "/app", Config: monv1.MonitorSpec{
+					Browser: &monv1.BrowserConfig{WaitForSelector: "h1.ready", WaitForText: "All systems go"}}}, env.env)
 				wantStatus(t, res, probeapi.StatusUp)
 				d := browserDetailsOf(t, res)
 				if d.Browser != env.name || d.FailedStep != nil || len(d.Steps) != 1 || !d.Steps[0].Passed {
@@ -154,8 +155,8 @@ func TestBrowserCheck(t *testing.T) {
 				}
 			})
 			t.Run("script that fails to render is down with a screenshot", func(t *testing.T) {
-				res := run(t, probeapi.Assignment{Type: probeapi.TypeBrowser, URL: site.URL + "/broken", TimeoutMs: 20000, Config: probeapi.Config{
-					BrowserConfig: probeapi.BrowserConfig{WaitForSelector: "h1.ready"}}}, env.env)
+				res := run(t, probeapi.Assignment{Type: string(monv1.MonitorBrowser), URL: site.URL + "/broken", TimeoutMs: 20000, Config: monv1.MonitorSpec{
+					Browser: &monv1.BrowserConfig{WaitForSelector: "h1.ready"}}}, env.env)
 				wantStatus(t, res, probeapi.StatusDown)
 				d := browserDetailsOf(t, res)
 				if d.FailedStep == nil || *d.FailedStep != 0 || !strings.Contains(res.ErrorMessage, "load: wait for h1.ready") {
@@ -169,10 +170,10 @@ func TestBrowserCheck(t *testing.T) {
 				}
 			})
 			t.Run("failing step is reported with its index", func(t *testing.T) {
-				res := run(t, probeapi.Assignment{Type: probeapi.TypeBrowser, URL: site.URL + "/app", TimeoutMs: 20000, Config: probeapi.Config{
-					BrowserConfig: probeapi.BrowserConfig{WaitForSelector: "h1.ready", BrowserSteps: []probeapi.BrowserStep{
-						{Action: probeapi.ActionEvaluate, Expression: "document.querySelectorAll('h1').length === 1"},
-						{Name: "rows", Action: probeapi.ActionEvaluate, Expression: "Promise.resolve(document.querySelectorAll('tr').length > 3)"},
+				res := run(t, probeapi.Assignment{Type: string(monv1.MonitorBrowser), URL: site.URL + "/app", TimeoutMs: 20000, Config: monv1.MonitorSpec{
+					Browser: &monv1.BrowserConfig{WaitForSelector: "h1.ready", Steps: []monv1.BrowserStep{
+						{Action: monv1.BrowserEvaluate, Expression: "document.querySelectorAll('h1').length === 1"},
+						{Name: "rows", Action: monv1.BrowserEvaluate, Expression: "Promise.resolve(document.querySelectorAll('tr').length > 3)"},
 					}}}}, env.env)
 				wantStatus(t, res, probeapi.StatusDown)
 				d := browserDetailsOf(t, res)
@@ -186,12 +187,12 @@ func TestBrowserCheck(t *testing.T) {
 			})
 			t.Run("log-in flow", func(t *testing.T) {
 				login := func(pw string) probeapi.Result {
-					return run(t, probeapi.Assignment{Type: probeapi.TypeBrowser, URL: site.URL + "/login", TimeoutMs: 30000, Config: probeapi.Config{
-						BrowserConfig: probeapi.BrowserConfig{WaitForSelector: "#user", BrowserSteps: []probeapi.BrowserStep{
-							{Action: probeapi.ActionFill, Selector: "#user", Value: &probeapi.HeaderValue{Value: "ada"}},
-							{Action: probeapi.ActionFill, Selector: "#password", Value: &probeapi.HeaderValue{Value: pw}},
-							{Action: probeapi.ActionClick, Selector: "#go"},
-							{Name: "signed in", Action: probeapi.ActionExpectText, Text: "Welcome back"},
+					return run(t, probeapi.Assignment{Type: string(monv1.MonitorBrowser), URL: site.URL + "/login", TimeoutMs: 30000, Config: monv1.MonitorSpec{
+						Browser: &monv1.BrowserConfig{WaitForSelector: "#user", Credentials: []monv1.HTTPHeader{{Name: "password", Value: ptr(pw)}}, Steps: []monv1.BrowserStep{
+							{Action: monv1.BrowserFill, Selector: "#user", Value: ptr("ada")},
+							{Action: monv1.BrowserFill, Selector: "#password", Credential: "password"},
+							{Action: monv1.BrowserClick, Selector: "#go"},
+							{Name: "signed in", Action: monv1.BrowserExpectText, Text: "Welcome back"},
 						}}}}, env.env)
 				}
 				res := login(password)
@@ -203,7 +204,7 @@ func TestBrowserCheck(t *testing.T) {
 				}
 			})
 			t.Run("error status", func(t *testing.T) {
-				res := run(t, probeapi.Assignment{Type: probeapi.TypeBrowser, URL: site.URL + "/status500"}, env.env)
+				res := run(t, probeapi.Assignment{Type: string(monv1.MonitorBrowser), URL: site.URL + "/status500"}, env.env)
 				wantStatus(t, res, probeapi.StatusDown)
 				if res.ErrorType != probeapi.ErrorHTTPStatus || res.StatusCode == nil || *res.StatusCode != 500 {
 					t.Errorf("%s %q code %v", res.ErrorType, res.ErrorMessage, res.StatusCode)
@@ -223,9 +224,9 @@ func TestBrowserFillStaysOnItsOrigin(t *testing.T) {
 		http.Redirect(w, r, strings.Replace(site.URL, "127.0.0.1", "localhost", 1)+"/login", http.StatusFound)
 	}))
 	t.Cleanup(away.Close)
-	res := run(t, probeapi.Assignment{Type: probeapi.TypeBrowser, URL: away.URL + "/start", TimeoutMs: 20000, Config: probeapi.Config{
-		BrowserConfig: probeapi.BrowserConfig{WaitForSelector: "#password", BrowserSteps: []probeapi.BrowserStep{
-			{Action: probeapi.ActionFill, Selector: "#password", Value: &probeapi.HeaderValue{Value: "pw"}},
+	res := run(t, probeapi.Assignment{Type: string(monv1.MonitorBrowser), URL: away.URL + "/start", TimeoutMs: 20000, Config: monv1.MonitorSpec{
+		Browser: &monv1.BrowserConfig{WaitForSelector: "#password", Steps: []monv1.BrowserStep{
+			{Action: monv1.BrowserFill, Selector: "#password", Value: ptr("pw")},
 		}}}}, env)
 	wantStatus(t, res, probeapi.StatusDown)
 	if !strings.Contains(res.ErrorMessage, "the value is not typed") {
@@ -238,7 +239,7 @@ func TestBrowserFillStaysOnItsOrigin(t *testing.T) {
 func TestBrowserWithoutBrowser(t *testing.T) {
 	env := testEnv()
 	env.Browsers = &Browsers{Path: filepath.Join(t.TempDir(), "no-chromium")}
-	res := run(t, probeapi.Assignment{Type: probeapi.TypeBrowser, URL: "http://127.0.0.1:1/"}, env)
+	res := run(t, probeapi.Assignment{Type: string(monv1.MonitorBrowser), URL: "http://127.0.0.1:1/"}, env)
 	wantStatus(t, res, probeapi.StatusBlocked)
 	if res.ErrorType != probeapi.ErrorNoBrowser || !strings.Contains(res.ErrorMessage, "spec.browser.endpoint") {
 		t.Errorf("%s %q", res.ErrorType, res.ErrorMessage)

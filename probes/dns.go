@@ -13,6 +13,7 @@ import (
 
 	"github.com/miekg/dns"
 
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/netguard"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 )
@@ -34,6 +35,8 @@ type dnsDetails struct {
 	Answers    []string `json:"answers"`
 }
 
+func init() { register(checkDNS, monv1.MonitorDNS) }
+
 // checkDNS queries one record type of a name and compares the answers with
 // expected_values (match any, all or exact).
 //
@@ -50,16 +53,16 @@ type dnsDetails struct {
 // an answer that names an internal host or an address the guard refuses,
 // without its records.
 func checkDNS(ctx context.Context, a *probeapi.Assignment, env *Env) probeapi.Result {
-	cfg := &a.Config.DNSConfig
-	rt := strings.ToUpper(cfg.RecordType)
+	cfg := a.Config.DNS
+	if cfg == nil {
+		cfg = &monv1.DNSConfig{}
+	}
+	rt := strings.ToUpper(string(cfg.RecordType))
 	if rt == "" {
 		rt = "A"
 	}
 	qtype, ok := dnsRecordTypes[rt]
 	name := cfg.Name
-	if name == "" {
-		name = a.Config.Host
-	}
 	if !ok || name == "" {
 		return failure(probeapi.StatusUnknown, probeapi.ErrorInvalidConfig, fmt.Errorf("a name and a record type among A, AAAA, CNAME, MX, NS, TXT, SOA, CAA, SRV are required"))
 	}
@@ -155,9 +158,9 @@ func checkDNS(ctx context.Context, a *probeapi.Assignment, env *Env) probeapi.Re
 		res.Status, res.ErrorType, res.ErrorMessage = probeapi.StatusDown, probeapi.ErrorDNS, "resolver answered "+d.Rcode
 	case len(d.Answers) == 0:
 		res.Status, res.ErrorType, res.ErrorMessage = probeapi.StatusDown, probeapi.ErrorDNSAnswer, "no "+rt+" records"
-	case len(cfg.ExpectedValues) > 0 && !matchValues(d.Answers, normalizeExpected(cfg.ExpectedValues, qtype), cfg.MatchMode):
+	case len(cfg.ExpectedValues) > 0 && !matchValues(d.Answers, normalizeExpected(cfg.ExpectedValues, qtype), string(cfg.MatchMode)):
 		res.Status, res.ErrorType = probeapi.StatusDown, probeapi.ErrorDNSAnswer
-		res.ErrorMessage = fmt.Sprintf("answers %s do not match expected values (%s)", truncateString(strings.Join(d.Answers, ", "), 200), matchMode(cfg.MatchMode))
+		res.ErrorMessage = fmt.Sprintf("answers %s do not match expected values (%s)", truncateString(strings.Join(d.Answers, ", "), 200), matchMode(string(cfg.MatchMode)))
 	}
 	return res
 }

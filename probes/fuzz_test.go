@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 )
 
@@ -16,7 +17,7 @@ func FuzzAssertion(f *testing.F) {
 	f.Add("status_code", "", "greater_than", "abc", []byte(``), 200)
 	f.Fuzz(func(t *testing.T, src, prop, op, target string, body []byte, code int) {
 		r := &response{StatusCode: code, Header: http.Header{"X-A": {"secret-abab"}}, Body: body, Elapsed: 5 * time.Millisecond}
-		res := evaluateAssertion(probeapi.Assertion{Source: src, Property: prop, Operator: op, Target: probeapi.Scalar(target)}, r)
+		res := evaluateAssertion(monv1.Assertion{Source: monv1.AssertionSource(src), Property: prop, Operator: monv1.AssertionOperator(op), Target: target}, r)
 		if res.Passed && res.Message != "" {
 			t.Fatalf("passed with message %q", res.Message)
 		}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/netguard/netguardtest"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 	"github.com/uptime-operator/uptime-operator/internal/testutil"
@@ -59,10 +60,10 @@ func TestBrowserGuardPrivateRequests(t *testing.T) {
 	remoteEnv.Browsers.Configure(&probeapi.RegionBrowser{Endpoint: remoteBrowser(t)})
 	for name, env := range map[string]*Env{"local": local, "remote": remoteEnv} {
 		t.Run(name, func(t *testing.T) {
-			res := run(t, probeapi.Assignment{Type: probeapi.TypeBrowser, URL: pageURL, TimeoutMs: 30000, Config: probeapi.Config{
-				BrowserConfig: probeapi.BrowserConfig{WaitForText: "Rendered", BrowserSteps: []probeapi.BrowserStep{
+			res := run(t, probeapi.Assignment{Type: string(monv1.MonitorBrowser), URL: pageURL, TimeoutMs: 30000, Config: monv1.MonitorSpec{
+				Browser: &monv1.BrowserConfig{WaitForText: "Rendered", Steps: []monv1.BrowserStep{
 					// Both private requests have been answered (refused) by now.
-					{Action: probeapi.ActionEvaluate, Expression: "new Promise((r) => setTimeout(() => r(true), 500))"},
+					{Action: monv1.BrowserEvaluate, Expression: "new Promise((r) => setTimeout(() => r(true), 500))"},
 				}}}}, env)
 			wantStatus(t, res, probeapi.StatusUp)
 			d := browserDetailsOf(t, res)
@@ -75,7 +76,7 @@ func TestBrowserGuardPrivateRequests(t *testing.T) {
 					t.Errorf("%s was reached %d times", addr, n)
 				}
 			}
-			res = run(t, probeapi.Assignment{Type: probeapi.TypeBrowser, URL: lab.URL("10.0.0.1", "/"), TimeoutMs: 30000}, env)
+			res = run(t, probeapi.Assignment{Type: string(monv1.MonitorBrowser), URL: lab.URL("10.0.0.1", "/"), TimeoutMs: 30000}, env)
 			wantStatus(t, res, probeapi.StatusBlocked)
 		})
 	}

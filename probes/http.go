@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 )
 
@@ -138,15 +139,20 @@ type httpDetails struct {
 	Assertions    []assertionResult `json:"assertions,omitempty"`
 }
 
+func init() { register(checkHTTP, monv1.MonitorHTTP, monv1.MonitorAPI) }
+
 // checkHTTP runs http and api monitors.
 func checkHTTP(ctx context.Context, a *probeapi.Assignment, env *Env) probeapi.Result {
-	cfg := &a.Config.HTTPConfig
+	cfg := a.Config.HTTP
+	if cfg == nil {
+		cfg = &monv1.HTTPConfig{}
+	}
 	if a.URL == "" {
 		return failure(probeapi.StatusUnknown, probeapi.ErrorInvalidConfig, errors.New("url is required"))
 	}
 	s := &httpSession{env: env, maxRedirects: maxRedirects(cfg.MaxRedirects)}
 	out, err := s.fetch(ctx, httpRequest{
-		Method: cfg.Method, URL: a.URL, Headers: cfg.Headers.Text(), Body: cfg.Body,
+		Method: string(cfg.Method), URL: a.URL, Headers: probeapi.HeaderText(cfg.Headers), Body: cfg.Body,
 		MaxBytes: orZero(cfg.MaxResponseBytes), Region: env.Region,
 	})
 	return httpVerdict(out, err, cfg.ExpectedStatusCodes, cfg)
@@ -154,7 +160,7 @@ func checkHTTP(ctx context.Context, a *probeapi.Assignment, env *Env) probeapi.R
 
 // httpVerdict turns a fetched response into a result: status codes,
 // keyword, assertions, then response-time thresholds.
-func httpVerdict(out *httpOutcome, err error, expected []int32, cfg *probeapi.HTTPConfig) probeapi.Result {
+func httpVerdict(out *httpOutcome, err error, expected []int32, cfg *monv1.HTTPConfig) probeapi.Result {
 	if err != nil {
 		res := fromError(err)
 		if errors.Is(err, errTooManyRedirects) {

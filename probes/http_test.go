@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/netguard"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 )
@@ -62,8 +63,8 @@ func testMux() *http.ServeMux {
 	return mux
 }
 
-func httpAssignment(url string, cfg probeapi.HTTPConfig) probeapi.Assignment {
-	return probeapi.Assignment{Type: probeapi.TypeHTTP, URL: url, TimeoutMs: 5000, Config: probeapi.Config{HTTPConfig: cfg}}
+func httpAssignment(url string, cfg monv1.HTTPConfig) probeapi.Assignment {
+	return probeapi.Assignment{Type: probeapi.TypeHTTP, URL: url, TimeoutMs: 5000, Config: monv1.MonitorSpec{HTTP: &cfg}}
 }
 
 func TestHTTPStatusCodes(t *testing.T) {
@@ -84,7 +85,7 @@ func TestHTTPStatusCodes(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(fmt.Sprintf("%d-%v", c.code, c.expected), func(t *testing.T) {
-			res := run(t, httpAssignment(fmt.Sprintf("%s/code/%d", ts.URL, c.code), probeapi.HTTPConfig{ExpectedStatusCodes: c.expected}), testEnv())
+			res := run(t, httpAssignment(fmt.Sprintf("%s/code/%d", ts.URL, c.code), monv1.HTTPConfig{ExpectedStatusCodes: c.expected}), testEnv())
 			wantStatus(t, res, c.want)
 			if res.StatusCode == nil || *res.StatusCode != c.code {
 				t.Fatalf("status code %v", res.StatusCode)
@@ -102,9 +103,9 @@ func TestHTTPStatusCodes(t *testing.T) {
 func TestHTTPMethodHeadersBody(t *testing.T) {
 	ts := httptest.NewServer(testMux())
 	defer ts.Close()
-	res := run(t, httpAssignment(ts.URL+"/echo", probeapi.HTTPConfig{
+	res := run(t, httpAssignment(ts.URL+"/echo", monv1.HTTPConfig{
 		Method: "POST", Headers: probeapi.TextHeaders(map[string]string{"Authorization": "Bearer tok"}), Body: "payload",
-		Assertions: []probeapi.Assertion{
+		Assertions: []monv1.Assertion{
 			{Source: "header", Property: "X-Method", Operator: "equals", Target: "POST"},
 			{Source: "header", Property: "x-auth", Operator: "equals", Target: "Bearer tok"},
 			{Source: "body", Operator: "equals", Target: "payload"},
@@ -132,7 +133,7 @@ func TestHTTPRedirects(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(fmt.Sprintf("hops%d", c.hops), func(t *testing.T) {
-			res := run(t, httpAssignment(fmt.Sprintf("%s/redirect/%d", ts.URL, c.hops), probeapi.HTTPConfig{MaxRedirects: c.max, Keyword: map[bool]string{true: "landed"}[c.wantCode == 200]}), testEnv())
+			res := run(t, httpAssignment(fmt.Sprintf("%s/redirect/%d", ts.URL, c.hops), monv1.HTTPConfig{MaxRedirects: c.max, Keyword: map[bool]string{true: "landed"}[c.wantCode == 200]}), testEnv())
 			wantStatus(t, res, c.want)
 			if res.ErrorType != c.errorType {
 				t.Fatalf("error type %q want %q", res.ErrorType, c.errorType)
@@ -148,28 +149,28 @@ func TestHTTPKeyword(t *testing.T) {
 	ts := httptest.NewServer(testMux())
 	defer ts.Close()
 	url := ts.URL + "/text"
-	wantStatus(t, run(t, httpAssignment(url, probeapi.HTTPConfig{Keyword: "World"}), testEnv()), probeapi.StatusUp)
-	res := run(t, httpAssignment(url, probeapi.HTTPConfig{Keyword: "world"}), testEnv())
+	wantStatus(t, run(t, httpAssignment(url, monv1.HTTPConfig{Keyword: "World"}), testEnv()), probeapi.StatusUp)
+	res := run(t, httpAssignment(url, monv1.HTTPConfig{Keyword: "world"}), testEnv())
 	wantStatus(t, res, probeapi.StatusDown)
 	if res.ErrorType != probeapi.ErrorKeyword {
 		t.Fatalf("error type %q", res.ErrorType)
 	}
-	wantStatus(t, run(t, httpAssignment(url, probeapi.HTTPConfig{Keyword: "WORLD", KeywordCaseInsensitive: true}), testEnv()), probeapi.StatusUp)
+	wantStatus(t, run(t, httpAssignment(url, monv1.HTTPConfig{Keyword: "WORLD", KeywordCaseInsensitive: true}), testEnv()), probeapi.StatusUp)
 }
 
 func TestHTTPResponseTime(t *testing.T) {
 	ts := httptest.NewServer(testMux())
 	defer ts.Close()
 	url := ts.URL + "/slow"
-	res := run(t, httpAssignment(url, probeapi.HTTPConfig{MaxResponseTimeMs: ptr[int32](50)}), testEnv())
+	res := run(t, httpAssignment(url, monv1.HTTPConfig{MaxResponseTimeMs: ptr[int32](50)}), testEnv())
 	wantStatus(t, res, probeapi.StatusDown)
 	if res.ErrorType != probeapi.ErrorResponseTime || res.ResponseTimeMs < 150 {
 		t.Fatalf("%+v", res)
 	}
-	wantStatus(t, run(t, httpAssignment(url, probeapi.HTTPConfig{MaxResponseTimeMs: ptr[int32](5000), DegradedResponseTimeMs: ptr[int32](50)}), testEnv()), probeapi.StatusDegraded)
-	wantStatus(t, run(t, httpAssignment(url, probeapi.HTTPConfig{MaxResponseTimeMs: ptr[int32](5000), DegradedResponseTimeMs: ptr[int32](4000)}), testEnv()), probeapi.StatusUp)
+	wantStatus(t, run(t, httpAssignment(url, monv1.HTTPConfig{MaxResponseTimeMs: ptr[int32](5000), DegradedResponseTimeMs: ptr[int32](50)}), testEnv()), probeapi.StatusDegraded)
+	wantStatus(t, run(t, httpAssignment(url, monv1.HTTPConfig{MaxResponseTimeMs: ptr[int32](5000), DegradedResponseTimeMs: ptr[int32](4000)}), testEnv()), probeapi.StatusUp)
 	// The check timeout also bounds a slow server.
-	a := httpAssignment(url, probeapi.HTTPConfig{})
+	a := httpAssignment(url, monv1.HTTPConfig{})
 	a.TimeoutMs = 50
 	res = run(t, a, testEnv())
 	wantStatus(t, res, probeapi.StatusDown)
@@ -181,14 +182,14 @@ func TestHTTPResponseTime(t *testing.T) {
 func TestHTTPHugeBodyBounded(t *testing.T) {
 	ts := httptest.NewServer(testMux())
 	defer ts.Close()
-	res := run(t, httpAssignment(ts.URL+"/huge", probeapi.HTTPConfig{Keyword: "NEEDLE"}), testEnv())
+	res := run(t, httpAssignment(ts.URL+"/huge", monv1.HTTPConfig{Keyword: "NEEDLE"}), testEnv())
 	wantStatus(t, res, probeapi.StatusDown)
 	var d httpDetails
 	json.Unmarshal(res.Details, &d)
 	if d.BodyBytes != defaultMaxResponseBytes || !d.BodyTruncated {
 		t.Fatalf("details %+v", d)
 	}
-	res = run(t, httpAssignment(ts.URL+"/huge", probeapi.HTTPConfig{MaxResponseBytes: ptr[int32](1000)}), testEnv())
+	res = run(t, httpAssignment(ts.URL+"/huge", monv1.HTTPConfig{MaxResponseBytes: ptr[int32](1000)}), testEnv())
 	wantStatus(t, res, probeapi.StatusUp)
 	json.Unmarshal(res.Details, &d)
 	if d.BodyBytes != 1000 {
@@ -199,7 +200,7 @@ func TestHTTPHugeBodyBounded(t *testing.T) {
 func TestHTTPTLS(t *testing.T) {
 	ts := httptest.NewTLSServer(testMux())
 	defer ts.Close()
-	res := run(t, httpAssignment(ts.URL+"/text", probeapi.HTTPConfig{}), tlsEnv(ts))
+	res := run(t, httpAssignment(ts.URL+"/text", monv1.HTTPConfig{}), tlsEnv(ts))
 	wantStatus(t, res, probeapi.StatusUp)
 	if res.TLS == nil || res.TLS.NotAfter.Before(time.Now()) || res.TLS.Issuer == "" {
 		t.Fatalf("tls info %+v", res.TLS)
@@ -208,7 +209,7 @@ func TestHTTPTLS(t *testing.T) {
 		t.Fatalf("tls timing %+v", res.Timings)
 	}
 	// Without the test CA the certificate is untrusted: down, error type tls.
-	res = run(t, httpAssignment(ts.URL+"/text", probeapi.HTTPConfig{}), testEnv())
+	res = run(t, httpAssignment(ts.URL+"/text", monv1.HTTPConfig{}), testEnv())
 	wantStatus(t, res, probeapi.StatusDown)
 	if res.ErrorType != probeapi.ErrorTLS {
 		t.Fatalf("error type %q: %s", res.ErrorType, res.ErrorMessage)
@@ -218,10 +219,10 @@ func TestHTTPTLS(t *testing.T) {
 func TestHTTPBlockedWithoutAllowPrivate(t *testing.T) {
 	ts := httptest.NewServer(testMux())
 	defer ts.Close()
-	res := run(t, httpAssignment(ts.URL+"/text", probeapi.HTTPConfig{}), &Env{Guard: netguard.Guard{}})
+	res := run(t, httpAssignment(ts.URL+"/text", monv1.HTTPConfig{}), &Env{Guard: netguard.Guard{}})
 	wantStatus(t, res, probeapi.StatusBlocked)
 	// A name that resolves to loopback is refused at dial time.
-	res = run(t, httpAssignment("http://localhost:"+strings.Split(ts.URL, ":")[2]+"/text", probeapi.HTTPConfig{}), &Env{})
+	res = run(t, httpAssignment("http://localhost:"+strings.Split(ts.URL, ":")[2]+"/text", monv1.HTTPConfig{}), &Env{})
 	wantStatus(t, res, probeapi.StatusBlocked)
 }
 
@@ -229,7 +230,7 @@ func TestHTTPConnectionRefused(t *testing.T) {
 	ts := httptest.NewServer(testMux())
 	url := ts.URL
 	ts.Close()
-	res := run(t, httpAssignment(url, probeapi.HTTPConfig{}), testEnv())
+	res := run(t, httpAssignment(url, monv1.HTTPConfig{}), testEnv())
 	wantStatus(t, res, probeapi.StatusDown)
 	if res.ErrorType != probeapi.ErrorRefused {
 		t.Fatalf("error type %q", res.ErrorType)
@@ -240,11 +241,11 @@ func TestAssertions(t *testing.T) {
 	ts := httptest.NewServer(testMux())
 	defer ts.Close()
 	type tc struct {
-		a    probeapi.Assertion
+		a    monv1.Assertion
 		pass bool
 	}
-	A := func(src, prop, op, target string) probeapi.Assertion {
-		return probeapi.Assertion{Source: src, Property: prop, Operator: op, Target: probeapi.Scalar(target)}
+	A := func(src, prop, op, target string) monv1.Assertion {
+		return monv1.Assertion{Source: monv1.AssertionSource(src), Property: prop, Operator: monv1.AssertionOperator(op), Target: target}
 	}
 	cases := []tc{
 		{A("status_code", "", "equals", "200"), true},
@@ -287,7 +288,7 @@ func TestAssertions(t *testing.T) {
 	}
 	for i, c := range cases {
 		t.Run(fmt.Sprintf("%d-%s-%s", i, c.a.Source, c.a.Operator), func(t *testing.T) {
-			a := httpAssignment(ts.URL+"/json", probeapi.HTTPConfig{Assertions: []probeapi.Assertion{c.a}})
+			a := httpAssignment(ts.URL+"/json", monv1.HTTPConfig{Assertions: []monv1.Assertion{c.a}})
 			a.Type = probeapi.TypeAPI
 			res := run(t, a, testEnv())
 			want := map[bool]probeapi.Status{true: probeapi.StatusUp, false: probeapi.StatusDown}[c.pass]

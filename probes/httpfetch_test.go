@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 )
 
@@ -96,7 +97,7 @@ func TestHTTPSessionBehavesLikeNetHTTP(t *testing.T) {
 func TestHTTPHeaderInjectionRefused(t *testing.T) {
 	ts := httptest.NewServer(testMux())
 	defer ts.Close()
-	res := run(t, httpAssignment(ts.URL+"/text", probeapi.HTTPConfig{Headers: probeapi.TextHeaders(map[string]string{"X-A": "1\r\nX-Injected: 2"})}), testEnv())
+	res := run(t, httpAssignment(ts.URL+"/text", monv1.HTTPConfig{Headers: probeapi.TextHeaders(map[string]string{"X-A": "1\r\nX-Injected: 2"})}), testEnv())
 	if res.Status == probeapi.StatusUp || !strings.Contains(res.ErrorMessage, "invalid header") {
 		t.Fatalf("got %s %q, want a refused request", res.Status, res.ErrorMessage)
 	}
@@ -105,7 +106,7 @@ func TestHTTPHeaderInjectionRefused(t *testing.T) {
 func TestHTTPTimings(t *testing.T) {
 	ts := httptest.NewServer(testMux())
 	defer ts.Close()
-	res := run(t, httpAssignment(ts.URL+"/slow", probeapi.HTTPConfig{}), testEnv())
+	res := run(t, httpAssignment(ts.URL+"/slow", monv1.HTTPConfig{}), testEnv())
 	wantStatus(t, res, probeapi.StatusUp)
 	if res.Timings == nil || res.Timings.FirstByteMs < 150 || res.Timings.ConnectMs <= 0 || res.ResponseTimeMs < 150 {
 		t.Fatalf("timings %+v, response time %d ms", res.Timings, res.ResponseTimeMs)
@@ -129,7 +130,7 @@ func TestHTTPResponseHeadersBounded(t *testing.T) {
 		fmt.Fprint(w, "ok")
 	}))
 	defer ts.Close()
-	res := run(t, httpAssignment(ts.URL, probeapi.HTTPConfig{}), testEnv())
+	res := run(t, httpAssignment(ts.URL, monv1.HTTPConfig{}), testEnv())
 	if res.Status != probeapi.StatusDown || !strings.Contains(res.ErrorMessage, "headers exceeded") {
 		t.Fatalf("got %s %q, want down for oversized headers", res.Status, res.ErrorMessage)
 	}

@@ -3,6 +3,7 @@ package probes
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 )
 
@@ -96,17 +98,22 @@ func (b *boundedBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
+func init() { register(checkMCP, monv1.MonitorMCP) }
+
 // checkMCP connects to an MCP server over Streamable HTTP with the official
 // SDK: initialize (requesting protocol_version when set), tools/list, and
 // optionally one tools/call. Missing expected tools, another negotiated
 // protocol version or a tool error make the check down.
 func checkMCP(ctx context.Context, a *probeapi.Assignment, env *Env) probeapi.Result {
-	cfg := &a.Config
+	cfg := a.Config.MCP
+	if cfg == nil {
+		cfg = &monv1.MCPConfig{}
+	}
 	if a.URL == "" {
 		return failure(probeapi.StatusUnknown, probeapi.ErrorInvalidConfig, errors.New("url is required"))
 	}
 	hc := newHTTPClient(env, probeapi.EffectiveTimeout(a), 0, nil)
-	tr := &mcpTransport{base: hc.Transport, headers: cfg.Headers.Text(), region: env.Region}
+	tr := &mcpTransport{base: hc.Transport, headers: probeapi.HeaderText(cfg.Headers), region: env.Region}
 	hc.Transport = tr
 	transport := &mcp.StreamableClientTransport{Endpoint: a.URL, HTTPClient: hc, MaxRetries: -1, DisableStandaloneSSE: true}
 	client := mcp.NewClient(&mcp.Implementation{Name: "uptime-operator-probe", Version: "1"}, nil)
@@ -171,8 +178,8 @@ func checkMCP(ctx context.Context, a *probeapi.Assignment, env *Env) probeapi.Re
 	if tc := cfg.ToolCall; tc != nil && res.Status == probeapi.StatusUp {
 		callStart := time.Now()
 		p := &mcp.CallToolParams{Name: tc.Name}
-		if len(tc.Arguments) > 0 {
-			p.Arguments = tc.Arguments
+		if tc.ArgumentsJSON != "" {
+			p.Arguments = json.RawMessage(tc.ArgumentsJSON)
 		}
 		cr, err := cs.CallTool(ctx, p)
 		d.ToolCallMs = fms(time.Since(callStart))

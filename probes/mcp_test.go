@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 )
 
@@ -49,12 +50,12 @@ func startMCP(t *testing.T) *httptest.Server {
 func TestMCP(t *testing.T) {
 	ts := startMCP(t)
 	env := tlsEnv(ts)
-	base := func(cfg probeapi.MCPConfig) probeapi.Assignment {
-		return probeapi.Assignment{Type: probeapi.TypeMCP, URL: ts.URL + "/mcp", TimeoutMs: 5000, Config: probeapi.Config{
-			HTTPConfig: probeapi.HTTPConfig{Headers: probeapi.TextHeaders(map[string]string{"X-Api-Key": "k"})}, MCPConfig: cfg}}
+	base := func(cfg monv1.MCPConfig) probeapi.Assignment {
+		cfg.Headers = probeapi.TextHeaders(map[string]string{"X-Api-Key": "k"})
+		return probeapi.Assignment{Type: probeapi.TypeMCP, URL: ts.URL + "/mcp", TimeoutMs: 5000, Config: monv1.MonitorSpec{MCP: &cfg}}
 	}
-	res := run(t, base(probeapi.MCPConfig{ExpectedTools: []string{"greet"},
-		ToolCall: &probeapi.ToolCall{Name: "greet", Arguments: json.RawMessage(`{"name":"probe"}`)}}), env)
+	res := run(t, base(monv1.MCPConfig{ExpectedTools: []string{"greet"},
+		ToolCall: &monv1.MCPToolCall{Name: "greet", ArgumentsJSON: `{"name":"probe"}`}}), env)
 	wantStatus(t, res, probeapi.StatusUp)
 	var d mcpDetails
 	json.Unmarshal(res.Details, &d)
@@ -65,24 +66,24 @@ func TestMCP(t *testing.T) {
 		t.Fatalf("no certificate in the result of an https MCP check: %+v", res.TLS)
 	}
 
-	res = run(t, base(probeapi.MCPConfig{ExpectedTools: []string{"greet", "missing"}}), env)
+	res = run(t, base(monv1.MCPConfig{ExpectedTools: []string{"greet", "missing"}}), env)
 	wantStatus(t, res, probeapi.StatusDown)
 
-	res = run(t, base(probeapi.MCPConfig{ToolCall: &probeapi.ToolCall{Name: "greet", Arguments: json.RawMessage(`{"name":""}`)}}), env)
+	res = run(t, base(monv1.MCPConfig{ToolCall: &monv1.MCPToolCall{Name: "greet", ArgumentsJSON: `{"name":""}`}}), env)
 	wantStatus(t, res, probeapi.StatusDown)
 
-	res = run(t, base(probeapi.MCPConfig{ProtocolVersion: "2025-06-18"}), env)
+	res = run(t, base(monv1.MCPConfig{ProtocolVersion: "2025-06-18"}), env)
 	wantStatus(t, res, probeapi.StatusUp)
 	json.Unmarshal(res.Details, &d)
 	if d.ProtocolVersion != "2025-06-18" {
 		t.Fatalf("negotiated %q", d.ProtocolVersion)
 	}
 
-	noKey := base(probeapi.MCPConfig{})
-	noKey.Config.Headers = nil
+	noKey := base(monv1.MCPConfig{})
+	noKey.Config.MCP.Headers = nil
 	wantStatus(t, run(t, noKey, env), probeapi.StatusDown)
 
-	wantStatus(t, run(t, base(probeapi.MCPConfig{}), &Env{RootCAs: env.RootCAs}), probeapi.StatusBlocked)
+	wantStatus(t, run(t, base(monv1.MCPConfig{}), &Env{RootCAs: env.RootCAs}), probeapi.StatusBlocked)
 }
 
 // TestMCPRequestsAndLimits checks what an MCP check sends (User-Agent and

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/jsonpath"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 )
@@ -37,16 +38,21 @@ type multistepDetails struct {
 	Extracted []string `json:"extracted,omitempty"`
 }
 
+func init() { register(checkMultistep, monv1.MonitorMultistep) }
+
 // checkMultistep runs HTTP steps in order with a shared cookie jar. Values
 // extracted from a step's JSON body or headers replace {{variable}} in the
 // URL, headers and body of later steps (verbatim, without escaping). The
 // first failing step ends the run as down; later steps are not run.
 func checkMultistep(ctx context.Context, a *probeapi.Assignment, env *Env) probeapi.Result {
-	steps := a.Config.Steps
+	var steps []monv1.MultistepStep
+	if a.Config.Multistep != nil {
+		steps = a.Config.Multistep.Steps
+	}
 	if len(steps) == 0 || len(steps) > maxSteps {
 		return failure(probeapi.StatusUnknown, probeapi.ErrorInvalidConfig, fmt.Errorf("1-%d steps are required", maxSteps))
 	}
-	session := &httpSession{env: env, maxRedirects: maxRedirects(a.Config.MaxRedirects), jar: newJar()}
+	session := &httpSession{env: env, maxRedirects: maxRedirects(nil), jar: newJar()}
 	vars := map[string]string{}
 	var d multistepDetails
 	res := probeapi.Result{Status: probeapi.StatusUp}
@@ -56,7 +62,7 @@ func checkMultistep(ctx context.Context, a *probeapi.Assignment, env *Env) probe
 		if name == "" {
 			name = fmt.Sprintf("step %d", i+1)
 		}
-		sr, out, err := runStep(ctx, session, st, vars, orZero(a.Config.MaxResponseBytes), env.Region)
+		sr, out, err := runStep(ctx, session, st, vars, 0, env.Region)
 		sr.Name = name
 		d.Steps = append(d.Steps, sr)
 		if out != nil {
@@ -86,7 +92,7 @@ func checkMultistep(ctx context.Context, a *probeapi.Assignment, env *Env) probe
 }
 
 // runStep performs one step, evaluates it and extracts its variables.
-func runStep(ctx context.Context, session *httpSession, st probeapi.Step, vars map[string]string, maxBytes int64, region string) (stepResult, *httpOutcome, error) {
+func runStep(ctx context.Context, session *httpSession, st monv1.MultistepStep, vars map[string]string, maxBytes int64, region string) (stepResult, *httpOutcome, error) {
 	subst := func(s string) string {
 		return varRef.ReplaceAllStringFunc(s, func(m string) string {
 			if v, ok := vars[varRef.FindStringSubmatch(m)[1]]; ok {
@@ -96,14 +102,14 @@ func runStep(ctx context.Context, session *httpSession, st probeapi.Step, vars m
 		})
 	}
 	headers := make(map[string]string, len(st.Headers))
-	for k, v := range st.Headers.Text() {
+	for k, v := range probeapi.HeaderText(st.Headers) {
 		headers[k] = subst(v)
 	}
 	url := subst(st.URL)
 	// Details keep the URL as written: substituted values (tokens, ids
 	// taken from earlier responses) are never stored.
 	sr := stepResult{URL: truncateString(st.URL, 256)}
-	out, err := session.fetch(ctx, httpRequest{Method: st.Method, URL: url, Headers: headers, Body: subst(st.Body), MaxBytes: maxBytes, Region: region})
+	out, err := session.fetch(ctx, httpRequest{Method: string(st.Method), URL: url, Headers: headers, Body: subst(st.Body), MaxBytes: maxBytes, Region: region})
 	if out != nil {
 		sr.ResponseTimeMs = ms(out.Elapsed)
 	}
@@ -157,7 +163,7 @@ func redactVars(s string, vars map[string]string) string {
 }
 
 // extract reads a variable's value from a response.
-func extract(ex probeapi.Extract, r *response) (string, bool, error) {
+func extract(ex monv1.Extraction, r *response) (string, bool, error) {
 	switch ex.Source {
 	case probeapi.SourceHeader:
 		v := r.Header.Get(ex.Property)

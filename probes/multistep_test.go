@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 )
 
@@ -29,16 +30,16 @@ func TestMultistep(t *testing.T) {
 	ts := httptest.NewServer(mux)
 	defer ts.Close()
 
-	steps := []probeapi.Step{
-		{Name: "login", Method: "POST", URL: ts.URL + "/login", Body: `{"u":"a"}`, Extract: []probeapi.Extract{
+	steps := []monv1.MultistepStep{
+		{Name: "login", Method: "POST", URL: ts.URL + "/login", Body: `{"u":"a"}`, Extract: []monv1.Extraction{
 			{Variable: "token", Source: "json_body", Property: "$.token"},
 			{Variable: "uid", Source: "json_body", Property: "$.user.id"},
 			{Variable: "rid", Source: "header", Property: "X-Request-Id"},
 		}},
 		{Name: "profile", URL: ts.URL + "/users/{{uid}}", Headers: probeapi.TextHeaders(map[string]string{"Authorization": "Bearer {{ token }}", "X-Trace": "{{rid}}"}),
-			Assertions: []probeapi.Assertion{{Source: "json_body", Property: "$.name", Operator: "equals", Target: "ada"}}},
+			Assertions: []monv1.Assertion{{Source: "json_body", Property: "$.name", Operator: "equals", Target: "ada"}}},
 	}
-	a := probeapi.Assignment{Type: probeapi.TypeMultistep, TimeoutMs: 5000, Config: probeapi.Config{MultistepConfig: probeapi.MultistepConfig{Steps: steps}}}
+	a := probeapi.Assignment{Type: probeapi.TypeMultistep, TimeoutMs: 5000, Config: monv1.MonitorSpec{Multistep: &monv1.MultistepConfig{Steps: steps}}}
 	res := run(t, a, testEnv())
 	wantStatus(t, res, probeapi.StatusUp)
 	var d multistepDetails
@@ -55,7 +56,7 @@ func TestMultistep(t *testing.T) {
 	}
 
 	// A failing assertion in step 2 fails the run and names the step.
-	a.Config.Steps[1].Assertions[0].Target = "bob"
+	a.Config.Multistep.Steps[1].Assertions[0].Target = "bob"
 	res = run(t, a, testEnv())
 	wantStatus(t, res, probeapi.StatusDown)
 	if res.ErrorType != probeapi.ErrorStep {
@@ -63,7 +64,7 @@ func TestMultistep(t *testing.T) {
 	}
 
 	// A failing first step stops the run.
-	a.Config.Steps[0].ExpectedStatusCodes = []int32{201}
+	a.Config.Multistep.Steps[0].ExpectedStatusCodes = []int32{201}
 	res = run(t, a, testEnv())
 	json.Unmarshal(res.Details, &d)
 	wantStatus(t, res, probeapi.StatusDown)

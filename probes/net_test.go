@@ -12,6 +12,7 @@ import (
 
 	"github.com/miekg/dns"
 
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/netguard"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 )
@@ -26,8 +27,16 @@ func hostPort(t *testing.T, addr string) (string, int32) {
 	return h, int32(n)
 }
 
-func netAssignment(typ, addr string, t *testing.T, cfg probeapi.Config) probeapi.Assignment {
-	cfg.Host, cfg.Port = hostPort(t, addr)
+func netAssignment(typ, addr string, t *testing.T, cfg monv1.MonitorSpec) probeapi.Assignment {
+	h, p := hostPort(t, addr)
+	if cfg.UDP != nil {
+		cfg.UDP.Host, cfg.UDP.Port = h, p
+	} else {
+		if cfg.Port == nil {
+			cfg.Port = &monv1.PortConfig{}
+		}
+		cfg.Port.Host, cfg.Port.Port = h, p
+	}
 	return probeapi.Assignment{Type: typ, Config: cfg, TimeoutMs: 2000}
 }
 
@@ -46,10 +55,10 @@ func TestPort(t *testing.T) {
 		}
 	}()
 	open := ln.Addr().String()
-	wantStatus(t, run(t, netAssignment(probeapi.TypePort, open, t, probeapi.Config{}), testEnv()), probeapi.StatusUp)
-	wantStatus(t, run(t, netAssignment(probeapi.TypePort, open, t, probeapi.Config{}), &Env{}), probeapi.StatusBlocked)
+	wantStatus(t, run(t, netAssignment(probeapi.TypePort, open, t, monv1.MonitorSpec{}), testEnv()), probeapi.StatusUp)
+	wantStatus(t, run(t, netAssignment(probeapi.TypePort, open, t, monv1.MonitorSpec{}), &Env{}), probeapi.StatusBlocked)
 	ln.Close()
-	res := run(t, netAssignment(probeapi.TypePort, open, t, probeapi.Config{}), testEnv())
+	res := run(t, netAssignment(probeapi.TypePort, open, t, monv1.MonitorSpec{}), testEnv())
 	wantStatus(t, res, probeapi.StatusDown)
 	if res.ErrorType != probeapi.ErrorRefused {
 		t.Fatalf("error type %q", res.ErrorType)
@@ -59,7 +68,7 @@ func TestPort(t *testing.T) {
 func TestPortTLS(t *testing.T) {
 	ts := httptest.NewTLSServer(testMux())
 	defer ts.Close()
-	a := netAssignment(probeapi.TypePort, ts.Listener.Addr().String(), t, probeapi.Config{NetConfig: probeapi.NetConfig{TLS: true}})
+	a := netAssignment(probeapi.TypePort, ts.Listener.Addr().String(), t, monv1.MonitorSpec{Port: &monv1.PortConfig{TLS: true}})
 	res := run(t, a, tlsEnv(ts))
 	wantStatus(t, res, probeapi.StatusUp)
 	if res.TLS == nil || res.TLS.Subject == "" {
@@ -97,36 +106,36 @@ func udpEcho(t *testing.T, reply func([]byte) []byte) string {
 func TestUDP(t *testing.T) {
 	echo := udpEcho(t, func(b []byte) []byte { return append([]byte("PONG "), b...) })
 	silent := udpEcho(t, func([]byte) []byte { return nil })
-	cfg := func(u probeapi.UDPConfig) probeapi.Config { return probeapi.Config{UDPConfig: u} }
+	cfg := func(u monv1.UDPConfig) monv1.MonitorSpec { return monv1.MonitorSpec{UDP: &u} }
 
-	wantStatus(t, run(t, netAssignment(probeapi.TypeUDP, echo, t, cfg(probeapi.UDPConfig{Payload: "ping", ExpectedResponse: "PONG"})), testEnv()), probeapi.StatusUp)
-	wantStatus(t, run(t, netAssignment(probeapi.TypeUDP, echo, t, cfg(probeapi.UDPConfig{PayloadHex: "70696e67", ExpectedResponse: `^PONG pi.g$`})), testEnv()), probeapi.StatusUp)
-	res := run(t, netAssignment(probeapi.TypeUDP, echo, t, cfg(probeapi.UDPConfig{Payload: "ping", ExpectedResponse: "HELLO"})), testEnv())
+	wantStatus(t, run(t, netAssignment(probeapi.TypeUDP, echo, t, cfg(monv1.UDPConfig{Payload: "ping", ExpectedResponse: "PONG"})), testEnv()), probeapi.StatusUp)
+	wantStatus(t, run(t, netAssignment(probeapi.TypeUDP, echo, t, cfg(monv1.UDPConfig{PayloadHex: "70696e67", ExpectedResponse: `^PONG pi.g$`})), testEnv()), probeapi.StatusUp)
+	res := run(t, netAssignment(probeapi.TypeUDP, echo, t, cfg(monv1.UDPConfig{Payload: "ping", ExpectedResponse: "HELLO"})), testEnv())
 	wantStatus(t, res, probeapi.StatusDown)
 	if res.ErrorType != probeapi.ErrorResponseMismatch {
 		t.Fatalf("error type %q", res.ErrorType)
 	}
 
-	a := netAssignment(probeapi.TypeUDP, silent, t, cfg(probeapi.UDPConfig{Payload: "ping"}))
+	a := netAssignment(probeapi.TypeUDP, silent, t, cfg(monv1.UDPConfig{Payload: "ping"}))
 	a.TimeoutMs = 200
 	res = run(t, a, testEnv())
 	wantStatus(t, res, probeapi.StatusUnknown)
 	if res.ErrorType != probeapi.ErrorNoResponse {
 		t.Fatalf("error type %q", res.ErrorType)
 	}
-	a.Config.SilentIsUp = true
+	a.Config.UDP.SilentIsUp = true
 	wantStatus(t, run(t, a, testEnv()), probeapi.StatusUp)
 
 	// A closed port answers with ICMP port unreachable.
 	pc, _ := net.ListenPacket("udp", "127.0.0.1:0")
 	closed := pc.LocalAddr().String()
 	pc.Close()
-	res = run(t, netAssignment(probeapi.TypeUDP, closed, t, cfg(probeapi.UDPConfig{Payload: "ping"})), testEnv())
+	res = run(t, netAssignment(probeapi.TypeUDP, closed, t, cfg(monv1.UDPConfig{Payload: "ping"})), testEnv())
 	wantStatus(t, res, probeapi.StatusDown)
 	if res.ErrorType != probeapi.ErrorPortUnreachable {
 		t.Fatalf("error type %q: %s", res.ErrorType, res.ErrorMessage)
 	}
-	wantStatus(t, run(t, netAssignment(probeapi.TypeUDP, echo, t, cfg(probeapi.UDPConfig{Payload: "ping"})), &Env{}), probeapi.StatusBlocked)
+	wantStatus(t, run(t, netAssignment(probeapi.TypeUDP, echo, t, cfg(monv1.UDPConfig{Payload: "ping"})), &Env{}), probeapi.StatusBlocked)
 }
 
 // startDNS serves a small zone on 127.0.0.1 over UDP and TCP.
@@ -236,8 +245,8 @@ func TestDNS(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name+"-"+c.rt+"-"+c.match, func(t *testing.T) {
-			a := probeapi.Assignment{Type: probeapi.TypeDNS, TimeoutMs: 2000, Config: probeapi.Config{DNSConfig: probeapi.DNSConfig{
-				Name: c.name, RecordType: c.rt, Resolver: server, Protocol: c.proto, MatchMode: c.match, ExpectedValues: c.expected}}}
+			a := probeapi.Assignment{Type: probeapi.TypeDNS, TimeoutMs: 2000, Config: monv1.MonitorSpec{DNS: &monv1.DNSConfig{
+				Name: c.name, RecordType: monv1.DNSRecordType(c.rt), Resolver: server, Protocol: c.proto, MatchMode: monv1.DNSMatchMode(c.match), ExpectedValues: c.expected}}}
 			res := run(t, a, testEnv())
 			wantStatus(t, res, c.want)
 			if c.answers != nil {
@@ -255,20 +264,20 @@ func TestDNSResolverUnreachable(t *testing.T) {
 	pc, _ := net.ListenPacket("udp", "127.0.0.1:0")
 	dead := pc.LocalAddr().String()
 	pc.Close()
-	a := probeapi.Assignment{Type: probeapi.TypeDNS, TimeoutMs: 500, Config: probeapi.Config{DNSConfig: probeapi.DNSConfig{Name: "example.test", Resolver: dead}}}
+	a := probeapi.Assignment{Type: probeapi.TypeDNS, TimeoutMs: 500, Config: monv1.MonitorSpec{DNS: &monv1.DNSConfig{Name: "example.test", Resolver: dead}}}
 	// A resolver chosen by the monitor is the target: down.
 	wantStatus(t, run(t, a, testEnv()), probeapi.StatusDown)
 	// The probe's own resolver failing is inconclusive: unknown.
 	conf := filepath.Join(t.TempDir(), "resolv.conf")
 	h, _ := hostPort(t, dead)
 	os.WriteFile(conf, []byte("nameserver "+h+"\noptions timeout:1\n"), 0o600)
-	a.Config.Resolver = ""
+	a.Config.DNS.Resolver = ""
 	env := testEnv()
 	env.SystemResolverConf = conf
 	res := run(t, a, env)
 	wantStatus(t, res, probeapi.StatusUnknown)
 	// A chosen resolver on loopback is blocked without AllowPrivate.
-	a.Config.Resolver = startDNS(t)
+	a.Config.DNS.Resolver = startDNS(t)
 	wantStatus(t, run(t, a, &Env{Guard: netguard.Guard{}}), probeapi.StatusBlocked)
 }
 
@@ -313,7 +322,7 @@ func TestDNSSystemResolverKeepsClusterNamesInside(t *testing.T) {
 		{"example.test", "MX", probeapi.StatusUp},
 	} {
 		t.Run(tc.name+"-"+tc.rt, func(t *testing.T) {
-			a := probeapi.Assignment{Type: probeapi.TypeDNS, TimeoutMs: 2000, Config: probeapi.Config{DNSConfig: probeapi.DNSConfig{Name: tc.name, RecordType: tc.rt}}}
+			a := probeapi.Assignment{Type: probeapi.TypeDNS, TimeoutMs: 2000, Config: monv1.MonitorSpec{DNS: &monv1.DNSConfig{Name: tc.name, RecordType: monv1.DNSRecordType(tc.rt)}}}
 			res := run(t, a, guarded)
 			wantStatus(t, res, tc.guarded)
 			if tc.guarded == probeapi.StatusBlocked {
@@ -334,7 +343,7 @@ func TestPing(t *testing.T) {
 		t.Skipf("kernel refuses both datagram and raw ICMP sockets: %v", err)
 	}
 	c.Close()
-	a := probeapi.Assignment{Type: probeapi.TypePing, TimeoutMs: 3000, Config: probeapi.Config{NetConfig: probeapi.NetConfig{Host: "127.0.0.1", PacketCount: 3}}}
+	a := probeapi.Assignment{Type: probeapi.TypePing, TimeoutMs: 3000, Config: monv1.MonitorSpec{Ping: &monv1.PingConfig{Host: "127.0.0.1", PacketCount: 3}}}
 	res := run(t, a, testEnv())
 	wantStatus(t, res, probeapi.StatusUp)
 	var d pingDetails
@@ -342,7 +351,7 @@ func TestPing(t *testing.T) {
 	if d.Sent != 3 || d.Received != 3 || d.LossPercent != 0 || d.RTTMaxMs <= 0 {
 		t.Fatalf("details %+v", d)
 	}
-	a.Config.PacketCount = 50 // clamped
+	a.Config.Ping.PacketCount = 50 // clamped
 	res = run(t, a, testEnv())
 	json.Unmarshal(res.Details, &d)
 	if d.Sent != maxPacketCount {
@@ -357,7 +366,7 @@ func TestPingIPv6(t *testing.T) {
 		t.Skipf("kernel refuses both datagram and raw ICMPv6 sockets: %v", err)
 	}
 	c.Close()
-	a := probeapi.Assignment{Type: probeapi.TypePing, TimeoutMs: 3000, Config: probeapi.Config{NetConfig: probeapi.NetConfig{Host: "::1", PacketCount: 2}}}
+	a := probeapi.Assignment{Type: probeapi.TypePing, TimeoutMs: 3000, Config: monv1.MonitorSpec{Ping: &monv1.PingConfig{Host: "::1", PacketCount: 2}}}
 	res := run(t, a, testEnv())
 	wantStatus(t, res, probeapi.StatusUp)
 	var d pingDetails

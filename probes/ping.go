@@ -13,6 +13,7 @@ import (
 	"golang.org/x/net/ipv4"
 	"golang.org/x/net/ipv6"
 
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 )
 
@@ -35,12 +36,17 @@ type pingDetails struct {
 	RTTMaxMs    float64 `json:"rtt_max_ms"`
 }
 
+func init() { register(checkPing, monv1.MonitorPing) }
+
 // checkPing sends packet_count ICMP echo requests (clamped to 1-10) and
 // reports loss and round trips: all lost is down, some lost is degraded.
 // It uses an unprivileged ICMP datagram socket when the kernel allows one
 // (net.ipv4.ping_group_range) and a raw socket otherwise.
 func checkPing(ctx context.Context, a *probeapi.Assignment, env *Env) probeapi.Result {
-	cfg := &a.Config.NetConfig
+	cfg := a.Config.Ping
+	if cfg == nil {
+		cfg = &monv1.PingConfig{}
+	}
 	if cfg.Host == "" {
 		return failure(probeapi.StatusUnknown, probeapi.ErrorInvalidConfig, errors.New("host is required"))
 	}

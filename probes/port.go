@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 )
 
@@ -17,10 +18,15 @@ type portDetails struct {
 	TLS     bool   `json:"tls,omitempty"`
 }
 
+func init() { register(checkPort, monv1.MonitorPort) }
+
 // checkPort connects over TCP to host:port through the guard and, with
 // tls set, completes a TLS handshake and reports the certificate.
 func checkPort(ctx context.Context, a *probeapi.Assignment, env *Env) probeapi.Result {
-	cfg := &a.Config.NetConfig
+	cfg := a.Config.Port
+	if cfg == nil {
+		cfg = &monv1.PortConfig{}
+	}
 	if cfg.Host == "" || cfg.Port < 1 || cfg.Port > 65535 {
 		return failure(probeapi.StatusUnknown, probeapi.ErrorInvalidConfig, errors.New("host and port 1-65535 are required"))
 	}

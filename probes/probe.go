@@ -16,6 +16,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/google/uuid"
 
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/credentials"
 	"github.com/uptime-operator/uptime-operator/internal/netguard"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
@@ -27,18 +28,24 @@ import (
 // identity fields. ctx carries the check's timeout.
 type CheckFunc func(ctx context.Context, a *probeapi.Assignment, env *Env) probeapi.Result
 
-// registry maps monitor types to their checks. Cron is absent on purpose:
-// the manager evaluates heartbeats (see doc.go).
-var registry = map[string]CheckFunc{
-	probeapi.TypeHTTP:      checkHTTP,
-	probeapi.TypeAPI:       checkHTTP,
-	probeapi.TypePing:      checkPing,
-	probeapi.TypePort:      checkPort,
-	probeapi.TypeUDP:       checkUDP,
-	probeapi.TypeDNS:       checkDNS,
-	probeapi.TypeMultistep: checkMultistep,
-	probeapi.TypeMCP:       checkMCP,
-	probeapi.TypeBrowser:   checkBrowser,
+// registry maps monitor types to their checks. Each check registers itself
+// in its own file (probes/<type>.go: `func init() { register(...) }`), so
+// a new monitor type is its file. Cron is absent on purpose: the manager
+// evaluates heartbeats (see doc.go).
+var registry = map[string]CheckFunc{}
+
+// register makes check the check of the monitor types ts. A type must be
+// one of monv1.MonitorTypeRegistry, registered once.
+func register(check CheckFunc, ts ...monv1.MonitorType) {
+	for _, t := range ts {
+		if _, ok := monv1.LookupMonitorType(t); !ok {
+			panic(fmt.Sprintf("probes: register %q: not a monitor type of monv1.MonitorTypeRegistry", t))
+		}
+		if _, dup := registry[string(t)]; dup {
+			panic(fmt.Sprintf("probes: check of %q registered twice", t))
+		}
+		registry[string(t)] = check
+	}
 }
 
 // Supported reports whether agents can run monitors of type t.

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 )
 
@@ -31,12 +32,12 @@ func TestResultsDoNotCarryCredentials(t *testing.T) {
 		})
 	}))
 	defer ts.Close()
-	A := func(prop string) probeapi.Assertion {
-		return probeapi.Assertion{Source: "json_body", Property: prop, Operator: "equals", Target: probeapi.Scalar("nope")}
+	A := func(prop string) monv1.Assertion {
+		return monv1.Assertion{Source: "json_body", Property: prop, Operator: "equals", Target: "nope"}
 	}
-	a := httpAssignment(ts.URL+"/echo", probeapi.HTTPConfig{
+	a := httpAssignment(ts.URL+"/echo", monv1.HTTPConfig{
 		Headers:    probeapi.TextHeaders(map[string]string{"Authorization": "Bearer " + token}),
-		Assertions: []probeapi.Assertion{A("$.auth"), A("$.long"), A("$.token")},
+		Assertions: []monv1.Assertion{A("$.auth"), A("$.long"), A("$.token")},
 	})
 	a.Type = probeapi.TypeAPI
 	res := run(t, a, testEnv())

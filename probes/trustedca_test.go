@@ -6,6 +6,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 	"github.com/uptime-operator/uptime-operator/internal/testutil"
 	"github.com/uptime-operator/uptime-operator/internal/trust"
@@ -29,10 +30,10 @@ func TestTrustedCABundle(t *testing.T) {
 	}))
 	assignments := map[string]probeapi.Assignment{
 		"http": {Type: probeapi.TypeHTTP, URL: srv.URL + "/health", TimeoutMs: 5000},
-		"api": {Type: probeapi.TypeAPI, URL: srv.URL + "/health", TimeoutMs: 5000, Config: probeapi.Config{HTTPConfig: probeapi.HTTPConfig{
-			Assertions: []probeapi.Assertion{{Source: probeapi.SourceJSONBody, Property: "$.ok", Operator: probeapi.OpEquals, Target: "true"}}}}},
-		"multistep": {Type: probeapi.TypeMultistep, TimeoutMs: 5000, Config: probeapi.Config{MultistepConfig: probeapi.MultistepConfig{
-			Steps: []probeapi.Step{{Name: "health", URL: srv.URL + "/health"}}}}},
+		"api": {Type: probeapi.TypeAPI, URL: srv.URL + "/health", TimeoutMs: 5000, Config: monv1.MonitorSpec{HTTP: &monv1.HTTPConfig{
+			Assertions: []monv1.Assertion{{Source: probeapi.SourceJSONBody, Property: "$.ok", Operator: probeapi.OpEquals, Target: "true"}}}}},
+		"multistep": {Type: probeapi.TypeMultistep, TimeoutMs: 5000, Config: monv1.MonitorSpec{Multistep: &monv1.MultistepConfig{
+			Steps: []monv1.MultistepStep{{Name: "health", URL: srv.URL + "/health"}}}}},
 		"mcp": {Type: probeapi.TypeMCP, URL: srv.URL + "/mcp", TimeoutMs: 5000},
 	}
 	for name, a := range assignments {

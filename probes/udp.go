@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 )
 
@@ -25,13 +26,18 @@ type udpDetails struct {
 	Silent     bool   `json:"silent,omitempty"`
 }
 
+func init() { register(checkUDP, monv1.MonitorUDP) }
+
 // checkUDP sends the payload and waits for one reply until the timeout.
 // A reply must match expected_response when set. No reply is unknown (UDP
 // cannot tell a dropped packet from a silent service) unless silent_is_up;
 // an ICMP port unreachable, seen as ECONNREFUSED on the connected socket,
 // is down.
 func checkUDP(ctx context.Context, a *probeapi.Assignment, env *Env) probeapi.Result {
-	cfg := &a.Config
+	cfg := a.Config.UDP
+	if cfg == nil {
+		cfg = &monv1.UDPConfig{}
+	}
 	if cfg.Host == "" || cfg.Port < 1 || cfg.Port > 65535 {
 		return failure(probeapi.StatusUnknown, probeapi.ErrorInvalidConfig, errors.New("host and port 1-65535 are required"))
 	}

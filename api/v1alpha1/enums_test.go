@@ -63,3 +63,44 @@ func TestEnumMarkersMatchLists(t *testing.T) {
 		}
 	}
 }
+
+// TestURLRuleMatchesRegistry fails when the url CEL rules of MonitorSpec
+// name other types than the registry's URL column: the CRD would require
+// (or refuse to require) a url the REST API and admission see otherwise.
+func TestURLRuleMatchesRegistry(t *testing.T) {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "monitor_types.go", nil, parser.ParseComments)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var required, https []string
+	for _, cg := range f.Comments {
+		for _, c := range cg.List {
+			if v, ok := strings.CutPrefix(c.Text, `// +kubebuilder:validation:XValidation:rule="!(self.type in [`); ok {
+				list, _, _ := strings.Cut(v, "]")
+				for _, q := range strings.Split(list, ",") {
+					required = append(required, strings.Trim(q, "' "))
+				}
+			}
+			if v, ok := strings.CutPrefix(c.Text, `// +kubebuilder:validation:XValidation:rule="self.type != '`); ok {
+				name, _, _ := strings.Cut(v, "'")
+				https = append(https, name)
+			}
+		}
+	}
+	var wantRequired, wantHTTPS []string
+	for _, r := range MonitorTypeRegistry {
+		if r.URL != URLNone {
+			wantRequired = append(wantRequired, string(r.Type))
+		}
+		if r.URL == URLHTTPS {
+			wantHTTPS = append(wantHTTPS, string(r.Type))
+		}
+	}
+	if !slices.Equal(required, wantRequired) {
+		t.Errorf("the url-required CEL rule names %v, the registry %v", required, wantRequired)
+	}
+	if !slices.Equal(https, wantHTTPS) {
+		t.Errorf("the https CEL rules name %v, the registry %v", https, wantHTTPS)
+	}
+}

@@ -11,7 +11,8 @@ package v1alpha1
 // region runs browser checks only where it has a browser (a local Chromium
 // on the agent, or spec.browser.endpoint of the ProbeRegion); elsewhere the
 // check is reported blocked, and the region abstains.
-// +kubebuilder:validation:XValidation:rule="!has(self.degradedLoadTimeMs) || !has(self.maxLoadTimeMs) || self.degradedLoadTimeMs < self.maxLoadTimeMs",message="degradedLoadTimeMs must be lower than maxLoadTimeMs",fieldPath=".degradedLoadTimeMs"
+// +kubebuilder:validation:XValidation:rule="!has(self.degradedResponseTimeMs) || !has(self.maxResponseTimeMs) || self.degradedResponseTimeMs < self.maxResponseTimeMs",message="degradedResponseTimeMs must be lower than maxResponseTimeMs",fieldPath=".degradedResponseTimeMs"
+// +kubebuilder:validation:XValidation:rule="!has(self.steps) || self.steps.all(s, !has(s.credential) || (has(self.credentials) && self.credentials.exists(c, c.name == s.credential)))",message="a step's credential must name an entry of credentials",fieldPath=".steps"
 type BrowserConfig struct {
 	// waitForSelector is a CSS selector that must match a visible element
 	// once the page has loaded (up to 1024 characters), for example
@@ -27,6 +28,18 @@ type BrowserConfig struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=1000
 	WaitForText string `json:"waitForText,omitempty"`
+	// credentials are the values fill steps type by name (up to 20), each
+	// literal or, for passwords and tokens, valueFrom a Secret: the rules
+	// of request headers apply (the Secret must be the Monitor's own
+	// <monitor>-credentials or carry the label
+	// monitoring.uptime-operator.io/credentials: "true"; values written
+	// through the REST API move to <monitor>-credentials; agents receive
+	// text; results never quote them). A value is typed only into a page
+	// of the origin of spec.url or of a navigate step's url.
+	// +optional
+	// +kubebuilder:validation:MaxItems=20
+	// +listType=atomic
+	Credentials []HTTPHeader `json:"credentials,omitempty"`
 	// steps run in order after the page loaded and the waits above passed
 	// (up to 20); the first failing step fails the check, and its index and
 	// error are reported with a screenshot of the page.
@@ -39,19 +52,19 @@ type BrowserConfig struct {
 	// +optional
 	// +kubebuilder:validation:Minimum=5000
 	// +kubebuilder:validation:Maximum=120000
-	TimeoutMs int32 `json:"timeoutMs,omitempty"`
-	// maxLoadTimeMs marks the check down when the page's load event came
-	// later than this after navigation started (1-120000).
+	TimeoutMs int32 `json:"timeoutMs,omitempty" wire:"timeout"`
+	// maxResponseTimeMs marks the check down when the whole run (load,
+	// waits and steps) took longer (1-120000).
 	// +optional
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=120000
-	MaxLoadTimeMs *int32 `json:"maxLoadTimeMs,omitempty"`
-	// degradedLoadTimeMs marks the check degraded when the page's load
-	// event came later than this (1-120000); lower than maxLoadTimeMs.
+	MaxResponseTimeMs *int32 `json:"maxResponseTimeMs,omitempty"`
+	// degradedResponseTimeMs marks the check degraded when the whole run
+	// took longer (1-120000); lower than maxResponseTimeMs.
 	// +optional
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=120000
-	DegradedLoadTimeMs *int32 `json:"degradedLoadTimeMs,omitempty"`
+	DegradedResponseTimeMs *int32 `json:"degradedResponseTimeMs,omitempty"`
 }
 
 // BrowserAction is what one step of a browser monitor does.
@@ -64,8 +77,8 @@ const (
 	BrowserNavigate BrowserAction = "navigate"
 	// BrowserClick clicks the first element selector matches, once visible.
 	BrowserClick BrowserAction = "click"
-	// BrowserFill types value (or valueFrom) into the field selector
-	// matches, replacing its content.
+	// BrowserFill types value (or the credential it names) into the field
+	// selector matches, replacing its content.
 	BrowserFill BrowserAction = "fill"
 	// BrowserWait waits for selector to be visible, or for durationMs.
 	BrowserWait BrowserAction = "wait"
@@ -83,8 +96,8 @@ const (
 // expression.
 // +kubebuilder:validation:XValidation:rule="self.action != 'navigate' || has(self.url)",message="url is required for navigate steps",fieldPath=".url"
 // +kubebuilder:validation:XValidation:rule="!(self.action in ['click','fill','expectSelector']) || has(self.selector)",message="selector is required for click, fill and expectSelector steps",fieldPath=".selector"
-// +kubebuilder:validation:XValidation:rule="self.action != 'fill' || (has(self.value) != has(self.valueFrom))",message="fill steps need exactly one of value and valueFrom",fieldPath=".value"
-// +kubebuilder:validation:XValidation:rule="self.action == 'fill' || (!has(self.value) && !has(self.valueFrom))",message="value and valueFrom are only for fill steps",fieldPath=".value"
+// +kubebuilder:validation:XValidation:rule="self.action != 'fill' || (has(self.value) != has(self.credential))",message="fill steps need exactly one of value and credential",fieldPath=".value"
+// +kubebuilder:validation:XValidation:rule="self.action == 'fill' || (!has(self.value) && !has(self.credential))",message="value and credential are only for fill steps",fieldPath=".value"
 // +kubebuilder:validation:XValidation:rule="self.action != 'wait' || (has(self.selector) != has(self.durationMs))",message="wait steps need exactly one of selector and durationMs",fieldPath=".selector"
 // +kubebuilder:validation:XValidation:rule="self.action != 'expectText' || has(self.text)",message="text is required for expectText steps",fieldPath=".text"
 // +kubebuilder:validation:XValidation:rule="self.action != 'evaluate' || has(self.expression)",message="expression is required for evaluate steps",fieldPath=".expression"
@@ -110,19 +123,18 @@ type BrowserStep struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=1024
 	Selector string `json:"selector,omitempty"`
-	// value is the literal text a fill step types. It is stored in the
-	// Monitor as written: give passwords and tokens as valueFrom.
+	// value is the literal text a fill step types (a user name, a search
+	// term). It is stored in the Monitor as written: type passwords and
+	// tokens with credential.
 	// +optional
 	// +kubebuilder:validation:MaxLength=4096
 	Value *string `json:"value,omitempty"`
-	// valueFrom reads the text a fill step types from a key of a Secret of
-	// the Monitor's namespace, with the rule of header valueFrom (the
-	// Monitor's own <monitor>-credentials or a Secret labelled
-	// monitoring.uptime-operator.io/credentials: "true"). The value is
-	// typed only into a page of the origin of spec.url: a page that
-	// redirected elsewhere never receives it.
+	// credential names the entry of credentials whose value a fill step
+	// types.
 	// +optional
-	ValueFrom *SecretKeySelector `json:"valueFrom,omitempty"`
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=256
+	Credential string `json:"credential,omitempty"`
 	// text is what an expectText step waits for on the page (up to 1000
 	// characters).
 	// +optional

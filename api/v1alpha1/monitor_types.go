@@ -1,12 +1,14 @@
 package v1alpha1
 
 import (
+	"time"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // MonitorType is the kind of check a Monitor runs. It cannot change after
 // creation: history of one type means nothing for another.
-// +kubebuilder:validation:Enum=http;api;ping;port;udp;cron;dns;multistep;mcp
+// +kubebuilder:validation:Enum=http;api;ping;port;udp;cron;dns;multistep;mcp;browser
 type MonitorType string
 
 // The nine monitor types of the specification.
@@ -22,16 +24,90 @@ const (
 	MonitorMCP       MonitorType = "mcp"
 )
 
-// MonitorTypes are the monitor types in the specification's order: the one
-// list the REST API, the MCP server and the probe wire contract take theirs
-// from. The Enum marker on MonitorType must stay a literal for
-// controller-gen; TestEnumMarkersMatchLists keeps the two equal.
-var MonitorTypes = []MonitorType{MonitorHTTP, MonitorAPI, MonitorPing, MonitorPort, MonitorUDP, MonitorCron,
-	MonitorDNS, MonitorMultistep, MonitorMCP}
+// MonitorTypeRegistry is the one table of monitor types, in the
+// specification's order: one line per type. Everything else about a type is
+// derived from its line and from its config struct (the MonitorSpec field
+// the line names): the REST config keys, their validation and OpenAPI
+// schema, the agent's assignment encoding and the docs' tables
+// (internal/monitorconfig reads the struct). The probe that runs the type
+// registers itself in its own file (probes/<type>.go). docs/architecture.md
+// ("Adding a monitor type") is the recipe.
+//
+// The Enum marker on MonitorType and the url rule on MonitorSpec must stay
+// literals for controller-gen; TestEnumMarkersMatchLists and
+// TestURLRuleMatchesRegistry keep them equal to this table.
+var MonitorTypeRegistry = []MonitorTypeInfo{
+	{Type: MonitorHTTP, Config: "http", URL: URLRequired, DefaultTimeout: 30 * time.Second},
+	{Type: MonitorAPI, Config: "http", URL: URLRequired, DefaultTimeout: 30 * time.Second},
+	{Type: MonitorPing, Config: "ping", DefaultTimeout: 10 * time.Second},
+	{Type: MonitorPort, Config: "port", DefaultTimeout: 10 * time.Second},
+	{Type: MonitorUDP, Config: "udp", DefaultTimeout: 5 * time.Second},
+	{Type: MonitorCron, Config: "cron"},
+	{Type: MonitorDNS, Config: "dns", DefaultTimeout: 5 * time.Second},
+	{Type: MonitorMultistep, Config: "multistep", DefaultTimeout: 60 * time.Second},
+	{Type: MonitorMCP, Config: "mcp", URL: URLHTTPS, DefaultTimeout: 30 * time.Second},
+	{Type: MonitorBrowser, Config: "browser", URL: URLRequired, DefaultTimeout: 60 * time.Second},
+}
+
+// MonitorTypes are the monitor types of MonitorTypeRegistry, in its order:
+// the one list the REST API, the MCP server and the probe wire contract take
+// theirs from.
+var MonitorTypes = func() []MonitorType {
+	out := make([]MonitorType, len(MonitorTypeRegistry))
+	for i, r := range MonitorTypeRegistry {
+		out[i] = r.Type
+	}
+	return out
+}()
+
+// MonitorTypeInfo is one line of MonitorTypeRegistry.
+// +kubebuilder:object:generate=false
+type MonitorTypeInfo struct {
+	// Type is the type's name (spec.type, the REST API's type).
+	Type MonitorType
+	// Config is the json name of the MonitorSpec field that holds the
+	// type's settings (a pointer to its config struct); http and api share
+	// "http". The REST API's config object and the agent's assignment carry
+	// that struct's fields under snake_case keys.
+	Config string
+	// URL says whether the type checks spec.url.
+	URL URLRule
+	// DefaultTimeout is the check timeout when the config sets none (the
+	// struct's timeoutMs or timeoutSeconds). Zero for a type that agents do
+	// not run (cron: the manager evaluates heartbeats).
+	DefaultTimeout time.Duration
+}
+
+// URLRule says whether a monitor type checks spec.url.
+type URLRule int
+
+// URL rules of MonitorTypeInfo.
+const (
+	// URLNone types refuse spec.url (their target is in their config).
+	URLNone URLRule = iota
+	// URLRequired types need an http:// or https:// URL.
+	URLRequired
+	// URLHTTPS types need an https:// URL.
+	URLHTTPS
+)
+
+// LookupMonitorType is the registry line of t ("" is http, the default
+// type); ok is false for an unknown type.
+func LookupMonitorType(t MonitorType) (info MonitorTypeInfo, ok bool) {
+	if t == "" {
+		t = MonitorHTTP
+	}
+	for _, r := range MonitorTypeRegistry {
+		if r.Type == t {
+			return r, true
+		}
+	}
+	return MonitorTypeInfo{}, false
+}
 
 // MonitorSpec is the desired configuration of a Monitor.
 // +kubebuilder:validation:XValidation:rule="self.type != 'mcp' || (has(self.url) && self.url.startsWith('https://'))",message="url: mcp monitors need an https:// URL",fieldPath=".url"
-// +kubebuilder:validation:XValidation:rule="!(self.type in ['http','api','mcp']) || has(self.url)",message="url: required for http, api and mcp monitors",fieldPath=".url"
+// +kubebuilder:validation:XValidation:rule="!(self.type in ['http','api','mcp','browser']) || has(self.url)",message="url: required for http, api, mcp and browser monitors",fieldPath=".url"
 // +kubebuilder:validation:XValidation:rule="!has(self.http) || !has(self.http.assertions) || size(self.http.assertions) == 0 || self.type == 'api'",message="assertions are only allowed for api monitors",fieldPath=".http.assertions"
 type MonitorSpec struct {
 	// name is the display name shown in lists, alerts and status pages (1-255
@@ -150,6 +226,10 @@ type MonitorSpec struct {
 	// mcp configures mcp (Model Context Protocol server) monitors.
 	// +optional
 	MCP *MCPConfig `json:"mcp,omitempty"`
+	// browser configures browser monitors (headless Chromium; an extension
+	// beyond the specification's nine types).
+	// +optional
+	Browser *BrowserConfig `json:"browser,omitempty"`
 }
 
 // ConfirmationSpec is the quorum rule of a monitor: an incident opens when at
@@ -207,7 +287,7 @@ type HTTPHeader struct {
 type HTTPConfig struct {
 	// method is the request method. Defaults to GET.
 	// +optional
-	Method HTTPMethod `json:"method,omitempty"`
+	Method HTTPMethod `json:"method,omitempty" wire:",upper"`
 	// headers are sent with every request (up to 50).
 	// +optional
 	// +kubebuilder:validation:MaxItems=50
@@ -222,7 +302,7 @@ type HTTPConfig struct {
 	// +optional
 	// +kubebuilder:validation:Minimum=1000
 	// +kubebuilder:validation:Maximum=60000
-	TimeoutMs int32 `json:"timeoutMs,omitempty"`
+	TimeoutMs int32 `json:"timeoutMs,omitempty" wire:"timeout"`
 	// expectedStatusCodes are the status codes that count as up (up to 500).
 	// Empty means any 2xx or 3xx final response.
 	// +optional
@@ -293,7 +373,7 @@ type Assertion struct {
 	// target is the expected value; not used by exists and not_exists.
 	// +optional
 	// +kubebuilder:validation:MaxLength=1000
-	Target string `json:"target,omitempty"`
+	Target string `json:"target,omitempty" wire:",scalar"`
 }
 
 // PingConfig configures ICMP echo checks.
@@ -312,7 +392,7 @@ type PingConfig struct {
 	// +optional
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=30
-	TimeoutSeconds int32 `json:"timeoutSeconds,omitempty"`
+	TimeoutSeconds int32 `json:"timeoutSeconds,omitempty" wire:"timeout"`
 }
 
 // PortConfig configures TCP connect checks.
@@ -334,7 +414,7 @@ type PortConfig struct {
 	// +optional
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=30
-	TimeoutSeconds int32 `json:"timeoutSeconds,omitempty"`
+	TimeoutSeconds int32 `json:"timeoutSeconds,omitempty" wire:"timeout"`
 }
 
 // UDPConfig configures UDP request/response checks.
@@ -372,7 +452,7 @@ type UDPConfig struct {
 	// +optional
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=30
-	TimeoutSeconds int32 `json:"timeoutSeconds,omitempty"`
+	TimeoutSeconds int32 `json:"timeoutSeconds,omitempty" wire:"timeout"`
 }
 
 // CronConfig configures heartbeat monitors: the job pings its heartbeat URL and
@@ -412,7 +492,7 @@ type DNSConfig struct {
 	Name string `json:"name"`
 	// recordType is the record type queried. Defaults to A.
 	// +optional
-	RecordType DNSRecordType `json:"recordType,omitempty"`
+	RecordType DNSRecordType `json:"recordType,omitempty" wire:",upper"`
 	// resolver is the server asked, as host or host:port. Empty means the
 	// probe's system resolver.
 	// +optional
@@ -439,7 +519,7 @@ type DNSConfig struct {
 	// +optional
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=30
-	TimeoutSeconds int32 `json:"timeoutSeconds,omitempty"`
+	TimeoutSeconds int32 `json:"timeoutSeconds,omitempty" wire:"timeout"`
 }
 
 // MultistepConfig configures a sequence of HTTP requests run in order with a
@@ -456,7 +536,7 @@ type MultistepConfig struct {
 	// +optional
 	// +kubebuilder:validation:Minimum=1000
 	// +kubebuilder:validation:Maximum=120000
-	TimeoutMs int32 `json:"timeoutMs,omitempty"`
+	TimeoutMs int32 `json:"timeoutMs,omitempty" wire:"timeout"`
 }
 
 // MultistepStep is one request of a multistep monitor.
@@ -468,7 +548,7 @@ type MultistepStep struct {
 	Name string `json:"name"`
 	// method is the request method. Defaults to GET.
 	// +optional
-	Method HTTPMethod `json:"method,omitempty"`
+	Method HTTPMethod `json:"method,omitempty" wire:",upper"`
 	// url is the request URL; it may contain {{variables}}.
 	// +required
 	// +kubebuilder:validation:MinLength=1
@@ -547,7 +627,7 @@ type MCPConfig struct {
 	// +optional
 	// +kubebuilder:validation:Minimum=1000
 	// +kubebuilder:validation:Maximum=60000
-	TimeoutMs int32 `json:"timeoutMs,omitempty"`
+	TimeoutMs int32 `json:"timeoutMs,omitempty" wire:"timeout"`
 }
 
 // MCPToolCall is one tool invocation of an mcp check.
@@ -560,7 +640,7 @@ type MCPToolCall struct {
 	// argumentsJSON is the arguments object as JSON text.
 	// +optional
 	// +kubebuilder:validation:MaxLength=16384
-	ArgumentsJSON string `json:"argumentsJSON,omitempty"`
+	ArgumentsJSON string `json:"argumentsJSON,omitempty" wire:"arguments,json"`
 }
 
 // MonitorStatusValue is the current state of a monitor.

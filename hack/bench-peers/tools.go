@@ -21,6 +21,8 @@ import (
 
 	"github.com/google/uuid"
 
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+
 	"github.com/uptime-operator/uptime-operator/hack/internal/benchproc"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 )
@@ -173,7 +175,7 @@ func startAgent(bin, target, workDir string, opts agentOptions) (*contestant, fu
 		s.list.Assignments = append(s.list.Assignments, probeapi.Assignment{
 			ID: uuid.NewString(), Namespace: "bench", Name: fmt.Sprintf("target-%d", i), Type: probeapi.TypeHTTP,
 			URL: target, IntervalSeconds: 1, TimeoutMs: 5000, Regions: []string{"bench"},
-			Config: probeapi.Config{HTTPConfig: probeapi.HTTPConfig{Keyword: "ok"}},
+			Config: monv1.MonitorSpec{HTTP: &monv1.HTTPConfig{Keyword: "ok"}},
 		})
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

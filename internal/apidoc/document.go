@@ -18,6 +18,9 @@ type API struct {
 	// Names name the components of Go types whose own names say too little
 	// in the API's one namespace of schemas.
 	Names map[reflect.Type]string
+	// Schemas are components derived elsewhere (the monitor config, from
+	// the Monitor CRD: internal/monitorconfig/schema).
+	Schemas M
 }
 
 // Build returns the OpenAPI 3.1 document of api, encoded deterministically
@@ -73,7 +76,7 @@ func document(api API) (M, error) {
 		ids[id] = true
 		item[m] = op
 	}
-	schemas, err := r.components()
+	schemas, err := r.components(api.Schemas)
 	if err != nil {
 		return nil, err
 	}
@@ -164,9 +167,13 @@ func tags() []any {
 
 // components are the document's components.schemas: those derived from Go
 // types and the hand-written ones (handSchemas).
-func (r *reflector) components() (M, error) {
+func (r *reflector) components(derived M) (M, error) {
 	out := r.schemas
-	for name, s := range handSchemas() {
+	hand := handSchemas()
+	for name, s := range derived {
+		hand[name] = s
+	}
+	for name, s := range hand {
 		if _, dup := out[name]; dup {
 			return nil, fmt.Errorf("schema %s is both derived from a Go type and written by hand", name)
 		}

@@ -183,7 +183,6 @@ func handSchemas() M {
 		"SecretRef":      Obj("Reference to a Secret key of the workspace.", M{"secret_ref": Obj("", M{"name": Str(""), "key": Str("")}, "name", "key")}, "secret_ref"),
 		"MonitorKey":     With(Bounds(Str("Monitoring-as-code key: letters, digits and . _ : / -, starting with a letter or digit."), 1, 128), "pattern", `^[A-Za-z0-9][A-Za-z0-9._:/-]*$`),
 		"RequestHeaders": headers,
-		"SecretValue":    M{"description": "Text, or a reference to a Secret key of the workspace (owner level only; the Secret must opt in with the label monitoring.uptime-operator.io/credentials=true).", "anyOf": []any{Str(""), Ref("SecretRef")}},
 		// Connection stays hand-written: its fields depend on the channel
 		// type in the path, and the handler reads it as a map by type.
 		"Connection": Obj("Channel fields at top level (by type: webhook_url; integration_key; api_key and region us/eu; chat_id; repository and token; to as E.164), plus name and routing. Blank secret fields on edit keep the stored value.", M{

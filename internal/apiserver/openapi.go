@@ -8,6 +8,7 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/apidoc"
 	"github.com/uptime-operator/uptime-operator/internal/assist"
 	"github.com/uptime-operator/uptime-operator/internal/expiry"
+	"github.com/uptime-operator/uptime-operator/internal/monitorconfig/schema"
 	"github.com/uptime-operator/uptime-operator/internal/restapi"
 	"github.com/uptime-operator/uptime-operator/internal/sitehealth"
 	"github.com/uptime-operator/uptime-operator/internal/store"
@@ -40,15 +41,20 @@ func serveOpenAPI(w http.ResponseWriter, _ *http.Request) {
 // directory must be inside the repository).
 func BuildOpenAPI() ([]byte, error) {
 	s := New(Options{})
-	return apidoc.Build(apidoc.API{Ops: s.rt.Ops(), Types: openAPITypes, Names: openAPINames})
+	config, err := schema.OpenAPI(restapi.NotificationEmailsSchema())
+	if err != nil {
+		return nil, err
+	}
+	return apidoc.Build(apidoc.API{Ops: s.rt.Ops(), Types: openAPITypes, Names: openAPINames, Schemas: config})
 }
 
 // openAPITypes are the wire types that no declaration reaches but
-// hand-written schemas of internal/apidoc or `ref=` tags refer to by name:
-// the error body of the shared error answers, and the monitor config (held
-// raw by the bodies and the answer, to merge and render it by key). Every
-// other component is a type a route's Body or Resp reaches.
-var openAPITypes = []any{restapi.ErrorBody{}, restapi.MonitorConfig{}}
+// hand-written schemas of internal/apidoc refer to by name: the error body
+// of the shared error answers. Every other component is a type a route's
+// Body or Resp reaches, or the monitor config, derived from the Monitor
+// CRD (monitorconfig/schema; the bodies and the answer hold it raw, to
+// merge and render it by key, and name it with `ref=MonitorConfig`).
+var openAPITypes = []any{restapi.ErrorBody{}}
 
 // openAPINames name the components of Go types whose own names say too
 // little in the API's one namespace of schemas.

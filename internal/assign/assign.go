@@ -15,6 +15,7 @@ import (
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/credentials"
 	"github.com/uptime-operator/uptime-operator/internal/monitor"
+	"github.com/uptime-operator/uptime-operator/internal/monitorconfig"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 )
 
@@ -46,12 +47,9 @@ func ToAssignment(ctx context.Context, secrets SecretReader, m *monv1.Monitor) (
 	if a.IntervalSeconds == 0 {
 		a.IntervalSeconds = 120
 	}
-	a.Config = monitor.ConfigOf(s)
-	if err := resolveHeaders(ctx, secrets, m, a.Config.Headers); err != nil {
-		return a, err
-	}
-	for _, st := range a.Config.Steps {
-		if err := resolveHeaders(ctx, secrets, m, st.Headers); err != nil {
+	a.Config = monitorconfig.Only(s)
+	for _, l := range monitorconfig.HeaderLists(&a.Config) {
+		if err := resolveHeaders(ctx, secrets, m, *l.Headers); err != nil {
 			return a, err
 		}
 	}
@@ -60,16 +58,16 @@ func ToAssignment(ctx context.Context, secrets SecretReader, m *monv1.Monitor) (
 
 // resolveHeaders replaces Secret references in hs by the Secrets' values:
 // agents receive text only.
-func resolveHeaders(ctx context.Context, secrets SecretReader, m *monv1.Monitor, hs probeapi.Headers) error {
-	for name, h := range hs {
-		if h.SecretRef == nil {
+func resolveHeaders(ctx context.Context, secrets SecretReader, m *monv1.Monitor, hs []monv1.HTTPHeader) error {
+	for i, h := range hs {
+		if h.ValueFrom == nil {
 			continue
 		}
-		v, err := secretValue(ctx, secrets, m, &monv1.SecretKeySelector{Name: h.SecretRef.Name, Key: h.SecretRef.Key})
+		v, err := secretValue(ctx, secrets, m, h.ValueFrom)
 		if err != nil {
 			return err
 		}
-		hs[name] = probeapi.HeaderValue{Value: v}
+		hs[i].Value, hs[i].ValueFrom = &v, nil
 	}
 	return nil
 }

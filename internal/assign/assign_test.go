@@ -85,12 +85,12 @@ func TestToAssignmentRefusesSecretsNotAllowed(t *testing.T) {
 		if !errors.As(err, &na) || na.Secret != secret[0] {
 			t.Errorf("%s: err = %v, want a NotAllowedError", secret[0], err)
 		}
-		if v := a.Config.Headers["Authorization"]; v.Value != "" {
-			t.Errorf("%s: the assignment carries %q", secret[0], v.Value)
+		if v := probeapi.HeaderText(a.Config.HTTP.Headers)["Authorization"]; v != "" {
+			t.Errorf("%s: the assignment carries %q", secret[0], v)
 		}
 	}
 	a, err := assign.ToAssignment(ctx, c, mon("api-token", "token"))
-	if err != nil || a.Config.Headers["Authorization"].Value != "tok-1" {
-		t.Fatalf("a Secret that opts in: %v, %+v", err, a.Config.Headers)
+	if err != nil || probeapi.HeaderText(a.Config.HTTP.Headers)["Authorization"] != "tok-1" {
+		t.Fatalf("a Secret that opts in: %v, %+v", err, a.Config.HTTP.Headers)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 )
 
 // countingReader counts the reads that reach the API server.
@@ -45,8 +46,8 @@ func TestSecretCacheResolvesAssignmentsCheaply(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if a.Config.Headers["Authorization"].Value != "Bearer one" || a.Config.Headers["X-Plain"].Value != "v" {
-			t.Fatalf("headers: %v", a.Config.Headers)
+		if probeapi.HeaderText(a.Config.HTTP.Headers)["Authorization"] != "Bearer one" || probeapi.HeaderText(a.Config.HTTP.Headers)["X-Plain"] != "v" {
+			t.Fatalf("headers: %v", probeapi.HeaderText(a.Config.HTTP.Headers))
 		}
 	}
 	if api.gets != 1 {
@@ -60,8 +61,8 @@ func TestSecretCacheResolvesAssignmentsCheaply(t *testing.T) {
 	}
 	now = now.Add(CredentialsTTL)
 	a, err := ToAssignment(ctx, cache, m)
-	if err != nil || a.Config.Headers["Authorization"].Value != "Bearer two" {
-		t.Fatalf("after the TTL: %v %v", a.Config.Headers, err)
+	if err != nil || probeapi.HeaderText(a.Config.HTTP.Headers)["Authorization"] != "Bearer two" {
+		t.Fatalf("after the TTL: %v %v", probeapi.HeaderText(a.Config.HTTP.Headers), err)
 	}
 
 	// A missing Secret is not remembered.
@@ -73,7 +74,7 @@ func TestSecretCacheResolvesAssignmentsCheaply(t *testing.T) {
 		Data: map[string][]byte{"token": []byte("Bearer late")}}); err != nil {
 		t.Fatal(err)
 	}
-	if a, err := ToAssignment(ctx, cache, m); err != nil || a.Config.Headers["Authorization"].Value != "Bearer late" {
-		t.Fatalf("a Secret created later: %v %v", a.Config.Headers, err)
+	if a, err := ToAssignment(ctx, cache, m); err != nil || probeapi.HeaderText(a.Config.HTTP.Headers)["Authorization"] != "Bearer late" {
+		t.Fatalf("a Secret created later: %v %v", probeapi.HeaderText(a.Config.HTTP.Headers), err)
 	}
 }

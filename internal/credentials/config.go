@@ -2,10 +2,12 @@ package credentials
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/uptime-operator/uptime-operator/internal/probeapi"
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/monitorconfig"
 )
 
 // Redacted stands for a stored credential wherever a monitor is shown (REST
@@ -152,29 +154,25 @@ func restoreValue(sent, cur any, path string) (any, error) {
 	}
 }
 
-// RestoreConfig replaces the [REDACTED] credentials of a config sent to the
-// REST API by the stored ones, field by field: the values of the request
-// headers (http, api, mcp) and of each multi-step step's headers (steps by
-// position), the credentials Redact shows as [REDACTED]. Header names
-// compare case-insensitively. cur is the stored config, nil on create,
-// where a [REDACTED] has nothing to keep and is refused. In a list whose
-// origin the write moves (see Moved) a [REDACTED] is not restored but
-// dropped: RestoreConfig returns the paths of the dropped headers.
-func RestoreConfig(sent, cur *probeapi.Config, moved Moved) ([]string, error) {
-	var stored probeapi.Config
+// RestoreConfig replaces the [REDACTED] credentials of a spec written
+// through the REST API (sent) by the stored ones (cur, nil on create),
+// list by list: every header list of the config struct (monitorconfig's
+// HeaderLists: the request headers of http, api and mcp, each multi-step
+// step's headers by position), the credentials Redact shows as
+// [REDACTED]. Header names compare case-insensitively. On create a
+// [REDACTED] has nothing to keep and is refused. In a list whose origin
+// the write moves (see Moved) a [REDACTED] is not restored but dropped:
+// RestoreConfig returns the REST paths of the dropped headers.
+func RestoreConfig(sent, cur *monv1.MonitorSpec, moved Moved) ([]string, error) {
+	stored := map[string][]monv1.HTTPHeader{}
 	if cur != nil {
-		stored = *cur
-	}
-	dropped, err := restoreHeaders(sent.Headers, stored.Headers, "config.headers", moved.Headers)
-	if err != nil {
-		return nil, err
-	}
-	for i := range sent.Steps {
-		var was probeapi.Headers
-		if i < len(stored.Steps) {
-			was = stored.Steps[i].Headers
+		for _, l := range monitorconfig.HeaderLists(cur) {
+			stored[l.Path] = *l.Headers
 		}
-		d, err := restoreHeaders(sent.Steps[i].Headers, was, StepPath(i), moved.Steps[i])
+	}
+	var dropped []string
+	for _, l := range monitorconfig.HeaderLists(sent) {
+		d, err := restoreHeaders(l.Headers, stored[l.Path], "config."+l.Path, moved.moved(l))
 		if err != nil {
 			return nil, err
 		}
@@ -183,29 +181,31 @@ func RestoreConfig(sent, cur *probeapi.Config, moved Moved) ([]string, error) {
 	return dropped, nil
 }
 
-func restoreHeaders(sent, cur probeapi.Headers, path string, moved bool) ([]string, error) {
+func restoreHeaders(sent *[]monv1.HTTPHeader, cur []monv1.HTTPHeader, path string, moved bool) ([]string, error) {
 	var dropped []string
-	for name, v := range sent {
-		if v.SecretRef != nil || v.Value != Redacted {
+	kept := (*sent)[:0:0]
+	for _, h := range *sent {
+		if h.ValueFrom != nil || h.Value == nil || *h.Value != Redacted {
+			kept = append(kept, h)
 			continue
 		}
 		if moved {
-			delete(sent, name)
-			dropped = append(dropped, path+"."+name)
+			dropped = append(dropped, path+"."+h.Name)
 			continue
 		}
-		was, ok := cur[name]
-		if !ok {
-			for k, x := range cur {
-				if strings.EqualFold(k, name) {
-					was, ok = x, true
-				}
-			}
+		i := slices.IndexFunc(cur, func(c monv1.HTTPHeader) bool { return c.Name == h.Name })
+		if i < 0 {
+			i = slices.IndexFunc(cur, func(c monv1.HTTPHeader) bool { return strings.EqualFold(c.Name, h.Name) })
 		}
-		if !ok {
-			return nil, fmt.Errorf("%s.%s is %s but there is no stored value to keep; send the real value", path, name, Redacted)
+		if i < 0 {
+			return nil, fmt.Errorf("%s.%s is %s but there is no stored value to keep; send the real value", path, h.Name, Redacted)
 		}
-		sent[name] = was
+		h.Value, h.ValueFrom = cur[i].Value, cur[i].ValueFrom
+		kept = append(kept, h)
 	}
+	if len(kept) == 0 {
+		kept = nil
+	}
+	*sent = kept
 	return dropped, nil
 }

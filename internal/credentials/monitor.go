@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/monitorconfig"
 )
 
 // secretSuffix ends the name of a Monitor's own credentials Secret.
@@ -36,23 +37,17 @@ type headerList struct {
 	url     string
 }
 
-// headerLists returns every header list of spec: http, each multistep
-// step, mcp. The slices alias spec, so callers may change their elements.
+// headerLists returns every header list of spec (monitorconfig finds them
+// in the config structs: http, each multistep step, mcp, ...). The slices
+// alias spec, so callers may change their elements.
 func headerLists(spec *monv1.MonitorSpec) []headerList {
 	var out []headerList
-	root := field.NewPath("spec")
-	if spec.HTTP != nil {
-		out = append(out, headerList{"http", spec.HTTP.Headers, root.Child("http", "headers"), spec.URL})
-	}
-	if spec.Multistep != nil {
-		for i := range spec.Multistep.Steps {
-			st := &spec.Multistep.Steps[i]
-			out = append(out, headerList{"step" + strconv.Itoa(i), st.Headers,
-				root.Child("multistep", "steps").Index(i).Child("headers"), st.URL})
+	for _, l := range monitorconfig.HeaderLists(spec) {
+		url := l.URL
+		if url == "" {
+			url = spec.URL
 		}
-	}
-	if spec.MCP != nil {
-		out = append(out, headerList{"mcp", spec.MCP.Headers, root.Child("mcp", "headers"), spec.URL})
+		out = append(out, headerList{l.Prefix, *l.Headers, l.Field, url})
 	}
 	return out
 }

@@ -6,7 +6,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/uptime-operator/uptime-operator/internal/probeapi"
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/monitorconfig"
 )
 
 // A credential stays with its origin.
@@ -51,27 +52,41 @@ func origin(raw string) (string, bool) {
 }
 
 // Moved says which header lists of a config a write moves to another
-// origin: the top-level headers (the monitor's url) and, by position, the
-// headers of multi-step steps (each step's url).
+// origin: the lists of the config struct itself (sent to the monitor's url)
+// and, by wire path, the lists of nested structs with their own url (each
+// multi-step step's).
 type Moved struct {
 	// Headers is true when the monitor's url changes origin.
 	Headers bool
-	// Steps holds the positions of the steps whose url changes origin.
-	Steps map[int]bool
+	// Lists holds the wire paths (steps[1].headers) of the nested lists
+	// whose url changes origin.
+	Lists map[string]bool
 }
 
-// StepsMoved returns m with the steps of sent whose url has another origin
-// than the stored step at the same position in cur.
-func (m Moved) StepsMoved(sent, cur *probeapi.Config) Moved {
+func (m Moved) moved(l monitorconfig.HeaderList) bool {
+	if l.URL == "" && !strings.Contains(l.Path, ".") {
+		return m.Headers
+	}
+	return m.Lists[l.Path]
+}
+
+// StepsMoved returns m with the nested header lists of sent (those of
+// multi-step steps) whose url has another origin than the stored list at
+// the same place in cur.
+func (m Moved) StepsMoved(sent, cur *monv1.MonitorSpec) Moved {
 	if cur == nil {
 		return m
 	}
-	for i := range sent.Steps {
-		if i < len(cur.Steps) && !SameOrigin(sent.Steps[i].URL, cur.Steps[i].URL) {
-			if m.Steps == nil {
-				m.Steps = map[int]bool{}
+	was := map[string]string{}
+	for _, l := range monitorconfig.HeaderLists(cur) {
+		was[l.Path] = l.URL
+	}
+	for _, l := range monitorconfig.HeaderLists(sent) {
+		if u, ok := was[l.Path]; ok && strings.Contains(l.Path, ".") && !SameOrigin(l.URL, u) {
+			if m.Lists == nil {
+				m.Lists = map[string]bool{}
 			}
-			m.Steps[i] = true
+			m.Lists[l.Path] = true
 		}
 	}
 	return m
@@ -80,11 +95,11 @@ func (m Moved) StepsMoved(sent, cur *probeapi.Config) Moved {
 // DropHeaders empties hs, a stored header list a write keeps although its
 // origin moved (the write did not send the list), and returns the paths of
 // the dropped credentials. path is the list's REST path (config.headers).
-func DropHeaders(hs probeapi.Headers, path string) (probeapi.Headers, []string) {
+func DropHeaders(hs []monv1.HTTPHeader, path string) ([]monv1.HTTPHeader, []string) {
 	var dropped []string
-	for name, v := range hs {
-		if v.SecretRef != nil || v.Value != "" {
-			dropped = append(dropped, path+"."+name)
+	for _, h := range hs {
+		if h.ValueFrom != nil || (h.Value != nil && *h.Value != "") {
+			dropped = append(dropped, path+"."+h.Name)
 		}
 	}
 	return nil, dropped

@@ -1,6 +1,7 @@
 package credentials
 
 import (
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"testing"
 
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
@@ -30,7 +31,7 @@ func TestSameOrigin(t *testing.T) {
 }
 
 func TestScrub(t *testing.T) {
-	a := &probeapi.Assignment{Config: probeapi.Config{HTTPConfig: probeapi.HTTPConfig{Headers: probeapi.TextHeaders(map[string]string{
+	a := &probeapi.Assignment{Type: "http", Config: monv1.MonitorSpec{HTTP: &monv1.HTTPConfig{Headers: probeapi.TextHeaders(map[string]string{
 		"Authorization": "Bearer prod-billing-token", "Accept": "*/*", "X-Env": "prod"})}}}
 	values := Values(a)
 	for _, c := range []struct{ in, want string }{

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strings"
 
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/monitorconfig"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 )
 
@@ -20,9 +22,12 @@ const minScrubLen = 8
 // the form "<scheme> <token>" (Bearer, Basic) gives its token too.
 func Values(a *probeapi.Assignment) []string {
 	var out []string
-	add := func(hs probeapi.Headers) {
+	add := func(hs []monv1.HTTPHeader) {
 		for _, h := range hs {
-			v := strings.TrimSpace(h.Value)
+			if h.Value == nil {
+				continue
+			}
+			v := strings.TrimSpace(*h.Value)
 			if len(v) < minScrubLen {
 				continue
 			}
@@ -32,9 +37,8 @@ func Values(a *probeapi.Assignment) []string {
 			}
 		}
 	}
-	add(a.Config.Headers)
-	for _, st := range a.Config.Steps {
-		add(st.Headers)
+	for _, l := range monitorconfig.HeaderLists(&a.Config) {
+		add(*l.Headers)
 	}
 	return out
 }

@@ -44,7 +44,7 @@ var _ = Describe("Credentials by reference", func() {
 			for _, a := range list.Assignments {
 				if a.ID == string(m.UID) {
 					found = true
-					g.Expect(a.Config.Headers).To(HaveKeyWithValue("Authorization", probeapi.HeaderValue{Value: "Basic dXNlcjpwYXNz"}))
+					g.Expect(probeapi.HeaderText(a.Config.HTTP.Headers)).To(HaveKeyWithValue("Authorization", "Basic dXNlcjpwYXNz"))
 				}
 			}
 			g.Expect(found).To(BeTrue())

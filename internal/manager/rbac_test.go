@@ -23,6 +23,7 @@ import (
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/localcp"
 	"github.com/uptime-operator/uptime-operator/internal/manager"
+	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 )
 
 // TestManagerRunsOnItsGeneratedRBAC (issue 27 row 8): the manager, run as
@@ -257,7 +258,7 @@ func TestManagerRunsOnItsGeneratedRBAC(t *testing.T) {
 	for {
 		list, err := m.Probes.Assignments(ctx, region.Name, "")
 		if err == nil && len(list.Assignments) == 1 {
-			if got := list.Assignments[0].Config.Headers["Authorization"].Value; got != "Bearer opted-in" {
+			if got := probeapi.HeaderText(list.Assignments[0].Config.HTTP.Headers)["Authorization"]; got != "Bearer opted-in" {
 				t.Fatalf("assigned Authorization %q, want the opted-in Secret's value", got)
 			}
 			break

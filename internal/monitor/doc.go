@@ -18,6 +18,7 @@
 //     Monitor status (ApplyLiveState, CurrentStatus).
 //
 // It imports the API types and leaf packages only (plans, netguard, probes
-// for JSONPath syntax, probeapi for the config codec); nothing here imports
+// for JSONPath syntax, probeapi for timeouts, monitorconfig for the config
+// structs of each type); nothing here imports
 // controllers, webhooks or a service.
 package monitor

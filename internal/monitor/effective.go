@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/monitorconfig"
 	"github.com/uptime-operator/uptime-operator/internal/plans"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 )
@@ -15,8 +16,14 @@ import (
 // probeapi, the one place that knows them). Status, REST's
 // effective_timeout_ms and the probe assignment all show this one value.
 func EffectiveTimeoutMs(s *monv1.MonitorSpec) int32 {
-	c := ConfigOf(s)
-	return int32(probeapi.ConfigTimeout(string(typeOf(s)), &c).Milliseconds())
+	return int32(probeapi.ConfigTimeout(string(typeOf(s)), s).Milliseconds())
+}
+
+func typeOf(spec *monv1.MonitorSpec) monv1.MonitorType {
+	if spec.Type == "" {
+		return monv1.MonitorHTTP
+	}
+	return spec.Type
 }
 
 // EffectiveRegions are the regions a monitor of spec is checked from under
@@ -78,25 +85,15 @@ func Target(s *monv1.MonitorSpec) string {
 	return ""
 }
 
-// SecretRefs lists every Secret key the spec reads.
+// SecretRefs lists every Secret key the spec reads (the header lists
+// monitorconfig finds in its config struct).
 func SecretRefs(s *monv1.MonitorSpec) []monv1.SecretKeySelector {
 	var out []monv1.SecretKeySelector
-	add := func(hs []monv1.HTTPHeader) {
-		for _, h := range hs {
+	for _, l := range monitorconfig.HeaderLists(s) {
+		for _, h := range *l.Headers {
 			if h.ValueFrom != nil {
 				out = append(out, *h.ValueFrom)
 			}
-		}
-	}
-	if s.HTTP != nil {
-		add(s.HTTP.Headers)
-	}
-	if s.MCP != nil {
-		add(s.MCP.Headers)
-	}
-	if s.Multistep != nil {
-		for _, st := range s.Multistep.Steps {
-			add(st.Headers)
 		}
 	}
 	return out

@@ -17,6 +17,7 @@ import (
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/jsonpath"
+	"github.com/uptime-operator/uptime-operator/internal/monitorconfig"
 	"github.com/uptime-operator/uptime-operator/internal/netguard"
 )
 
@@ -57,30 +58,26 @@ func ValidateMonitorSpec(ctx context.Context, s *monv1.MonitorSpec, guard HostCh
 	}
 	errs = append(errs, ValidateEmails(s.NotificationEmails, path.Child("notificationEmails"))...)
 
-	needsURL := t == monv1.MonitorHTTP || t == monv1.MonitorAPI || t == monv1.MonitorMCP
+	info, known := monv1.LookupMonitorType(t)
+	if !known {
+		return append(errs, field.NotSupported(path.Child("type"), t, monitorTypeNames()))
+	}
 	switch {
-	case needsURL && s.URL == "":
+	case info.URL != monv1.URLNone && s.URL == "":
 		errs = append(errs, field.Required(path.Child("url"), fmt.Sprintf("required for %s monitors", t)))
-	case needsURL:
-		errs = append(errs, validateTargetURL(ctx, s.URL, t == monv1.MonitorMCP, guard, path.Child("url"))...)
+	case info.URL != monv1.URLNone:
+		errs = append(errs, validateTargetURL(ctx, s.URL, info.URL == monv1.URLHTTPS, guard, path.Child("url"))...)
 	case s.URL != "":
 		errs = append(errs, field.Forbidden(path.Child("url"), fmt.Sprintf("not used by %s monitors", t)))
 	}
 
-	configs := map[string]bool{
-		"http": s.HTTP != nil, "ping": s.Ping != nil, "port": s.Port != nil, "udp": s.UDP != nil,
-		"cron": s.Cron != nil, "dns": s.DNS != nil, "multistep": s.Multistep != nil, "mcp": s.MCP != nil,
-	}
-	want := string(t)
-	if t == monv1.MonitorAPI {
-		want = "http"
-	}
-	for name, set := range configs {
-		if set && name != want {
+	want := info.Config
+	for _, name := range monitorconfig.ConfigNames() {
+		if name != want && monitorconfig.HasConfig(s, name) {
 			errs = append(errs, field.Forbidden(path.Child(name), fmt.Sprintf("%s settings are not allowed for %s monitors", name, t)))
 		}
 	}
-	if !configs[want] && want != "http" {
+	if !monitorconfig.HasConfig(s, want) && monitorconfig.ConfigRequired(t) {
 		// Without its config the type-specific rules below have nothing to check.
 		return append(errs, field.Required(path.Child(want), fmt.Sprintf("required for %s monitors", t)))
 	}
@@ -114,6 +111,9 @@ func ValidateMonitorSpec(ctx context.Context, s *monv1.MonitorSpec, guard HostCh
 		errs = append(errs, validateMultistep(ctx, s.Multistep, guard, path.Child("multistep"))...)
 		errs = append(errs, validateConfigSize(s.Multistep, path.Child("multistep"))...)
 	case monv1.MonitorMCP:
+		if s.MCP == nil {
+			break
+		}
 		errs = append(errs, validateHeaders(s.MCP.Headers, path.Child("mcp", "headers"))...)
 		if tc := s.MCP.ToolCall; tc != nil && tc.ArgumentsJSON != "" {
 			var args map[string]any
@@ -122,8 +122,42 @@ func ValidateMonitorSpec(ctx context.Context, s *monv1.MonitorSpec, guard HostCh
 			}
 		}
 		errs = append(errs, validateConfigSize(s.MCP, path.Child("mcp"))...)
+	case monv1.MonitorBrowser:
+		if s.Browser != nil {
+			errs = append(errs, validateBrowser(ctx, s.Browser, guard, path.Child("browser"))...)
+			errs = append(errs, validateConfigSize(s.Browser, path.Child("browser"))...)
+		}
 	}
 	return errs
+}
+
+// validateBrowser checks what the markers cannot: navigate steps' URLs
+// against the address guard, the credentials like headers, and that each
+// fill step's credential is one of them.
+func validateBrowser(ctx context.Context, c *monv1.BrowserConfig, guard HostChecker, path *field.Path) field.ErrorList {
+	errs := validateHeaders(c.Credentials, path.Child("credentials"))
+	names := map[string]bool{}
+	for _, cr := range c.Credentials {
+		names[cr.Name] = true
+	}
+	for i, st := range c.Steps {
+		p := path.Child("steps").Index(i)
+		if st.Action == monv1.BrowserNavigate && st.URL != "" {
+			errs = append(errs, validateTargetURL(ctx, st.URL, false, guard, p.Child("url"))...)
+		}
+		if st.Credential != "" && !names[st.Credential] {
+			errs = append(errs, field.Invalid(p.Child("credential"), st.Credential, "must name an entry of credentials"))
+		}
+	}
+	return errs
+}
+
+func monitorTypeNames() []string {
+	out := make([]string, len(monv1.MonitorTypes))
+	for i, t := range monv1.MonitorTypes {
+		out[i] = string(t)
+	}
+	return out
 }
 
 // HostChecker is the part of the address guard admission uses.

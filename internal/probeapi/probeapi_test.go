@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 )
 
 func newTestClient(url string) *Client {
@@ -131,13 +133,13 @@ func TestEffectiveTimeout(t *testing.T) {
 	}{
 		{Assignment{Type: TypeHTTP}, 30 * time.Second},
 		{Assignment{Type: TypePort}, 10 * time.Second},
-		{Assignment{Type: TypePort, Config: Config{Timeout: 5}}, 5 * time.Second},
-		{Assignment{Type: TypeHTTP, Config: Config{Timeout: 5000}}, 5 * time.Second},
-		{Assignment{Type: TypeHTTP, TimeoutMs: 1500, Config: Config{Timeout: 5000}}, 1500 * time.Millisecond},
+		{Assignment{Type: TypePort, Config: monv1.MonitorSpec{Port: &monv1.PortConfig{TimeoutSeconds: 5}}}, 5 * time.Second},
+		{Assignment{Type: TypeHTTP, Config: monv1.MonitorSpec{HTTP: &monv1.HTTPConfig{TimeoutMs: 5000}}}, 5 * time.Second},
+		{Assignment{Type: TypeHTTP, TimeoutMs: 1500, Config: monv1.MonitorSpec{HTTP: &monv1.HTTPConfig{TimeoutMs: 5000}}}, 1500 * time.Millisecond},
 		// The documented defaults, and dns counting seconds like the REST key.
 		{Assignment{Type: TypeUDP}, 5 * time.Second},
 		{Assignment{Type: TypeDNS}, 5 * time.Second},
-		{Assignment{Type: TypeDNS, Config: Config{Timeout: 3}}, 3 * time.Second},
+		{Assignment{Type: TypeDNS, Config: monv1.MonitorSpec{DNS: &monv1.DNSConfig{TimeoutSeconds: 3}}}, 3 * time.Second},
 		{Assignment{Type: TypeMultistep}, 60 * time.Second},
 		{Assignment{Type: TypeMCP}, 30 * time.Second},
 	}
@@ -148,61 +150,25 @@ func TestEffectiveTimeout(t *testing.T) {
 	}
 }
 
+// TestConfigIsFlat: the assignment's config is the REST config object of
+// its type, decoded into the type's CRD struct; keys this agent does not
+// know (a newer manager's) are skipped.
 func TestConfigIsFlat(t *testing.T) {
-	in := `{"id":"m","type":"api","config":{"method":"POST","headers":{"A":"b"},"host":"h","port":53,
-	"record_type":"MX","expected_values":["x"],"steps":[{"url":"http://a"}],"expected_tools":["t"],
-	"assertions":[{"source":"status_code","operator":"equals","target":200}],"silent_is_up":true}}`
+	in := `{"id":"m","type":"api","config":{"method":"post","headers":{"A":"b"},"timeout":5000,"future_key":1,
+	"assertions":[{"source":"status_code","operator":"equals","target":200,"future":true}]}}`
 	var a Assignment
 	if err := json.Unmarshal([]byte(in), &a); err != nil {
 		t.Fatal(err)
 	}
-	c := a.Config
-	if c.Method != "POST" || c.Headers["A"].Value != "b" || c.Host != "h" || c.Port != 53 || c.RecordType != "MX" ||
-		len(c.Steps) != 1 || len(c.ExpectedTools) != 1 || c.Assertions[0].Target != "200" || !c.SilentIsUp {
+	c := a.Config.HTTP
+	if c == nil || c.Method != "POST" || HeaderText(c.Headers)["A"] != "b" || c.TimeoutMs != 5000 || c.Assertions[0].Target != "200" {
 		t.Fatalf("decoded %+v", c)
 	}
-	out, _ := json.Marshal(a.Config)
-	var m map[string]any
+	out, _ := json.Marshal(a)
+	var m struct{ Config map[string]any }
 	_ = json.Unmarshal(out, &m)
-	if m["method"] != "POST" || m["record_type"] != "MX" {
+	if m.Config["method"] != "POST" || m.Config["timeout"] != 5000.0 {
 		t.Fatalf("encoded not flat: %s", out)
-	}
-}
-
-func TestKeyAllowed(t *testing.T) {
-	for _, c := range []struct {
-		typ, key string
-		want     bool
-	}{
-		{TypeHTTP, "keyword", true}, {TypeAPI, "assertions", true}, {TypeMCP, "headers", true},
-		{TypeUDP, "payload_hex", true}, {TypeDNS, "match_mode", true}, {TypeCron, "cron_expression", true},
-		{TypePing, "port", false}, {TypeCron, "timeout", false}, {TypeHTTP, "host", false},
-		{TypeDNS, "match", false}, {TypeUDP, "payload_encoding", false},
-	} {
-		if got := KeyAllowed(c.typ, c.key); got != c.want {
-			t.Errorf("KeyAllowed(%s, %s) = %v, want %v", c.typ, c.key, got, c.want)
-		}
-	}
-}
-
-func TestHeaderValues(t *testing.T) {
-	var h Headers
-	if err := json.Unmarshal([]byte(`{"A":"b","T":{"secret_ref":{"name":"s","key":"k"}}}`), &h); err != nil {
-		t.Fatal(err)
-	}
-	if h["A"].Value != "b" || h["T"].SecretRef == nil || h["T"].SecretRef.Name != "s" {
-		t.Fatalf("decoded %+v", h)
-	}
-	if text := h.Text(); len(text) != 1 || text["A"] != "b" {
-		t.Fatalf("Text() = %v: references must not reach an agent as text", text)
-	}
-	out, _ := json.Marshal(h)
-	if string(out) != `{"A":"b","T":{"secret_ref":{"name":"s","key":"k"}}}` {
-		t.Fatalf("encoded %s", out)
-	}
-	var ke *KeyError
-	if err := json.Unmarshal([]byte(`{"A":1}`), &h); !errors.As(err, &ke) || ke.Key != "headers" {
-		t.Fatalf("a number header value: %v", err)
 	}
 }
 

@@ -3,10 +3,10 @@ package probeapi
 import (
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"time"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/monitorconfig"
 )
 
 // Monitor types, the API's (monv1.MonitorTypes) as strings. Cron monitors never reach agents: the manager evaluates
@@ -21,7 +21,6 @@ const (
 	TypeDNS       = string(monv1.MonitorDNS)
 	TypeMultistep = string(monv1.MonitorMultistep)
 	TypeMCP       = string(monv1.MonitorMCP)
-	TypeBrowser   = string(monv1.MonitorBrowser)
 )
 
 // Status is the verdict of one check.
@@ -100,210 +99,45 @@ type Assignment struct {
 	// Generation is the Monitor's metadata.generation; it changes whenever the
 	// definition changes, and results echo it back.
 	Generation int64 `json:"generation,omitempty"`
-	// Config holds the type-specific settings.
-	Config Config `json:"config"`
+	// Config holds the type-specific settings: the config struct of Type
+	// (Config.HTTP for http and api, Config.Ping, ...; monv1's
+	// MonitorTypeRegistry names it), the other fields unset. On the wire it
+	// is the REST API's flat config object (monitorconfig), header values
+	// resolved to text by the manager.
+	Config monv1.MonitorSpec `json:"-"`
 }
 
-// Config is a monitor's type-specific settings: the flat object of the REST
-// API's monitor `config`, with its keys and units. The model fills it from a
-// Monitor (monitor.ConfigOf) and writes it back (monitor.ApplyConfig), the
-// REST API decodes and renders it, and agents run it; no other type defines
-// these keys. The `for` tag of each field names the monitor types that
-// accept its key; the REST API refuses a key its type does not list. The
-// doc comments and `openapi` tags are also the keys' entries in the REST
-// API's document (restapi.MonitorConfig inlines this type), so they are
-// written for the API's reader.
-type Config struct {
-	// Timeout bounds the whole check: 1000-60000 milliseconds for http, api,
-	// multistep and mcp, 5000-120000 for browser, 1-30 seconds for ping,
-	// port, udp and dns.
-	Timeout int32 `json:"timeout,omitempty" for:"http api ping port udp dns multistep mcp browser"`
-	HTTPConfig
-	NetConfig
-	UDPConfig
-	CronConfig
-	DNSConfig
-	MultistepConfig
-	MCPConfig
-	BrowserConfig
+// assignmentJSON is Assignment on the wire: Config as its config object.
+type assignmentJSON struct {
+	*assignmentFields
+	Config json.RawMessage `json:"config"`
 }
 
-// HTTPConfig configures http and api monitors; mcp monitors use its Headers.
-type HTTPConfig struct {
-	// Method is GET (default), HEAD, POST, PUT, PATCH, DELETE or OPTIONS.
-	Method string `json:"method,omitempty" for:"http api" openapi:"enum=GET|HEAD|POST|PUT|PATCH|DELETE|OPTIONS"`
-	// Headers are sent with the request.
-	Headers Headers `json:"headers,omitempty" for:"http api mcp" openapi:"ref=RequestHeaders"`
-	// Body is the request body.
-	Body string `json:"body,omitempty" for:"http api"`
-	// ExpectedStatusCodes replaces the default rule (2xx and 3xx up).
-	ExpectedStatusCodes []int32 `json:"expected_status_codes,omitempty" for:"http api" openapi:"max=500"`
-	// Keyword is text the response body must contain.
-	Keyword string `json:"keyword,omitempty" for:"http api" openapi:"max=1000"`
-	// KeywordCaseInsensitive compares the keyword ignoring case.
-	KeywordCaseInsensitive bool `json:"keyword_case_insensitive,omitempty" for:"http api"`
-	// MaxRedirects is the number of redirects followed (0-5); absent means 5.
-	MaxRedirects *int32 `json:"max_redirects,omitempty" for:"http api" openapi:"nonnull,min=0,max=5"`
-	// MaxResponseTimeMs marks slower responses down (failed); for browser
-	// monitors the response time is the whole run (load, waits and steps).
-	MaxResponseTimeMs *int32 `json:"max_response_time_ms,omitempty" for:"http api browser" openapi:"nonnull,min=1,max=600000"`
-	// DegradedResponseTimeMs marks slower responses degraded; lower than
-	// max_response_time_ms.
-	DegradedResponseTimeMs *int32 `json:"degraded_response_time_ms,omitempty" for:"http api browser" openapi:"nonnull"`
-	// MaxResponseBytes bounds how much of the body is read (default 1 MiB).
-	MaxResponseBytes *int32 `json:"max_response_bytes,omitempty" for:"http api" openapi:"nonnull,min=1,max=10485760"`
-	// Assertions are evaluated against the response.
-	Assertions []Assertion `json:"assertions,omitempty" for:"http api" openapi:"max=50"`
+type assignmentFields Assignment
+
+// MarshalJSON writes Config as the config object of Type's struct.
+func (a Assignment) MarshalJSON() ([]byte, error) {
+	spec := a.Config
+	spec.Type = monv1.MonitorType(a.Type)
+	return json.Marshal(assignmentJSON{assignmentFields: (*assignmentFields)(&a), Config: monitorconfig.Marshal(&spec)})
 }
 
-// NetConfig configures ping, port and udp monitors.
-type NetConfig struct {
-	// Host is a hostname or IP address; required; it must be public.
-	Host string `json:"host,omitempty" for:"ping port udp"`
-	// Port is the TCP or UDP port; required.
-	Port int32 `json:"port,omitempty" for:"port udp" openapi:"min=1,max=65535"`
-	// PacketCount is the number of ICMP echoes (clamped to 1-10, default 3).
-	PacketCount int32 `json:"packet_count,omitempty" for:"ping"`
-	// TLS makes a port monitor perform a TLS handshake after connecting.
-	TLS bool `json:"tls,omitempty" for:"port"`
-}
-
-// UDPConfig configures udp monitors (Host and Port come from NetConfig).
-type UDPConfig struct {
-	// Payload is the datagram sent, as text.
-	Payload string `json:"payload,omitempty" for:"udp"`
-	// PayloadHex is the datagram as hex, for binary protocols; it wins over
-	// payload.
-	PayloadHex string `json:"payload_hex,omitempty" for:"udp"`
-	// ExpectedResponse is a regular expression the reply must match.
-	ExpectedResponse string `json:"expected_response,omitempty" for:"udp"`
-	// SilentIsUp treats a missing reply as up (for services that never answer).
-	SilentIsUp bool `json:"silent_is_up,omitempty" for:"udp"`
-}
-
-// CronConfig configures cron monitors. Agents never run them (the manager
-// evaluates heartbeats), but the keys belong to the one config shape.
-type CronConfig struct {
-	// CronExpression is the schedule the job runs on; required.
-	CronExpression string `json:"cron_expression,omitempty" for:"cron"`
-	// GraceSeconds is how late a ping may be.
-	GraceSeconds int32 `json:"grace_seconds,omitempty" for:"cron" openapi:"min=0,max=604800"`
-	// TimeZone is the IANA zone of the schedule.
-	TimeZone string `json:"time_zone,omitempty" for:"cron"`
-}
-
-// DNSConfig configures dns monitors.
-type DNSConfig struct {
-	// RecordType is A (default), AAAA, CNAME, MX, NS, TXT, SOA, CAA or SRV.
-	RecordType string `json:"record_type,omitempty" for:"dns"`
-	// Name is the name queried.
-	Name string `json:"name,omitempty" for:"dns"`
-	// Resolver is "host:port" (port defaults to 53); empty means the probe's
-	// system resolver.
-	Resolver string `json:"resolver,omitempty" for:"dns"`
-	// Protocol is "udp" (default) or "tcp".
-	Protocol string `json:"protocol,omitempty" for:"dns"`
-	// ExpectedValues are compared with the normalized answers.
-	ExpectedValues []string `json:"expected_values,omitempty" for:"dns" openapi:"max=50"`
-	// MatchMode is "any" (default: one expected value is present), "all"
-	// (every expected value is present) or "exact" (the answers are exactly
-	// the expected values).
-	MatchMode string `json:"match_mode,omitempty" for:"dns"`
-}
-
-// MultistepConfig configures multistep monitors.
-type MultistepConfig struct {
-	// Steps run in order and share a cookie jar (at most 20).
-	Steps []Step `json:"steps,omitempty" for:"multistep"`
-}
-
-// Step is one HTTP request of a multistep monitor. URL, headers and body may
-// contain {{variable}} references to values extracted by earlier steps.
-type Step struct {
-	Name                string  `json:"name"`
-	Method              string  `json:"method,omitempty"`
-	URL                 string  `json:"url"`
-	Headers             Headers `json:"headers,omitempty" openapi:"ref=RequestHeaders"`
-	Body                string  `json:"body,omitempty"`
-	ExpectedStatusCodes []int32 `json:"expected_status_codes,omitempty"`
-	// Extract stores response values into variables for later steps.
-	Extract    []Extract   `json:"extract,omitempty"`
-	Assertions []Assertion `json:"assertions,omitempty"`
-}
-
-// Extract copies a value from a step's response into a variable.
-type Extract struct {
-	// Variable is the name used as {{Variable}}.
-	Variable string `json:"variable"`
-	// Source is "json_body" or "header".
-	Source string `json:"source"`
-	// Property is the JSON path ($.a.b[0]) or the header name.
-	Property string `json:"property"`
-}
-
-// MCPConfig configures mcp monitors (the endpoint is Assignment.URL, request
-// headers come from HTTPConfig.Headers).
-type MCPConfig struct {
-	// ExpectedTools must all be listed by tools/list.
-	ExpectedTools []string `json:"expected_tools,omitempty" for:"mcp"`
-	// ProtocolVersion is requested at initialize and must be what the server
-	// negotiates.
-	ProtocolVersion string `json:"protocol_version,omitempty" for:"mcp"`
-	// ToolCall is a tool called once when set; a tool error makes the check
-	// down.
-	ToolCall *ToolCall `json:"tool_call,omitempty" for:"mcp" openapi:"nonnull"`
-}
-
-// BrowserConfig configures browser monitors (the page is Assignment.URL).
-type BrowserConfig struct {
-	// WaitForSelector is a CSS selector that must match a visible element
-	// once the page has loaded.
-	WaitForSelector string `json:"wait_for_selector,omitempty" for:"browser" openapi:"max=1024"`
-	// WaitForText is text the rendered page must show.
-	WaitForText string `json:"wait_for_text,omitempty" for:"browser" openapi:"max=1000"`
-	// BrowserSteps run in order after the page loaded (at most 20).
-	BrowserSteps []BrowserStep `json:"browser_steps,omitempty" for:"browser" openapi:"max=20"`
-}
-
-// Browser step actions (BrowserStep.Action).
-const (
-	ActionNavigate       = "navigate"
-	ActionClick          = "click"
-	ActionFill           = "fill"
-	ActionWait           = "wait"
-	ActionExpectText     = "expectText"
-	ActionExpectSelector = "expectSelector"
-	ActionEvaluate       = "evaluate"
-)
-
-// BrowserStep is one action of a browser monitor.
-type BrowserStep struct {
-	// Name labels the step in results.
-	Name string `json:"name,omitempty"`
-	// Action is navigate, click, fill, wait, expectText, expectSelector or
-	// evaluate.
-	Action string `json:"action" openapi:"enum=navigate|click|fill|wait|expectText|expectSelector|evaluate"`
-	// URL is the page a navigate step loads.
-	URL string `json:"url,omitempty"`
-	// Selector is the CSS selector a click, fill, wait or expectSelector
-	// step acts on.
-	Selector string `json:"selector,omitempty"`
-	// Value is what a fill step types: text, or a Secret reference
-	// {"secret_ref": {"name", "key"}} the manager resolves for agents.
-	Value *HeaderValue `json:"value,omitempty" openapi:"nonnull,ref=SecretValue"`
-	// Text is what an expectText step waits for.
-	Text string `json:"text,omitempty"`
-	// Expression is the JavaScript an evaluate step evaluates; it must be
-	// true.
-	Expression string `json:"expression,omitempty"`
-	// DurationMs is how long a wait step without selector pauses.
-	DurationMs int32 `json:"duration_ms,omitempty"`
-}
-
-// ToolCall is one tools/call request.
-type ToolCall struct {
-	Name      string          `json:"name"`
-	Arguments json.RawMessage `json:"arguments,omitempty" openapi:"object"`
+// UnmarshalJSON reads the config object into the struct of Type, skipping
+// keys this build does not know (a newer manager's); a type this build
+// does not know keeps an empty Config (the agent reports it).
+func (a *Assignment) UnmarshalJSON(b []byte) error {
+	var w assignmentJSON
+	w.assignmentFields = (*assignmentFields)(a)
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	a.Config = monv1.MonitorSpec{Type: monv1.MonitorType(a.Type)}
+	if _, known := monv1.LookupMonitorType(a.Config.Type); known {
+		if err := monitorconfig.UnmarshalLenient(&a.Config, w.Config); err != nil {
+			return fmt.Errorf("decode config of monitor %s: %w", a.ID, err)
+		}
+	}
+	return nil
 }
 
 // Assertion sources.
@@ -330,79 +164,17 @@ const (
 	OpMatches        = "matches"
 )
 
-// Assertion is one check on a response (api and multistep monitors).
-type Assertion struct {
-	// Source is what is asserted: status_code, response_time, body,
-	// json_body or header.
-	Source string `json:"source"`
-	// Property is the header name (header) or JSON path (json_body).
-	Property string `json:"property,omitempty"`
-	// Operator is the comparison: equals, not_equals, contains,
-	// not_contains, greater_than, less_than, greater_or_equal,
-	// less_or_equal, exists, not_exists or matches.
-	Operator string `json:"operator"`
-	// Target is the value compared against; JSON numbers and booleans are
-	// accepted and kept in their text form.
-	Target Scalar `json:"target,omitempty" openapi:"any"`
-}
-
-// Scalar is a string that also decodes from a JSON number, boolean or null.
-type Scalar string
-
-// UnmarshalJSON accepts any JSON scalar.
-func (s *Scalar) UnmarshalJSON(b []byte) error {
-	if len(b) > 0 && b[0] == '"' {
-		var v string
-		if err := json.Unmarshal(b, &v); err != nil {
-			return err
-		}
-		*s = Scalar(v)
-		return nil
+// ConfigTimeout is the check timeout spec's config sets for a monitor of
+// type typ (its timeoutMs or timeoutSeconds, monitorconfig.Timeout), else
+// the type's default (monv1.MonitorTypeRegistry).
+func ConfigTimeout(typ string, spec *monv1.MonitorSpec) time.Duration {
+	s := *spec
+	s.Type = monv1.MonitorType(typ)
+	if d := monitorconfig.Timeout(&s); d > 0 {
+		return d
 	}
-	switch string(b) {
-	case "null":
-		*s = ""
-		return nil
-	case "true", "false":
-		*s = Scalar(b)
-		return nil
-	}
-	if _, err := strconv.ParseFloat(string(b), 64); err != nil {
-		return fmt.Errorf("decode assertion target: want a string, number or boolean")
-	}
-	*s = Scalar(b)
-	return nil
-}
-
-// Default check timeouts by type, used when the config sets none; the
-// documented defaults (docs/checks.md). Cron monitors have no check.
-var defaultTimeouts = map[string]time.Duration{
-	TypeHTTP: 30 * time.Second, TypeAPI: 30 * time.Second, TypeMCP: 30 * time.Second,
-	TypePing: 10 * time.Second, TypePort: 10 * time.Second,
-	TypeUDP: 5 * time.Second, TypeDNS: 5 * time.Second,
-	TypeMultistep: 60 * time.Second, TypeBrowser: 60 * time.Second,
-}
-
-// DefaultTimeout is the check timeout of a monitor type whose config sets
-// none (zero for cron).
-func DefaultTimeout(typ string) time.Duration { return defaultTimeouts[typ] }
-
-// TimeoutInSeconds reports whether config.timeout of typ counts seconds
-// (ping, port, udp, dns) rather than milliseconds.
-func TimeoutInSeconds(typ string) bool {
-	return typ == TypePing || typ == TypePort || typ == TypeUDP || typ == TypeDNS
-}
-
-// ConfigTimeout is the timeout c sets for a monitor of type typ, else the
-// type's default.
-func ConfigTimeout(typ string, c *Config) time.Duration {
-	switch {
-	case c.Timeout <= 0:
-		return DefaultTimeout(typ)
-	case TimeoutInSeconds(typ):
-		return time.Duration(c.Timeout) * time.Second
-	}
-	return time.Duration(c.Timeout) * time.Millisecond
+	info, _ := monv1.LookupMonitorType(s.Type)
+	return info.DefaultTimeout
 }
 
 // EffectiveTimeout returns the timeout a check of a runs with: TimeoutMs when
@@ -465,7 +237,7 @@ type Result struct {
 	Timings        *Timings  `json:"timings,omitempty"`
 	TLS            *TLSInfo  `json:"tls,omitempty"`
 	// Details holds type-specific data: DNS answers, ping loss and round
-	// trips, multistep step results, MCP tools, browser steps and timings.
+	// trips, multistep step results, MCP tools.
 	Details json.RawMessage `json:"details,omitempty"`
 	// Screenshot is a JPEG of the page a failed browser check ended on, at
 	// most MaxScreenshotBytes; the manager stores it beside the check.

@@ -14,6 +14,7 @@ import (
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/assign"
+	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 )
 
 // TestAssignmentListSettles: a region's list is built again only after a
@@ -83,7 +84,7 @@ func TestAssignmentListCredentialsAge(t *testing.T) {
 		t.Fatalf("eu list: %v, %v", eu, err)
 	}
 	us, err := s.AssignmentList(ctx, "us")
-	if err != nil || len(us.Assignments) != 1 || us.Assignments[0].Config.Headers["Authorization"].Value != "one" {
+	if err != nil || len(us.Assignments) != 1 || probeapi.HeaderText(us.Assignments[0].Config.HTTP.Headers)["Authorization"] != "one" {
 		t.Fatalf("us list: %+v, %v", us, err)
 	}
 	secret.Data["token"] = []byte("two")
@@ -96,7 +97,7 @@ func TestAssignmentListCredentialsAge(t *testing.T) {
 		t.Fatalf("a list that read no Secret was built again after the credentials TTL (%v)", err)
 	}
 	rotated, err := s.AssignmentList(ctx, "us")
-	if err != nil || len(rotated.Assignments) != 1 || rotated.Assignments[0].Config.Headers["Authorization"].Value != "two" {
+	if err != nil || len(rotated.Assignments) != 1 || probeapi.HeaderText(rotated.Assignments[0].Config.HTTP.Headers)["Authorization"] != "two" {
 		t.Fatalf("the rotated credential did not reach the list after the TTL: %+v, %v", rotated, err)
 	}
 }

@@ -2,8 +2,6 @@ package restapi
 
 import (
 	"encoding/json"
-
-	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 )
 
 // The three bodies that write a monitor: POST /monitors (and /monitors/test),
@@ -86,20 +84,18 @@ type MonitorSpec struct {
 	IsActive           Nullable[bool]   `json:"is_active" openapi:"-"`
 }
 
-// The config object's keys are those of probeapi.Config, the one type that
-// declares a config key (its `for` tag names the monitor types that accept
-// the key; the handlers decode the sent keys into it), plus
-// notification_emails, a field of the Monitor's spec that REST shows under
-// config.
+// The config object's keys are the fields of the Monitor's config struct
+// of its type (api/v1alpha1), under the snake_case keys internal/
+// monitorconfig derives, plus notification_emails, a field of the
+// Monitor's spec that REST shows under config. Its schema (component
+// MonitorConfig) is derived from the Monitor CRD
+// (internal/monitorconfig/schema).
 
-// MonitorConfig is the type-specific settings of a monitor: at most 50
-// keys and 32 KB as JSON; unknown keys are rejected. Keys apply to the
-// types named in their descriptions.
-type MonitorConfig struct {
-	_               struct{} `openapi:"strict,maxprops=50"`
-	probeapi.Config `openapi:"inline"`
-	// NotificationEmails are per-monitor alert recipients; ignored when sent
-	// with an API key on POST/PUT /monitors; needs an Automation key through
-	// monitoring as code.
-	NotificationEmails []string `json:"notification_emails,omitempty" openapi:"itemformat=email"`
+// NotificationEmailsKey is the one config key every type has.
+const NotificationEmailsKey = "notification_emails"
+
+// NotificationEmailsSchema is the schema of config.notification_emails.
+func NotificationEmailsSchema() map[string]any {
+	return map[string]any{"type": "array", "items": map[string]any{"type": "string", "format": "email"},
+		"description": "Per-monitor alert recipients; ignored when sent with an API key on POST/PUT /monitors; needs an Automation key through monitoring as code."}
 }

@@ -8,7 +8,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/uptime-operator/uptime-operator/internal/probeapi"
+	"github.com/uptime-operator/uptime-operator/internal/monitorconfig"
 	"github.com/uptime-operator/uptime-operator/internal/restapi"
 )
 
@@ -74,7 +74,7 @@ func DecodeBytes(raw []byte, v any, strict bool, prefix string) error {
 	if errors.As(err, &fe) {
 		return ValidationError(FieldErr(prefix+fe.Field, "%s", fe.Msg))
 	}
-	var ke *probeapi.KeyError
+	var ke *monitorconfig.KeyError
 	if errors.As(err, &ke) {
 		return ValidationError(FieldErr(prefix+ke.Key, "%s", ke.Msg))
 	}

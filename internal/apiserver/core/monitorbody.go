@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
-	"github.com/uptime-operator/uptime-operator/internal/monitor"
+	"github.com/uptime-operator/uptime-operator/internal/monitorconfig"
 	"github.com/uptime-operator/uptime-operator/internal/restapi"
 )
 
@@ -52,13 +52,17 @@ func SpecBody(b *restapi.MonitorSpec) *MonitorBody {
 }
 
 // ConfigNotificationEmails is the one config key shared by every type.
-const ConfigNotificationEmails = "notification_emails"
+const ConfigNotificationEmails = restapi.NotificationEmailsKey
 
-// ConfigObject renders a spec's config object, notification_emails included.
+// ConfigObject renders a spec's config object (monitorconfig.Encode),
+// notification_emails included.
 func ConfigObject(spec *monv1.MonitorSpec) map[string]json.RawMessage {
-	out := map[string]json.RawMessage{}
-	raw, _ := json.Marshal(restapi.MonitorConfig{Config: monitor.ConfigOf(spec), NotificationEmails: spec.NotificationEmails})
-	_ = json.Unmarshal(raw, &out)
+	s := *spec
+	s.Type = TypeOrDefault(s.Type)
+	out := monitorconfig.Encode(&s)
+	if len(spec.NotificationEmails) > 0 {
+		out[ConfigNotificationEmails], _ = json.Marshal(spec.NotificationEmails)
+	}
 	return out
 }
 
@@ -95,29 +99,12 @@ func MonitorFieldPath(p string) string {
 		return base
 	case "notificationEmails":
 		return "config.notification_emails"
-	case "http", "ping", "port", "udp", "cron", "dns", "multistep", "mcp":
+	}
+	if wire, ok := monitorconfig.WirePath(base, rest); ok {
 		if rest == "" {
 			return "config"
 		}
-		parts := strings.Split(rest, ".")
-		for i, s := range parts {
-			idx := ""
-			if j := strings.IndexByte(s, '['); j >= 0 {
-				s, idx = s[:j], s[j:]
-			}
-			switch s {
-			case "timeoutMs", "timeoutSeconds":
-				s = "timeout"
-			case "argumentsJSON":
-				s = "arguments"
-			case "payloadHex":
-				s = "payload_hex"
-			default:
-				s = CamelToSnake(s)
-			}
-			parts[i] = s + idx
-		}
-		return "config." + strings.Join(parts, ".")
+		return "config." + wire
 	}
 	return SnakePath(p)
 }

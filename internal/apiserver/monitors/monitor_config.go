@@ -3,22 +3,24 @@ package monitors
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
 	"github.com/uptime-operator/uptime-operator/internal/credentials"
-	"github.com/uptime-operator/uptime-operator/internal/probeapi"
+	"github.com/uptime-operator/uptime-operator/internal/monitorconfig"
 )
 
 // The REST API's monitor `config` is one flat object whose keys depend on the
-// monitor type: probeapi.Config, the same object the probe API carries to
-// agents. monitor.ConfigOf and monitor.ApplyConfig translate it to and from
-// the Monitor's typed structs; this file only adds what is REST's own: the
-// size limits, refusing keys of other types, notification_emails (a
-// top-level spec field shown under config) and the typed merge of an
-// update.
+// monitor type: the fields of the Monitor's config struct of that type
+// under the snake_case keys package monitorconfig derives from it (the same
+// object the probe API carries to agents). This file only adds what is
+// REST's own: the size limits, notification_emails (a top-level spec field
+// shown under config) and the merge of an update key by key.
 
 // Config limits of the specification.
 const (
@@ -39,78 +41,81 @@ func checkConfigLimits(cfg map[string]json.RawMessage) []core.FieldError {
 	return nil
 }
 
-// updatedConfig is the config an update writes, merged field by field: the
-// stored config cur (nil on create) with the sent keys overlaid, a null
-// removing its key. The sent keys decode into probeapi.Config by the one
-// codec (so their errors name config.<key>), [REDACTED] credentials get
-// their stored values (credentials.RestoreConfig), and each sent key's
-// field is then copied over the stored one. urlMoved says the write moves
-// the monitor's url to another origin: then stored header credentials not
-// sent again are dropped (as are those of steps whose url moves), and their
-// paths returned.
-func updatedConfig(typ monv1.MonitorType, cur *probeapi.Config, sent map[string]json.RawMessage, urlMoved bool) (probeapi.Config, []string, error) {
-	if !slices.Contains(monv1.MonitorTypes, typ) {
-		return probeapi.Config{}, nil, core.ValidationError(core.FieldErr("type", "must be one of http, api, ping, port, udp, cron, dns, multistep, mcp"))
+// updatedConfig sets the config struct of spec's type to what a write
+// asks for, merged key by key: the stored config cur (nil on create, or
+// when the write replaces the config) with the sent keys overlaid, a null
+// removing its key. The merged object decodes by the one codec
+// (monitorconfig: errors name config.<key>), [REDACTED] credentials get
+// their stored values (credentials.RestoreConfig). urlMoved says the write
+// moves the monitor's url to another origin: then stored header
+// credentials not sent again are dropped (as are those of steps whose url
+// moves), and their paths returned.
+func updatedConfig(spec, cur *monv1.MonitorSpec, sent map[string]json.RawMessage, urlMoved bool) ([]string, error) {
+	typ := core.TypeOrDefault(spec.Type)
+	if _, ok := monv1.LookupMonitorType(typ); !ok {
+		return nil, core.ValidationError(core.FieldErr("type", "must be one of %s", strings.Join(typeNames(), ", ")))
 	}
-	keys := make([]string, 0, len(sent))
-	set := map[string]json.RawMessage{}
-	for k, v := range sent {
-		if string(bytes.TrimSpace(v)) == "null" {
-			continue
-		}
-		keys = append(keys, k)
-		set[k] = v
-	}
-	slices.Sort(keys)
+	keys := slices.Sorted(maps.Keys(sent))
 	for _, k := range keys {
-		if !probeapi.KeyAllowed(string(typ), k) {
-			return probeapi.Config{}, nil, core.ValidationError(core.FieldErr("config."+k, "unknown config key for %s monitors", typ))
+		if string(bytes.TrimSpace(sent[k])) != "null" && !monitorconfig.KeyAllowed(typ, k) {
+			return nil, core.ValidationError(core.FieldErr("config."+k, "unknown config key for %s monitors", typ))
 		}
 	}
-	var patch probeapi.Config
-	raw, err := json.Marshal(set)
-	if err != nil {
-		return probeapi.Config{}, nil, fmt.Errorf("encode sent config: %w", err)
+	merged := map[string]json.RawMessage{}
+	if cur != nil {
+		c := *cur
+		c.Type = typ
+		merged = monitorconfig.Encode(&c)
 	}
-	if err := core.DecodeBytes(raw, &patch, true, "config."); err != nil {
-		if ae, ok := err.(*core.Error); ok && ae.Body.Code == core.CodeValidation {
-			for i, e := range ae.Body.Errors {
-				if e.Message == "unknown field" {
-					ae.Body.Errors[i].Message = fmt.Sprintf("unknown config key for %s monitors", typ)
-				}
+	for _, k := range keys {
+		if string(bytes.TrimSpace(sent[k])) == "null" {
+			delete(merged, k)
+		} else {
+			merged[k] = sent[k]
+		}
+	}
+	next := monv1.MonitorSpec{Type: typ}
+	if err := monitorconfig.Decode(&next, merged); err != nil {
+		var ke *monitorconfig.KeyError
+		if errors.As(err, &ke) {
+			msg := ke.Msg
+			if msg == monitorconfig.UnknownKey {
+				msg = fmt.Sprintf("unknown config key for %s monitors", typ)
+			}
+			return nil, core.ValidationError(core.FieldErr(strings.TrimSuffix("config."+ke.Key, "."), "%s", msg))
+		}
+		return nil, err
+	}
+	moved := credentials.Moved{Headers: urlMoved}.StepsMoved(&next, cur)
+	dropped, err := credentials.RestoreConfig(&next, cur, moved)
+	if err != nil {
+		return nil, core.ValidationError(core.FieldErr("config", "%v", err))
+	}
+	if moved.Headers {
+		// Stored lists of the monitor's own url that the write did not send.
+		for _, l := range monitorconfig.HeaderLists(&next) {
+			if _, sentList := sent[l.Path]; !sentList && !strings.Contains(l.Path, ".") {
+				var d []string
+				*l.Headers, d = credentials.DropHeaders(*l.Headers, "config."+l.Path)
+				dropped = append(dropped, d...)
 			}
 		}
-		return probeapi.Config{}, nil, err
 	}
-	if tc := patch.ToolCall; tc != nil {
-		if args := bytes.TrimSpace(tc.Arguments); len(args) > 0 && string(args) != "null" && args[0] != '{' {
-			return probeapi.Config{}, nil, core.ValidationError(core.FieldErr("config.tool_call.arguments", "must be a JSON object"))
-		}
+	if len(monitorconfig.Marshal(&next)) > maxConfigBytes {
+		return nil, core.ValidationError(core.FieldErr("config", "must be at most 32 KB as JSON"))
 	}
-	moved := credentials.Moved{Headers: urlMoved}.StepsMoved(&patch, cur)
-	dropped, err := credentials.RestoreConfig(&patch, cur, moved)
-	if err != nil {
-		return probeapi.Config{}, nil, core.ValidationError(core.FieldErr("config", "%v", err))
-	}
-	var out probeapi.Config
-	if cur != nil {
-		out = *cur
-	}
-	for k := range sent {
-		if _, ok := set[k]; ok {
-			out.CopyKey(k, &patch)
-		} else {
-			out.ClearKey(k)
-		}
-	}
-	if _, sentHeaders := sent["headers"]; moved.Headers && !sentHeaders {
-		var d []string
-		out.Headers, d = credentials.DropHeaders(out.Headers, "config.headers")
-		dropped = append(dropped, d...)
-	}
-	if raw, err := json.Marshal(out); err == nil && len(raw) > maxConfigBytes {
-		return probeapi.Config{}, nil, core.ValidationError(core.FieldErr("config", "must be at most 32 KB as JSON"))
-	}
+	to, _ := monitorconfig.ConfigField(spec, typ)
+	from, _ := monitorconfig.ConfigField(&next, typ)
+	monitorconfig.ClearOthers(spec)
+	to.Set(from)
 	slices.Sort(dropped)
-	return out, dropped, nil
+	return dropped, nil
+}
+
+func typeNames() []string {
+	out := make([]string, len(monv1.MonitorTypes))
+	for i, t := range monv1.MonitorTypes {
+		out[i] = string(t)
+	}
+	return out
 }

@@ -9,11 +9,12 @@ import (
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
-	"github.com/uptime-operator/uptime-operator/internal/probeapi"
+	"github.com/uptime-operator/uptime-operator/internal/monitorconfig"
 )
 
 // TestOpenAPIConfigKeys holds the published MonitorConfig schema to the one
-// config shape: every key of probeapi.Config, plus notification_emails.
+// config shape: every config key of every monitor type (monitorconfig),
+// plus notification_emails.
 func TestOpenAPIConfigKeys(t *testing.T) {
 	raw, err := os.ReadFile("../openapi.json")
 	if err != nil {
@@ -34,66 +35,66 @@ func TestOpenAPIConfigKeys(t *testing.T) {
 		published = append(published, k)
 	}
 	slices.Sort(published)
-	want := append(probeapi.ConfigKeys(), core.ConfigNotificationEmails)
+	want := []string{core.ConfigNotificationEmails}
+	for _, typ := range monv1.MonitorTypes {
+		for _, k := range monitorconfig.Keys(typ) {
+			if !slices.Contains(want, k) {
+				want = append(want, k)
+			}
+		}
+	}
 	slices.Sort(want)
 	if !slices.Equal(published, want) {
-		t.Fatalf("MonitorConfig schema keys %v, config keys %v: add the key to internal/apidoc/schemas.go and run make manifests", published, want)
+		t.Fatalf("MonitorConfig schema keys %v, config keys %v: run make generate manifests", published, want)
 	}
 }
 
-// TestUpdatedConfig covers the typed merge of a REST config update: sent
-// keys replace their field, null clears it, unsent keys keep the stored
-// value, and a [REDACTED] credential keeps the stored header value.
+// TestUpdatedConfig covers the merge of a REST config update: sent keys
+// replace their field, null clears it, unsent keys keep the stored value,
+// and a [REDACTED] credential keeps the stored header value. Configs are
+// written in their wire form.
 func TestUpdatedConfig(t *testing.T) {
-	ref := func(key string) probeapi.HeaderValue {
-		return probeapi.HeaderValue{SecretRef: &probeapi.SecretKeyRef{Name: "shop-credentials", Key: key}}
-	}
-	maxRedirects := int32(2)
-	stored := probeapi.Config{Timeout: 5000, HTTPConfig: probeapi.HTTPConfig{Method: "GET", Keyword: "ok", MaxRedirects: &maxRedirects,
-		Headers: probeapi.Headers{"Authorization": ref("http.authorization"), "Accept": {Value: "text/html"}}}}
-	steps := probeapi.Config{MultistepConfig: probeapi.MultistepConfig{Steps: []probeapi.Step{
-		{Name: "login", URL: "https://shop.example.com/login", Headers: probeapi.Headers{"Cookie": ref("step0.cookie")}}}}}
+	const headers = `{"Authorization":{"secret_ref":{"name":"shop-credentials","key":"http.authorization"}},"Accept":"text/html"}`
+	const stored = `{"timeout":5000,"method":"GET","keyword":"ok","max_redirects":2,"headers":` + headers + `}`
+	const steps = `{"steps":[{"name":"login","url":"https://shop.example.com/login","headers":{"Cookie":{"secret_ref":{"name":"shop-credentials","key":"step0.cookie"}}}}]}`
 	for _, c := range []struct {
 		name    string
 		typ     monv1.MonitorType
-		cur     *probeapi.Config
+		cur     string // the stored config; "" on create
 		sent    string
-		want    probeapi.Config
+		want    string
 		errPath string // the field of the validation error, "" for none
 		errMsg  string
 		moved   bool     // the update moves the monitor's url to another origin
 		dropped []string // the credentials the update drops
 	}{{
 		name: "a sent key replaces its field, the others stay",
-		cur:  &stored, sent: `{"method":"HEAD","timeout":7000}`,
-		want: probeapi.Config{Timeout: 7000, HTTPConfig: probeapi.HTTPConfig{Method: "HEAD", Keyword: "ok", MaxRedirects: &maxRedirects, Headers: stored.Headers}},
+		cur:  stored, sent: `{"method":"HEAD","timeout":7000}`,
+		want: `{"timeout":7000,"method":"HEAD","keyword":"ok","max_redirects":2,"headers":` + headers + `}`,
 	}, {
 		name: "null clears a key",
-		cur:  &stored, sent: `{"keyword":null,"max_redirects":null}`,
-		want: probeapi.Config{Timeout: 5000, HTTPConfig: probeapi.HTTPConfig{Method: "GET", Headers: stored.Headers}},
+		cur:  stored, sent: `{"keyword":null,"max_redirects":null}`,
+		want: `{"timeout":5000,"method":"GET","headers":` + headers + `}`,
 	}, {
 		name: "headers are replaced as a whole",
-		cur:  &stored, sent: `{"headers":{"X-New":"1"}}`,
-		want: probeapi.Config{Timeout: 5000, HTTPConfig: probeapi.HTTPConfig{Method: "GET", Keyword: "ok", MaxRedirects: &maxRedirects,
-			Headers: probeapi.Headers{"X-New": {Value: "1"}}}},
+		cur:  stored, sent: `{"headers":{"X-New":"1"}}`,
+		want: `{"timeout":5000,"method":"GET","keyword":"ok","max_redirects":2,"headers":{"X-New":"1"}}`,
 	}, {
 		name: "[REDACTED] keeps the stored header value, names compare case-insensitively",
-		cur:  &stored, sent: `{"headers":{"authorization":"[REDACTED]","Accept":"application/json"}}`,
-		want: probeapi.Config{Timeout: 5000, HTTPConfig: probeapi.HTTPConfig{Method: "GET", Keyword: "ok", MaxRedirects: &maxRedirects,
-			Headers: probeapi.Headers{"authorization": ref("http.authorization"), "Accept": {Value: "application/json"}}}},
+		cur:  stored, sent: `{"headers":{"authorization":"[REDACTED]","Accept":"application/json"}}`,
+		want: `{"timeout":5000,"method":"GET","keyword":"ok","max_redirects":2,"headers":{"authorization":{"secret_ref":{"name":"shop-credentials","key":"http.authorization"}},"Accept":"application/json"}}`,
 	}, {
 		name: "[REDACTED] of a multi-step step keeps that step's stored header",
-		typ:  monv1.MonitorMultistep, cur: &steps,
+		typ:  monv1.MonitorMultistep, cur: steps,
 		sent: `{"steps":[{"name":"login","url":"https://shop.example.com/login","headers":{"Cookie":"[REDACTED]"}}],"timeout":9000}`,
-		want: probeapi.Config{Timeout: 9000, MultistepConfig: steps.MultistepConfig},
+		want: `{"timeout":9000,"steps":[{"name":"login","url":"https://shop.example.com/login","headers":{"Cookie":{"secret_ref":{"name":"shop-credentials","key":"step0.cookie"}}}}]}`,
 	}, {
 		name: "[REDACTED] outside a credential field is a value like any other",
-		cur:  &stored, sent: `{"body":"[REDACTED]"}`,
-		want: probeapi.Config{Timeout: 5000, HTTPConfig: probeapi.HTTPConfig{Method: "GET", Keyword: "ok", MaxRedirects: &maxRedirects,
-			Headers: stored.Headers, Body: "[REDACTED]"}},
+		cur:  stored, sent: `{"body":"[REDACTED]"}`,
+		want: `{"timeout":5000,"method":"GET","keyword":"ok","max_redirects":2,"headers":` + headers + `,"body":"[REDACTED]"}`,
 	}, {
 		name: "[REDACTED] with nothing stored under that name",
-		cur:  &stored, sent: `{"headers":{"X-Other":"[REDACTED]"}}`,
+		cur:  stored, sent: `{"headers":{"X-Other":"[REDACTED]"}}`,
 		errPath: "config", errMsg: "config.headers.X-Other is [REDACTED] but there is no stored value to keep; send the real value",
 	}, {
 		name: "[REDACTED] on create",
@@ -101,38 +102,37 @@ func TestUpdatedConfig(t *testing.T) {
 		errMsg: "config.headers.Authorization is [REDACTED] but there is no stored value to keep; send the real value",
 	}, {
 		name: "a url moved to another origin drops the stored headers not sent again",
-		cur:  &stored, sent: `{"timeout":7000}`, moved: true,
-		want:    probeapi.Config{Timeout: 7000, HTTPConfig: probeapi.HTTPConfig{Method: "GET", Keyword: "ok", MaxRedirects: &maxRedirects}},
+		cur:  stored, sent: `{"timeout":7000}`, moved: true,
+		want:    `{"timeout":7000,"method":"GET","keyword":"ok","max_redirects":2}`,
 		dropped: []string{"config.headers.Accept", "config.headers.Authorization"},
 	}, {
 		name: "a url moved to another origin drops a [REDACTED] header and keeps a sent one",
-		cur:  &stored, sent: `{"headers":{"Authorization":"[REDACTED]","X-Key":"fresh"}}`, moved: true,
-		want: probeapi.Config{Timeout: 5000, HTTPConfig: probeapi.HTTPConfig{Method: "GET", Keyword: "ok", MaxRedirects: &maxRedirects,
-			Headers: probeapi.Headers{"X-Key": {Value: "fresh"}}}},
+		cur:  stored, sent: `{"headers":{"Authorization":"[REDACTED]","X-Key":"fresh"}}`, moved: true,
+		want:    `{"timeout":5000,"method":"GET","keyword":"ok","max_redirects":2,"headers":{"X-Key":"fresh"}}`,
 		dropped: []string{"config.headers.Authorization"},
 	}, {
 		name: "a step moved to another origin drops its [REDACTED] header",
-		typ:  monv1.MonitorMultistep, cur: &steps,
+		typ:  monv1.MonitorMultistep, cur: steps,
 		sent:    `{"steps":[{"name":"login","url":"https://collector.example.net/login","headers":{"Cookie":"[REDACTED]"}}]}`,
-		want:    probeapi.Config{Timeout: steps.Timeout, MultistepConfig: probeapi.MultistepConfig{Steps: []probeapi.Step{{Name: "login", URL: "https://collector.example.net/login", Headers: probeapi.Headers{}}}}},
+		want:    `{"steps":[{"name":"login","url":"https://collector.example.net/login"}]}`,
 		dropped: []string{"config.steps[0].headers.Cookie"},
 	}, {
 		name: "create takes the sent keys alone",
 		sent: `{"method":"POST","body":"{}"}`,
-		want: probeapi.Config{HTTPConfig: probeapi.HTTPConfig{Method: "POST", Body: "{}"}},
+		want: `{"method":"POST","body":"{}"}`,
 	}, {
-		name: "a key of another type", cur: &stored, sent: `{"host":"example.com"}`,
+		name: "a key of another type", cur: stored, sent: `{"host":"example.com"}`,
 		errPath: "config.host", errMsg: "unknown config key for http monitors",
 	}, {
-		name: "null for a key of another type is ignored", cur: &stored, sent: `{"host":null}`,
+		name: "null for a key of another type is ignored", cur: stored, sent: `{"host":null}`,
 		want: stored,
 	}, {
-		name: "a value of the wrong type", cur: &stored, sent: `{"timeout":"soon"}`,
+		name: "a value of the wrong type", cur: stored, sent: `{"timeout":"soon"}`,
 		errPath: "config.timeout", errMsg: "must be a number in range",
 	}, {
-		name: "an unknown key inside a step", typ: monv1.MonitorMultistep, cur: &steps,
+		name: "an unknown key inside a step", typ: monv1.MonitorMultistep, cur: steps,
 		sent:    `{"steps":[{"name":"a","url":"https://shop.example.com/","colour":"red"}]}`,
-		errPath: "config.colour", errMsg: "unknown config key for multistep monitors",
+		errPath: "config.steps[0].colour", errMsg: "unknown config key for multistep monitors",
 	}, {
 		name: "tool call arguments that are not an object", typ: monv1.MonitorMCP,
 		sent:    `{"tool_call":{"name":"search","arguments":[1]}}`,
@@ -147,9 +147,20 @@ func TestUpdatedConfig(t *testing.T) {
 			if err := json.Unmarshal([]byte(c.sent), &sent); err != nil {
 				t.Fatal(err)
 			}
-			before, _ := json.Marshal(c.cur)
-			got, dropped, err := updatedConfig(typ, c.cur, sent, c.moved)
-			if after, _ := json.Marshal(c.cur); string(after) != string(before) {
+			var cur *monv1.MonitorSpec
+			if c.cur != "" {
+				cur = &monv1.MonitorSpec{Type: typ}
+				if err := monitorconfig.Unmarshal(cur, []byte(c.cur)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before, _ := json.Marshal(cur)
+			spec := &monv1.MonitorSpec{Type: typ}
+			if cur != nil {
+				spec = cur.DeepCopy()
+			}
+			dropped, err := updatedConfig(spec, cur, sent, c.moved)
+			if after, _ := json.Marshal(cur); string(after) != string(before) {
 				t.Fatalf("the stored config changed: %s, was %s", after, before)
 			}
 			if c.errPath != "" {
@@ -168,10 +179,11 @@ func TestUpdatedConfig(t *testing.T) {
 			if !reflect.DeepEqual(dropped, c.dropped) {
 				t.Fatalf("dropped %q, want %q", dropped, c.dropped)
 			}
-			if !reflect.DeepEqual(got, c.want) {
-				g, _ := json.Marshal(got)
-				w, _ := json.Marshal(c.want)
-				t.Fatalf("merged config\n got %s\nwant %s", g, w)
+			var got, want any
+			_ = json.Unmarshal(monitorconfig.Marshal(spec), &got)
+			_ = json.Unmarshal([]byte(c.want), &want)
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("merged config\n got %s\nwant %s", monitorconfig.Marshal(spec), c.want)
 			}
 		})
 	}

@@ -135,10 +135,9 @@ func (h *Handlers) applyMonitorBody(ctx context.Context, m *monv1.Monitor, b *co
 	}
 	// The config: sent keys are merged over the current ones, unless the
 	// type changed (then the new config stands alone).
-	var cur *probeapi.Config
+	var cur *monv1.MonitorSpec
 	if mode != modeCreate {
-		c := monitor.ConfigOf(spec)
-		cur = &c
+		cur = spec.DeepCopy()
 	}
 	sent := map[string]json.RawMessage{}
 	if b.Config.Set && !b.Config.Null {
@@ -166,11 +165,10 @@ func (h *Handlers) applyMonitorBody(ctx context.Context, m *monv1.Monitor, b *co
 		cur = nil // null config: the type's defaults alone
 	}
 	urlMoved := mode == modeUpdate && !credentials.SameOrigin(was.URL, spec.URL)
-	cfg, dropped, err := updatedConfig(spec.Type, cur, sent, urlMoved)
+	dropped, err := updatedConfig(spec, cur, sent, urlMoved)
 	if err != nil {
 		return nil, err
 	}
-	monitor.ApplyConfig(spec, &cfg)
 	if err := h.creds.checkRefs(ctx, m, was); err != nil {
 		return nil, err
 	}
