@@ -31,6 +31,10 @@ type AgentOptions struct {
 	TokenFile string
 	// AllowPrivate lets checks reach private addresses (--allow-private).
 	AllowPrivate bool
+	// BrowserPath is the local Chromium of browser checks
+	// (--browser-path); empty looks one up on PATH. A region's remote
+	// browser (ProbeRegion spec.browser.endpoint) is used instead when set.
+	BrowserPath string
 	// BufferDir enables on-disk buffering of undelivered results (--buffer-dir).
 	BufferDir string
 	// Listen is the address of /healthz, /readyz and /metrics (--listen);
@@ -106,11 +110,12 @@ func NewAgent(opts AgentOptions) (*Agent, error) {
 		client.Token = probeapi.TokenFile(opts.TokenFile)
 	}
 	a := &Agent{
-		Region:        opts.Region,
-		AgentID:       id,
-		Client:        client,
-		Buffer:        &Buffer{Dir: opts.BufferDir, MemoryLimit: opts.MaxBufferedInMemory},
-		Env:           &Env{Guard: netguard.Guard{AllowPrivate: opts.AllowPrivate}, Region: opts.Region, Log: opts.Log},
+		Region:  opts.Region,
+		AgentID: id,
+		Client:  client,
+		Buffer:  &Buffer{Dir: opts.BufferDir, MemoryLimit: opts.MaxBufferedInMemory},
+		Env: &Env{Guard: netguard.Guard{AllowPrivate: opts.AllowPrivate}, Region: opts.Region, Log: opts.Log,
+			Browsers: &Browsers{Path: opts.BrowserPath}},
 		batchSize:     opts.BatchSize,
 		flushInterval: opts.FlushInterval,
 		pollWait:      opts.PollWait,
@@ -241,6 +246,7 @@ func (a *Agent) pollLoop(ctx context.Context) {
 				runnable = append(runnable, as)
 			}
 		}
+		a.Env.Browsers.Configure(list.Browser)
 		a.Scheduler.Update(runnable)
 		for _, adhoc := range list.AdHoc {
 			a.runAdHoc(ctx, adhoc)

@@ -1,14 +1,17 @@
 package probes
 
 import (
+	"fmt"
 	"net"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/netguard/netguardtest"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
+	"github.com/uptime-operator/uptime-operator/internal/testutil"
 )
 
 // TestHTTPAndMCPGuardTrickyTargets runs the HTTP check and the MCP check
@@ -70,4 +73,54 @@ func TestGRPCAndWebSocketGuardTrickyTargets(t *testing.T) {
 			t.Fatalf("the private server upgraded %d connections", n)
 		}
 	})
+}
+
+// TestBrowserGuardPrivateRequests serves a page on a public address of the
+// guard's lab that loads an image from a private address and fetches
+// another: with a local Chromium (through the guard proxy) and with a
+// remote one (through request interception) neither private address is
+// reached, the refusals are reported, and the page itself still checks up.
+// A page on a private address is blocked before the browser loads it.
+func TestBrowserGuardPrivateRequests(t *testing.T) {
+	lab := netguardtest.Start(t)
+	if lab == nil {
+		return
+	}
+	ln, err := net.Listen("tcp", "93.184.216.34:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := fmt.Sprintf(`<!doctype html><html><body><div id="app"></div><img src="%s">
+<script>fetch(%q).catch(() => {}); document.getElementById('app').textContent = 'Rendered';</script></body></html>`,
+		lab.URL("10.0.0.1", "/pixel.png"), lab.URL("192.168.0.1", "/api"))
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte(page)) }), ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	pageURL := "http://" + ln.Addr().String() + "/"
+
+	local := &Env{Region: "test", Browsers: &Browsers{Path: testutil.Chromium(t)}}
+	remoteEnv := &Env{Region: "test", Browsers: &Browsers{}}
+	remoteEnv.Browsers.Configure(&probeapi.RegionBrowser{Endpoint: remoteBrowser(t)})
+	for name, env := range map[string]*Env{"local": local, "remote": remoteEnv} {
+		t.Run(name, func(t *testing.T) {
+			res := run(t, probeapi.Assignment{Type: string(monv1.MonitorBrowser), URL: pageURL, TimeoutMs: 30000, Config: monv1.MonitorSpec{
+				Browser: &monv1.BrowserConfig{WaitForText: "Rendered", Steps: []monv1.BrowserStep{
+					// Both private requests have been answered (refused) by now.
+					{Action: monv1.BrowserEvaluate, Expression: "new Promise((r) => setTimeout(() => r(true), 500))"},
+				}}}}, env)
+			wantStatus(t, res, probeapi.StatusUp)
+			d := browserDetailsOf(t, res)
+			joined := strings.Join(d.BlockedRequests, " | ")
+			if !strings.Contains(joined, "10.0.0.1") || !strings.Contains(joined, "192.168.0.1") {
+				t.Errorf("blocked requests %q, want both private addresses", d.BlockedRequests)
+			}
+			for _, addr := range []string{"10.0.0.1", "192.168.0.1"} {
+				if n := lab.Reached(addr); n != 0 {
+					t.Errorf("%s was reached %d times", addr, n)
+				}
+			}
+			res = run(t, probeapi.Assignment{Type: string(monv1.MonitorBrowser), URL: lab.URL("10.0.0.1", "/"), TimeoutMs: 30000}, env)
+			wantStatus(t, res, probeapi.StatusBlocked)
+		})
+	}
 }

@@ -74,6 +74,9 @@ type Env struct {
 	// SystemResolverConf is the resolv.conf used by dns monitors without a
 	// resolver; empty means /etc/resolv.conf.
 	SystemResolverConf string
+	// Browsers runs browser checks; nil means a local Chromium on PATH,
+	// two at a time.
+	Browsers *Browsers
 }
 
 func (e *Env) now() time.Time {

@@ -192,6 +192,10 @@ type ProbeRegionSpec struct {
 	// placement says where the region's probe agents run.
 	// +optional
 	Placement ProbePlacement `json:"placement,omitempty"`
+	// browser says where the region's browser checks get their browser
+	// and how many each agent runs at once.
+	// +optional
+	Browser *ProbeRegionBrowser `json:"browser,omitempty"`
 }
 
 // PlacementMode says who runs a region's agents.

@@ -8,7 +8,7 @@ import (
 
 // MonitorType is the kind of check a Monitor runs. It cannot change after
 // creation: history of one type means nothing for another.
-// +kubebuilder:validation:Enum=http;api;ping;port;udp;cron;dns;multistep;mcp;grpc;websocket
+// +kubebuilder:validation:Enum=http;api;ping;port;udp;cron;dns;multistep;mcp;grpc;websocket;browser
 type MonitorType string
 
 // The nine monitor types of the specification.
@@ -48,6 +48,7 @@ var MonitorTypeRegistry = []MonitorTypeInfo{
 	{Type: MonitorMCP, Config: "mcp", URL: URLHTTPS, DefaultTimeout: 30 * time.Second},
 	{Type: MonitorGRPC, Config: "grpc", DefaultTimeout: 10 * time.Second},
 	{Type: MonitorWebSocket, Config: "websocket", DefaultTimeout: 10 * time.Second},
+	{Type: MonitorBrowser, Config: "browser", URL: URLRequired, DefaultTimeout: 60 * time.Second},
 }
 
 // MonitorTypes are the monitor types of MonitorTypeRegistry, in its order:
@@ -108,7 +109,7 @@ func LookupMonitorType(t MonitorType) (info MonitorTypeInfo, ok bool) {
 
 // MonitorSpec is the desired configuration of a Monitor.
 // +kubebuilder:validation:XValidation:rule="self.type != 'mcp' || (has(self.url) && self.url.startsWith('https://'))",message="url: mcp monitors need an https:// URL",fieldPath=".url"
-// +kubebuilder:validation:XValidation:rule="!(self.type in ['http','api','mcp']) || has(self.url)",message="url: required for http, api and mcp monitors",fieldPath=".url"
+// +kubebuilder:validation:XValidation:rule="!(self.type in ['http','api','mcp','browser']) || has(self.url)",message="url: required for http, api, mcp and browser monitors",fieldPath=".url"
 // +kubebuilder:validation:XValidation:rule="!has(self.http) || !has(self.http.assertions) || size(self.http.assertions) == 0 || self.type == 'api'",message="assertions are only allowed for api monitors",fieldPath=".http.assertions"
 type MonitorSpec struct {
 	// name is the display name shown in lists, alerts and status pages (1-255
@@ -233,6 +234,10 @@ type MonitorSpec struct {
 	// websocket configures websocket monitors, an extension type.
 	// +optional
 	WebSocket *WebSocketConfig `json:"websocket,omitempty"`
+	// browser configures browser monitors (headless Chromium; an extension
+	// beyond the specification's nine types).
+	// +optional
+	Browser *BrowserConfig `json:"browser,omitempty"`
 }
 
 // ConfirmationSpec is the quorum rule of a monitor: an incident opens when at

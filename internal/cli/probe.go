@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"os"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -23,6 +24,7 @@ func runProbe(ctx context.Context, args []string, _, stderr io.Writer) error {
 	fs.StringVar(&o.ServerURL, "server", "", "the manager's probe API base URL (required)")
 	fs.StringVar(&o.TokenFile, "token-file", "", "file holding the bearer token (ServiceAccount or region token); reread on every request")
 	fs.BoolVar(&o.AllowPrivate, "allow-private", false, "allow checks of private, loopback and link-local addresses")
+	fs.StringVar(&o.BrowserPath, "browser-path", os.Getenv("UPTIME_BROWSER_PATH"), "Chromium binary of browser checks (default $UPTIME_BROWSER_PATH, else chromium, chromium-browser or google-chrome on PATH); a region's remote browser is used instead when it names one")
 	fs.StringVar(&o.BufferDir, "buffer-dir", "", "directory to buffer undelivered results on disk")
 	fs.StringVar(&o.Listen, "listen", ":8081", "address of /healthz, /readyz and /metrics (empty disables)")
 	fs.IntVar(&o.Concurrency, "concurrency", 64, "checks run at the same time")

@@ -286,7 +286,7 @@ func (e *Engine) Ingest(ctx context.Context, results []probeapi.Result) (probeap
 			ID: r.ID, MonitorID: r.MonitorID, Namespace: m.Namespace, Region: r.Region,
 			CheckedAt: r.CheckedAt.UTC().Truncate(time.Microsecond), Status: store.CheckStatus(r.Status),
 			StatusCode: r.StatusCode, ResponseTimeMs: r.ResponseTimeMs,
-			ErrorType: r.ErrorType, ErrorMessage: r.ErrorMessage, Details: r.Details,
+			ErrorType: r.ErrorType, ErrorMessage: r.ErrorMessage, Details: r.Details, Screenshot: r.Screenshot,
 		})
 	}
 	inserted, err := e.opts.Store.InsertChecks(ctx, checks)

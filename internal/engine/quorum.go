@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 	"strings"
@@ -134,6 +135,7 @@ func Tally(m *monv1.Monitor, verdicts map[string]store.Check, since time.Time, f
 			}
 		default:
 			vote.Status, vote.CheckedAt, vote.ErrorType, vote.Error = string(v.Status), v.CheckedAt, v.ErrorType, v.ErrorMessage
+			vote.ScreenshotURL = screenshotURL(v)
 			switch v.Status {
 			case store.StatusDown:
 				vote.Vote = "fail"
@@ -221,4 +223,14 @@ func staleness(m *monv1.Monitor) time.Duration {
 		return 366 * 24 * time.Hour // a heartbeat verdict holds until the next ping or miss
 	}
 	return 3*interval + time.Duration(max(m.Status.EffectiveTimeoutMs, 30000))*time.Millisecond
+}
+
+// screenshotURL is the REST path of the screenshot a failed browser check
+// stored (its details count the bytes), else "". Only failures take one,
+// so an up check costs no look at its details.
+func screenshotURL(c store.Check) string {
+	if c.Status == store.StatusUp || !bytes.Contains(c.Details, []byte(`"screenshot_bytes":`)) {
+		return ""
+	}
+	return "/monitors/" + c.MonitorID + "/checks/" + c.ID + "/screenshot"
 }

@@ -148,3 +148,25 @@ func TestRuleInWords(t *testing.T) {
 		}
 	}
 }
+
+// TestScreenshotURL: a region's vote links the screenshot of its latest
+// check when that check is a failed browser check that took one.
+func TestScreenshotURL(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		check store.Check
+		want  string
+	}{
+		{"failed browser check with a screenshot", store.Check{ID: "c1", MonitorID: "m1", Status: store.StatusDown,
+			Details: []byte(`{"browser":"local","failed_step":0,"screenshot_bytes":48211}`)}, "/monitors/m1/checks/c1/screenshot"},
+		{"blocked browser check with a screenshot", store.Check{ID: "c2", MonitorID: "m1", Status: store.StatusBlocked,
+			Details: []byte(`{"screenshot_bytes":9}`)}, "/monitors/m1/checks/c2/screenshot"},
+		{"failed browser check without one", store.Check{ID: "c3", MonitorID: "m1", Status: store.StatusDown, Details: []byte(`{"browser":"remote"}`)}, ""},
+		{"up check", store.Check{ID: "c4", MonitorID: "m1", Status: store.StatusUp, Details: []byte(`{"screenshot_bytes":1}`)}, ""},
+		{"http check", store.Check{ID: "c5", MonitorID: "m1", Status: store.StatusDown}, ""},
+	} {
+		if got := screenshotURL(tc.check); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

@@ -133,6 +133,31 @@ func ValidateMonitorSpec(ctx context.Context, s *monv1.MonitorSpec, guard HostCh
 		errs = append(errs, validateGRPC(ctx, s.GRPC, guard, path.Child("grpc"))...)
 	case monv1.MonitorWebSocket:
 		errs = append(errs, validateWebSocket(ctx, s.WebSocket, guard, path.Child("websocket"))...)
+	case monv1.MonitorBrowser:
+		if s.Browser != nil {
+			errs = append(errs, validateBrowser(ctx, s.Browser, guard, path.Child("browser"))...)
+		}
+	}
+	return errs
+}
+
+// validateBrowser checks what the markers cannot: navigate steps' URLs
+// against the address guard, the credentials like headers, and that each
+// fill step's credential is one of them.
+func validateBrowser(ctx context.Context, c *monv1.BrowserConfig, guard HostChecker, path *field.Path) field.ErrorList {
+	errs := validateHeaders(c.Credentials, path.Child("credentials"))
+	names := map[string]bool{}
+	for _, cr := range c.Credentials {
+		names[cr.Name] = true
+	}
+	for i, st := range c.Steps {
+		p := path.Child("steps").Index(i)
+		if st.Action == monv1.BrowserNavigate && st.URL != "" {
+			errs = append(errs, validateTargetURL(ctx, st.URL, false, guard, p.Child("url"))...)
+		}
+		if st.Credential != "" && !names[st.Credential] {
+			errs = append(errs, field.Invalid(p.Child("credential"), st.Credential, "must name an entry of credentials"))
+		}
 	}
 	return errs
 }

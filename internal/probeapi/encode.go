@@ -1,6 +1,7 @@
 package probeapi
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"math"
 	"strconv"
@@ -104,6 +105,11 @@ func (r *Result) AppendJSON(dst []byte) []byte {
 	if len(r.Details) > 0 {
 		dst = append(dst, `,"details":`...)
 		dst = appendRaw(dst, r.Details)
+	}
+	if len(r.Screenshot) > 0 {
+		dst = append(dst, `,"screenshot":"`...)
+		dst = base64.StdEncoding.AppendEncode(dst, r.Screenshot)
+		dst = append(dst, '"')
 	}
 	return append(dst, '}')
 }

@@ -20,6 +20,7 @@ func TestAppendJSONIsEncodingJSON(t *testing.T) {
 			Timings: &Timings{TLSMs: 1e-7, ConnectMs: 1e22}, TLS: &TLSInfo{NotAfter: at, Issuer: "CN=Test CA", Subject: "CN=<host>"},
 			Details: json.RawMessage(`{ "assertions": [ {"a": "x < y & z"} ] }`)},
 		{ID: "t", Timings: &Timings{}, Details: json.RawMessage(`{"steps":[{"name":"é"}]}`)},
+		{ID: "s", Status: StatusDown, Screenshot: []byte("\xff\xd8\xff\xe0 jpeg bytes \x00\x01")},
 	}
 	// A replaying agent's batch carries its replayed count and backlog:
 	// the encoder once left them out, so the manager never learnt either.

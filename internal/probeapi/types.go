@@ -76,6 +76,7 @@ const (
 	// an origin other than the one it was stored for, and was not sent.
 	ErrorCredentialOrigin = "credential_origin"
 	ErrorMCP              = "mcp"
+	ErrorNoBrowser        = "no_browser"
 	ErrorInternal         = "internal"
 )
 
@@ -199,10 +200,23 @@ type AssignmentList struct {
 	// whenever an ad-hoc check is queued.
 	Revision    string       `json:"revision"`
 	Assignments []Assignment `json:"assignments"`
+	// Browser is where the region's browser checks get their browser and
+	// how many run at once (the ProbeRegion's spec.browser); nil means a
+	// local Chromium and the default concurrency.
+	Browser *RegionBrowser `json:"browser,omitempty"`
 	// AdHoc are checks to run once, now (run-check and test requests aimed
 	// at this region). The agent runs each once and pushes its result with
 	// Result.ID = RequestID.
 	AdHoc []AdHocCheck `json:"ad_hoc,omitempty"`
+}
+
+// RegionBrowser is a region's browser settings as agents receive them.
+type RegionBrowser struct {
+	// Endpoint is the DevTools WebSocket URL of a remote browser; empty
+	// means a local Chromium.
+	Endpoint string `json:"endpoint,omitempty"`
+	// MaxConcurrent bounds the browser checks an agent runs at once.
+	MaxConcurrent int `json:"max_concurrent,omitempty"`
 }
 
 // AdHocCheck is a one-off check requested through the API.
@@ -232,7 +246,14 @@ type Result struct {
 	// Details holds type-specific data: DNS answers, ping loss and round
 	// trips, multistep step results, MCP tools.
 	Details json.RawMessage `json:"details,omitempty"`
+	// Screenshot is a JPEG of the page a failed browser check ended on, at
+	// most MaxScreenshotBytes; the manager stores it beside the check.
+	Screenshot []byte `json:"screenshot,omitempty"`
 }
+
+// MaxScreenshotBytes bounds Result.Screenshot: a batch of results stays
+// far below MaxBatchBytes even when several carry one.
+const MaxScreenshotBytes = 200 << 10
 
 // Timings breaks a check's latency down, in milliseconds.
 type Timings struct {

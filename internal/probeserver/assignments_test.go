@@ -101,3 +101,37 @@ func TestAssignmentListCredentialsAge(t *testing.T) {
 		t.Fatalf("the rotated credential did not reach the list after the TTL: %+v, %v", rotated, err)
 	}
 }
+
+// TestAssignmentListCarriesRegionBrowser: a region's browser settings reach
+// its agents with the list (the default concurrency filled in), and a
+// change of them is a new revision.
+func TestAssignmentListCarriesRegionBrowser(t *testing.T) {
+	scheme := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(scheme)
+	_ = monv1.AddToScheme(scheme)
+	pr := &monv1.ProbeRegion{ObjectMeta: metav1.ObjectMeta{Name: "region-eu"}, Spec: monv1.ProbeRegionSpec{Code: "eu",
+		Browser: &monv1.ProbeRegionBrowser{Endpoint: "ws://browser.probes:9222/devtools/browser/x"}}}
+	other := &monv1.ProbeRegion{ObjectMeta: metav1.ObjectMeta{Name: "us"}}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(pr, other).Build()
+	s := New(Options{Client: c})
+	ctx := context.Background()
+	list, err := s.AssignmentList(ctx, "eu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := list.Browser; b == nil || b.Endpoint != pr.Spec.Browser.Endpoint || b.MaxConcurrent != monv1.DefaultBrowserConcurrency {
+		t.Fatalf("browser settings %+v", list.Browser)
+	}
+	if us, err := s.AssignmentList(ctx, "us"); err != nil || us.Browser != nil {
+		t.Fatalf("a region without settings got %+v (%v)", us.Browser, err)
+	}
+	pr.Spec.Browser.MaxConcurrent = 5
+	if err := c.Update(ctx, pr); err != nil {
+		t.Fatal(err)
+	}
+	s.AssignmentsChanged()
+	again, err := s.AssignmentList(ctx, "eu")
+	if err != nil || again.Browser.MaxConcurrent != 5 || again.Revision == list.Revision {
+		t.Fatalf("after the change: %+v, revision changed %v (%v)", again.Browser, again.Revision != list.Revision, err)
+	}
+}

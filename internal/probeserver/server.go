@@ -188,6 +188,7 @@ type builtList struct {
 	at          time.Time
 	took        time.Duration
 	assignments []probeapi.Assignment
+	browser     *probeapi.RegionBrowser
 	revision    string
 	// expires is when the credentials the build resolved may be stale
 	// (assign.CredentialsTTL after it, by opts.Now); zero when it read no
@@ -215,7 +216,7 @@ func (e *Server) AssignmentList(ctx context.Context, region string) (*probeapi.A
 	if err != nil {
 		return nil, err
 	}
-	list := &probeapi.AssignmentList{Region: region, Assignments: b.assignments, Revision: b.revision}
+	list := &probeapi.AssignmentList{Region: region, Assignments: b.assignments, Browser: b.browser, Revision: b.revision}
 	e.mu.Lock()
 	for _, req := range e.adhoc {
 		if req.region == region {
@@ -276,7 +277,14 @@ func (e *Server) regionList(ctx context.Context, region string) (*builtList, err
 		skipped = true
 		e.opts.Log.V(1).Info("monitor not assigned", "monitor", m.Name, "namespace", m.Namespace, "reason", err.Error())
 	})
-	b = &builtList{gen: gen, at: time.Now(), assignments: assignments, revision: assign.Revision(assignments)}
+	browser, err := regionBrowser(ctx, e.opts.Client, region)
+	if err != nil {
+		return nil, err
+	}
+	b = &builtList{gen: gen, at: time.Now(), assignments: assignments, browser: browser, revision: assign.Revision(assignments)}
+	if browser != nil {
+		b.revision += fmt.Sprintf("/browser=%d,%s", browser.MaxConcurrent, browser.Endpoint)
+	}
 	b.took = b.at.Sub(start)
 	if secrets.n > 0 || skipped {
 		b.expires = e.opts.Now().Add(assign.CredentialsTTL)
@@ -285,6 +293,27 @@ func (e *Server) regionList(ctx context.Context, region string) (*builtList, err
 	e.built[region] = b
 	e.mu.Unlock()
 	return b, nil
+}
+
+// regionBrowser is the browser settings of region's ProbeRegion, with the
+// default concurrency filled in; nil when it sets none.
+func regionBrowser(ctx context.Context, r client.Reader, region string) (*probeapi.RegionBrowser, error) {
+	var list monv1.ProbeRegionList
+	if err := r.List(ctx, &list); err != nil {
+		return nil, fmt.Errorf("list probe regions: %w", err)
+	}
+	for i := range list.Items {
+		pr := &list.Items[i]
+		if monitor.RegionCode(pr) != region || pr.Spec.Browser == nil {
+			continue
+		}
+		n := int(pr.Spec.Browser.MaxConcurrent)
+		if n <= 0 {
+			n = monv1.DefaultBrowserConcurrency
+		}
+		return &probeapi.RegionBrowser{Endpoint: pr.Spec.Browser.Endpoint, MaxConcurrent: n}, nil
+	}
+	return nil, nil
 }
 
 // secretReads counts the Secret reads of one build (a nil reader reads

@@ -22,6 +22,10 @@ type RegionVote struct {
 	Error     string    `json:"error,omitempty"`
 	CheckedAt time.Time `json:"checked_at"`
 	ISP       string    `json:"isp,omitempty"`
+	// ScreenshotURL is the path of the screenshot of the region's latest
+	// check, when that check is a failed browser check that took one
+	// (GET /monitors/:id/checks/:checkId/screenshot, an extension).
+	ScreenshotURL string `json:"screenshot_url,omitempty"`
 }
 
 // Explanation is why a monitor is (or is not) in an incident: the region

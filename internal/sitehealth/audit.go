@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"time"
@@ -17,6 +16,7 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
+	"github.com/uptime-operator/uptime-operator/internal/chromium"
 	"github.com/uptime-operator/uptime-operator/internal/netguard"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
@@ -27,9 +27,6 @@ var ErrAuditUnavailable = errors.New("performance audits are unavailable: no Chr
 
 // MobileUserAgent is the user agent of mobile audits.
 const MobileUserAgent = "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Mobile Safari/537.36 uptime-operator-sitehealth/1.0"
-
-// browserNames are looked up on PATH when Auditor.ChromePath is empty.
-var browserNames = []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "headless-shell"}
 
 // Auditor runs performance audits in headless Chromium.
 type Auditor struct {
@@ -50,18 +47,7 @@ func (a *Auditor) Path() string {
 	if a == nil {
 		return ""
 	}
-	if a.ChromePath != "" {
-		if _, err := os.Stat(a.ChromePath); err == nil {
-			return a.ChromePath
-		}
-		return ""
-	}
-	for _, n := range browserNames {
-		if p, err := exec.LookPath(n); err == nil {
-			return p
-		}
-	}
-	return ""
+	return chromium.Find(a.ChromePath)
 }
 
 // Available reports whether audits can run.
@@ -120,7 +106,7 @@ func (a *Auditor) Audit(ctx context.Context, urls []string, formFactor string) A
 		return rep
 	}
 	defer func() { _ = os.RemoveAll(dir) }()
-	proxy, err := startGuardProxy(a.Guard)
+	proxy, err := chromium.StartGuardProxy(a.Guard)
 	if err != nil {
 		rep.Error = fmt.Sprintf("start browser proxy: %v", err)
 		return rep
@@ -130,23 +116,7 @@ func (a *Auditor) Audit(ctx context.Context, urls []string, formFactor string) A
 	if formFactor == store.HealthFormMobile {
 		w, h = 390, 844
 	}
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx,
-		chromedp.ExecPath(path),
-		chromedp.Flag("headless", true),
-		chromedp.Flag("no-sandbox", true),
-		chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("no-first-run", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.Flag("proxy-server", proxy.URL()),
-		// Loopback goes through the proxy too, so the guard sees it.
-		chromedp.Flag("proxy-bypass-list", "<-loopback>"),
-		chromedp.UserDataDir(dir),
-		chromedp.WindowSize(w, h),
-	)
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx, append(chromium.Options(path, dir, proxy.URL()), chromedp.WindowSize(w, h))...)
 	defer cancelAlloc()
 	browserCtx, cancelBrowser := chromedp.NewContext(allocCtx)
 	defer cancelBrowser()

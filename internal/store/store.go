@@ -68,7 +68,15 @@ type Check struct {
 	ErrorType      string          `json:"error_type,omitempty"`
 	ErrorMessage   string          `json:"error_message,omitempty"`
 	Details        json.RawMessage `json:"details,omitempty"`
+	// Screenshot is the JPEG a failed browser check took of its page, at
+	// most MaxScreenshotBytes. It is stored apart from the check
+	// (CheckScreenshot reads it), pruned with it and deleted with the
+	// monitor's history; reads of checks leave it empty.
+	Screenshot []byte `json:"-"`
 }
+
+// MaxScreenshotBytes bounds Check.Screenshot: a larger one is not stored.
+const MaxScreenshotBytes = 256 << 10
 
 // ChecksQuery selects check history, newest first.
 type ChecksQuery struct {
@@ -564,6 +572,9 @@ type Store interface {
 	// cursor for the next (older) page, nil when there is none. The cursor is
 	// the checked_at of the last item returned; pass it unchanged as Before.
 	ListChecks(ctx context.Context, q ChecksQuery) (items []Check, nextBefore *time.Time, err error)
+	// CheckScreenshot returns the screenshot stored with a check of a
+	// monitor, or ErrNotFound.
+	CheckScreenshot(ctx context.Context, monitorID, checkID string) ([]byte, error)
 	// LatestChecks returns the most recent check of each region of a monitor.
 	LatestChecks(ctx context.Context, monitorID string) ([]Check, error)
 	// MonitorView returns the newest check of each of q.Regions that has

@@ -1,9 +1,12 @@
 package monitors
 
 import (
+	"errors"
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/go-chi/chi/v5"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
@@ -66,6 +69,32 @@ func (h *history) listChecks(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	httpjson.Write(w, http.StatusOK, restapi.CheckPage{Items: core.CheckRecords(items), NextBefore: core.ISOTimePtr(next)})
+}
+
+// checkScreenshot serves the JPEG stored with a failed browser check, to
+// whoever may read the monitor (PathMonitor resolves it in the caller's
+// workspace, and the store reads the screenshot by monitor and check id).
+func (h *history) checkScreenshot(w http.ResponseWriter, r *http.Request) {
+	m := h.d.PathSharedMonitor(w, r)
+	if m == nil {
+		return
+	}
+	img, err := h.st.CheckScreenshot(r.Context(), string(m.UID), chi.URLParam(r, "checkId"))
+	if errors.Is(err, store.ErrNotFound) {
+		core.WriteNotFound(w, "Screenshot")
+		return
+	}
+	if err != nil {
+		core.WriteErr(w, r, err)
+		return
+	}
+	hdr := w.Header()
+	hdr.Set("Content-Type", "image/jpeg")
+	hdr.Set("Content-Length", strconv.Itoa(len(img)))
+	hdr.Set("Cache-Control", "private, max-age=86400")
+	hdr.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(img)
 }
 
 // maxExportRows is the most rows of a CSV export.

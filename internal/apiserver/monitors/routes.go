@@ -127,6 +127,13 @@ func (h *Handlers) Routes(rt *core.Router) {
 		RespType:    "text/csv",
 		RespHeaders: apidoc.M{"X-Export-Truncated": apidoc.M{"description": "true when the 50,000-row cap cut the export (the newest rows are returned).", "schema": apidoc.Enum("", "true")}},
 	}))
+	rt.Handle(http.MethodGet, "/monitors/{id}/checks/{checkId}/screenshot", h.checkScreenshot, core.Doc(apidoc.Op{
+		Tag:      "Monitors",
+		Summary:  "The screenshot a failed browser check took of its page (extension)",
+		Desc:     "An extension beyond the specification: browser monitors store a JPEG of the page with each failed check (at most 256 KiB), kept and pruned with the check history. 404 when the check has none.",
+		Resp:     apidoc.With(apidoc.Str("JPEG image."), "contentMediaType", "image/jpeg"),
+		RespType: "image/jpeg",
+	}))
 	rt.Handle(http.MethodGet, "/monitors/{id}/regions", h.getRegions, core.Doc(apidoc.Op{Tag: "Monitors", Summary: "The monitor's probe regions", Resp: restapi.Regions{}}))
 	rt.Handle(http.MethodPut, "/monitors/{id}/regions", h.putRegions, monitorWrite, core.Doc(apidoc.Op{
 		Tag:         "Monitors",
@@ -250,4 +257,5 @@ type Store interface {
 	ListDNSRecords(ctx context.Context, monitorID string, changedOnly bool, limit int) ([]store.DNSRecord, error)
 	ListChecks(ctx context.Context, q store.ChecksQuery) (items []store.Check, nextBefore *time.Time, err error)
 	LatestChecks(ctx context.Context, monitorID string) ([]store.Check, error)
+	CheckScreenshot(ctx context.Context, monitorID, checkID string) ([]byte, error)
 }

@@ -60,7 +60,15 @@ func (s *Store) InsertChecks(ctx context.Context, checks []store.Check) (int, er
 	// Once queued the batch is committed or rolled back; wait for the
 	// outcome so a committed batch is never reported as failed.
 	res := <-r.done
-	return res.inserted, res.err
+	if res.err != nil {
+		return 0, res.err
+	}
+	// Screenshots (rare: failed browser checks) go in a statement of their
+	// own after the COPY; a retried batch stores each once.
+	if err := s.InsertScreenshots(ctx, batch); err != nil {
+		return res.inserted, err
+	}
+	return res.inserted, nil
 }
 
 // ingester merges queued batches until the store closes, then drains the

@@ -43,6 +43,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"UptimeDaily", testUptimeDaily},
 		{"ResponseSeries", testResponseSeries},
 		{"PruneChecks", testPruneChecks},
+		{"CheckScreenshots", testCheckScreenshots},
 		{"ResetStatsAndDeleteHistory", testDeleteHistory},
 		{"AdoptHistory", testAdoptHistory},
 		{"AdoptScope", testAdoptScope},
@@ -565,6 +566,55 @@ func testPruneChecks(t *testing.T, s store.Store) {
 	}
 	if _, err := s.PruneRollups(c, time.Second, base); !errors.Is(err, store.ErrInvalid) {
 		t.Fatalf("bad step: %v", err)
+	}
+}
+
+// testCheckScreenshots: a check's screenshot is stored once with it (a
+// retried batch changes nothing), read by monitor and check id only, left
+// out when too large, pruned with its check and deleted with the history.
+func testCheckScreenshots(t *testing.T, s store.Store) {
+	c := ctx(t)
+	m, other := uuid.NewString(), uuid.NewString()
+	old := check(m, "eu", base.Add(-2*time.Hour), store.StatusDown, 5)
+	old.Screenshot = []byte("\xff\xd8\xffold")
+	fresh := check(m, "eu", base, store.StatusDown, 5)
+	fresh.Screenshot = []byte("\xff\xd8\xfffresh")
+	huge := check(m, "us", base, store.StatusDown, 5)
+	huge.Screenshot = make([]byte, store.MaxScreenshotBytes+1)
+	plain := check(m, "us", base.Add(time.Minute), store.StatusUp, 5)
+	n, err := s.InsertChecks(c, []store.Check{old, fresh, huge, plain})
+	must(t, err)
+	eq(t, "inserted", n, 4)
+	again := fresh
+	again.Screenshot = []byte("other bytes")
+	n, err = s.InsertChecks(c, []store.Check{again})
+	must(t, err)
+	eq(t, "inserted again", n, 0)
+	img, err := s.CheckScreenshot(c, m, fresh.ID)
+	must(t, err)
+	eq(t, "screenshot", string(img), string(fresh.Screenshot))
+	for what, ids := range map[string][2]string{"another monitor's": {other, fresh.ID}, "too large": {m, huge.ID}, "none": {m, plain.ID}} {
+		if _, err := s.CheckScreenshot(c, ids[0], ids[1]); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("%s screenshot: %v, want not found", what, err)
+		}
+	}
+	items, _, err := s.ListChecks(c, store.ChecksQuery{MonitorID: m})
+	must(t, err)
+	for _, it := range items {
+		if len(it.Screenshot) != 0 {
+			t.Fatalf("check %s was read with its screenshot", it.ID)
+		}
+	}
+	_, err = s.PruneChecks(c, base.Add(-time.Hour), 100)
+	must(t, err)
+	if _, err := s.CheckScreenshot(c, m, old.ID); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("pruned check's screenshot: %v", err)
+	}
+	_, err = s.CheckScreenshot(c, m, fresh.ID)
+	must(t, err)
+	must(t, s.DeleteMonitorHistory(c, m))
+	if _, err := s.CheckScreenshot(c, m, fresh.ID); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("screenshot after the history was deleted: %v", err)
 	}
 }
 

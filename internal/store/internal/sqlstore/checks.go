@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -146,12 +147,58 @@ func (s *Store) InsertChecks(ctx context.Context, checks []store.Check) (int, er
 			}
 		}
 		inserted = len(fresh)
+		if err := s.insertScreenshots(ctx, q, batch); err != nil {
+			return err
+		}
 		return UpsertRollups(ctx, q, store.AggregateRollups(fresh))
 	})
 	if err != nil {
 		return 0, err
 	}
 	return inserted, nil
+}
+
+// insertScreenshots stores the screenshots of checks, once per check id
+// (a retried batch stores nothing twice); one larger than
+// store.MaxScreenshotBytes is left out.
+func (s *Store) insertScreenshots(ctx context.Context, q Querier, checks []store.Check) error {
+	for i := range checks {
+		c := &checks[i]
+		if len(c.Screenshot) == 0 || len(c.Screenshot) > store.MaxScreenshotBytes {
+			continue
+		}
+		if _, err := q.Exec(ctx, `INSERT INTO check_screenshots (check_id, monitor_id, checked_at, image) VALUES (?, ?, ?, ?)
+ ON CONFLICT (check_id) DO NOTHING`, c.ID, c.MonitorID, s.D.Time(c.CheckedAt), c.Screenshot); err != nil {
+			return fmt.Errorf("insert check screenshot: %w", err)
+		}
+	}
+	return nil
+}
+
+// InsertScreenshots stores the screenshots of checks in a transaction of
+// its own (for a backend whose ingest writes checks another way).
+func (s *Store) InsertScreenshots(ctx context.Context, checks []store.Check) error {
+	has := false
+	for i := range checks {
+		has = has || len(checks[i].Screenshot) > 0
+	}
+	if !has {
+		return nil
+	}
+	return s.B.Write(ctx, func(q Querier) error { return s.insertScreenshots(ctx, q, checks) })
+}
+
+// CheckScreenshot implements store.Store.
+func (s *Store) CheckScreenshot(ctx context.Context, monitorID, checkID string) ([]byte, error) {
+	var img []byte
+	err := s.B.Reader().QueryRow(ctx, `SELECT image FROM check_screenshots WHERE check_id = ? AND monitor_id = ?`, checkID, monitorID).Scan(&img)
+	if err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("read check screenshot: %w", err)
+	}
+	return img, nil
 }
 
 // RollupUpsertConflict is the ON CONFLICT clause that merges a bucket increment
@@ -509,6 +556,15 @@ func (s *Store) PruneChecks(ctx context.Context, olderThan time.Time, chunkSize 
 		}
 		total += n
 		if n < int64(chunkSize) {
+			// Screenshots go with their checks (their count is not the
+			// checks').
+			err := s.B.Write(ctx, func(q Querier) error {
+				_, err := q.Exec(ctx, `DELETE FROM check_screenshots WHERE checked_at < ?`, s.D.Time(store.UTC(olderThan)))
+				return err
+			})
+			if err != nil {
+				return total, fmt.Errorf("prune check screenshots: %w", err)
+			}
 			return total, nil
 		}
 	}
@@ -545,7 +601,7 @@ func (s *Store) historyDeletes(stmts ...string) []string {
 // ResetStats implements store.Store.
 func (s *Store) ResetStats(ctx context.Context, monitorID string) error {
 	err := s.B.Write(ctx, func(q Querier) error {
-		for _, stmt := range s.historyDeletes("DELETE FROM checks WHERE monitor_id = ?") {
+		for _, stmt := range s.historyDeletes("DELETE FROM checks WHERE monitor_id = ?", "DELETE FROM check_screenshots WHERE monitor_id = ?") {
 			if _, err := q.Exec(ctx, stmt, monitorID); err != nil {
 				return err
 			}
@@ -566,6 +622,7 @@ func (s *Store) DeleteMonitorHistory(ctx context.Context, monitorID string) erro
 			// same history waits on it (store.GenerationStore).
 			"DELETE FROM monitor_generations WHERE uid = ?",
 			"DELETE FROM checks WHERE monitor_id = ?",
+			"DELETE FROM check_screenshots WHERE monitor_id = ?",
 			"DELETE FROM incidents WHERE monitor_id = ?", // events, notes and AI content cascade
 			"DELETE FROM dns_records WHERE monitor_id = ?",
 			"DELETE FROM pause_windows WHERE monitor_id = ?",

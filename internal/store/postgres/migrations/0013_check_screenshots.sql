@@ -1,0 +1,12 @@
+-- The failure screenshots of browser checks (store.Check.Screenshot), apart
+-- from checks so their rows stay small and the COPY of a batch untouched;
+-- pruned with the checks they belong to (checked_at) and deleted with the
+-- monitor's history.
+CREATE TABLE IF NOT EXISTS check_screenshots (
+ check_id   TEXT PRIMARY KEY,
+ monitor_id TEXT NOT NULL,
+ checked_at TIMESTAMPTZ NOT NULL,
+ image      BYTEA NOT NULL
+);
+CREATE INDEX IF NOT EXISTS check_screenshots_monitor ON check_screenshots (monitor_id);
+CREATE INDEX IF NOT EXISTS check_screenshots_time ON check_screenshots (checked_at);
