@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 	"os"
+	"strings"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
