@@ -167,18 +167,12 @@ type httpExchange struct {
 // do dials, writes the request and reads the response head.
 func (x *httpExchange) do(ctx context.Context) (*http.Response, error) {
 	u := x.url
-	port := u.Port()
-	switch u.Scheme {
-	case "http":
-		if port == "" {
-			port = "80"
-		}
-	case "https":
-		if port == "" {
-			port = "443"
-		}
-	default:
+	port, def := u.Port(), probeapi.DefaultPort(u.Scheme)
+	if def == "" {
 		return nil, fmt.Errorf("unsupported protocol scheme %q", u.Scheme)
+	}
+	if port == "" {
+		port = def
 	}
 	if u.Host == "" {
 		return nil, errors.New("no host in request URL")

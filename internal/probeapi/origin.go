@@ -47,23 +47,30 @@ func Origin(raw string) (origin string, ok bool) {
 func URLOrigin(u *url.URL) (string, bool) {
 	scheme := strings.ToLower(u.Scheme)
 	port := u.Port()
-	switch scheme {
-	case "http":
-		if port == "" {
-			port = "80"
-		}
-	case "https":
-		if port == "" {
-			port = "443"
-		}
-	default:
+	def := DefaultPort(scheme)
+	if def == "" {
 		return "", false
+	}
+	if port == "" {
+		port = def
 	}
 	host := strings.ToLower(u.Hostname())
 	if host == "" {
 		return "", false
 	}
 	return scheme + "://" + net.JoinHostPort(host, port), true
+}
+
+// DefaultPort is the port of an http or https URL that names none; empty
+// for other schemes.
+func DefaultPort(scheme string) string {
+	switch scheme {
+	case "http":
+		return "80"
+	case "https":
+		return "443"
+	}
+	return ""
 }
 
 // Bound returns the credential headers of one header list of a, by name,

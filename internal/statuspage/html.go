@@ -140,13 +140,7 @@ type langLink struct {
 // ServeHTML serves the server-rendered page at /s/:slug. Private pages
 // without a session get the sign-in form (401).
 func (p *Public) ServeHTML(w http.ResponseWriter, r *http.Request, slug string) {
-	p.init()
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		w.Header().Set("Allow", "GET, HEAD")
-		writeError(w, http.StatusMethodNotAllowed, "", "Method not allowed")
-		return
-	}
-	page, ok := p.lookup(w, r, slug)
+	page, ok := p.readPage(w, r, slug)
 	if !ok {
 		return
 	}

@@ -119,16 +119,23 @@ func (p *Public) secrets() client.Reader {
 	return p.Reader
 }
 
-// ServeStatus serves the public JSON endpoints of a page: rest is "" for
-// GET /status/:slug, "history", "badge.svg" or "feed.xml".
-func (p *Public) ServeStatus(w http.ResponseWriter, r *http.Request, slug, rest string) {
+// readPage starts a read-only page endpoint: GET or HEAD only (405
+// otherwise), then the page of slug (see lookup); ok is false when an
+// answer was written.
+func (p *Public) readPage(w http.ResponseWriter, r *http.Request, slug string) (*monv1.StatusPage, bool) {
 	p.init()
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
 		writeError(w, http.StatusMethodNotAllowed, "", "Method not allowed")
-		return
+		return nil, false
 	}
-	page, ok := p.lookup(w, r, slug)
+	return p.lookup(w, r, slug)
+}
+
+// ServeStatus serves the public JSON endpoints of a page: rest is "" for
+// GET /status/:slug, "history", "badge.svg" or "feed.xml".
+func (p *Public) ServeStatus(w http.ResponseWriter, r *http.Request, slug, rest string) {
+	page, ok := p.readPage(w, r, slug)
 	if !ok {
 		return
 	}

@@ -287,13 +287,7 @@ func (p *Public) ssoMessage(w http.ResponseWriter, r *http.Request, page *monv1.
 // even with a session (the "sign in with another account" link of the
 // access-denied page asks the provider to let the visitor choose).
 func (p *Public) ServeSSOStart(w http.ResponseWriter, r *http.Request, slug string) {
-	p.init()
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		w.Header().Set("Allow", "GET, HEAD")
-		writeError(w, http.StatusMethodNotAllowed, "", "Method not allowed")
-		return
-	}
-	page, ok := p.lookup(w, r, slug)
+	page, ok := p.readPage(w, r, slug)
 	if !ok {
 		return
 	}
