@@ -44,7 +44,8 @@ var layers = []layer{
 		"internal/ratelimit", "internal/netguard", "internal/trust", "internal/certs",
 		"internal/httpserver", "internal/conditions", "internal/writethrough",
 		"internal/confirmlink", "internal/devmail", "internal/podsecurity", "internal/apikeys",
-		"internal/oidcdev", // the loopback OpenID provider of the sso tests and dev mode
+		"internal/oidcdev",  // the loopback OpenID provider of the sso tests and dev mode
+		"internal/chromium", // finding and starting Chromium, and its guarded proxy
 	}},
 	{name: "model", siblings: true, pkgs: []string{
 		// The API types and the pure logic over them (the wire form of a

@@ -385,7 +385,10 @@ func TestGitOpsStatus(t *testing.T) {
 	token := meta("api-token")
 	token.Labels = map[string]string{monv1.CredentialsLabel: monv1.CredentialsLabelValue}
 	must(c.Create(ctx, &corev1.Secret{ObjectMeta: token, StringData: map[string]string{"token": "t"}}))
-	must(c.Create(ctx, &corev1.Secret{ObjectMeta: meta("hook-url"), StringData: map[string]string{"url": "https://example.com/hook"}}))
+	hookSecret := meta("hook-url")
+	// An AlertChannel reads only its own Secrets or opted-in ones.
+	hookSecret.Labels = map[string]string{monv1.CredentialsLabel: monv1.CredentialsLabelValue}
+	must(c.Create(ctx, &corev1.Secret{ObjectMeta: hookSecret, StringData: map[string]string{"url": "https://example.com/hook"}}))
 	must(c.Create(ctx, &monv1.ProbeRegion{ObjectMeta: metav1.ObjectMeta{Name: "mars"}}))
 	for _, obj := range []client.Object{withSecretHeader, noRegions, &monv1.AlertChannel{ObjectMeta: meta("hook")}} {
 		settle(t, obj.GetName()+" to recover", 2*time.Minute, func() error {

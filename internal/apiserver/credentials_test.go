@@ -82,7 +82,7 @@ var _ = Describe("Monitor credentials", Ordered, func() {
 		rec := do("GET", "/monitors/"+id, key(ns, "read-only"), nil)
 		Expect(rec.Code).To(Equal(http.StatusOK))
 		Expect(rec.Body.String()).NotTo(ContainSubstring("YWxpY2U6czNjcjN0LXBhc3N3b3Jk"))
-		Expect(obj(rec)["config"].(map[string]any)["headers"]).To(HaveKeyWithValue("X-Tenant", "[REDACTED]"))
+		Expect(obj(rec)["config"].(map[string]any)["headers"]).To(HaveKeyWithValue("Authorization", "[REDACTED]"))
 
 		rec = do("PUT", "/monitors/"+id, key(ns, "standard"), map[string]any{"config": map[string]any{
 			"method": "HEAD", "headers": map[string]any{"authorization": "[REDACTED]"}}})
