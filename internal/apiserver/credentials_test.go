@@ -170,10 +170,10 @@ var _ = Describe("Monitor credentials", Ordered, func() {
 	It("neither writes over nor uses the orphaned credentials Secret of an earlier Monitor of the same name", func() {
 		Expect(k8s.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "reborn-credentials",
 			Labels: map[string]string{monv1.CredentialsOfLabel: "reborn"}},
-			Data: map[string][]byte{"http.authorization": []byte("Bearer earlier-token")}})).To(Succeed())
+			Data: map[string][]byte{"http.x-tenant": []byte("earlier-tenant")}})).To(Succeed())
 		cr := &monv1.Monitor{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "reborn"},
 			Spec: monv1.MonitorSpec{Name: "Reborn", URL: "https://93.184.216.34/reborn",
-				HTTP: &monv1.HTTPConfig{Headers: []monv1.HTTPHeader{{Name: "Authorization", Value: ptr.To("Bearer new")}}}}}
+				HTTP: &monv1.HTTPConfig{Headers: []monv1.HTTPHeader{{Name: "X-Tenant", Value: ptr.To("new")}}}}}
 		Expect(k8s.Create(ctx, cr)).To(Succeed())
 		Eventually(func() int { return do("GET", "/monitors/"+string(cr.UID), key(ns, "read-only"), nil).Code }).Should(Equal(http.StatusOK))
 		rec := do("PUT", "/monitors/"+string(cr.UID), key(ns, "standard"), map[string]any{"name": "Reborn 2"})
@@ -181,7 +181,7 @@ var _ = Describe("Monitor credentials", Ordered, func() {
 		Expect(rec.Body.String()).To(ContainSubstring("does not hold this monitor's credentials"))
 		var sec corev1.Secret
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "reborn-credentials"}, &sec)).To(Succeed())
-		Expect(string(sec.Data["http.authorization"])).To(Equal("Bearer earlier-token"))
+		Expect(string(sec.Data["http.x-tenant"])).To(Equal("earlier-tenant"))
 		Expect(sec.OwnerReferences).To(BeEmpty())
 	})
 
