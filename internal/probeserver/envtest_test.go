@@ -78,7 +78,7 @@ func TestRegionsThroughTheManager(t *testing.T) {
 			Spec: monv1.ProbeRegionSpec{Placement: monv1.ProbePlacement{Mode: monv1.PlacementManaged}}}))
 	}
 	must(c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "partner-token", Namespace: ns},
-		Data: map[string][]byte{probeserver.RegionTokenKey: []byte("partner-secret-token-0123456789")}}))
+		Data: map[string][]byte{probeserver.RegionTokenKey: []byte("partner-secret-token-0123456789abcdef")}}))
 	must(c.Create(ctx, &monv1.ProbeRegion{ObjectMeta: metav1.ObjectMeta{Name: "partner"},
 		Spec: monv1.ProbeRegionSpec{Placement: monv1.ProbePlacement{Mode: monv1.PlacementRemote,
 			TokenSecretRef: &monv1.SecretKeySelector{Name: "partner-token", Key: probeserver.RegionTokenKey}}}}))
@@ -167,7 +167,7 @@ func TestRegionsThroughTheManager(t *testing.T) {
 	})
 
 	t.Run("partner's forged results open no incident", func(t *testing.T) {
-		partner := agent("partner-secret-token-0123456789")
+		partner := agent("partner-secret-token-0123456789abcdef")
 		for _, batch := range []*probeapi.ResultBatch{
 			{Region: "a", Results: []probeapi.Result{down("f-1", "a"), down("f-2", "b")}},
 			{Region: "partner", Results: []probeapi.Result{down("f-3", "a"), down("f-4", "b")}},
