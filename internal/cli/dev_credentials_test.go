@@ -2,11 +2,9 @@ package cli
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -73,35 +71,9 @@ func TestDevCredentialStaysWithItsOrigin(t *testing.T) {
 	})
 
 	dir := t.TempDir()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	ctx, cancel := context.WithCancel(t.Context())
-	var stderr syncBuffer
-	done := make(chan error, 1)
-	go func() {
-		done <- Main(ctx, []string{"dev", "--state-dir", dir, "--api-listen", addr}, &bytes.Buffer{}, &stderr)
-	}()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("dev: %v", err)
-		}
-	}()
-	deadline := time.After(3 * time.Minute)
-	for !strings.Contains(stderr.String(), "dev: press Ctrl-C to stop") {
-		select {
-		case err := <-done:
-			done <- err
-			t.Fatalf("dev stopped: %v\n%s", err, stderr.String())
-		case <-deadline:
-			t.Fatalf("dev not ready after 3 minutes:\n%s", stderr.String())
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
+	addr, _, stop := startDev(t, dir)
+	defer stop()
+	ctx := t.Context()
 	raw, err := os.ReadFile(filepath.Join(dir, "api-key"))
 	if err != nil {
 		t.Fatal(err)

@@ -57,35 +57,9 @@ func TestDevStartsCleanly(t *testing.T) {
 	dir := t.TempDir()
 	run := func() (key []byte) {
 		t.Helper()
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		addr := ln.Addr().String()
-		ln.Close()
-		ctx, cancel := context.WithCancel(t.Context())
-		var stderr syncBuffer
-		done := make(chan error, 1)
-		go func() {
-			done <- Main(ctx, []string{"dev", "--state-dir", dir, "--api-listen", addr}, &bytes.Buffer{}, &stderr)
-		}()
-		defer func() {
-			cancel()
-			if err := <-done; err != nil {
-				t.Errorf("dev: %v", err)
-			}
-		}()
-		deadline := time.After(3 * time.Minute)
-		for !strings.Contains(stderr.String(), "dev: press Ctrl-C to stop") {
-			select {
-			case err := <-done:
-				done <- err
-				t.Fatalf("dev stopped: %v\n%s", err, stderr.String())
-			case <-deadline:
-				t.Fatalf("dev not ready after 3 minutes:\n%s", stderr.String())
-			case <-time.After(200 * time.Millisecond):
-			}
-		}
+		_, stderr, stop := startDev(t, dir)
+		ctx := t.Context()
+		defer stop()
 		time.Sleep(2 * time.Second) // let start-up work that runs after "ready" log too
 		out := stderr.String()
 		for _, line := range strings.Split(out, "\n") {
@@ -139,4 +113,42 @@ func TestDevOIDCProvider(t *testing.T) {
 	if err := json.NewDecoder(resp.Body).Decode(&doc); err != nil || resp.StatusCode != 200 || doc.Issuer != prov.Issuer {
 		t.Fatalf("discovery: %d %+v %v", resp.StatusCode, doc, err)
 	}
+}
+
+// startDev runs `uptime-operator dev` on dir with the API on a free
+// loopback port and waits until it says it is ready. stop ends it and
+// reports an error it returned.
+func startDev(t *testing.T, dir string) (addr string, stderr *syncBuffer, stop func()) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr = ln.Addr().String()
+	ln.Close()
+	ctx, cancel := context.WithCancel(t.Context())
+	stderr = &syncBuffer{}
+	done := make(chan error, 1)
+	go func() {
+		done <- Main(ctx, []string{"dev", "--state-dir", dir, "--api-listen", addr}, &bytes.Buffer{}, stderr)
+	}()
+	stop = func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("dev: %v", err)
+		}
+	}
+	deadline := time.After(3 * time.Minute)
+	for !strings.Contains(stderr.String(), "dev: press Ctrl-C to stop") {
+		select {
+		case err := <-done:
+			done <- err
+			t.Fatalf("dev stopped: %v\n%s", err, stderr.String())
+		case <-deadline:
+			stop()
+			t.Fatalf("dev not ready after 3 minutes:\n%s", stderr.String())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	return addr, stderr, stop
 }
