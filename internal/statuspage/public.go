@@ -3,6 +3,7 @@ package statuspage
 import (
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -119,13 +120,18 @@ func (p *Public) secrets() client.Reader {
 	return p.Reader
 }
 
-// readPage starts a read-only page endpoint: GET or HEAD only (405
-// otherwise), then the page of slug (see lookup); ok is false when an
-// answer was written.
+// readPage starts a read-only page endpoint: GET or HEAD.
 func (p *Public) readPage(w http.ResponseWriter, r *http.Request, slug string) (*monv1.StatusPage, bool) {
+	return p.pageFor(w, r, slug, http.MethodGet, http.MethodHead)
+}
+
+// pageFor starts a page endpoint that answers methods (405 with Allow
+// otherwise), then finds the page of slug (see lookup); ok is false when
+// an answer was written.
+func (p *Public) pageFor(w http.ResponseWriter, r *http.Request, slug string, methods ...string) (*monv1.StatusPage, bool) {
 	p.init()
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		w.Header().Set("Allow", "GET, HEAD")
+	if !slices.Contains(methods, r.Method) {
+		w.Header().Set("Allow", strings.Join(methods, ", "))
 		writeError(w, http.StatusMethodNotAllowed, "", "Method not allowed")
 		return nil, false
 	}

@@ -310,13 +310,7 @@ func (p *Public) loginFailed(r *http.Request, page *monv1.StatusPage) {
 // against the page's Secret; a match sets the session cookie and redirects
 // (303) to the page, a mismatch answers 401 with the login form.
 func (p *Public) ServeLogin(w http.ResponseWriter, r *http.Request, slug string) {
-	p.init()
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", http.MethodPost)
-		writeError(w, http.StatusMethodNotAllowed, "", "Method not allowed")
-		return
-	}
-	page, ok := p.lookup(w, r, slug)
+	page, ok := p.pageFor(w, r, slug, http.MethodPost)
 	if !ok {
 		return
 	}
@@ -351,13 +345,7 @@ func (p *Public) ServeLogin(w http.ResponseWriter, r *http.Request, slug string)
 // page (password or sso) ends in this browser. It does not sign the visitor
 // out of the identity provider.
 func (p *Public) ServeLogout(w http.ResponseWriter, r *http.Request, slug string) {
-	p.init()
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", http.MethodPost)
-		writeError(w, http.StatusMethodNotAllowed, "", "Method not allowed")
-		return
-	}
-	page, ok := p.lookup(w, r, slug)
+	page, ok := p.pageFor(w, r, slug, http.MethodPost)
 	if !ok {
 		return
 	}
