@@ -101,7 +101,7 @@ func Open(ctx context.Context, dsn string, o Options) (*Store, error) {
 	}
 	s := &Store{pool: pool, ingest: make(chan *ingestReq, maxIngestQueue), quit: make(chan struct{}), done: make(chan struct{}),
 		compacted: make(chan struct{})}
-	s.Store = &sqlstore.Store{B: backend{pool: pool}, D: dialect, Now: o.Now}
+	s.Store = sqlstore.New(backend{pool: pool}, dialect, o.Now)
 	var ingesters sync.WaitGroup
 	for range ingestWorkers {
 		ingesters.Go(s.ingester)

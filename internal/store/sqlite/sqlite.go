@@ -134,7 +134,7 @@ func Open(ctx context.Context, path string, o Options) (*Store, error) {
 		quit:     make(chan struct{}),
 		done:     make(chan struct{}),
 	}
-	s.Store = &sqlstore.Store{B: backend{s}, D: dialect, Now: o.Now}
+	s.Store = sqlstore.New(backend{s}, dialect, o.Now)
 	go s.writer()
 	return s, nil
 }

@@ -11,7 +11,7 @@ import (
 )
 
 // PutAIContent implements store.Store.
-func (s *Store) PutAIContent(ctx context.Context, c store.AIContent) (store.AIContent, error) {
+func (s *assistStore) PutAIContent(ctx context.Context, c store.AIContent) (store.AIContent, error) {
 	if c.IncidentID == "" || c.Kind == "" {
 		return c, fmt.Errorf("%w: AI content needs an incident and a kind", store.ErrInvalid)
 	}
@@ -20,7 +20,7 @@ func (s *Store) PutAIContent(ctx context.Context, c store.AIContent) (store.AICo
 	}
 	c.UpdatedAt = store.UTC(c.UpdatedAt)
 	err := s.B.Write(ctx, func(q Querier) error {
-		if _, err := s.getIncident(ctx, q, c.IncidentID); err != nil {
+		if _, err := s.incidents.getIncident(ctx, q, c.IncidentID); err != nil {
 			return err
 		}
 		_, err := q.Exec(ctx, `INSERT INTO ai_content (incident_id, kind, namespace, body, model, updated_at) VALUES (?, ?, ?, ?, ?, ?)
@@ -39,7 +39,7 @@ func (s *Store) PutAIContent(ctx context.Context, c store.AIContent) (store.AICo
 }
 
 // ListAIContent implements store.Store.
-func (s *Store) ListAIContent(ctx context.Context, incidentID string) ([]store.AIContent, error) {
+func (s *assistStore) ListAIContent(ctx context.Context, incidentID string) ([]store.AIContent, error) {
 	rows, err := s.B.Reader().Query(ctx, `SELECT incident_id, kind, namespace, body, model, updated_at FROM ai_content
  WHERE incident_id = ? ORDER BY kind`, incidentID)
 	if err != nil {
@@ -62,7 +62,7 @@ func (s *Store) ListAIContent(ctx context.Context, incidentID string) ([]store.A
 
 const draftCols = "id, namespace, incident_id, phase, body, guidance, model, status, note_id, created_at, updated_at"
 
-func (s *Store) scanDraft(r interface{ Scan(...any) error }) (store.AIDraft, error) {
+func (s *assistStore) scanDraft(r interface{ Scan(...any) error }) (store.AIDraft, error) {
 	var d store.AIDraft
 	var status string
 	err := r.Scan(&d.ID, &d.Namespace, &d.IncidentID, &d.Phase, &d.Body, &d.Guidance, &d.Model, &status, &d.NoteID,
@@ -71,7 +71,7 @@ func (s *Store) scanDraft(r interface{ Scan(...any) error }) (store.AIDraft, err
 	return d, err
 }
 
-func (s *Store) getDraft(ctx context.Context, q Querier, id string) (store.AIDraft, error) {
+func (s *assistStore) getDraft(ctx context.Context, q Querier, id string) (store.AIDraft, error) {
 	d, err := s.scanDraft(q.QueryRow(ctx, "SELECT "+draftCols+" FROM ai_drafts WHERE id = ?", id))
 	if err != nil && !isNotFound(err) {
 		return d, fmt.Errorf("get AI draft: %w", err)
@@ -80,7 +80,7 @@ func (s *Store) getDraft(ctx context.Context, q Querier, id string) (store.AIDra
 }
 
 // InsertAIDraft implements store.Store.
-func (s *Store) InsertAIDraft(ctx context.Context, d store.AIDraft) (store.AIDraft, error) {
+func (s *assistStore) InsertAIDraft(ctx context.Context, d store.AIDraft) (store.AIDraft, error) {
 	if d.IncidentID == "" {
 		return d, fmt.Errorf("%w: AI draft needs an incident", store.ErrInvalid)
 	}
@@ -99,7 +99,7 @@ func (s *Store) InsertAIDraft(ctx context.Context, d store.AIDraft) (store.AIDra
 	}
 	d.UpdatedAt = store.UTC(d.UpdatedAt)
 	err := s.B.Write(ctx, func(q Querier) error {
-		if _, err := s.getIncident(ctx, q, d.IncidentID); err != nil {
+		if _, err := s.incidents.getIncident(ctx, q, d.IncidentID); err != nil {
 			return err
 		}
 		_, err := q.Exec(ctx, "INSERT INTO ai_drafts ("+draftCols+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -117,12 +117,12 @@ func (s *Store) InsertAIDraft(ctx context.Context, d store.AIDraft) (store.AIDra
 }
 
 // GetAIDraft implements store.Store.
-func (s *Store) GetAIDraft(ctx context.Context, id string) (store.AIDraft, error) {
+func (s *assistStore) GetAIDraft(ctx context.Context, id string) (store.AIDraft, error) {
 	return s.getDraft(ctx, s.B.Reader(), id)
 }
 
 // ListAIDrafts implements store.Store.
-func (s *Store) ListAIDrafts(ctx context.Context, incidentID string) ([]store.AIDraft, error) {
+func (s *assistStore) ListAIDrafts(ctx context.Context, incidentID string) ([]store.AIDraft, error) {
 	rows, err := s.B.Reader().Query(ctx, "SELECT "+draftCols+" FROM ai_drafts WHERE incident_id = ? ORDER BY created_at DESC, id DESC", incidentID)
 	if err != nil {
 		return nil, fmt.Errorf("list AI drafts: %w", err)
@@ -143,7 +143,7 @@ func (s *Store) ListAIDrafts(ctx context.Context, incidentID string) ([]store.AI
 }
 
 // UpdateAIDraft implements store.Store.
-func (s *Store) UpdateAIDraft(ctx context.Context, d store.AIDraft, from store.AIDraftStatus) (store.AIDraft, error) {
+func (s *assistStore) UpdateAIDraft(ctx context.Context, d store.AIDraft, from store.AIDraftStatus) (store.AIDraft, error) {
 	var out store.AIDraft
 	err := s.B.Write(ctx, func(q Querier) error {
 		cur, err := s.lockDraft(ctx, q, d.ID, from)
@@ -167,7 +167,7 @@ func (s *Store) UpdateAIDraft(ctx context.Context, d store.AIDraft, from store.A
 
 // lockDraft reads draft id for a change (locking the row where writers
 // compete) and checks that its status is from.
-func (s *Store) lockDraft(ctx context.Context, q Querier, id string, from store.AIDraftStatus) (store.AIDraft, error) {
+func (s *assistStore) lockDraft(ctx context.Context, q Querier, id string, from store.AIDraftStatus) (store.AIDraft, error) {
 	sql := "SELECT " + draftCols + " FROM ai_drafts WHERE id = ?"
 	if s.D.LockRows {
 		sql += " FOR UPDATE"
@@ -186,7 +186,7 @@ func (s *Store) lockDraft(ctx context.Context, q Querier, id string, from store.
 }
 
 // PublishAIDraft implements store.Store.
-func (s *Store) PublishAIDraft(ctx context.Context, id, author string, at time.Time) (store.AIDraft, store.Note, error) {
+func (s *assistStore) PublishAIDraft(ctx context.Context, id, author string, at time.Time) (store.AIDraft, store.Note, error) {
 	var d store.AIDraft
 	var n store.Note
 	if at.IsZero() {
@@ -198,10 +198,10 @@ func (s *Store) PublishAIDraft(ctx context.Context, id, author string, at time.T
 		if d, err = s.lockDraft(ctx, q, id, store.AIDraftOpen); err != nil {
 			return err
 		}
-		if _, err := s.getIncident(ctx, q, d.IncidentID); err != nil {
+		if _, err := s.incidents.getIncident(ctx, q, d.IncidentID); err != nil {
 			return err
 		}
-		if n, err = s.addNote(ctx, q, store.Note{IncidentID: d.IncidentID, Body: d.Body, Public: true, Author: author, CreatedAt: at}); err != nil {
+		if n, err = s.incidents.addNote(ctx, q, store.Note{IncidentID: d.IncidentID, Body: d.Body, Public: true, Author: author, CreatedAt: at}); err != nil {
 			return err
 		}
 		d.Status, d.NoteID, d.UpdatedAt = store.AIDraftPublished, n.ID, at
@@ -215,7 +215,7 @@ func (s *Store) PublishAIDraft(ctx context.Context, id, author string, at time.T
 }
 
 // AddAIUsage implements store.Store.
-func (s *Store) AddAIUsage(ctx context.Context, namespace, period string, delta, limit int) (int, bool, error) {
+func (s *assistStore) AddAIUsage(ctx context.Context, namespace, period string, delta, limit int) (int, bool, error) {
 	if limit > 0 && delta > limit {
 		used, err := s.AIUsage(ctx, namespace, period)
 		return used, false, err
@@ -254,7 +254,7 @@ func (s *Store) AddAIUsage(ctx context.Context, namespace, period string, delta,
 }
 
 // AIUsage implements store.Store.
-func (s *Store) AIUsage(ctx context.Context, namespace, period string) (int, error) {
+func (s *assistStore) AIUsage(ctx context.Context, namespace, period string) (int, error) {
 	used, err := usageIn(ctx, s.B.Reader(), namespace, period)
 	if err != nil {
 		return 0, fmt.Errorf("read AI usage: %w", err)

@@ -11,15 +11,6 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
-// Store implements store.Store except Close; backends embed it.
-type Store struct {
-	B   Backend
-	D   Dialect
-	Now func() time.Time
-}
-
-func (s *Store) now() time.Time { return store.UTC(s.Now()) }
-
 // jsonArg encodes an optional JSON document parameter.
 func jsonArg(b []byte) any {
 	if len(b) == 0 {
@@ -54,7 +45,8 @@ func nullStr(s string) any {
 	return s
 }
 
-func (s *Store) nullTime(t *time.Time) any {
+// nullTime encodes an optional timestamp parameter.
+func (s *db) nullTime(t *time.Time) any {
 	if t == nil {
 		return nil
 	}
@@ -87,7 +79,7 @@ func PrepareChecks(checks []store.Check) ([]store.Check, error) {
 const checkCols = "id, monitor_id, namespace, region, checked_at, status, status_code, response_time_ms, error_type, error_message, details"
 
 // checkArgs appends the parameters of one check in checkCols order.
-func (s *Store) checkArgs(args []any, c *store.Check) []any {
+func (s *checkStore) checkArgs(args []any, c *store.Check) []any {
 	var code any
 	if c.StatusCode != nil {
 		code = int64(*c.StatusCode)
@@ -98,7 +90,7 @@ func (s *Store) checkArgs(args []any, c *store.Check) []any {
 
 // InsertChecks is the portable ingest: multi-row INSERT ... ON CONFLICT DO
 // NOTHING RETURNING id, then rollup upserts of the rows that were new.
-func (s *Store) InsertChecks(ctx context.Context, checks []store.Check) (int, error) {
+func (s *checkStore) InsertChecks(ctx context.Context, checks []store.Check) (int, error) {
 	batch, err := PrepareChecks(checks)
 	if err != nil {
 		return 0, err
@@ -161,7 +153,7 @@ func (s *Store) InsertChecks(ctx context.Context, checks []store.Check) (int, er
 // insertScreenshots stores the screenshots of checks, once per check id
 // (a retried batch stores nothing twice); one larger than
 // store.MaxScreenshotBytes is left out.
-func (s *Store) insertScreenshots(ctx context.Context, q Querier, checks []store.Check) error {
+func (s *checkStore) insertScreenshots(ctx context.Context, q Querier, checks []store.Check) error {
 	for i := range checks {
 		c := &checks[i]
 		if len(c.Screenshot) == 0 || len(c.Screenshot) > store.MaxScreenshotBytes {
@@ -177,7 +169,7 @@ func (s *Store) insertScreenshots(ctx context.Context, q Querier, checks []store
 
 // InsertScreenshots stores the screenshots of checks in a transaction of
 // its own (for a backend whose ingest writes checks another way).
-func (s *Store) InsertScreenshots(ctx context.Context, checks []store.Check) error {
+func (s *checkStore) InsertScreenshots(ctx context.Context, checks []store.Check) error {
 	has := false
 	for i := range checks {
 		has = has || len(checks[i].Screenshot) > 0
@@ -189,7 +181,7 @@ func (s *Store) InsertScreenshots(ctx context.Context, checks []store.Check) err
 }
 
 // CheckScreenshot implements store.Store.
-func (s *Store) CheckScreenshot(ctx context.Context, monitorID, checkID string) ([]byte, error) {
+func (s *checkStore) CheckScreenshot(ctx context.Context, monitorID, checkID string) ([]byte, error) {
 	var img []byte
 	err := s.B.Reader().QueryRow(ctx, `SELECT image FROM check_screenshots WHERE check_id = ? AND monitor_id = ?`, checkID, monitorID).Scan(&img)
 	if err != nil {
@@ -245,7 +237,7 @@ func UpsertRollups(ctx context.Context, q Querier, rs []store.Rollup) error {
 	return nil
 }
 
-func (s *Store) scanCheck(r interface{ Scan(...any) error }) (store.Check, error) {
+func (s *checkStore) scanCheck(r interface{ Scan(...any) error }) (store.Check, error) {
 	var c store.Check
 	var codeP *int64
 	var typeP, msgP *string
@@ -272,11 +264,11 @@ func (s *Store) scanCheck(r interface{ Scan(...any) error }) (store.Check, error
 	return c, nil
 }
 
-func (s *Store) queryChecks(ctx context.Context, sql string, args ...any) ([]store.Check, error) {
+func (s *checkStore) queryChecks(ctx context.Context, sql string, args ...any) ([]store.Check, error) {
 	return s.queryChecksIn(ctx, s.B.Reader(), sql, args...)
 }
 
-func (s *Store) queryChecksIn(ctx context.Context, q Querier, sql string, args ...any) ([]store.Check, error) {
+func (s *checkStore) queryChecksIn(ctx context.Context, q Querier, sql string, args ...any) ([]store.Check, error) {
 	rows, err := q.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, fmt.Errorf("query checks: %w", err)
@@ -297,7 +289,7 @@ func (s *Store) queryChecksIn(ctx context.Context, q Querier, sql string, args .
 }
 
 // ListChecks implements store.Store.
-func (s *Store) ListChecks(ctx context.Context, q store.ChecksQuery) ([]store.Check, *time.Time, error) {
+func (s *checkStore) ListChecks(ctx context.Context, q store.ChecksQuery) ([]store.Check, *time.Time, error) {
 	limit := store.Limit(q.Limit, 50, store.MaxChecksPage)
 	where := []string{"monitor_id = ?"}
 	args := []any{q.MonitorID}
@@ -346,7 +338,7 @@ func (s *Store) ListChecks(ctx context.Context, q store.ChecksQuery) ([]store.Ch
 }
 
 // LatestChecks implements store.Store.
-func (s *Store) LatestChecks(ctx context.Context, monitorID string) ([]store.Check, error) {
+func (s *checkStore) LatestChecks(ctx context.Context, monitorID string) ([]store.Check, error) {
 	rows, err := s.B.Reader().Query(ctx, "SELECT DISTINCT region FROM checks WHERE monitor_id = ? ORDER BY region", monitorID)
 	if err != nil {
 		return nil, fmt.Errorf("list regions: %w", err)
@@ -377,7 +369,7 @@ func (s *Store) LatestChecks(ctx context.Context, monitorID string) ([]store.Che
 
 // Stats implements store.Store: whole buckets from the rollups, partial
 // minutes from the raw checks.
-func (s *Store) Stats(ctx context.Context, q store.StatsQuery) (store.Stats, error) {
+func (s *checkStore) Stats(ctx context.Context, q store.StatsQuery) (store.Stats, error) {
 	var st store.Stats
 	segs := store.SplitRange(q.From, q.To)
 	var roll, raw []string
@@ -464,7 +456,7 @@ func statusStats(status string, n, sum int64, mn, mx *int64) store.Stats {
 }
 
 // Uptime implements store.Store.
-func (s *Store) Uptime(ctx context.Context, monitorID string, from, to time.Time) (*float64, error) {
+func (s *checkStore) Uptime(ctx context.Context, monitorID string, from, to time.Time) (*float64, error) {
 	st, err := s.Stats(ctx, store.StatsQuery{MonitorID: monitorID, From: from, To: to})
 	if err != nil {
 		return nil, err
@@ -473,7 +465,7 @@ func (s *Store) Uptime(ctx context.Context, monitorID string, from, to time.Time
 }
 
 // UptimeDaily implements store.Store.
-func (s *Store) UptimeDaily(ctx context.Context, monitorID string, days int, loc *time.Location) ([]store.DailyUptime, error) {
+func (s *checkStore) UptimeDaily(ctx context.Context, monitorID string, days int, loc *time.Location) ([]store.DailyUptime, error) {
 	if days <= 0 {
 		return []store.DailyUptime{}, nil
 	}
@@ -490,7 +482,7 @@ func (s *Store) UptimeDaily(ctx context.Context, monitorID string, days int, loc
 }
 
 // ResponseSeries implements store.Store.
-func (s *Store) ResponseSeries(ctx context.Context, q store.SeriesQuery) ([]store.SeriesPoint, error) {
+func (s *checkStore) ResponseSeries(ctx context.Context, q store.SeriesQuery) ([]store.SeriesPoint, error) {
 	stepSec := int64(q.Step / time.Second)
 	if stepSec <= 0 || stepSec%store.StepMinute != 0 {
 		return nil, fmt.Errorf("%w: series step %s is not a multiple of one minute", store.ErrInvalid, q.Step)
@@ -537,7 +529,7 @@ func (s *Store) ResponseSeries(ctx context.Context, q store.SeriesQuery) ([]stor
 }
 
 // PruneChecks implements store.Store. Each chunk is its own short transaction.
-func (s *Store) PruneChecks(ctx context.Context, olderThan time.Time, chunkSize int) (int64, error) {
+func (s *checkStore) PruneChecks(ctx context.Context, olderThan time.Time, chunkSize int) (int64, error) {
 	chunkSize = store.Limit(chunkSize, 5000, 100000)
 	var total int64
 	for {
@@ -571,7 +563,7 @@ func (s *Store) PruneChecks(ctx context.Context, olderThan time.Time, chunkSize 
 }
 
 // PruneRollups implements store.Store.
-func (s *Store) PruneRollups(ctx context.Context, step time.Duration, olderThan time.Time) (int64, error) {
+func (s *checkStore) PruneRollups(ctx context.Context, step time.Duration, olderThan time.Time) (int64, error) {
 	sec := int64(step / time.Second)
 	if sec != store.StepMinute && sec != store.StepHour && sec != store.StepDay {
 		return 0, fmt.Errorf("%w: rollup step %s", store.ErrInvalid, step)
@@ -591,7 +583,7 @@ func (s *Store) PruneRollups(ctx context.Context, step time.Duration, olderThan 
 // historyDeletes returns the statements deleting a monitor's rows (one
 // placeholder, the monitor id): the given ones, then its rollups in every
 // table that holds them.
-func (s *Store) historyDeletes(stmts ...string) []string {
+func (s *checkStore) historyDeletes(stmts ...string) []string {
 	for _, t := range s.D.rollupTables() {
 		stmts = append(stmts, "DELETE FROM "+t+" WHERE monitor_id = ?")
 	}
@@ -599,7 +591,7 @@ func (s *Store) historyDeletes(stmts ...string) []string {
 }
 
 // ResetStats implements store.Store.
-func (s *Store) ResetStats(ctx context.Context, monitorID string) error {
+func (s *checkStore) ResetStats(ctx context.Context, monitorID string) error {
 	err := s.B.Write(ctx, func(q Querier) error {
 		for _, stmt := range s.historyDeletes("DELETE FROM checks WHERE monitor_id = ?", "DELETE FROM check_screenshots WHERE monitor_id = ?") {
 			if _, err := q.Exec(ctx, stmt, monitorID); err != nil {
@@ -615,7 +607,7 @@ func (s *Store) ResetStats(ctx context.Context, monitorID string) error {
 }
 
 // DeleteMonitorHistory implements store.Store.
-func (s *Store) DeleteMonitorHistory(ctx context.Context, monitorID string) error {
+func (s *checkStore) DeleteMonitorHistory(ctx context.Context, monitorID string) error {
 	err := s.B.Write(ctx, func(q Querier) error {
 		for _, stmt := range s.historyDeletes(
 			// The generation record first: a concurrent adoption of the
@@ -644,7 +636,7 @@ func (s *Store) DeleteMonitorHistory(ctx context.Context, monitorID string) erro
 }
 
 // LatencyStats implements store.Store.
-func (s *Store) LatencyStats(ctx context.Context, monitorID string, from, to time.Time, thresholdMs int64) (int64, int64, error) {
+func (s *checkStore) LatencyStats(ctx context.Context, monitorID string, from, to time.Time, thresholdMs int64) (int64, int64, error) {
 	var good, total int64
 	err := s.B.Reader().QueryRow(ctx, `SELECT
  CAST(coalesce(sum(CASE WHEN status IN ('up','degraded') AND response_time_ms <= ? THEN 1 ELSE 0 END),0) AS BIGINT),

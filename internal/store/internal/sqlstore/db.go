@@ -94,7 +94,7 @@ type Backend interface {
 // listInNamespace reads every row of table (all namespaces when namespace is
 // empty) in creation order and scans each with scan; what names the rows in
 // errors.
-func listInNamespace[T any](ctx context.Context, s *Store, table, cols, namespace, what string,
+func listInNamespace[T any](ctx context.Context, s *db, table, cols, namespace, what string,
 	scan func(interface{ Scan(...any) error }) (T, error)) ([]T, error) {
 	sql := "SELECT " + cols + " FROM " + table
 	var args []any

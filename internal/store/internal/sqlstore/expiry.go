@@ -8,7 +8,7 @@ import (
 )
 
 // RecordCertObservation implements store.Store.
-func (s *Store) RecordCertObservation(ctx context.Context, o store.CertObservation) error {
+func (s *expiryStore) RecordCertObservation(ctx context.Context, o store.CertObservation) error {
 	if o.MonitorID == "" || o.NotAfter.IsZero() {
 		return fmt.Errorf("%w: certificate observation needs a monitor id and not_after", store.ErrInvalid)
 	}
@@ -31,7 +31,7 @@ func (s *Store) RecordCertObservation(ctx context.Context, o store.CertObservati
 }
 
 // ListCertObservations implements store.Store.
-func (s *Store) ListCertObservations(ctx context.Context, monitorID string) ([]store.CertObservation, error) {
+func (s *expiryStore) ListCertObservations(ctx context.Context, monitorID string) ([]store.CertObservation, error) {
 	rows, err := s.B.Reader().Query(ctx, `SELECT monitor_id, region, observed_at, not_after, issuer, subject
  FROM cert_observations WHERE monitor_id = ? ORDER BY observed_at DESC, region`, monitorID)
 	if err != nil {
@@ -53,7 +53,7 @@ func (s *Store) ListCertObservations(ctx context.Context, monitorID string) ([]s
 }
 
 // PutDomainExpiry implements store.Store.
-func (s *Store) PutDomainExpiry(ctx context.Context, d store.DomainExpiry) error {
+func (s *expiryStore) PutDomainExpiry(ctx context.Context, d store.DomainExpiry) error {
 	if d.Domain == "" {
 		return fmt.Errorf("%w: domain expiry needs a domain", store.ErrInvalid)
 	}
@@ -74,7 +74,7 @@ func (s *Store) PutDomainExpiry(ctx context.Context, d store.DomainExpiry) error
 }
 
 // GetDomainExpiry implements store.Store.
-func (s *Store) GetDomainExpiry(ctx context.Context, domain string) (store.DomainExpiry, error) {
+func (s *expiryStore) GetDomainExpiry(ctx context.Context, domain string) (store.DomainExpiry, error) {
 	var d store.DomainExpiry
 	err := s.B.Reader().QueryRow(ctx, "SELECT domain, checked_at, expires_at, registrar, error FROM domain_expiry WHERE domain = ?", domain).
 		Scan(&d.Domain, s.D.ScanTime(&d.CheckedAt), s.D.ScanNullTime(&d.ExpiresAt), &d.Registrar, &d.Error)
@@ -88,7 +88,7 @@ func (s *Store) GetDomainExpiry(ctx context.Context, domain string) (store.Domai
 }
 
 // RecordExpiryNotice implements store.Store.
-func (s *Store) RecordExpiryNotice(ctx context.Context, n store.ExpiryNotice, events ...store.OutboxEvent) (bool, error) {
+func (s *expiryStore) RecordExpiryNotice(ctx context.Context, n store.ExpiryNotice, events ...store.OutboxEvent) (bool, error) {
 	if n.MonitorID == "" || n.Kind == "" || n.Stage == "" || n.ExpiresAt.IsZero() {
 		return false, fmt.Errorf("%w: expiry notice needs monitor, kind, stage and expiry date", store.ErrInvalid)
 	}
@@ -115,7 +115,7 @@ func (s *Store) RecordExpiryNotice(ctx context.Context, n store.ExpiryNotice, ev
 }
 
 // ListExpiryNotices implements store.Store.
-func (s *Store) ListExpiryNotices(ctx context.Context, monitorID string) ([]store.ExpiryNotice, error) {
+func (s *expiryStore) ListExpiryNotices(ctx context.Context, monitorID string) ([]store.ExpiryNotice, error) {
 	rows, err := s.B.Reader().Query(ctx, `SELECT monitor_id, kind, expires_at, stage, sent_at FROM expiry_notices
  WHERE monitor_id = ? ORDER BY sent_at DESC, kind, stage LIMIT 200`, monitorID)
 	if err != nil {

@@ -19,7 +19,7 @@ const retiredNote = "Resolved because the monitor was deleted."
 const supersededNote = "Resolved because the re-created monitor opened an incident of its own."
 
 // ClaimMonitorHistory implements store.Store.
-func (s *Store) ClaimMonitorHistory(ctx context.Context, c store.HistoryClaim) (string, error) {
+func (s *historyStore) ClaimMonitorHistory(ctx context.Context, c store.HistoryClaim) (string, error) {
 	if c.UID == "" || c.Namespace == "" || c.Name == "" {
 		return "", fmt.Errorf("%w: a generation needs a uid, namespace and name", store.ErrInvalid)
 	}
@@ -81,14 +81,14 @@ func (s *Store) ClaimMonitorHistory(ctx context.Context, c store.HistoryClaim) (
 
 // adopt re-keys every row of monitor from to monitor to in q's transaction,
 // merging with the rows to already has.
-func (s *Store) adopt(ctx context.Context, q Querier, from, to string, at time.Time) error {
+func (s *historyStore) adopt(ctx context.Context, q Querier, from, to string, at time.Time) error {
 	if err := s.lockMonitors(ctx, q, from, to); err != nil {
 		return err
 	}
 	// One open incident per monitor: when both have one, the newer stays.
-	if old, err := s.getOpenIncident(ctx, q, from); err == nil {
-		if cur, err := s.getOpenIncident(ctx, q, to); err == nil {
-			if _, err := s.resolveIncident(ctx, q, old.ID, later(cur.StartedAt, old.StartedAt), false, supersededNote, nil); err != nil {
+	if old, err := s.incidents.getOpenIncident(ctx, q, from); err == nil {
+		if cur, err := s.incidents.getOpenIncident(ctx, q, to); err == nil {
+			if _, err := s.incidents.resolveIncident(ctx, q, old.ID, later(cur.StartedAt, old.StartedAt), false, supersededNote, nil); err != nil {
 				return err
 			}
 		} else if !isNotFound(err) {
@@ -169,7 +169,7 @@ func moveRows(ctx context.Context, q Querier, table, from, to string, key ...str
 
 // lockMonitors takes the judgement locks of the monitors (in a fixed
 // order), so no judgement of either runs while their rows move.
-func (s *Store) lockMonitors(ctx context.Context, q Querier, ids ...string) error {
+func (s *historyStore) lockMonitors(ctx context.Context, q Querier, ids ...string) error {
 	if s.D.LockMonitor == "" {
 		return nil
 	}
@@ -184,7 +184,7 @@ func (s *Store) lockMonitors(ctx context.Context, q Querier, ids ...string) erro
 }
 
 // RetireMonitorHistory implements store.Store.
-func (s *Store) RetireMonitorHistory(ctx context.Context, id store.MonitorIdentity, at time.Time) error {
+func (s *historyStore) RetireMonitorHistory(ctx context.Context, id store.MonitorIdentity, at time.Time) error {
 	if id.UID == "" {
 		return fmt.Errorf("%w: a generation needs a uid", store.ErrInvalid)
 	}
@@ -204,10 +204,10 @@ func (s *Store) RetireMonitorHistory(ctx context.Context, id store.MonitorIdenti
 				return err
 			}
 		}
-		inc, err := s.getOpenIncident(ctx, q, id.UID)
+		inc, err := s.incidents.getOpenIncident(ctx, q, id.UID)
 		switch {
 		case err == nil:
-			if _, err := s.resolveIncident(ctx, q, inc.ID, later(at, inc.StartedAt), false, retiredNote, nil); err != nil {
+			if _, err := s.incidents.resolveIncident(ctx, q, inc.ID, later(at, inc.StartedAt), false, retiredNote, nil); err != nil {
 				return err
 			}
 		case !isNotFound(err):
@@ -223,7 +223,7 @@ func (s *Store) RetireMonitorHistory(ctx context.Context, id store.MonitorIdenti
 }
 
 // UnretiredGenerations implements store.Store.
-func (s *Store) UnretiredGenerations(ctx context.Context) ([]store.MonitorIdentity, error) {
+func (s *historyStore) UnretiredGenerations(ctx context.Context) ([]store.MonitorIdentity, error) {
 	rows, err := s.B.Reader().Query(ctx, "SELECT uid, namespace, name, spec_key, type FROM monitor_generations WHERE retired_at IS NULL")
 	if err != nil {
 		return nil, fmt.Errorf("list generations: %w", err)
@@ -244,7 +244,7 @@ func (s *Store) UnretiredGenerations(ctx context.Context) ([]store.MonitorIdenti
 }
 
 // PruneRetiredHistory implements store.Store.
-func (s *Store) PruneRetiredHistory(ctx context.Context, olderThan time.Time) (int64, error) {
+func (s *historyStore) PruneRetiredHistory(ctx context.Context, olderThan time.Time) (int64, error) {
 	var total int64
 	for {
 		rows, err := s.B.Reader().Query(ctx, "SELECT uid FROM monitor_generations WHERE retired_at IS NOT NULL AND retired_at < ? LIMIT 100",
@@ -267,7 +267,7 @@ func (s *Store) PruneRetiredHistory(ctx context.Context, olderThan time.Time) (i
 			return total, fmt.Errorf("list retired generations: %w", err)
 		}
 		for _, uid := range uids {
-			if err := s.DeleteMonitorHistory(ctx, uid); err != nil {
+			if err := s.checks.DeleteMonitorHistory(ctx, uid); err != nil {
 				return total, err
 			}
 			total++

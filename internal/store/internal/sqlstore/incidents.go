@@ -17,7 +17,7 @@ const incidentCols = `id, namespace, monitor_id, monitor_name, monitor_url, moni
  alert_suppressed, suppression_reason, is_flapping, confirmations, confirming_regions, regions_total,
  acknowledged_at, acknowledged_by, snoozed_until, resolved_manually, cause, issue_url, postmortem, runbook`
 
-func (s *Store) scanIncident(r interface{ Scan(...any) error }) (store.Incident, error) {
+func (s *incidentStore) scanIncident(r interface{ Scan(...any) error }) (store.Incident, error) {
 	var i store.Incident
 	var regions, runbook []byte
 	if err := r.Scan(&i.ID, &i.Namespace, &i.MonitorID, &i.MonitorName, &i.MonitorURL, &i.MonitorType,
@@ -40,7 +40,7 @@ func (s *Store) scanIncident(r interface{ Scan(...any) error }) (store.Incident,
 	return i, nil
 }
 
-func (s *Store) getIncident(ctx context.Context, q Querier, id string) (store.Incident, error) {
+func (s *incidentStore) getIncident(ctx context.Context, q Querier, id string) (store.Incident, error) {
 	inc, err := s.scanIncident(q.QueryRow(ctx, "SELECT "+incidentCols+" FROM incidents WHERE id = ?", id))
 	if err != nil {
 		return inc, fmt.Errorf("get incident %s: %w", id, err)
@@ -49,16 +49,16 @@ func (s *Store) getIncident(ctx context.Context, q Querier, id string) (store.In
 }
 
 // GetIncident implements store.Store.
-func (s *Store) GetIncident(ctx context.Context, id string) (store.Incident, error) {
+func (s *incidentStore) GetIncident(ctx context.Context, id string) (store.Incident, error) {
 	return s.getIncident(ctx, s.B.Reader(), id)
 }
 
 // GetOpenIncident implements store.Store.
-func (s *Store) GetOpenIncident(ctx context.Context, monitorID string) (store.Incident, error) {
+func (s *incidentStore) GetOpenIncident(ctx context.Context, monitorID string) (store.Incident, error) {
 	return s.getOpenIncident(ctx, s.B.Reader(), monitorID)
 }
 
-func (s *Store) getOpenIncident(ctx context.Context, q Querier, monitorID string) (store.Incident, error) {
+func (s *incidentStore) getOpenIncident(ctx context.Context, q Querier, monitorID string) (store.Incident, error) {
 	inc, err := s.scanIncident(q.QueryRow(ctx,
 		"SELECT "+incidentCols+" FROM incidents WHERE monitor_id = ? AND resolved_at IS NULL", monitorID))
 	if err != nil {
@@ -67,7 +67,7 @@ func (s *Store) getOpenIncident(ctx context.Context, q Querier, monitorID string
 	return inc, nil
 }
 
-func (s *Store) appendTimeline(ctx context.Context, q Querier, incidentID, kind string, at time.Time, data any) error {
+func (s *incidentStore) appendTimeline(ctx context.Context, q Querier, incidentID, kind string, at time.Time, data any) error {
 	var doc any
 	if data != nil {
 		b, err := json.Marshal(data)
@@ -85,7 +85,7 @@ func (s *Store) appendTimeline(ctx context.Context, q Querier, incidentID, kind 
 }
 
 // OpenIncident implements store.Store.
-func (s *Store) OpenIncident(ctx context.Context, inc store.Incident, events ...store.OutboxEvent) (store.Incident, error) {
+func (s *incidentStore) OpenIncident(ctx context.Context, inc store.Incident, events ...store.OutboxEvent) (store.Incident, error) {
 	var opened store.Incident
 	err := s.B.Write(ctx, func(q Querier) error {
 		var err error
@@ -97,7 +97,7 @@ func (s *Store) OpenIncident(ctx context.Context, inc store.Incident, events ...
 
 // openIncident stores a new open incident with its "opened" timeline event
 // and events, in q's transaction.
-func (s *Store) openIncident(ctx context.Context, q Querier, inc store.Incident, events []store.OutboxEvent) (store.Incident, error) {
+func (s *incidentStore) openIncident(ctx context.Context, q Querier, inc store.Incident, events []store.OutboxEvent) (store.Incident, error) {
 	if inc.MonitorID == "" {
 		return inc, fmt.Errorf("%w: incident needs monitor_id", store.ErrInvalid)
 	}
@@ -155,7 +155,7 @@ func (s *Store) openIncident(ctx context.Context, q Querier, inc store.Incident,
 }
 
 // ResolveIncident implements store.Store.
-func (s *Store) ResolveIncident(ctx context.Context, id string, at time.Time, manual bool, note string, events ...store.OutboxEvent) (store.Incident, error) {
+func (s *incidentStore) ResolveIncident(ctx context.Context, id string, at time.Time, manual bool, note string, events ...store.OutboxEvent) (store.Incident, error) {
 	var inc store.Incident
 	err := s.B.Write(ctx, func(q Querier) error {
 		var err error
@@ -166,7 +166,7 @@ func (s *Store) ResolveIncident(ctx context.Context, id string, at time.Time, ma
 }
 
 // resolveIncident resolves an open incident in q's transaction.
-func (s *Store) resolveIncident(ctx context.Context, q Querier, id string, at time.Time, manual bool, note string, events []store.OutboxEvent) (store.Incident, error) {
+func (s *incidentStore) resolveIncident(ctx context.Context, q Querier, id string, at time.Time, manual bool, note string, events []store.OutboxEvent) (store.Incident, error) {
 	at = store.UTC(at)
 	n, err := q.Exec(ctx, "UPDATE incidents SET resolved_at = ?, resolved_manually = ? WHERE id = ? AND resolved_at IS NULL",
 		s.D.Time(at), manual, id)
@@ -194,7 +194,7 @@ func (s *Store) resolveIncident(ctx context.Context, q Querier, id string, at ti
 }
 
 // UpdateIncident implements store.Store.
-func (s *Store) UpdateIncident(ctx context.Context, id string, u store.IncidentUpdate, events ...store.OutboxEvent) (store.Incident, error) {
+func (s *incidentStore) UpdateIncident(ctx context.Context, id string, u store.IncidentUpdate, events ...store.OutboxEvent) (store.Incident, error) {
 	var set []string
 	var args []any
 	add := func(col string, v any) { set = append(set, col+" = ?"); args = append(args, v) }
@@ -240,7 +240,7 @@ func (s *Store) UpdateIncident(ctx context.Context, id string, u store.IncidentU
 }
 
 // AcknowledgeIncident implements store.Store.
-func (s *Store) AcknowledgeIncident(ctx context.Context, id, by string, at time.Time, events ...store.OutboxEvent) (store.Incident, error) {
+func (s *incidentStore) AcknowledgeIncident(ctx context.Context, id, by string, at time.Time, events ...store.OutboxEvent) (store.Incident, error) {
 	at = store.UTC(at)
 	var inc store.Incident
 	err := s.B.Write(ctx, func(q Querier) error {
@@ -264,7 +264,7 @@ func (s *Store) AcknowledgeIncident(ctx context.Context, id, by string, at time.
 }
 
 // SnoozeIncident implements store.Store.
-func (s *Store) SnoozeIncident(ctx context.Context, id string, until *time.Time) (store.Incident, error) {
+func (s *incidentStore) SnoozeIncident(ctx context.Context, id string, until *time.Time) (store.Incident, error) {
 	var inc store.Incident
 	err := s.B.Write(ctx, func(q Querier) error {
 		n, err := q.Exec(ctx, "UPDATE incidents SET snoozed_until = ? WHERE id = ?", s.nullTime(until), id)
@@ -288,7 +288,7 @@ func (s *Store) SnoozeIncident(ctx context.Context, id string, until *time.Time)
 }
 
 // SetPostmortem implements store.Store.
-func (s *Store) SetPostmortem(ctx context.Context, id, postmortem string) error {
+func (s *incidentStore) SetPostmortem(ctx context.Context, id, postmortem string) error {
 	return s.B.Write(ctx, func(q Querier) error {
 		n, err := q.Exec(ctx, "UPDATE incidents SET postmortem = ? WHERE id = ?", postmortem, id)
 		if err != nil {
@@ -301,7 +301,7 @@ func (s *Store) SetPostmortem(ctx context.Context, id, postmortem string) error 
 	})
 }
 
-func (s *Store) writeRunbook(ctx context.Context, q Querier, id string, rb *store.IncidentRunbook, event map[string]any) (store.Incident, error) {
+func (s *incidentStore) writeRunbook(ctx context.Context, q Querier, id string, rb *store.IncidentRunbook, event map[string]any) (store.Incident, error) {
 	b, err := json.Marshal(rb)
 	if err != nil {
 		return store.Incident{}, fmt.Errorf("encode runbook: %w", err)
@@ -320,7 +320,7 @@ func (s *Store) writeRunbook(ctx context.Context, q Querier, id string, rb *stor
 }
 
 // AttachRunbook implements store.Store.
-func (s *Store) AttachRunbook(ctx context.Context, id string, rb store.IncidentRunbook) (store.Incident, error) {
+func (s *incidentStore) AttachRunbook(ctx context.Context, id string, rb store.IncidentRunbook) (store.Incident, error) {
 	if rb.Steps == nil {
 		rb.Steps = []store.RunbookStep{}
 	}
@@ -340,7 +340,7 @@ func (s *Store) AttachRunbook(ctx context.Context, id string, rb store.IncidentR
 
 // SetRunbookStep implements store.Store. The read-modify-write runs in one
 // write transaction (the row is locked on PostgreSQL).
-func (s *Store) SetRunbookStep(ctx context.Context, id, stepID string, completed bool, at time.Time) (store.Incident, error) {
+func (s *incidentStore) SetRunbookStep(ctx context.Context, id, stepID string, completed bool, at time.Time) (store.Incident, error) {
 	var inc store.Incident
 	err := s.B.Write(ctx, func(q Querier) error {
 		if s.D.LockRows {
@@ -379,7 +379,7 @@ func (s *Store) SetRunbookStep(ctx context.Context, id, stepID string, completed
 }
 
 // incidentFilter builds the WHERE clause of a list query without its status.
-func (s *Store) incidentFilter(q store.IncidentQuery) (string, []any) {
+func (s *incidentStore) incidentFilter(q store.IncidentQuery) (string, []any) {
 	where := []string{"1 = 1"}
 	var args []any
 	if q.Namespace != "" {
@@ -418,7 +418,7 @@ var incidentStatusCond = map[store.IncidentStatus]string{
 }
 
 // ListIncidents implements store.Store.
-func (s *Store) ListIncidents(ctx context.Context, q store.IncidentQuery) (store.IncidentList, error) {
+func (s *incidentStore) ListIncidents(ctx context.Context, q store.IncidentQuery) (store.IncidentList, error) {
 	out := store.IncidentList{Items: []store.Incident{}}
 	offset := store.IncidentPage(&q)
 	where, args := s.incidentFilter(q)
@@ -466,7 +466,7 @@ func (s *Store) ListIncidents(ctx context.Context, q store.IncidentQuery) (store
 }
 
 // AppendTimeline implements store.Store.
-func (s *Store) AppendTimeline(ctx context.Context, events ...store.TimelineEvent) ([]store.TimelineEvent, error) {
+func (s *incidentStore) AppendTimeline(ctx context.Context, events ...store.TimelineEvent) ([]store.TimelineEvent, error) {
 	out := make([]store.TimelineEvent, 0, len(events))
 	err := s.B.Write(ctx, func(q Querier) error {
 		out = out[:0]
@@ -490,7 +490,7 @@ func (s *Store) AppendTimeline(ctx context.Context, events ...store.TimelineEven
 }
 
 // ListTimeline implements store.Store.
-func (s *Store) ListTimeline(ctx context.Context, q store.TimelineQuery) ([]store.TimelineEvent, string, error) {
+func (s *incidentStore) ListTimeline(ctx context.Context, q store.TimelineQuery) ([]store.TimelineEvent, string, error) {
 	limit := store.Limit(q.Limit, 200, 1000)
 	where := "incident_id = ?"
 	args := []any{q.IncidentID}
@@ -532,7 +532,7 @@ func (s *Store) ListTimeline(ctx context.Context, q store.TimelineQuery) ([]stor
 	return out, next, nil
 }
 
-func (s *Store) addNote(ctx context.Context, q Querier, n store.Note) (store.Note, error) {
+func (s *incidentStore) addNote(ctx context.Context, q Querier, n store.Note) (store.Note, error) {
 	if n.ID == "" {
 		n.ID = uuid.NewString()
 	}
@@ -550,7 +550,7 @@ func (s *Store) addNote(ctx context.Context, q Querier, n store.Note) (store.Not
 }
 
 // AddNote implements store.Store.
-func (s *Store) AddNote(ctx context.Context, n store.Note) (store.Note, error) {
+func (s *incidentStore) AddNote(ctx context.Context, n store.Note) (store.Note, error) {
 	err := s.B.Write(ctx, func(q Querier) error {
 		if _, err := s.getIncident(ctx, q, n.IncidentID); err != nil {
 			return err
@@ -563,7 +563,7 @@ func (s *Store) AddNote(ctx context.Context, n store.Note) (store.Note, error) {
 }
 
 // ListNotes implements store.Store.
-func (s *Store) ListNotes(ctx context.Context, incidentID string) ([]store.Note, error) {
+func (s *incidentStore) ListNotes(ctx context.Context, incidentID string) ([]store.Note, error) {
 	rows, err := s.B.Reader().Query(ctx, "SELECT id, incident_id, body, public, author, created_at FROM incident_notes WHERE incident_id = ? ORDER BY created_at, id", incidentID)
 	if err != nil {
 		return nil, fmt.Errorf("list notes: %w", err)
@@ -584,7 +584,7 @@ func (s *Store) ListNotes(ctx context.Context, incidentID string) ([]store.Note,
 }
 
 // DeleteNote implements store.Store.
-func (s *Store) DeleteNote(ctx context.Context, incidentID, noteID string) error {
+func (s *incidentStore) DeleteNote(ctx context.Context, incidentID, noteID string) error {
 	return s.B.Write(ctx, func(q Querier) error {
 		n, err := q.Exec(ctx, "DELETE FROM incident_notes WHERE id = ? AND incident_id = ?", noteID, incidentID)
 		if err != nil {

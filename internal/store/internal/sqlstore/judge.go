@@ -10,7 +10,7 @@ import (
 )
 
 // MonitorView implements store.Store.
-func (s *Store) MonitorView(ctx context.Context, monitorID string, vq store.ViewQuery) (store.MonitorView, error) {
+func (s *judgeStore) MonitorView(ctx context.Context, monitorID string, vq store.ViewQuery) (store.MonitorView, error) {
 	return s.monitorView(ctx, s.B.Reader(), monitorID, vq)
 }
 
@@ -20,7 +20,7 @@ func (s *Store) MonitorView(ctx context.Context, monitorID string, vq store.View
 // probe each on checks_monitor_region_time); the open incident itself only
 // when there is one. Judging every monitor of every batch makes this the
 // engine's hottest read, hence few statements.
-func (s *Store) monitorView(ctx context.Context, q Querier, monitorID string, vq store.ViewQuery) (store.MonitorView, error) {
+func (s *judgeStore) monitorView(ctx context.Context, q Querier, monitorID string, vq store.ViewQuery) (store.MonitorView, error) {
 	var out store.MonitorView
 	edge := s.D.Time(store.UTC(vq.Now.Add(-vq.Gap)))
 	var first, before *time.Time
@@ -41,7 +41,7 @@ func (s *Store) monitorView(ctx context.Context, q Querier, monitorID string, vq
 		out.State = []byte(*state)
 	}
 	if openID != nil {
-		inc, err := s.getIncident(ctx, q, *openID)
+		inc, err := s.incidents.getIncident(ctx, q, *openID)
 		if err != nil {
 			return out, err
 		}
@@ -54,7 +54,7 @@ func (s *Store) monitorView(ctx context.Context, q Querier, monitorID string, vq
 			parts[i] = fmt.Sprintf("SELECT * FROM (SELECT %s FROM checks WHERE monitor_id = ? AND region = ? ORDER BY checked_at DESC, id DESC LIMIT 1) AS r%d", checkCols, i)
 			args = append(args, monitorID, r)
 		}
-		cs, err := s.queryChecksIn(ctx, q, strings.Join(parts, " UNION ALL "), args...)
+		cs, err := s.checks.queryChecksIn(ctx, q, strings.Join(parts, " UNION ALL "), args...)
 		if err != nil {
 			return out, fmt.Errorf("latest checks of %s: %w", monitorID, err)
 		}
@@ -65,7 +65,7 @@ func (s *Store) monitorView(ctx context.Context, q Querier, monitorID string, vq
 
 // Judge implements store.Store: fn runs in one write transaction that first
 // takes the monitor's lock (Dialect.LockMonitor).
-func (s *Store) Judge(ctx context.Context, monitorID string, fn func(store.JudgeTx) error) error {
+func (s *judgeStore) Judge(ctx context.Context, monitorID string, fn func(store.JudgeTx) error) error {
 	return s.B.Write(ctx, func(q Querier) error {
 		if s.D.LockMonitor != "" {
 			if _, err := q.Exec(ctx, s.D.LockMonitor, monitorID); err != nil {
@@ -78,7 +78,7 @@ func (s *Store) Judge(ctx context.Context, monitorID string, fn func(store.Judge
 
 // judgeTx is store.JudgeTx on one transaction.
 type judgeTx struct {
-	s         *Store
+	s         *judgeStore
 	q         Querier
 	monitorID string
 }
@@ -100,11 +100,11 @@ func (j judgeTx) Open(ctx context.Context, inc store.Incident, events ...store.O
 	if inc.MonitorID != j.monitorID {
 		return inc, fmt.Errorf("%w: judgement of %s cannot open an incident of %s", store.ErrInvalid, j.monitorID, inc.MonitorID)
 	}
-	return j.s.openIncident(ctx, j.q, inc, events)
+	return j.s.incidents.openIncident(ctx, j.q, inc, events)
 }
 
 func (j judgeTx) Resolve(ctx context.Context, id string, at time.Time, events ...store.OutboxEvent) (store.Incident, error) {
-	return j.s.resolveIncident(ctx, j.q, id, at, false, "", events)
+	return j.s.incidents.resolveIncident(ctx, j.q, id, at, false, "", events)
 }
 
 func (j judgeTx) Enqueue(ctx context.Context, events ...store.OutboxEvent) error {
@@ -126,7 +126,7 @@ func (j judgeTx) SetState(ctx context.Context, state []byte) error {
 }
 
 // RecordAgentContact implements store.Store.
-func (s *Store) RecordAgentContact(ctx context.Context, region, agent string, at time.Time) error {
+func (s *judgeStore) RecordAgentContact(ctx context.Context, region, agent string, at time.Time) error {
 	t := s.D.Time(store.UTC(at))
 	err := s.B.Write(ctx, func(q Querier) error {
 		if _, err := q.Exec(ctx, `INSERT INTO agent_contacts (region, agent, last_contact) VALUES (?, ?, ?)
@@ -147,7 +147,7 @@ func (s *Store) RecordAgentContact(ctx context.Context, region, agent string, at
 // contact, the backlog (unless a later report of the agent is stored; the
 // writes of two replicas may arrive out of order) and the region's
 // replayed results.
-func (s *Store) RecordAgentReport(ctx context.Context, r store.AgentReport) error {
+func (s *judgeStore) RecordAgentReport(ctx context.Context, r store.AgentReport) error {
 	if r.Backlog < 0 || r.Replayed < 0 {
 		return fmt.Errorf("%w: agent report of %s/%s: negative backlog or replayed count", store.ErrInvalid, r.Region, r.Agent)
 	}
@@ -177,7 +177,7 @@ func (s *Store) RecordAgentReport(ctx context.Context, r store.AgentReport) erro
 }
 
 // RegionReplays implements store.Store.
-func (s *Store) RegionReplays(ctx context.Context) (map[string]store.RegionReplays, error) {
+func (s *judgeStore) RegionReplays(ctx context.Context) (map[string]store.RegionReplays, error) {
 	rows, err := s.B.Reader().Query(ctx, "SELECT region, results, last_replay FROM region_replays")
 	if err != nil {
 		return nil, fmt.Errorf("region replays: %w", err)
@@ -196,7 +196,7 @@ func (s *Store) RegionReplays(ctx context.Context) (map[string]store.RegionRepla
 }
 
 // AgentsOnline implements store.Store.
-func (s *Store) AgentsOnline(ctx context.Context, since time.Time) (map[string]store.AgentPresence, error) {
+func (s *judgeStore) AgentsOnline(ctx context.Context, since time.Time) (map[string]store.AgentPresence, error) {
 	rows, err := s.B.Reader().Query(ctx, "SELECT region, agent, last_contact, backlog FROM agent_contacts WHERE last_contact >= ?",
 		s.D.Time(store.UTC(since)))
 	if err != nil {
@@ -224,7 +224,7 @@ func (s *Store) AgentsOnline(ctx context.Context, since time.Time) (map[string]s
 
 // UnsettledMonitors implements store.Store: per chunk of ids, one statement
 // on the open-incident index and the judgement documents' primary key.
-func (s *Store) UnsettledMonitors(ctx context.Context, monitorIDs []string) (map[string]bool, error) {
+func (s *judgeStore) UnsettledMonitors(ctx context.Context, monitorIDs []string) (map[string]bool, error) {
 	out := map[string]bool{}
 	for lo := 0; lo < len(monitorIDs); lo += manyChunk {
 		ids := monitorIDs[lo:min(lo+manyChunk, len(monitorIDs))]
@@ -244,7 +244,7 @@ func (s *Store) UnsettledMonitors(ctx context.Context, monitorIDs []string) (map
 
 // AllUnsettledMonitors implements store.Store: one statement, as long as
 // the open incidents and judgement documents are.
-func (s *Store) AllUnsettledMonitors(ctx context.Context) (map[string]bool, error) {
+func (s *judgeStore) AllUnsettledMonitors(ctx context.Context) (map[string]bool, error) {
 	out := map[string]bool{}
 	if err := s.unsettled(ctx, out, "", ""); err != nil {
 		return nil, err
@@ -254,7 +254,7 @@ func (s *Store) AllUnsettledMonitors(ctx context.Context) (map[string]bool, erro
 
 // unsettled adds to out the monitors with an open incident (incidentsWhere
 // narrows them) or a judgement document (judgementsWhere).
-func (s *Store) unsettled(ctx context.Context, out map[string]bool, incidentsWhere, judgementsWhere string, args ...any) error {
+func (s *judgeStore) unsettled(ctx context.Context, out map[string]bool, incidentsWhere, judgementsWhere string, args ...any) error {
 	rows, err := s.B.Reader().Query(ctx, `SELECT monitor_id FROM incidents WHERE resolved_at IS NULL`+incidentsWhere+`
  UNION SELECT monitor_id FROM monitor_judgements`+judgementsWhere, args...)
 	if err != nil {

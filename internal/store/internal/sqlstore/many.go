@@ -13,7 +13,7 @@ import (
 const manyChunk = 500
 
 // UptimeDailyMany implements store.Store.
-func (s *Store) UptimeDailyMany(ctx context.Context, monitorIDs []string, days int, loc *time.Location) (map[string][]store.DailyUptime, error) {
+func (s *checkStore) UptimeDailyMany(ctx context.Context, monitorIDs []string, days int, loc *time.Location) (map[string][]store.DailyUptime, error) {
 	out := make(map[string][]store.DailyUptime, len(monitorIDs))
 	if days <= 0 {
 		for _, id := range monitorIDs {
@@ -38,7 +38,7 @@ func (s *Store) UptimeDailyMany(ctx context.Context, monitorIDs []string, days i
 }
 
 // StatsMany implements store.Store.
-func (s *Store) StatsMany(ctx context.Context, monitorIDs []string, from, to time.Time) (map[string]store.Stats, error) {
+func (s *checkStore) StatsMany(ctx context.Context, monitorIDs []string, from, to time.Time) (map[string]store.Stats, error) {
 	stats, err := s.statsMany(ctx, monitorIDs, []store.DayRange{{From: store.UTC(from), To: store.UTC(to)}})
 	if err != nil {
 		return nil, err
@@ -54,7 +54,7 @@ func (s *Store) StatsMany(ctx context.Context, monitorIDs []string, from, to tim
 // non-overlapping ranges (sorted by From): per chunk of monitors, one rollup
 // query per run of same-width buckets and one raw query per partial minute. Each id maps to one Stats
 // per range.
-func (s *Store) statsMany(ctx context.Context, monitorIDs []string, ranges []store.DayRange) (map[string][]store.Stats, error) {
+func (s *checkStore) statsMany(ctx context.Context, monitorIDs []string, ranges []store.DayRange) (map[string][]store.Stats, error) {
 	out := make(map[string][]store.Stats, len(monitorIDs))
 	for _, id := range monitorIDs {
 		if _, ok := out[id]; !ok {

@@ -17,7 +17,7 @@ import (
 func isNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }
 
 // InsertDeployEvent implements store.Store.
-func (s *Store) InsertDeployEvent(ctx context.Context, e store.DeployEvent) (store.DeployEvent, error) {
+func (s *eventStore) InsertDeployEvent(ctx context.Context, e store.DeployEvent) (store.DeployEvent, error) {
 	if e.ServiceName == "" {
 		return e, fmt.Errorf("%w: deploy event needs service_name", store.ErrInvalid)
 	}
@@ -45,7 +45,7 @@ func (s *Store) InsertDeployEvent(ctx context.Context, e store.DeployEvent) (sto
 }
 
 // ListDeployEvents implements store.Store.
-func (s *Store) ListDeployEvents(ctx context.Context, q store.DeployEventQuery) ([]store.DeployEvent, error) {
+func (s *eventStore) ListDeployEvents(ctx context.Context, q store.DeployEventQuery) ([]store.DeployEvent, error) {
 	where := []string{"1 = 1"}
 	var args []any
 	if q.Namespace != "" {
@@ -98,7 +98,7 @@ func sameAnswers(a, b []string) bool {
 }
 
 // RecordDNS implements store.Store.
-func (s *Store) RecordDNS(ctx context.Context, r store.DNSRecord) (store.DNSRecord, error) {
+func (s *eventStore) RecordDNS(ctx context.Context, r store.DNSRecord) (store.DNSRecord, error) {
 	if r.ObservedAt.IsZero() {
 		r.ObservedAt = s.now()
 	}
@@ -133,7 +133,7 @@ func (s *Store) RecordDNS(ctx context.Context, r store.DNSRecord) (store.DNSReco
 }
 
 // ListDNSRecords implements store.Store.
-func (s *Store) ListDNSRecords(ctx context.Context, monitorID string, changedOnly bool, limit int) ([]store.DNSRecord, error) {
+func (s *eventStore) ListDNSRecords(ctx context.Context, monitorID string, changedOnly bool, limit int) ([]store.DNSRecord, error) {
 	where := "monitor_id = ?"
 	if changedOnly {
 		where += " AND changed"
@@ -163,7 +163,7 @@ func (s *Store) ListDNSRecords(ctx context.Context, monitorID string, changedOnl
 }
 
 // PauseMonitor implements store.Store.
-func (s *Store) PauseMonitor(ctx context.Context, monitorID string, at time.Time) error {
+func (s *eventStore) PauseMonitor(ctx context.Context, monitorID string, at time.Time) error {
 	err := s.B.Write(ctx, func(q Querier) error {
 		// At most one open window per monitor (unique partial index).
 		_, err := q.Exec(ctx, "INSERT INTO pause_windows (monitor_id, paused_at, resumed_at) VALUES (?, ?, NULL) ON CONFLICT DO NOTHING",
@@ -177,7 +177,7 @@ func (s *Store) PauseMonitor(ctx context.Context, monitorID string, at time.Time
 }
 
 // ResumeMonitor implements store.Store.
-func (s *Store) ResumeMonitor(ctx context.Context, monitorID string, at time.Time) error {
+func (s *eventStore) ResumeMonitor(ctx context.Context, monitorID string, at time.Time) error {
 	err := s.B.Write(ctx, func(q Querier) error {
 		_, err := q.Exec(ctx, "UPDATE pause_windows SET resumed_at = ? WHERE monitor_id = ? AND resumed_at IS NULL",
 			s.D.Time(store.UTC(at)), monitorID)
@@ -190,7 +190,7 @@ func (s *Store) ResumeMonitor(ctx context.Context, monitorID string, at time.Tim
 }
 
 // ListPauseWindows implements store.Store.
-func (s *Store) ListPauseWindows(ctx context.Context, monitorID string, since time.Time) ([]store.PauseWindow, error) {
+func (s *eventStore) ListPauseWindows(ctx context.Context, monitorID string, since time.Time) ([]store.PauseWindow, error) {
 	rows, err := s.B.Reader().Query(ctx, `SELECT monitor_id, paused_at, resumed_at FROM pause_windows
  WHERE monitor_id = ? AND (resumed_at IS NULL OR resumed_at > ?) ORDER BY paused_at`, monitorID, s.D.Time(store.UTC(since)))
 	if err != nil {
@@ -212,7 +212,7 @@ func (s *Store) ListPauseWindows(ctx context.Context, monitorID string, since ti
 }
 
 // RecordHeartbeat implements store.Store.
-func (s *Store) RecordHeartbeat(ctx context.Context, p store.HeartbeatPing) error {
+func (s *eventStore) RecordHeartbeat(ctx context.Context, p store.HeartbeatPing) error {
 	if p.At.IsZero() {
 		p.At = s.now()
 	}
@@ -235,7 +235,7 @@ func (s *Store) RecordHeartbeat(ctx context.Context, p store.HeartbeatPing) erro
 }
 
 // ListHeartbeats implements store.Store.
-func (s *Store) ListHeartbeats(ctx context.Context, monitorID string, limit int) ([]store.HeartbeatPing, error) {
+func (s *eventStore) ListHeartbeats(ctx context.Context, monitorID string, limit int) ([]store.HeartbeatPing, error) {
 	rows, err := s.B.Reader().Query(ctx, "SELECT monitor_id, at, ok, duration_ms, status_code FROM heartbeats WHERE monitor_id = ? ORDER BY at DESC, id DESC LIMIT ?",
 		monitorID, store.Limit(limit, 50, 1000))
 	if err != nil {
@@ -262,7 +262,7 @@ func (s *Store) ListHeartbeats(ctx context.Context, monitorID string, limit int)
 }
 
 // TouchAPIKey implements store.Store.
-func (s *Store) TouchAPIKey(ctx context.Context, keyID string, at time.Time) error {
+func (s *keyStore) TouchAPIKey(ctx context.Context, keyID string, at time.Time) error {
 	err := s.B.Write(ctx, func(q Querier) error {
 		_, err := q.Exec(ctx, `INSERT INTO api_key_usage (key_id, last_used_at) VALUES (?, ?)
  ON CONFLICT (key_id) DO UPDATE SET last_used_at = CASE WHEN excluded.last_used_at > api_key_usage.last_used_at
@@ -276,7 +276,7 @@ func (s *Store) TouchAPIKey(ctx context.Context, keyID string, at time.Time) err
 }
 
 // APIKeyLastUsed implements store.Store.
-func (s *Store) APIKeyLastUsed(ctx context.Context, keyIDs ...string) (map[string]time.Time, error) {
+func (s *keyStore) APIKeyLastUsed(ctx context.Context, keyIDs ...string) (map[string]time.Time, error) {
 	out := make(map[string]time.Time, len(keyIDs))
 	if len(keyIDs) == 0 {
 		return out, nil
@@ -305,7 +305,7 @@ func (s *Store) APIKeyLastUsed(ctx context.Context, keyIDs ...string) (map[strin
 }
 
 // Ping implements store.Store.
-func (s *Store) Ping(ctx context.Context) error {
+func (s *db) Ping(ctx context.Context) error {
 	var one int
 	if err := s.B.Reader().QueryRow(ctx, "SELECT 1").Scan(&one); err != nil {
 		return fmt.Errorf("store ping: %w", err)

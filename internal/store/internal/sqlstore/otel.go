@@ -10,7 +10,7 @@ import (
 
 const otelCols = "namespace, endpoint, protocol, headers, service_name, enabled, export_spans, export_metrics, created_at, updated_at"
 
-func (s *Store) scanOTel(r interface{ Scan(...any) error }) (store.OTelSettings, error) {
+func (s *otelStore) scanOTel(r interface{ Scan(...any) error }) (store.OTelSettings, error) {
 	var o store.OTelSettings
 	var headers []byte
 	err := r.Scan(&o.Namespace, &o.Endpoint, &o.Protocol, &headers, &o.ServiceName, &o.Enabled, &o.ExportSpans,
@@ -28,7 +28,7 @@ func (s *Store) scanOTel(r interface{ Scan(...any) error }) (store.OTelSettings,
 }
 
 // PutOTelSettings implements store.Store.
-func (s *Store) PutOTelSettings(ctx context.Context, o store.OTelSettings) (store.OTelSettings, error) {
+func (s *otelStore) PutOTelSettings(ctx context.Context, o store.OTelSettings) (store.OTelSettings, error) {
 	if o.Namespace == "" || o.Endpoint == "" || o.Protocol == "" {
 		return o, fmt.Errorf("%w: telemetry export needs a namespace, an endpoint and a protocol", store.ErrInvalid)
 	}
@@ -67,7 +67,7 @@ func (s *Store) PutOTelSettings(ctx context.Context, o store.OTelSettings) (stor
 }
 
 // GetOTelSettings implements store.Store.
-func (s *Store) GetOTelSettings(ctx context.Context, namespace string) (store.OTelSettings, error) {
+func (s *otelStore) GetOTelSettings(ctx context.Context, namespace string) (store.OTelSettings, error) {
 	o, err := s.scanOTel(s.B.Reader().QueryRow(ctx, "SELECT "+otelCols+" FROM otel_settings WHERE namespace = ?", namespace))
 	if err != nil && !isNotFound(err) {
 		return o, fmt.Errorf("get telemetry export settings: %w", err)
@@ -76,7 +76,7 @@ func (s *Store) GetOTelSettings(ctx context.Context, namespace string) (store.OT
 }
 
 // DeleteOTelSettings implements store.Store.
-func (s *Store) DeleteOTelSettings(ctx context.Context, namespace string) error {
+func (s *otelStore) DeleteOTelSettings(ctx context.Context, namespace string) error {
 	return s.B.Write(ctx, func(q Querier) error {
 		n, err := q.Exec(ctx, "DELETE FROM otel_settings WHERE namespace = ?", namespace)
 		if err != nil {
@@ -93,7 +93,7 @@ func (s *Store) DeleteOTelSettings(ctx context.Context, namespace string) error 
 }
 
 // RecordOTelExport implements store.Store.
-func (s *Store) RecordOTelExport(ctx context.Context, r store.OTelExportResult) error {
+func (s *otelStore) RecordOTelExport(ctx context.Context, r store.OTelExportResult) error {
 	if r.Namespace == "" {
 		return fmt.Errorf("%w: telemetry export result needs a namespace", store.ErrInvalid)
 	}
@@ -130,7 +130,7 @@ func (s *Store) RecordOTelExport(ctx context.Context, r store.OTelExportResult) 
 }
 
 // GetOTelDelivery implements store.Store.
-func (s *Store) GetOTelDelivery(ctx context.Context, namespace string) (store.OTelDeliveryStatus, error) {
+func (s *otelStore) GetOTelDelivery(ctx context.Context, namespace string) (store.OTelDeliveryStatus, error) {
 	var d store.OTelDeliveryStatus
 	err := s.B.Reader().QueryRow(ctx, `SELECT last_success_at, last_error_at, last_error, spans_exported, points_exported,
  exports_ok, exports_failed, dropped_checks FROM otel_delivery WHERE namespace = ?`, namespace).

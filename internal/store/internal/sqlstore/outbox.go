@@ -12,7 +12,10 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
-func (s *Store) enqueue(ctx context.Context, q Querier, events []store.OutboxEvent) error {
+// enqueue adds events (and their deliveries) to the outbox inside q, the
+// transaction of whatever they announce, in any domain: an event is stored
+// exactly when what it announces is.
+func (s *db) enqueue(ctx context.Context, q Querier, events []store.OutboxEvent) error {
 	for _, e := range events {
 		if e.Kind == "" {
 			return fmt.Errorf("%w: outbox event needs a kind", store.ErrInvalid)
@@ -50,7 +53,7 @@ func (s *Store) enqueue(ctx context.Context, q Querier, events []store.OutboxEve
 }
 
 // EnqueueEvents implements store.Store.
-func (s *Store) EnqueueEvents(ctx context.Context, events ...store.OutboxEvent) error {
+func (s *outboxStore) EnqueueEvents(ctx context.Context, events ...store.OutboxEvent) error {
 	if len(events) == 0 {
 		return nil
 	}
@@ -62,7 +65,7 @@ const deliveryCols = `d.id, d.event_id, e.namespace, e.kind, e.payload, d.channe
 
 const deliveryFrom = " FROM deliveries d JOIN outbox_events e ON e.id = d.event_id"
 
-func (s *Store) queryDeliveries(ctx context.Context, q Querier, sql string, args ...any) ([]store.Delivery, error) {
+func (s *outboxStore) queryDeliveries(ctx context.Context, q Querier, sql string, args ...any) ([]store.Delivery, error) {
 	rows, err := q.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, fmt.Errorf("query deliveries: %w", err)
@@ -89,7 +92,7 @@ func (s *Store) queryDeliveries(ctx context.Context, q Querier, sql string, args
 }
 
 // LeaseDeliveries implements store.Store.
-func (s *Store) LeaseDeliveries(ctx context.Context, owner string, n int, leaseFor time.Duration) ([]store.Delivery, error) {
+func (s *outboxStore) LeaseDeliveries(ctx context.Context, owner string, n int, leaseFor time.Duration) ([]store.Delivery, error) {
 	if owner == "" || n <= 0 || leaseFor <= 0 {
 		return nil, fmt.Errorf("%w: lease needs an owner, a count and a duration", store.ErrInvalid)
 	}
@@ -133,7 +136,7 @@ func (s *Store) LeaseDeliveries(ctx context.Context, owner string, n int, leaseF
 }
 
 // finishAttempt updates a leased delivery and logs the attempt.
-func (s *Store) finishAttempt(ctx context.Context, owner string, a store.DeliveryAttempt, status store.DeliveryStatus, next *time.Time) error {
+func (s *outboxStore) finishAttempt(ctx context.Context, owner string, a store.DeliveryAttempt, status store.DeliveryStatus, next *time.Time) error {
 	now := s.now()
 	if a.At.IsZero() {
 		a.At = now
@@ -172,22 +175,22 @@ func (s *Store) finishAttempt(ctx context.Context, owner string, a store.Deliver
 }
 
 // CompleteDelivery implements store.Store.
-func (s *Store) CompleteDelivery(ctx context.Context, owner string, a store.DeliveryAttempt) error {
+func (s *outboxStore) CompleteDelivery(ctx context.Context, owner string, a store.DeliveryAttempt) error {
 	return s.finishAttempt(ctx, owner, a, store.DeliveryDelivered, nil)
 }
 
 // RetryDelivery implements store.Store.
-func (s *Store) RetryDelivery(ctx context.Context, owner string, a store.DeliveryAttempt, next time.Time) error {
+func (s *outboxStore) RetryDelivery(ctx context.Context, owner string, a store.DeliveryAttempt, next time.Time) error {
 	return s.finishAttempt(ctx, owner, a, store.DeliveryPending, &next)
 }
 
 // FailDelivery implements store.Store.
-func (s *Store) FailDelivery(ctx context.Context, owner string, a store.DeliveryAttempt) error {
+func (s *outboxStore) FailDelivery(ctx context.Context, owner string, a store.DeliveryAttempt) error {
 	return s.finishAttempt(ctx, owner, a, store.DeliveryFailed, nil)
 }
 
 // ReleaseDeliveries implements store.Store.
-func (s *Store) ReleaseDeliveries(ctx context.Context, owner string, ids ...string) error {
+func (s *outboxStore) ReleaseDeliveries(ctx context.Context, owner string, ids ...string) error {
 	if len(ids) == 0 {
 		return nil
 	}
@@ -206,7 +209,7 @@ func (s *Store) ReleaseDeliveries(ctx context.Context, owner string, ids ...stri
 }
 
 // GetDelivery implements store.Store.
-func (s *Store) GetDelivery(ctx context.Context, id string) (store.Delivery, error) {
+func (s *outboxStore) GetDelivery(ctx context.Context, id string) (store.Delivery, error) {
 	ds, err := s.queryDeliveries(ctx, s.B.Reader(), "SELECT "+deliveryCols+deliveryFrom+" WHERE d.id = ?", id)
 	if err != nil {
 		return store.Delivery{}, err
@@ -218,7 +221,7 @@ func (s *Store) GetDelivery(ctx context.Context, id string) (store.Delivery, err
 }
 
 // ListDeliveries implements store.Store.
-func (s *Store) ListDeliveries(ctx context.Context, q store.DeliveryQuery) ([]store.Delivery, error) {
+func (s *outboxStore) ListDeliveries(ctx context.Context, q store.DeliveryQuery) ([]store.Delivery, error) {
 	where := []string{"1 = 1"}
 	var args []any
 	if q.ChannelID != "" {
@@ -239,7 +242,7 @@ func (s *Store) ListDeliveries(ctx context.Context, q store.DeliveryQuery) ([]st
 }
 
 // ListDeliveryAttempts implements store.Store.
-func (s *Store) ListDeliveryAttempts(ctx context.Context, deliveryID string) ([]store.DeliveryAttempt, error) {
+func (s *outboxStore) ListDeliveryAttempts(ctx context.Context, deliveryID string) ([]store.DeliveryAttempt, error) {
 	rows, err := s.B.Reader().Query(ctx, `SELECT delivery_id, attempt, at, status_code, excerpt, error, latency_ms
  FROM delivery_attempts WHERE delivery_id = ? ORDER BY attempt`, deliveryID)
 	if err != nil {
@@ -261,7 +264,7 @@ func (s *Store) ListDeliveryAttempts(ctx context.Context, deliveryID string) ([]
 }
 
 // PruneOutbox implements store.Store.
-func (s *Store) PruneOutbox(ctx context.Context, olderThan time.Time) (int64, error) {
+func (s *outboxStore) PruneOutbox(ctx context.Context, olderThan time.Time) (int64, error) {
 	var n int64
 	err := s.B.Write(ctx, func(q Querier) error {
 		var err error

@@ -11,7 +11,7 @@ import (
 
 const recipientCols = "namespace, email, confirm_token_hash, confirmation_sent_at, confirmations_sent, confirmed_at"
 
-func (s *Store) scanRecipient(r interface{ Scan(...any) error }) (store.AlertRecipient, error) {
+func (s *outboxStore) scanRecipient(r interface{ Scan(...any) error }) (store.AlertRecipient, error) {
 	var rec store.AlertRecipient
 	var token *string
 	err := r.Scan(&rec.Namespace, &rec.Email, &token, s.D.ScanNullTime(&rec.ConfirmationSentAt),
@@ -23,7 +23,7 @@ func (s *Store) scanRecipient(r interface{ Scan(...any) error }) (store.AlertRec
 }
 
 // ListAlertRecipients implements store.Store.
-func (s *Store) ListAlertRecipients(ctx context.Context, namespace string) ([]store.AlertRecipient, error) {
+func (s *outboxStore) ListAlertRecipients(ctx context.Context, namespace string) ([]store.AlertRecipient, error) {
 	q, args := "SELECT "+recipientCols+" FROM alert_recipients", []any{}
 	if namespace != "" {
 		q, args = q+" WHERE namespace = ?", append(args, namespace)
@@ -48,7 +48,7 @@ func (s *Store) ListAlertRecipients(ctx context.Context, namespace string) ([]st
 }
 
 // RecordRecipientConfirmation implements store.Store.
-func (s *Store) RecordRecipientConfirmation(ctx context.Context, namespace, email, tokenHash string, sentAt time.Time, events ...store.OutboxEvent) (store.AlertRecipient, error) {
+func (s *outboxStore) RecordRecipientConfirmation(ctx context.Context, namespace, email, tokenHash string, sentAt time.Time, events ...store.OutboxEvent) (store.AlertRecipient, error) {
 	email = strings.ToLower(strings.TrimSpace(email))
 	if namespace == "" || email == "" || tokenHash == "" {
 		return store.AlertRecipient{}, fmt.Errorf("%w: an alert recipient needs a namespace, an email and a token", store.ErrInvalid)
@@ -78,7 +78,7 @@ func (s *Store) RecordRecipientConfirmation(ctx context.Context, namespace, emai
 }
 
 // ConfirmAlertRecipient implements store.Store.
-func (s *Store) ConfirmAlertRecipient(ctx context.Context, tokenHash string, sentAfter, at time.Time) (store.AlertRecipient, error) {
+func (s *outboxStore) ConfirmAlertRecipient(ctx context.Context, tokenHash string, sentAfter, at time.Time) (store.AlertRecipient, error) {
 	var rec store.AlertRecipient
 	if tokenHash == "" {
 		return rec, fmt.Errorf("confirm alert recipient: %w", store.ErrNotFound)

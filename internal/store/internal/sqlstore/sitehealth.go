@@ -12,7 +12,7 @@ import (
 const healthSiteCols = `id, namespace, name, url, max_pages, max_depth, check_external_links, perf_audit_enabled,
  perf_audit_urls, perf_audit_form_factor, schedule, notify_on_issues, score_drop_thresh, is_active, created_at, updated_at`
 
-func (s *Store) scanHealthSite(r interface{ Scan(...any) error }) (store.HealthSite, error) {
+func (s *siteHealthStore) scanHealthSite(r interface{ Scan(...any) error }) (store.HealthSite, error) {
 	var h store.HealthSite
 	var urls []byte
 	err := r.Scan(&h.ID, &h.Namespace, &h.Name, &h.URL, &h.MaxPages, &h.MaxDepth, &h.CheckExternalLinks, &h.PerfAuditEnabled,
@@ -26,7 +26,7 @@ func (s *Store) scanHealthSite(r interface{ Scan(...any) error }) (store.HealthS
 }
 
 // CreateHealthSite implements store.Store.
-func (s *Store) CreateHealthSite(ctx context.Context, h store.HealthSite) (store.HealthSite, error) {
+func (s *siteHealthStore) CreateHealthSite(ctx context.Context, h store.HealthSite) (store.HealthSite, error) {
 	if h.Namespace == "" || h.URL == "" {
 		return h, fmt.Errorf("%w: website health site needs a namespace and a url", store.ErrInvalid)
 	}
@@ -58,7 +58,7 @@ func (s *Store) CreateHealthSite(ctx context.Context, h store.HealthSite) (store
 }
 
 // GetHealthSite implements store.Store.
-func (s *Store) GetHealthSite(ctx context.Context, id string) (store.HealthSite, error) {
+func (s *siteHealthStore) GetHealthSite(ctx context.Context, id string) (store.HealthSite, error) {
 	h, err := s.scanHealthSite(s.B.Reader().QueryRow(ctx, "SELECT "+healthSiteCols+" FROM health_sites WHERE id = ?", id))
 	if err != nil && !isNotFound(err) {
 		return h, fmt.Errorf("get website health site: %w", err)
@@ -67,12 +67,12 @@ func (s *Store) GetHealthSite(ctx context.Context, id string) (store.HealthSite,
 }
 
 // ListHealthSites implements store.Store.
-func (s *Store) ListHealthSites(ctx context.Context, namespace string) ([]store.HealthSite, error) {
-	return listInNamespace(ctx, s, "health_sites", healthSiteCols, namespace, "website health sites", s.scanHealthSite)
+func (s *siteHealthStore) ListHealthSites(ctx context.Context, namespace string) ([]store.HealthSite, error) {
+	return listInNamespace(ctx, s.db, "health_sites", healthSiteCols, namespace, "website health sites", s.scanHealthSite)
 }
 
 // UpdateHealthSite implements store.Store.
-func (s *Store) UpdateHealthSite(ctx context.Context, h store.HealthSite) (store.HealthSite, error) {
+func (s *siteHealthStore) UpdateHealthSite(ctx context.Context, h store.HealthSite) (store.HealthSite, error) {
 	if h.PerfAuditURLs == nil {
 		h.PerfAuditURLs = []string{}
 	}
@@ -97,7 +97,7 @@ func (s *Store) UpdateHealthSite(ctx context.Context, h store.HealthSite) (store
 }
 
 // DeleteHealthSite implements store.Store.
-func (s *Store) DeleteHealthSite(ctx context.Context, id string) error {
+func (s *siteHealthStore) DeleteHealthSite(ctx context.Context, id string) error {
 	return s.B.Write(ctx, func(q Querier) error {
 		if _, err := q.Exec(ctx, "DELETE FROM health_issues WHERE run_id IN (SELECT id FROM health_runs WHERE site_id = ?)", id); err != nil {
 			return fmt.Errorf("delete website health issues: %w", err)
@@ -118,7 +118,7 @@ func (s *Store) DeleteHealthSite(ctx context.Context, id string) error {
 
 const healthRunCols = "id, site_id, namespace, run_trigger, status, started_at, finished_at, score, summary, error"
 
-func (s *Store) scanHealthRun(r interface{ Scan(...any) error }) (store.HealthRun, error) {
+func (s *siteHealthStore) scanHealthRun(r interface{ Scan(...any) error }) (store.HealthRun, error) {
 	var h store.HealthRun
 	var score *int64
 	var summary []byte
@@ -135,7 +135,7 @@ func (s *Store) scanHealthRun(r interface{ Scan(...any) error }) (store.HealthRu
 }
 
 // StartHealthRun implements store.Store.
-func (s *Store) StartHealthRun(ctx context.Context, r store.HealthRun) (store.HealthRun, error) {
+func (s *siteHealthStore) StartHealthRun(ctx context.Context, r store.HealthRun) (store.HealthRun, error) {
 	if r.SiteID == "" {
 		return r, fmt.Errorf("%w: website health run needs a site", store.ErrInvalid)
 	}
@@ -170,7 +170,7 @@ func (s *Store) StartHealthRun(ctx context.Context, r store.HealthRun) (store.He
 }
 
 // FinishHealthRun implements store.Store.
-func (s *Store) FinishHealthRun(ctx context.Context, r store.HealthRun, issues []store.HealthIssue, events ...store.OutboxEvent) (store.HealthRun, error) {
+func (s *siteHealthStore) FinishHealthRun(ctx context.Context, r store.HealthRun, issues []store.HealthIssue, events ...store.OutboxEvent) (store.HealthRun, error) {
 	if r.Status == "" || r.Status == store.HealthRunRunning {
 		return r, fmt.Errorf("%w: a finished website health run needs a final status", store.ErrInvalid)
 	}
@@ -209,7 +209,7 @@ func (s *Store) FinishHealthRun(ctx context.Context, r store.HealthRun, issues [
 }
 
 // GetHealthRun implements store.Store.
-func (s *Store) GetHealthRun(ctx context.Context, id string) (store.HealthRun, error) {
+func (s *siteHealthStore) GetHealthRun(ctx context.Context, id string) (store.HealthRun, error) {
 	r, err := s.scanHealthRun(s.B.Reader().QueryRow(ctx, "SELECT "+healthRunCols+" FROM health_runs WHERE id = ?", id))
 	if err != nil && !isNotFound(err) {
 		return r, fmt.Errorf("get website health run: %w", err)
@@ -218,7 +218,7 @@ func (s *Store) GetHealthRun(ctx context.Context, id string) (store.HealthRun, e
 }
 
 // ListHealthRuns implements store.Store.
-func (s *Store) ListHealthRuns(ctx context.Context, siteID string, limit int) ([]store.HealthRun, error) {
+func (s *siteHealthStore) ListHealthRuns(ctx context.Context, siteID string, limit int) ([]store.HealthRun, error) {
 	sql := "SELECT " + healthRunCols + " FROM health_runs WHERE site_id = ? ORDER BY started_at DESC, id DESC"
 	args := []any{siteID}
 	if limit > 0 {
@@ -245,7 +245,7 @@ func (s *Store) ListHealthRuns(ctx context.Context, siteID string, limit int) ([
 }
 
 // ListHealthIssues implements store.Store.
-func (s *Store) ListHealthIssues(ctx context.Context, runID string) ([]store.HealthIssue, error) {
+func (s *siteHealthStore) ListHealthIssues(ctx context.Context, runID string) ([]store.HealthIssue, error) {
 	rows, err := s.B.Reader().Query(ctx, "SELECT run_id, kind, url, source_url, detail FROM health_issues WHERE run_id = ? ORDER BY seq", runID)
 	if err != nil {
 		return nil, fmt.Errorf("list website health issues: %w", err)
@@ -266,7 +266,7 @@ func (s *Store) ListHealthIssues(ctx context.Context, runID string) ([]store.Hea
 }
 
 // PruneHealthRuns implements store.Store.
-func (s *Store) PruneHealthRuns(ctx context.Context, siteID string, keep int) (int64, error) {
+func (s *siteHealthStore) PruneHealthRuns(ctx context.Context, siteID string, keep int) (int64, error) {
 	keep = max(keep, 0)
 	var deleted int64
 	err := s.B.Write(ctx, func(q Querier) error {

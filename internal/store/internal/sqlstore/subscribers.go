@@ -13,7 +13,7 @@ import (
 
 const subscriberCols = "id, page_uid, namespace, channel, address, confirm_token_hash, confirmation_sent_at, confirmed_at, created_at"
 
-func (s *Store) scanSubscriber(r interface{ Scan(...any) error }) (store.Subscriber, error) {
+func (s *subscriberStore) scanSubscriber(r interface{ Scan(...any) error }) (store.Subscriber, error) {
 	var sub store.Subscriber
 	var channel string
 	var token *string
@@ -29,7 +29,7 @@ func (s *Store) scanSubscriber(r interface{ Scan(...any) error }) (store.Subscri
 	return sub, nil
 }
 
-func (s *Store) getSubscriber(ctx context.Context, q Querier, where string, args ...any) (store.Subscriber, error) {
+func (s *subscriberStore) getSubscriber(ctx context.Context, q Querier, where string, args ...any) (store.Subscriber, error) {
 	sub, err := s.scanSubscriber(q.QueryRow(ctx, "SELECT "+subscriberCols+" FROM status_page_subscribers WHERE "+where, args...))
 	if err != nil && !isNotFound(err) {
 		return sub, fmt.Errorf("get subscriber: %w", err)
@@ -38,7 +38,7 @@ func (s *Store) getSubscriber(ctx context.Context, q Querier, where string, args
 }
 
 // AddSubscriber implements store.Store.
-func (s *Store) AddSubscriber(ctx context.Context, sub store.Subscriber) (store.Subscriber, error) {
+func (s *subscriberStore) AddSubscriber(ctx context.Context, sub store.Subscriber) (store.Subscriber, error) {
 	switch {
 	case sub.PageUID == "" || sub.Address == "":
 		return sub, fmt.Errorf("%w: subscriber needs page_uid and address", store.ErrInvalid)
@@ -80,7 +80,7 @@ func (s *Store) AddSubscriber(ctx context.Context, sub store.Subscriber) (store.
 }
 
 // RenewSubscriberToken implements store.Store.
-func (s *Store) RenewSubscriberToken(ctx context.Context, id, tokenHash string, sentAt time.Time) error {
+func (s *subscriberStore) RenewSubscriberToken(ctx context.Context, id, tokenHash string, sentAt time.Time) error {
 	return s.B.Write(ctx, func(q Querier) error {
 		n, err := q.Exec(ctx, "UPDATE status_page_subscribers SET confirm_token_hash = ?, confirmation_sent_at = ? WHERE id = ? AND confirmed_at IS NULL",
 			nullStr(tokenHash), s.D.Time(store.UTC(sentAt)), id)
@@ -95,7 +95,7 @@ func (s *Store) RenewSubscriberToken(ctx context.Context, id, tokenHash string, 
 }
 
 // ConfirmSubscriber implements store.Store.
-func (s *Store) ConfirmSubscriber(ctx context.Context, tokenHash string, at time.Time) (store.Subscriber, error) {
+func (s *subscriberStore) ConfirmSubscriber(ctx context.Context, tokenHash string, at time.Time) (store.Subscriber, error) {
 	var sub store.Subscriber
 	if tokenHash == "" {
 		return sub, fmt.Errorf("confirm subscriber: %w", store.ErrNotFound)
@@ -118,12 +118,12 @@ func (s *Store) ConfirmSubscriber(ctx context.Context, tokenHash string, at time
 }
 
 // GetSubscriber implements store.Store.
-func (s *Store) GetSubscriber(ctx context.Context, id string) (store.Subscriber, error) {
+func (s *subscriberStore) GetSubscriber(ctx context.Context, id string) (store.Subscriber, error) {
 	return s.getSubscriber(ctx, s.B.Reader(), "id = ?", id)
 }
 
 // ListSubscribers implements store.Store.
-func (s *Store) ListSubscribers(ctx context.Context, pageUID string, confirmedOnly bool) ([]store.Subscriber, error) {
+func (s *subscriberStore) ListSubscribers(ctx context.Context, pageUID string, confirmedOnly bool) ([]store.Subscriber, error) {
 	where := "page_uid = ?"
 	if confirmedOnly {
 		where += " AND confirmed_at IS NOT NULL"
@@ -148,7 +148,7 @@ func (s *Store) ListSubscribers(ctx context.Context, pageUID string, confirmedOn
 }
 
 // DeleteSubscriber implements store.Store.
-func (s *Store) DeleteSubscriber(ctx context.Context, id string) error {
+func (s *subscriberStore) DeleteSubscriber(ctx context.Context, id string) error {
 	return s.B.Write(ctx, func(q Querier) error {
 		n, err := q.Exec(ctx, "DELETE FROM status_page_subscribers WHERE id = ?", id)
 		if err != nil {
@@ -162,7 +162,7 @@ func (s *Store) DeleteSubscriber(ctx context.Context, id string) error {
 }
 
 // PruneSubscribers implements store.Store.
-func (s *Store) PruneSubscribers(ctx context.Context, olderThan time.Time) (int64, error) {
+func (s *subscriberStore) PruneSubscribers(ctx context.Context, olderThan time.Time) (int64, error) {
 	var n int64
 	err := s.B.Write(ctx, func(q Querier) error {
 		var err error

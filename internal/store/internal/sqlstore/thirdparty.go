@@ -13,7 +13,7 @@ import (
 
 const thirdPartySubCols = "id, namespace, provider_id, component_ids, keywords, notify, notify_maintenance, min_severity, created_at, updated_at"
 
-func (s *Store) scanThirdPartySub(r interface{ Scan(...any) error }) (store.ThirdPartySubscription, error) {
+func (s *thirdPartyStore) scanThirdPartySub(r interface{ Scan(...any) error }) (store.ThirdPartySubscription, error) {
 	var sub store.ThirdPartySubscription
 	var comps, kws []byte
 	err := r.Scan(&sub.ID, &sub.Namespace, &sub.ProviderID, &comps, &kws, &sub.Notify, &sub.NotifyMaintenance,
@@ -28,7 +28,7 @@ func (s *Store) scanThirdPartySub(r interface{ Scan(...any) error }) (store.Thir
 	return sub, err
 }
 
-func (s *Store) getThirdPartySub(ctx context.Context, q Querier, where string, args ...any) (store.ThirdPartySubscription, error) {
+func (s *thirdPartyStore) getThirdPartySub(ctx context.Context, q Querier, where string, args ...any) (store.ThirdPartySubscription, error) {
 	sub, err := s.scanThirdPartySub(q.QueryRow(ctx, "SELECT "+thirdPartySubCols+" FROM third_party_subscriptions WHERE "+where, args...))
 	if err != nil && !isNotFound(err) {
 		return sub, fmt.Errorf("get third-party subscription: %w", err)
@@ -37,7 +37,7 @@ func (s *Store) getThirdPartySub(ctx context.Context, q Querier, where string, a
 }
 
 // InsertThirdPartySubscription implements store.Store.
-func (s *Store) InsertThirdPartySubscription(ctx context.Context, sub store.ThirdPartySubscription) (store.ThirdPartySubscription, error) {
+func (s *thirdPartyStore) InsertThirdPartySubscription(ctx context.Context, sub store.ThirdPartySubscription) (store.ThirdPartySubscription, error) {
 	if sub.Namespace == "" || sub.ProviderID == "" {
 		return sub, fmt.Errorf("%w: third-party subscription needs a namespace and a provider", store.ErrInvalid)
 	}
@@ -85,17 +85,17 @@ func nonNilList(v []string) []string {
 }
 
 // GetThirdPartySubscription implements store.Store.
-func (s *Store) GetThirdPartySubscription(ctx context.Context, id string) (store.ThirdPartySubscription, error) {
+func (s *thirdPartyStore) GetThirdPartySubscription(ctx context.Context, id string) (store.ThirdPartySubscription, error) {
 	return s.getThirdPartySub(ctx, s.B.Reader(), "id = ?", id)
 }
 
 // ListThirdPartySubscriptions implements store.Store.
-func (s *Store) ListThirdPartySubscriptions(ctx context.Context, namespace string) ([]store.ThirdPartySubscription, error) {
-	return listInNamespace(ctx, s, "third_party_subscriptions", thirdPartySubCols, namespace, "third-party subscriptions", s.scanThirdPartySub)
+func (s *thirdPartyStore) ListThirdPartySubscriptions(ctx context.Context, namespace string) ([]store.ThirdPartySubscription, error) {
+	return listInNamespace(ctx, s.db, "third_party_subscriptions", thirdPartySubCols, namespace, "third-party subscriptions", s.scanThirdPartySub)
 }
 
 // UpdateThirdPartySubscription implements store.Store.
-func (s *Store) UpdateThirdPartySubscription(ctx context.Context, sub store.ThirdPartySubscription) (store.ThirdPartySubscription, error) {
+func (s *thirdPartyStore) UpdateThirdPartySubscription(ctx context.Context, sub store.ThirdPartySubscription) (store.ThirdPartySubscription, error) {
 	if sub.UpdatedAt.IsZero() {
 		sub.UpdatedAt = s.now()
 	}
@@ -118,7 +118,7 @@ func (s *Store) UpdateThirdPartySubscription(ctx context.Context, sub store.Thir
 }
 
 // DeleteThirdPartySubscription implements store.Store.
-func (s *Store) DeleteThirdPartySubscription(ctx context.Context, id string) error {
+func (s *thirdPartyStore) DeleteThirdPartySubscription(ctx context.Context, id string) error {
 	return s.B.Write(ctx, func(q Querier) error {
 		n, err := q.Exec(ctx, "DELETE FROM third_party_subscriptions WHERE id = ?", id)
 		if err != nil {
@@ -132,7 +132,7 @@ func (s *Store) DeleteThirdPartySubscription(ctx context.Context, id string) err
 }
 
 // GetThirdPartyState implements store.Store.
-func (s *Store) GetThirdPartyState(ctx context.Context, providerID string) (store.ThirdPartyState, error) {
+func (s *thirdPartyStore) GetThirdPartyState(ctx context.Context, providerID string) (store.ThirdPartyState, error) {
 	var st store.ThirdPartyState
 	var snap []byte
 	err := s.B.Reader().QueryRow(ctx, `SELECT provider_id, etag, last_modified, snapshot, polled_at, changed_at, error
@@ -151,7 +151,7 @@ func (s *Store) GetThirdPartyState(ctx context.Context, providerID string) (stor
 }
 
 // PutThirdPartyState implements store.Store.
-func (s *Store) PutThirdPartyState(ctx context.Context, st store.ThirdPartyState, events ...store.OutboxEvent) error {
+func (s *thirdPartyStore) PutThirdPartyState(ctx context.Context, st store.ThirdPartyState, events ...store.OutboxEvent) error {
 	if st.ProviderID == "" {
 		return fmt.Errorf("%w: third-party state needs a provider", store.ErrInvalid)
 	}
@@ -176,7 +176,7 @@ func (s *Store) PutThirdPartyState(ctx context.Context, st store.ThirdPartyState
 }
 
 // GetThirdPartyPage implements store.Store.
-func (s *Store) GetThirdPartyPage(ctx context.Context, pageUID string) (store.ThirdPartyPage, error) {
+func (s *thirdPartyStore) GetThirdPartyPage(ctx context.Context, pageUID string) (store.ThirdPartyPage, error) {
 	p, err := s.scanThirdPartyPage(s.B.Reader().QueryRow(ctx, "SELECT page_uid, namespace, services, updated_at FROM third_party_pages WHERE page_uid = ?", pageUID))
 	switch {
 	case isNotFound(err):
@@ -188,7 +188,7 @@ func (s *Store) GetThirdPartyPage(ctx context.Context, pageUID string) (store.Th
 }
 
 // ListThirdPartyPages implements store.Store.
-func (s *Store) ListThirdPartyPages(ctx context.Context) ([]store.ThirdPartyPage, error) {
+func (s *thirdPartyStore) ListThirdPartyPages(ctx context.Context) ([]store.ThirdPartyPage, error) {
 	rows, err := s.B.Reader().Query(ctx, "SELECT page_uid, namespace, services, updated_at FROM third_party_pages ORDER BY page_uid")
 	if err != nil {
 		return nil, fmt.Errorf("list third-party page services: %w", err)
@@ -208,7 +208,7 @@ func (s *Store) ListThirdPartyPages(ctx context.Context) ([]store.ThirdPartyPage
 	return out, nil
 }
 
-func (s *Store) scanThirdPartyPage(row interface{ Scan(...any) error }) (store.ThirdPartyPage, error) {
+func (s *thirdPartyStore) scanThirdPartyPage(row interface{ Scan(...any) error }) (store.ThirdPartyPage, error) {
 	p := store.ThirdPartyPage{Services: []store.ThirdPartyService{}}
 	var raw []byte
 	if err := row.Scan(&p.PageUID, &p.Namespace, &raw, s.D.ScanTime(&p.UpdatedAt)); err != nil {
@@ -221,7 +221,7 @@ func (s *Store) scanThirdPartyPage(row interface{ Scan(...any) error }) (store.T
 }
 
 // PutThirdPartyPage implements store.Store.
-func (s *Store) PutThirdPartyPage(ctx context.Context, p store.ThirdPartyPage) (store.ThirdPartyPage, error) {
+func (s *thirdPartyStore) PutThirdPartyPage(ctx context.Context, p store.ThirdPartyPage) (store.ThirdPartyPage, error) {
 	if p.PageUID == "" {
 		return p, fmt.Errorf("%w: third-party page services need a page", store.ErrInvalid)
 	}

@@ -14,7 +14,7 @@ import (
 // of every piece of the nested windows (store.UptimeWindowPieces), grouped
 // by piece; window i is the sum of pieces i and after. The steps are
 // literals in the statement, so it has a few shapes that stay prepared.
-func (s *Store) UptimeWindows(ctx context.Context, monitorID string, to time.Time, windows ...time.Duration) ([]*float64, error) {
+func (s *checkStore) UptimeWindows(ctx context.Context, monitorID string, to time.Time, windows ...time.Duration) ([]*float64, error) {
 	starts, segs, err := store.UptimeWindowPieces(to, windows)
 	if err != nil {
 		return nil, err
