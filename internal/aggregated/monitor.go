@@ -222,6 +222,9 @@ type RegionVote struct {
 	Error     string      `json:"error,omitempty"`
 	CheckedAt metav1.Time `json:"checkedAt"`
 	ISP       string      `json:"isp,omitempty"`
+	// ScreenshotURL is the REST API path of the screenshot a browser check
+	// took of its failure (GET with a key that may read the monitor).
+	ScreenshotURL string `json:"screenshotURL,omitempty"`
 }
 
 func monitorExplanation(c *call, name string) (any, error) {
@@ -243,7 +246,7 @@ func monitorExplanation(c *call, name string) (any, error) {
 	}
 	for _, v := range ex.Votes {
 		out.RegionVotes = append(out.RegionVotes, RegionVote{Region: v.Region, Status: v.Status, Vote: v.Vote, ErrorType: v.ErrorType,
-			Error: v.Error, CheckedAt: metav1.NewTime(v.CheckedAt), ISP: v.ISP})
+			Error: v.Error, CheckedAt: metav1.NewTime(v.CheckedAt), ISP: v.ISP, ScreenshotURL: v.ScreenshotURL})
 	}
 	return out, nil
 }
