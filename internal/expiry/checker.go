@@ -4,11 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
-	"net/url"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -206,22 +202,23 @@ func (c *Checker) Sweep(ctx context.Context) (time.Time, error) {
 	return next, errors.Join(errs...)
 }
 
-// Applies reports whether expiry is watched for m: http, api and mcp
-// monitors, and port monitors that perform a TLS handshake.
+// Applies reports whether expiry is watched for m: the certificate of
+// every check that makes a TLS handshake (https and wss URLs, port checks
+// with tls, gRPC over TLS), and the domain of every URL a type checks as
+// spec.url (http, api, mcp, browser).
 func Applies(m *monv1.Monitor) bool {
-	switch m.Spec.Type {
-	case monv1.MonitorHTTP, monv1.MonitorAPI, monv1.MonitorMCP, "":
-		return m.Spec.URL != ""
-	case monv1.MonitorPort:
-		return m.Spec.Port != nil && m.Spec.Port.TLS
+	if monitor.Endpoint(&m.Spec).TLSAddr != "" {
+		return true
 	}
-	return false
+	info, _ := monv1.LookupMonitorType(m.Spec.Type)
+	return info.URL != monv1.URLNone && m.Spec.URL != ""
 }
 
 // target is where m's certificate is served and which domain it is on.
 type target struct {
-	// tlsAddr is host:port of a TLS endpoint, empty when m does not use TLS.
-	tlsAddr string
+	// tlsAddr is host:port of a TLS endpoint, empty when m does not use TLS;
+	// serverName is the name its checks send.
+	tlsAddr, serverName string
 	// host is the target's host name or IP literal.
 	host string
 	// domain is the registrable domain of host, empty for IP literals and
@@ -230,30 +227,8 @@ type target struct {
 }
 
 func targetOf(m *monv1.Monitor) target {
-	var t target
-	switch m.Spec.Type {
-	case monv1.MonitorPort:
-		if m.Spec.Port == nil {
-			return t
-		}
-		t.host = strings.Trim(m.Spec.Port.Host, "[]")
-		t.tlsAddr = net.JoinHostPort(t.host, strconv.Itoa(int(m.Spec.Port.Port)))
-	default:
-		u, err := url.Parse(m.Spec.URL)
-		if err != nil {
-			return t
-		}
-		t.host = u.Hostname()
-		if strings.EqualFold(u.Scheme, "https") {
-			port := u.Port()
-			if port == "" {
-				port = "443"
-			}
-			t.tlsAddr = net.JoinHostPort(t.host, port)
-		}
-	}
-	t.domain = hostname.Registrable(t.host)
-	return t
+	e := monitor.Endpoint(&m.Spec)
+	return target{tlsAddr: e.TLSAddr, serverName: e.ServerName, host: e.Host, domain: hostname.Registrable(e.Host)}
 }
 
 // evaluate sends the notices due for m and returns its next stage boundary.
@@ -365,11 +340,5 @@ func monitorTarget(m *monv1.Monitor) string {
 	if m.Status.Target != "" {
 		return m.Status.Target
 	}
-	if m.Spec.URL != "" {
-		return m.Spec.URL
-	}
-	if m.Spec.Port != nil {
-		return net.JoinHostPort(m.Spec.Port.Host, strconv.Itoa(int(m.Spec.Port.Port)))
-	}
-	return ""
+	return monitor.Target(&m.Spec)
 }

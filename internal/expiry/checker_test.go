@@ -328,6 +328,30 @@ func TestRefreshFetchesCertificate(t *testing.T) {
 	}
 }
 
+// A gRPC monitor's certificate is fetched from its target with the server
+// name it declares, like an https URL's.
+func TestRefreshFetchesGRPCCertificate(t *testing.T) {
+	srv := httptest.NewTLSServer(http.NotFoundHandler())
+	t.Cleanup(srv.Close)
+	m := httpMonitor("rpc", "", nil)
+	m.Spec.Type, m.Spec.URL = monv1.MonitorGRPC, ""
+	m.Spec.GRPC = &monv1.GRPCConfig{Target: srv.Listener.Addr().String(), ServerName: "example.com"}
+	f := newFixture(t, "", m)
+	cert := srv.Certificate()
+	f.clk.Set(cert.NotAfter.Add(-10 * day))
+	d, err := f.checker.Refresh(context.Background(), m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.SSL == nil || d.SSL.Endpoint != srv.Listener.Addr().String() || d.SSL.ExpiresAt == nil ||
+		*d.SSL.ExpiresAt != cert.NotAfter.UTC().Format(time.RFC3339) {
+		t.Fatalf("details = %s", mustJSON(d))
+	}
+	if got := stages(f.notices(t)); fmt.Sprint(got) != "[ssl:pre_15d]" {
+		t.Fatalf("notices = %v", got)
+	}
+}
+
 func TestTargets(t *testing.T) {
 	port := &monv1.Monitor{Spec: monv1.MonitorSpec{Type: monv1.MonitorPort, Port: &monv1.PortConfig{Host: "mail.example.com", Port: 993, TLS: true}}}
 	for _, tc := range []struct {
@@ -342,6 +366,13 @@ func TestTargets(t *testing.T) {
 		{port, true, "mail.example.com:993", "example.com"},
 		{&monv1.Monitor{Spec: monv1.MonitorSpec{Type: monv1.MonitorPort, Port: &monv1.PortConfig{Host: "db.example.com", Port: 5432}}}, false, "db.example.com:5432", "example.com"},
 		{&monv1.Monitor{Spec: monv1.MonitorSpec{Type: monv1.MonitorPing}}, false, "", ""},
+		{&monv1.Monitor{Spec: monv1.MonitorSpec{Type: monv1.MonitorPing, Ping: &monv1.PingConfig{Host: "www.example.com"}}}, false, "", ""},
+		{&monv1.Monitor{Spec: monv1.MonitorSpec{Type: monv1.MonitorBrowser, URL: "https://app.example.com/login"}}, true, "app.example.com:443", "example.com"},
+		{&monv1.Monitor{Spec: monv1.MonitorSpec{Type: monv1.MonitorGRPC, GRPC: &monv1.GRPCConfig{Target: "rpc.example.com:9090"}}}, true, "rpc.example.com:9090", "example.com"},
+		{&monv1.Monitor{Spec: monv1.MonitorSpec{Type: monv1.MonitorGRPC, GRPC: &monv1.GRPCConfig{Target: "rpc.example.com:9090", Plaintext: true}}}, false, "", ""},
+		{&monv1.Monitor{Spec: monv1.MonitorSpec{Type: monv1.MonitorWebSocket, WebSocket: &monv1.WebSocketConfig{URL: "wss://live.example.org/ws"}}}, true, "live.example.org:443", "example.org"},
+		{&monv1.Monitor{Spec: monv1.MonitorSpec{Type: monv1.MonitorWebSocket, WebSocket: &monv1.WebSocketConfig{URL: "ws://live.example.org/ws"}}}, false, "", ""},
+		{&monv1.Monitor{Spec: monv1.MonitorSpec{Type: monv1.MonitorDNS, DNS: &monv1.DNSConfig{Name: "example.com", RecordType: "A"}}}, false, "", ""},
 	} {
 		if got := Applies(tc.m); got != tc.applies {
 			t.Errorf("Applies(%s %s) = %v", tc.m.Spec.Type, tc.m.Spec.URL, got)

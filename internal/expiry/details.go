@@ -177,7 +177,7 @@ func (c *Checker) fetchCert(ctx context.Context, t target) (probeapi.TLSInfo, er
 	defer cancel()
 	d := tls.Dialer{
 		NetDialer: netguard.Guard{AllowPrivate: c.AllowPrivateTargets}.Dialer(10 * time.Second),
-		Config:    &tls.Config{ServerName: t.host, InsecureSkipVerify: true, MinVersion: tls.VersionTLS10}, //nolint:gosec // reading the certificate, not trusting it
+		Config:    &tls.Config{ServerName: t.serverName, InsecureSkipVerify: true, MinVersion: tls.VersionTLS10}, //nolint:gosec // reading the certificate, not trusting it
 	}
 	conn, err := d.DialContext(ctx, "tcp", t.tlsAddr)
 	if err != nil {

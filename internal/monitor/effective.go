@@ -1,9 +1,7 @@
 package monitor
 
 import (
-	"net"
 	"slices"
-	"strconv"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/monitorconfig"
@@ -65,28 +63,18 @@ func IntervalSeconds(m *monv1.Monitor) int32 {
 }
 
 // Target is the monitored URL, host[:port] or DNS name, for display.
-func Target(s *monv1.MonitorSpec) string {
-	switch {
-	case s.URL != "":
-		return s.URL
-	case s.Ping != nil:
-		return s.Ping.Host
-	case s.Port != nil:
-		return net.JoinHostPort(s.Port.Host, strconv.Itoa(int(s.Port.Port)))
-	case s.UDP != nil:
-		return "udp://" + net.JoinHostPort(s.UDP.Host, strconv.Itoa(int(s.UDP.Port)))
-	case s.DNS != nil:
-		return string(s.DNS.RecordType) + " " + s.DNS.Name
-	case s.Cron != nil:
-		return "heartbeat " + s.Cron.CronExpression
-	case s.Multistep != nil && len(s.Multistep.Steps) > 0:
-		return s.Multistep.Steps[0].URL
-	case s.GRPC != nil:
-		return "grpc://" + s.GRPC.Target + "/" + s.GRPC.Service
-	case s.WebSocket != nil:
-		return s.WebSocket.URL
+func Target(s *monv1.MonitorSpec) string { return Endpoint(s).Target }
+
+// Endpoint is where s's checks connect: spec.url for the types that check
+// it, else what the type's config struct declares (monv1.Endpointer).
+func Endpoint(s *monv1.MonitorSpec) monv1.Endpoint {
+	if s.URL != "" {
+		return monv1.URLEndpoint(s.URL)
 	}
-	return ""
+	if e, ok := monitorconfig.Config(s).(monv1.Endpointer); ok {
+		return e.Endpoint()
+	}
+	return monv1.Endpoint{}
 }
 
 // SecretRefs lists every Secret key the spec reads (the header lists
