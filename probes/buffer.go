@@ -51,6 +51,10 @@ type Buffer struct {
 type segment struct {
 	path  string
 	count int
+	// sent is how many of its results this run delivered (a segment too
+	// large for one batch goes in several; after a restart it is sent
+	// again from the start, which the manager de-duplicates).
+	sent int
 }
 
 func (b *Buffer) limits() (int, int) {
@@ -221,24 +225,37 @@ func (b *Buffer) Peek(n int) ([]probeapi.Result, func()) {
 			b.segments = b.segments[1:]
 			continue
 		}
-		// A segment is delivered whole (it holds at most MemoryLimit
-		// results); the manager de-duplicates a partial redelivery.
-		return rs, func() {
+		// A segment (at most MemoryLimit results) goes in as few batches
+		// as BatchBytes allows; the manager de-duplicates a partial
+		// redelivery.
+		rest := rs[min(seg.sent, len(rs)):]
+		if len(rest) == 0 {
+			os.Remove(seg.path)
+			b.segments = b.segments[1:]
+			continue
+		}
+		k := fitBytes(rest, len(rest))
+		return rest[:k], func() {
 			b.mu.Lock()
 			defer b.mu.Unlock()
-			if len(b.segments) > 0 && b.segments[0].path == seg.path {
+			if len(b.segments) == 0 || b.segments[0].path != seg.path || b.segments[0].sent != seg.sent {
+				return
+			}
+			if seg.sent+k >= len(rs) {
 				os.Remove(seg.path)
 				b.segments = b.segments[1:]
+				return
 			}
+			b.segments[0].sent += k
 		}
 	}
 	return peekFront(&b.mu, &b.mem, n)
 }
 
-// peekFront returns up to n results from the front of *q (mu held) and a
-// func that removes them once delivered.
+// peekFront returns up to n results from the front of *q (mu held), no
+// more than fit in BatchBytes, and a func that removes them once delivered.
 func peekFront(mu *sync.Mutex, q *[]probeapi.Result, n int) ([]probeapi.Result, func()) {
-	k := min(n, len(*q))
+	k := fitBytes(*q, min(n, len(*q)))
 	out := append([]probeapi.Result(nil), (*q)[:k]...)
 	return out, func() {
 		mu.Lock()
@@ -249,6 +266,32 @@ func peekFront(mu *sync.Mutex, q *[]probeapi.Result, n int) ([]probeapi.Result, 
 			*q = append((*q)[:0], (*q)[k:]...)
 		}
 	}
+}
+
+// BatchBytes bounds the encoded size of the results one push carries, well
+// under what the manager accepts (probeapi.MaxBatchBytes): a batch that
+// large would be refused every time and hold its lane back for good.
+const BatchBytes = probeapi.MaxBatchBytes / 2
+
+// fitBytes is how many of the first n results of rs fit in BatchBytes by
+// their estimated encoded size; at least one (a single result is bounded
+// far below: its screenshot by probeapi.MaxScreenshotBytes).
+func fitBytes(rs []probeapi.Result, n int) int {
+	total := 0
+	for i := range n {
+		total += encodedSize(&rs[i])
+		if total > BatchBytes && i > 0 {
+			return i
+		}
+	}
+	return n
+}
+
+// encodedSize over-estimates r's JSON size: the fixed fields, the strings
+// that may be long (escaped at worst twice), Details and the screenshot's
+// base64.
+func encodedSize(r *probeapi.Result) int {
+	return 1024 + 2*len(r.ErrorMessage) + len(r.Details) + (len(r.Screenshot)+2)/3*4
 }
 
 func readSegment(path string) ([]probeapi.Result, error) {

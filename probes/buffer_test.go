@@ -1,8 +1,10 @@
 package probes
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
@@ -95,6 +97,84 @@ func ids(rs []probeapi.Result) []string {
 	out := make([]string, len(rs))
 	for i, r := range rs {
 		out[i] = r.ID
+	}
+	return out
+}
+
+// TestBufferBatchesFitTheManagersLimit: failed browser checks with
+// screenshots and results with large details, in memory and in segments on
+// disk, go in batches the manager accepts (probeapi.MaxBatchBytes as
+// encoded), each result once and in order; a segment half delivered when
+// the agent stops is delivered again whole by the next run.
+func TestBufferBatchesFitTheManagersLimit(t *testing.T) {
+	dir := t.TempDir()
+	b := &Buffer{Dir: dir, MemoryLimit: 60}
+	shot := make([]byte, probeapi.MaxScreenshotBytes)
+	for i := range shot {
+		shot[i] = byte(i * 7)
+	}
+	details := []byte(`"` + strings.Repeat("x", 160<<10) + `"`)
+	var want []string
+	for i := range 50 { // urgent: failed checks with a screenshot each
+		r := probeapi.Result{ID: fmt.Sprint("f", i), MonitorID: fmt.Sprint("b", i), Status: probeapi.StatusDown, Screenshot: shot}
+		b.Add(r)
+		want = append(want, r.ID)
+	}
+	for i := range 150 { // passing results with large details: two segments of 61 on disk
+		r := probeapi.Result{ID: fmt.Sprint("p", i), MonitorID: "m", Status: probeapi.StatusUp, Details: details}
+		b.Add(r)
+		want = append(want, r.ID)
+	}
+	var got []string
+	deliver := func(peek func(int) ([]probeapi.Result, func())) int {
+		batch, ack := peek(200)
+		if len(batch) == 0 {
+			return 0
+		}
+		body, err := json.Marshal(probeapi.ResultBatch{Region: "r", AgentID: "a", Results: batch})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(body) > probeapi.MaxBatchBytes {
+			t.Fatalf("a batch of %d results is %d bytes, over the manager's %d", len(batch), len(body), probeapi.MaxBatchBytes)
+		}
+		got = append(got, ids(batch)...)
+		ack()
+		return len(batch)
+	}
+	for deliver(b.PeekUrgent) > 0 {
+	}
+	// Half of the first segment, then a restart: the next run sends the
+	// segment again from its start.
+	first, _ := b.Peek(200)
+	if len(first) == 0 || len(first) >= 60 {
+		t.Fatalf("the first segment went in one batch of %d", len(first))
+	}
+	deliver(b.Peek)
+	if err := b.Spill(); err != nil {
+		t.Fatal(err)
+	}
+	b = &Buffer{Dir: dir, MemoryLimit: 60}
+	for deliver(b.Peek) > 0 {
+	}
+	// Redelivered ids are the manager's to drop; each id is here, in order.
+	if !slices.Equal(slices.Compact(dedupe(got)), want) {
+		t.Fatalf("delivered %d results, want each of %d once in order", len(dedupe(got)), len(want))
+	}
+	if b.Len() != 0 {
+		t.Fatalf("%d results left", b.Len())
+	}
+}
+
+// dedupe drops ids already seen, keeping first occurrences in order.
+func dedupe(ids []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, id := range ids {
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
 	}
 	return out
 }
