@@ -109,7 +109,9 @@ test-release: ## Test hack/releasetool: a small two-architecture release built, 
 e2e: envtest ## End to end on a single-node Kubernetes built from source: release package, helm install, probe Pods, incidents (root; see README).
 	@mkdir -p "$(dir $(E2E_LOG))"
 	@# The HA spec runs the manager on hack/postgres.sh's server, so e2e starts
-	@# it itself (idempotent) and does not rely on `make test` having run first.
+	@# it itself (idempotent) and does not rely on `make test` having run first;
+	@# the bare agent's browser check needs Chromium on the host.
+	@hack/browser-deps.sh
 	@eval "$$(hack/postgres.sh | tail -n 1)"; \
 		go test -tags e2e -count=1 -timeout 90m -v ./test/e2e/ $(E2E_FLAGS) 2>&1 | tee "$(E2E_LOG)"
 

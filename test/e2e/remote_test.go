@@ -540,6 +540,31 @@ spec:
 			siteRegion, bareNetns, localRegion, mustKubectl("get", "proberegions"))
 	})
 
+	It("runs a browser Monitor from the bare agent's local Chromium: a page rendered by its script is up, its region's vote passes", func() {
+		apply(fmt.Sprintf(`apiVersion: monitoring.uptime-operator.io/v1alpha1
+kind: Monitor
+metadata: {name: e2e-browser, namespace: default}
+spec:
+  name: E2E app in a browser
+  type: browser
+  url: http://%s:8080/app
+  intervalSeconds: %d
+  regions: [%s]
+  browser: {waitForSelector: "#ready", waitForText: Storefront ready, timeoutMs: 45000}
+`, targetIP, checkInterval, bareRegion))
+		DeferCleanup(func() { _, _ = kubectl("-n", workNS, "delete", "monitor", "e2e-browser", "--timeout=60s") })
+		Eventually(func(g Gomega) {
+			m, err := getMonitor(workNS, "e2e-browser")
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(string(m.Status.CurrentStatus)).To(Equal("up"))
+			g.Expect(m.Status.Regions).To(HaveLen(1))
+			g.Expect(m.Status.Regions[0].Code).To(Equal(bareRegion))
+			g.Expect(m.Status.Regions[0].Status).To(Equal("up"))
+		}, 4*time.Minute, 3*time.Second).Should(Succeed())
+		proved("browser: the bare agent's local Chromium loaded http://%s:8080/app and found the text its script renders; region %s up",
+			targetIP, bareRegion)
+	})
+
 	It("confirms a real outage from the three regions: one incident, one signed monitor.down", func() {
 		before, err := deliveries(receiverIP)
 		Expect(err).NotTo(HaveOccurred())

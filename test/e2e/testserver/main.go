@@ -82,6 +82,21 @@ func main() {
 		}
 		_, _ = io.WriteString(w, "ok\n")
 	})
+	// /app renders its content with JavaScript only, as single-page apps
+	// do: the HTML alone answers 200 without the text a browser check
+	// waits for.
+	mux.HandleFunc("GET /app", func(w http.ResponseWriter, r *http.Request) {
+		if failing.Load() {
+			http.Error(w, "failing on purpose", http.StatusServiceUnavailable)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = io.WriteString(w, `<!doctype html><title>E2E app</title><main id="app"></main>
+<script>setTimeout(function () {
+  var h = document.createElement("h1"); h.id = "ready"; h.textContent = "Storefront ready";
+  document.getElementById("app").appendChild(h);
+}, 300);</script>`)
+	})
 	mux.HandleFunc("GET /ws", func(w http.ResponseWriter, r *http.Request) {
 		if failing.Load() {
 			http.Error(w, "failing on purpose", http.StatusServiceUnavailable)
