@@ -155,6 +155,9 @@ func checkHTTP(ctx context.Context, a *probeapi.Assignment, env *Env) probeapi.R
 		return failure(probeapi.StatusUnknown, probeapi.ErrorInvalidConfig, errors.New("url is required"))
 	}
 	s := &httpSession{env: env, maxRedirects: maxRedirects(cfg.MaxRedirects)}
+	if cfg.ReuseConnection && reuseMethod(string(cfg.Method), cfg.Body) {
+		s.reuse = a.ID
+	}
 	out, err := s.fetch(ctx, httpRequest{
 		Method: string(cfg.Method), URL: a.URL, Headers: probeapi.HeaderText(cfg.Headers), Body: cfg.Body,
 		MaxBytes: orZero(cfg.MaxResponseBytes), Region: env.Region, Bound: a.Bound(-1),

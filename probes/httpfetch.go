@@ -40,6 +40,10 @@ type httpSession struct {
 	env          *Env
 	maxRedirects int
 	jar          http.CookieJar
+	// reuse names the monitor whose connections are kept open for its
+	// next check (http.reuseConnection; see httpreuse.go); empty: every
+	// request opens and closes its own.
+	reuse string
 }
 
 // bufReaders recycles the response readers of finished checks.
@@ -177,6 +181,15 @@ func (x *httpExchange) do(ctx context.Context) (*http.Response, error) {
 	if u.Host == "" {
 		return nil, errors.New("no host in request URL")
 	}
+	if p := takeParked(x.session.reuseKey(u)); p != nil {
+		resp, err := x.exchange(ctx, p.conn, p.br, p.tls)
+		if err == nil {
+			return resp, nil
+		}
+		// The server closed it while it was parked (or it broke): the
+		// request goes again on a new connection, within the same check.
+		x.close()
+	}
 	env := x.session.env
 	deadline, hasDeadline := ctx.Deadline()
 	timeout := time.Until(deadline)
@@ -187,27 +200,37 @@ func (x *httpExchange) do(ctx context.Context) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	x.conn = conn
-	if hasDeadline {
+	var info *probeapi.TLSInfo
+	if u.Scheme == "https" {
+		tlsStart := time.Now()
+		tc := tls.Client(conn, env.tlsConfig(u.Hostname()))
+		if hasDeadline {
+			_ = conn.SetDeadline(deadline)
+		}
+		err := tc.HandshakeContext(ctx)
+		x.out.Timings.TLSMs += fms(time.Since(tlsStart))
+		if err != nil {
+			_ = conn.Close()
+			return nil, err
+		}
+		conn = tc
+		cs := tc.ConnectionState()
+		info = tlsInfo(&cs)
+	}
+	return x.exchange(ctx, conn, bufReaders.Get().(*bufio.Reader), info)
+}
+
+// exchange writes the request on conn (a new connection, or a parked one
+// with its reader br) and reads the response head; info is conn's
+// certificate. conn and br are the exchange's from then on (x.close).
+func (x *httpExchange) exchange(ctx context.Context, conn net.Conn, br *bufio.Reader, info *probeapi.TLSInfo) (*http.Response, error) {
+	u := x.url
+	x.conn, x.br, x.out.TLS = conn, br, info
+	if deadline, ok := ctx.Deadline(); ok {
 		_ = conn.SetDeadline(deadline)
 	}
 	// Ending ctx (agent shutdown) aborts blocked reads and writes at once.
 	x.stop = context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })
-	if u.Scheme == "https" {
-		tlsStart := time.Now()
-		tc := tls.Client(conn, env.tlsConfig(u.Hostname()))
-		err := tc.HandshakeContext(ctx)
-		x.out.Timings.TLSMs += fms(time.Since(tlsStart))
-		if err != nil {
-			x.close()
-			return nil, err
-		}
-		x.conn = tc
-		cs := tc.ConnectionState()
-		x.out.TLS = tlsInfo(&cs)
-	} else {
-		x.out.TLS = nil
-	}
 	if err := x.writeRequest(); err != nil {
 		x.close()
 		return nil, err
@@ -215,7 +238,6 @@ func (x *httpExchange) do(ctx context.Context) (*http.Response, error) {
 	// Response headers are limited as net/http's MaxResponseHeaderBytes
 	// limits them: the reader stops at the bound until the head is parsed.
 	src := &headLimit{conn: x.conn, left: maxResponseHeaderBytes + 4<<10}
-	x.br = bufReaders.Get().(*bufio.Reader)
 	x.br.Reset(src)
 	if _, err := x.br.Peek(1); err != nil {
 		x.close()
@@ -355,7 +377,10 @@ func (x *httpExchange) writeRequest() error {
 		b = append(b, "Accept-Encoding: gzip\r\n"...)
 		x.acceptedGzip = true
 	}
-	b = append(b, "Connection: close\r\n\r\n"...)
+	if x.session.reuse == "" {
+		b = append(b, "Connection: close\r\n"...)
+	}
+	b = append(b, "\r\n"...)
 	b = append(b, x.body...)
 	_, err := x.conn.Write(b)
 	if cap(b) <= 4<<10 {
@@ -397,9 +422,16 @@ func appendHeader(b []byte, k, v string) []byte {
 }
 
 // readBody reads at most the request's byte limit of the final response
-// body into out, then closes the connection.
-func (x *httpExchange) readBody(resp *http.Response) error {
-	defer x.close()
+// body into out, then parks the connection for the monitor's next check
+// when it reuses connections and the connection can carry another
+// exchange, or closes it.
+func (x *httpExchange) readBody(resp *http.Response) (err error) {
+	defer func() {
+		if err == nil && !x.out.Truncated && x.session.reuse != "" && reusable(resp, resp.Body) {
+			x.park()
+		}
+		x.close()
+	}()
 	out := x.out
 	limit := x.req.MaxBytes
 	if limit <= 0 {
@@ -458,6 +490,17 @@ func readLimited(r io.Reader, n, announced int64) ([]byte, error) {
 			return b, err
 		}
 	}
+}
+
+// park hands the exchange's connection to the monitor's next check.
+func (x *httpExchange) park() {
+	if x.stop != nil && !x.stop() {
+		return // ctx ended: the deadline is already in the past
+	}
+	x.stop = nil
+	_ = x.conn.SetDeadline(time.Time{})
+	park(x.session.reuseKey(x.url), &parkedConn{conn: x.conn, br: x.br, tls: x.out.TLS})
+	x.conn, x.br = nil, nil
 }
 
 // close ends the exchange's connection and returns its reader.

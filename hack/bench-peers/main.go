@@ -58,7 +58,7 @@ func run0() error {
 	flag.IntVar(&o.monitors, "monitors", 20000, "http monitors assigned to the agent, each at a 1 s interval (more than it can run)")
 	flag.IntVar(&o.slots, "concurrency", 64, "simultaneous checks of every tool: agent slots, Gatus concurrency, blackbox_exporter clients")
 	flag.IntVar(&o.gatusEndpoints, "gatus-endpoints", 64, "Gatus endpoints (started 222 ms apart)")
-	flag.StringVar(&o.only, "only", "", "comma-separated tools to run: agent, blackbox, gatus, gatus-keepalive (default all)")
+	flag.StringVar(&o.only, "only", "", "comma-separated tools to run: agent, agent-reuse, blackbox, gatus, gatus-keepalive (default all)")
 	flag.Parse()
 	if o.reps < 1 || o.window <= 0 {
 		return errors.New("reps and window must be positive")
@@ -115,6 +115,11 @@ func run0() error {
 	}
 	if want("agent") {
 		if err := add(startAgent(agentBin, target, workDir, agentOptions{monitors: o.monitors, concurrency: o.slots})); err != nil {
+			return err
+		}
+	}
+	if want("agent-reuse") {
+		if err := add(startAgent(agentBin, target, workDir, agentOptions{monitors: o.monitors, concurrency: o.slots, reuse: true})); err != nil {
 			return err
 		}
 	}
@@ -263,16 +268,22 @@ func report(w io.Writer, cs []*contestant, samples [][]sample) {
 			stats(pick(samples[i], func(s sample) float64 { return s.cpus })).median, failed, c.what)
 	}
 	tw.Flush()
-	if cs[0].name != "uptime-operator probe" {
-		return
-	}
+	isAgent := func(c *contestant) bool { return strings.HasPrefix(c.name, "uptime-operator probe") }
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "agent against\tchecks/s ratio\tper CPU-second ratio\tCPU per check (agent / peer)")
-	for i := 1; i < len(cs); i++ {
-		fmt.Fprintf(tw, "%s\t%.2f×\t%.2f×\t%.0f µs / %.0f µs\n", cs[i].name,
-			rates[0].median/rates[i].median, perCPU[0].median/perCPU[i].median,
-			1e6/perCPU[0].median, 1e6/perCPU[i].median)
+	fmt.Fprintln(tw, "agent	against	checks/s ratio	per CPU-second ratio	CPU per check (agent / peer)")
+	for a := range cs {
+		if !isAgent(cs[a]) {
+			continue
+		}
+		for i := range cs {
+			if isAgent(cs[i]) {
+				continue
+			}
+			fmt.Fprintf(tw, "%s	%s	%.2f×	%.2f×	%.0f µs / %.0f µs\n", cs[a].name, cs[i].name,
+				rates[a].median/rates[i].median, perCPU[a].median/perCPU[i].median,
+				1e6/perCPU[a].median, 1e6/perCPU[i].median)
+		}
 	}
 	tw.Flush()
 }

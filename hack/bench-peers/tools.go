@@ -167,6 +167,9 @@ func (s *standIn) IngestResults(_ context.Context, _ string, b *probeapi.ResultB
 type agentOptions struct {
 	monitors    int
 	concurrency int
+	// reuse turns http.reuseConnection on: each monitor's checks share a
+	// kept-alive connection (compare with Gatus keep-alive).
+	reuse bool
 }
 
 // startAgent runs `uptime-operator probe` against a stand-in manager that
@@ -178,7 +181,7 @@ func startAgent(bin, target, workDir string, opts agentOptions) (*contestant, fu
 		s.list.Assignments = append(s.list.Assignments, probeapi.Assignment{
 			ID: uuid.NewString(), Namespace: "bench", Name: fmt.Sprintf("target-%d", i), Type: probeapi.TypeHTTP,
 			URL: target, IntervalSeconds: 1, TimeoutMs: 5000, Regions: []string{"bench"},
-			Config: monv1.MonitorSpec{HTTP: &monv1.HTTPConfig{Keyword: "ok"}},
+			Config: monv1.MonitorSpec{HTTP: &monv1.HTTPConfig{Keyword: "ok", ReuseConnection: opts.reuse}},
 		})
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -194,9 +197,13 @@ func startAgent(bin, target, workDir string, opts agentOptions) (*contestant, fu
 		_ = srv.Close()
 		return nil, nil, err
 	}
+	name, what := "uptime-operator probe", "new connection"
+	if opts.reuse {
+		name, what = "uptime-operator probe reuse", "connection reused (http.reuseConnection)"
+	}
 	c := &contestant{
-		name: "uptime-operator probe",
-		what: fmt.Sprintf("new connection, body read, keyword, result pushed (%d slots)", opts.concurrency),
+		name: name,
+		what: fmt.Sprintf("%s, body read, keyword, result pushed (%d slots)", what, opts.concurrency),
 		proc: p,
 		checks: func() (int64, int64, error) {
 			return s.total.Load(), s.failed.Load(), nil
