@@ -19,8 +19,9 @@
 // listed, read and watched as Incident objects and Tables for kubectl,
 // acknowledged, resolved and annotated through subresources; and the
 // monitors' live state with their explanations, checks run now and the
-// probe regions (resources.go), so that the built-in view and edit roles
-// are enough for the people on call.
+// probe regions (resources.go), and the rollout gates (rolloutgate.go), so
+// that the built-in view and edit roles are enough for the people on call
+// and for the rollout controllers that ask whether to go on.
 package aggregated
 
 import (

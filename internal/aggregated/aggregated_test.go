@@ -175,12 +175,19 @@ func must(t *testing.T, err error) {
 // HTTP client and the group's base URL.
 func startAggregated(t *testing.T) (*testenv.Env, *http.Client, string) {
 	t.Helper()
+	return startAggregatedWith(t, filepath.Join(t.TempDir(), "uptime.db"))
+}
+
+// startAggregatedWith is startAggregated with the manager's SQLite store at
+// storePath, for tests that record history in it.
+func startAggregatedWith(t *testing.T, storePath string) (*testenv.Env, *http.Client, string) {
+	t.Helper()
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" && os.Getenv("CI") != "true" {
 		t.Skip("KUBEBUILDER_ASSETS is not set (make test sets it)")
 	}
 	env, err := testenv.Start(manager.Options{
 		AggregatedListen: "127.0.0.1:0", APIListen: "127.0.0.1:0", Namespace: ns,
-		Store: filepath.Join(t.TempDir(), "uptime.db"), AllowPrivateTargets: true,
+		Store: storePath, AllowPrivateTargets: true,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -101,12 +101,14 @@ var resources = map[string]*resource{
 	MonitorsResource: monitorsResource,
 	ChecksResource:   checksResource,
 	RegionsResource:  regionsResource,
+	// A gate is read by name only (get).
+	RolloutGatesResource: rolloutGatesResource,
 }
 
 // apiResources is the discovery of the resources and their subresources.
 func apiResources() []metav1.APIResource {
 	var out []metav1.APIResource
-	for _, name := range []string{MonitorsResource, ChecksResource, RegionsResource} {
+	for _, name := range []string{MonitorsResource, ChecksResource, RegionsResource, RolloutGatesResource} {
 		res := resources[name]
 		out = append(out, metav1.APIResource{Name: res.name, SingularName: res.singular, ShortNames: res.shortNames, Namespaced: true,
 			Kind: res.kind, Verbs: res.verbs, Categories: []string{"uptime"}})

@@ -192,3 +192,62 @@ type Flakiness struct {
 	Days7      reliability.FlakinessWindow `json:"7d"`
 	Days30     reliability.FlakinessWindow `json:"30d"`
 }
+
+// RolloutGate is GET /monitors/:id/gate and GET
+// /reliability/slo-targets/:id/gate: whether a rollout may go on, and why.
+// Argo Rollouts' web metric provider and Flagger evaluate it
+// (docs/gitops.md): decision and go say the same, reasons every rule
+// applied.
+type RolloutGate struct {
+	Decision     string       `json:"decision" openapi:"enum=go|stop"`
+	Go           bool         `json:"go"`
+	Reasons      []GateReason `json:"reasons"`
+	MonitorID    string       `json:"monitor_id" openapi:"format=uuid"`
+	MonitorName  string       `json:"monitor_name"`
+	OpenIncident bool         `json:"open_incident"`
+	// The open incident's id; null without one.
+	OpenIncidentID *string `json:"open_incident_id" openapi:"format=uuid"`
+	// The monitor's SLO; null without one.
+	SLO         *GateSLO `json:"slo"`
+	EvaluatedAt string   `json:"evaluated_at" openapi:"format=date-time"`
+}
+
+// GateReason is one rule a gate applied; ok false stops the rollout.
+type GateReason struct {
+	Code    string `json:"code" openapi:"enum=open_incident|error_budget|burn_rate|no_slo|slo_disabled|slo_pending|slo_stale"`
+	OK      bool   `json:"ok"`
+	Message string `json:"message"`
+}
+
+// GateSLO is the SLO part of a rollout gate, from the SLO's evaluated
+// status.
+type GateSLO struct {
+	ID            string   `json:"id" openapi:"format=uuid"`
+	Target        float64  `json:"target"` // target_percentage
+	SLIType       string   `json:"sli_type" openapi:"enum=availability|latency"`
+	WindowMinutes int32    `json:"window_minutes"`
+	IsEnabled     bool     `json:"is_enabled"`
+	State         string   `json:"state" openapi:"enum=met|breaching|budget_exhausted|burning_fast|burning_slow|pending|disabled"`
+	CurrentSLI    *float64 `json:"current_sli"`
+	// Percent of the window's error budget left; null before the first evaluation.
+	ErrorBudgetRemaining        *float64 `json:"error_budget_remaining"`
+	ErrorBudgetRemainingMinutes *float64 `json:"error_budget_remaining_minutes"`
+	MinErrorBudgetRemaining     float64  `json:"min_error_budget_remaining"`
+	// The lower burn rate of 1h and 5m: above burn_rate_fast_threshold exactly when the fast alert fires.
+	BurnRateFast *float64 `json:"burn_rate_fast"`
+	// The lower burn rate of 6h and 30m: above burn_rate_slow_threshold exactly when the slow alert fires.
+	BurnRateSlow          *float64     `json:"burn_rate_slow"`
+	BurnRateFastThreshold float64      `json:"burn_rate_fast_threshold"`
+	BurnRateSlowThreshold float64      `json:"burn_rate_slow_threshold"`
+	MaxBurnRate           float64      `json:"max_burn_rate"`
+	Windows               []GateWindow `json:"windows"`
+	// When the SLO controller last evaluated it.
+	EvaluatedAt *string `json:"evaluated_at" openapi:"format=date-time"`
+}
+
+// GateWindow is one chosen window's burn rate against max_burn_rate.
+type GateWindow struct {
+	Window   string  `json:"window" openapi:"enum=5m|30m|1h|6h"`
+	BurnRate float64 `json:"burn_rate"`
+	Exceeded bool    `json:"exceeded"`
+}

@@ -12,7 +12,8 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/store"
 )
 
-// Routes registers /reliability and GET /monitors/{id}/flakiness.
+// Routes registers /reliability, GET /monitors/{id}/flakiness and the
+// rollout gates GET /monitors/{id}/gate and /reliability/slo-targets/{id}/gate.
 func (h *Handlers) Routes(rt *core.Router) {
 	slo := core.WithFeature(monv1.FeatureSLO)
 	deps := core.WithFeature(monv1.FeatureDependencies)
@@ -22,6 +23,8 @@ func (h *Handlers) Routes(rt *core.Router) {
 		Summary: "7-day and 30-day flakiness score 0-100 with reasons",
 		Resp:    restapi.Flakiness{},
 	}))
+	rt.Handle(http.MethodGet, "/monitors/{id}/gate", h.monitorGate, core.Doc(gateOp("Whether the monitor and its SLO let a rollout go on", false)))
+	rt.Handle(http.MethodGet, "/reliability/slo-targets/{id}/gate", h.sloGate, slo, core.Doc(gateOp("Whether the SLO target and its monitor let a rollout go on", true)))
 	rt.Handle(http.MethodGet, "/reliability/overview", h.reliabilityOverview, core.Doc(apidoc.Op{Tag: "Reliability", Summary: "Reliability of every monitor", Resp: restapi.ReliabilityOverview{}}))
 	rt.Handle(http.MethodGet, "/reliability/monitor/{monitorId}", h.reliabilityMonitor, core.Doc(apidoc.Op{
 		Tag:     "Reliability",
