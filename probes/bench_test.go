@@ -118,6 +118,15 @@ func BenchmarkCheckCost(b *testing.B) {
 			Config: monv1.MonitorSpec{HTTP: &monv1.HTTPConfig{Keyword: "ok"}}}
 		benchCheckCost(b, func() probeapi.Result { return Run(context.Background(), a, env) })
 	})
+	b.Run("http-reuse", func(b *testing.B) {
+		ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.Write([]byte("ok"))
+		}))
+		defer ts.Close()
+		a := &probeapi.Assignment{ID: "bench-reuse", Type: probeapi.TypeHTTP, URL: ts.URL, TimeoutMs: 5000,
+			Config: monv1.MonitorSpec{HTTP: &monv1.HTTPConfig{Keyword: "ok", ReuseConnection: true}}}
+		benchCheckCost(b, func() probeapi.Result { return Run(context.Background(), a, env) })
+	})
 	b.Run("grpc", func(b *testing.B) {
 		srv := startGRPC(b, true, "", nil)
 		p := &grpcParams{Target: srv.Addr, Service: "orders", Plaintext: true}

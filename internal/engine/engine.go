@@ -746,10 +746,11 @@ func (e *Engine) regionFacts(ctx context.Context) (RegionFacts, error) {
 	if err := e.opts.Client.List(ctx, &list); err != nil {
 		return RegionFacts{}, fmt.Errorf("list probe regions: %w", err)
 	}
-	facts := RegionFacts{ISP: map[string]string{}, Online: map[string]bool{}}
+	facts := RegionFacts{ISP: map[string]string{}, Online: map[string]bool{}, Created: map[string]time.Time{}}
 	shared := e.sharedOnline(ctx)
 	for _, r := range list.Items {
 		code := monitor.RegionCode(&r)
+		facts.Created[code] = r.CreationTimestamp.Time
 		if r.Spec.ISP != "" {
 			facts.ISP[code] = r.Spec.ISP
 		}

@@ -82,6 +82,21 @@ type RegionFacts struct {
 	// Online holds the regions with an agent in contact (here or, through
 	// ProbeRegion status, with another replica).
 	Online map[string]bool
+	// Created is when each ProbeRegion was created: a region created less
+	// than a staleness period ago may have agents still on their way (a
+	// fresh install, a new site), so a monitor's warm-up waits for it as
+	// for an online one.
+	Created map[string]time.Time
+}
+
+// mayReport reports whether region code is expected to send results: an
+// agent of it is online, or it was created within the last staleAfter.
+func (f RegionFacts) mayReport(code string, now time.Time, staleAfter time.Duration) bool {
+	if f.Online[code] {
+		return true
+	}
+	created, ok := f.Created[code]
+	return ok && now.Sub(created) <= staleAfter
 }
 
 // Tally counts votes of the monitor's regions: verdicts holds each region's
@@ -113,7 +128,8 @@ func Tally(m *monv1.Monitor, verdicts map[string]store.Check, since time.Time, f
 	// after a silence of every region (manager restart, resume). The start
 	// of the run, not the oldest of the latest results: those move forward
 	// with every result, so a silent region would be waited for forever. A
-	// region without an agent is never waited for.
+	// region without an agent is not waited for, unless it was created
+	// within the warm-up (its agents may still be connecting).
 	warmup := !since.IsZero() && now.Sub(since) <= staleAfter
 	warmingUp := 0
 
@@ -124,13 +140,13 @@ func Tally(m *monv1.Monitor, verdicts map[string]store.Check, since time.Time, f
 		switch {
 		case !ok:
 			vote.Status, vote.Vote = "pending", "abstain"
-			if facts.Online[code] && warmup {
+			if warmup && facts.mayReport(code, now, staleAfter) {
 				warmingUp++
 			}
 		case now.Sub(v.CheckedAt) > staleAfter:
 			vote.Status, vote.Vote, vote.CheckedAt = string(v.Status), "abstain", v.CheckedAt
 			vote.Error = "stale: no recent result from this region"
-			if facts.Online[code] && warmup {
+			if warmup && facts.mayReport(code, now, staleAfter) {
 				warmingUp++
 			}
 		default:

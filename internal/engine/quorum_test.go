@@ -31,6 +31,7 @@ func TestTally(t *testing.T) {
 		votes                       map[string]store.Check
 		isp                         map[string]string
 		online                      []string
+		created                     map[string]time.Time // ProbeRegion creation
 		since                       time.Time // first stored result; the oldest verdict when zero
 		outage, recovered, lastMile bool
 		required, voting            int
@@ -57,6 +58,12 @@ func TestTally(t *testing.T) {
 		{name: "online regions yet to report count during the warm-up", m: mon("a", "b", "c"), votes: map[string]store.Check{"a": v("down")}, online: []string{"a", "b"},
 			required: 2, voting: 1, wantFailing: []string{"a"}, wantAbstaining: []string{"b", "c"}},
 		{name: "regions without an agent are not waited for", m: mon("a", "b", "c"), votes: map[string]store.Check{"a": v("down")}, online: []string{"a"},
+			outage: true, required: 1, voting: 1, wantFailing: []string{"a"}, wantAbstaining: []string{"b", "c"}},
+		{name: "a region created moments ago is waited for during the warm-up, as if online", m: mon("a", "b", "c"), votes: map[string]store.Check{"a": v("down")},
+			online: []string{"a"}, created: map[string]time.Time{"b": now.Add(-time.Minute), "c": now.Add(-24 * time.Hour)},
+			required: 2, voting: 1, wantFailing: []string{"a"}, wantAbstaining: []string{"b", "c"}},
+		{name: "a region created long ago without an agent is not waited for", m: mon("a", "b", "c"), votes: map[string]store.Check{"a": v("down")},
+			online: []string{"a"}, created: map[string]time.Time{"b": now.Add(-time.Hour), "c": now.Add(-24 * time.Hour)},
 			outage: true, required: 1, voting: 1, wantFailing: []string{"a"}, wantAbstaining: []string{"b", "c"}},
 		{name: "a region silent after the warm-up cannot hold back an outage", online: []string{"a", "b", "c"}, m: mon("a", "b", "c"), votes: map[string]store.Check{"a": v("down"), "b": {Status: "up", CheckedAt: now.Add(-time.Hour)}},
 			outage: true, required: 1, voting: 1, wantFailing: []string{"a"}, wantAbstaining: []string{"b", "c"}},
@@ -87,7 +94,7 @@ func TestTally(t *testing.T) {
 			outage: true, required: 2, voting: 3, wantFailing: []string{"dc1", "isp1", "isp2"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			facts := RegionFacts{ISP: tc.isp, Online: map[string]bool{}}
+			facts := RegionFacts{ISP: tc.isp, Online: map[string]bool{}, Created: tc.created}
 			for _, code := range tc.online {
 				facts.Online[code] = true
 			}
