@@ -356,6 +356,34 @@ func TestMonitorTemplateDiscovery(t *testing.T) {
 		settle(t, "the deleted route's Monitors to go", time.Minute, func() error { return gone(v1) })
 	})
 
+	t.Run("the samples work as documented", func(t *testing.T) {
+		const samples = "samples"
+		must(c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: samples, Labels: map[string]string{monv1.PlanLabel: "discovery"}}}))
+		for _, f := range []struct {
+			file string
+			obj  client.Object
+		}{{"01_monitorgroup.yaml", &monv1.MonitorGroup{}}, {"13_monitortemplate.yaml", &monv1.MonitorTemplate{}}, {"14_ingress_discovered.yaml", &networkingv1.Ingress{}}} {
+			raw, err := os.ReadFile(filepath.Join("..", "config", "samples", f.file))
+			must(err)
+			must(yaml.UnmarshalStrict(raw, f.obj))
+			f.obj.SetNamespace(samples)
+			must(c.Create(ctx, f.obj))
+		}
+		for host, url := range map[string]string{"shop.example.com": "https://shop.example.com/healthz", "api.shop.example.com": "http://api.shop.example.com/healthz"} {
+			n := name(monv1.KindIngress, "storefront", host, "/healthz")
+			settle(t, "the sample Ingress's Monitor "+n, time.Minute, func() error {
+				var m monv1.Monitor
+				if err := c.Get(ctx, client.ObjectKey{Namespace: samples, Name: n}, &m); err != nil {
+					return err
+				}
+				if m.Spec.URL != url || m.Spec.IntervalSeconds != 120 || m.Spec.GroupRef == nil || m.Spec.GroupRef.Name != "storefront" {
+					return fmt.Errorf("monitor %s: %+v", n, m.Spec)
+				}
+				return nil
+			})
+		}
+	})
+
 	t.Run("deleting the template deletes its Monitors", func(t *testing.T) {
 		var ing networkingv1.Ingress
 		must(c.Get(ctx, client.ObjectKeyFromObject(other), &ing))
