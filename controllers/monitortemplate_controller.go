@@ -50,8 +50,9 @@ const maxStatusObjects = 100
 // MonitorTemplateReconciler makes the Monitors of the Ingresses, Gateway
 // API routes and Services a MonitorTemplate serves (package discovery
 // decides which objects, endpoints and names) and keeps them following the
-// objects: it creates the Monitors it is missing, updates those whose
-// endpoint or template changed and deletes those no object wants any more.
+// objects: it creates the Monitors (and, with spec.slo, their SLOs) it is
+// missing, updates those whose endpoint or template changed and deletes
+// those no object wants any more.
 // It writes only Monitors it owns (controller ownerReference and the
 // DiscoveredFromLabel): a Monitor of a wanted name made by anyone else is
 // reported as a conflict and left alone. It also creates and deletes the
@@ -70,7 +71,7 @@ type MonitorTemplateReconciler struct {
 
 // +kubebuilder:rbac:groups=monitoring.uptime-operator.io,resources=monitortemplates,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups=monitoring.uptime-operator.io,resources=monitortemplates/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups=monitoring.uptime-operator.io,resources=monitors,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=monitoring.uptime-operator.io,resources=monitors;slos,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=networking.k8s.io,resources=ingresses,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch
 // +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=httproutes;grpcroutes;gateways,verbs=get;list;watch
@@ -104,7 +105,7 @@ func (r *MonitorTemplateReconciler) Reconcile(ctx context.Context, req ctrl.Requ
 		return ctrl.Result{}, fmt.Errorf("list monitor templates: %w", err)
 	}
 
-	wanted := map[string]bool{}
+	wanted, wantedSLOs := map[string]bool{}, map[string]bool{}
 	var served []monv1.DiscoveredObject
 	var trouble []string // "reason: message" of the first conflict or refusal
 	troubleReason := ""
@@ -123,6 +124,11 @@ func (r *MonitorTemplateReconciler) Reconcile(ctx context.Context, req ctrl.Requ
 		for _, p := range plan.Monitors {
 			wanted[p.Name] = true
 			reason, msg, err := r.applyMonitor(ctx, &tpl, &o.src, p)
+			if err == nil && reason == "" && tpl.Spec.SLO != nil {
+				d.Monitors = append(d.Monitors, p.Name)
+				wantedSLOs[p.Name] = true
+				reason, msg, err = r.applySLO(ctx, &tpl, &o.src, p)
+			}
 			if err != nil {
 				conditions.Set(&tpl.Status.Conditions, tpl.Generation, monv1.ConditionReady, false, monv1.ReasonReconcileError, err.Error())
 				return ctrl.Result{}, err
@@ -135,7 +141,9 @@ func (r *MonitorTemplateReconciler) Reconcile(ctx context.Context, req ctrl.Requ
 				trouble = append(trouble, msg)
 				continue
 			}
-			d.Monitors = append(d.Monitors, p.Name)
+			if tpl.Spec.SLO == nil {
+				d.Monitors = append(d.Monitors, p.Name)
+			}
 		}
 		r.warnObject(o.obj, before, d.Warnings)
 		served = append(served, d)
@@ -152,8 +160,13 @@ func (r *MonitorTemplateReconciler) Reconcile(ctx context.Context, req ctrl.Requ
 		}
 	}
 
-	count, err := r.pruneMonitors(ctx, &tpl, wanted)
+	var mons monv1.MonitorList
+	count, err := r.prune(ctx, &tpl, &mons, func() []client.Object { return objectsOf(mons.Items) }, wanted)
 	if err != nil {
+		return ctrl.Result{}, err
+	}
+	var slos monv1.SLOList
+	if _, err := r.prune(ctx, &tpl, &slos, func() []client.Object { return objectsOf(slos.Items) }, wantedSLOs); err != nil {
 		return ctrl.Result{}, err
 	}
 	if implicit(&tpl) && len(wanted) == 0 && !claimsAny(templates.Items, objects, tpl.Name) {
@@ -251,42 +264,61 @@ func (r *MonitorTemplateReconciler) gateways(ctx context.Context) discovery.Gate
 	}
 }
 
-// applyMonitor creates or updates the Monitor p. A Monitor of that name
-// not controlled by tpl is left alone: reason MonitorConflict. A write
-// admission refuses returns reason MonitorRefused with its message; err
-// is for failures a retry may clear.
+// applyMonitor creates or updates the Monitor p (see applyOwned).
 func (r *MonitorTemplateReconciler) applyMonitor(ctx context.Context, tpl *monv1.MonitorTemplate, src *discovery.Source, p discovery.Planned) (reason, msg string, err error) {
-	want := r.desiredMonitor(tpl, src, p)
+	want := &monv1.Monitor{TypeMeta: metav1.TypeMeta{APIVersion: monv1.GroupVersion.String(), Kind: "Monitor"},
+		ObjectMeta: ownedMeta(tpl, src, p.Name, p.Spec), Spec: p.Spec}
 	var cur monv1.Monitor
-	err = r.Get(ctx, client.ObjectKeyFromObject(want), &cur)
+	return r.applyOwned(ctx, tpl, want, &cur, func() bool { return equality.Semantic.DeepDerivative(want.Spec, cur.Spec) })
+}
+
+// applySLO creates or updates the SLO of the Monitor p, of the same name
+// (see applyOwned).
+func (r *MonitorTemplateReconciler) applySLO(ctx context.Context, tpl *monv1.MonitorTemplate, src *discovery.Source, p discovery.Planned) (reason, msg string, err error) {
+	spec := discovery.SLOSpec(tpl.Spec.SLO, p.Name)
+	want := &monv1.SLO{TypeMeta: metav1.TypeMeta{APIVersion: monv1.GroupVersion.String(), Kind: "SLO"},
+		ObjectMeta: ownedMeta(tpl, src, p.Name, spec), Spec: spec}
+	var cur monv1.SLO
+	return r.applyOwned(ctx, tpl, want, &cur, func() bool { return equality.Semantic.DeepDerivative(want.Spec, cur.Spec) })
+}
+
+// applyOwned creates want, or updates it when cur (read into by name) is
+// controlled by tpl and not up to date (its annotations or, by
+// specUpToDate, its spec). An object of that name not controlled by tpl
+// is left alone: reason MonitorConflict. A write admission refuses
+// returns reason MonitorRefused with its message; err is for failures a
+// retry may clear.
+func (r *MonitorTemplateReconciler) applyOwned(ctx context.Context, tpl *monv1.MonitorTemplate, want, cur client.Object, specUpToDate func() bool) (reason, msg string, err error) {
+	kind, name := want.GetObjectKind().GroupVersionKind().Kind, want.GetName()
+	err = r.Get(ctx, client.ObjectKeyFromObject(want), cur)
 	switch {
 	case apierrors.IsNotFound(err):
 		err = r.Create(ctx, want, client.FieldOwner(DiscoveryFieldOwner))
 		if apierrors.IsAlreadyExists(err) {
-			return monv1.ReasonMonitorConflict, conflictMessage(p.Name), nil
+			return monv1.ReasonMonitorConflict, conflictMessage(kind, name), nil
 		}
 	case err != nil:
-		return "", "", fmt.Errorf("get monitor %s: %w", p.Name, err)
-	case !metav1.IsControlledBy(&cur, tpl):
-		return monv1.ReasonMonitorConflict, conflictMessage(p.Name), nil
-	case cur.Annotations[discoveryHashAnnotation] == want.Annotations[discoveryHashAnnotation] &&
-		cur.Annotations[monv1.DiscoveredSourceAnnotation] == want.Annotations[monv1.DiscoveredSourceAnnotation] &&
-		equality.Semantic.DeepDerivative(want.Spec, cur.Spec):
+		return "", "", fmt.Errorf("get %s %s: %w", kind, name, err)
+	case !metav1.IsControlledBy(cur, tpl):
+		return monv1.ReasonMonitorConflict, conflictMessage(kind, name), nil
+	case cur.GetAnnotations()[discoveryHashAnnotation] == want.GetAnnotations()[discoveryHashAnnotation] &&
+		cur.GetAnnotations()[monv1.DiscoveredSourceAnnotation] == want.GetAnnotations()[monv1.DiscoveredSourceAnnotation] &&
+		specUpToDate():
 		return "", "", nil // up to date
 	default:
 		err = r.apply(ctx, want)
 	}
 	if apierrors.IsInvalid(err) || apierrors.IsForbidden(err) || apierrors.IsBadRequest(err) {
-		return monv1.ReasonMonitorRefused, fmt.Sprintf("Monitor %s refused: %s", p.Name, apiMessage(err)), nil
+		return monv1.ReasonMonitorRefused, fmt.Sprintf("%s %s refused: %s", kind, name, apiMessage(err)), nil
 	}
 	if err != nil {
-		return "", "", fmt.Errorf("write monitor %s: %w", p.Name, err)
+		return "", "", fmt.Errorf("write %s %s: %w", kind, name, err)
 	}
 	return "", "", nil
 }
 
-func conflictMessage(name string) string {
-	return fmt.Sprintf("Monitor %s exists and was not made by this template; left alone", name)
+func conflictMessage(kind, name string) string {
+	return fmt.Sprintf("%s %s exists and was not made by this template; left alone", kind, name)
 }
 
 // apiMessage is the API server's message of err, without the object
@@ -298,39 +330,34 @@ func apiMessage(err error) string {
 	return err.Error()
 }
 
-// desiredMonitor is the Monitor of p as tpl writes it: owned by tpl,
-// labelled with it, its source and spec hash annotated.
-func (r *MonitorTemplateReconciler) desiredMonitor(tpl *monv1.MonitorTemplate, src *discovery.Source, p discovery.Planned) *monv1.Monitor {
-	raw, _ := json.Marshal(p.Spec)
+// ownedMeta is the metadata of an object tpl writes for src: owned by
+// tpl, labelled with it, its source and the hash of spec annotated.
+func ownedMeta(tpl *monv1.MonitorTemplate, src *discovery.Source, name string, spec any) metav1.ObjectMeta {
+	raw, _ := json.Marshal(spec)
 	sum := sha256.Sum256(raw)
-	m := &monv1.Monitor{
-		TypeMeta: metav1.TypeMeta{APIVersion: monv1.GroupVersion.String(), Kind: "Monitor"},
-		ObjectMeta: metav1.ObjectMeta{
-			Namespace: tpl.Namespace, Name: p.Name,
-			Labels: map[string]string{monv1.ManagedByLabel: monv1.ManagedByValue, monv1.DiscoveredFromLabel: tpl.Name},
-			Annotations: map[string]string{
-				monv1.DiscoveredSourceAnnotation: string(src.Kind) + "/" + src.Name,
-				discoveryHashAnnotation:          hex.EncodeToString(sum[:8]),
-			},
-			// No blockOwnerDeletion: it needs update on the template's
-			// finalizers, and nothing waits on the Monitors.
-			OwnerReferences: []metav1.OwnerReference{{
-				APIVersion: monv1.GroupVersion.String(), Kind: "MonitorTemplate",
-				Name: tpl.Name, UID: tpl.UID, Controller: ptr.To(true),
-			}},
+	return metav1.ObjectMeta{
+		Namespace: tpl.Namespace, Name: name,
+		Labels: map[string]string{monv1.ManagedByLabel: monv1.ManagedByValue, monv1.DiscoveredFromLabel: tpl.Name},
+		Annotations: map[string]string{
+			monv1.DiscoveredSourceAnnotation: string(src.Kind) + "/" + src.Name,
+			discoveryHashAnnotation:          hex.EncodeToString(sum[:8]),
 		},
-		Spec: p.Spec,
+		// No blockOwnerDeletion: it needs update on the template's
+		// finalizers, and nothing waits on these objects.
+		OwnerReferences: []metav1.OwnerReference{{
+			APIVersion: monv1.GroupVersion.String(), Kind: "MonitorTemplate",
+			Name: tpl.Name, UID: tpl.UID, Controller: ptr.To(true),
+		}},
 	}
-	return m
 }
 
-// apply server-side applies want (a Monitor tpl controls) as
+// apply server-side applies want (an object tpl controls) as
 // DiscoveryFieldOwner, forcing: the fields it sets are the template's,
 // and one it no longer sets is removed.
-func (r *MonitorTemplateReconciler) apply(ctx context.Context, want *monv1.Monitor) error {
+func (r *MonitorTemplateReconciler) apply(ctx context.Context, want client.Object) error {
 	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(want)
 	if err != nil {
-		return fmt.Errorf("convert monitor: %w", err)
+		return fmt.Errorf("convert %s: %w", want.GetName(), err)
 	}
 	u := &unstructured.Unstructured{Object: obj}
 	delete(u.Object, "status")
@@ -338,29 +365,40 @@ func (r *MonitorTemplateReconciler) apply(ctx context.Context, want *monv1.Monit
 	return r.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(DiscoveryFieldOwner), client.ForceOwnership)
 }
 
-// pruneMonitors deletes the Monitors tpl controls that no object wants
-// any more and returns how many it keeps.
-func (r *MonitorTemplateReconciler) pruneMonitors(ctx context.Context, tpl *monv1.MonitorTemplate, wanted map[string]bool) (int, error) {
-	var mons monv1.MonitorList
-	if err := r.List(ctx, &mons, client.InNamespace(tpl.Namespace), client.MatchingLabels{monv1.DiscoveredFromLabel: tpl.Name}); err != nil {
-		return 0, fmt.Errorf("list discovered monitors: %w", err)
+// prune lists the objects of list labelled with tpl, deletes those tpl
+// controls that are not wanted any more and returns how many it keeps.
+func (r *MonitorTemplateReconciler) prune(ctx context.Context, tpl *monv1.MonitorTemplate, list client.ObjectList, items func() []client.Object, wanted map[string]bool) (int, error) {
+	if err := r.List(ctx, list, client.InNamespace(tpl.Namespace), client.MatchingLabels{monv1.DiscoveredFromLabel: tpl.Name}); err != nil {
+		return 0, fmt.Errorf("list discovered objects: %w", err)
 	}
 	kept := 0
-	for i := range mons.Items {
-		m := &mons.Items[i]
-		if !metav1.IsControlledBy(m, tpl) || !m.DeletionTimestamp.IsZero() {
+	for _, o := range items() {
+		if !metav1.IsControlledBy(o, tpl) || o.GetDeletionTimestamp() != nil {
 			continue
 		}
-		if wanted[m.Name] {
+		if wanted[o.GetName()] {
 			kept++
 			continue
 		}
-		if err := r.Delete(ctx, m, client.Preconditions{UID: &m.UID}); client.IgnoreNotFound(err) != nil {
-			return 0, fmt.Errorf("delete monitor %s: %w", m.Name, err)
+		uid := o.GetUID()
+		if err := r.Delete(ctx, o, client.Preconditions{UID: &uid}); client.IgnoreNotFound(err) != nil {
+			return 0, fmt.Errorf("delete %s: %w", o.GetName(), err)
 		}
-		ctrl.LoggerFrom(ctx).Info("deleted discovered monitor", "monitor", m.Name)
+		ctrl.LoggerFrom(ctx).Info("deleted a discovered object", "kind", fmt.Sprintf("%T", o), "name", o.GetName())
 	}
 	return kept, nil
+}
+
+// objectsOf returns pointers to items as client.Objects.
+func objectsOf[T any, PT interface {
+	*T
+	client.Object
+}](items []T) []client.Object {
+	out := make([]client.Object, len(items))
+	for i := range items {
+		out[i] = PT(&items[i])
+	}
+	return out
 }
 
 // warnObject records a Warning Event on obj for each warning that the
@@ -457,6 +495,7 @@ func (r *MonitorTemplateReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&monv1.MonitorTemplate{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&monv1.Monitor{}, handler.EnqueueRequestsFromMapFunc(r.templatesOfMonitor), builder.WithPredicates(discoveredMonitorChanged())).
+		Watches(&monv1.SLO{}, handler.EnqueueRequestsFromMapFunc(r.templatesOfMonitor), builder.WithPredicates(discoveredMonitorChanged())).
 		Watches(&networkingv1.Ingress{}, handler.EnqueueRequestsFromMapFunc(r.templatesOfObject), builder.WithPredicates(objectChanged())).
 		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.templatesOfObject), builder.WithPredicates(objectChanged())).
 		Named("monitortemplate")
@@ -484,9 +523,9 @@ func (r *MonitorTemplateReconciler) templatesOfObject(ctx context.Context, o cli
 	return out
 }
 
-// templatesOfMonitor maps a discovered Monitor to its template, and a
-// deleted Monitor of any kind to every template of its namespace (one may
-// have reported it as a conflict).
+// templatesOfMonitor maps a discovered Monitor (or SLO) to its template,
+// and a deleted one of any origin to every template of its namespace (one
+// may have reported it as a conflict).
 func (r *MonitorTemplateReconciler) templatesOfMonitor(ctx context.Context, o client.Object) []reconcile.Request {
 	if name, ok := o.GetLabels()[monv1.DiscoveredFromLabel]; ok && o.GetDeletionTimestamp() == nil {
 		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: name}}}

@@ -379,9 +379,35 @@ func TestMonitorTemplateDiscovery(t *testing.T) {
 				if m.Spec.URL != url || m.Spec.IntervalSeconds != 120 || m.Spec.GroupRef == nil || m.Spec.GroupRef.Name != "storefront" {
 					return fmt.Errorf("monitor %s: %+v", n, m.Spec)
 				}
+				var slo monv1.SLO
+				if err := c.Get(ctx, client.ObjectKey{Namespace: samples, Name: n}, &slo); err != nil {
+					return err
+				}
+				if slo.Spec.MonitorRef.Name != n || slo.Spec.TargetPercentage != 99.5 || len(slo.OwnerReferences) != 1 || slo.OwnerReferences[0].Name != "storefront" {
+					return fmt.Errorf("slo %s: %+v owners %v", n, slo.Spec, slo.OwnerReferences)
+				}
 				return nil
 			})
 		}
+		// Without slo in the template, its SLOs go and its Monitors stay.
+		var tpl monv1.MonitorTemplate
+		must(c.Get(ctx, client.ObjectKey{Namespace: samples, Name: "storefront"}, &tpl))
+		tpl.Spec.SLO = nil
+		must(c.Update(ctx, &tpl))
+		settle(t, "the template's SLOs to go", time.Minute, func() error {
+			var slos monv1.SLOList
+			if err := c.List(ctx, &slos, client.InNamespace(samples)); err != nil {
+				return err
+			}
+			if len(slos.Items) != 0 {
+				return fmt.Errorf("%d SLOs left", len(slos.Items))
+			}
+			var mons monv1.MonitorList
+			if err := c.List(ctx, &mons, client.InNamespace(samples)); err != nil || len(mons.Items) != 2 {
+				return fmt.Errorf("%d monitors (%v)", len(mons.Items), err)
+			}
+			return nil
+		})
 	})
 
 	t.Run("deleting the template deletes its Monitors", func(t *testing.T) {

@@ -65,11 +65,11 @@ const (
 
 // MonitorTemplate condition reasons (condition Ready).
 const (
-	// ReasonMonitorConflict means a Monitor of a wanted name exists and was
-	// not made by this template; it is left alone.
+	// ReasonMonitorConflict means a Monitor (or SLO) of a wanted name exists
+	// and was not made by this template; it is left alone.
 	ReasonMonitorConflict = "MonitorConflict"
-	// ReasonMonitorRefused means admission refused a Monitor the template
-	// wanted (plan limits, references, private targets).
+	// ReasonMonitorRefused means admission refused a Monitor (or SLO) the
+	// template wanted (plan limits, references, private targets).
 	ReasonMonitorRefused = "MonitorRefused"
 )
 
@@ -105,6 +105,35 @@ type MonitorTemplateSpec struct {
 	// the url (or grpc target) and the display name come from the object.
 	// +optional
 	Monitor DiscoveredMonitorSpec `json:"monitor,omitempty"`
+	// slo, when set, gives every Monitor the template makes an SLO of the
+	// same name with these settings, owned by the template like the
+	// Monitor (the namespace's plan must allow SLOs).
+	// +optional
+	SLO *DiscoveredSLOSpec `json:"slo,omitempty"`
+}
+
+// DiscoveredSLOSpec is the part of an SLOSpec a template sets: each field
+// is the SLOSpec field of the same name (see there); monitorRef is the
+// discovered Monitor.
+type DiscoveredSLOSpec struct {
+	// targetPercentage is SLOSpec.targetPercentage (90-99.999).
+	// +required
+	// +kubebuilder:validation:Minimum=90
+	// +kubebuilder:validation:Maximum=99.999
+	TargetPercentage float64 `json:"targetPercentage"`
+	// sliType is SLOSpec.sliType: availability (default) or latency.
+	// +optional
+	SLIType SLIType `json:"sliType,omitempty"`
+	// latencyThresholdMs is SLOSpec.latencyThresholdMs (1-600000).
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=600000
+	LatencyThresholdMs int32 `json:"latencyThresholdMs,omitempty"`
+	// windowMinutes is SLOSpec.windowMinutes (60-43200).
+	// +optional
+	// +kubebuilder:validation:Minimum=60
+	// +kubebuilder:validation:Maximum=43200
+	WindowMinutes int32 `json:"windowMinutes,omitempty"`
 }
 
 // DiscoveredMonitorSpec is the part of a MonitorSpec a template sets: each
@@ -169,7 +198,8 @@ type DiscoveredObject struct {
 	Kind DiscoveredKind `json:"kind"`
 	// name is the object's metadata.name.
 	Name string `json:"name"`
-	// monitors are the names of the Monitors made of the object.
+	// monitors are the names of the Monitors made of the object (and of
+	// their SLOs, when the template sets slo).
 	// +optional
 	// +listType=atomic
 	Monitors []string `json:"monitors,omitempty"`

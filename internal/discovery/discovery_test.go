@@ -341,6 +341,24 @@ func TestDiscoveredMonitorSpecIsMonitorSpec(t *testing.T) {
 			t.Errorf("monitor.%s is %v, MonitorSpec.%s is %v", name, typ, name, mon[name])
 		}
 	}
+	slo := fields(reflect.TypeOf(monv1.SLOSpec{}))
+	for name, typ := range fields(reflect.TypeOf(monv1.DiscoveredSLOSpec{})) {
+		if slo[name] != typ {
+			t.Errorf("slo.%s is %v, SLOSpec.%s is %v", name, typ, name, slo[name])
+		}
+	}
+	ds := monv1.DiscoveredSLOSpec{TargetPercentage: 99.5, SLIType: monv1.SLILatency, LatencyThresholdMs: 300, WindowMinutes: 60}
+	got := reflect.ValueOf(SLOSpec(&ds, "m"))
+	dsv := reflect.ValueOf(ds)
+	for i := range dsv.NumField() {
+		name := dsv.Type().Field(i).Name
+		if !reflect.DeepEqual(got.FieldByName(name).Interface(), dsv.Field(i).Interface()) {
+			t.Errorf("SLOSpec does not copy %s", name)
+		}
+	}
+	if got.Interface().(monv1.SLOSpec).MonitorRef.Name != "m" {
+		t.Error("SLOSpec does not name the monitor")
+	}
 	// MonitorSpec copies every field across.
 	d := monv1.DiscoveredMonitorSpec{Type: monv1.MonitorAPI, IntervalSeconds: 30, GroupRef: &monv1.LocalObjectReference{Name: "g"},
 		EscalationPolicyRef: &monv1.LocalObjectReference{Name: "p"}, Tags: []string{"t"}, Regions: []string{"r"},

@@ -204,6 +204,18 @@ func MonitorSpec(d *monv1.DiscoveredMonitorSpec, e Endpoint, interval int32) mon
 	return spec
 }
 
+// SLOSpec is the spec of the SLO of the discovered Monitor named monitor:
+// the template's slo section with monitorRef set.
+func SLOSpec(d *monv1.DiscoveredSLOSpec, monitor string) monv1.SLOSpec {
+	return monv1.SLOSpec{
+		MonitorRef:         monv1.LocalObjectReference{Name: monitor},
+		TargetPercentage:   d.TargetPercentage,
+		SLIType:            d.SLIType,
+		LatencyThresholdMs: d.LatencyThresholdMs,
+		WindowMinutes:      d.WindowMinutes,
+	}
+}
+
 // maxName is the longest Monitor name discovery makes: a DNS label, so
 // the name fits wherever a label value or a DNS name is made of it.
 const maxName = 63
