@@ -295,7 +295,10 @@ func (r *MonitorTemplateReconciler) applyOwned(ctx context.Context, tpl *monv1.M
 	case apierrors.IsNotFound(err):
 		err = r.Create(ctx, want, client.FieldOwner(DiscoveryFieldOwner))
 		if apierrors.IsAlreadyExists(err) {
-			return monv1.ReasonMonitorConflict, conflictMessage(kind, name), nil
+			// The cache is behind (our own create of a moment ago, or
+			// someone else's): retry once it has the object, which then
+			// tells ours from a conflict.
+			return "", "", fmt.Errorf("create %s %s: %w", kind, name, err)
 		}
 	case err != nil:
 		return "", "", fmt.Errorf("get %s %s: %w", kind, name, err)
