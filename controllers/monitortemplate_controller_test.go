@@ -173,6 +173,15 @@ func TestMonitorTemplateDiscovery(t *testing.T) {
 		}
 	})
 
+	t.Run("a template takes no Secret references", func(t *testing.T) {
+		err := c.Create(ctx, &monv1.MonitorTemplate{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "secrets"},
+			Spec: monv1.MonitorTemplateSpec{Monitor: monv1.DiscoveredMonitorSpec{HTTP: &monv1.HTTPConfig{Headers: []monv1.HTTPHeader{
+				{Name: "Authorization", ValueFrom: &monv1.SecretKeySelector{Name: "token", Key: "token"}}}}}}})
+		if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "no Secret references") {
+			t.Errorf("a template with a header from a Secret: %v", err)
+		}
+	})
+
 	t.Run("a hand-made Monitor of a wanted name is left alone and reported", func(t *testing.T) {
 		settle(t, "the conflict in status and as an Event", time.Minute, func() error {
 			tpl := template("shop")
