@@ -54,7 +54,7 @@ var layers = []layer{
 		// answers and their OpenAPI document, the reliability math.
 		"api", "config", "internal/monitor", "internal/monitorconfig", "internal/probeapi", "internal/alertevent",
 		"internal/restapi", "internal/apidoc", "internal/reliability", "internal/plans", "internal/maintenance",
-		"internal/oncall", "internal/credentials",
+		"internal/oncall", "internal/credentials", "internal/discovery",
 	}},
 	{name: "leaf services", siblings: true, pkgs: []string{
 		// Services over the model that no domain service is needed for:

@@ -24,6 +24,8 @@ var stalledReasons = map[string]bool{
 	monv1.ReasonReferenceNotFound:       true,
 	monv1.ReasonProbeDeploymentRejected: true,
 	monv1.ReasonPodsRefused:             true,
+	monv1.ReasonMonitorConflict:         true,
+	monv1.ReasonMonitorRefused:          true,
 }
 
 // setProgressConditions derives the kstatus conditions Reconciling and

@@ -30,6 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/certwatcher"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/controllers"
@@ -193,6 +194,7 @@ func Scheme() *runtime.Scheme {
 	s := runtime.NewScheme()
 	utilruntimeMust(clientgoscheme.AddToScheme(s))
 	utilruntimeMust(monv1.AddToScheme(s))
+	utilruntimeMust(gatewayv1.Install(s)) // read by monitor discovery when the cluster serves it
 	return s
 }
 

@@ -329,6 +329,7 @@ func (w *wiring) setupControllers() error {
 		{"escalation policy", &controllers.EscalationPolicyReconciler{Client: mgr.GetClient()}},
 		{"monitor group", &controllers.MonitorGroupReconciler{Client: mgr.GetClient()}},
 		{"status page", &controllers.StatusPageReconciler{Client: mgr.GetClient(), BaseURL: opts.PublicURL}},
+		{"monitor template", &controllers.MonitorTemplateReconciler{Client: mgr.GetClient()}},
 	} {
 		if err := c.r.SetupWithManager(mgr); err != nil {
 			return fmt.Errorf("%s controller: %w", c.name, err)

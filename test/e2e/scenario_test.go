@@ -211,6 +211,8 @@ spec:
 		mustKubectl("-n", workNS, "delete", "monitor", "e2e-grpc", "e2e-websocket")
 	})
 
+	discoveryScenario()
+
 	It("is scraped by a real Prometheus through the chart's ServiceMonitor and PodMonitor: manager, both agents, per-monitor series", func() {
 		// Not GinkgoT().TempDir(): Prometheus outlives this spec.
 		dir, err := os.MkdirTemp("", "e2e-prometheus-")
