@@ -176,3 +176,29 @@ func TestReuseNeedsFraming(t *testing.T) {
 		t.Fatalf("3 checks made %d connections, want 3", n)
 	}
 }
+
+// TestReuseBounded: an agent parks at most maxParked connections; the
+// checks of further monitors close theirs, as without reuse.
+func TestReuseBounded(t *testing.T) {
+	srv := newConnCounter(t, testMux(), false)
+	t.Cleanup(func() {
+		parked.Range(func(k, v any) bool {
+			if parked.CompareAndDelete(k, v) {
+				parkedCount.Add(-1)
+				v.(*parkedConn).close()
+			}
+			return true
+		})
+	})
+	env := testEnv()
+	for i := range maxParked + 50 {
+		res := run(t, reuseAssignment(fmt.Sprint("bounded-", i), srv.URL+"/text", monv1.HTTPConfig{ReuseConnection: true}), env)
+		wantStatus(t, res, probeapi.StatusUp)
+		if n := parkedCount.Load(); n > maxParked {
+			t.Fatalf("%d connections parked, over the bound of %d", n, maxParked)
+		}
+	}
+	if n := parkedCount.Load(); n != maxParked {
+		t.Fatalf("%d connections parked after %d monitors, want the bound %d", n, maxParked+50, maxParked)
+	}
+}
