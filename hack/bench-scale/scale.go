@@ -914,7 +914,8 @@ func (r *result) print(out io.Writer) {
 	if len(r.restListErr) > 0 {
 		row("  REST GET /monitors failed", fmt.Sprintf("%d: %s", len(r.restListErr), r.restListErr[0]), "")
 	}
-	row("REST GET /monitors/:id", fmt.Sprintf("%.0f req/s, p99 %s, %d errors", r.restGetRate, r.restGetP99.Round(100*time.Microsecond), r.restGetErr), "")
+	row("REST GET /monitors/:id", fmt.Sprintf("%.0f req/s, p99 %s, %d errors", r.restGetRate, r.restGetP99.Round(100*time.Microsecond), r.restGetErr),
+		"≥ 400 req/s, p99 ≤ 100ms (2026-11-26 at 100,000: 455 req/s, p99 85ms)")
 	if len(r.detect) > 0 || r.detectMissing > 0 {
 		row(fmt.Sprintf("detection: %d targets turned bad → incident open (GET /incidents)", len(r.detect)+r.detectMissing),
 			fmt.Sprintf("p50 %s, p99 %s, max %s, %d never", percentile(r.detect, 0.5).Round(100*time.Millisecond),

@@ -1,16 +1,21 @@
-package core_test
+package core
 
 import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
 	"github.com/uptime-operator/uptime-operator/internal/apikeys"
-	"github.com/uptime-operator/uptime-operator/internal/apiserver/core"
-	"github.com/uptime-operator/uptime-operator/internal/apiserver/core/coretest"
 	"github.com/uptime-operator/uptime-operator/internal/store"
+	"github.com/uptime-operator/uptime-operator/internal/store/sqlite"
 )
 
 // heldWrites is the fixture's SQLite store with its key-use writes held
@@ -34,13 +39,20 @@ func (h heldWrites) TouchAPIKey(ctx context.Context, keyID string, at time.Time)
 // ingest, made each key's first request of a minute wait for it), and the
 // use is recorded once the store takes the write.
 func TestKeyUseDoesNotHoldRequests(t *testing.T) {
-	f := coretest.New(t)
-	full, key, err := apikeys.Create(context.Background(), f.K8s, "team", "reader", apikeys.ReadOnly)
+	sch := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(sch)
+	k8s := fake.NewClientBuilder().WithScheme(sch).Build()
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "h.db"), sqlite.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	held := heldWrites{Store: f.Store, release: make(chan struct{})}
-	rt := core.NewRouter(f.Deps, core.RouterOptions{Keys: f.K8s, Store: held})
+	t.Cleanup(func() { _ = st.Close() })
+	full, key, err := apikeys.Create(context.Background(), k8s, "team", "reader", apikeys.ReadOnly)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := heldWrites{Store: st, release: make(chan struct{})}
+	rt := NewRouter(&Deps{Client: k8s, Reader: k8s, Clock: clock.RealClock{}}, RouterOptions{Keys: k8s, Store: held})
 	rt.Handle(http.MethodGet, "/ping", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
 	req := httptest.NewRequest(http.MethodGet, "/ping", nil)
 	req.Header.Set("Authorization", "Bearer "+full)
@@ -61,7 +73,7 @@ func TestKeyUseDoesNotHoldRequests(t *testing.T) {
 	}
 	close(held.release)
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); {
-		used, err := f.Store.APIKeyLastUsed(context.Background(), key.ID)
+		used, err := st.APIKeyLastUsed(context.Background(), key.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
