@@ -67,6 +67,8 @@ type MonitorReconciler struct {
 	// claimed holds the UIDs this process has claimed (ClaimMonitorHistory),
 	// so a reconcile claims once per process, not once per status refresh.
 	claimed sync.Map
+	// prefetch claims ahead of the first status write.
+	prefetch claimPrefetch
 }
 
 // +kubebuilder:rbac:groups=monitoring.uptime-operator.io,resources=monitors,verbs=get;list;watch;create;update;patch;delete
@@ -141,20 +143,22 @@ func (r *MonitorReconciler) Reconcile(ctx context.Context, req ctrl.Request) (re
 		}
 		before = m.DeepCopy()
 	}
-	if err := r.reconcileHistory(ctx, &m); err != nil {
-		return ctrl.Result{}, err
-	}
 	if m.Status.ObservedGeneration != m.Generation {
 		// A first status for this generation will be written whatever
 		// the reads below find: wait for the turn before reading, and
 		// read once, when it comes. After a bulk create or a restart each
-		// Monitor is read once, not once to queue and again to write.
+		// Monitor is read once, not once to queue and again to write;
+		// its history is claimed meanwhile, off the reconcile workers.
 		wait := r.StatusWrites.Turn(req.NamespacedName, time.Now(), LaneChange)
 		if wait > 0 {
 			pacedEarly = true
+			r.prefetchClaim(&m)
 			return requeueAt(wait, LaneChange), nil
 		}
 		hasTurn = true
+	}
+	if err := r.reconcileHistory(ctx, &m); err != nil {
+		return ctrl.Result{}, err
 	}
 	if err := r.reconcileEffective(ctx, &m); err != nil {
 		return ctrl.Result{}, err
@@ -311,6 +315,9 @@ func (r *MonitorReconciler) monitorsInNamespace(ctx context.Context, o client.Ob
 func (r *MonitorReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Recorder == nil {
 		r.Recorder = mgr.GetEventRecorderFor(EventSource)
+	}
+	if err := r.startClaimPrefetch(mgr); err != nil {
+		return err
 	}
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&monv1.Monitor{}, builder.WithPredicates(predicate.Or(
