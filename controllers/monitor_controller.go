@@ -67,6 +67,8 @@ type MonitorReconciler struct {
 	// claimed holds the UIDs this process has claimed (ClaimMonitorHistory),
 	// so a reconcile claims once per process, not once per status refresh.
 	claimed sync.Map
+	// prefetch claims ahead of the first status write.
+	prefetch claimPrefetch
 }
 
 // +kubebuilder:rbac:groups=monitoring.uptime-operator.io,resources=monitors,verbs=get;list;watch;create;update;patch;delete
@@ -79,9 +81,14 @@ type MonitorReconciler struct {
 // Reconcile brings one Monitor's status up to date. A status that changed
 // is written when the pacer gives its turn; until then the reconcile
 // requeues itself for that time and does nothing else when it comes early.
+//
+// A Monitor without a status for its generation (just created, or its
+// spec changed) takes its turn before the reconcile reads anything else,
+// and is reconciled in full when the turn comes; its requeues go first in
+// the work queue, refreshes last (see requeueAt).
 func (r *MonitorReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, retErr error) {
-	if wait := r.StatusWrites.Waiting(req.NamespacedName, time.Now()); wait > 0 {
-		return ctrl.Result{RequeueAfter: wait}, nil
+	if wait, lane := r.StatusWrites.Waiting(req.NamespacedName, time.Now()); wait > 0 {
+		return requeueAt(wait, lane), nil
 	}
 	var m monv1.Monitor
 	if err := r.Get(ctx, req.NamespacedName, &m); err != nil {
@@ -91,15 +98,25 @@ func (r *MonitorReconciler) Reconcile(ctx context.Context, req ctrl.Request) (re
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	before := m.DeepCopy()
+	// pacedEarly: the reconcile took its turn before reading (see
+	// below) and requeued itself for it; hasTurn: it took a turn that is
+	// now, for the write at its end.
+	pacedEarly, hasTurn := false, false
 	defer func() {
+		if pacedEarly {
+			return
+		}
 		setProgressConditions(&m.Status.Conditions, m.Generation, monv1.MonitorConditionConfigured)
 		if equality.Semantic.DeepEqual(before.Status, m.Status) {
 			r.StatusWrites.Forget(req.NamespacedName)
 			return
 		}
-		if wait := r.StatusWrites.Turn(req.NamespacedName, time.Now()); wait > 0 {
-			res = ctrl.Result{RequeueAfter: wait}
-			return
+		if !hasTurn {
+			lane := statusLane(&before.Status, &m.Status)
+			if wait := r.StatusWrites.Turn(req.NamespacedName, time.Now(), lane); wait > 0 {
+				res = requeueAt(wait, lane)
+				return
+			}
 		}
 		recordStalled(r.Recorder, &m, before.Status.Conditions, m.Status.Conditions)
 		patchStatus(ctx, r.Client, &m, before, true, &retErr)
@@ -126,6 +143,20 @@ func (r *MonitorReconciler) Reconcile(ctx context.Context, req ctrl.Request) (re
 		}
 		before = m.DeepCopy()
 	}
+	if m.Status.ObservedGeneration != m.Generation {
+		// A first status for this generation will be written whatever
+		// the reads below find: wait for the turn before reading, and
+		// read once, when it comes. After a bulk create or a restart each
+		// Monitor is read once, not once to queue and again to write;
+		// its history is claimed meanwhile, off the reconcile workers.
+		wait := r.StatusWrites.Turn(req.NamespacedName, time.Now(), LaneChange)
+		if wait > 0 {
+			pacedEarly = true
+			r.prefetchClaim(&m)
+			return requeueAt(wait, LaneChange), nil
+		}
+		hasTurn = true
+	}
 	if err := r.reconcileHistory(ctx, &m); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -145,6 +176,43 @@ func (r *MonitorReconciler) Reconcile(ctx context.Context, req ctrl.Request) (re
 		return ctrl.Result{RequeueAfter: secretRetryInterval}, nil
 	}
 	return ctrl.Result{}, nil
+}
+
+// Work-queue priorities of requeued reconciles: a write users wait for
+// goes before the engine's requests (priority 0) and the Monitors of the
+// start's initial list (handler.LowPriority), which a pending first write
+// would otherwise wait behind; a timestamps-only refresh goes last.
+const (
+	priorityChange  = 100
+	priorityRefresh = handler.LowPriority
+)
+
+// requeueAt is the result of a reconcile whose status write waits d in
+// lane.
+func requeueAt(d time.Duration, lane Lane) ctrl.Result {
+	p := priorityChange
+	if lane == LaneRefresh {
+		p = priorityRefresh
+	}
+	return ctrl.Result{RequeueAfter: d, Priority: &p}
+}
+
+// statusLane says whether the change from before to after is one users
+// read (LaneChange: the first status of a generation, the state, the open
+// incident, the uptime as shown, a condition) or only newer timestamps of
+// the last check (LaneRefresh).
+func statusLane(before, after *monv1.MonitorStatus) Lane {
+	b, a := before.DeepCopy(), after.DeepCopy()
+	for _, st := range []*monv1.MonitorStatus{b, a} {
+		st.LastCheckedAt, st.LastResponseTimeMs = nil, nil
+		for i := range st.Regions {
+			st.Regions[i].LastCheckedAt = nil
+		}
+	}
+	if equality.Semantic.DeepEqual(b, a) {
+		return LaneRefresh
+	}
+	return LaneChange
 }
 
 func (r *MonitorReconciler) reconcileDelete(ctx context.Context, m *monv1.Monitor) error {
@@ -247,6 +315,9 @@ func (r *MonitorReconciler) monitorsInNamespace(ctx context.Context, o client.Ob
 func (r *MonitorReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Recorder == nil {
 		r.Recorder = mgr.GetEventRecorderFor(EventSource)
+	}
+	if err := r.startClaimPrefetch(mgr); err != nil {
+		return err
 	}
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&monv1.Monitor{}, builder.WithPredicates(predicate.Or(

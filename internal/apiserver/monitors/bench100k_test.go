@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -126,4 +127,93 @@ func (f *benchFixture) timedList() (first, all time.Duration, err error) {
 		return 0, 0, err
 	}
 	return first, time.Since(t0), nil
+}
+
+// BenchmarkGetMonitorScaling: GET /monitors/{id} costs the same in a
+// workspace of 100,000 monitors as in one of 10,000, and never reads a
+// whole namespace of Monitors. It asks for the same 2,000 monitors of
+// each workspace (answers built once before, as a running server has
+// them), alternating the two fixtures twice, and fails when the larger
+// workspace serves fewer than a quarter of the smaller one's requests a
+// second (a by-id read that misses the uid index and lists the namespace
+// is 10× slower at 10× the monitors: in a manager at 100,000 it was 52
+// against 455 requests a second) or when any request listed the
+// namespace's Monitors. Both are measured in the same run, so the machine's
+// speed and load cancel out.
+func BenchmarkGetMonitorScaling(b *testing.B) {
+	small := fixture(b)
+	bigOnce.Do(func() {
+		dir, err := tempDir()
+		if err != nil {
+			bigErr = err
+			return
+		}
+		bigFix, bigErr = newBenchFixture(dir, bigMonitors, 0)
+	})
+	if bigErr != nil {
+		b.Fatal(bigErr)
+	}
+	big := bigFix
+	const asked, requests, clients = 2_000, 8_000, 4
+	// The same monitors' ids in both: site-00000 … site-01999.
+	paths := make([]string, asked)
+	for i := range paths {
+		paths[i] = "/monitors/" + small.ids[i]
+		if small.ids[i] != big.ids[i] {
+			b.Fatalf("fixtures differ at monitor %d: %s, %s", i, small.ids[i], big.ids[i])
+		}
+	}
+	scans := func() int64 { return small.reader.scans.Load() + big.reader.scans.Load() }
+	for _, f := range []*benchFixture{small, big} {
+		scans0 := scans()
+		for _, p := range paths[:1] {
+			if code, body := f.get(p); code != http.StatusOK {
+				b.Fatalf("GET %s = %d %s", p, code, body)
+			}
+		}
+		// Fail at once rather than after thousands of slow requests.
+		if n := scans() - scans0; n > 0 {
+			b.Fatalf("GET /monitors/{id} listed a namespace's Monitors (%d lists): a read that missed the uid index", n)
+		}
+		for _, p := range paths[1:] {
+			if code, body := f.get(p); code != http.StatusOK {
+				b.Fatalf("GET %s = %d %s", p, code, body)
+			}
+		}
+	}
+	rate := func(f *benchFixture) float64 {
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		t0 := time.Now()
+		for range clients {
+			wg.Go(func() {
+				for i := next.Add(1); i <= requests; i = next.Add(1) {
+					if code, body := f.get(paths[(i*7919)%asked]); code != http.StatusOK {
+						b.Errorf("GET = %d %s", code, body)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		return requests / time.Since(t0).Seconds()
+	}
+	b.ResetTimer()
+	for range b.N {
+		scans0 := scans()
+		var smallRate, bigRate float64
+		for range 2 {
+			smallRate += rate(small) / 2
+			bigRate += rate(big) / 2
+		}
+		b.ReportMetric(smallRate, "10k-req/s")
+		b.ReportMetric(bigRate, "100k-req/s")
+		b.ReportMetric(bigRate/smallRate, "ratio")
+		if n := scans() - scans0; n > 0 {
+			b.Fatalf("GET /monitors/{id} listed a namespace's Monitors %d times (a read that missed the uid index)", n)
+		}
+		if bigRate < smallRate/4 {
+			b.Fatalf("GET /monitors/{id} at 100,000 monitors: %.0f req/s, under a quarter of %.0f at 10,000 (by-id reads grew with the workspace)", bigRate, smallRate)
+		}
+	}
 }

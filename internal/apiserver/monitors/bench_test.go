@@ -29,6 +29,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -70,6 +71,10 @@ const (
 // embedded fake client.
 type cacheReader struct {
 	client.Client
+	// scans counts the Lists of Monitors that read a whole namespace (or
+	// every namespace) rather than an index: what a by-id read must never
+	// do (BenchmarkGetMonitorScaling).
+	scans    atomic.Int64
 	scheme   *kruntime.Scheme
 	indexers map[schema.GroupVersionKind]cache.Indexer
 }
@@ -171,11 +176,17 @@ func (c *cacheReader) List(ctx context.Context, list client.ObjectList, opts ...
 			return fmt.Errorf("bench cache: no index of %s", lo.FieldSelector)
 		}
 	} else if lo.Namespace != "" {
+		if gvk == monitorGVK {
+			c.scans.Add(1)
+		}
 		items, err = ix.ByIndex(cache.NamespaceIndex, lo.Namespace)
 		if err != nil {
 			return err
 		}
 	} else {
+		if gvk == monitorGVK {
+			c.scans.Add(1)
+		}
 		items = ix.List()
 	}
 	out := make([]kruntime.Object, 0, len(items))

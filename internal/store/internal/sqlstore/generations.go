@@ -50,11 +50,21 @@ func (s *historyStore) ClaimMonitorHistory(ctx context.Context, c store.HistoryC
 		// generation that had them is gone, retired or not (a rebuilt
 		// cluster never ran its finalizer); another name may belong to a
 		// live monitor and is adopted only once retired.
-		err = q.QueryRow(ctx, `SELECT uid FROM monitor_generations
- WHERE namespace = ? AND type = ? AND uid <> ?
- AND (name = ? OR (spec_key <> '' AND spec_key = ?) OR (name = ? AND retired_at IS NOT NULL))
- ORDER BY claimed_at DESC, uid DESC LIMIT 1`,
-			c.Namespace, c.Type, c.UID, c.Name, c.Key, c.AdoptFrom).Scan(&old)
+		//
+		// One indexed branch per way of being the predecessor: written as
+		// one OR, SQLite searched the (namespace, name) index by namespace
+		// alone and read every generation of the namespace, per claim, so
+		// the claims of N new Monitors cost O(N²) on the single writer (at
+		// 100,000, status writes after a cold create, which wait for the
+		// claim, came at 5 a second).
+		err = q.QueryRow(ctx, `SELECT uid FROM (
+ SELECT uid, claimed_at FROM monitor_generations WHERE namespace = ? AND name = ? AND type = ? AND uid <> ?
+ UNION SELECT uid, claimed_at FROM monitor_generations WHERE namespace = ? AND spec_key = ? AND spec_key <> '' AND type = ? AND uid <> ?
+ UNION SELECT uid, claimed_at FROM monitor_generations WHERE namespace = ? AND name = ? AND retired_at IS NOT NULL AND type = ? AND uid <> ?
+) p ORDER BY claimed_at DESC, uid DESC LIMIT 1`,
+			c.Namespace, c.Name, c.Type, c.UID,
+			c.Namespace, c.Key, c.Type, c.UID,
+			c.Namespace, c.AdoptFrom, c.Type, c.UID).Scan(&old)
 		if isNotFound(err) {
 			return nil
 		}
