@@ -1,6 +1,7 @@
 package localcp
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 
@@ -8,8 +9,31 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/uptime-operator/uptime-operator/config"
 )
+
+// AggregateRoles decodes the embedded aggregate roles (config.AggregateRoles):
+// the ClusterRoles labelled to aggregate into view, edit and admin.
+func AggregateRoles() ([]*rbacv1.ClusterRole, error) {
+	var out []*rbacv1.ClusterRole
+	for _, doc := range bytes.Split(config.AggregateRoles, []byte("\n---")) {
+		doc = bytes.TrimSpace(bytes.TrimPrefix(bytes.TrimSpace(doc), []byte("---")))
+		if len(doc) == 0 {
+			continue
+		}
+		role := &rbacv1.ClusterRole{}
+		if err := utilyaml.Unmarshal(doc, role); err != nil {
+			return nil, fmt.Errorf("decode aggregate roles: %w", err)
+		}
+		if role.Kind == "ClusterRole" {
+			out = append(out, role)
+		}
+	}
+	return out, nil
+}
 
 // AggregateClusterRoles fills every ClusterRole that has an
 // aggregationRule (Kubernetes' view, edit and admin among them) with the
