@@ -1,5 +1,6 @@
-// Package config embeds the generated CRDs and webhook configuration so that
-// `uptime-operator dev` can install them from any working directory.
+// Package config embeds the generated CRDs, the webhook configuration and
+// the aggregate roles so that `uptime-operator dev` can install them from
+// any working directory.
 package config
 
 import "embed"
@@ -13,3 +14,10 @@ var CRDs embed.FS
 //
 //go:embed webhook/manifests.yaml
 var Webhooks embed.FS
+
+// AggregateRoles holds rbac/crd_view_edit_roles.yaml: the ClusterRoles
+// whose rules Kubernetes' view, edit and admin aggregate (the chart's
+// rbac-aggregate-roles.yaml), which `uptime-operator dev` installs.
+//
+//go:embed rbac/crd_view_edit_roles.yaml
+var AggregateRoles []byte

@@ -89,14 +89,15 @@ func (r *AlertChannelReconciler) Reconcile(ctx context.Context, req ctrl.Request
 		conditions.Set(&ch.Status.Conditions, ch.Generation, monv1.ConditionReady, false, monv1.ReasonReconcileError, err.Error())
 		return ctrl.Result{}, err
 	}
+	notReady := monv1.ReasonSecretNotFound
 	if ready {
-		ready, msg, err = r.reconcileSecretRefs(ctx, &ch)
+		ready, notReady, msg, err = r.reconcileSecretRefs(ctx, &ch)
 		if err != nil {
 			return ctrl.Result{}, err
 		}
 	}
 	ch.Status.ObservedGeneration = ch.Generation
-	reason, message := ReadyReason(ready, msg, ch.Spec.Disabled)
+	reason, message := ReadyReason(ready, notReady, msg, ch.Spec.Disabled)
 	conditions.Set(&ch.Status.Conditions, ch.Generation, monv1.ConditionReady, ready, reason, message)
 	if !ready {
 		return ctrl.Result{RequeueAfter: secretRetryInterval}, nil
@@ -147,13 +148,13 @@ func (r *AlertChannelReconciler) applyStatus(ctx context.Context, ch *monv1.Aler
 		ssa.Options{Owner: monv1.AlertChannelControllerFieldOwner})
 }
 
-// ReadyReason computes the Ready condition's reason and message: a missing
-// Secret (msg says which) makes it False; a disabled channel is Ready but
-// says that nothing is sent.
-func ReadyReason(ready bool, msg string, disabled bool) (reason, message string) {
+// ReadyReason computes the Ready condition's reason and message: a Secret
+// missing or not allowed (notReady is the reason, msg says which) makes it
+// False; a disabled channel is Ready but says that nothing is sent.
+func ReadyReason(ready bool, notReady, msg string, disabled bool) (reason, message string) {
 	switch {
 	case !ready:
-		return monv1.ReasonSecretNotFound, msg
+		return notReady, msg
 	case disabled:
 		return monv1.ReasonReconciled, "the connection is disabled; no alerts are sent"
 	}
@@ -215,38 +216,29 @@ func (r *AlertChannelReconciler) reconcileSigningSecret(ctx context.Context, ch 
 }
 
 // reconcileSecretRefs checks that every Secret key the channel reads exists
-// and is one the channel may read (credentials.ChannelReferable).
-func (r *AlertChannelReconciler) reconcileSecretRefs(ctx context.Context, ch *monv1.AlertChannel) (bool, string, error) {
-	for _, ref := range AlertChannelSecretRefs(&ch.Spec) {
+// and is one the channel may read (credentials.ChannelReferable). A
+// reference that fails gives the Ready condition's reason and message:
+// SecretNotFound for a missing Secret or key, SecretNotAllowed for one the
+// channel may not read.
+func (r *AlertChannelReconciler) reconcileSecretRefs(ctx context.Context, ch *monv1.AlertChannel) (bool, string, string, error) {
+	for _, cr := range ch.Spec.SecretRefs() {
+		ref := cr.Ref
 		var s corev1.Secret
 		err := r.Secrets.Get(ctx, client.ObjectKey{Namespace: ch.Namespace, Name: ref.Name}, &s)
 		if apierrors.IsNotFound(err) {
-			return false, fmt.Sprintf("secret %s not found", ref.Name), nil
+			return false, monv1.ReasonSecretNotFound, fmt.Sprintf("secret %s not found", ref.Name), nil
 		}
 		if err != nil {
-			return false, "", fmt.Errorf("get secret %s: %w", ref.Name, err)
+			return false, "", "", fmt.Errorf("get secret %s: %w", ref.Name, err)
 		}
 		if err := credentials.ChannelReferable(&s, ch); err != nil {
-			return false, err.Error(), nil
+			return false, monv1.ReasonSecretNotAllowed, err.Error(), nil
 		}
 		if _, ok := s.Data[ref.Key]; !ok {
-			return false, fmt.Sprintf("secret %s has no key %s", ref.Name, ref.Key), nil
+			return false, monv1.ReasonSecretNotFound, fmt.Sprintf("secret %s has no key %s", ref.Name, ref.Key), nil
 		}
 	}
-	return true, "", nil
-}
-
-// AlertChannelSecretRefs lists every Secret key a channel spec reads.
-func AlertChannelSecretRefs(s *monv1.AlertChannelSpec) []monv1.SecretKeySelector {
-	var out []monv1.SecretKeySelector
-	for _, ref := range []*monv1.SecretKeySelector{
-		s.WebhookURLFrom, s.IntegrationKeyFrom, s.APIKeyFrom, s.BotTokenFrom, s.TokenFrom, s.SigningSecretRef,
-	} {
-		if ref != nil {
-			out = append(out, *ref)
-		}
-	}
-	return out
+	return true, "", "", nil
 }
 
 // SetupWithManager registers the reconciler. It reacts to spec changes

@@ -43,8 +43,9 @@ func TestReadyReason(t *testing.T) {
 		{true, false, "", monv1.ReasonReconciled},
 		{true, true, "", monv1.ReasonReconciled},
 		{false, false, "secret s not found", monv1.ReasonSecretNotFound},
+		{false, false, "secret s may not be used by this channel", monv1.ReasonSecretNotAllowed},
 	} {
-		reason, msg := controllers.ReadyReason(tc.ready, tc.msg, tc.disabled)
+		reason, msg := controllers.ReadyReason(tc.ready, tc.reason, tc.msg, tc.disabled)
 		if reason != tc.reason || msg == "" || (!tc.ready && msg != tc.msg) {
 			t.Errorf("ReadyReason(%v, %q, %v) = %s, %q", tc.ready, tc.msg, tc.disabled, reason, msg)
 		}
@@ -56,8 +57,9 @@ func TestAlertChannelSecretRefs(t *testing.T) {
 		WebhookURLFrom:   &monv1.SecretKeySelector{Name: "a", Key: "url"},
 		SigningSecretRef: &monv1.SecretKeySelector{Name: "b", Key: "k"},
 	}
-	if got := controllers.AlertChannelSecretRefs(&s); len(got) != 2 || got[0].Name != "a" || got[1].Name != "b" {
-		t.Errorf("AlertChannelSecretRefs = %v", got)
+	if got := s.SecretRefs(); len(got) != 2 || got[0].Ref.Name != "a" || got[0].Field != "webhookURLFrom" ||
+		got[1].Ref.Name != "b" || got[1].Field != "signingSecretRef" {
+		t.Errorf("SecretRefs = %v", got)
 	}
 }
 
@@ -157,6 +159,34 @@ func TestAlertChannelController(t *testing.T) {
 		g.Expect(k8s.Patch(ctx, cur, patch)).To(Succeed())
 		g.Eventually(func(g Gomega) {
 			g.Expect(meta.IsStatusConditionTrue(get(g, "pd").Status.Conditions, monv1.ConditionReady)).To(BeTrue())
+		}).WithTimeout(30 * time.Second).Should(Succeed())
+	})
+
+	t.Run("reports a Secret the channel may not read as SecretNotAllowed", func(t *testing.T) {
+		g := NewWithT(t)
+		// The channel first: admission passes a Secret that does not exist
+		// yet; the controller then finds one that does not opt in.
+		ch := &monv1.AlertChannel{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "alerts", Name: "app-hook"},
+			Spec: monv1.AlertChannelSpec{Type: monv1.ChannelPagerDuty,
+				IntegrationKeyFrom: &monv1.SecretKeySelector{Name: "app-password", Key: "password"}},
+		}
+		g.Expect(k8s.Create(ctx, ch)).To(Succeed())
+		g.Expect(k8s.Create(ctx, &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "alerts", Name: "app-password"},
+			StringData: map[string]string{"password": "hunter2"},
+		})).To(Succeed())
+		cur := get(g, "app-hook")
+		patch := client.MergeFrom(cur.DeepCopy())
+		cur.Spec.Name = "App"
+		g.Expect(k8s.Patch(ctx, cur, patch)).To(Succeed())
+		g.Eventually(func(g Gomega) {
+			c := meta.FindStatusCondition(get(g, "app-hook").Status.Conditions, monv1.ConditionReady)
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(c.ObservedGeneration).To(Equal(get(g, "app-hook").Generation))
+			g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(c.Reason).To(Equal(monv1.ReasonSecretNotAllowed), c.Message)
+			g.Expect(c.Message).To(ContainSubstring("app-password"))
 		}).WithTimeout(30 * time.Second).Should(Succeed())
 	})
 

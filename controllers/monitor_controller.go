@@ -52,6 +52,8 @@ type MonitorReconciler struct {
 	History HistoryKeeper
 	// NewHeartbeatToken makes heartbeat tokens for cron monitors created
 	// without one (the REST API mints them at create time); may be nil.
+	// Tokens are kept in the Monitor's credentials Secret
+	// (reconcileHeartbeatToken).
 	NewHeartbeatToken func() string
 	// Updates triggers reconciles when the engine's state of a monitor
 	// changes (throttled by the engine); may be nil.
@@ -132,15 +134,9 @@ func (r *MonitorReconciler) Reconcile(ctx context.Context, req ctrl.Request) (re
 		before = m.DeepCopy()
 	}
 
-	if m.Spec.Type == monv1.MonitorCron && m.Annotations[monv1.HeartbeatTokenAnnotation] == "" && r.NewHeartbeatToken != nil {
-		patch := client.MergeFrom(m.DeepCopy())
-		if m.Annotations == nil {
-			m.Annotations = map[string]string{}
-		}
-		m.Annotations[monv1.HeartbeatTokenAnnotation] = r.NewHeartbeatToken()
-		if err := r.Patch(ctx, &m, patch, client.FieldOwner(FieldOwner)); err != nil {
-			return ctrl.Result{}, fmt.Errorf("set heartbeat token: %w", err)
-		}
+	if changed, err := r.reconcileHeartbeatToken(ctx, &m); err != nil {
+		return ctrl.Result{}, err
+	} else if changed {
 		before = m.DeepCopy()
 	}
 	if m.Status.ObservedGeneration != m.Generation {

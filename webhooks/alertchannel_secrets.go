@@ -23,43 +23,26 @@ import (
 func (w AlertChannelWebhook) validateChannelSecretRefs(ctx context.Context, old, c *monv1.AlertChannel) (field.ErrorList, error) {
 	had := map[monv1.SecretKeySelector]bool{}
 	if old != nil {
-		for _, ref := range channelSecretRefs(&old.Spec) {
-			had[*ref.sel] = true
+		for _, ref := range old.Spec.SecretRefs() {
+			had[ref.Ref] = true
 		}
 	}
 	var errs field.ErrorList
-	for _, ref := range channelSecretRefs(&c.Spec) {
-		if had[*ref.sel] || len(validation.IsDNS1123Subdomain(ref.sel.Name)) > 0 {
+	for _, ref := range c.Spec.SecretRefs() {
+		if had[ref.Ref] || len(validation.IsDNS1123Subdomain(ref.Ref.Name)) > 0 {
 			continue
 		}
 		var sec corev1.Secret
-		err := w.Reader.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: ref.sel.Name}, &sec)
+		err := w.Reader.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: ref.Ref.Name}, &sec)
 		if apierrors.IsNotFound(err) {
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("read secret %s: %w", ref.sel.Name, err)
+			return nil, fmt.Errorf("read secret %s: %w", ref.Ref.Name, err)
 		}
 		if err := credentials.ChannelReferable(&sec, c); err != nil {
-			errs = append(errs, field.Forbidden(field.NewPath("spec", ref.field, "name"), err.Error()))
+			errs = append(errs, field.Forbidden(field.NewPath("spec", ref.Field, "name"), err.Error()))
 		}
 	}
 	return errs, nil
-}
-
-// channelSecretRef is one Secret reference of a channel spec and its field.
-type channelSecretRef struct {
-	field string
-	sel   *monv1.SecretKeySelector
-}
-
-func channelSecretRefs(s *monv1.AlertChannelSpec) []channelSecretRef {
-	var out []channelSecretRef
-	for _, r := range []channelSecretRef{{"webhookURLFrom", s.WebhookURLFrom}, {"integrationKeyFrom", s.IntegrationKeyFrom},
-		{"apiKeyFrom", s.APIKeyFrom}, {"botTokenFrom", s.BotTokenFrom}, {"tokenFrom", s.TokenFrom}, {"signingSecretRef", s.SigningSecretRef}} {
-		if r.sel != nil {
-			out = append(out, r)
-		}
-	}
-	return out
 }

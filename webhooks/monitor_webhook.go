@@ -199,6 +199,10 @@ func (w MonitorWebhook) validateSecretRefs(ctx context.Context, old, m *monv1.Mo
 		if len(validation.IsDNS1123Subdomain(ref.Secret.Name)) > 0 {
 			continue // not a Secret name: the spec validation refuses it
 		}
+		if err := credentials.KeyReferable(ref.Secret, m); err != nil {
+			errs = append(errs, field.Forbidden(ref.Path.Child("valueFrom", "key"), err.Error()))
+			continue
+		}
 		var sec corev1.Secret
 		err := w.secrets().Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: ref.Secret.Name}, &sec)
 		if apierrors.IsNotFound(err) {
@@ -218,28 +222,39 @@ func (w MonitorWebhook) validateSecretRefs(ctx context.Context, old, m *monv1.Mo
 	return errs, nil
 }
 
-// validateHeartbeatToken checks a heartbeat token set or changed by this
-// write. The token is the only credential of a heartbeat URL, and the URL
-// names no workspace: a token set by hand must be as hard to guess as a
-// minted one (monv1.ValidHeartbeatToken), and no other Monitor of the
-// cluster may hold it, else a writer could copy another workspace's token
-// and receive (or swallow) its pings. The Monitors holding the token are
-// found through the cache's token index; a cache without the index (a
-// manager that runs no engine) lists them from the API server.
+// validateHeartbeatToken checks a heartbeat token set by hand
+// (monv1.HeartbeatTokenAnnotation) or a token hash
+// (monv1.HeartbeatTokenHashAnnotation) set or changed by this write. The
+// token is the only credential of a heartbeat URL, and the URL names no
+// workspace: a token set by hand must be as hard to guess as a minted one
+// (monv1.ValidHeartbeatToken), and no other Monitor of the cluster may
+// hold it (nor its hash), else a writer could copy another workspace's
+// token, or its hash, which `view` reads, and receive (or swallow) its
+// pings. The Monitors holding a hash are found through the cache's index;
+// a cache without the index (a manager that runs no engine) lists them
+// from the API server.
 func (w MonitorWebhook) validateHeartbeatToken(ctx context.Context, old, m *monv1.Monitor) (field.ErrorList, error) {
-	tok := m.Annotations[monv1.HeartbeatTokenAnnotation]
-	if tok == "" || (old != nil && old.Annotations[monv1.HeartbeatTokenAnnotation] == tok) {
-		return nil, nil
+	annotations := field.NewPath("metadata", "annotations")
+	path := annotations.Key(monv1.HeartbeatTokenAnnotation)
+	if tok := m.Annotations[monv1.HeartbeatTokenAnnotation]; tok != "" && (old == nil || old.Annotations[monv1.HeartbeatTokenAnnotation] != tok) {
+		if !monv1.ValidHeartbeatToken(tok) {
+			return field.ErrorList{field.Invalid(path, "(hidden)",
+				"must be at least 32 characters of 0-9 and a-z; leave it out and one is minted")}, nil
+		}
+	} else {
+		path = annotations.Key(monv1.HeartbeatTokenHashAnnotation)
+		if h := m.Annotations[monv1.HeartbeatTokenHashAnnotation]; h != "" && !monv1.ValidHeartbeatTokenHash(h) {
+			return field.ErrorList{field.Invalid(path, h, "must be the hex SHA-256 of a heartbeat token (64 characters of 0-9 and a-f)")}, nil
+		}
 	}
-	path := field.NewPath("metadata", "annotations").Key(monv1.HeartbeatTokenAnnotation)
-	if !monv1.ValidHeartbeatToken(tok) {
-		return field.ErrorList{field.Invalid(path, "(hidden)",
-			"must be at least 32 characters of 0-9 and a-z; leave it out and one is minted")}, nil
+	h := monv1.HeartbeatTokenHash(m)
+	if h == "" || (old != nil && monv1.HeartbeatTokenHash(old) == h) {
+		return nil, nil
 	}
 	var list monv1.MonitorList
 	err := errors.New("no cache")
 	if w.Cache != nil {
-		err = w.Cache.List(ctx, &list, client.MatchingFields{monv1.HeartbeatTokenIndex: tok})
+		err = w.Cache.List(ctx, &list, client.MatchingFields{monv1.HeartbeatTokenIndex: h})
 	}
 	if err != nil {
 		list = monv1.MonitorList{}
@@ -248,7 +263,7 @@ func (w MonitorWebhook) validateHeartbeatToken(ctx context.Context, old, m *monv
 		}
 	}
 	for _, other := range list.Items {
-		if other.Annotations[monv1.HeartbeatTokenAnnotation] == tok && (other.Namespace != m.Namespace || other.Name != m.Name) {
+		if monv1.HeartbeatTokenHash(&other) == h && (other.Namespace != m.Namespace || other.Name != m.Name) {
 			return field.ErrorList{field.Duplicate(path, "(hidden)")}, nil
 		}
 	}

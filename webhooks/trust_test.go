@@ -59,7 +59,7 @@ var _ = Describe("Monitor admission of credentials and heartbeat tokens", func()
 		// Admission finds the holder through the manager's cache index.
 		Eventually(func(g Gomega) {
 			var list monv1.MonitorList
-			g.Expect(env.Manager.GetClient().List(ctx, &list, client.MatchingFields{monv1.HeartbeatTokenIndex: tok})).To(Succeed())
+			g.Expect(env.Manager.GetClient().List(ctx, &list, client.MatchingFields{monv1.HeartbeatTokenIndex: monv1.HashHeartbeatToken(tok)})).To(Succeed())
 			g.Expect(list.Items).To(HaveLen(1))
 		}).Should(Succeed())
 		err := k8s.Create(ctx, cron("limits", "copy", tok))
@@ -80,5 +80,21 @@ var _ = Describe("Monitor admission of credentials and heartbeat tokens", func()
 			g.Expect(err).To(HaveOccurred())
 			g.Expect(strings.Contains(err.Error(), "Duplicate value")).To(BeTrue(), err.Error())
 		}).Should(Succeed())
+
+		// Nor its hash, which the object shows where the token was.
+		Eventually(func(g Gomega) {
+			var fresh monv1.Monitor
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(other), &fresh)).To(Succeed())
+			delete(fresh.Annotations, monv1.HeartbeatTokenAnnotation)
+			fresh.Annotations[monv1.HeartbeatTokenHashAnnotation] = monv1.HashHeartbeatToken(tok)
+			err := k8s.Update(ctx, &fresh)
+			g.Expect(err).To(HaveOccurred())
+			g.Expect(strings.Contains(err.Error(), "Duplicate value")).To(BeTrue(), err.Error())
+		}).Should(Succeed())
+		var fresh monv1.Monitor
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(other), &fresh)).To(Succeed())
+		delete(fresh.Annotations, monv1.HeartbeatTokenAnnotation)
+		fresh.Annotations[monv1.HeartbeatTokenHashAnnotation] = "not-a-hash"
+		Expect(k8s.Update(ctx, &fresh)).To(MatchError(ContainSubstring("hex SHA-256")))
 	})
 })

@@ -2,20 +2,45 @@ package v1alpha1
 
 import (
 	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
 	"math/big"
 )
 
-// HeartbeatTokenAnnotation on a cron Monitor holds its heartbeat token: the
-// path /heartbeat/<token> is the credential a job pings. Whoever creates a
-// cron Monitor first (the REST API at create time, else the Monitor
-// controller) mints it with EnsureHeartbeatToken; rotation replaces it.
+// Where a cron Monitor's heartbeat token lives.
+//
+// The path /heartbeat/<token> is the only credential a job's ping carries,
+// and Kubernetes' built-in `view` role reads Monitors (through the chart's
+// aggregate roles): a token in the object would let every viewer page
+// on-call with ?status=fail, or keep a dead job looking alive. So the
+// object holds only the token's SHA-256 (HeartbeatTokenHashAnnotation),
+// which is what pings are matched by, and the token itself is kept in the
+// Monitor's own credentials Secret (key HeartbeatTokenKey, owned by the
+// Monitor's UID), which `view` cannot read and from which the REST API
+// shows the heartbeat URL.
+
+// HeartbeatTokenAnnotation sets a cron Monitor's heartbeat token by hand
+// (kubectl, GitOps; also where tokens lived before they moved to the
+// credentials Secret). Admission checks it; the Monitor controller moves it
+// to the credentials Secret, records its hash and removes the annotation,
+// keeping the token, so the jobs that ping it keep working.
 const HeartbeatTokenAnnotation = "uptime-operator.io/heartbeat-token"
 
+// HeartbeatTokenHashAnnotation holds the hex SHA-256 of a cron Monitor's
+// heartbeat token (HashHeartbeatToken). A token has about 165 random bits,
+// so its hash reveals nothing a viewer could ping with.
+const HeartbeatTokenHashAnnotation = "uptime-operator.io/heartbeat-token-sha256"
+
+// HeartbeatTokenKey is the key of the heartbeat token in a Monitor's own
+// credentials Secret. Header values are kept under "<list>.<header>" keys,
+// so a key without a dot cannot collide with one.
+const HeartbeatTokenKey = "heartbeat-token"
+
 // HeartbeatTokenIndex is the manager's cache field index of Monitors by
-// heartbeat token. Heartbeat URLs carry no workspace, so a token is unique
-// in the cluster: admission looks a new one up here, and a ping finds its
-// monitor here.
-const HeartbeatTokenIndex = "heartbeatToken"
+// heartbeat token hash (HeartbeatTokenHash). Heartbeat URLs carry no
+// workspace, so a token is unique in the cluster: admission looks a new one
+// up here, and a ping finds its monitor here by the hash of its path.
+const HeartbeatTokenIndex = "heartbeatTokenHash"
 
 // heartbeatTokenAlphabet and heartbeatTokenLength shape heartbeat tokens:
 // 32 characters of [0-9a-z], about 165 bits.
@@ -55,29 +80,52 @@ func ValidHeartbeatToken(tok string) bool {
 	return true
 }
 
-// EnsureHeartbeatToken gives a cron monitor a heartbeat token when it has
-// none and reports whether it did; other types are left alone. Minting
-// before the Monitor is created lets the create response carry the URL.
-func EnsureHeartbeatToken(m *Monitor) bool {
-	if m.Spec.Type != MonitorCron || m.Annotations[HeartbeatTokenAnnotation] != "" {
+// HashHeartbeatToken is the hex SHA-256 of a heartbeat token, as
+// HeartbeatTokenHashAnnotation holds it.
+func HashHeartbeatToken(tok string) string {
+	sum := sha256.Sum256([]byte(tok))
+	return hex.EncodeToString(sum[:])
+}
+
+// ValidHeartbeatTokenHash reports whether h has the shape
+// HashHeartbeatToken gives (64 lower-case hex digits).
+func ValidHeartbeatTokenHash(h string) bool {
+	if len(h) != sha256.Size*2 {
 		return false
 	}
-	if m.Annotations == nil {
-		m.Annotations = map[string]string{}
+	for i := 0; i < len(h); i++ {
+		if c := h[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
 	}
-	m.Annotations[HeartbeatTokenAnnotation] = NewHeartbeatToken()
 	return true
 }
 
-// HeartbeatPath is the path of m's heartbeat URL below the public base URL
-// ("/heartbeat/<token>"), or "" when m is not a cron monitor or has no
-// token yet.
-func HeartbeatPath(m *Monitor) string {
+// HeartbeatTokenHash is the hash of the token m's pings are matched by: a
+// token set by hand in HeartbeatTokenAnnotation (the newest intent, until
+// the controller moves it), else HeartbeatTokenHashAnnotation; "" when m is
+// not a cron monitor or has no token yet.
+func HeartbeatTokenHash(m *Monitor) string {
 	if m.Spec.Type != MonitorCron {
 		return ""
 	}
 	if tok := m.Annotations[HeartbeatTokenAnnotation]; tok != "" {
-		return "/heartbeat/" + tok
+		return HashHeartbeatToken(tok)
 	}
-	return ""
+	return m.Annotations[HeartbeatTokenHashAnnotation]
 }
+
+// SetHeartbeatToken makes tok m's heartbeat token in the object: its hash
+// goes to HeartbeatTokenHashAnnotation and a token set by hand goes. The
+// token itself belongs in m's credentials Secret (HeartbeatTokenKey).
+func SetHeartbeatToken(m *Monitor, tok string) {
+	if m.Annotations == nil {
+		m.Annotations = map[string]string{}
+	}
+	delete(m.Annotations, HeartbeatTokenAnnotation)
+	m.Annotations[HeartbeatTokenHashAnnotation] = HashHeartbeatToken(tok)
+}
+
+// HeartbeatPath is the path of the heartbeat URL of token below the
+// public base URL: "/heartbeat/<token>".
+func HeartbeatPath(tok string) string { return "/heartbeat/" + tok }

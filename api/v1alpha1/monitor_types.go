@@ -776,9 +776,6 @@ type MonitorStatus struct {
 	// underMaintenance is true while a maintenance window covers the monitor.
 	// +optional
 	UnderMaintenance bool `json:"underMaintenance,omitempty"`
-	// heartbeatPath is the ping path of a cron monitor (/heartbeat/<token>).
-	// +optional
-	HeartbeatPath string `json:"heartbeatPath,omitempty"`
 	// effectiveRegions are the regions the monitor is checked from.
 	// +optional
 	// +listType=atomic

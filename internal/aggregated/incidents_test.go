@@ -33,7 +33,7 @@ func TestIncidentsAsResources(t *testing.T) {
 	// carol holds only the chart's aggregate-to-view rules, as the built-in
 	// view role does in a cluster (envtest runs no aggregation controller):
 	// no access level, yet she reads incidents.
-	applyFile(t, ctx, env.Client, "../../config/rbac/crd_view_edit_roles.yaml")
+	// The control plane installs the aggregate roles (localcp).
 	bind(t, ctx, env.Client, "crd-view-carol", "carol", "uptime-operator-crd-view")
 
 	// Discovery lists incidents and its actions, nothing of the REST API

@@ -2,6 +2,7 @@ package apiserver_test
 
 import (
 	"encoding/csv"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -450,8 +451,11 @@ var _ = Describe("Heartbeats", func() {
 		url := obj(rec)["heartbeat_url"].(string)
 		Expect(url).To(HavePrefix("https://uptime.example.com/heartbeat/"))
 		path := strings.TrimPrefix(url, "https://uptime.example.com")
-		tok := monitorCR("team", id).Annotations[monv1.HeartbeatTokenAnnotation]
-		Expect(path).To(Equal("/heartbeat/" + tok))
+		tok := strings.TrimPrefix(path, "/heartbeat/")
+		Expect(monitorCR("team", id).Annotations).To(HaveKeyWithValue(monv1.HeartbeatTokenHashAnnotation, monv1.HashHeartbeatToken(tok)),
+			"the object holds the new token's hash")
+		Expect(obj(do("GET", "/monitors/"+id, key("team", "read-only"), nil))["heartbeat_url"]).To(Equal(url),
+			"GET shows the rotated URL, read from the monitor's credentials Secret")
 
 		Eventually(func() int { return do("GET", path, "", nil).Code }).Should(Equal(http.StatusOK))
 		rec = do("POST", path+"?status=fail&duration_ms=1500", "", nil)
@@ -524,9 +528,13 @@ var _ = Describe("Cron monitors at create time", func() {
 		m := createMonitor("team", map[string]any{"name": "backup", "type": "cron", "config": map[string]any{"cron_expression": "0 4 * * *"}})
 		url, ok := m["heartbeat_url"].(string)
 		Expect(ok).To(BeTrue(), "heartbeat_url is %v", m["heartbeat_url"])
-		tok := monitorCR("team", m["id"].(string)).Annotations[monv1.HeartbeatTokenAnnotation]
+		tok := strings.TrimPrefix(url, "https://uptime.example.com/heartbeat/")
 		Expect(tok).To(HaveLen(32))
-		Expect(url).To(Equal("https://uptime.example.com/heartbeat/" + tok))
+		cr := monitorCR("team", m["id"].(string))
+		Expect(cr.Annotations).To(HaveKeyWithValue(monv1.HeartbeatTokenHashAnnotation, monv1.HashHeartbeatToken(tok)))
+		raw, err := json.Marshal(cr)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(string(raw)).NotTo(ContainSubstring(tok), "the Monitor, which view reads, holds no token")
 		Eventually(func() int { return do("GET", "/heartbeat/"+tok, "", nil).Code }).Should(Equal(http.StatusOK), "the URL works")
 		Expect(obj(do("GET", "/monitors/"+m["id"].(string), key("team", "read-only"), nil))["heartbeat_url"]).To(Equal(url),
 			"the controller keeps the token minted at create")

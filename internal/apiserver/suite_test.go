@@ -253,7 +253,7 @@ func (e *fakeEngine) HeartbeatByToken(ctx context.Context, token string, p engin
 		return err
 	}
 	for _, m := range list.Items {
-		if m.Annotations[monv1.HeartbeatTokenAnnotation] == token {
+		if monv1.HeartbeatTokenHash(&m) == monv1.HashHeartbeatToken(token) {
 			return e.Heartbeat(ctx, &m, p)
 		}
 	}

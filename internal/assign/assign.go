@@ -91,6 +91,9 @@ func resolveHeaders(ctx context.Context, secrets SecretReader, m *monv1.Monitor,
 }
 
 func secretValue(ctx context.Context, secrets SecretReader, m *monv1.Monitor, ref *monv1.SecretKeySelector) (string, error) {
+	if err := credentials.KeyReferable(*ref, m); err != nil {
+		return "", err
+	}
 	var sec corev1.Secret
 	if err := secrets.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: ref.Name}, &sec); err != nil {
 		return "", fmt.Errorf("read secret %s: %w", ref.Name, err)

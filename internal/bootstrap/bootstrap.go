@@ -35,6 +35,7 @@ import (
 
 	"github.com/go-logr/logr"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -130,7 +131,11 @@ type Applier struct {
 	// Reader reads OwnerWebhook (uncached: one read at start); nil uses
 	// Client.
 	Reader client.Reader
-	Log    logr.Logger
+	// Validate checks an object as admission would (the webhooks skip
+	// objects carrying Label; webhooks.BootstrapValidator); an object it
+	// refuses is not applied and is reported. nil checks nothing.
+	Validate func(context.Context, *unstructured.Unstructured) error
+	Log      logr.Logger
 	// Retry is the first wait after a failed attempt (doubled up to a
 	// minute); zero means 2 s.
 	Retry time.Duration
@@ -161,6 +166,11 @@ func (a *Applier) Start(ctx context.Context) error {
 		}
 		if err == nil {
 			a.Log.Info("applied the bootstrap file", "file", a.File, "objects", len(objs), "release", a.Release)
+			return nil
+		}
+		if refused := (*RefusedError)(nil); errors.As(err, &refused) {
+			// Not retried: the file says the same on the next attempt.
+			a.Log.Error(err, "refused objects of the bootstrap file; the others are applied", "file", a.File, "release", a.Release)
 			return nil
 		}
 		a.Log.Error(err, "applying the bootstrap file; retrying", "file", a.File, "in", wait)
@@ -194,11 +204,33 @@ func (a *Applier) setOwner(ctx context.Context, objs []*unstructured.Unstructure
 	return nil
 }
 
+// RefusedError lists the objects of a bootstrap file that Validate refused.
+// They were not applied; an object of that name applied earlier is kept as
+// it was.
+type RefusedError struct{ Errs []error }
+
+func (e *RefusedError) Error() string {
+	return fmt.Sprintf("bootstrap: %d objects refused, not applied: %v", len(e.Errs), errors.Join(e.Errs...))
+}
+
 // Apply applies objs with server-side apply and deletes the objects labelled
-// with the release that objs no longer declares.
+// with the release that objs no longer declares. Objects Validate refuses
+// are not applied and come back in a *RefusedError, once the rest is
+// applied.
 func (a *Applier) Apply(ctx context.Context, objs []*unstructured.Unstructured) error {
 	want := map[string]bool{}
+	var refused []error
 	for _, u := range objs {
+		if a.Validate != nil {
+			if err := a.Validate(ctx, u.DeepCopy()); err != nil {
+				if !apierrors.IsInvalid(err) && !apierrors.IsForbidden(err) {
+					return fmt.Errorf("validate %s %q: %w", u.GetKind(), u.GetName(), err)
+				}
+				refused = append(refused, fmt.Errorf("%s %q: %w", u.GetKind(), u.GetName(), err))
+				want[u.GetKind()+"/"+u.GetName()] = true
+				continue
+			}
+		}
 		if err := a.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u.DeepCopy()),
 			client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
 			return fmt.Errorf("apply %s %q: %w", u.GetKind(), u.GetName(), err)
@@ -225,5 +257,11 @@ func (a *Applier) Apply(ctx context.Context, objs []*unstructured.Unstructured) 
 			a.Log.Info("deleted an object no longer in the bootstrap file", "kind", kind, "name", obj.GetName())
 		}
 	}
-	return errors.Join(errs...)
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	if len(refused) > 0 {
+		return &RefusedError{Errs: refused}
+	}
+	return nil
 }

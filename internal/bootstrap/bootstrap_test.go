@@ -2,6 +2,7 @@ package bootstrap
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/webhooks"
 )
 
 const file = `
@@ -159,5 +161,80 @@ func TestAppliesOnceTheCRDsAreServed(t *testing.T) {
 	}
 	if err := c.Get(ctx, types.NamespacedName{Name: "hand-made"}, &plan); err != nil {
 		t.Errorf("the hand-made plan: %v", err)
+	}
+}
+
+// TestRefusesWhatAdmissionRefuses (issue 36, row 8): the webhooks skip
+// bootstrapped objects, so the applier checks them with the same
+// functions (webhooks.BootstrapValidator): a region whose code another
+// region holds and a plan admission would refuse are reported and not
+// applied; the rest of the file is.
+func TestRefusesWhatAdmissionRefuses(t *testing.T) {
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		t.Fatal("KUBEBUILDER_ASSETS is not set: run the tests with `make test` (it builds the envtest binaries)")
+	}
+	env := &envtest.Environment{CRDDirectoryPaths: []string{filepath.Join("..", "..", "config", "crd", "bases")}}
+	cfg, err := env.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Stop() })
+	scheme := runtime.NewScheme()
+	if err := monv1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	theirs := &monv1.ProbeRegion{}
+	theirs.Name = "virginia"
+	theirs.Spec.Code = "us-east"
+	theirs.Spec.Placement.Mode = monv1.PlacementManaged
+	if err := c.Create(ctx, theirs); err != nil {
+		t.Fatal(err)
+	}
+	objs, err := Parse(strings.NewReader(file+`
+apiVersion: monitoring.uptime-operator.io/v1alpha1
+kind: ProbeRegion
+metadata:
+  name: us-east-copy
+spec:
+  code: us-east
+---
+apiVersion: monitoring.uptime-operator.io/v1alpha1
+kind: Plan
+metadata:
+  name: too-fast
+spec:
+  limits: {minIntervalSeconds: 5}
+`), "rel")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &Applier{Client: c, Release: "rel", Validate: webhooks.BootstrapValidator(c), Log: logr.Discard()}
+	err = a.Apply(ctx, objs)
+	var refused *RefusedError
+	if !errors.As(err, &refused) || len(refused.Errs) != 2 {
+		t.Fatalf("Apply: %v, want the two objects refused", err)
+	}
+	for _, want := range []string{`ProbeRegion "us-east-copy"`, "Duplicate value", `Plan "too-fast"`, "minIntervalSeconds"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the refusal does not say %q: %v", want, err)
+		}
+	}
+	if err := c.Get(ctx, types.NamespacedName{Name: "us-east-copy"}, &monv1.ProbeRegion{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the refused region was applied: %v", err)
+	}
+	if err := c.Get(ctx, types.NamespacedName{Name: "too-fast"}, &monv1.Plan{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the refused plan was applied: %v", err)
+	}
+	if err := c.Get(ctx, types.NamespacedName{Name: "eu-west"}, &monv1.ProbeRegion{}); err != nil {
+		t.Errorf("the valid region: %v", err)
+	}
+	if err := c.Get(ctx, types.NamespacedName{Name: "starter"}, &monv1.Plan{}); err != nil {
+		t.Errorf("the valid plan: %v", err)
 	}
 }

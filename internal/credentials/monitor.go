@@ -91,8 +91,9 @@ func HasInline(spec *monv1.MonitorSpec) bool {
 // Secret's current data (nil when there is none). It returns the data the
 // Secret must hold for the changed spec: the values moved now and the old
 // values the spec still references; keys nothing references any more are
-// dropped. A value's key is derived from where the header is (list and
-// name), so writing the same spec again gives the same Secret.
+// dropped, except the heartbeat token (monv1.HeartbeatTokenKey). A
+// value's key is derived from where the header is (list and name), so
+// writing the same spec again gives the same Secret.
 func Externalize(spec *monv1.MonitorSpec, monitor string, old map[string][]byte) map[string][]byte {
 	own := SecretName(monitor)
 	data := map[string][]byte{}
@@ -112,6 +113,9 @@ func Externalize(spec *monv1.MonitorSpec, monitor string, old map[string][]byte)
 				}
 			}
 		}
+	}
+	if tok, ok := old[monv1.HeartbeatTokenKey]; ok {
+		data[monv1.HeartbeatTokenKey] = tok // a cron monitor's token is no header's
 	}
 	return data
 }

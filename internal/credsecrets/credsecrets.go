@@ -15,6 +15,14 @@
 //
 // A label selector cannot say "this label or that one", hence one informer
 // per label.
+//
+// Anyone who may write a Secret can set the opt-in label, so the cache
+// bounds what each Secret costs: it keeps the data of a Secret only while
+// the data is at most MaxCachedData bytes (header values and heartbeat
+// tokens are far smaller), else only its metadata (trimForCache), and a
+// read of such a Secret goes to the API server. The cache's memory is
+// then at most the count of labelled Secrets times (metadata +
+// MaxCachedData), whatever their size.
 package credsecrets
 
 import (
@@ -70,7 +78,7 @@ func New(cfg *rest.Config, opts Options) (*Cache, error) {
 		}
 	}
 	for _, sel := range Selectors() {
-		by := cache.ByObject{Label: sel}
+		by := cache.ByObject{Label: sel, Transform: trimForCache}
 		if len(opts.Namespaces) > 0 {
 			by.Namespaces = map[string]cache.Config{}
 			for _, ns := range opts.Namespaces {
@@ -95,6 +103,39 @@ func New(cfg *rest.Config, opts Options) (*Cache, error) {
 		c.caches = append(c.caches, ic)
 	}
 	return c, nil
+}
+
+// MaxCachedData is the most data (sum of key and value lengths) of a
+// Secret the cache keeps; a larger Secret is kept as metadata only.
+const MaxCachedData = 16 << 10
+
+// trimmedAnnotation marks a cached Secret whose data trimForCache dropped;
+// only the cache's copy carries it.
+const trimmedAnnotation = "uptime-operator.io/cache-trimmed"
+
+// trimForCache is the informers' transform: it drops managedFields, and the
+// data of a Secret over MaxCachedData, marking it so Get reads it from the
+// API server.
+func trimForCache(obj any) (any, error) {
+	s, ok := obj.(*corev1.Secret)
+	if !ok {
+		return obj, nil
+	}
+	s.ManagedFields = nil
+	size := 0
+	for k, v := range s.Data {
+		size += len(k) + len(v)
+	}
+	if size > MaxCachedData {
+		s.Data, s.StringData = nil, nil
+		ann := make(map[string]string, len(s.Annotations)+1)
+		for k, v := range s.Annotations {
+			ann[k] = v
+		}
+		ann[trimmedAnnotation] = "true"
+		s.Annotations = ann
+	}
+	return s, nil
 }
 
 // Selectors are the label selectors of the Secrets a Monitor may
@@ -161,6 +202,10 @@ func (c *Cache) Get(ctx context.Context, key client.ObjectKey, obj client.Object
 		var notStarted *cache.ErrCacheNotStarted
 		if errors.As(err, &notStarted) {
 			break // the first moments after the start: ask the API server
+		}
+		if err == nil && sec.Annotations[trimmedAnnotation] == "true" && c.direct != nil {
+			// Too large to cache; labelled, so it may be read.
+			return c.direct.Get(ctx, key, sec, opts...)
 		}
 		if err == nil || !apierrors.IsNotFound(err) {
 			return err

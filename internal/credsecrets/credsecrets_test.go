@@ -3,6 +3,7 @@ package credsecrets
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -158,6 +159,35 @@ func TestOnlyReferableSecretsReachTheManager(t *testing.T) {
 	}
 	if !contains(direct.metadata, "db-password") {
 		t.Fatalf("metadata reads %v: want db-password's", direct.metadata)
+	}
+
+	// A large labelled Secret costs the cache its metadata only (issue 36,
+	// row 8), and is still served, read from the API server.
+	big := secret("team", "big", optIn)
+	big.StringData = map[string]string{"blob": strings.Repeat("x", 512<<10), "token": "big-value"}
+	if err := k8s.Create(ctx, big); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		var cached corev1.Secret
+		err := c.caches[0].Get(ctx, client.ObjectKey{Namespace: "team", Name: "big"}, &cached)
+		if err == nil {
+			if len(cached.Data) != 0 || cached.Annotations[trimmedAnnotation] != "true" {
+				t.Fatalf("the cache keeps %d keys of a Secret over MaxCachedData", len(cached.Data))
+			}
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the informer never saw the large Secret: %v", err)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	if s, err := get("team", "big"); err != nil || string(s.Data["token"]) != "big-value" || len(s.Data["blob"]) != 512<<10 {
+		t.Fatalf("big: %v", err)
+	}
+	if !contains(direct.full, "big") {
+		t.Fatalf("the large Secret was not read from the API server: %v", direct.full)
 	}
 
 	// Labelled later: served as soon as it is (from the API server while the

@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -9,11 +10,13 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
+	"github.com/uptime-operator/uptime-operator/internal/credentials"
 	"github.com/uptime-operator/uptime-operator/internal/engine"
 	"github.com/uptime-operator/uptime-operator/internal/probeserver"
 	"github.com/uptime-operator/uptime-operator/internal/store"
@@ -132,11 +135,10 @@ var _ = Describe("Cron heartbeats", func() {
 		Expect(k8s.Create(ctx, m)).To(Succeed())
 		var token string
 		Eventually(func(g Gomega) {
-			got := get(m)
-			token = got.Annotations[monv1.HeartbeatTokenAnnotation]
+			token = heartbeatSecretToken(g, get(m))
 			g.Expect(token).To(HaveLen(32))
-			g.Expect(got.Status.HeartbeatPath).To(Equal("/heartbeat/" + token))
 		}, 10*time.Second, 100*time.Millisecond).Should(Succeed())
+		Expect(get(m).Annotations).NotTo(HaveKey(monv1.HeartbeatTokenAnnotation), "the token is not in the object")
 		Eventually(func() error {
 			return env.Manager.Engine.HeartbeatByToken(ctx, token, engine.Ping{OK: true})
 		}, 10*time.Second, 100*time.Millisecond).Should(Succeed())
@@ -149,6 +151,33 @@ var _ = Describe("Cron heartbeats", func() {
 		pings, err := env.Manager.Store.ListHeartbeats(ctx, string(get(m).UID), 10)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(pings).To(HaveLen(3))
+	})
+
+	It("moves a token kept in the object to the credentials Secret, and its pings keep working", func() {
+		// A cron Monitor as an earlier version left it: the token in an
+		// annotation, which Kubernetes' view role reads.
+		token := engine.NewHeartbeatToken()
+		m := &monv1.Monitor{
+			ObjectMeta: metav1.ObjectMeta{Name: "nightly", Namespace: "default",
+				Annotations: map[string]string{monv1.HeartbeatTokenAnnotation: token}},
+			Spec: monv1.MonitorSpec{Type: monv1.MonitorCron, Cron: &monv1.CronConfig{CronExpression: "@daily", GraceSeconds: 60}},
+		}
+		Expect(k8s.Create(ctx, m)).To(Succeed())
+		Eventually(func(g Gomega) {
+			got := get(m)
+			g.Expect(got.Annotations).NotTo(HaveKey(monv1.HeartbeatTokenAnnotation))
+			g.Expect(got.Annotations).To(HaveKeyWithValue(monv1.HeartbeatTokenHashAnnotation, monv1.HashHeartbeatToken(token)))
+			g.Expect(heartbeatSecretToken(g, got)).To(Equal(token), "the same token: the job's URL keeps working")
+		}, 10*time.Second, 100*time.Millisecond).Should(Succeed())
+		raw, err := json.Marshal(get(m))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(string(raw)).NotTo(ContainSubstring(token), "nothing in the Monitor holds the token")
+		Eventually(func() error {
+			return env.Manager.Engine.HeartbeatByToken(ctx, token, engine.Ping{OK: true})
+		}, 10*time.Second, 100*time.Millisecond).Should(Succeed())
+		pings, err := env.Manager.Store.ListHeartbeats(ctx, string(get(m).UID), 10)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(pings).To(HaveLen(1))
 	})
 
 	It("opens an incident when a run is missed", func() {
@@ -335,4 +364,16 @@ func openIncidentsGauge(ns string) float64 {
 		}
 	}
 	return -1
+}
+
+// heartbeatSecretToken is the heartbeat token m's credentials Secret
+// keeps, checked to be m's own (owned by its UID) and to match the hash in
+// m.
+func heartbeatSecretToken(g Gomega, m *monv1.Monitor) string {
+	var sec corev1.Secret
+	g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: credentials.SecretName(m.Name)}, &sec)).To(Succeed())
+	g.Expect(credentials.IsOwn(&sec, m)).To(BeTrue(), "the Secret is owned by the Monitor's UID")
+	tok := credentials.HeartbeatToken(&sec, m)
+	g.Expect(tok).NotTo(BeEmpty(), "the Secret's token matches the hash in the Monitor")
+	return tok
 }

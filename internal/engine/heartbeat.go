@@ -19,13 +19,16 @@ import (
 // (monv1.NewHeartbeatToken, the one place tokens are made).
 func NewHeartbeatToken() string { return monv1.NewHeartbeatToken() }
 
-// HeartbeatByToken records a ping for the cron monitor owning token.
+// HeartbeatByToken records a ping for the cron monitor owning token. The
+// object holds the token's hash only (monv1.HeartbeatTokenHash), so the
+// ping is matched by its hash: one lookup in the cache's index, no read
+// of a Secret.
 func (e *Engine) HeartbeatByToken(ctx context.Context, token string, p Ping) error {
 	if token == "" {
 		return ErrUnknownToken
 	}
 	var list monv1.MonitorList
-	if err := e.opts.Client.List(ctx, &list, client.MatchingFields{HeartbeatTokenIndex: token}); err != nil {
+	if err := e.opts.Client.List(ctx, &list, client.MatchingFields{HeartbeatTokenIndex: monv1.HashHeartbeatToken(token)}); err != nil {
 		return fmt.Errorf("find heartbeat token: %w", err)
 	}
 	if len(list.Items) == 0 {

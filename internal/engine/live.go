@@ -26,7 +26,6 @@ func (e *Engine) LiveState(ctx context.Context, m *monv1.Monitor) (*monitor.Live
 	}
 	now := e.opts.Now()
 	live := &monitor.LiveState{}
-	live.HeartbeatPath = monv1.HeartbeatPath(m)
 	if last := latestOf(view); last != nil {
 		t := last.CheckedAt
 		rt := last.ResponseTimeMs
@@ -60,7 +59,7 @@ func (e *Engine) LiveState(ctx context.Context, m *monv1.Monitor) (*monitor.Live
 	if live.UnderMaintenance, err = e.underMaintenance(ctx, m, now); err != nil {
 		return nil, err
 	}
-	if live.LastStatus == "" && live.OpenIncident == nil && !live.UnderMaintenance && live.HeartbeatPath == "" {
+	if live.LastStatus == "" && live.OpenIncident == nil && !live.UnderMaintenance {
 		return nil, nil // nothing known yet: pending
 	}
 	return live, nil

@@ -42,8 +42,8 @@ func (e *Engine) SetupWithManager(ctx context.Context, mgr ctrl.Manager, retenti
 		return fmt.Errorf("index monitors by uid: %w", err)
 	}
 	if err := idx.IndexField(ctx, &monv1.Monitor{}, HeartbeatTokenIndex, func(o client.Object) []string {
-		if t := o.GetAnnotations()[monv1.HeartbeatTokenAnnotation]; t != "" {
-			return []string{t}
+		if h := monv1.HeartbeatTokenHash(o.(*monv1.Monitor)); h != "" {
+			return []string{h}
 		}
 		return nil
 	}); err != nil {

@@ -12,7 +12,7 @@ import (
 var ErrUnknownToken = errors.New("unknown heartbeat token")
 
 // HeartbeatTokenIndex is the cache field index of Monitors by heartbeat
-// token (monv1.HeartbeatTokenIndex).
+// token hash (monv1.HeartbeatTokenIndex).
 const HeartbeatTokenIndex = monv1.HeartbeatTokenIndex
 
 // MonitorTypeIndex is the cache field index of Monitors by spec.type: the

@@ -65,7 +65,7 @@ func TestPlugin(t *testing.T) {
 	must(t, err)
 	must(t, localcp.RegisterAPIService(ctx, c, system, addr, env.Manager.AggregatedCA()))
 	applyFile(t, ctx, env, "../../config/rbac/access_roles.yaml")
-	applyFile(t, ctx, env, "../../config/rbac/crd_view_edit_roles.yaml")
+	// The control plane installs the aggregate roles (localcp).
 	bind(t, ctx, env, "alice", "alice", "uptime-operator-crd-view")
 	bind(t, ctx, env, "bob-view", "bob", "uptime-operator-crd-view")
 	bind(t, ctx, env, "bob-edit", "bob", "uptime-operator-crd-edit")

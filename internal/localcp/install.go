@@ -9,6 +9,7 @@ import (
 	"time"
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -18,13 +19,19 @@ import (
 
 // install applies the embedded CRDs (created, or updated when a kept state
 // directory has older ones) and waits until kube-apiserver serves them,
-// then the webhook configurations pointed at Webhook.
+// then the webhook configurations pointed at Webhook, then the aggregate
+// roles, and fills Kubernetes' view, edit and admin from them
+// (AggregateClusterRoles), so the built-in roles reach what they reach in
+// a cluster (docs/kubectl.md).
 func (p *ControlPlane) install(ctx context.Context) error {
 	scheme := runtime.NewScheme()
 	if err := apiextensionsv1.AddToScheme(scheme); err != nil {
 		return err
 	}
 	if err := admissionv1.AddToScheme(scheme); err != nil {
+		return err
+	}
+	if err := rbacv1.AddToScheme(scheme); err != nil {
 		return err
 	}
 	c, err := client.New(p.Config, client.Options{Scheme: scheme})
@@ -63,7 +70,16 @@ func (p *ControlPlane) install(ctx context.Context) error {
 			return fmt.Errorf("install validating webhook configuration %s: %w", v.Name, err)
 		}
 	}
-	return nil
+	roles, err := AggregateRoles()
+	if err != nil {
+		return err
+	}
+	for _, r := range roles {
+		if err := apply(ctx, c, r); err != nil {
+			return fmt.Errorf("install cluster role %s: %w", r.Name, err)
+		}
+	}
+	return AggregateClusterRoles(ctx, c)
 }
 
 // pointAtWebhook sends a webhook's calls to Webhook (the manager on this

@@ -438,7 +438,8 @@ func (w *wiring) setupListeners() error {
 	if opts.BootstrapFile != "" {
 		if err := w.add(&bootstrap.Applier{Client: mgr.GetClient(), File: opts.BootstrapFile,
 			Release: opts.BootstrapRelease, OwnerWebhook: opts.BootstrapOwner, Reader: mgr.GetAPIReader(),
-			Log: ctrl.Log.WithName("bootstrap")}); err != nil {
+			Validate: webhooks.BootstrapValidator(mgr.GetAPIReader()),
+			Log:      ctrl.Log.WithName("bootstrap")}); err != nil {
 			return err
 		}
 	}

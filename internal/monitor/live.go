@@ -25,7 +25,6 @@ type LiveState struct {
 	Uptime30d          *float64
 	Regions            []monv1.RegionState
 	UnderMaintenance   bool
-	HeartbeatPath      string
 }
 
 // LiveSource supplies LiveState. The engine implements it; without one every
@@ -74,7 +73,6 @@ func ApplyLiveState(st *monv1.MonitorStatus, live *LiveState) {
 	st.Uptime30d = FormatPercent(live.Uptime30d)
 	st.Regions = live.Regions
 	st.UnderMaintenance = live.UnderMaintenance
-	st.HeartbeatPath = live.HeartbeatPath
 }
 
 // FormatPercent writes an uptime percentage the way status shows it

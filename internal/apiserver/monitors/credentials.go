@@ -41,11 +41,14 @@ type credentialSecrets struct {
 // credentials Secret, creating or updating it, so that the spec written
 // next holds references only. A Monitor not created yet is named here
 // (from its GenerateName) so the Secret's name is known; its Secret is
-// owned once the Monitor exists (adoptCredentials). It reports whether it
-// created the Secret.
-func (c *credentialSecrets) keep(ctx context.Context, m *monv1.Monitor) (bool, error) {
+// owned once the Monitor exists (adoptCredentials). heartbeat, when not
+// empty, is the heartbeat token of a cron Monitor being created, kept in
+// the same Secret (monv1.HeartbeatTokenKey). It reports whether it created
+// the Secret.
+func (c *credentialSecrets) keep(ctx context.Context, m *monv1.Monitor, heartbeat string) (bool, error) {
+	need := credentials.HasInline(&m.Spec) || heartbeat != ""
 	if m.Name == "" {
-		if !credentials.HasInline(&m.Spec) {
+		if !need {
 			return false, nil
 		}
 		m.Name, m.GenerateName = m.GenerateName+utilrand.String(5), ""
@@ -55,7 +58,7 @@ func (c *credentialSecrets) keep(ctx context.Context, m *monv1.Monitor) (bool, e
 	err := c.d.Reader.Get(ctx, key, &sec)
 	switch {
 	case apierrors.IsNotFound(err):
-		if !credentials.HasInline(&m.Spec) {
+		if !need {
 			return false, nil
 		}
 		sec = corev1.Secret{
@@ -63,7 +66,10 @@ func (c *credentialSecrets) keep(ctx context.Context, m *monv1.Monitor) (bool, e
 			Type:       corev1.SecretTypeOpaque,
 			Data:       credentials.Externalize(&m.Spec, m.Name, nil),
 		}
-		if !setCredentialsOwner(&sec, m) {
+		if heartbeat != "" {
+			sec.Data[monv1.HeartbeatTokenKey] = []byte(heartbeat)
+		}
+		if !credentials.SetOwner(&sec, m) {
 			// m is about to be created: its UID, which owns the Secret
 			// (credentials.IsOwn), is not known yet. adopt owns it
 			// right after the create.
@@ -87,7 +93,10 @@ func (c *credentialSecrets) keep(ctx context.Context, m *monv1.Monitor) (bool, e
 		old = nil // a Monitor being created keeps no stored value
 	}
 	data := credentials.Externalize(&m.Spec, m.Name, old)
-	if maps.EqualFunc(data, sec.Data, bytes.Equal) && !setCredentialsOwner(&sec, m) {
+	if heartbeat != "" {
+		data[monv1.HeartbeatTokenKey] = []byte(heartbeat)
+	}
+	if maps.EqualFunc(data, sec.Data, bytes.Equal) && !credentials.SetOwner(&sec, m) {
 		return false, nil
 	}
 	sec.Data = data
@@ -95,31 +104,6 @@ func (c *credentialSecrets) keep(ctx context.Context, m *monv1.Monitor) (bool, e
 		return false, fmt.Errorf("update credentials secret: %w", err)
 	}
 	return false, nil
-}
-
-// setCredentialsOwner makes m (once created) the owner of its credentials
-// Secret, so the garbage collector deletes the Secret with the Monitor,
-// and the owner's UID is what makes the Secret m's own
-// (credentials.IsOwn); the pending mark goes. It reports whether it
-// changed sec.
-func setCredentialsOwner(sec *corev1.Secret, m *monv1.Monitor) bool {
-	if m.UID == "" {
-		return false
-	}
-	changed := false
-	if _, ok := sec.Annotations[monv1.CredentialsPendingAnnotation]; ok {
-		delete(sec.Annotations, monv1.CredentialsPendingAnnotation)
-		changed = true
-	}
-	for _, o := range sec.OwnerReferences {
-		if o.UID == m.UID {
-			return changed
-		}
-	}
-	sec.OwnerReferences = append(sec.OwnerReferences, metav1.OwnerReference{
-		APIVersion: monv1.GroupVersion.String(), Kind: "Monitor", Name: m.Name, UID: m.UID,
-	})
-	return true
 }
 
 // adopt runs after a Monitor was created: its credentials
@@ -134,7 +118,7 @@ func (c *credentialSecrets) adopt(ctx context.Context, m *monv1.Monitor) error {
 	if err != nil {
 		return fmt.Errorf("read credentials secret: %w", err)
 	}
-	if !credentials.Pending(&sec, m.Name) || !setCredentialsOwner(&sec, m) {
+	if !credentials.Pending(&sec, m.Name) || !credentials.SetOwner(&sec, m) {
 		return nil // not the Secret made for this create: not ours to own
 	}
 	if err := c.d.Client.Update(ctx, &sec); err != nil {
@@ -150,10 +134,11 @@ func (c *credentialSecrets) drop(ctx context.Context, m *monv1.Monitor) {
 	_ = client.IgnoreNotFound(c.d.Client.Delete(ctx, sec))
 }
 
-// create creates m after moving its credentials to its
-// Secret, and makes m the Secret's owner.
-func (c *credentialSecrets) create(ctx context.Context, m *monv1.Monitor) error {
-	made, err := c.keep(ctx, m)
+// create creates m after moving its credentials (and heartbeat, the
+// token of a cron monitor, if any) to its Secret, and makes m the Secret's
+// owner.
+func (c *credentialSecrets) create(ctx context.Context, m *monv1.Monitor, heartbeat string) error {
+	made, err := c.keep(ctx, m, heartbeat)
 	if err != nil {
 		return err
 	}
@@ -213,6 +198,10 @@ func (c *credentialSecrets) checkRefs(ctx context.Context, m *monv1.Monitor, was
 		if len(validation.IsDNS1123Subdomain(ref.Secret.Name)) > 0 {
 			continue // not a Secret name: the spec validation refuses it
 		}
+		if err := credentials.KeyReferable(ref.Secret, m); err != nil {
+			errs = append(errs, core.FieldErr(f, "%v", err))
+			continue
+		}
 		var sec corev1.Secret
 		err := c.reader().Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: ref.Secret.Name}, &sec)
 		if apierrors.IsNotFound(err) {
@@ -253,4 +242,50 @@ func restHeaderField(ref credentials.Reference) string {
 		}
 	}
 	return "config.headers." + ref.Header
+}
+
+// heartbeatToken is the heartbeat token of cron monitor m: one set by hand
+// and not moved yet (monv1.HeartbeatTokenAnnotation), else the one its
+// credentials Secret keeps (credentials.HeartbeatToken); "" when there is
+// none, or none whose hash m's pings are matched by. The Secret is read
+// through the cache of credentials Secrets.
+func (c *credentialSecrets) heartbeatToken(ctx context.Context, m *monv1.Monitor) (string, error) {
+	if tok := m.Annotations[monv1.HeartbeatTokenAnnotation]; tok != "" {
+		return tok, nil
+	}
+	if monv1.HeartbeatTokenHash(m) == "" {
+		return "", nil
+	}
+	var sec corev1.Secret
+	err := c.reader().Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: credentials.SecretName(m.Name)}, &sec)
+	if notAllowed := (*credentials.NotAllowedError)(nil); apierrors.IsNotFound(err) || errors.As(err, &notAllowed) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("read credentials secret: %w", err)
+	}
+	return credentials.HeartbeatToken(&sec, m), nil
+}
+
+// rotateHeartbeat gives cron monitor m the new heartbeat token tok: the
+// Secret first, then the hash in the object, which is what stops the old
+// URL; a failure between the two leaves the old URL working.
+func (c *credentialSecrets) rotateHeartbeat(ctx context.Context, m *monv1.Monitor, tok string) error {
+	var sec corev1.Secret
+	err := c.d.Reader.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: credentials.SecretName(m.Name)}, &sec)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("read credentials secret: %w", err)
+	}
+	if err := credentials.KeepHeartbeatToken(&sec, m, tok); err != nil {
+		return core.ValidationError(core.FieldErr("type", "%v", err))
+	}
+	if sec.ResourceVersion == "" {
+		err = c.d.Client.Create(ctx, &sec)
+	} else {
+		err = c.d.Client.Update(ctx, &sec)
+	}
+	if err != nil {
+		return fmt.Errorf("keep heartbeat token: %w", err)
+	}
+	return nil
 }

@@ -305,7 +305,11 @@ func (h *Handlers) monitorObject(ctx context.Context, m *monv1.Monitor, x *monit
 	}
 	out.EffectiveRegions = core.NonNil(out.EffectiveRegions)
 	if m.Spec.Type == monv1.MonitorCron {
-		out.HeartbeatURL = h.heartbeatURL(m)
+		tok, err := h.creds.heartbeatToken(ctx, m)
+		if err != nil {
+			return nil, err
+		}
+		out.HeartbeatURL = h.heartbeatURL(tok)
 	}
 	if uptime && h.st != nil {
 		var err error
@@ -380,17 +384,13 @@ func (u *uptimeCache) get(ctx context.Context, h *Handlers, uid string) (day, mo
 	return day, mon, nil
 }
 
-// heartbeatURL is the public ping URL of a cron monitor, or nil before its
-// token exists.
-func (h *Handlers) heartbeatURL(m *monv1.Monitor) *string {
-	path := monv1.HeartbeatPath(m)
-	if path == "" {
-		path = m.Status.HeartbeatPath
-	}
-	if path == "" {
+// heartbeatURL is the public ping URL of heartbeat token tok, or nil
+// when there is no token (not a cron monitor, or none minted yet).
+func (h *Handlers) heartbeatURL(tok string) *string {
+	if tok == "" {
 		return nil
 	}
-	u := strings.TrimSuffix(h.publicURL, "/") + path
+	u := strings.TrimSuffix(h.publicURL, "/") + monv1.HeartbeatPath(tok)
 	return &u
 }
 
@@ -583,7 +583,7 @@ func (h *Handlers) updateMonitor(w http.ResponseWriter, r *http.Request) {
 		if err := h.validateMonitor(ctx, m); err != nil {
 			return err
 		}
-		_, err = h.creds.keep(ctx, m)
+		_, err = h.creds.keep(ctx, m, "")
 		return err
 	})
 	if err != nil {
@@ -952,18 +952,19 @@ func (h *Handlers) rotateHeartbeat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	tok := monv1.NewHeartbeatToken()
+	if err := h.creds.rotateHeartbeat(ctx, m, tok); err != nil {
+		core.WriteErr(w, r, err)
+		return
+	}
 	err := h.d.Mutate(ctx, m, func() error {
-		if m.Annotations == nil {
-			m.Annotations = map[string]string{}
-		}
-		m.Annotations[monv1.HeartbeatTokenAnnotation] = tok
+		monv1.SetHeartbeatToken(m, tok)
 		return nil
 	})
 	if err != nil {
 		core.WriteErr(w, r, err)
 		return
 	}
-	httpjson.Write(w, http.StatusOK, restapi.HeartbeatURL{HeartbeatURL: h.heartbeatURL(m)})
+	httpjson.Write(w, http.StatusOK, restapi.HeartbeatURL{HeartbeatURL: h.heartbeatURL(tok)})
 }
 
 func (h *Handlers) cronHeartbeat(w http.ResponseWriter, r *http.Request) {
@@ -1012,11 +1013,18 @@ func (h *Handlers) cronHeartbeat(w http.ResponseWriter, r *http.Request) {
 }
 
 // create creates a monitor built by newMonitor or by monitoring as code
-// (every REST and MCP create goes through here). A cron monitor gets its heartbeat
-// token before it is created, so the response carries its heartbeat_url.
+// (every REST and MCP create goes through here). A cron monitor gets its
+// heartbeat token before it is created, so the response carries its
+// heartbeat_url: the token goes to its credentials Secret, its hash to the
+// object (monv1.SetHeartbeatToken). A token set by hand (a plan's
+// annotation) is kept; the controller moves it.
 func (h *Handlers) create(ctx context.Context, m *monv1.Monitor) (*monv1.Monitor, error) {
-	monv1.EnsureHeartbeatToken(m)
-	if err := h.creds.create(ctx, m); err != nil {
+	var heartbeat string
+	if m.Spec.Type == monv1.MonitorCron && monv1.HeartbeatTokenHash(m) == "" {
+		heartbeat = monv1.NewHeartbeatToken()
+		monv1.SetHeartbeatToken(m, heartbeat)
+	}
+	if err := h.creds.create(ctx, m, heartbeat); err != nil {
 		return nil, h.d.WriteFailed(ctx, m.Namespace, err, core.MonitorFieldPath)
 	}
 	if m.Spec.Paused && h.st != nil {

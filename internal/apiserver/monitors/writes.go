@@ -50,7 +50,7 @@ func (w Writes) Update(ctx context.Context, cur *monv1.Monitor, b *core.MonitorB
 		if err := w.Apply(ctx, m, b); err != nil {
 			return err
 		}
-		_, err := h.creds.keep(ctx, m)
+		_, err := h.creds.keep(ctx, m, "")
 		return err
 	})
 	if err != nil {
