@@ -32,7 +32,7 @@ func TestTally(t *testing.T) {
 		isp                         map[string]string
 		online                      []string
 		created                     map[string]time.Time // ProbeRegion creation
-		since                       time.Time // first stored result; the oldest verdict when zero
+		since                       time.Time            // first stored result; the oldest verdict when zero
 		outage, recovered, lastMile bool
 		required, voting            int
 		wantFailing, wantAbstaining []string
