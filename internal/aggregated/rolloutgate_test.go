@@ -49,7 +49,8 @@ func TestRolloutGate(t *testing.T) {
 		must(t, err)
 		return path
 	}
-	applyFile(t, ctx, c, "../../config/rbac/crd_view_edit_roles.yaml")
+	// The local control plane installed the aggregate roles
+	// (uptime-operator-crd-view among them).
 	must(t, c.Create(ctx, &rbacv1.RoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Name: "crd-view-carol", Namespace: ns},
 		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "uptime-operator-crd-view"},
