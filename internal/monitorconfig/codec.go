@@ -74,6 +74,9 @@ type field struct {
 	kind      Kind
 	omitempty bool
 	elem      *shape // KindStruct, KindList
+	// secret marks a KindHeaders list whose values are all credentials
+	// (wire:",secret"): a multistep step's secrets.
+	secret bool
 }
 
 // Field describes one wire key of a config struct (or of a struct nested
@@ -133,7 +136,7 @@ func shapeOf(t reflect.Type) *shape {
 		ft := sf.Type
 		switch {
 		case ft == headerListType:
-			f.kind = KindHeaders
+			f.kind, f.secret = KindHeaders, wopts == "secret"
 		case wopts == "json":
 			f.kind = KindJSON
 		case wopts == "scalar":
@@ -713,6 +716,10 @@ type HeaderList struct {
 	// empty for a list of the config struct itself, which is sent to the
 	// monitor's url.
 	URL string
+	// Secret is true for a list of secret values rather than headers (a
+	// multistep step's secrets): every value is a credential, and each is
+	// used as {{name}} in the headers and body of the struct holding it.
+	Secret bool
 	// Headers aliases the list in the spec: callers may change it.
 	Headers *[]monv1.HTTPHeader
 }
@@ -728,7 +735,7 @@ func HeaderLists(spec *monv1.MonitorSpec) []HeaderList {
 			switch sf.kind {
 			case KindHeaders:
 				out = append(out, HeaderList{Path: path + sf.key, Field: crPath.Child(sf.name), Prefix: prefix, URL: url,
-					Headers: fv.Addr().Interface().(*[]monv1.HTTPHeader)})
+					Secret: sf.secret, Headers: fv.Addr().Interface().(*[]monv1.HTTPHeader)})
 			case KindStruct:
 				if fv.Kind() == reflect.Pointer {
 					if fv.IsNil() {
