@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -85,11 +86,21 @@ func browserEnv(t testing.TB) *Env {
 func remoteBrowser(t *testing.T) string {
 	t.Helper()
 	path := testutil.Chromium(t)
-	dir := t.TempDir()
+	// Not t.TempDir: Chromium's helper processes may still write into the
+	// profile for a moment after the browser is killed, and t.TempDir's
+	// cleanup fails the test on a directory that is not empty.
+	dir, err := os.MkdirTemp("", "remote-browser-")
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, path, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage",
 		"--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0", "--user-data-dir="+dir, "about:blank")
+	// Its own process group, killed whole: the renderer and zygote
+	// processes go with the browser.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -97,7 +108,16 @@ func remoteBrowser(t *testing.T) string {
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start chromium: %v", err)
 	}
-	t.Cleanup(func() { cancel(); _ = cmd.Wait() })
+	t.Cleanup(func() {
+		cancel()
+		_ = cmd.Wait()
+		for i := 0; ; i++ {
+			if err := os.RemoveAll(dir); err == nil || i == 50 {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	})
 	found := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stderr)
