@@ -176,8 +176,31 @@ func (e *Env) startManager(cfg *rest.Config, opts manager.Options) error {
 	e.Manager, e.done = m, make(chan error, 1)
 	ctx, cancel := context.WithCancel(ctx)
 	e.cancel = cancel
-	go func() { e.done <- m.Start(ctx) }()
-	if err := e.waitForWebhooks(ctx); err != nil {
+	var startErr error
+	exited := make(chan struct{})
+	go func() {
+		err := m.Start(ctx)
+		startErr = err
+		close(exited)
+		e.done <- err
+	}()
+	// Waiting ends early when the manager stops (e.g. its caches cannot
+	// sync), with its error.
+	waitCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() {
+		select {
+		case <-exited:
+			stop()
+		case <-waitCtx.Done():
+		}
+	}()
+	if err := e.waitForWebhooks(waitCtx); err != nil {
+		select {
+		case <-exited:
+			err = fmt.Errorf("the manager stopped: %w", startErr)
+		default:
+		}
 		e.StopManager()
 		return err
 	}
@@ -226,6 +249,67 @@ func (e *Env) RunManagerAs(t testing.TB, cfg *rest.Config, opts manager.Options)
 	return e.Manager
 }
 
+// StopForTest stops the manager until the test ends, leaving the webhook
+// configurations to a manager the test starts itself (fill in its webhook
+// fields with WebhookAddr and WebhookCertDir), for a test of how the
+// manager starts or fails to. The configurations' webhooks are put back as
+// they were when the test ends (such a manager may inject its own CA).
+func (e *Env) StopForTest(t testing.TB) {
+	t.Helper()
+	skipWithout(t, e)
+	e.StopManager()
+	e.own = false
+	saved, err := e.webhookConfigurations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx := context.Background()
+		for _, was := range saved {
+			var err error
+			switch was := was.(type) {
+			case *admissionv1.MutatingWebhookConfiguration:
+				now := &admissionv1.MutatingWebhookConfiguration{}
+				if err = e.Client.Get(ctx, client.ObjectKeyFromObject(was), now); err == nil {
+					now.Webhooks = was.Webhooks
+					err = e.Client.Update(ctx, now)
+				}
+			case *admissionv1.ValidatingWebhookConfiguration:
+				now := &admissionv1.ValidatingWebhookConfiguration{}
+				if err = e.Client.Get(ctx, client.ObjectKeyFromObject(was), now); err == nil {
+					now.Webhooks = was.Webhooks
+					err = e.Client.Update(ctx, now)
+				}
+			}
+			if err != nil {
+				t.Errorf("put back webhook configuration %s: %v", was.GetName(), err)
+			}
+		}
+	})
+}
+
+// webhookConfigurations lists the mutating and validating webhook
+// configurations.
+func (e *Env) webhookConfigurations() ([]client.Object, error) {
+	ctx := context.Background()
+	var mutating admissionv1.MutatingWebhookConfigurationList
+	var validating admissionv1.ValidatingWebhookConfigurationList
+	if err := e.Client.List(ctx, &mutating); err != nil {
+		return nil, err
+	}
+	if err := e.Client.List(ctx, &validating); err != nil {
+		return nil, err
+	}
+	var objs []client.Object
+	for i := range mutating.Items {
+		objs = append(objs, &mutating.Items[i])
+	}
+	for i := range validating.Items {
+		objs = append(objs, &validating.Items[i])
+	}
+	return objs, nil
+}
+
 // WithoutManager stops the manager and takes the webhook configurations
 // away until the test ends: what remains is kube-apiserver with the CRDs,
 // so the reconciler under test is the only writer and objects are stored
@@ -236,34 +320,22 @@ func (e *Env) WithoutManager(t testing.TB) {
 	e.StopManager()
 	e.own = false
 	ctx := context.Background()
-	for _, list := range []client.ObjectList{&admissionv1.MutatingWebhookConfigurationList{}, &admissionv1.ValidatingWebhookConfigurationList{}} {
-		if err := e.Client.List(ctx, list); err != nil {
+	objs, err := e.webhookConfigurations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, obj := range objs {
+		if err := e.Client.Delete(ctx, obj); err != nil {
 			t.Fatal(err)
 		}
-		var objs []client.Object
-		switch l := list.(type) {
-		case *admissionv1.MutatingWebhookConfigurationList:
-			for i := range l.Items {
-				objs = append(objs, &l.Items[i])
-			}
-		case *admissionv1.ValidatingWebhookConfigurationList:
-			for i := range l.Items {
-				objs = append(objs, &l.Items[i])
-			}
-		}
-		for _, obj := range objs {
-			if err := e.Client.Delete(ctx, obj); err != nil {
-				t.Fatal(err)
-			}
-			obj.SetResourceVersion("")
-			obj.SetUID("")
-			obj.SetCreationTimestamp(metav1.Time{})
-			obj.SetManagedFields(nil)
-			e.removed = append(e.removed, obj)
-		}
+		obj.SetResourceVersion("")
+		obj.SetUID("")
+		obj.SetCreationTimestamp(metav1.Time{})
+		obj.SetManagedFields(nil)
+		e.removed = append(e.removed, obj)
 	}
 	// Until kube-apiserver has read that they are gone, it still calls them.
-	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 		probe := &monv1.ProbeRegion{}
 		probe.Name = "webhook-readiness-probe"
 		return e.Client.Create(ctx, probe, client.DryRunAll) == nil && probe.Spec.Code == "", nil
