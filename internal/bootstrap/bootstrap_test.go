@@ -71,7 +71,10 @@ func TestParseRefusesWhatIsNotARegionOrPlan(t *testing.T) {
 // TestAppliesOnceTheCRDsAreServed is a first install: the manager starts while
 // the CRDs are not served yet; the applier waits for them, then creates what
 // the file declares, updates it from a changed file, deletes what the file
-// dropped and never touches objects without its label.
+// dropped and never touches objects without its label. Its subject is the
+// manager's start-up on a first install, so it starts a control plane of
+// its own without the CRDs (deleting them from a shared one was not
+// dependable: a deleted CRD stayed served for over a minute at times).
 func TestAppliesOnceTheCRDsAreServed(t *testing.T) {
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		t.Fatal("KUBEBUILDER_ASSETS is not set: run the tests with `make test` (it builds the envtest binaries)")
