@@ -66,14 +66,9 @@ func TestAlertChannelSecretRefs(t *testing.T) {
 // TestAlertChannelController runs the reconciler and the delivery worker
 // against a real API server (envtest).
 func TestAlertChannelController(t *testing.T) {
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		t.Skip("KUBEBUILDER_ASSETS is not set")
-	}
+	env := testenv.Use(t, env)
 	g := NewWithT(t)
 	logf.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(true)))
-	env, err := testenv.Start(manager.Options{Store: filepath.Join(t.TempDir(), "manager.db")})
-	g.Expect(err).NotTo(HaveOccurred())
-	t.Cleanup(env.Stop)
 	k8s := env.Client
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -92,21 +87,21 @@ func TestAlertChannelController(t *testing.T) {
 	g.Expect((&controllers.AlertChannelReconciler{Client: mgr.GetClient(), Secrets: mgr.GetAPIReader()}).SetupWithManager(mgr)).To(Succeed())
 	go func() { _ = mgr.Start(ctx) }()
 
-	g.Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "alerts"}})).To(Succeed())
+	ns := env.Namespace(t, nil)
 	get := func(g Gomega, name string) *monv1.AlertChannel {
 		var ch monv1.AlertChannel
-		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: "alerts", Name: name}, &ch)).To(Succeed())
+		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &ch)).To(Succeed())
 		return &ch
 	}
 
 	t.Run("generates the signing secret", func(t *testing.T) {
 		g := NewWithT(t)
 		g.Expect(k8s.Create(ctx, &corev1.Secret{
-			ObjectMeta: metav1.ObjectMeta{Namespace: "alerts", Name: "hook-url", Labels: map[string]string{monv1.CredentialsLabel: monv1.CredentialsLabelValue}},
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "hook-url", Labels: map[string]string{monv1.CredentialsLabel: monv1.CredentialsLabelValue}},
 			StringData: map[string]string{"url": "https://hooks.example.com/x"},
 		})).To(Succeed())
 		ch := &monv1.AlertChannel{
-			ObjectMeta: metav1.ObjectMeta{Namespace: "alerts", Name: "hook"},
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "hook"},
 			Spec: monv1.AlertChannelSpec{Type: monv1.ChannelWebhook,
 				WebhookURLFrom: &monv1.SecretKeySelector{Name: "hook-url", Key: "url"}},
 		}
@@ -121,7 +116,7 @@ func TestAlertChannelController(t *testing.T) {
 		}).WithTimeout(30 * time.Second).Should(Succeed())
 
 		var s corev1.Secret
-		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: "alerts", Name: "hook-signing"}, &s)).To(Succeed())
+		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "hook-signing"}, &s)).To(Succeed())
 		v := string(s.Data[monv1.SigningSecretKey])
 		g.Expect(v).To(HavePrefix("whsec_"), "the form of monv1.NewSigningSecret, as the REST API generates it")
 		raw, err := hex.DecodeString(strings.TrimPrefix(v, "whsec_"))
@@ -135,7 +130,7 @@ func TestAlertChannelController(t *testing.T) {
 	t.Run("reports a missing secret", func(t *testing.T) {
 		g := NewWithT(t)
 		ch := &monv1.AlertChannel{
-			ObjectMeta: metav1.ObjectMeta{Namespace: "alerts", Name: "pd"},
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "pd"},
 			Spec: monv1.AlertChannelSpec{Type: monv1.ChannelPagerDuty,
 				IntegrationKeyFrom: &monv1.SecretKeySelector{Name: "pd-key", Key: "key"}},
 		}
@@ -149,7 +144,7 @@ func TestAlertChannelController(t *testing.T) {
 		g.Expect(get(g, "pd").Status.SigningSecretName).To(BeEmpty())
 
 		g.Expect(k8s.Create(ctx, &corev1.Secret{
-			ObjectMeta: metav1.ObjectMeta{Namespace: "alerts", Name: "pd-key", Labels: map[string]string{monv1.CredentialsLabel: monv1.CredentialsLabelValue}},
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "pd-key", Labels: map[string]string{monv1.CredentialsLabel: monv1.CredentialsLabelValue}},
 			StringData: map[string]string{"key": "k"},
 		})).To(Succeed())
 		// A spec change reconciles at once (otherwise the 30 s recheck does).
@@ -167,13 +162,13 @@ func TestAlertChannelController(t *testing.T) {
 		// The channel first: admission passes a Secret that does not exist
 		// yet; the controller then finds one that does not opt in.
 		ch := &monv1.AlertChannel{
-			ObjectMeta: metav1.ObjectMeta{Namespace: "alerts", Name: "app-hook"},
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "app-hook"},
 			Spec: monv1.AlertChannelSpec{Type: monv1.ChannelPagerDuty,
 				IntegrationKeyFrom: &monv1.SecretKeySelector{Name: "app-password", Key: "password"}},
 		}
 		g.Expect(k8s.Create(ctx, ch)).To(Succeed())
 		g.Expect(k8s.Create(ctx, &corev1.Secret{
-			ObjectMeta: metav1.ObjectMeta{Namespace: "alerts", Name: "app-password"},
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "app-password"},
 			StringData: map[string]string{"password": "hunter2"},
 		})).To(Succeed())
 		cur := get(g, "app-hook")
@@ -205,11 +200,11 @@ func TestAlertChannelController(t *testing.T) {
 		}))
 		t.Cleanup(srv.Close)
 		g.Expect(k8s.Create(ctx, &corev1.Secret{
-			ObjectMeta: metav1.ObjectMeta{Namespace: "alerts", Name: "flaky-url", Labels: map[string]string{monv1.CredentialsLabel: monv1.CredentialsLabelValue}},
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "flaky-url", Labels: map[string]string{monv1.CredentialsLabel: monv1.CredentialsLabelValue}},
 			StringData: map[string]string{"url": srv.URL},
 		})).To(Succeed())
 		g.Expect(k8s.Create(ctx, &monv1.AlertChannel{
-			ObjectMeta: metav1.ObjectMeta{Namespace: "alerts", Name: "flaky"},
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "flaky"},
 			Spec: monv1.AlertChannelSpec{Type: monv1.ChannelWebhook,
 				WebhookURLFrom: &monv1.SecretKeySelector{Name: "flaky-url", Key: "url"}},
 		})).To(Succeed())
@@ -228,7 +223,7 @@ func TestAlertChannelController(t *testing.T) {
 		go func() { _ = w.Run(wctx) }()
 
 		send := func() {
-			ev, err := alerting.TestEvent("alerts", uid, time.Now())
+			ev, err := alerting.TestEvent(ns, uid, time.Now())
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(st.EnqueueEvents(ctx, ev)).To(Succeed())
 			g.Eventually(func(g Gomega) {
@@ -278,7 +273,7 @@ func TestAlertChannelController(t *testing.T) {
 	t.Run("adopts the status fields of the one field owner of earlier releases", func(t *testing.T) {
 		g := NewWithT(t)
 		g.Expect(k8s.Create(ctx, &monv1.AlertChannel{
-			ObjectMeta: metav1.ObjectMeta{Namespace: "alerts", Name: "legacy"},
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "legacy"},
 			Spec: monv1.AlertChannelSpec{Type: monv1.ChannelPagerDuty,
 				IntegrationKeyFrom: &monv1.SecretKeySelector{Name: "pd-key", Key: "key"}},
 		})).To(Succeed())
@@ -300,7 +295,7 @@ func TestAlertChannelController(t *testing.T) {
 		// The first reconcile of a new process (a fresh reconciler) adopts.
 		fresh := &controllers.AlertChannelReconciler{Client: k8s, Secrets: k8s}
 		g.Eventually(func(g Gomega) {
-			_, err := fresh.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKey{Namespace: "alerts", Name: "legacy"}})
+			_, err := fresh.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKey{Namespace: ns, Name: "legacy"}})
 			g.Expect(err).NotTo(HaveOccurred())
 			got := get(g, "legacy")
 			g.Expect(statusOwners(g, got)).NotTo(HaveKey(monv1.FieldOwner))

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
@@ -17,44 +16,31 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/controllers"
 	"github.com/uptime-operator/uptime-operator/internal/alertevent"
-	"github.com/uptime-operator/uptime-operator/internal/localcp"
 	"github.com/uptime-operator/uptime-operator/internal/manager"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 	"github.com/uptime-operator/uptime-operator/internal/store/sqlite"
+	"github.com/uptime-operator/uptime-operator/internal/testenv"
 )
 
-// startControlPlane starts kube-apiserver and etcd with the CRDs only: no
-// manager and no admission webhooks, so the reconciler under test is the
-// only writer of the objects' status.
-func startControlPlane(t *testing.T) (*rest.Config, client.WithWatch) {
+// withoutManager stops the package's manager and takes the admission
+// webhooks away for the test (testenv.Env.WithoutManager): kube-apiserver
+// with the CRDs only, so the reconciler under test is the only writer of
+// the objects' status. It returns the control plane's configuration, a
+// client and a namespace of the test's own.
+func withoutManager(t *testing.T) (*rest.Config, client.WithWatch, string) {
 	t.Helper()
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		t.Skip("KUBEBUILDER_ASSETS is not set")
-	}
-	assets, err := localcp.AssetsDir(nil)
+	env := testenv.Use(t, env)
+	ns := env.Namespace(t, nil)
+	env.WithoutManager(t)
+	c, err := client.NewWithWatch(env.Config, client.Options{Scheme: manager.Scheme()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	crds, err := localcp.CRDs()
-	if err != nil {
-		t.Fatal(err)
-	}
-	env := &envtest.Environment{BinaryAssetsDirectory: assets, CRDs: crds}
-	cfg, err := env.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
-	c, err := client.NewWithWatch(cfg, client.Options{Scheme: manager.Scheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cfg, c
+	return env.Config, c, ns
 }
 
 // failFirstStatusPatch wraps c so that its first status patch fails, as a
@@ -111,13 +97,13 @@ func announced(t *testing.T, st store.Store) map[string]int {
 // SLO start burning, enqueues its alerts, and fails to record that in
 // status; the retry sees the same start again and must not send again.
 func TestSLOAlertsOnceWhenTheStatusPatchFails(t *testing.T) {
-	_, k8s := startControlPlane(t)
+	_, k8s, ns := withoutManager(t)
 	ctx := context.Background()
 	st := openStore(t)
-	m := &monv1.Monitor{ObjectMeta: metav1.ObjectMeta{Name: "shop", Namespace: "default"},
+	m := &monv1.Monitor{ObjectMeta: metav1.ObjectMeta{Name: "shop", Namespace: ns},
 		Spec: monv1.MonitorSpec{URL: "https://example.com/", Regions: []string{"eu-west"}}}
 	must(t, k8s.Create(ctx, m))
-	slo := &monv1.SLO{ObjectMeta: metav1.ObjectMeta{Name: "shop-availability", Namespace: "default"},
+	slo := &monv1.SLO{ObjectMeta: metav1.ObjectMeta{Name: "shop-availability", Namespace: ns},
 		Spec: monv1.SLOSpec{MonitorRef: monv1.LocalObjectReference{Name: "shop"}, TargetPercentage: 99.9, WindowMinutes: 60,
 			BurnRateFastThreshold: 14.4, BurnRateSlowThreshold: 6}}
 	must(t, k8s.Create(ctx, slo))
@@ -126,7 +112,7 @@ func TestSLOAlertsOnceWhenTheStatusPatchFails(t *testing.T) {
 	now := time.Now().UTC().Truncate(time.Second)
 	var checks []store.Check
 	for i := range 60 {
-		checks = append(checks, store.Check{ID: uuid.NewString(), MonitorID: string(m.UID), Namespace: "default", Region: "eu-west",
+		checks = append(checks, store.Check{ID: uuid.NewString(), MonitorID: string(m.UID), Namespace: ns, Region: "eu-west",
 			CheckedAt: now.Add(-time.Duration(i) * time.Minute), Status: store.StatusDown})
 	}
 	_, err := st.InsertChecks(ctx, checks)
@@ -134,7 +120,7 @@ func TestSLOAlertsOnceWhenTheStatusPatchFails(t *testing.T) {
 
 	r := &controllers.SLOReconciler{Client: failFirstStatusPatch(k8s), Store: st, Alerts: randomIDAlerts{}, Events: st,
 		Now: func() time.Time { return now.Add(time.Second) }}
-	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "default", Name: slo.Name}}
+	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: slo.Name}}
 	if _, err := r.Reconcile(ctx, req); err == nil {
 		t.Fatal("the first reconcile succeeded although its status patch failed")
 	}
@@ -158,11 +144,11 @@ func TestSLOAlertsOnceWhenTheStatusPatchFails(t *testing.T) {
 // TestMaintenanceAnnouncedOnceWhenTheStatusPatchFails: the same for the
 // start of a maintenance window, and its end is still announced.
 func TestMaintenanceAnnouncedOnceWhenTheStatusPatchFails(t *testing.T) {
-	_, k8s := startControlPlane(t)
+	_, k8s, ns := withoutManager(t)
 	ctx := context.Background()
 	st := openStore(t)
 	now := time.Now().UTC().Truncate(time.Second)
-	w := &monv1.MaintenanceWindow{ObjectMeta: metav1.ObjectMeta{Name: "db-upgrade", Namespace: "default"},
+	w := &monv1.MaintenanceWindow{ObjectMeta: metav1.ObjectMeta{Name: "db-upgrade", Namespace: ns},
 		Spec: monv1.MaintenanceWindowSpec{Title: "DB upgrade", StartsAt: metav1.NewTime(now.Add(-time.Minute)),
 			EndsAt: metav1.NewTime(now.Add(time.Hour)), Scope: "all"}}
 	must(t, k8s.Create(ctx, w))
@@ -170,7 +156,7 @@ func TestMaintenanceAnnouncedOnceWhenTheStatusPatchFails(t *testing.T) {
 	clock := now
 	r := &controllers.MaintenanceWindowReconciler{Client: failFirstStatusPatch(k8s), Alerts: randomIDAlerts{}, Events: st,
 		Now: func() time.Time { return clock }}
-	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "default", Name: w.Name}}
+	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: w.Name}}
 	if _, err := r.Reconcile(ctx, req); err == nil {
 		t.Fatal("the first reconcile succeeded although its status patch failed")
 	}

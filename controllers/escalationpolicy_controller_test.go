@@ -2,14 +2,11 @@ package controllers_test
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -57,13 +54,8 @@ func TestEscalationPolicyReady(t *testing.T) {
 // TestEscalationPolicyController runs the reconciler against a real API
 // server (envtest).
 func TestEscalationPolicyController(t *testing.T) {
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		t.Skip("KUBEBUILDER_ASSETS is not set")
-	}
+	env := testenv.Use(t, env)
 	g := NewWithT(t)
-	env, err := testenv.Start(manager.Options{Store: filepath.Join(t.TempDir(), "manager.db"), SkipNameValidation: true})
-	g.Expect(err).NotTo(HaveOccurred())
-	t.Cleanup(env.Stop)
 	k8s := env.Client
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -78,9 +70,9 @@ func TestEscalationPolicyController(t *testing.T) {
 	g.Expect((&controllers.EscalationPolicyReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr)).To(Succeed())
 	go func() { _ = mgr.Start(ctx) }()
 
-	g.Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "esc"}})).To(Succeed())
+	ns := env.Namespace(t, nil)
 	g.Expect(k8s.Create(ctx, &monv1.EscalationPolicy{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "esc", Name: "oncall"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "oncall"},
 		Spec: monv1.EscalationPolicySpec{Steps: []monv1.EscalationStep{
 			{DelayMinutes: 5, Channels: []monv1.LocalObjectReference{{Name: "pager"}}},
 			{DelayMinutes: 10, Emails: []string{"boss@example.com"}},
@@ -88,7 +80,7 @@ func TestEscalationPolicyController(t *testing.T) {
 	})).To(Succeed())
 	ready := func(g Gomega) *metav1.Condition {
 		var p monv1.EscalationPolicy
-		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: "esc", Name: "oncall"}, &p)).To(Succeed())
+		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "oncall"}, &p)).To(Succeed())
 		c := meta.FindStatusCondition(p.Status.Conditions, monv1.ConditionReady)
 		g.Expect(c).NotTo(BeNil())
 		g.Expect(p.Status.ObservedGeneration).To(Equal(p.Generation))
@@ -103,7 +95,7 @@ func TestEscalationPolicyController(t *testing.T) {
 
 	// Creating the channel makes the policy Ready without touching it.
 	g.Expect(k8s.Create(ctx, &monv1.AlertChannel{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "esc", Name: "pager"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "pager"},
 		Spec:       monv1.AlertChannelSpec{Type: monv1.ChannelEmail, Emails: []string{"pager@example.com"}},
 	})).To(Succeed())
 	g.Eventually(func(g Gomega) {
@@ -113,7 +105,7 @@ func TestEscalationPolicyController(t *testing.T) {
 	}).WithTimeout(30 * time.Second).Should(Succeed())
 
 	// Deleting it makes it not Ready again.
-	g.Expect(k8s.Delete(ctx, &monv1.AlertChannel{ObjectMeta: metav1.ObjectMeta{Namespace: "esc", Name: "pager"}})).To(Succeed())
+	g.Expect(k8s.Delete(ctx, &monv1.AlertChannel{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "pager"}})).To(Succeed())
 	g.Eventually(func(g Gomega) {
 		g.Expect(ready(g).Status).To(Equal(metav1.ConditionFalse))
 	}).WithTimeout(30 * time.Second).Should(Succeed())

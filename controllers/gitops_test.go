@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -199,18 +198,8 @@ func TestArgoHealthDocumented(t *testing.T) {
 // controller wrote status), then Current/Healthy, InProgress/Progressing
 // or Failed/Degraded; and that each stall is also a Warning Event.
 func TestGitOpsStatus(t *testing.T) {
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" && os.Getenv("CI") != "true" {
-		t.Skip("KUBEBUILDER_ASSETS is not set (make test sets it)")
-	}
-	const sys, ns, bare = "uptime-operator-system", "gitops", "gitops-no-regions"
-	env, err := testenv.Start(manager.Options{
-		Namespace: sys, ProbeImage: "registry.example/uptime-operator:v1", ProbeServerURL: "https://uptime-operator-api." + sys + ".svc",
-		Store: filepath.Join(t.TempDir(), "uptime.db"),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer env.Stop()
+	env := testenv.Use(t, env)
+	const sys = probeNS
 	ctx := context.Background()
 	c := env.Client
 	must := func(err error) {
@@ -241,7 +230,6 @@ func TestGitOpsStatus(t *testing.T) {
 		Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{PolicyName: "no-refused-probes",
 			ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny}},
 	}))
-	must(c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: sys}}))
 	settle(t, "the admission policy to refuse a probe Deployment", time.Minute, func() error {
 		if err := c.Create(ctx, refusedDeployment(sys), client.DryRunAll); err == nil {
 			return fmt.Errorf("a dry-run create passed")
@@ -253,8 +241,8 @@ func TestGitOpsStatus(t *testing.T) {
 	// region that does not exist (its monitors have no regions).
 	must(c.Create(ctx, &monv1.Plan{ObjectMeta: metav1.ObjectMeta{Name: "gitops"}, Spec: monv1.PlanSpec{Features: plans.AllFeatures()}}))
 	must(c.Create(ctx, &monv1.Plan{ObjectMeta: metav1.ObjectMeta{Name: "mars-only"}, Spec: monv1.PlanSpec{Regions: []string{"mars"}}}))
-	must(c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{monv1.PlanLabel: "gitops"}}}))
-	must(c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: bare, Labels: map[string]string{monv1.PlanLabel: "mars-only"}}}))
+	ns := env.Namespace(t, map[string]string{monv1.PlanLabel: "gitops"})
+	bare := env.Namespace(t, map[string]string{monv1.PlanLabel: "mars-only"})
 
 	meta := func(name string) metav1.ObjectMeta { return metav1.ObjectMeta{Namespace: ns, Name: name} }
 	monitor := func(name string, regions ...string) *monv1.Monitor {

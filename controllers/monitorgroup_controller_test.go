@@ -22,7 +22,7 @@ import (
 // group's Monitors and Down columns follow its members as they join, open
 // an incident, move to another group and go away.
 func TestMonitorGroupStatus(t *testing.T) {
-	cfg, k8s := startControlPlane(t)
+	cfg, k8s, ns := withoutManager(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
@@ -34,10 +34,10 @@ func TestMonitorGroupStatus(t *testing.T) {
 	go func() { _ = mgr.Start(ctx) }()
 
 	for _, name := range []string{"shop", "ops"} {
-		must(t, k8s.Create(ctx, &monv1.MonitorGroup{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"}}))
+		must(t, k8s.Create(ctx, &monv1.MonitorGroup{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}))
 	}
 	monitor := func(name, group string) *monv1.Monitor {
-		m := &monv1.Monitor{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+		m := &monv1.Monitor{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
 			Spec: monv1.MonitorSpec{URL: "https://example.com/" + name, Regions: []string{"eu-west"}}}
 		if group != "" {
 			m.Spec.GroupRef = &monv1.LocalObjectReference{Name: group}
@@ -52,7 +52,7 @@ func TestMonitorGroupStatus(t *testing.T) {
 		deadline := time.Now().Add(30 * time.Second)
 		for {
 			var g monv1.MonitorGroup
-			must(t, k8s.Get(ctx, client.ObjectKey{Namespace: "default", Name: group}, &g))
+			must(t, k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: group}, &g))
 			err := fmt.Errorf("%s: group %s has monitors=%d down=%d, want %d and %d (%+v)", step, group, g.Status.Monitors, g.Status.Down, monitors, down, g.Status.Conditions)
 			if g.Status.Monitors == monitors && g.Status.Down == down && len(g.Status.Conditions) == 1 && g.Status.ObservedGeneration == g.Generation {
 				return

@@ -27,8 +27,8 @@ import (
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/controllers"
 	"github.com/uptime-operator/uptime-operator/internal/discovery"
-	"github.com/uptime-operator/uptime-operator/internal/manager"
 	"github.com/uptime-operator/uptime-operator/internal/plans"
+	"github.com/uptime-operator/uptime-operator/internal/testenv"
 )
 
 func TestMonitorTemplateReady(t *testing.T) {
@@ -61,8 +61,7 @@ func TestMonitorTemplateReady(t *testing.T) {
 // touched. The Gateway API CRDs are installed after the manager started,
 // as on a cluster that adds them later.
 func TestMonitorTemplateDiscovery(t *testing.T) {
-	const ns = "shop"
-	env := startManager(t, manager.Options{Store: filepath.Join(t.TempDir(), "uptime.db")})
+	env := testenv.Use(t, env)
 	c := env.Client
 	ctx := context.Background()
 	must := func(err error) {
@@ -72,7 +71,7 @@ func TestMonitorTemplateDiscovery(t *testing.T) {
 		}
 	}
 	must(c.Create(ctx, &monv1.Plan{ObjectMeta: metav1.ObjectMeta{Name: "discovery"}, Spec: monv1.PlanSpec{Features: plans.AllFeatures()}}))
-	must(c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{monv1.PlanLabel: "discovery"}}}))
+	ns := env.Namespace(t, map[string]string{monv1.PlanLabel: "discovery"})
 
 	rule := func(host string, paths ...string) networkingv1.IngressRule {
 		r := networkingv1.IngressRule{Host: host, IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{}}}
@@ -366,8 +365,7 @@ func TestMonitorTemplateDiscovery(t *testing.T) {
 	})
 
 	t.Run("the samples work as documented", func(t *testing.T) {
-		const samples = "samples"
-		must(c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: samples, Labels: map[string]string{monv1.PlanLabel: "discovery"}}}))
+		samples := env.Namespace(t, map[string]string{monv1.PlanLabel: "discovery"})
 		for _, f := range []struct {
 			file string
 			obj  client.Object

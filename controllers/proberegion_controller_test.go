@@ -2,8 +2,6 @@ package controllers_test
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -20,11 +18,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
-	"github.com/uptime-operator/uptime-operator/internal/manager"
 	"github.com/uptime-operator/uptime-operator/internal/metrics"
 	"github.com/uptime-operator/uptime-operator/internal/podsecurity"
 	"github.com/uptime-operator/uptime-operator/internal/testenv"
-	"github.com/uptime-operator/uptime-operator/internal/trust"
 )
 
 // TestProbeRegionDeployments runs the real manager on envtest and checks
@@ -32,21 +28,10 @@ import (
 // says, that it scales to zero when no monitor uses the region, and that the
 // region's status counts its monitors.
 func TestProbeRegionDeployments(t *testing.T) {
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" && os.Getenv("CI") != "true" {
-		t.Skip("KUBEBUILDER_ASSETS is not set (make test sets it)")
-	}
-	const ns = "uptime-operator-system"
-	env, err := testenv.Start(manager.Options{
-		Namespace: ns, ProbeImage: "registry.example/uptime-operator:v1", ProbeServerURL: "https://uptime-operator-api." + ns + ".svc",
-		Store: filepath.Join(t.TempDir(), "uptime.db"), SkipNameValidation: true,
-		ProbeTrustedCA:        &trust.BundleRef{ConfigMap: "company-ca", Key: "bundle.pem"},
-		ProbeImagePullSecrets: []string{"registry-creds"},
-		ProbeServerCA:         &trust.BundleRef{Secret: "uptime-operator-api-cert"},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer env.Stop()
+	env := testenv.Use(t, env)
+	// The region's name is the test's own: other tests' regions and
+	// Monitors share the control plane and the process's metrics.
+	const ns, code = probeNS, "placed"
 	ctx := context.Background()
 	c := env.Client
 	check := func(err error) {
@@ -55,9 +40,8 @@ func TestProbeRegionDeployments(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	check(c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
 	check(c.Create(ctx, &monv1.ProbeRegion{
-		ObjectMeta: metav1.ObjectMeta{Name: "eu-west"},
+		ObjectMeta: metav1.ObjectMeta{Name: code},
 		Spec: monv1.ProbeRegionSpec{Placement: monv1.ProbePlacement{
 			Mode: monv1.PlacementManaged, Replicas: 2,
 			NodeSelector: map[string]string{"topology.kubernetes.io/region": "eu-west-1"},
@@ -65,13 +49,13 @@ func TestProbeRegionDeployments(t *testing.T) {
 		}},
 	}))
 	m := &monv1.Monitor{
-		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},
-		Spec:       monv1.MonitorSpec{URL: "https://example.com/", Regions: []string{"eu-west"}},
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: env.Namespace(t, nil)},
+		Spec:       monv1.MonitorSpec{URL: "https://example.com/", Regions: []string{code}},
 	}
 	check(c.Create(ctx, m))
 
 	dep := &appsv1.Deployment{}
-	key := client.ObjectKey{Namespace: ns, Name: "uptime-operator-probe-eu-west"}
+	key := client.ObjectKey{Namespace: ns, Name: "uptime-operator-probe-" + code}
 	waitFor(t, "the probe deployment", func() bool {
 		return c.Get(ctx, key, dep) == nil && dep.Spec.Replicas != nil && *dep.Spec.Replicas == 2
 	})
@@ -80,7 +64,7 @@ func TestProbeRegionDeployments(t *testing.T) {
 		t.Errorf("placement not applied: nodeSelector %v tolerations %v", ps.NodeSelector, ps.Tolerations)
 	}
 	ctr := ps.Containers[0]
-	if ctr.Image != "registry.example/uptime-operator:v1" || !slices.Contains(ctr.Args, "--region") || !slices.Contains(ctr.Args, "eu-west") {
+	if ctr.Image != "registry.example/uptime-operator:v1" || !slices.Contains(ctr.Args, "--region") || !slices.Contains(ctr.Args, code) {
 		t.Errorf("container: image %s args %v", ctr.Image, ctr.Args)
 	}
 	// The trusted CA bundle is mounted and handed to the agent.
@@ -91,7 +75,7 @@ func TestProbeRegionDeployments(t *testing.T) {
 		!slices.Contains(ctr.Args, "--trusted-ca-file") || !slices.Contains(ctr.Args, "/etc/uptime-operator/trusted-ca/ca.crt") {
 		t.Errorf("trusted CA bundle not passed: volumes %+v mounts %+v args %v", ps.Volumes, ctr.VolumeMounts, ctr.Args)
 	}
-	checkProbeCredentials(t, ps, ctr, "eu-west")
+	checkProbeCredentials(t, ps, ctr, code)
 	if ctr.SecurityContext == nil || *ctr.SecurityContext.AllowPrivilegeEscalation {
 		t.Errorf("pod identity/security: sa %q security %+v", ps.ServiceAccountName, ctr.SecurityContext)
 	}
@@ -106,7 +90,7 @@ func TestProbeRegionDeployments(t *testing.T) {
 	// Two replicas: a disruption budget of one, owned by the region.
 	pdb := &policyv1.PodDisruptionBudget{}
 	waitFor(t, "the probe disruption budget", func() bool { return c.Get(ctx, key, pdb) == nil })
-	if pdb.Spec.MaxUnavailable == nil || pdb.Spec.MaxUnavailable.IntValue() != 1 || pdb.Spec.Selector.MatchLabels["uptime-operator.io/region"] != "eu-west" {
+	if pdb.Spec.MaxUnavailable == nil || pdb.Spec.MaxUnavailable.IntValue() != 1 || pdb.Spec.Selector.MatchLabels["uptime-operator.io/region"] != code {
 		t.Errorf("disruption budget spec %+v", pdb.Spec)
 	}
 	tmpVol, tmpMount := volumeNamed(ps.Volumes, "tmp"), mountNamed(ctr.VolumeMounts, "tmp")
@@ -116,10 +100,10 @@ func TestProbeRegionDeployments(t *testing.T) {
 	}
 	var region monv1.ProbeRegion
 	waitFor(t, "the region's monitor count", func() bool {
-		return c.Get(ctx, client.ObjectKey{Name: "eu-west"}, &region) == nil && region.Status.Monitors == 1
+		return c.Get(ctx, client.ObjectKey{Name: code}, &region) == nil && region.Status.Monitors == 1
 	})
 	// The chart's offline alert joins on this gauge to skip idle regions.
-	regionMonitors := metrics.RegionMonitors.WithLabelValues("eu-west")
+	regionMonitors := metrics.RegionMonitors.WithLabelValues(code)
 	waitFor(t, "uptime_operator_probe_region_monitors to count the monitor", func() bool {
 		return gaugeValue(regionMonitors) == 1
 	})
@@ -134,7 +118,7 @@ func TestProbeRegionDeployments(t *testing.T) {
 	}}
 	check(c.Status().Update(ctx, dep))
 	waitFor(t, "the region's ProbePods condition to show the refusal", func() bool {
-		if c.Get(ctx, client.ObjectKey{Name: "eu-west"}, &region) != nil {
+		if c.Get(ctx, client.ObjectKey{Name: code}, &region) != nil {
 			return false
 		}
 		pods := meta.FindStatusCondition(region.Status.Conditions, monv1.ProbeRegionConditionProbePods)

@@ -20,11 +20,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
-	"github.com/uptime-operator/uptime-operator/internal/manager"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 	"github.com/uptime-operator/uptime-operator/internal/probeserver"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 	"github.com/uptime-operator/uptime-operator/internal/store/sqlite"
+	"github.com/uptime-operator/uptime-operator/internal/testenv"
 	"github.com/uptime-operator/uptime-operator/probes"
 )
 
@@ -35,9 +35,9 @@ import (
 // sums what both still hold and what both replayed, and shows the backlog
 // back at zero once both drained.
 func TestProbeRegionReplayStatus(t *testing.T) {
-	const ns, region, token = "uptime-operator-system", "far", "far-region-token-0123456789abcdef"
-	db := filepath.Join(t.TempDir(), "uptime.db")
-	env := startManager(t, manager.Options{Namespace: ns, APIListen: "127.0.0.1:0", Store: db, SkipNameValidation: true})
+	const ns, region, token = probeNS, "far", "far-region-token-0123456789abcdef"
+	env := testenv.Use(t, env)
+	db := env.Options.Store
 	ctx := context.Background()
 	c := env.Client
 	check := func(err error) {
@@ -51,14 +51,13 @@ func TestProbeRegionReplayStatus(t *testing.T) {
 	check(err)
 	defer other.Close()
 
-	check(c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
 	check(c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "far-token", Namespace: ns},
 		Data: map[string][]byte{probeserver.RegionTokenKey: []byte(token)}}))
 	pr := &monv1.ProbeRegion{ObjectMeta: metav1.ObjectMeta{Name: region}, Spec: monv1.ProbeRegionSpec{
 		City: "Dublin", Placement: monv1.ProbePlacement{Mode: monv1.PlacementRemote,
 			TokenSecretRef: &monv1.SecretKeySelector{Name: "far-token", Key: probeserver.RegionTokenKey}}}}
 	check(c.Create(ctx, pr))
-	m := &monv1.Monitor{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},
+	m := &monv1.Monitor{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: env.Namespace(t, nil)},
 		Spec: monv1.MonitorSpec{URL: "https://example.com/", Regions: []string{region}}}
 	check(c.Create(ctx, m))
 
@@ -127,9 +126,8 @@ func TestProbeRegionReplayStatus(t *testing.T) {
 // agent's batches only, so this also holds the wire encoding of
 // ResultBatch.Replayed and Backlog.
 func TestProbeRegionStatusAfterACutLink(t *testing.T) {
-	const ns, region, token = "uptime-operator-system", "cut", "cut-region-token-0123456789abcdef"
-	env := startManager(t, manager.Options{Namespace: ns, APIListen: "127.0.0.1:0", AllowPrivateTargets: true,
-		Store: filepath.Join(t.TempDir(), "uptime.db"), SkipNameValidation: true})
+	const ns, region, token = probeNS, "cut", "cut-region-token-0123456789abcdef"
+	env := testenv.Use(t, env)
 	ctx := context.Background()
 	c := env.Client
 	check := func(err error) {
@@ -140,14 +138,13 @@ func TestProbeRegionStatusAfterACutLink(t *testing.T) {
 	}
 	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) }))
 	defer target.Close()
-	check(c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
 	check(c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "cut-token", Namespace: ns},
 		Data: map[string][]byte{probeserver.RegionTokenKey: []byte(token)}}))
 	pr := &monv1.ProbeRegion{ObjectMeta: metav1.ObjectMeta{Name: region}, Spec: monv1.ProbeRegionSpec{
 		City: "Cork", Placement: monv1.ProbePlacement{Mode: monv1.PlacementRemote,
 			TokenSecretRef: &monv1.SecretKeySelector{Name: "cut-token", Key: probeserver.RegionTokenKey}}}}
 	check(c.Create(ctx, pr))
-	check(c.Create(ctx, &monv1.Monitor{ObjectMeta: metav1.ObjectMeta{Name: "local", Namespace: "default"},
+	check(c.Create(ctx, &monv1.Monitor{ObjectMeta: metav1.ObjectMeta{Name: "local", Namespace: env.Namespace(t, nil)},
 		Spec: monv1.MonitorSpec{URL: target.URL + "/", IntervalSeconds: 15, Regions: []string{region}}}))
 
 	apiAddr, err := env.Manager.APIAddr(ctx)

@@ -17,10 +17,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/uptime-operator/uptime-operator/internal/localcp"
@@ -35,8 +37,8 @@ const ns = "uptime-operator-system"
 // kube-apiserver authenticates and authorizes the user, and the manager
 // maps RBAC onto the access levels with SubjectAccessReviews.
 func TestThroughKubeAPIServer(t *testing.T) {
-	env, admin, base := startAggregated(t)
-	monitors := base + "/namespaces/default/monitors"
+	env, admin, base, ws := startAggregated(t)
+	monitors := base + "/namespaces/" + ws + "/monitors"
 
 	code, body := do(t, admin, http.MethodGet, monitors, nil)
 	if code != http.StatusOK || strings.TrimSpace(body) != "[]" {
@@ -59,7 +61,7 @@ func TestThroughKubeAPIServer(t *testing.T) {
 		}
 		return nil
 	})
-	code, body = do(t, alice, http.MethodGet, base+"/namespaces/default/automation/whoami", nil)
+	code, body = do(t, alice, http.MethodGet, base+"/namespaces/"+ws+"/automation/whoami", nil)
 	if code != http.StatusOK || !strings.Contains(body, `"read_only":true`) {
 		t.Fatalf("viewer whoami: %d %s", code, body)
 	}
@@ -81,7 +83,7 @@ func TestThroughKubeAPIServer(t *testing.T) {
 	roots := x509.NewCertPool()
 	roots.AppendCertsFromPEM(env.Manager.AggregatedCA())
 	direct := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots, ServerName: "localhost"}}}
-	req, err := http.NewRequest(http.MethodGet, "https://"+addr+"/apis/api.uptime-operator.io/v1/namespaces/default/monitors", nil)
+	req, err := http.NewRequest(http.MethodGet, "https://"+addr+"/apis/api.uptime-operator.io/v1/namespaces/"+ws+"/monitors", nil)
 	must(t, err)
 	req.Header.Set("X-Remote-User", "bob")
 	req.Header.Set("X-Remote-Group", "system:masters")
@@ -122,6 +124,8 @@ func do(t *testing.T, hc *http.Client, method, url string, body any) (int, strin
 	return resp.StatusCode, string(raw)
 }
 
+// applyFile creates the objects of a manifest file, keeping those already
+// there (the control plane is the package's).
 func applyFile(t *testing.T, ctx context.Context, c client.Client, path string) {
 	raw, err := os.ReadFile(path)
 	must(t, err)
@@ -135,17 +139,23 @@ func applyFile(t *testing.T, ctx context.Context, c client.Client, path string) 
 			t.Fatal(err)
 		}
 		if obj.GetKind() != "" {
-			must(t, c.Create(ctx, obj))
+			if err := c.Create(ctx, obj); !apierrors.IsAlreadyExists(err) {
+				must(t, err)
+			}
 		}
 	}
 }
 
-func bind(t *testing.T, ctx context.Context, c client.Client, name, user, role string) {
-	must(t, c.Create(ctx, &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+// bind gives user role in namespace ns (kept if bound already).
+func bind(t *testing.T, ctx context.Context, c client.Client, ns, name, user, role string) {
+	err := c.Create(ctx, &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
 		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: role},
 		Subjects:   []rbacv1.Subject{{Kind: "User", APIGroup: "rbac.authorization.k8s.io", Name: user}},
-	}))
+	})
+	if !apierrors.IsAlreadyExists(err) {
+		must(t, err)
+	}
 }
 
 func eventually(t *testing.T, f func() error) {
@@ -169,49 +179,65 @@ func must(t *testing.T, err error) {
 	}
 }
 
-// startAggregated starts a control plane with the manager, registers the
-// APIService, binds alice as a viewer and bob as an editor, and waits until
-// kube-apiserver serves the group. It returns the environment, the admin's
-// HTTP client and the group's base URL.
-func startAggregated(t *testing.T) (*testenv.Env, *http.Client, string) {
+// shared is the package's control plane (TestMain); each test runs its own
+// manager on it (startAggregated).
+var shared *testenv.Env
+
+// aggregatedOptions are the manager's options of these tests.
+func aggregatedOptions(storePath string) manager.Options {
+	return manager.Options{AggregatedListen: "127.0.0.1:0", APIListen: "127.0.0.1:0", Namespace: ns,
+		Store: storePath, AllowPrivateTargets: true}
+}
+
+func TestMain(m *testing.M) {
+	testenv.Main(m, aggregatedOptions(""), func(e *testenv.Env) error {
+		shared = e
+		return e.Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+	})
+}
+
+// startAggregated runs a manager of the test's own on the package's control
+// plane (a fresh store, fresh per-user limits), registers the APIService
+// for its aggregated listener and the access roles, binds alice as viewer
+// and bob as editor in a workspace of the test's own, and returns the
+// environment, an admin HTTP client, the aggregated API's base URL and the
+// workspace.
+func startAggregated(t *testing.T) (*testenv.Env, *http.Client, string, string) {
 	t.Helper()
 	return startAggregatedWith(t, filepath.Join(t.TempDir(), "uptime.db"))
 }
 
 // startAggregatedWith is startAggregated with the manager's SQLite store at
 // storePath, for tests that record history in it.
-func startAggregatedWith(t *testing.T, storePath string) (*testenv.Env, *http.Client, string) {
+func startAggregatedWith(t *testing.T, storePath string) (*testenv.Env, *http.Client, string, string) {
 	t.Helper()
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" && os.Getenv("CI") != "true" {
-		t.Skip("KUBEBUILDER_ASSETS is not set (make test sets it)")
-	}
-	env, err := testenv.Start(manager.Options{
-		AggregatedListen: "127.0.0.1:0", APIListen: "127.0.0.1:0", Namespace: ns,
-		Store: storePath, AllowPrivateTargets: true,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(env.Stop)
+	env := testenv.Use(t, shared)
+	env.RunManager(t, aggregatedOptions(storePath))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	c := env.Client
-	must(t, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
 	addr, err := env.Manager.AggregatedAddr(ctx)
 	must(t, err)
-	must(t, localcp.RegisterAPIService(ctx, c, ns, addr, env.Manager.AggregatedCA()))
+	// kube-apiserver writes the APIService's status as the previous test's
+	// manager goes: retry the update on a conflict.
+	must(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		return localcp.RegisterAPIService(ctx, c, ns, addr, env.Manager.AggregatedCA())
+	}))
 	applyFile(t, ctx, c, "../../config/rbac/access_roles.yaml")
-	bind(t, ctx, c, "viewer-alice", "alice", "uptime-operator-viewer")
-	bind(t, ctx, c, "editor-bob", "bob", "uptime-operator-editor")
+	ws := env.Namespace(t, nil)
+	bind(t, ctx, c, ws, "viewer-alice", "alice", "uptime-operator-viewer")
+	bind(t, ctx, c, ws, "editor-bob", "bob", "uptime-operator-editor")
 
 	admin := httpFor(t, env.Config, "")
 	base := strings.TrimSuffix(env.Config.Host, "/") + "/apis/api.uptime-operator.io/v1"
+	// The workspace answers: kube-apiserver reaches this test's manager
+	// (the previous test's is stopped) with its CA.
 	eventually(t, func() error {
-		code, body := do(t, admin, http.MethodGet, base, nil)
-		if code != http.StatusOK || !strings.Contains(body, "APIResourceList") {
-			return fmt.Errorf("discovery: %d %s", code, body)
+		code, body := do(t, admin, http.MethodGet, base+"/namespaces/"+ws+"/monitors", nil)
+		if code != http.StatusOK {
+			return fmt.Errorf("list monitors: %d %s", code, body)
 		}
 		return nil
 	})
-	return env, admin, base
+	return env, admin, base, ws
 }

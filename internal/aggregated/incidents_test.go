@@ -21,7 +21,7 @@ import (
 // selectors, a watch that reports an acknowledgement and a resolution, the
 // action subresources for an editor and their refusal for a viewer.
 func TestIncidentsAsResources(t *testing.T) {
-	env, admin, base := startAggregated(t)
+	env, admin, base, ws := startAggregated(t)
 	ctx := context.Background()
 	dir := t.TempDir()
 	kubeconfig := func(name string, groups ...string) string {
@@ -34,7 +34,7 @@ func TestIncidentsAsResources(t *testing.T) {
 	// view role does in a cluster (envtest runs no aggregation controller):
 	// no access level, yet she reads incidents.
 	// The control plane installs the aggregate roles (localcp).
-	bind(t, ctx, env.Client, "crd-view-carol", "carol", "uptime-operator-crd-view")
+	bind(t, ctx, env.Client, ws, "crd-view-carol", "carol", "uptime-operator-crd-view")
 
 	// Discovery lists incidents and its actions, nothing of the REST API
 	// (uptimemonitors is a resource of its own, resources_test.go).
@@ -45,7 +45,7 @@ func TestIncidentsAsResources(t *testing.T) {
 
 	// An open incident of a monitor, opened by the editor through the REST path.
 	bob := httpFor(t, env.Config, "bob")
-	code, body := do(t, bob, http.MethodPost, base+"/namespaces/default/monitors", map[string]any{"name": "Checkout", "url": "http://127.0.0.1:9/", "interval_seconds": 60})
+	code, body := do(t, bob, http.MethodPost, base+"/namespaces/"+ws+"/monitors", map[string]any{"name": "Checkout", "url": "http://127.0.0.1:9/", "interval_seconds": 60})
 	if code != http.StatusCreated {
 		t.Fatalf("create monitor: %d %s", code, body)
 	}
@@ -53,7 +53,7 @@ func TestIncidentsAsResources(t *testing.T) {
 	must(t, json.Unmarshal([]byte(body), &mon))
 	var incID string
 	eventually(t, func() error {
-		code, body := do(t, bob, http.MethodPost, base+"/namespaces/default/incidents", map[string]any{"monitor_id": mon.ID})
+		code, body := do(t, bob, http.MethodPost, base+"/namespaces/"+ws+"/incidents", map[string]any{"monitor_id": mon.ID})
 		if code != http.StatusCreated && code != http.StatusOK {
 			return fmt.Errorf("open incident: %d %s", code, body)
 		}
@@ -64,62 +64,62 @@ func TestIncidentsAsResources(t *testing.T) {
 	})
 
 	// kubectl prints the Table.
-	out = kubectl(t, aliceKC, "get", "incidents", "-n", "default")
+	out = kubectl(t, aliceKC, "get", "incidents", "-n", ws)
 	for _, want := range []string{"NAME", "MONITOR", "STATE", "STARTED", "DURATION", "CONFIRMED BY", "ACKNOWLEDGED", incID, "Checkout", "open"} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("kubectl get incidents lacks %q:\n%s", want, out)
 		}
 	}
-	if out := kubectl(t, carolKC, "get", "incidents", "-n", "default"); !strings.Contains(out, incID) {
+	if out := kubectl(t, carolKC, "get", "incidents", "-n", ws); !strings.Contains(out, incID) {
 		t.Fatalf("aggregate-to-view user:\n%s", out)
 	}
-	if out := kubectl(t, adminKC, "get", "incidents", "-A"); !strings.Contains(out, "NAMESPACE") || !strings.Contains(out, "default") || !strings.Contains(out, incID) {
+	if out := kubectl(t, adminKC, "get", "incidents", "-A"); !strings.Contains(out, "NAMESPACE") || !strings.Contains(out, ws) || !strings.Contains(out, incID) {
 		t.Fatalf("kubectl get incidents -A:\n%s", out)
 	}
 	// The Table itself, as kube-apiserver passes it on.
-	table := getJSON(t, admin, base+"/namespaces/default/uptimeincidents", "application/json;as=Table;v=v1;g=meta.k8s.io,application/json")
+	table := getJSON(t, admin, base+"/namespaces/"+ws+"/uptimeincidents", "application/json;as=Table;v=v1;g=meta.k8s.io,application/json")
 	if table["kind"] != "Table" || len(table["columnDefinitions"].([]any)) < 7 || len(table["rows"].([]any)) != 1 {
 		t.Fatalf("table: %v", table)
 	}
 
 	// Typed objects.
 	var inc map[string]any
-	must(t, json.Unmarshal([]byte(kubectl(t, aliceKC, "get", "incident", incID, "-n", "default", "-o", "json")), &inc))
+	must(t, json.Unmarshal([]byte(kubectl(t, aliceKC, "get", "incident", incID, "-n", ws, "-o", "json")), &inc))
 	meta := inc["metadata"].(map[string]any)
-	if inc["apiVersion"] != "api.uptime-operator.io/v1" || inc["kind"] != "Incident" || meta["namespace"] != "default" || meta["uid"] != incID ||
+	if inc["apiVersion"] != "api.uptime-operator.io/v1" || inc["kind"] != "Incident" || meta["namespace"] != ws || meta["uid"] != incID ||
 		meta["resourceVersion"] == "" || meta["creationTimestamp"] == nil || inc["status"].(map[string]any)["state"] != "open" {
 		t.Fatalf("incident: %v", inc)
 	}
-	list := getJSON(t, admin, base+"/namespaces/default/uptimeincidents", "application/json")
+	list := getJSON(t, admin, base+"/namespaces/"+ws+"/uptimeincidents", "application/json")
 	if list["kind"] != "IncidentList" || list["apiVersion"] != "api.uptime-operator.io/v1" || len(list["items"].([]any)) != 1 {
 		t.Fatalf("list: %v", list)
 	}
 	// {base_url}/incidents through the aggregated API is still the REST API
 	// of the specification: its list and detail answers, not Kubernetes objects.
-	restList := getJSON(t, admin, base+"/namespaces/default/incidents", "application/json")
+	restList := getJSON(t, admin, base+"/namespaces/"+ws+"/incidents", "application/json")
 	if _, ok := restList["counts"].(map[string]any); !ok || restList["kind"] != nil {
 		t.Fatalf("REST list through the aggregated API: %v", restList)
 	}
-	if detail := getJSON(t, admin, base+"/namespaces/default/incidents/"+incID, "application/json"); detail["id"] != incID || detail["kind"] != nil {
+	if detail := getJSON(t, admin, base+"/namespaces/"+ws+"/incidents/"+incID, "application/json"); detail["id"] != incID || detail["kind"] != nil {
 		t.Fatalf("REST detail through the aggregated API: %v", detail)
 	}
 
 	// Field selectors.
-	if out := kubectl(t, aliceKC, "get", "incidents", "-n", "default", "--field-selector", "status.state=resolved"); strings.Contains(out, incID) {
+	if out := kubectl(t, aliceKC, "get", "incidents", "-n", ws, "--field-selector", "status.state=resolved"); strings.Contains(out, incID) {
 		t.Fatalf("resolved selector lists the open incident:\n%s", out)
 	}
-	if out := kubectl(t, aliceKC, "get", "incidents", "-n", "default", "--field-selector", "status.state=open,spec.monitor.name=Checkout"); !strings.Contains(out, incID) {
+	if out := kubectl(t, aliceKC, "get", "incidents", "-n", ws, "--field-selector", "status.state=open,spec.monitor.name=Checkout"); !strings.Contains(out, incID) {
 		t.Fatalf("open selector:\n%s", out)
 	}
-	if out, err := kubectlErr(aliceKC, "get", "incidents", "-n", "default", "--field-selector", "spec.colour=red"); err == nil || !strings.Contains(out, "field label not supported") {
+	if out, err := kubectlErr(aliceKC, "get", "incidents", "-n", ws, "--field-selector", "spec.colour=red"); err == nil || !strings.Contains(out, "field label not supported") {
 		t.Fatalf("unknown field: %v\n%s", err, out)
 	}
 
 	// A watch, as kubectl -w runs it.
-	w := startKubectl(t, aliceKC, "get", "incidents", "-n", "default", "-w")
+	w := startKubectl(t, aliceKC, "get", "incidents", "-n", ws, "-w")
 
 	// A viewer cannot acknowledge; kube-apiserver refuses her.
-	path := "/apis/api.uptime-operator.io/v1/namespaces/default/uptimeincidents/" + incID
+	path := "/apis/api.uptime-operator.io/v1/namespaces/" + ws + "/uptimeincidents/" + incID
 	empty := filepath.Join(dir, "empty.json")
 	must(t, os.WriteFile(empty, []byte("{}"), 0o600))
 	if out, err := kubectlErr(aliceKC, "create", "--raw", path+"/acknowledge", "-f", empty); err == nil || !strings.Contains(out, "forbidden") {
@@ -140,7 +140,7 @@ func TestIncidentsAsResources(t *testing.T) {
 	note := filepath.Join(dir, "note.json")
 	must(t, os.WriteFile(note, []byte(`{"body":"rolling back the deploy"}`), 0o600))
 	kubectl(t, bobKC, "create", "--raw", path+"/notes", "-f", note)
-	if out := kubectl(t, aliceKC, "get", "incident", incID, "-n", "default", "-o", "jsonpath={.status.notes[0].body}"); out != "rolling back the deploy" {
+	if out := kubectl(t, aliceKC, "get", "incident", incID, "-n", ws, "-o", "jsonpath={.status.notes[0].body}"); out != "rolling back the deploy" {
 		t.Fatalf("note: %q", out)
 	}
 
@@ -152,10 +152,10 @@ func TestIncidentsAsResources(t *testing.T) {
 	if out, err := kubectlErr(bobKC, "create", "--raw", path+"/resolve", "-f", resolve); err == nil || !strings.Contains(out, "INCIDENT_RESOLVED") {
 		t.Fatalf("second resolve: %v\n%s", err, out)
 	}
-	if out := kubectl(t, aliceKC, "get", "incidents", "-n", "default", "--field-selector", "status.state=resolved"); !strings.Contains(out, incID) {
+	if out := kubectl(t, aliceKC, "get", "incidents", "-n", ws, "--field-selector", "status.state=resolved"); !strings.Contains(out, incID) {
 		t.Fatalf("resolved selector:\n%s", out)
 	}
-	if out, err := kubectlErr(aliceKC, "get", "incident", "no-such-incident", "-n", "default"); err == nil || !strings.Contains(out, "not found") {
+	if out, err := kubectlErr(aliceKC, "get", "incident", "no-such-incident", "-n", ws); err == nil || !strings.Contains(out, "not found") {
 		t.Fatalf("missing incident: %v\n%s", err, out)
 	}
 }

@@ -18,7 +18,7 @@ import (
 // budget, and carol's first write in another workspace is still served.
 // Before, carol got 429.
 func TestLimitsFollowTheKubernetesUser(t *testing.T) {
-	env, _, base := startAggregated(t)
+	env, _, base, ws := startAggregated(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	must(t, env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-b"}}))
@@ -39,11 +39,11 @@ func TestLimitsFollowTheKubernetesUser(t *testing.T) {
 		return nil
 	})
 	for i := range 120 {
-		if code, body := write(bob, "default"); code != http.StatusBadRequest {
+		if code, body := write(bob, ws); code != http.StatusBadRequest {
 			t.Fatalf("bob's write %d: %d %s, want 400", i+1, code, body)
 		}
 	}
-	if code, _ := write(bob, "default"); code != http.StatusTooManyRequests {
+	if code, _ := write(bob, ws); code != http.StatusTooManyRequests {
 		t.Fatalf("bob's 121st write: %d, want 429", code)
 	}
 	if code, body := write(carol, "team-b"); code != http.StatusBadRequest {

@@ -25,11 +25,11 @@ var readTools = []string{
 // workspace and the tools (spec/mcp.md, modes rule 6: a viewer, or a user
 // without write access, gets only the read tools).
 func TestMCPThroughKubeAPIServer(t *testing.T) {
-	env, _, base := startAggregated(t)
-	endpoint := base + "/namespaces/default/mcp"
+	env, _, base, ws := startAggregated(t)
+	endpoint := base + "/namespaces/" + ws + "/mcp"
 
 	bob := httpFor(t, env.Config, "bob")
-	code, body := do(t, bob, http.MethodPost, base+"/namespaces/default/monitors",
+	code, body := do(t, bob, http.MethodPost, base+"/namespaces/"+ws+"/monitors",
 		map[string]any{"name": "Seen through MCP", "url": "http://127.0.0.1:9/", "interval_seconds": 60})
 	if code != http.StatusCreated {
 		t.Fatalf("editor create monitor: %d %s", code, body)
@@ -53,8 +53,8 @@ func TestMCPThroughKubeAPIServer(t *testing.T) {
 			}
 		}
 		who := s.callJSON("service_whoami")
-		if who["workspace_id"] != "default" || who["read_only"] != false || who["mcp_mode"] != "default" {
-			t.Errorf("editor whoami = %v, want workspace default, read_only false, mcp_mode default", who)
+		if who["workspace_id"] != ws || who["read_only"] != false || who["mcp_mode"] != "default" {
+			t.Errorf("editor whoami = %v, want workspace %s, read_only false, mcp_mode default", who, ws)
 		}
 		list := s.callJSON("service_list_monitors")
 		if raw, _ := json.Marshal(list); !strings.Contains(string(raw), "Seen through MCP") {
@@ -72,8 +72,8 @@ func TestMCPThroughKubeAPIServer(t *testing.T) {
 			t.Errorf("viewer (read-only level) got %d tools, want only the %d read tools:\n got %v\nwant %v", len(tools), len(want), tools, want)
 		}
 		who := s.callJSON("service_whoami")
-		if who["workspace_id"] != "default" || who["read_only"] != true || who["mcp_mode"] != "read-only" {
-			t.Errorf("viewer whoami = %v, want workspace default, read_only true, mcp_mode read-only", who)
+		if who["workspace_id"] != ws || who["read_only"] != true || who["mcp_mode"] != "read-only" {
+			t.Errorf("viewer whoami = %v, want workspace %s, read_only true, mcp_mode read-only", who, ws)
 		}
 		// A write tool is not offered, so it cannot be called either.
 		resp := s.rpc("tools/call", map[string]any{"name": "service_create_monitor",

@@ -38,7 +38,7 @@ import (
 // and the Flagger webhook's command, run with kubectl as that user.
 func TestRolloutGate(t *testing.T) {
 	storePath := filepath.Join(t.TempDir(), "uptime.db")
-	env, _, _ := startAggregatedWith(t, storePath)
+	env, _, _, _ := startAggregatedWith(t, storePath)
 	ctx := context.Background()
 	c := env.Client
 	const ns = "shop"

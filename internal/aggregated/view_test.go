@@ -26,7 +26,7 @@ import (
 // token, not a header value, not a token-bearing webhook URL. Secrets stay
 // out of reach.
 func TestViewReadsNoCredential(t *testing.T) {
-	env, admin, base := startAggregated(t)
+	env, admin, base, ws := startAggregated(t)
 	ctx := context.Background()
 	// The control plane installed the aggregate roles and filled view
 	// from them; one more pass changes nothing.
@@ -36,12 +36,12 @@ func TestViewReadsNoCredential(t *testing.T) {
 	if !viewGrants(view.Rules, monv1.GroupVersion.Group, "monitors") {
 		t.Fatalf("view was not filled from the aggregate roles: %v", view.Rules)
 	}
-	bind(t, ctx, env.Client, "view-vera", "vera", "view")
+	bind(t, ctx, env.Client, ws, "view-vera", "vera", "view")
 
 	// Credentials written the ways a workspace writes them.
 	const header = "Bearer view-must-not-read-this-0123456789"
 	const hookToken = "hooktoken0123456789abcdefVIEW"
-	code, body := do(t, admin, http.MethodPost, base+"/namespaces/default/monitors", map[string]any{
+	code, body := do(t, admin, http.MethodPost, base+"/namespaces/"+ws+"/monitors", map[string]any{
 		"name": "Nightly backup", "type": "cron", "config": map[string]any{"cron_expression": "0 3 * * *"}})
 	if code != http.StatusCreated {
 		t.Fatalf("create cron monitor: %d %s", code, body)
@@ -54,13 +54,13 @@ func TestViewReadsNoCredential(t *testing.T) {
 	if len(token) < 32 {
 		t.Fatalf("heartbeat_url %q", cron.HeartbeatURL)
 	}
-	code, body = do(t, admin, http.MethodPost, base+"/namespaces/default/monitors", map[string]any{
+	code, body = do(t, admin, http.MethodPost, base+"/namespaces/"+ws+"/monitors", map[string]any{
 		"name": "Billing API", "url": "http://127.0.0.1:9/", "interval_seconds": 60,
 		"config": map[string]any{"headers": map[string]string{"Authorization": header}}})
 	if code != http.StatusCreated {
 		t.Fatalf("create monitor with a credential header: %d %s", code, body)
 	}
-	code, body = do(t, admin, http.MethodPost, base+"/namespaces/default/integrations/webhook/connections", map[string]any{
+	code, body = do(t, admin, http.MethodPost, base+"/namespaces/"+ws+"/integrations/webhook/connections", map[string]any{
 		"name": "Hook", "webhook_url": "http://127.0.0.1:9/in?token=" + hookToken})
 	if code != http.StatusCreated && code != http.StatusOK {
 		t.Fatalf("create webhook connection: %d %s", code, body)
@@ -69,14 +69,14 @@ func TestViewReadsNoCredential(t *testing.T) {
 
 	vera := httpFor(t, env.Config, "vera")
 	host := strings.TrimSuffix(env.Config.Host, "/")
-	crds := host + "/apis/" + monv1.GroupVersion.String() + "/namespaces/default/"
+	crds := host + "/apis/" + monv1.GroupVersion.String() + "/namespaces/" + ws + "/"
 	readable := []string{
 		crds + "monitors", crds + "alertchannels", crds + "statuspages", crds + "slos", crds + "monitorgroups",
 		crds + "escalationpolicies", crds + "maintenancewindows", crds + "oncallschedules",
-		base + "/namespaces/default/uptimemonitors", base + "/namespaces/default/uptimeincidents",
-		base + "/namespaces/default/uptimeregions",
-		host + "/api/v1/namespaces/default/events", host + "/apis/events.k8s.io/v1/namespaces/default/events",
-		host + "/api/v1/namespaces/default/configmaps",
+		base + "/namespaces/" + ws + "/uptimemonitors", base + "/namespaces/" + ws + "/uptimeincidents",
+		base + "/namespaces/" + ws + "/uptimeregions",
+		host + "/api/v1/namespaces/" + ws + "/events", host + "/apis/events.k8s.io/v1/namespaces/" + ws + "/events",
+		host + "/api/v1/namespaces/" + ws + "/configmaps",
 	}
 	// Wait until the controller has moved what it moves (and the REST
 	// writes are in), then read everything view reads.
@@ -103,14 +103,14 @@ func TestViewReadsNoCredential(t *testing.T) {
 			}
 		}
 	}
-	for _, url := range []string{host + "/api/v1/namespaces/default/secrets", host + "/api/v1/namespaces/default/secrets/nightly-backup-credentials"} {
+	for _, url := range []string{host + "/api/v1/namespaces/" + ws + "/secrets", host + "/api/v1/namespaces/" + ws + "/secrets/nightly-backup-credentials"} {
 		if code, _ := do(t, vera, http.MethodGet, url, nil); code != http.StatusForbidden {
 			t.Errorf("view reads Secrets at %s: %d", url, code)
 		}
 	}
 	// The REST API, which view does not reach, still shows the URL to a
 	// key holder: the token is in the monitor's credentials Secret.
-	code, body = do(t, admin, http.MethodGet, base+"/namespaces/default/monitors", nil)
+	code, body = do(t, admin, http.MethodGet, base+"/namespaces/"+ws+"/monitors", nil)
 	if code != http.StatusOK || !strings.Contains(body, token) {
 		t.Fatalf("REST list lacks the heartbeat URL: %d %.500s", code, body)
 	}

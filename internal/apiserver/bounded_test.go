@@ -23,7 +23,6 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/manager"
 	"github.com/uptime-operator/uptime-operator/internal/plans"
 	"github.com/uptime-operator/uptime-operator/internal/store/sqlite"
-	"github.com/uptime-operator/uptime-operator/internal/testenv"
 )
 
 // Bounded work per request (issue 36 row 5, docs/rest-api.md "Bounded
@@ -453,7 +452,7 @@ func BenchmarkBoundedRequests(b *testing.B) {
 func startBenchEnv(b *testing.B) {
 	RegisterFailHandler(func(message string, _ ...int) { b.Fatal(message) })
 	var err error
-	env, err = testenv.Start(manager.Options{DefaultPlan: "free", AllowPrivateTargets: true, Store: filepath.Join(b.TempDir(), "manager.db")})
+	env, err = startEnv(b.TempDir())
 	if err != nil {
 		b.Skipf("no control plane: %v", err)
 	}

@@ -50,6 +50,13 @@ var (
 	keys = map[string]string{}
 )
 
+// startEnv starts the suite's control plane and manager: BeforeSuite, or
+// startBenchEnv for a benchmark run alone. The manager's own store goes to
+// a file in dir; the API under test gets the store BeforeSuite opens.
+func startEnv(dir string) (*testenv.Env, error) {
+	return testenv.Start(manager.Options{DefaultPlan: "free", AllowPrivateTargets: true, Store: filepath.Join(dir, "manager.db")})
+}
+
 func TestAPIServer(t *testing.T) {
 	RegisterFailHandler(Fail)
 	RunSpecs(t, "REST API (envtest + SQLite)")
@@ -58,10 +65,7 @@ func TestAPIServer(t *testing.T) {
 var _ = BeforeSuite(func() {
 	logf.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
 	var err error
-	// The manager's own store goes to a temporary file; the API under test
-	// gets the store opened below.
-	managerStore := filepath.Join(GinkgoT().TempDir(), "manager.db")
-	env, err = testenv.Start(manager.Options{DefaultPlan: "free", AllowPrivateTargets: true, Store: managerStore})
+	env, err = startEnv(GinkgoT().TempDir())
 	Expect(err).NotTo(HaveOccurred())
 	k8s = env.Client
 

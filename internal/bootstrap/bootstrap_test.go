@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
@@ -68,11 +69,12 @@ func TestParseRefusesWhatIsNotARegionOrPlan(t *testing.T) {
 	}
 }
 
-// TestAppliesOnceTheCRDsAreServed is a first install: the manager starts while
-// the CRDs are not served yet; the applier waits for them, then creates what
-// the file declares, updates it from a changed file, deletes what the file
-// dropped and never touches objects without its label.
-func TestAppliesOnceTheCRDsAreServed(t *testing.T) {
+// TestAppliesOnTheAPIServer runs the applier against one control plane:
+// first a first install, whose subject needs the CRDs not served yet (a
+// deleted CRD stayed served for over a minute at times, so the install
+// goes first rather than each case starting from a clean control plane),
+// then the refusals, once the CRDs are served.
+func TestAppliesOnTheAPIServer(t *testing.T) {
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		t.Fatal("KUBEBUILDER_ASSETS is not set: run the tests with `make test` (it builds the envtest binaries)")
 	}
@@ -82,6 +84,23 @@ func TestAppliesOnceTheCRDsAreServed(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = env.Stop() })
+	t.Run("applies once the CRDs are served", func(t *testing.T) { appliesOnceTheCRDsAreServed(t, cfg) })
+	t.Run("refuses what admission refuses", func(t *testing.T) { refusesWhatAdmissionRefuses(t, cfg) })
+}
+
+// installCRDs installs the CRDs and waits until they are served.
+func installCRDs(t *testing.T, cfg *rest.Config) {
+	t.Helper()
+	if _, err := envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{Paths: []string{filepath.Join("..", "..", "config", "crd", "bases")}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// appliesOnceTheCRDsAreServed is a first install: the manager starts while
+// the CRDs are not served yet; the applier waits for them, then creates what
+// the file declares, updates it from a changed file, deletes what the file
+// dropped and never touches objects without its label.
+func appliesOnceTheCRDsAreServed(t *testing.T, cfg *rest.Config) {
 	scheme := runtime.NewScheme()
 	if err := admissionregistrationv1.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
@@ -114,9 +133,7 @@ func TestAppliesOnceTheCRDsAreServed(t *testing.T) {
 	if err := c.Create(ctx, owner); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{Paths: []string{filepath.Join("..", "..", "config", "crd", "bases")}}); err != nil {
-		t.Fatal(err)
-	}
+	installCRDs(t, cfg)
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
@@ -164,21 +181,13 @@ func TestAppliesOnceTheCRDsAreServed(t *testing.T) {
 	}
 }
 
-// TestRefusesWhatAdmissionRefuses (issue 36, row 8): the webhooks skip
+// refusesWhatAdmissionRefuses (issue 36, row 8): the webhooks skip
 // bootstrapped objects, so the applier checks them with the same
 // functions (webhooks.BootstrapValidator): a region whose code another
 // region holds and a plan admission would refuse are reported and not
 // applied; the rest of the file is.
-func TestRefusesWhatAdmissionRefuses(t *testing.T) {
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		t.Fatal("KUBEBUILDER_ASSETS is not set: run the tests with `make test` (it builds the envtest binaries)")
-	}
-	env := &envtest.Environment{CRDDirectoryPaths: []string{filepath.Join("..", "..", "config", "crd", "bases")}}
-	cfg, err := env.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
+func refusesWhatAdmissionRefuses(t *testing.T, cfg *rest.Config) {
+	installCRDs(t, cfg) // served already, unless the first install failed early
 	scheme := runtime.NewScheme()
 	if err := monv1.AddToScheme(scheme); err != nil {
 		t.Fatal(err)

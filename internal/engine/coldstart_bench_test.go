@@ -30,13 +30,11 @@ func BenchmarkColdStart(b *testing.B) {
 	if v, err := strconv.Atoi(os.Getenv("UPTIME_BENCH_MONITORS")); err == nil && v > 0 {
 		n = v
 	}
-	dir := b.TempDir()
-	opts := manager.Options{Store: filepath.Join(dir, "uptime.db"), AllowPrivateTargets: true, SkipNameValidation: true}
-	env, err := testenv.Start(opts)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer env.Stop()
+	// Its subject is the manager's start: it runs its own, restarted below.
+	env := testenv.Use(b, env)
+	opts := manager.Options{Store: filepath.Join(b.TempDir(), "uptime.db"), AllowPrivateTargets: true}
+	env.RunManager(b, opts)
+	ns := env.Namespace(b, nil)
 	ctx := context.Background()
 	if err := env.Client.Create(ctx, &monv1.ProbeRegion{ObjectMeta: metav1.ObjectMeta{Name: "bench"}}); err != nil {
 		b.Fatal(err)
@@ -50,7 +48,7 @@ func BenchmarkColdStart(b *testing.B) {
 			defer wg.Done()
 			for i := w; i < n; i += 8 {
 				m := &monv1.Monitor{
-					ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("m-%05d", i), Namespace: "default"},
+					ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("m-%05d", i), Namespace: ns},
 					Spec:       monv1.MonitorSpec{URL: fmt.Sprintf("https://example.com/%d", i), IntervalSeconds: 60},
 				}
 				if err := env.Client.Create(ctx, m); err != nil {

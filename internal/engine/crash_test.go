@@ -23,11 +23,11 @@ import (
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/engine"
-	"github.com/uptime-operator/uptime-operator/internal/localcp"
 	"github.com/uptime-operator/uptime-operator/internal/manager"
 	"github.com/uptime-operator/uptime-operator/internal/probeserver"
 	"github.com/uptime-operator/uptime-operator/internal/store"
 	"github.com/uptime-operator/uptime-operator/internal/store/sqlite"
+	"github.com/uptime-operator/uptime-operator/internal/testenv"
 	"github.com/uptime-operator/uptime-operator/probes"
 )
 
@@ -39,8 +39,11 @@ const (
 	childAPI      = "UPTIME_CRASH_API"
 	childWebhook  = "UPTIME_CRASH_WEBHOOK"
 	childCertDir  = "UPTIME_CRASH_CERTDIR"
-	crashRegionNS = "uptime-operator-system"
+	crashRegionNS = managerNS
 )
+
+// crashRegions are TestManagerKill's regions, apart from the suite's.
+var crashRegions = []string{"crash-1", "crash-2", "crash-3"}
 
 // TestCrashChildManager is the manager process TestManagerKill kills; it
 // does nothing unless started by that test.
@@ -68,41 +71,26 @@ func TestCrashChildManager(t *testing.T) {
 // results, restarts it, and checks that no result is lost or counted twice
 // and that the outage yields exactly one incident.
 func TestManagerKill(t *testing.T) {
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" && os.Getenv("CI") != "true" {
-		t.Skip("KUBEBUILDER_ASSETS is not set (make test sets it)")
-	}
 	if os.Getenv(childEnv) == "1" {
 		t.Skip("inside the child")
 	}
+	// Its subject is the manager's restart: the package's manager stops
+	// for it, and the child process serves the webhooks instead.
+	env := testenv.Use(t, env)
+	env.StopForTest(t)
 	dir := t.TempDir()
-	cp, err := localcp.New(localcp.Options{WebhookHost: "127.0.0.1"})
+	kubeconfig, err := env.Kubeconfig(dir, "crash-admin", "system:masters")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := cp.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = cp.Stop() }()
-	kubeconfig := filepath.Join(dir, "kubeconfig")
-	raw, err := cp.Kubeconfig("crash-admin", "system:masters")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(kubeconfig, raw, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.New(cfg, client.Options{Scheme: manager.Scheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := env.Client
 	apiAddr := freeAddr(t)
 	dbPath := filepath.Join(dir, "uptime.db")
-	wo := cp.Webhook
+	webhookHost, webhookPort := env.WebhookAddr()
 	child := func() *exec.Cmd {
 		cmd := exec.Command(os.Args[0], "-test.run", "^TestCrashChildManager$", "-test.timeout", "10m")
 		cmd.Env = append(os.Environ(), childEnv+"=1", childKubecfg+"="+kubeconfig, childStore+"="+dbPath, childAPI+"="+apiAddr,
-			childWebhook+"="+net.JoinHostPort(wo.Host, strconv.Itoa(wo.Port)), childCertDir+"="+wo.CertDir)
+			childWebhook+"="+net.JoinHostPort(webhookHost, strconv.Itoa(webhookPort)), childCertDir+"="+env.WebhookCertDir())
 		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
@@ -114,14 +102,14 @@ func TestManagerKill(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	// The target fails for r1 and r2 and answers r3: an outage confirmed by
-	// two of three regions for the whole test.
+	// The target fails for crash-1 and crash-2 and answers crash-3: an
+	// outage confirmed by two of three regions for the whole test.
 	var hits sync.Map // region -> *atomic.Int64
 	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		region := r.Header.Get(probes.RegionHeader)
 		n, _ := hits.LoadOrStore(region, new(atomic.Int64))
 		n.(*atomic.Int64).Add(1)
-		if region == "r3" {
+		if region == crashRegions[2] {
 			_, _ = w.Write([]byte("ok"))
 			return
 		}
@@ -129,11 +117,10 @@ func TestManagerKill(t *testing.T) {
 	}))
 	defer target.Close()
 
-	waitUntil(t, "the child's webhooks", func() bool {
-		return c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: crashRegionNS}}) == nil
-	})
+	// The namespace is there (TestMain); creating a region waits for the
+	// child's webhooks.
 	agents := sync.WaitGroup{}
-	for _, code := range []string{"r1", "r2", "r3"} {
+	for _, code := range crashRegions {
 		token := engine.NewHeartbeatToken()
 		mustT(t, c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "tok-" + code, Namespace: crashRegionNS},
 			Data: map[string][]byte{probeserver.RegionTokenKey: []byte(token)}}))
@@ -153,8 +140,8 @@ func TestManagerKill(t *testing.T) {
 			})
 		}()
 	}
-	m := &monv1.Monitor{ObjectMeta: metav1.ObjectMeta{Name: "crash", Namespace: "default"},
-		Spec: monv1.MonitorSpec{URL: target.URL, IntervalSeconds: 15, Regions: []string{"r1", "r2", "r3"}, HTTP: &monv1.HTTPConfig{TimeoutMs: 2000}}}
+	m := &monv1.Monitor{ObjectMeta: metav1.ObjectMeta{Name: "crash", Namespace: env.Namespace(t, nil)},
+		Spec: monv1.MonitorSpec{URL: target.URL, IntervalSeconds: 15, Regions: crashRegions, HTTP: &monv1.HTTPConfig{TimeoutMs: 2000}}}
 	mustT(t, c.Create(ctx, m))
 	waitUntil(t, "the first incident", func() bool {
 		var got monv1.Monitor

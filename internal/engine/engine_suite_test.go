@@ -40,6 +40,21 @@ var (
 	regions = []string{"r1", "r2", "r3"}
 )
 
+// TestMain starts one control plane and the manager for the package: the
+// suite's, with the probe API on a listener of its own; TestManagerKill
+// runs its own manager process on the same control plane instead. The
+// child process of TestManagerKill starts none.
+func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) == "1" {
+		os.Exit(m.Run())
+	}
+	testenv.Main(m, manager.Options{AllowPrivateTargets: true, Namespace: managerNS, APIListen: "127.0.0.1:0"},
+		func(e *testenv.Env) error {
+			env = e
+			return e.Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: managerNS}})
+		})
+}
+
 func TestEngine(t *testing.T) {
 	RegisterFailHandler(Fail)
 	RunSpecs(t, "Engine with real probe agents (envtest)")
@@ -79,20 +94,12 @@ var _ = BeforeSuite(func() {
 		_, _ = w.Write([]byte("hello"))
 	}))
 
-	var err error
-	env, err = testenv.Start(manager.Options{
-		AllowPrivateTargets: true,
-		Store:               filepath.Join(tmp, "uptime.db"),
-		Namespace:           managerNS,
-		APIListen:           "127.0.0.1:0",
-	})
-	Expect(err).NotTo(HaveOccurred())
+	env = testenv.Use(GinkgoTB(), env)
 	k8s = env.Client
 	addr, err := env.Manager.APIAddr(ctx)
 	Expect(err).NotTo(HaveOccurred())
 	apiURL = "http://" + addr
 
-	Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: managerNS}})).To(Succeed())
 	for _, code := range regions {
 		token := engine.NewHeartbeatToken()
 		Expect(k8s.Create(ctx, &corev1.Secret{
@@ -122,9 +129,6 @@ var _ = BeforeSuite(func() {
 var _ = AfterSuite(func() {
 	if cancel != nil {
 		cancel()
-	}
-	if env != nil {
-		env.Stop()
 	}
 	if target != nil {
 		target.Close()

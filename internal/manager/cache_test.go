@@ -2,7 +2,6 @@ package manager_test
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -11,7 +10,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
-	"github.com/uptime-operator/uptime-operator/internal/manager"
 	"github.com/uptime-operator/uptime-operator/internal/testenv"
 )
 
@@ -20,14 +18,7 @@ import (
 // while kube-apiserver keeps them, and writes through the cached object
 // (the controller's status patch) still work.
 func TestCacheHoldsNoManagedFields(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a control plane")
-	}
-	env, err := testenv.Start(manager.Options{Store: filepath.Join(t.TempDir(), "uptime.db"), AllowPrivateTargets: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer env.Stop()
+	env := testenv.Use(t, env)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if err := env.Client.Create(ctx, &monv1.ProbeRegion{ObjectMeta: metav1.ObjectMeta{Name: "cache"}}); err != nil {

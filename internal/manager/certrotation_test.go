@@ -9,6 +9,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/certrotator"
 	"github.com/uptime-operator/uptime-operator/internal/localcp"
 	"github.com/uptime-operator/uptime-operator/internal/manager"
+	"github.com/uptime-operator/uptime-operator/internal/testenv"
 )
 
 // TestWebhooksServeFromTheFirstStartWithRotatedCerts (issue 28 row 3): with
@@ -25,22 +27,26 @@ import (
 // into the webhook configurations, so kube-apiserver's first admission
 // call after the start succeeds.
 func TestWebhooksServeFromTheFirstStartWithRotatedCerts(t *testing.T) {
-	cp, admin := startControlPlane(t)
+	// Its subject is the manager's first start: the test runs its own.
+	env := testenv.Use(t, env)
+	env.StopForTest(t)
+	admin := env.Config
+	webhookHost, webhookPort := env.WebhookAddr()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	k8s, err := client.New(admin, client.Options{Scheme: manager.Scheme()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	const ns = "uptime-operator-system"
-	for _, n := range []string{ns, "team"} {
-		if err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: n}}); err != nil {
+	// The probe namespace may be there from another test of the manager.
+	const ns, team = "uptime-operator-system", "certrotation-team"
+	for _, n := range []string{ns, team} {
+		if err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: n}}); err != nil && !apierrors.IsAlreadyExists(err) {
 			t.Fatal(err)
 		}
 	}
-	wo := cp.Webhook
 	rot := &certrotator.Options{Namespace: ns, CASecret: "uptime-operator-ca",
-		Certs: []certrotator.Cert{{Secret: "uptime-operator-webhook-cert", DNSNames: []string{"localhost"}, IPs: []net.IP{net.ParseIP(wo.Host)}, Dir: filepath.Join(t.TempDir(), "webhook")}}}
+		Certs: []certrotator.Cert{{Secret: "uptime-operator-webhook-cert", DNSNames: []string{"localhost"}, IPs: []net.IP{net.ParseIP(webhookHost)}, Dir: filepath.Join(t.TempDir(), "webhook")}}}
 	mutating, validating, err := localcp.Webhooks()
 	if err != nil {
 		t.Fatal(err)
@@ -53,7 +59,7 @@ func TestWebhooksServeFromTheFirstStartWithRotatedCerts(t *testing.T) {
 	}
 	m, err := manager.New(admin, manager.Options{
 		Namespace: ns, CertRotation: rot,
-		WebhookHost: wo.Host, WebhookPort: wo.Port, WebhookCertDir: rot.Certs[0].Dir,
+		WebhookHost: webhookHost, WebhookPort: webhookPort, WebhookCertDir: rot.Certs[0].Dir,
 		Store: filepath.Join(t.TempDir(), "uptime.db"), MetricsAddr: "0", HealthAddr: "0", SkipNameValidation: true,
 	})
 	if err != nil {
@@ -67,11 +73,11 @@ func TestWebhooksServeFromTheFirstStartWithRotatedCerts(t *testing.T) {
 
 	// The validating webhook answers: it refuses a header naming a Secret
 	// that does not opt in (the CRD schema alone would admit it).
-	if err := k8s.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "db-password"},
+	if err := k8s.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: team, Name: "db-password"},
 		StringData: map[string]string{"password": "p"}}); err != nil {
 		t.Fatal(err)
 	}
-	mon := &monv1.Monitor{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "web"},
+	mon := &monv1.Monitor{ObjectMeta: metav1.ObjectMeta{Namespace: team, Name: "web"},
 		Spec: monv1.MonitorSpec{URL: "https://example.com/", HTTP: &monv1.HTTPConfig{Headers: []monv1.HTTPHeader{{Name: "X-Db",
 			ValueFrom: &monv1.SecretKeySelector{Name: "db-password", Key: "password"}}}}}}
 	for {

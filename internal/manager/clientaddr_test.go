@@ -4,38 +4,22 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/uptime-operator/uptime-operator/internal/apikeys"
-	"github.com/uptime-operator/uptime-operator/internal/clientip"
-	"github.com/uptime-operator/uptime-operator/internal/manager"
 	"github.com/uptime-operator/uptime-operator/internal/testenv"
-
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // TestTrustedProxiesReachEveryRoute: the manager's direct listener resolves
 // client addresses with its --trusted-proxies setting, so behind the proxy
 // one client's invalid keys block that client only.
 func TestTrustedProxiesReachEveryRoute(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a control plane")
-	}
-	env, err := testenv.Start(manager.Options{AllowPrivateTargets: true,
-		ClientAddresses: clientip.Resolver{Trusted: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer env.Stop()
+	// The package's manager trusts the loopback as a proxy (TestMain).
+	env := testenv.Use(t, env)
 	ctx := context.Background()
-	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team"}}); err != nil {
-		t.Fatal(err)
-	}
-	key, _, err := apikeys.Create(ctx, env.Client, "team", "ci", apikeys.Standard)
+	key, _, err := apikeys.Create(ctx, env.Client, env.Namespace(t, nil), "ci", apikeys.Standard)
 	if err != nil {
 		t.Fatal(err)
 	}

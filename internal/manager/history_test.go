@@ -67,15 +67,11 @@ spec:
 // recent incidents. Before, the history finalizer deleted it all and the
 // re-created monitor started empty.
 func TestHistorySurvivesRecreate(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a control plane")
-	}
+	// Its subject includes the manager's restart on another store: it runs
+	// managers of its own instead of the package's.
+	env := testenv.Use(t, env)
 	opts := manager.Options{AllowPrivateTargets: true, DefaultPlan: "pro"}
-	env, err := testenv.Start(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer env.Stop()
+	env.RunManager(t, opts)
 	ctx := context.Background()
 	for _, o := range []client.Object{
 		&monv1.ProbeRegion{ObjectMeta: metav1.ObjectMeta{Name: "eu-1"}},
@@ -97,11 +93,8 @@ func TestHistorySurvivesRecreate(t *testing.T) {
 	})
 	t.Run("postgres", func(t *testing.T) {
 		dsn := pgSchemaDSN(t, testutil.PostgresDSN(t))
-		env.StopManager()
 		opts.Store = dsn
-		if err := env.StartManager(opts); err != nil {
-			t.Fatal(err)
-		}
+		env.RunManager(t, opts)
 		recreateKeepsHistory(t, env, key)
 		vanishedMonitorIsRetired(t, env, key)
 	})

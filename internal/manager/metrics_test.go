@@ -3,7 +3,6 @@ package manager_test
 import (
 	"context"
 	"crypto/tls"
-	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -19,7 +18,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
-	"github.com/uptime-operator/uptime-operator/internal/manager"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 	"github.com/uptime-operator/uptime-operator/internal/testenv"
 )
@@ -31,15 +29,8 @@ import (
 // per-monitor series on, a Monitor's series appear while it exists and are
 // gone once it is deleted.
 func TestMetricsEndpointSecured(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a control plane")
-	}
-	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	env, err := testenv.Start(manager.Options{MetricsAddr: addr, MetricsSecure: true, MonitorSeries: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer env.Stop()
+	// The package's manager serves its metrics so (TestMain).
+	env, addr := testenv.Use(t, env), metricsAddr
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 

@@ -14,6 +14,7 @@ import (
 	authzv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -21,9 +22,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
-	"github.com/uptime-operator/uptime-operator/internal/localcp"
 	"github.com/uptime-operator/uptime-operator/internal/manager"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
+	"github.com/uptime-operator/uptime-operator/internal/testenv"
 )
 
 // TestManagerRunsOnItsGeneratedRBAC (issue 27 row 8): the manager, run as
@@ -33,7 +34,12 @@ import (
 // RBAC no longer lets it create Deployments or ServiceAccounts in any other
 // namespace. Before, both were granted cluster-wide.
 func TestManagerRunsOnItsGeneratedRBAC(t *testing.T) {
-	cp, admin := startControlPlane(t)
+	// Its subject is the manager's start-up as that ServiceAccount: the
+	// test runs its own managers, each serving the webhooks.
+	env := testenv.Use(t, env)
+	env.StopForTest(t)
+	admin := env.Config
+	webhookHost, webhookPort := env.WebhookAddr()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	k8s, err := client.New(admin, client.Options{Scheme: manager.Scheme()})
@@ -41,13 +47,14 @@ func TestManagerRunsOnItsGeneratedRBAC(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	const ns, sa = "uptime-operator-system", "uptime-operator-manager"
+	const ns, sa, team = "uptime-operator-system", "uptime-operator-manager", "rbac-team"
 	for _, o := range []client.Object{
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team"}},
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: team}},
 		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: sa}},
 	} {
-		if err := k8s.Create(ctx, o); err != nil {
+		// The probe namespace may be there from another test of the manager.
+		if err := k8s.Create(ctx, o); err != nil && !apierrors.IsAlreadyExists(err) {
 			t.Fatal(err)
 		}
 	}
@@ -97,7 +104,7 @@ func TestManagerRunsOnItsGeneratedRBAC(t *testing.T) {
 		{"create", "apps", "deployments", ns, true},
 		{"watch", "apps", "deployments", ns, true},
 		{"create", "", "serviceaccounts", ns, true},
-		{"create", "apps", "deployments", "team", false},
+		{"create", "apps", "deployments", team, false},
 		{"list", "apps", "deployments", "", false},
 		{"create", "", "serviceaccounts", "kube-system", false},
 		{"list", "monitoring.uptime-operator.io", "monitors", "", true},
@@ -113,10 +120,9 @@ func TestManagerRunsOnItsGeneratedRBAC(t *testing.T) {
 	// The manager as that ServiceAccount.
 	cfg := rest.CopyConfig(admin)
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: user, Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"}}
-	wo := cp.Webhook
 	m, err := manager.New(cfg, manager.Options{
 		Namespace: ns, ProbeImage: "example.invalid/uptime-operator:test", ProbeServerURL: "http://uptime-operator.example:8080",
-		WebhookHost: wo.Host, WebhookPort: wo.Port, WebhookCertDir: wo.CertDir,
+		WebhookHost: webhookHost, WebhookPort: webhookPort, WebhookCertDir: env.WebhookCertDir(),
 		Store: filepath.Join(t.TempDir(), "uptime.db"), MetricsAddr: "0", HealthAddr: "0", SkipNameValidation: true,
 	})
 	if err != nil {
@@ -145,7 +151,9 @@ func TestManagerRunsOnItsGeneratedRBAC(t *testing.T) {
 	var dep appsv1.Deployment
 	for {
 		var list appsv1.DeploymentList
-		if err := k8s.List(ctx, &list, client.InNamespace(ns)); err == nil && len(list.Items) == 1 {
+		// The region's own: other tests' regions share the control plane.
+		err := k8s.List(ctx, &list, client.InNamespace(ns), client.MatchingLabels{"uptime-operator.io/region": region.Name})
+		if err == nil && len(list.Items) == 1 {
 			dep = list.Items[0]
 			break
 		}
@@ -181,7 +189,7 @@ func TestManagerRunsOnItsGeneratedRBAC(t *testing.T) {
 		}
 	}
 	cr.Rules = kept
-	secretRole := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "uptime-operator-manager-secrets"},
+	secretRole := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: team, Name: "uptime-operator-manager-secrets"},
 		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"},
 			Verbs: []string{"create", "delete", "get", "list", "patch", "update", "watch"}}}}
 	for _, o := range []client.Object{&cr} {
@@ -189,14 +197,14 @@ func TestManagerRunsOnItsGeneratedRBAC(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, o := range []client.Object{secretRole, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: secretRole.Name},
+	for _, o := range []client.Object{secretRole, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: team, Name: secretRole.Name},
 		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: secretRole.Name},
 		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: ns, Name: sa}}}} {
 		if err := k8s.Create(ctx, o); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for can("list", "", "secrets", "") || !can("list", "", "secrets", "team") {
+	for can("list", "", "secrets", "") || !can("list", "", "secrets", team) {
 		select {
 		case <-ctx.Done():
 			t.Fatal("the narrowed Secret grants never took effect")
@@ -211,8 +219,8 @@ func TestManagerRunsOnItsGeneratedRBAC(t *testing.T) {
 	// Monitor's header reads a Secret that opts in, end to end to the
 	// region's assignments.
 	m, err = manager.New(cfg, manager.Options{
-		Namespace: ns, SecretNamespaces: []string{"team"},
-		WebhookHost: wo.Host, WebhookPort: wo.Port, WebhookCertDir: wo.CertDir,
+		Namespace: ns, SecretNamespaces: []string{team},
+		WebhookHost: webhookHost, WebhookPort: webhookPort, WebhookCertDir: env.WebhookCertDir(),
 		Store: filepath.Join(t.TempDir(), "uptime.db"), MetricsAddr: "0", HealthAddr: "0", SkipNameValidation: true,
 	})
 	if err != nil {
@@ -224,15 +232,15 @@ func TestManagerRunsOnItsGeneratedRBAC(t *testing.T) {
 	defer func() { stop(); <-done }()
 	optIn := map[string]string{monv1.CredentialsLabel: monv1.CredentialsLabelValue}
 	for _, o := range []client.Object{
-		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "api-token", Labels: optIn}, StringData: map[string]string{"token": "Bearer opted-in"}},
-		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "db-password"}, StringData: map[string]string{"password": "not-for-monitors"}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: team, Name: "api-token", Labels: optIn}, StringData: map[string]string{"token": "Bearer opted-in"}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: team, Name: "db-password"}, StringData: map[string]string{"password": "not-for-monitors"}},
 	} {
 		if err := k8s.Create(ctx, o); err != nil {
 			t.Fatal(err)
 		}
 	}
 	header := func(name, secret, key string) *monv1.Monitor {
-		return &monv1.Monitor{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: name},
+		return &monv1.Monitor{ObjectMeta: metav1.ObjectMeta{Namespace: team, Name: name},
 			Spec: monv1.MonitorSpec{URL: "https://example.com/" + name, Regions: []string{region.Name},
 				HTTP: &monv1.HTTPConfig{Headers: []monv1.HTTPHeader{{Name: "Authorization",
 					ValueFrom: &monv1.SecretKeySelector{Name: secret, Key: key}}}}}}
@@ -257,8 +265,14 @@ func TestManagerRunsOnItsGeneratedRBAC(t *testing.T) {
 	}
 	for {
 		list, err := m.Probes.Assignments(ctx, region.Name, "")
-		if err == nil && len(list.Assignments) == 1 {
-			if got := probeapi.HeaderText(list.Assignments[0].Config.HTTP.Headers)["Authorization"]; got != "Bearer opted-in" {
+		// Web's: other tests' Monitors without regions share the control
+		// plane, and run in every region.
+		var ofWeb []probeapi.Assignment
+		if err == nil {
+			ofWeb = slices.DeleteFunc(list.Assignments, func(a probeapi.Assignment) bool { return a.Namespace != team || a.Name != web.Name })
+		}
+		if len(ofWeb) == 1 {
+			if got := probeapi.HeaderText(ofWeb[0].Config.HTTP.Headers)["Authorization"]; got != "Bearer opted-in" {
 				t.Fatalf("assigned Authorization %q, want the opted-in Secret's value", got)
 			}
 			break
@@ -292,24 +306,4 @@ func readManifests(t *testing.T, path string) []*unstructured.Unstructured {
 		}
 	}
 	return out
-}
-
-// startControlPlane starts a local control plane with the CRDs and the
-// webhook configurations (package localcp), stopped when t ends, and
-// returns it with its admin configuration.
-func startControlPlane(t *testing.T) (*localcp.ControlPlane, *rest.Config) {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("starts a control plane")
-	}
-	cp, err := localcp.New(localcp.Options{WebhookHost: "127.0.0.1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	admin, err := cp.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cp.Stop() })
-	return cp, admin
 }

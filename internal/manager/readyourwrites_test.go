@@ -117,14 +117,7 @@ func field(t *testing.T, rec *httptest.ResponseRecorder, name string) string {
 // the same manager does next follows it, with no pause between the write
 // and the read (issue 29 rows 3 and 4).
 func TestReadYourWrites(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a control plane")
-	}
-	env, err := testenv.Start(manager.Options{AllowPrivateTargets: true, Store: filepath.Join(t.TempDir(), "ryw.db")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer env.Stop()
+	env := testenv.Use(t, env)
 	key := rywWorkspace(t, env, "ryw")
 	h := env.Manager.Handler()
 	ctx := context.Background()
@@ -290,18 +283,12 @@ func TestReadYourWrites(t *testing.T) {
 // takes to follow a write the first one answered: the bound of
 // docs/architecture.md ("Read-your-writes"), ReplicaBound.
 func TestReadYourWritesAcrossReplicas(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a control plane")
-	}
-	dir := t.TempDir()
-	env, err := testenv.Start(manager.Options{AllowPrivateTargets: true, Store: filepath.Join(dir, "first.db")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer env.Stop()
+	// The first replica is the package's manager; its subject, the second,
+	// starts here.
+	env := testenv.Use(t, env)
 	key := rywWorkspace(t, env, "ryw-ha")
 
-	replica := manager.Options{AllowPrivateTargets: true, Store: filepath.Join(dir, "second.db"),
+	replica := manager.Options{AllowPrivateTargets: true, Store: filepath.Join(t.TempDir(), "second.db"),
 		WebhookHost: "127.0.0.1", WebhookCertDir: env.WebhookCertDir(), WebhookPort: freePort(t),
 		HealthAddr: "0", MetricsAddr: "0", SkipNameValidation: true}
 	second, err := manager.New(env.Config, replica)

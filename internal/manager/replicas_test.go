@@ -19,9 +19,9 @@ import (
 // held, the listeners ran on the leader only, so half of the connections that
 // a Service spread over two replicas were refused.
 func TestEveryReplicaServes(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a control plane")
-	}
+	// Its subject is the start-up of replicas: the first runs with leader
+	// election on, instead of the package's manager.
+	env := testenv.Use(t, env)
 	dir := t.TempDir()
 	opts := func(db string) manager.Options {
 		return manager.Options{
@@ -30,11 +30,7 @@ func TestEveryReplicaServes(t *testing.T) {
 			Store: filepath.Join(dir, db), AllowPrivateTargets: true,
 		}
 	}
-	env, err := testenv.Start(opts("leader.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer env.Stop()
+	env.RunManager(t, opts("leader.db"))
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	if _, err := env.Manager.APIAddr(ctx); err != nil {

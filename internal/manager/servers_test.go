@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/uptime-operator/uptime-operator/internal/httpserver"
-	"github.com/uptime-operator/uptime-operator/internal/manager"
 	"github.com/uptime-operator/uptime-operator/internal/testenv"
 )
 
@@ -23,16 +21,8 @@ import (
 // configured timeouts. Before, only the header timeout was set and both
 // stayed open for ever.
 func TestListenersCloseSlowAndIdleConnections(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a control plane")
-	}
-	limits := httpserver.Limits{ReadTimeout: 300 * time.Millisecond, IdleTimeout: 300 * time.Millisecond}
-	env, err := testenv.Start(manager.Options{APIListen: "127.0.0.1:0", AggregatedListen: "127.0.0.1:0",
-		AllowPrivateTargets: true, ServerLimits: limits})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer env.Stop()
+	// The package's manager runs with these limits (TestMain).
+	env, limits := testenv.Use(t, env), serverLimits
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	apiAddr, err := env.Manager.APIAddr(ctx)
