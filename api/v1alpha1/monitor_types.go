@@ -62,6 +62,15 @@ var MonitorTypes = func() []MonitorType {
 	return out
 }()
 
+// MonitorTypeNames are MonitorTypes as strings, for enums and messages.
+func MonitorTypeNames() []string {
+	out := make([]string, len(MonitorTypes))
+	for i, t := range MonitorTypes {
+		out[i] = string(t)
+	}
+	return out
+}
+
 // MonitorTypeInfo is one line of MonitorTypeRegistry.
 // +kubebuilder:object:generate=false
 type MonitorTypeInfo struct {

@@ -48,13 +48,7 @@ func redactedMonitor(m restapi.Monitor) restapi.Monitor {
 }
 
 // monitorTypes are monv1.MonitorTypes as the tool arguments spell them.
-var monitorTypes = func() []string {
-	out := make([]string, len(monv1.MonitorTypes))
-	for i, t := range monv1.MonitorTypes {
-		out[i] = string(t)
-	}
-	return out
-}()
+var monitorTypes = monv1.MonitorTypeNames()
 
 // typeArgDescription and urlArgDescription describe the type and url
 // arguments of the monitor tools from monv1.MonitorTypeRegistry (its

@@ -68,7 +68,7 @@ func ValidateMonitorSpec(ctx context.Context, s *monv1.MonitorSpec, guard HostCh
 
 	info, known := monv1.LookupMonitorType(t)
 	if !known {
-		return append(errs, field.NotSupported(path.Child("type"), t, monitorTypeNames()))
+		return append(errs, field.NotSupported(path.Child("type"), t, monv1.MonitorTypeNames()))
 	}
 	switch {
 	case info.URL != monv1.URLNone && s.URL == "":
@@ -160,14 +160,6 @@ func validateBrowser(c *monv1.BrowserConfig, path *field.Path) field.ErrorList {
 		}
 	}
 	return errs
-}
-
-func monitorTypeNames() []string {
-	out := make([]string, len(monv1.MonitorTypes))
-	for i, t := range monv1.MonitorTypes {
-		out[i] = string(t)
-	}
-	return out
 }
 
 // validateTarget holds a field that names where the check connects (a
