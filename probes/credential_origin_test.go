@@ -236,3 +236,89 @@ func TestOrigin(t *testing.T) {
 		}
 	}
 }
+
+// A multistep step's secrets stand for {{name}} in its headers and body:
+// the login step sends the password to its own origin, a 307 redirect to
+// another origin (which would send the body again) is refused before it is
+// followed, a header holding a secret is dropped on a redirect to another
+// origin, the URL is never templated with a secret, and no secret appears
+// in the result.
+func TestMultistepSecretsStayOnTheirOrigin(t *testing.T) {
+	away := newRecorder(t, func(_ *recorder, w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, `{"ok":true}`) })
+	var bodies []string
+	var mu sync.Mutex
+	home := newRecorder(t, func(_ *recorder, w http.ResponseWriter, r *http.Request) {
+		b := make([]byte, 512)
+		n, _ := r.Body.Read(b)
+		mu.Lock()
+		bodies = append(bodies, r.URL.Path+" "+string(b[:n]))
+		mu.Unlock()
+		switch r.URL.Path {
+		case "/login":
+			fmt.Fprint(w, `{"session":"s-1"}`)
+		case "/login-elsewhere":
+			http.Redirect(w, r, away.URL+"/login", http.StatusTemporaryRedirect)
+		case "/profile-elsewhere":
+			http.Redirect(w, r, away.URL+"/profile", http.StatusFound)
+		default:
+			fmt.Fprint(w, `{"ok":true}`)
+		}
+	})
+	zero := 0
+	login := func(path string) probeapi.Assignment {
+		return probeapi.Assignment{Type: probeapi.TypeMultistep, TimeoutMs: 5000, Config: monv1.MonitorSpec{Multistep: &monv1.MultistepConfig{Steps: []monv1.MultistepStep{{
+			Name: "login", Method: "POST", URL: home.URL + path + "?u={{pw}}",
+			Headers: probeapi.TextHeaders(map[string]string{"X-Pin": "{{pin}}"}),
+			Body:    `{"user":"ops","password":"{{pw}}"}`,
+			Secrets: probeapi.TextHeaders(map[string]string{"pw": "hunter2-from-secret", "pin": "4711"}),
+		}}}}, Credentials: []probeapi.Credential{
+			{Step: &zero, Header: probeapi.SecretVariable("pw"), Origin: origin(t, home.URL)},
+			{Step: &zero, Header: probeapi.SecretVariable("pin"), Origin: origin(t, home.URL)},
+		}}
+	}
+
+	res := run(t, login("/login"), testEnv())
+	wantStatus(t, res, probeapi.StatusUp)
+	mu.Lock()
+	got := strings.Join(bodies, "\n")
+	mu.Unlock()
+	if !strings.Contains(got, `/login {"user":"ops","password":"hunter2-from-secret"}`) {
+		t.Fatalf("the login step's body: %s", got)
+	}
+	if pins := home.got("/login", "X-Pin"); len(pins) != 1 || pins[0] != "4711" {
+		t.Fatalf("X-Pin %q", pins)
+	}
+	raw, _ := json.Marshal(res)
+	if strings.Contains(string(raw), "hunter2") || strings.Contains(string(raw), "4711") {
+		t.Fatalf("a secret in the result: %s", raw)
+	}
+
+	res = run(t, login("/login-elsewhere"), testEnv())
+	wantStatus(t, res, probeapi.StatusDown)
+	if res.ErrorType != probeapi.ErrorCredentialOrigin || !strings.Contains(res.ErrorMessage, "the body holds a credential stored for "+origin(t, home.URL)) {
+		t.Fatalf("error %s: %s", res.ErrorType, res.ErrorMessage)
+	}
+	if n := away.requests("/login"); n != 0 {
+		t.Fatalf("the other origin got the login %d times", n)
+	}
+
+	// A 302 turns the POST into a GET without body: the header holding a
+	// secret is dropped, the rest follows.
+	a := login("/profile-elsewhere")
+	a.Config.Multistep.Steps[0].Body = ""
+	wantStatus(t, run(t, a, testEnv()), probeapi.StatusUp)
+	if pins := away.got("/profile", "X-Pin"); len(pins) != 0 {
+		t.Fatalf("the other origin got X-Pin %q", pins)
+	}
+	if n := away.requests("/profile"); n != 1 {
+		t.Fatalf("the redirect was not followed: %d", n)
+	}
+
+	// Bound to another origin, the step is not sent at all.
+	a = login("/login")
+	a.Credentials[0].Origin = origin(t, away.URL)
+	res = run(t, a, testEnv())
+	if res.ErrorType != probeapi.ErrorCredentialOrigin || !strings.Contains(res.ErrorMessage, "secret {{pw}} holds a credential") {
+		t.Fatalf("error %s: %s", res.ErrorType, res.ErrorMessage)
+	}
+}

@@ -46,6 +46,9 @@ type httpRequest struct {
 	// Secrets) with the origin each may be sent to
 	// (probeapi.Assignment.Bound); nil when there are none.
 	Bound map[string]string
+	// BodyBound is the origin a body holding a multistep step's secret may
+	// be sent to ("" for none); nil when the body holds no secret.
+	BodyBound *string
 	// Region is sent as the RegionHeader so targets can tell vantage points
 	// apart (firewall allow-lists, per-region debugging).
 	Region string

@@ -99,6 +99,13 @@ func (s *httpSession) fetch(ctx context.Context, req httpRequest) (*httpOutcome,
 		if next.method != method {
 			body = ""
 		}
+		if body != "" && req.BodyBound != nil {
+			// 307 and 308 send the body again: one holding a step's
+			// secret goes to its own origin only.
+			if origin, _ := probeapi.URLOrigin(next.url); *req.BodyBound == "" || origin != *req.BodyBound {
+				return fail(&credentialOriginError{origin: origin, bound: *req.BodyBound})
+			}
+		}
 		if host != "" && !next.absolute {
 			// A relative Location keeps the caller's Host header, as
 			// net/http's Client does.
@@ -565,7 +572,14 @@ func (e *credentialOriginError) Error() string {
 	if bound == "" {
 		bound = "no fixed origin (the URL it was stored with starts with a {{variable}})"
 	}
-	return fmt.Sprintf("header %s holds a credential stored for %s; not sent to %s", e.header, bound, e.origin)
+	what := "header " + e.header
+	switch {
+	case e.header == "":
+		what = "the body"
+	case strings.HasPrefix(e.header, "{{"):
+		what = "secret " + e.header
+	}
+	return fmt.Sprintf("%s holds a credential stored for %s; not sent to %s", what, bound, e.origin)
 }
 
 // credentialsMayGo returns a *credentialOriginError when u, the URL a

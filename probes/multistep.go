@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -93,9 +94,17 @@ func checkMultistep(ctx context.Context, a *probeapi.Assignment, env *Env) probe
 
 // runStep performs one step, evaluates it and extracts its variables.
 func runStep(ctx context.Context, session *httpSession, st monv1.MultistepStep, bound map[string]string, vars map[string]string, maxBytes int64, region string) (stepResult, *httpOutcome, error) {
-	subst := func(s string) string {
+	// The step's secrets stand for {{name}} in its headers and body only,
+	// never in its URL, and bind what holds them to their origin.
+	secrets := probeapi.HeaderText(st.Secrets)
+	subst := func(s string, secret func(name string)) string {
 		return varRef.ReplaceAllStringFunc(s, func(m string) string {
-			if v, ok := vars[varRef.FindStringSubmatch(m)[1]]; ok {
+			name := varRef.FindStringSubmatch(m)[1]
+			if v, ok := secrets[name]; ok && secret != nil {
+				secret(name)
+				return v
+			}
+			if v, ok := vars[name]; ok {
 				return v
 			}
 			return m
@@ -103,13 +112,20 @@ func runStep(ctx context.Context, session *httpSession, st monv1.MultistepStep, 
 	}
 	headers := make(map[string]string, len(st.Headers))
 	for k, v := range probeapi.HeaderText(st.Headers) {
-		headers[k] = subst(v)
+		headers[k] = subst(v, func(name string) {
+			bound = withBound(bound, k, bound[probeapi.SecretVariable(name)])
+		})
 	}
-	url := subst(st.URL)
+	var bodyBound *string
+	body := subst(st.Body, func(name string) {
+		origin := bound[probeapi.SecretVariable(name)]
+		bodyBound = &origin
+	})
+	url := subst(st.URL, nil)
 	// Details keep the URL as written: substituted values (tokens, ids
 	// taken from earlier responses) are never stored.
 	sr := stepResult{URL: truncateString(st.URL, 256)}
-	out, err := session.fetch(ctx, httpRequest{Method: string(st.Method), URL: url, Headers: headers, Body: subst(st.Body), MaxBytes: maxBytes, Region: region, Bound: bound})
+	out, err := session.fetch(ctx, httpRequest{Method: string(st.Method), URL: url, Headers: headers, Body: body, MaxBytes: maxBytes, Region: region, Bound: bound, BodyBound: bodyBound})
 	if out != nil {
 		sr.ResponseTimeMs = ms(out.Elapsed)
 	}
@@ -181,4 +197,13 @@ func extract(ex monv1.Extraction, r *response) (string, bool, error) {
 	default:
 		return "", false, fmt.Errorf("unknown extract source %q", truncateString(ex.Source, 32))
 	}
+}
+
+// withBound returns bound with header bound to origin too, copied first:
+// bound is the assignment's, shared by every run.
+func withBound(bound map[string]string, header, origin string) map[string]string {
+	out := make(map[string]string, len(bound)+1)
+	maps.Copy(out, bound)
+	out[header] = origin
+	return out
 }

@@ -11,7 +11,8 @@ import (
 
 // validateInlineCredentials refuses a credential written in plain text into
 // a Monitor: a literal header value, new in this write, that carries one
-// (credentials.SensitiveHeader). Kubernetes' built-in `view` role reads
+// (credentials.SensitiveHeader), a literal entry of a step's secrets, or a
+// step body with a literal password or token (credentials.BodyCredential). Kubernetes' built-in `view` role reads
 // Monitors whole, so the value must come from a Secret (valueFrom). The
 // REST API moves literal values into the Monitor's own Secret before it
 // writes, so only kubectl and GitOps writes meet this.
@@ -22,10 +23,20 @@ func validateInlineCredentials(old, m *monv1.Monitor) field.ErrorList {
 	}
 	var errs field.ErrorList
 	for _, h := range credentials.NewInlineCredentials(&m.Spec, was) {
+		what := "header " + h.Name + " carries a credential"
+		if h.Secret {
+			what = "secret " + h.Name + " is a credential"
+		}
 		errs = append(errs, field.Forbidden(h.Path.Child("value"), fmt.Sprintf(
-			"header %s carries a credential, and anyone who may read Monitors (Kubernetes' view role) would read it: "+
+			"%s, and anyone who may read Monitors (Kubernetes' view role) would read it: "+
 				"put it in a Secret and reference it with valueFrom {name, key} (the Secret labelled %s=%q, or the REST API, which stores it for you)",
-			h.Name, monv1.CredentialsLabel, monv1.CredentialsLabelValue)))
+			what, monv1.CredentialsLabel, monv1.CredentialsLabelValue)))
+	}
+	for _, b := range credentials.NewInlineBodies(&m.Spec, was) {
+		errs = append(errs, field.Forbidden(b.Path, fmt.Sprintf(
+			"the body's field %s holds a credential in plain text, and anyone who may read Monitors (Kubernetes' view role) would read it: "+
+				"add it to this step's secrets with valueFrom {name, key} (the Secret labelled %s=%q) and write {{name}} in the body",
+			b.Field, monv1.CredentialsLabel, monv1.CredentialsLabelValue)))
 	}
 	return errs
 }

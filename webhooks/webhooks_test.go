@@ -142,6 +142,16 @@ var _ = Describe("Monitor admission", func() {
 			"spec.mcp.headers[0].value", "view role", "valueFrom"),
 		Entry("an inline Cookie of a multistep step", "team", monitor("type: multistep\nmultistep:\n  steps: [{name: a, url: 'https://example.com/', headers: [{name: Cookie, value: 'sid=s3cr3t'}]}]"),
 			"spec.multistep.steps[0].headers[0].value", "valueFrom"),
+		Entry("a literal secret of a multistep step", "team", monitor("type: multistep\nmultistep:\n  steps: [{name: login, method: POST, url: 'https://example.com/login', body: '{\"password\":\"{{pw}}\"}', secrets: [{name: pw, value: hunter2}]}]"),
+			"spec.multistep.steps[0].secrets[0].value", "secret pw is a credential", "valueFrom"),
+		Entry("a password written into a step's body", "team", monitor("type: multistep\nmultistep:\n  steps: [{name: login, method: POST, url: 'https://example.com/login', body: '{\"user\":\"ops\",\"password\":\"hunter2\"}'}]"),
+			"spec.multistep.steps[0].body", "field password holds a credential", "secrets"),
+		Entry("a password in a step's form body", "team", monitor("type: multistep\nmultistep:\n  steps: [{name: login, method: POST, url: 'https://example.com/login', body: 'user=ops&password=hunter2'}]"),
+			"spec.multistep.steps[0].body", "field password holds a credential"),
+		Entry("a secret in a step's url", "team", monitor("type: multistep\nmultistep:\n  steps: [{name: a, url: 'https://example.com/?k={{pw}}', secrets: [{name: pw, valueFrom: {name: s, key: k}}]}]"),
+			"spec.multistep.steps[0].url", "not in its url"),
+		Entry("a secret with a name no {{variable}} can have", "team", monitor("type: multistep\nmultistep:\n  steps: [{name: a, url: 'https://example.com/', secrets: [{name: x-pw, valueFrom: {name: s, key: k}}]}]"),
+			"spec.multistep.steps[0].secrets[0].name", "variable name"),
 	)
 
 	It("defaults name, interval, method and packet count, and normalises tags", func() {
@@ -297,6 +307,22 @@ websocket:
   assertions: [{source: json_body, property: $.op, operator: equals, target: pong}]
   maxRedirects: 2
   timeoutMs: 5000`))).To(Succeed())
+	})
+
+	It("accepts a login step whose password comes from its secrets", func() {
+		Expect(create("team", monitor(`type: multistep
+multistep:
+  steps:
+  - name: login
+    method: POST
+    url: "https://example.com/login"
+    headers: [{name: X-Pin, value: "{{pin}}"}]
+    body: '{"user":"ops","password":"{{pw}}","remember":true}'
+    secrets: [{name: pw, valueFrom: {name: login, key: password}}, {name: pin, valueFrom: {name: login, key: pin}}]
+    extract: [{variable: session, source: json_body, property: $.session}]
+  - name: profile
+    url: "https://example.com/me"
+    headers: [{name: Authorization, value: "Bearer {{session}}"}]`))).To(Succeed())
 	})
 
 	It("accepts references that exist", func() {

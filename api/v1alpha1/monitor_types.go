@@ -592,10 +592,26 @@ type MultistepStep struct {
 	// +kubebuilder:validation:MaxItems=50
 	// +listType=atomic
 	Headers []HTTPHeader `json:"headers,omitempty"`
-	// body is the request body; it may contain {{variables}}.
+	// body is the request body; it may contain {{variables}}. A password or
+	// token in it goes in secrets and is written here as {{name}}:
+	// admission refuses a literal credential (a JSON or form field named
+	// like password, token or secret with a literal value), since anyone
+	// who may read Monitors reads the body.
 	// +optional
 	// +kubebuilder:validation:MaxLength=16384
 	Body string `json:"body,omitempty"`
+	// secrets are values this step uses as {{name}} in its headers and body,
+	// e.g. the password of a login step, each read from a Secret with
+	// valueFrom as a header value is (up to 20). They are bound to the
+	// origin of this step's url: the agent sends none to another origin
+	// (after templating and after each redirect) and never writes them
+	// into results. A secret's name shadows a variable extracted by an
+	// earlier step. Values written through the REST API are moved to the
+	// Monitor's own Secret like header values.
+	// +optional
+	// +kubebuilder:validation:MaxItems=20
+	// +listType=atomic
+	Secrets []HTTPHeader `json:"secrets,omitempty" wire:",secret"`
 	// expectedStatusCodes count as success (up to 100); empty means 2xx/3xx.
 	// +optional
 	// +kubebuilder:validation:MaxItems=100

@@ -1368,6 +1368,13 @@ func (in *MultistepStep) DeepCopyInto(out *MultistepStep) {
 			(*in)[i].DeepCopyInto(&(*out)[i])
 		}
 	}
+	if in.Secrets != nil {
+		in, out := &in.Secrets, &out.Secrets
+		*out = make([]HTTPHeader, len(*in))
+		for i := range *in {
+			(*in)[i].DeepCopyInto(&(*out)[i])
+		}
+	}
 	if in.ExpectedStatusCodes != nil {
 		in, out := &in.ExpectedStatusCodes, &out.ExpectedStatusCodes
 		*out = make([]int32, len(*in))

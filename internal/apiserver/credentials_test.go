@@ -132,6 +132,32 @@ var _ = Describe("Monitor credentials", Ordered, func() {
 		Expect(string(ownSecret(cr.Name).Data["mcp.authorization"])).To(Equal("Bearer mcp-token"))
 	})
 
+	It("keeps a login step's secrets in the Secret and refuses a password written into its body", func() {
+		rec := do("POST", "/monitors", key(ns, "standard"), map[string]any{"name": "Login with secrets", "type": "multistep",
+			"config": map[string]any{"steps": []any{
+				map[string]any{"name": "login", "method": "POST", "url": "https://93.184.216.34/login",
+					"body": `{"user":"ops","password":"{{pw}}"}`, "secrets": map[string]any{"pw": "hunter2-login"}},
+			}}})
+		Expect(rec.Code).To(Equal(http.StatusCreated), rec.Body.String())
+		Expect(rec.Body.String()).NotTo(ContainSubstring("hunter2-login"))
+		step := obj(rec)["config"].(map[string]any)["steps"].([]any)[0].(map[string]any)
+		Expect(step["secrets"]).To(Equal(map[string]any{"pw": "[REDACTED]"}))
+		Expect(step["body"]).To(Equal(`{"user":"ops","password":"{{pw}}"}`))
+		cr := monitorCR(ns, obj(rec)["id"].(string))
+		Expect(plain(cr)).NotTo(ContainSubstring("hunter2-login"))
+		Expect(cr.Spec.Multistep.Steps[0].Secrets[0].ValueFrom).To(Equal(&monv1.SecretKeySelector{Name: cr.Name + "-credentials", Key: "step0.secret.pw"}))
+		Expect(string(ownSecret(cr.Name).Data["step0.secret.pw"])).To(Equal("hunter2-login"))
+
+		rec = do("POST", "/monitors", key(ns, "standard"), map[string]any{"name": "Login in the clear", "type": "multistep",
+			"config": map[string]any{"steps": []any{
+				map[string]any{"name": "login", "method": "POST", "url": "https://93.184.216.34/login",
+					"body": `{"user":"ops","password":"hunter2-clear"}`},
+			}}})
+		Expect(rec.Code).To(Equal(http.StatusBadRequest), rec.Body.String())
+		Expect(rec.Body.String()).To(ContainSubstring("secrets"))
+		Expect(rec.Body.String()).NotTo(ContainSubstring("hunter2-clear"))
+	})
+
 	It("moves the inline value of an existing Monitor on its next REST write", func() {
 		cr := &monv1.Monitor{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "legacy"},
 			Spec: monv1.MonitorSpec{Name: "Legacy", URL: "https://93.184.216.34/legacy",

@@ -54,7 +54,7 @@ func ToAssignment(ctx context.Context, secrets SecretReader, m *monv1.Monitor) (
 		if step == nil {
 			target = a.URL
 		}
-		if err := resolveHeaders(ctx, secrets, m, &a, step, target, *l.Headers); err != nil {
+		if err := resolveHeaders(ctx, secrets, m, &a, step, target, l.Secret, *l.Headers); err != nil {
 			return a, err
 		}
 	}
@@ -68,8 +68,9 @@ func ToAssignment(ctx context.Context, secrets SecretReader, m *monv1.Monitor) (
 // the credential, or by someone who may read its Secret. A target whose
 // origin is not literal (a step URL that starts with a {{variable}}) binds
 // the credential to no origin: the agent then sends it nowhere. step is
-// the multistep step's position, nil for config.headers.
-func resolveHeaders(ctx context.Context, secrets SecretReader, m *monv1.Monitor, a *probeapi.Assignment, step *int, target string, hs []monv1.HTTPHeader) error {
+// the multistep step's position, nil for config.headers; secret marks a
+// step's secrets, recorded as {{name}} (probeapi.SecretVariable).
+func resolveHeaders(ctx context.Context, secrets SecretReader, m *monv1.Monitor, a *probeapi.Assignment, step *int, target string, secret bool, hs []monv1.HTTPHeader) error {
 	origin, _ := probeapi.Origin(target)
 	for i, h := range hs {
 		if h.ValueFrom == nil {
@@ -81,6 +82,9 @@ func resolveHeaders(ctx context.Context, secrets SecretReader, m *monv1.Monitor,
 		}
 		hs[i].Value, hs[i].ValueFrom = &v, nil
 		c := probeapi.Credential{Header: h.Name, Origin: origin}
+		if secret {
+			c.Header = probeapi.SecretVariable(h.Name)
+		}
 		if step != nil {
 			c.Step = new(int)
 			*c.Step = *step

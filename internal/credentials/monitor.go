@@ -35,6 +35,9 @@ type headerList struct {
 	headers []monv1.HTTPHeader
 	path    *field.Path
 	url     string
+	// secret marks a list of secret values (a multistep step's secrets):
+	// every value in it is a credential, whatever it is called.
+	secret bool
 }
 
 // headerLists returns every header list of spec (monitorconfig finds them
@@ -47,7 +50,11 @@ func headerLists(spec *monv1.MonitorSpec) []headerList {
 		if url == "" {
 			url = spec.URL
 		}
-		out = append(out, headerList{l.Prefix, *l.Headers, l.Field, url})
+		prefix := l.Prefix
+		if l.Secret {
+			prefix += ".secret" // keys apart from the same step's headers
+		}
+		out = append(out, headerList{prefix, *l.Headers, l.Field, url, l.Secret})
 	}
 	return out
 }

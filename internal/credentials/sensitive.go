@@ -1,8 +1,10 @@
 package credentials
 
 import (
+	"maps"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -113,6 +115,8 @@ type InlineHeader struct {
 	Path *field.Path
 	// Name is the header name.
 	Name string
+	// Secret is true for an entry of a step's secrets, a header false.
+	Secret bool
 }
 
 // NewInlineCredentials lists the literal header values of spec that carry
@@ -135,14 +139,89 @@ func NewInlineCredentials(spec, was *monv1.MonitorSpec) []InlineHeader {
 	var out []InlineHeader
 	for _, l := range headerLists(spec) {
 		for i, h := range l.headers {
-			if h.Value == nil || *h.Value == "" || !SensitiveHeader(h.Name, *h.Value) {
+			if h.Value == nil || *h.Value == "" || (!l.secret && !SensitiveHeader(h.Name, *h.Value)) {
 				continue
 			}
 			if old[l.prefix+"\x00"+strings.ToLower(h.Name)+"\x00"+*h.Value] {
 				continue
 			}
-			out = append(out, InlineHeader{Path: l.path.Index(i), Name: h.Name})
+			out = append(out, InlineHeader{Path: l.path.Index(i), Name: h.Name, Secret: l.secret})
 		}
 	}
 	return out
+}
+
+// InlineBody is a multistep step's request body that holds a credential
+// in plain text.
+type InlineBody struct {
+	// Path is the body's field path (spec.multistep.steps[i].body).
+	Path *field.Path
+	// Field is the name of the body field that holds the credential.
+	Field string
+}
+
+// NewInlineBodies lists the multistep step bodies of spec that hold a
+// credential in plain text (BodyCredential) and that was (the stored spec,
+// nil on create) did not hold as the same step's body: as for headers, a
+// stored body left as it was is not the writer's doing.
+func NewInlineBodies(spec, was *monv1.MonitorSpec) []InlineBody {
+	if spec.Multistep == nil {
+		return nil
+	}
+	var out []InlineBody
+	for i, st := range spec.Multistep.Steps {
+		name, ok := BodyCredential(st.Body)
+		if !ok {
+			continue
+		}
+		if was != nil && was.Multistep != nil && i < len(was.Multistep.Steps) && was.Multistep.Steps[i].Body == st.Body {
+			continue
+		}
+		out = append(out, InlineBody{Path: field.NewPath("spec", "multistep", "steps").Index(i).Child("body"), Field: name})
+	}
+	return out
+}
+
+// Body fields, in the three shapes login requests take: a JSON member
+// ("password": "…", or a number), an XML element (<password>…</password>)
+// and a form field (password=…).
+var (
+	jsonMember = regexp.MustCompile(`"((?:[^"\\]|\\.)*)"\s*:\s*(?:"((?:[^"\\]|\\.)*)"|(-?[0-9][0-9.eE+-]*))`)
+	xmlElement = regexp.MustCompile(`<([A-Za-z_][\w.-]*)(?:\s[^>]*)?>([^<]*)</([A-Za-z_][\w.-]*)>`)
+)
+
+// BodyCredential reports whether a request body holds a credential in
+// plain text, and in which field: a JSON member, XML element or form field
+// whose name is a credential's (SensitiveName) with a literal value. A
+// value made only of {{variables}} holds none ("password": "{{pw}}" with
+// pw among the step's secrets is the way to send one). It reads the body
+// by pattern, not by parsing, since {{variables}} may stand where JSON
+// allows no text.
+func BodyCredential(body string) (string, bool) {
+	if strings.TrimSpace(body) == "" {
+		return "", false
+	}
+	literal := func(v string) bool { return strings.TrimSpace(templateRef.ReplaceAllString(v, "")) != "" }
+	for _, m := range jsonMember.FindAllStringSubmatch(body, -1) {
+		if SensitiveName(m[1]) && literal(m[2]+m[3]) {
+			return m[1], true
+		}
+	}
+	for _, m := range xmlElement.FindAllStringSubmatch(body, -1) {
+		if m[1] == m[3] && SensitiveName(m[1]) && literal(m[2]) {
+			return m[1], true
+		}
+	}
+	if t := strings.TrimSpace(body); !strings.ContainsAny(t[:1], "{[<") {
+		if q, err := url.ParseQuery(templateRef.ReplaceAllStringFunc(t, url.QueryEscape)); err == nil {
+			for _, k := range slices.Sorted(maps.Keys(q)) {
+				for _, v := range q[k] {
+					if SensitiveName(k) && literal(v) {
+						return k, true
+					}
+				}
+			}
+		}
+	}
+	return "", false
 }

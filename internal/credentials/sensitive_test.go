@@ -90,3 +90,65 @@ func TestNewInlineCredentials(t *testing.T) {
 		t.Fatalf("on create, the stored Authorization is new too: %+v", got)
 	}
 }
+
+func TestBodyCredential(t *testing.T) {
+	for _, c := range []struct {
+		body, field string
+	}{
+		{`{"user":"ops","password":"hunter2"}`, "password"},
+		{`{"auth": {"client_secret": "abc"}}`, "client_secret"},
+		{`{"pin_token": 4711}`, "pin_token"},
+		{`{"password":"x{{suffix}}"}`, "password"},
+		{`user=ops&password=hunter2`, "password"},
+		{`grant_type=client_credentials&client_secret=abc`, "client_secret"},
+		{`<login><user>ops</user><password>hunter2</password></login>`, "password"},
+		{`{"password":"{{pw}}","token_type":"bearer"}`, "token_type"},
+		// none:
+		{`{"password":"{{pw}}"}`, ""},
+		{`{"password":""}`, ""},
+		{`{"user":"ops","count":{{n}}}`, ""},
+		{`user=ops&password={{pw}}`, ""},
+		{`<password>{{pw}}</password>`, ""},
+		{`plain text with a password word in it`, ""},
+		{``, ""},
+	} {
+		field, ok := BodyCredential(c.body)
+		if ok != (c.field != "") || field != c.field {
+			t.Errorf("BodyCredential(%s) = %q, %v; want %q", c.body, field, ok, c.field)
+		}
+	}
+}
+
+func TestNewInlineSecretsAndBodies(t *testing.T) {
+	v := func(s string) *string { return &s }
+	step := func(body string, secrets ...monv1.HTTPHeader) monv1.MultistepStep {
+		return monv1.MultistepStep{Name: "login", URL: "https://example.com/login", Body: body, Secrets: secrets}
+	}
+	spec := &monv1.MonitorSpec{Multistep: &monv1.MultistepConfig{Steps: []monv1.MultistepStep{
+		// A literal secret is a credential whatever it is called.
+		step(`{"user":"{{u}}"}`, monv1.HTTPHeader{Name: "u", Value: v("ops")}),
+		step(`{"password":"{{pw}}"}`, monv1.HTTPHeader{Name: "pw", ValueFrom: &monv1.SecretKeySelector{Name: "s", Key: "pw"}}),
+		step(`{"password":"hunter2"}`),
+	}}}
+	got := NewInlineCredentials(spec, nil)
+	if len(got) != 1 || got[0].Path.String() != "spec.multistep.steps[0].secrets[0]" || !got[0].Secret {
+		t.Fatalf("new inline credentials: %+v", got)
+	}
+	bodies := NewInlineBodies(spec, nil)
+	if len(bodies) != 1 || bodies[0].Path.String() != "spec.multistep.steps[2].body" || bodies[0].Field != "password" {
+		t.Fatalf("new inline bodies: %+v", bodies)
+	}
+	if got := NewInlineBodies(spec, spec.DeepCopy()); len(got) != 0 {
+		t.Fatalf("a stored body left as it was is not new: %+v", got)
+	}
+	// Moved out by the REST API, a secret's key stays apart from the same
+	// step's headers.
+	spec.Multistep.Steps[0].Headers = []monv1.HTTPHeader{{Name: "u", Value: v("Bearer h")}}
+	data := Externalize(spec, "login", nil)
+	if string(data["step0.secret.u"]) != "ops" || string(data["step0.u"]) != "Bearer h" {
+		t.Fatalf("externalized data: %q", data)
+	}
+	if ref := spec.Multistep.Steps[0].Secrets[0].ValueFrom; ref == nil || ref.Key != "step0.secret.u" {
+		t.Fatalf("secret reference %+v", ref)
+	}
+}

@@ -29,7 +29,7 @@ func (e *Engine) OpenManualIncident(ctx context.Context, m *monv1.Monitor) (stor
 	now := e.opts.Now()
 	inc := store.Incident{
 		ID: newID(), Namespace: m.Namespace, MonitorID: string(m.UID), MonitorName: m.Spec.Name, MonitorURL: target(m),
-		MonitorType: string(m.Spec.Type), StartedAt: now, RegionsTotal: len(monitorRegions(m)), Cause: "manual",
+		MonitorType: string(m.Spec.Type), StartedAt: now, RegionsTotal: len(monitorRegions(m)), Cause: store.CauseManual,
 	}
 	var events []store.OutboxEvent
 	if e.opts.Alerts != nil {
@@ -338,8 +338,8 @@ func classify(cause string) string {
 		probeapi.ErrorResponseMismatch, probeapi.ErrorStep, probeapi.ErrorProtocol, probeapi.ErrorMCP, "too_many_redirects",
 		probeapi.ErrorCredentialOrigin:
 		return "response"
-	case "manual":
-		return "manual"
+	case store.CauseManual:
+		return store.CauseManual
 	case "missed_heartbeat", "heartbeat_failed":
 		return "heartbeat"
 	case probeapi.ErrorBlocked, probeapi.ErrorInvalidConfig, probeapi.ErrorInternal:
@@ -357,7 +357,7 @@ func faultVerdict(q Quorum, cause string) Fault {
 		return FaultChecker
 	case q.LastMileOnly:
 		return FaultExternal
-	case q.Outage || cause == "manual":
+	case q.Outage || cause == store.CauseManual:
 		return FaultYours
 	case len(q.FailingRegions) > 0:
 		return FaultUnknown

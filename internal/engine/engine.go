@@ -511,7 +511,7 @@ func (e *Engine) judge(ctx context.Context, m *monv1.Monitor, force, passing boo
 				return err
 			}
 			j.opened, j.view.Open = &inc, &inc
-		case view.Open != nil && j.q.Recovered:
+		case view.Open != nil && view.Open.Cause != store.CauseManual && j.q.Recovered:
 			inc, err := e.resolveIncident(ctx, tx, m, *view.Open, now)
 			if err != nil {
 				return err

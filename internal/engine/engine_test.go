@@ -211,6 +211,25 @@ var _ = Describe("Manual incidents", func() {
 		_, err = env.Manager.Engine.ResolveIncident(ctx, inc.ID, "", "ops")
 		Expect(errors.Is(err, store.ErrIncidentResolved)).To(BeTrue())
 	})
+
+	It("stays open while the monitor's checks pass, until resolved by hand", func() {
+		// A person declared it, often for what no check sees: the next
+		// passing check must not end it.
+		m := newMonitor("declared", nil)
+		Eventually(func() monv1.MonitorStatusValue { return get(m).Status.CurrentStatus }, 30*time.Second, 200*time.Millisecond).Should(Equal(monv1.StatusUp))
+		inc, err := env.Manager.Engine.OpenManualIncident(ctx, get(m))
+		Expect(err).NotTo(HaveOccurred())
+		opened := time.Now()
+		Eventually(func() bool {
+			last := get(m).Status.LastCheckedAt
+			return last != nil && last.After(opened)
+		}, 40*time.Second, 200*time.Millisecond).Should(BeTrue(), "a check after the incident was opened")
+		Expect(get(m).Status.Regions).To(HaveEach(HaveField("Status", "up")), "every region passes")
+		Consistently(func() *time.Time { return incidents(m)[0].ResolvedAt }, 2*time.Second, 200*time.Millisecond).Should(BeNil())
+		resolved, err := env.Manager.Engine.ResolveIncident(ctx, inc.ID, "fixed", "ops")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(resolved.ResolvedManually).To(BeTrue())
+	})
 })
 
 var _ = Describe("Dependencies", func() {

@@ -399,15 +399,38 @@ func validateMultistep(c *monv1.MultistepConfig, path *field.Path) field.ErrorLi
 	defined := map[string]bool{}
 	for i, st := range c.Steps {
 		p := path.Child("steps").Index(i)
-		templated := st.URL + st.Body
+		// A step's secrets stand for {{name}} in its headers and body, never
+		// in its URL (which results show as written).
+		secrets := map[string]bool{}
+		for j, sec := range st.Secrets {
+			sp := p.Child("secrets").Index(j)
+			switch {
+			case !variableRE.MatchString(sec.Name):
+				errs = append(errs, field.Invalid(sp.Child("name"), sec.Name, "must be a variable name: a letter or _ then letters, digits or _"))
+			case secrets[sec.Name]:
+				errs = append(errs, field.Duplicate(sp.Child("name"), sec.Name))
+			}
+			if sec.ValueFrom == nil && (sec.Value == nil || *sec.Value == "") {
+				errs = append(errs, field.Required(sp.Child("valueFrom"), "a secret's value comes from a Secret"))
+			}
+			secrets[sec.Name] = true
+		}
+		for _, v := range templateVars(st.URL) {
+			if secrets[v] && !defined[v] {
+				errs = append(errs, field.Invalid(p.Child("url"), v, fmt.Sprintf("secret %q may be used in the step's headers and body, not in its url (results show the url)", v)))
+			} else if !defined[v] {
+				errs = append(errs, field.Invalid(p, v, fmt.Sprintf("variable %q is not extracted by an earlier step", v)))
+			}
+		}
+		templated := st.Body
 		for _, h := range st.Headers {
 			if h.Value != nil {
 				templated += *h.Value
 			}
 		}
 		for _, v := range templateVars(templated) {
-			if !defined[v] {
-				errs = append(errs, field.Invalid(p, v, fmt.Sprintf("variable %q is not extracted by an earlier step", v)))
+			if !defined[v] && !secrets[v] {
+				errs = append(errs, field.Invalid(p, v, fmt.Sprintf("variable %q is not extracted by an earlier step nor one of the step's secrets", v)))
 			}
 		}
 		errs = append(errs, validateAssertions(st.Assertions, p.Child("assertions"))...)
@@ -423,7 +446,10 @@ func validateMultistep(c *monv1.MultistepConfig, path *field.Path) field.ErrorLi
 	return errs
 }
 
-var templateVarRE = regexp.MustCompile(`\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}`)
+var (
+	templateVarRE = regexp.MustCompile(`\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}`)
+	variableRE    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+)
 
 func templateVars(s string) []string {
 	var out []string

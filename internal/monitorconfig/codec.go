@@ -84,6 +84,9 @@ type field struct {
 	omitempty bool
 	guard     Guard
 	elem      *shape // KindStruct, KindList
+	// secret marks a KindHeaders list whose values are all credentials
+	// (wire:",secret"): a multistep step's secrets.
+	secret bool
 }
 
 // Field describes one wire key of a config struct (or of a struct nested
@@ -149,7 +152,7 @@ func shapeOf(t reflect.Type) *shape {
 		ft := sf.Type
 		switch {
 		case ft == headerListType:
-			f.kind = KindHeaders
+			f.kind, f.secret = KindHeaders, wopts == "secret"
 		case wopts == "json":
 			f.kind = KindJSON
 		case wopts == "scalar":
@@ -729,6 +732,10 @@ type HeaderList struct {
 	// its field with a `guard` tag: a multi-step step's url, a grpc
 	// target); empty for a list sent to the monitor's url.
 	URL string
+	// Secret is true for a list of secret values rather than headers (a
+	// multistep step's secrets): every value is a credential, and each is
+	// used as {{name}} in the headers and body of the struct holding it.
+	Secret bool
 	// Headers aliases the list in the spec: callers may change it.
 	Headers *[]monv1.HTTPHeader
 }
@@ -747,7 +754,7 @@ func HeaderListsAt(spec *monv1.MonitorSpec, root *fieldpath.Path) []HeaderList {
 	walkConfigs(spec, root, func(f *field, v reflect.Value, at place) {
 		if f.kind == KindHeaders {
 			out = append(out, HeaderList{Path: at.wire + f.key, Field: at.cr.Child(f.name), Prefix: at.prefix, URL: at.url,
-				Headers: v.Addr().Interface().(*[]monv1.HTTPHeader)})
+				Secret: f.secret, Headers: v.Addr().Interface().(*[]monv1.HTTPHeader)})
 		}
 	})
 	return out

@@ -22,7 +22,9 @@ type Credential struct {
 	// Step is the position of the multistep step whose headers hold the
 	// credential; absent for config.headers (http, api and mcp monitors).
 	Step *int `json:"step,omitempty"`
-	// Header is the header's name as in the config.
+	// Header is the header's name as in the config, or for an entry of a
+	// multistep step's secrets its variable written as {{name}}
+	// (SecretVariable), which no header name can be.
 	Header string `json:"header"`
 	// Origin is "scheme://host:port", the origin of the URL the credential
 	// was stored with. Empty when that URL has no fixed origin (a
@@ -30,6 +32,10 @@ type Credential struct {
 	// sent nowhere.
 	Origin string `json:"origin"`
 }
+
+// SecretVariable is how a Credential names an entry of a multistep step's
+// secrets: the reference the step writes for it, {{name}}.
+func SecretVariable(name string) string { return "{{" + name + "}}" }
 
 // Origin returns the origin of an absolute http or https URL as
 // "scheme://host:port", lower case, with the default port written out; ok

@@ -230,6 +230,11 @@ const (
 	IncidentAcknowledged IncidentStatus = "acknowledged"
 )
 
+// CauseManual is the cause of an incident opened by hand (POST /incidents).
+// Such an incident stays open until resolved by hand: a person declared
+// it, often for what no check sees, so a passing check does not end it.
+const CauseManual = "manual"
+
 // Incident is an outage of one monitor, from the quorum confirming failure to
 // recovery or a manual resolve.
 type Incident struct {
@@ -251,7 +256,8 @@ type Incident struct {
 	AcknowledgedBy    string     `json:"acknowledged_by,omitempty"`
 	SnoozedUntil      *time.Time `json:"snoozed_until"`
 	ResolvedManually  bool       `json:"resolved_manually"`
-	// Cause is a short machine-readable failure reason (error type) at opening.
+	// Cause is a short machine-readable failure reason (error type) at
+	// opening; CauseManual for an incident a person opened.
 	Cause string `json:"cause,omitempty"`
 	// IssueURL links an issue opened for the incident in a code host.
 	IssueURL   string           `json:"issue_url,omitempty"`
