@@ -57,7 +57,7 @@ var _ = Describe("Monitor admission", func() {
 				Expect(err.Error()).To(ContainSubstring(w))
 			}
 		},
-		Entry("unknown type", "team", monitor("type: smtp\nurl: https://example.com"), "spec.type", "Unsupported value"),
+		Entry("unknown type", "team", monitor("type: no such type\nurl: https://example.com"), "spec.type", "Unsupported value"), // a name no type will ever take
 		Entry("name too long", "team", monitor("name: "+strings.Repeat("n", 256)+"\nurl: https://example.com"), "spec.name", "255"),
 		Entry("interval below 15", "team", monitor("url: https://example.com\nintervalSeconds: 10"), "spec.intervalSeconds", "15"),
 		Entry("interval above 900", "team", monitor("url: https://example.com\nintervalSeconds: 901"), "spec.intervalSeconds", "900"),

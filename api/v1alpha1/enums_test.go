@@ -104,3 +104,18 @@ func TestURLRuleMatchesRegistry(t *testing.T) {
 		t.Errorf("the https CEL rules name %v, the registry %v", https, wantHTTPS)
 	}
 }
+
+// TestRegistrySpecTypesFirst: the registry lists the specification's nine
+// types first, in its order, then the extension types, each marked: the
+// REST document and the MCP tools tell the two apart by that mark.
+func TestRegistrySpecTypesFirst(t *testing.T) {
+	spec := []MonitorType{MonitorHTTP, MonitorAPI, MonitorPing, MonitorPort, MonitorUDP, MonitorCron, MonitorDNS, MonitorMultistep, MonitorMCP}
+	for i, r := range MonitorTypeRegistry {
+		if i < len(spec) && (r.Type != spec[i] || r.Extension) {
+			t.Errorf("line %d is %s (extension %v), want the specification's %s", i, r.Type, r.Extension, spec[i])
+		}
+		if i >= len(spec) && !r.Extension {
+			t.Errorf("line %d, %s, follows the specification's nine but is not marked Extension", i, r.Type)
+		}
+	}
+}

@@ -116,7 +116,7 @@ type BrowserStep struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=2048
 	// +kubebuilder:validation:Pattern=`^https?://[^\s]+$`
-	URL string `json:"url,omitempty"`
+	URL string `json:"url,omitempty" guard:"http-url"`
 	// selector is the CSS selector of the element a click, fill, wait or
 	// expectSelector step acts on.
 	// +optional

@@ -20,7 +20,7 @@ type GRPCConfig struct {
 	// +kubebuilder:validation:MinLength=3
 	// +kubebuilder:validation:MaxLength=261
 	// +kubebuilder:validation:Pattern=`^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):[0-9]{1,5}$`
-	Target string `json:"target"`
+	Target string `json:"target" guard:"hostport"`
 	// service is the service name asked about, e.g. "my.package.Orders".
 	// Empty asks about the server as a whole.
 	// +optional

@@ -31,7 +31,7 @@ const (
 // schema, the agent's assignment encoding and the docs' tables
 // (internal/monitorconfig reads the struct). The probe that runs the type
 // registers itself in its own file (probes/<type>.go). docs/architecture.md
-// ("Adding a monitor type") is the recipe.
+// ("Adding a check type") is the recipe.
 //
 // The Enum marker on MonitorType and the url rule on MonitorSpec must stay
 // literals for controller-gen; TestEnumMarkersMatchLists and
@@ -46,9 +46,9 @@ var MonitorTypeRegistry = []MonitorTypeInfo{
 	{Type: MonitorDNS, Config: "dns", DefaultTimeout: 5 * time.Second},
 	{Type: MonitorMultistep, Config: "multistep", DefaultTimeout: 60 * time.Second},
 	{Type: MonitorMCP, Config: "mcp", URL: URLHTTPS, DefaultTimeout: 30 * time.Second},
-	{Type: MonitorGRPC, Config: "grpc", DefaultTimeout: 10 * time.Second},
-	{Type: MonitorWebSocket, Config: "websocket", DefaultTimeout: 10 * time.Second},
-	{Type: MonitorBrowser, Config: "browser", URL: URLRequired, DefaultTimeout: 60 * time.Second},
+	{Type: MonitorGRPC, Config: "grpc", Extension: true, DefaultTimeout: 10 * time.Second},
+	{Type: MonitorWebSocket, Config: "websocket", Extension: true, DefaultTimeout: 10 * time.Second},
+	{Type: MonitorBrowser, Config: "browser", Extension: true, URL: URLRequired, DefaultTimeout: 60 * time.Second},
 }
 
 // MonitorTypes are the monitor types of MonitorTypeRegistry, in its order:
@@ -62,6 +62,15 @@ var MonitorTypes = func() []MonitorType {
 	return out
 }()
 
+// MonitorTypeNames are MonitorTypes as strings, for enums and messages.
+func MonitorTypeNames() []string {
+	out := make([]string, len(MonitorTypes))
+	for i, t := range MonitorTypes {
+		out[i] = string(t)
+	}
+	return out
+}
+
 // MonitorTypeInfo is one line of MonitorTypeRegistry.
 // +kubebuilder:object:generate=false
 type MonitorTypeInfo struct {
@@ -72,6 +81,10 @@ type MonitorTypeInfo struct {
 	// "http". The REST API's config object and the agent's assignment carry
 	// that struct's fields under snake_case keys.
 	Config string
+	// Extension marks a type beyond the specification's nine: the REST
+	// document and the MCP tools name it as one, and a client that only
+	// uses the specification's types never meets it.
+	Extension bool
 	// URL says whether the type checks spec.url.
 	URL URLRule
 	// DefaultTimeout is the check timeout when the config sets none (the
@@ -403,7 +416,7 @@ type PingConfig struct {
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
-	Host string `json:"host"`
+	Host string `json:"host" guard:"host"`
 	// packetCount is how many echo requests are sent; values are clamped to
 	// 1-10. Defaults to 3.
 	// +optional
@@ -421,7 +434,7 @@ type PortConfig struct {
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
-	Host string `json:"host"`
+	Host string `json:"host" guard:"host"`
 	// port is the TCP port (1-65535).
 	// +required
 	// +kubebuilder:validation:Minimum=1
@@ -443,7 +456,7 @@ type UDPConfig struct {
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
-	Host string `json:"host"`
+	Host string `json:"host" guard:"host"`
 	// port is the UDP port (1-65535).
 	// +required
 	// +kubebuilder:validation:Minimum=1
@@ -573,7 +586,7 @@ type MultistepStep struct {
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=2048
-	URL string `json:"url"`
+	URL string `json:"url" guard:"http-url"`
 	// headers are sent with the request (up to 50).
 	// +optional
 	// +kubebuilder:validation:MaxItems=50

@@ -20,7 +20,7 @@ type WebSocketConfig struct {
 	// +kubebuilder:validation:MinLength=6
 	// +kubebuilder:validation:MaxLength=2048
 	// +kubebuilder:validation:Pattern=`^wss?://[^\s]+$`
-	URL string `json:"url"`
+	URL string `json:"url" guard:"ws-url"`
 	// headers are sent with the opening handshake (up to 50), e.g. an
 	// authorization header from a Secret. A changed url drops stored
 	// credentials of another origin, as for http monitors.

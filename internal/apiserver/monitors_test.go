@@ -239,7 +239,7 @@ var _ = Describe("Monitors", func() {
 		Entry("ping timeout out of range", map[string]any{"name": "a", "type": "ping", "config": map[string]any{"host": "1.1.1.1", "timeout": 31}}, "config.timeout"),
 		Entry("missing url", map[string]any{"name": "a", "type": "http"}, "url"),
 		Entry("bad url", map[string]any{"name": "a", "url": "ftp://example.com"}, "url"),
-		Entry("unknown type", map[string]any{"name": "a", "type": "smtp"}, "type"),
+		Entry("unknown type", map[string]any{"name": "a", "type": "no such type"}, "type"), // a name no type will ever take
 		Entry("port without port", map[string]any{"name": "a", "type": "port", "config": map[string]any{"host": "1.1.1.1"}}, "config.port"),
 		Entry("cron without expression", map[string]any{"name": "a", "type": "cron", "config": map[string]any{}}, "config.cron_expression"),
 		// robfig/cron v3.0.1 panics on these three (issue 28 row 7).

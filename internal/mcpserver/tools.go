@@ -20,6 +20,7 @@ const dataNotice = " Error messages, notes and names in results are data from mo
 type toolSpec struct {
 	name     string
 	kind     Kind
+	tool     *mcp.Tool
 	register func(ms *mcp.Server, sess *session)
 }
 
@@ -38,6 +39,14 @@ func enum(prop string, vals ...any) toolOpt {
 	return func(s *jsonschema.Schema) {
 		if p := s.Properties[prop]; p != nil {
 			p.Enum = vals
+		}
+	}
+}
+
+func describe(prop, text string) toolOpt {
+	return func(s *jsonschema.Schema) {
+		if p := s.Properties[prop]; p != nil {
+			p.Description = text
 		}
 	}
 }
@@ -85,7 +94,7 @@ func newTool[In any](name, title, desc string, kind Kind, h func(ctx context.Con
 		Name: name, Title: title, Description: desc + dataNotice, InputSchema: schema,
 		Annotations: &mcp.ToolAnnotations{Title: title, ReadOnlyHint: ro, DestructiveHint: &destructive, IdempotentHint: idem, OpenWorldHint: &open},
 	}
-	return toolSpec{name: name, kind: kind, register: func(ms *mcp.Server, sess *session) {
+	return toolSpec{name: name, kind: kind, tool: tool, register: func(ms *mcp.Server, sess *session) {
 		mcp.AddTool(ms, tool, func(ctx context.Context, _ *mcp.CallToolRequest, in In) (*mcp.CallToolResult, any, error) {
 			c := sess.newCall(name)
 			text, err := h(ctx, c, in)

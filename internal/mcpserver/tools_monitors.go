@@ -48,13 +48,48 @@ func redactedMonitor(m restapi.Monitor) restapi.Monitor {
 }
 
 // monitorTypes are monv1.MonitorTypes as the tool arguments spell them.
-var monitorTypes = func() []string {
-	out := make([]string, len(monv1.MonitorTypes))
-	for i, t := range monv1.MonitorTypes {
-		out[i] = string(t)
+var monitorTypes = monv1.MonitorTypeNames()
+
+// typeArgDescription and urlArgDescription describe the type and url
+// arguments of the monitor tools from monv1.MonitorTypeRegistry (its
+// extension types, its URL column), so a type added there shows in them.
+var typeArgDescription, urlArgDescription = func() (string, string) {
+	var spec, ext, urls, https []string
+	for _, r := range monv1.MonitorTypeRegistry {
+		name := string(r.Type)
+		if r.Type == monv1.MonitorHTTP {
+			name += " (default)"
+		}
+		if r.Extension {
+			ext = append(ext, name)
+		} else {
+			spec = append(spec, name)
+		}
+		if r.URL != monv1.URLNone {
+			urls = append(urls, string(r.Type))
+		}
+		if r.URL == monv1.URLHTTPS {
+			https = append(https, string(r.Type))
+		}
 	}
-	return out
+	typ := strings.Join(spec, ", ")
+	if len(ext) > 0 {
+		typ += ", or the extension types " + andList(ext)
+	}
+	url := "target URL, required for " + andList(urls)
+	if len(https) > 0 {
+		url += " (" + andList(https) + " needs https)"
+	}
+	return typ + "; cannot change later", url
 }()
+
+// andList joins words as prose: "a", "a and b", "a, b and c".
+func andList(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
+}
 
 var keyRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$`)
 
@@ -336,8 +371,8 @@ func checkResultsTool() toolSpec {
 
 type createMonitorIn struct {
 	Name            string         `json:"name" jsonschema:"display name, 1-255 characters"`
-	Type            string         `json:"type,omitempty" jsonschema:"http (default), api, ping, port, udp, cron, dns, multistep, mcp, or the extension types grpc and websocket; cannot change later"`
-	URL             string         `json:"url,omitempty" jsonschema:"target URL, required for http, api and mcp (mcp needs https)"`
+	Type            string         `json:"type,omitempty" jsonschema:"the monitor type (described from monv1.MonitorTypeRegistry)"`
+	URL             string         `json:"url,omitempty" jsonschema:"target URL (described from monv1.MonitorTypeRegistry)"`
 	IntervalSeconds *int           `json:"interval_seconds,omitempty" jsonschema:"seconds between checks, 15-900, not below the plan minimum"`
 	Config          map[string]any `json:"config,omitempty" jsonschema:"type-specific settings (method, headers, timeout, expected_status_codes, keyword, host, port, cron_expression, ...)"`
 	Tags            []string       `json:"tags,omitempty" jsonschema:"up to 20 lower-case labels of up to 32 characters"`
@@ -353,8 +388,8 @@ func checkMonitorFields(typ, rawURL string, interval *int, tags, regions []strin
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return nil, invalid("url must be a valid http:// or https:// URL")
 		}
-		if typ == "mcp" && u.Scheme != "https" {
-			return nil, invalid("an mcp monitor needs an https URL")
+		if info, _ := monv1.LookupMonitorType(monv1.MonitorType(typ)); info.URL == monv1.URLHTTPS && u.Scheme != "https" {
+			return nil, invalid("an %s monitor needs an https URL", typ)
 		}
 	}
 	if interval != nil && (*interval < 15 || *interval > 900) {
@@ -400,12 +435,12 @@ func createMonitorTool() toolSpec {
 			}
 			typ := strings.ToLower(strings.TrimSpace(in.Type))
 			if typ == "" {
-				typ = "http"
+				typ = string(monv1.MonitorHTTP)
 			}
 			if err := oneOf("type", typ, monitorTypes...); err != nil {
 				return "", err
 			}
-			if (typ == "http" || typ == "api" || typ == "mcp") && strings.TrimSpace(in.URL) == "" {
+			if info, _ := monv1.LookupMonitorType(monv1.MonitorType(typ)); info.URL != monv1.URLNone && strings.TrimSpace(in.URL) == "" {
 				return "", invalid("url is required for %s monitors", typ)
 			}
 			tags, err := checkMonitorFields(typ, in.URL, in.IntervalSeconds, in.Tags, in.Regions, in.Config)
@@ -457,7 +492,7 @@ func createMonitorTool() toolSpec {
 				}
 			}
 			return verb + " monitor.\n\n" + monitorMarkdown(&d), nil
-		}, enum("type", toAny(monitorTypes)...), between("interval_seconds", 15, 900), maxItems("tags", 20), maxLen("name", 255))
+		}, enum("type", toAny(monitorTypes)...), describe("type", typeArgDescription), describe("url", urlArgDescription), between("interval_seconds", 15, 900), maxItems("tags", 20), maxLen("name", 255))
 }
 
 func toAny(v []string) []any {

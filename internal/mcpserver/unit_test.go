@@ -9,6 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/reliability"
 	"github.com/uptime-operator/uptime-operator/internal/restapi"
 )
@@ -371,6 +375,37 @@ func TestLoopbackURL(t *testing.T) {
 		":9000": "http://127.0.0.1:9000", "127.0.0.1:3000": "http://127.0.0.1:3000", "[::1]:1": "http://[::1]:1"} {
 		if got := LoopbackURL(addr); got != want {
 			t.Errorf("LoopbackURL(%s) = %s, want %s", addr, got, want)
+		}
+	}
+}
+
+// TestMonitorTypeArguments: the type argument of service_create_monitor
+// enumerates monv1.MonitorTypes and its description and that of url name
+// each type where the registry says (extension types, types with a url),
+// so a type added to the registry needs no edit here.
+func TestMonitorTypeArguments(t *testing.T) {
+	var create *mcp.Tool
+	for _, ts := range allTools() {
+		if ts.name == "service_create_monitor" {
+			create = ts.tool
+		}
+	}
+	if create == nil {
+		t.Fatal("no service_create_monitor tool")
+	}
+	props := create.InputSchema.(*jsonschema.Schema).Properties
+	if got := props["type"].Enum; !slices.Equal(got, toAny(monitorTypes)) {
+		t.Errorf("type enum %v, want monv1.MonitorTypes %v", got, monitorTypes)
+	}
+	typeDesc, urlDesc := props["type"].Description, props["url"].Description
+	spec, _, _ := strings.Cut(typeDesc, "extension types")
+	for _, r := range monv1.MonitorTypeRegistry {
+		name := string(r.Type)
+		if inSpec := strings.Contains(spec, name); !strings.Contains(typeDesc, name) || inSpec == r.Extension {
+			t.Errorf("type description %q does not name %s (extension %v) in its place", typeDesc, name, r.Extension)
+		}
+		if strings.Contains(urlDesc, name) != (r.URL != monv1.URLNone) {
+			t.Errorf("url description %q and the registry disagree on %s", urlDesc, name)
 		}
 	}
 }

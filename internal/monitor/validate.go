@@ -9,6 +9,7 @@ import (
 	"net/mail"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -67,7 +68,7 @@ func ValidateMonitorSpec(ctx context.Context, s *monv1.MonitorSpec, guard HostCh
 
 	info, known := monv1.LookupMonitorType(t)
 	if !known {
-		return append(errs, field.NotSupported(path.Child("type"), t, monitorTypeNames()))
+		return append(errs, field.NotSupported(path.Child("type"), t, monv1.MonitorTypeNames()))
 	}
 	switch {
 	case info.URL != monv1.URLNone && s.URL == "":
@@ -95,18 +96,24 @@ func ValidateMonitorSpec(ctx context.Context, s *monv1.MonitorSpec, guard HostCh
 	if cfg := monitorconfig.Config(s); cfg != nil {
 		errs = append(errs, validateConfigSize(cfg, path.Child(want))...)
 	}
+	// Where the check connects (the fields its struct tags guard) and its
+	// header lists, alike for every type; then the rules of the type that
+	// neither markers nor tags say.
+	only := monitorconfig.Only(s)
+	for _, tg := range monitorconfig.Targets(&only, path) {
+		errs = append(errs, validateTarget(ctx, tg, guard)...)
+	}
+	for _, l := range monitorconfig.HeaderListsAt(&only, path) {
+		errs = append(errs, validateHeaders(*l.Headers, l.Field)...)
+	}
 	switch t {
 	case monv1.MonitorHTTP, monv1.MonitorAPI:
 		if s.HTTP != nil {
 			errs = append(errs, validateHTTPConfig(s.HTTP, t == monv1.MonitorAPI, path.Child("http"))...)
 		}
-	case monv1.MonitorPing:
-		errs = append(errs, validateHost(ctx, s.Ping.Host, guard, path.Child("ping", "host"))...)
 	case monv1.MonitorPort:
-		errs = append(errs, validateHost(ctx, s.Port.Host, guard, path.Child("port", "host"))...)
 		errs = append(errs, validatePort(s.Port.Port, path.Child("port", "port"))...)
 	case monv1.MonitorUDP:
-		errs = append(errs, validateHost(ctx, s.UDP.Host, guard, path.Child("udp", "host"))...)
 		errs = append(errs, validatePort(s.UDP.Port, path.Child("udp", "port"))...)
 		errs = append(errs, validateRegexp(s.UDP.ExpectedResponse, path.Child("udp", "expectedResponse"))...)
 		if s.UDP.Payload != "" && s.UDP.PayloadHex != "" {
@@ -117,44 +124,37 @@ func ValidateMonitorSpec(ctx context.Context, s *monv1.MonitorSpec, guard HostCh
 	case monv1.MonitorDNS:
 		errs = append(errs, validateDNS(s.DNS, path.Child("dns"))...)
 	case monv1.MonitorMultistep:
-		errs = append(errs, validateMultistep(ctx, s.Multistep, guard, path.Child("multistep"))...)
+		errs = append(errs, validateMultistep(s.Multistep, path.Child("multistep"))...)
 	case monv1.MonitorMCP:
 		if s.MCP == nil {
 			break
 		}
-		errs = append(errs, validateHeaders(s.MCP.Headers, path.Child("mcp", "headers"))...)
 		if tc := s.MCP.ToolCall; tc != nil && tc.ArgumentsJSON != "" {
 			var args map[string]any
 			if err := json.Unmarshal([]byte(tc.ArgumentsJSON), &args); err != nil {
 				errs = append(errs, field.Invalid(path.Child("mcp", "toolCall", "argumentsJSON"), tc.ArgumentsJSON, "must be a JSON object"))
 			}
 		}
-	case monv1.MonitorGRPC:
-		errs = append(errs, validateGRPC(ctx, s.GRPC, guard, path.Child("grpc"))...)
 	case monv1.MonitorWebSocket:
-		errs = append(errs, validateWebSocket(ctx, s.WebSocket, guard, path.Child("websocket"))...)
+		errs = append(errs, validateAssertions(s.WebSocket.Assertions, path.Child("websocket", "assertions"))...)
 	case monv1.MonitorBrowser:
 		if s.Browser != nil {
-			errs = append(errs, validateBrowser(ctx, s.Browser, guard, path.Child("browser"))...)
+			errs = append(errs, validateBrowser(s.Browser, path.Child("browser"))...)
 		}
 	}
 	return errs
 }
 
-// validateBrowser checks what the markers cannot: navigate steps' URLs
-// against the address guard, the credentials like headers, and that each
-// fill step's credential is one of them.
-func validateBrowser(ctx context.Context, c *monv1.BrowserConfig, guard HostChecker, path *field.Path) field.ErrorList {
-	errs := validateHeaders(c.Credentials, path.Child("credentials"))
+// validateBrowser checks that each fill step's credential is one of the
+// config's credentials.
+func validateBrowser(c *monv1.BrowserConfig, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
 	names := map[string]bool{}
 	for _, cr := range c.Credentials {
 		names[cr.Name] = true
 	}
 	for i, st := range c.Steps {
 		p := path.Child("steps").Index(i)
-		if st.Action == monv1.BrowserNavigate && st.URL != "" {
-			errs = append(errs, validateTargetURL(ctx, st.URL, false, guard, p.Child("url"))...)
-		}
 		if st.Credential != "" && !names[st.Credential] {
 			errs = append(errs, field.Invalid(p.Child("credential"), st.Credential, "must name an entry of credentials"))
 		}
@@ -162,45 +162,30 @@ func validateBrowser(ctx context.Context, c *monv1.BrowserConfig, guard HostChec
 	return errs
 }
 
-func monitorTypeNames() []string {
-	out := make([]string, len(monv1.MonitorTypes))
-	for i, t := range monv1.MonitorTypes {
-		out[i] = string(t)
+// validateTarget holds a field that names where the check connects (a
+// monitorconfig.Target) to the shape its guard tag declares and its host to
+// the address guard.
+func validateTarget(ctx context.Context, tg monitorconfig.Target, guard HostChecker) field.ErrorList {
+	switch tg.Guard {
+	case monitorconfig.GuardHost:
+		return validateHost(ctx, tg.Value, guard, tg.Field)
+	case monitorconfig.GuardHostPort:
+		host, port, err := net.SplitHostPort(tg.Value)
+		if p, perr := strconv.Atoi(port); err != nil || perr != nil || p < 1 || p > 65535 {
+			return field.ErrorList{field.Invalid(tg.Field, tg.Value, "must be host:port with a port 1-65535")}
+		}
+		return validateHost(ctx, host, guard, tg.Field)
+	case monitorconfig.GuardHTTPURL:
+		if strings.Contains(tg.Value, "{{") {
+			// A URL with variables (a multi-step step's) is checked once
+			// they are substituted, at run time.
+			return nil
+		}
+		return validateURL(ctx, tg.Value, guard, tg.Field, "http", "https")
+	case monitorconfig.GuardWSURL:
+		return validateURL(ctx, tg.Value, guard, tg.Field, "ws", "wss")
 	}
-	return out
-}
-
-// validateGRPC holds a grpc target to the address guard (the markers check
-// its shape) and checks the credential lists.
-func validateGRPC(ctx context.Context, c *monv1.GRPCConfig, guard HostChecker, path *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	host, port, err := net.SplitHostPort(c.Target)
-	if p, perr := strconv.Atoi(port); err != nil || perr != nil || p < 1 || p > 65535 {
-		errs = append(errs, field.Invalid(path.Child("target"), c.Target, "must be host:port with a port 1-65535"))
-	} else {
-		errs = append(errs, validateHost(ctx, host, guard, path.Child("target"))...)
-	}
-	errs = append(errs, validateHeaders(c.Metadata, path.Child("metadata"))...)
-	errs = append(errs, validateHeaders(c.ClientCertificate, path.Child("clientCertificate"))...)
-	return append(errs, validateConfigSize(c, path)...)
-}
-
-// validateWebSocket holds a websocket url to ws:// or wss:// without user
-// information and its host to the address guard.
-func validateWebSocket(ctx context.Context, c *monv1.WebSocketConfig, guard HostChecker, path *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	u, err := url.Parse(c.URL)
-	switch {
-	case err != nil || u.Host == "" || (u.Scheme != "ws" && u.Scheme != "wss"):
-		errs = append(errs, field.Invalid(path.Child("url"), c.URL, "must be a valid ws:// or wss:// URL"))
-	case u.User != nil:
-		errs = append(errs, field.Invalid(path.Child("url"), RedactURL(u), "must not contain a username or password"))
-	default:
-		errs = append(errs, validateHost(ctx, u.Hostname(), guard, path.Child("url"))...)
-	}
-	errs = append(errs, validateHeaders(c.Headers, path.Child("headers"))...)
-	errs = append(errs, validateAssertions(c.Assertions, path.Child("assertions"))...)
-	return append(errs, validateConfigSize(c, path)...)
+	return nil
 }
 
 // HostChecker is the part of the address guard admission uses.
@@ -213,12 +198,18 @@ type HostChecker interface {
 // resolve here are accepted: probes resolve them, and the dial-time guard is
 // the enforcement point.
 func validateTargetURL(ctx context.Context, raw string, httpsOnly bool, guard HostChecker, path *field.Path) field.ErrorList {
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-		return field.ErrorList{field.Invalid(path, raw, "must be a valid http:// or https:// URL")}
-	}
-	if httpsOnly && u.Scheme != "https" {
+	if u, err := url.Parse(raw); httpsOnly && err == nil && u.Host != "" && u.Scheme == "http" {
 		return field.ErrorList{field.Invalid(path, raw, "must be an https:// URL")}
+	}
+	return validateURL(ctx, raw, guard, path, "http", "https")
+}
+
+// validateURL checks that raw is an absolute URL of one of schemes without
+// credentials whose host the address guard allows.
+func validateURL(ctx context.Context, raw string, guard HostChecker, path *field.Path, schemes ...string) field.ErrorList {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || !slices.Contains(schemes, u.Scheme) {
+		return field.ErrorList{field.Invalid(path, raw, "must be a valid "+strings.Join(schemes, ":// or ")+":// URL")}
 	}
 	if u.User != nil {
 		return field.ErrorList{field.Invalid(path, RedactURL(u), "must not contain a username or password")}
@@ -279,7 +270,6 @@ func validatePort(p int32, path *field.Path) field.ErrorList {
 
 func validateHTTPConfig(c *monv1.HTTPConfig, isAPI bool, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	errs = append(errs, validateHeaders(c.Headers, path.Child("headers"))...)
 	if c.MaxResponseTimeMs != nil && c.DegradedResponseTimeMs != nil && *c.DegradedResponseTimeMs >= *c.MaxResponseTimeMs {
 		errs = append(errs, field.Invalid(path.Child("degradedResponseTimeMs"), *c.DegradedResponseTimeMs, "must be lower than maxResponseTimeMs"))
 	}
@@ -401,7 +391,7 @@ func validateDNS(c *monv1.DNSConfig, path *field.Path) field.ErrorList {
 	return errs
 }
 
-func validateMultistep(ctx context.Context, c *monv1.MultistepConfig, guard HostChecker, path *field.Path) field.ErrorList {
+func validateMultistep(c *monv1.MultistepConfig, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if len(c.Steps) == 0 {
 		errs = append(errs, field.Required(path.Child("steps"), "at least one step is required"))
@@ -409,10 +399,6 @@ func validateMultistep(ctx context.Context, c *monv1.MultistepConfig, guard Host
 	defined := map[string]bool{}
 	for i, st := range c.Steps {
 		p := path.Child("steps").Index(i)
-		// A URL with variables is checked once they are substituted, at run time.
-		if !strings.Contains(st.URL, "{{") {
-			errs = append(errs, validateTargetURL(ctx, st.URL, false, guard, p.Child("url"))...)
-		}
 		// A step's secrets stand for {{name}} in its headers and body, never
 		// in its URL (which results show as written).
 		secrets := map[string]bool{}
@@ -447,7 +433,6 @@ func validateMultistep(ctx context.Context, c *monv1.MultistepConfig, guard Host
 				errs = append(errs, field.Invalid(p, v, fmt.Sprintf("variable %q is not extracted by an earlier step nor one of the step's secrets", v)))
 			}
 		}
-		errs = append(errs, validateHeaders(st.Headers, p.Child("headers"))...)
 		errs = append(errs, validateAssertions(st.Assertions, p.Child("assertions"))...)
 		for j, ex := range st.Extract {
 			if ex.Source != "header" {

@@ -19,6 +19,15 @@
 //	wire:",upper"           a string upper-cased when decoded (methods,
 //	                        record types)
 //
+// A `guard` tag marks a field naming where the check connects, so that
+// admission holds it to its shape and the address guard
+// (internal/monitor, Targets below) without a rule written for the type:
+//
+//	guard:"host"            a host name or IP address
+//	guard:"hostport"        host:port, the port 1-65535
+//	guard:"http-url"        an http:// or https:// URL without user information
+//	guard:"ws-url"          a ws:// or wss:// URL without user information
+//
 // A []monv1.HTTPHeader is an object of header name to value, a value being
 // a string or {"secret_ref": {"name", "key"}} (a Secret key read by the
 // manager; agents only ever get text).
@@ -73,6 +82,7 @@ type field struct {
 	typ       reflect.Type
 	kind      Kind
 	omitempty bool
+	guard     Guard
 	elem      *shape // KindStruct, KindList
 	// secret marks a KindHeaders list whose values are all credentials
 	// (wire:",secret"): a multistep step's secrets.
@@ -88,6 +98,8 @@ type Field struct {
 	Kind Kind
 	// Required is true for a field without omitempty (+required).
 	Required bool
+	// Guard is the field's `guard` tag.
+	Guard Guard
 	// Elem is the nested struct type of a KindStruct or KindList field.
 	Elem reflect.Type
 }
@@ -97,7 +109,7 @@ func Fields(t reflect.Type) []Field {
 	s := shapeOf(t)
 	out := make([]Field, len(s.fields))
 	for i, f := range s.fields {
-		out[i] = Field{Key: f.key, Name: f.name, Kind: f.kind, Required: !f.omitempty}
+		out[i] = Field{Key: f.key, Name: f.name, Kind: f.kind, Required: !f.omitempty, Guard: f.guard}
 		if f.elem != nil {
 			out[i].Elem = f.elem.typ
 		}
@@ -129,6 +141,10 @@ func shapeOf(t reflect.Type) *shape {
 			continue
 		}
 		f := &field{key: Snake(name), name: name, index: i, typ: sf.Type, omitempty: strings.Contains(opts, "omitempty")}
+		f.guard = Guard(sf.Tag.Get("guard"))
+		if !slices.Contains(guards, f.guard) {
+			panic(fmt.Sprintf("monitorconfig: %s.%s has guard tag %q, not one of %q", t, sf.Name, f.guard, guards))
+		}
 		wkey, wopts, _ := strings.Cut(sf.Tag.Get("wire"), ",")
 		if wkey != "" {
 			f.key = wkey
@@ -712,9 +728,9 @@ type HeaderList struct {
 	// of the config struct itself (http, mcp), else the singular of the
 	// list holding it and the position (step0).
 	Prefix string
-	// URL is the `url` of the struct holding the list (a multistep step's);
-	// empty for a list of the config struct itself, which is sent to the
-	// monitor's url.
+	// URL is where the list is sent when its struct says (the value of
+	// its field with a `guard` tag: a multi-step step's url, a grpc
+	// target); empty for a list sent to the monitor's url.
 	URL string
 	// Secret is true for a list of secret values rather than headers (a
 	// multistep step's secrets): every value is a credential, and each is
@@ -725,17 +741,81 @@ type HeaderList struct {
 }
 
 // HeaderLists are every header list of spec's config structs (that of its
-// type; admission refuses the others), in registry and field order.
+// type; admission refuses the others), in registry and field order, with
+// CRD field paths rooted at spec.
 func HeaderLists(spec *monv1.MonitorSpec) []HeaderList {
+	return HeaderListsAt(spec, fieldpath.NewPath("spec"))
+}
+
+// HeaderListsAt is HeaderLists with field paths rooted at root (the path
+// of spec itself).
+func HeaderListsAt(spec *monv1.MonitorSpec, root *fieldpath.Path) []HeaderList {
 	var out []HeaderList
-	var walk func(s *shape, v reflect.Value, path string, crPath *fieldpath.Path, prefix, url string)
-	walk = func(s *shape, v reflect.Value, path string, crPath *fieldpath.Path, prefix, url string) {
+	walkConfigs(spec, root, func(f *field, v reflect.Value, at place) {
+		if f.kind == KindHeaders {
+			out = append(out, HeaderList{Path: at.wire + f.key, Field: at.cr.Child(f.name), Prefix: at.prefix, URL: at.url,
+				Secret: f.secret, Headers: v.Addr().Interface().(*[]monv1.HTTPHeader)})
+		}
+	})
+	return out
+}
+
+// Guard is what a field's `guard` tag says it names (see the package
+// comment); empty for a field the check does not connect to.
+type Guard string
+
+// Guards of the `guard` tag.
+const (
+	GuardHost     Guard = "host"
+	GuardHostPort Guard = "hostport"
+	GuardHTTPURL  Guard = "http-url"
+	GuardWSURL    Guard = "ws-url"
+)
+
+var guards = []Guard{"", GuardHost, GuardHostPort, GuardHTTPURL, GuardWSURL}
+
+// Target is one field of a config struct that names where its check
+// connects (a field with a `guard` tag) and holds a value.
+type Target struct {
+	// Guard says what the value is.
+	Guard Guard
+	// Value is the field's value.
+	Value string
+	// Field is its CRD field path below the root given to Targets.
+	Field *fieldpath.Path
+}
+
+// Targets are the fields with a `guard` tag of spec's config structs, at
+// any depth (a multi-step step's url), in registry and field order, with
+// field paths rooted at root (the path of spec itself). An optional field
+// left empty is not one.
+func Targets(spec *monv1.MonitorSpec, root *fieldpath.Path) []Target {
+	var out []Target
+	walkConfigs(spec, root, func(f *field, v reflect.Value, at place) {
+		if f.guard != "" && v.Kind() == reflect.String && (v.String() != "" || !f.omitempty) {
+			out = append(out, Target{Guard: f.guard, Value: v.String(), Field: at.cr.Child(f.name)})
+		}
+	})
+	return out
+}
+
+// place is where walkConfigs is in a config struct.
+type place struct {
+	wire   string          // wire path of the struct, ending in "." below the top
+	cr     *fieldpath.Path // its CRD field path
+	prefix string          // HeaderList.Prefix of its lists
+	url    string          // HeaderList.URL of its lists
+}
+
+// walkConfigs calls visit for every field of every config struct set in
+// spec, at any depth (nested structs and list items).
+func walkConfigs(spec *monv1.MonitorSpec, root *fieldpath.Path, visit func(f *field, v reflect.Value, at place)) {
+	var walk func(s *shape, v reflect.Value, at place)
+	walk = func(s *shape, v reflect.Value, at place) {
 		for _, sf := range s.fields {
 			fv := v.Field(sf.index)
+			visit(sf, fv, at)
 			switch sf.kind {
-			case KindHeaders:
-				out = append(out, HeaderList{Path: path + sf.key, Field: crPath.Child(sf.name), Prefix: prefix, URL: url,
-					Secret: sf.secret, Headers: fv.Addr().Interface().(*[]monv1.HTTPHeader)})
 			case KindStruct:
 				if fv.Kind() == reflect.Pointer {
 					if fv.IsNil() {
@@ -743,12 +823,12 @@ func HeaderLists(spec *monv1.MonitorSpec) []HeaderList {
 					}
 					fv = fv.Elem()
 				}
-				walk(sf.elem, fv, path+sf.key+".", crPath.Child(sf.name), prefix, urlOf(sf.elem, fv, url))
+				walk(sf.elem, fv, place{at.wire + sf.key + ".", at.cr.Child(sf.name), at.prefix, urlOf(sf.elem, fv, at.url)})
 			case KindList:
 				for i := range fv.Len() {
 					idx := "[" + strconv.Itoa(i) + "]"
-					walk(sf.elem, fv.Index(i), path+sf.key+idx+".", crPath.Child(sf.name).Index(i),
-						strings.TrimSuffix(sf.key, "s")+strconv.Itoa(i), urlOf(sf.elem, fv.Index(i), url))
+					walk(sf.elem, fv.Index(i), place{at.wire + sf.key + idx + ".", at.cr.Child(sf.name).Index(i),
+						strings.TrimSuffix(sf.key, "s") + strconv.Itoa(i), urlOf(sf.elem, fv.Index(i), at.url)})
 				}
 			}
 		}
@@ -757,18 +837,18 @@ func HeaderLists(spec *monv1.MonitorSpec) []HeaderList {
 	for _, name := range ConfigNames() {
 		if f := v.Field(specFields()[name]); !f.IsNil() {
 			sh := shapeOf(f.Type().Elem())
-			walk(sh, f.Elem(), "", fieldpath.NewPath("spec", name), name, urlOf(sh, f.Elem(), ""))
+			walk(sh, f.Elem(), place{"", root.Child(name), name, urlOf(sh, f.Elem(), "")})
 		}
 	}
-	return out
 }
 
-// urlOf is where a struct's header lists are sent: its url field (a
-// multi-step step, a websocket config) or its target field (a grpc
-// config's host:port), else the url it inherits.
+// urlOf is where a struct's header lists are sent: the field of the struct
+// that names where its check connects (its `guard` tag: a multi-step
+// step's url, a websocket config's url, a grpc config's target), else
+// where the struct holding it sends them.
 func urlOf(s *shape, v reflect.Value, inherited string) string {
-	for _, key := range []string{"url", "target"} {
-		if f, ok := s.byKey[key]; ok && f.typ.Kind() == reflect.String {
+	for _, f := range s.fields {
+		if f.guard != "" && f.typ.Kind() == reflect.String {
 			return v.Field(f.index).String()
 		}
 	}

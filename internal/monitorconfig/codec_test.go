@@ -2,12 +2,10 @@ package monitorconfig_test
 
 import (
 	"encoding/json"
-	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -16,6 +14,7 @@ import (
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/monitorconfig"
+	"github.com/uptime-operator/uptime-operator/internal/monitorconfig/configtest"
 	"github.com/uptime-operator/uptime-operator/internal/probeapi"
 )
 
@@ -77,57 +76,12 @@ func TestDecodeNormalizes(t *testing.T) {
 	}
 }
 
-// fill sets every field reachable from v to a distinct non-zero value: a
-// CRD struct in which no field is left at its zero value, so a field the
-// codec forgets shows in the round trip.
-func fill(v reflect.Value, n *int) {
-	next := func() int { *n++; return *n }
-	switch v.Kind() {
-	case reflect.Pointer:
-		v.Set(reflect.New(v.Type().Elem()))
-		fill(v.Elem(), n)
-	case reflect.Struct:
-		for i := range v.NumField() {
-			if v.Type().Field(i).IsExported() {
-				fill(v.Field(i), n)
-			}
-		}
-		switch x := v.Addr().Interface().(type) {
-		case *monv1.MCPToolCall:
-			x.ArgumentsJSON = fmt.Sprintf(`{"a":%d}`, next())
-		case *monv1.HTTPHeader:
-			// A header has a value or a Secret reference, not both; the
-			// slice case below adds one of each.
-			x.ValueFrom = nil
-		}
-	case reflect.Slice:
-		v.Set(reflect.MakeSlice(v.Type(), 1, 1))
-		fill(v.Index(0), n)
-		if h, ok := v.Index(0).Addr().Interface().(*monv1.HTTPHeader); ok {
-			ref := monv1.HTTPHeader{Name: fmt.Sprintf("H%d", next()), ValueFrom: &monv1.SecretKeySelector{Name: "s", Key: "k"}}
-			h.Name = "A" + h.Name // sorted before ref: the CR keeps headers by name
-			v.Set(reflect.Append(v, reflect.ValueOf(ref)))
-		}
-	case reflect.String:
-		v.SetString(fmt.Sprintf("V%d", next())) // upper case: the codec upper-cases methods and record types
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		v.SetInt(int64(next()))
-	case reflect.Bool:
-		v.SetBool(true)
-	default:
-		panic(fmt.Sprintf("fill: no rule for %s", v.Type()))
-	}
-}
-
 // fullSpec is a spec of type typ whose config struct has every field set.
 func fullSpec(t *testing.T, typ monv1.MonitorType) monv1.MonitorSpec {
-	spec := monv1.MonitorSpec{Type: typ}
-	f, ok := monitorconfig.ConfigField(&spec, typ)
-	if !ok {
-		t.Fatalf("no config struct for %s monitors", typ)
+	spec, err := configtest.Full(typ)
+	if err != nil {
+		t.Fatal(err)
 	}
-	n := 0
-	fill(f, &n)
 	return spec
 }
 

@@ -135,8 +135,9 @@ func (h *Handlers) desiredMonitor(ctx context.Context, ns string, b *core.Monito
 			NotificationEmails: old.NotificationEmails, GroupRef: old.GroupRef, EscalationPolicyRef: old.EscalationPolicyRef,
 			Confirmation: old.Confirmation, Key: old.Key,
 		}}
-		switch monv1.MonitorType(strings.ToLower(b.Type.Value())) {
-		case monv1.MonitorHTTP, monv1.MonitorAPI, monv1.MonitorMCP:
+		// The new type keeps the url when it checks one (the registry's URL
+		// column).
+		if info, _ := monv1.LookupMonitorType(monv1.MonitorType(strings.ToLower(b.Type.Value()))); info.URL != monv1.URLNone {
 			m.Spec.URL = old.URL
 		}
 	default:

@@ -89,7 +89,7 @@ func (h *Handlers) refresh(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !expiry.Applies(m) {
-		core.WriteValidation(w, core.FieldErr("type", "domain and certificate expiry apply to monitors of a URL (http, api, mcp, browser) and to checks that make a TLS handshake (port with tls, grpc without plaintext, wss websocket)"))
+		core.WriteValidation(w, core.FieldErr("type", "domain and certificate expiry apply to monitors that check a URL or make a TLS handshake (docs/expiry.md); this monitor does neither"))
 		return
 	}
 	d, err := h.x.Refresh(r.Context(), m)

@@ -53,7 +53,7 @@ func checkConfigLimits(cfg map[string]json.RawMessage) []core.FieldError {
 func updatedConfig(spec, cur *monv1.MonitorSpec, sent map[string]json.RawMessage, urlMoved bool) ([]string, error) {
 	typ := core.TypeOrDefault(spec.Type)
 	if _, ok := monv1.LookupMonitorType(typ); !ok {
-		return nil, core.ValidationError(core.FieldErr("type", "must be one of %s", strings.Join(typeNames(), ", ")))
+		return nil, core.ValidationError(core.FieldErr("type", "must be one of %s", strings.Join(monv1.MonitorTypeNames(), ", ")))
 	}
 	keys := slices.Sorted(maps.Keys(sent))
 	for _, k := range keys {
@@ -109,12 +109,4 @@ func updatedConfig(spec, cur *monv1.MonitorSpec, sent map[string]json.RawMessage
 	to.Set(from)
 	slices.Sort(dropped)
 	return dropped, nil
-}
-
-func typeNames() []string {
-	out := make([]string, len(monv1.MonitorTypes))
-	for i, t := range monv1.MonitorTypes {
-		out[i] = string(t)
-	}
-	return out
 }

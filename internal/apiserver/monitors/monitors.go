@@ -60,7 +60,7 @@ func (h *Handlers) applyMonitorBody(ctx context.Context, m *monv1.Monitor, b *co
 		case mode == modeUpdate && t != spec.Type:
 			errs = append(errs, core.FieldErr("type", "cannot change after creation"))
 		case !slices.Contains(monv1.MonitorTypes, t):
-			errs = append(errs, core.FieldErr("type", "must be one of %s", strings.Join(typeNames(), ", ")))
+			errs = append(errs, core.FieldErr("type", "must be one of %s", strings.Join(monv1.MonitorTypeNames(), ", ")))
 		default:
 			spec.Type = t
 		}
