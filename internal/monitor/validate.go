@@ -410,9 +410,6 @@ func validateMultistep(c *monv1.MultistepConfig, path *field.Path) field.ErrorLi
 			case secrets[sec.Name]:
 				errs = append(errs, field.Duplicate(sp.Child("name"), sec.Name))
 			}
-			if sec.ValueFrom == nil && (sec.Value == nil || *sec.Value == "") {
-				errs = append(errs, field.Required(sp.Child("valueFrom"), "a secret's value comes from a Secret"))
-			}
 			secrets[sec.Name] = true
 		}
 		for _, v := range templateVars(st.URL) {
