@@ -42,6 +42,9 @@ func TestProbeRegionDeployments(t *testing.T) {
 		ProbeTrustedCA:        &trust.BundleRef{ConfigMap: "company-ca", Key: "bundle.pem"},
 		ProbeImagePullSecrets: []string{"registry-creds"},
 		ProbeServerCA:         &trust.BundleRef{Secret: "uptime-operator-api-cert"},
+		// The agents serve /metrics as the manager's are (no manager
+		// metrics listener here: no MetricsAddr).
+		MetricsSecure: true,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -92,6 +95,7 @@ func TestProbeRegionDeployments(t *testing.T) {
 		t.Errorf("trusted CA bundle not passed: volumes %+v mounts %+v args %v", ps.Volumes, ctr.VolumeMounts, ctr.Args)
 	}
 	checkProbeCredentials(t, ps, ctr, "eu-west")
+	checkSecureMetrics(t, ps, ctr)
 	if ctr.SecurityContext == nil || *ctr.SecurityContext.AllowPrivilegeEscalation {
 		t.Errorf("pod identity/security: sa %q security %+v", ps.ServiceAccountName, ctr.SecurityContext)
 	}
