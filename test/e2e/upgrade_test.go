@@ -323,13 +323,26 @@ func expectAPIServiceAvailable() {
 }
 
 // waitRolledOut waits for the manager to run image and serve again, and for
-// both regions' probe Deployments to roll out and report online.
+// both regions' probe Deployments to roll out and run it too, and the
+// regions to be online. (Not waitRegionsOnline: the agent of the replaced
+// probe Pod counts as online for the presence window after it stopped.)
 func waitRolledOut(image string) {
 	GinkgoHelper()
 	mustKubectl("-n", ns, "rollout", "status", "deploy/uptime-operator-manager", "--timeout=300s")
 	expectManagerImage(image)
 	expectAPIServiceAvailable()
-	waitRegionsOnline()
+	for _, region := range []string{"e2e-a", "e2e-b"} {
+		Eventually(func(g Gomega) {
+			_, err := kubectl("-n", ns, "rollout", "status", "deploy/uptime-operator-probe-"+region, "--timeout=5s")
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(kubectl("-n", ns, "get", "deploy", "uptime-operator-probe-"+region,
+				"-o", "jsonpath={.spec.template.spec.containers[0].image}")).To(Equal(image))
+		}, 3*time.Minute, 3*time.Second).Should(Succeed(), "probe Deployment of %s", region)
+	}
+	Eventually(func() string {
+		out, _ := kubectl("get", "proberegions", "e2e-a", "e2e-b", "-o", `jsonpath={.items[*].status.online}`)
+		return out
+	}, 2*time.Minute, 2*time.Second).Should(Equal("true true"))
 }
 
 // hold makes the receiver refuse deliveries (503) or accept them again.
