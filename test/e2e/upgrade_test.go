@@ -521,8 +521,7 @@ func expectKept(before, after snapshot) {
 
 // availability polls the admission webhook (a server-side dry run of a
 // Monitor that only the webhook refuses) and the APIService once a second
-// and keeps the longest gap: from the last answer before a failure to the
-// first one after it.
+// and keeps the longest gap between two answers.
 type availability struct {
 	mu      sync.Mutex
 	lastOK  map[string]time.Time
@@ -577,6 +576,10 @@ func watchAvailability() *availability {
 	return a
 }
 
+// record keeps, per endpoint, the longest time between two answers: a
+// refusal in between or one slow answer (a call the aggregator holds while
+// the backend is away) both widen it. Polling once a second, it is about a
+// second while everything answers.
 func (a *availability) record(name string, ok bool, at time.Time) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -584,10 +587,8 @@ func (a *availability) record(name string, ok bool, at time.Time) {
 		a.failing[name] = true
 		return
 	}
-	if a.failing[name] {
-		a.longest[name] = max(a.longest[name], at.Sub(a.lastOK[name]))
-		a.failing[name] = false
-	}
+	a.longest[name] = max(a.longest[name], at.Sub(a.lastOK[name]))
+	a.failing[name] = false
 	a.lastOK[name] = at
 }
 
