@@ -56,6 +56,11 @@ type ProbeDeploymentOptions struct {
 	ServerCA *trust.BundleRef
 	// AllowPrivate passes the cluster's private-targets setting to agents.
 	AllowPrivate bool
+	// MetricsSecure serves the agents' /metrics as the manager's
+	// --metrics-secure serves its own: on port 8443 over TLS, to callers
+	// kube-apiserver authenticates and authorizes for get on /metrics (see
+	// mountKubeAPIToken). Without it they are plain HTTP on 8081.
+	MetricsSecure bool
 	// TrustedCA, when set, is mounted into probe pods and passed to the
 	// agents as --trusted-ca-file, so they trust private CAs too.
 	TrustedCA *trust.BundleRef
@@ -255,11 +260,16 @@ func (r *ProbeRegionReconciler) reconcileDeployment(ctx context.Context, pr *mon
 		if r.Probe.AllowPrivate {
 			args = append(args, "--allow-private")
 		}
+		ports := []corev1.ContainerPort{{Name: "metrics", ContainerPort: 8081}}
+		if r.Probe.MetricsSecure {
+			args = append(args, "--metrics-listen", ":8443")
+			ports = []corev1.ContainerPort{{Name: "health", ContainerPort: 8081}, {Name: "metrics", ContainerPort: 8443}}
+		}
 		c := corev1.Container{
 			Name:          "probe",
 			Image:         r.Probe.Image,
 			Args:          args,
-			Ports:         []corev1.ContainerPort{{Name: "metrics", ContainerPort: 8081}},
+			Ports:         ports,
 			LivenessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromInt32(8081)}}},
 		}
 		applyProbePodSecurity(pr, ps, &c)
@@ -273,6 +283,9 @@ func (r *ProbeRegionReconciler) reconcileDeployment(ctx context.Context, pr *mon
 			mountTrustedCA(r.Probe.TrustedCA, ps, &c)
 		}
 		mountProbeCredentials(code, r.Probe.ServerCA, ps, &c)
+		if r.Probe.MetricsSecure {
+			mountKubeAPIToken(ps, &c)
+		}
 		ps.Containers = []corev1.Container{c}
 		return controllerutil.SetControllerReference(pr, dep, r.Scheme())
 	})
@@ -309,8 +322,9 @@ const (
 // mountProbeCredentials gives a region's probe pods what they talk to the
 // probe API with: the region's own ServiceAccount, whose token is
 // projected for the probe audience only (monitor.ProbeTokenAudience) and
-// rotated by the kubelet, and no token for kube-apiserver, which agents do
-// not call; and, when ca is set, the CA bundle they verify the probe API's
+// rotated by the kubelet, and no automounted token for kube-apiserver
+// (agents call it only to review the scrapes of their metrics, with the
+// token of mountKubeAPIToken); and, when ca is set, the CA bundle they verify the probe API's
 // serving certificate against. Only the bundle's key is mounted: the
 // serving certificate's Secret also holds its private key.
 func mountProbeCredentials(code string, ca *trust.BundleRef, ps *corev1.PodSpec, c *corev1.Container) {
@@ -332,6 +346,28 @@ func mountProbeCredentials(code string, ca *trust.BundleRef, ps *corev1.PodSpec,
 		mountBundle("probe-server-ca", serverCADir, "--server-ca-file", ca, ps, c)
 	}
 }
+
+// mountKubeAPIToken gives a probe pod what its secure metrics endpoint
+// reviews scrapes with: a kube-apiserver token of the region's
+// ServiceAccount and the cluster's CA, where in-cluster configuration
+// looks for them. The ServiceAccount may only create TokenReviews and
+// SubjectAccessReviews (system:auth-delegator, bound by the chart to the
+// ServiceAccounts of the manager's namespace); the token is not mounted
+// otherwise (AutomountServiceAccountToken stays false).
+func mountKubeAPIToken(ps *corev1.PodSpec, c *corev1.Container) {
+	ps.Volumes = append(ps.Volumes, corev1.Volume{Name: "kube-api-token", VolumeSource: corev1.VolumeSource{
+		Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{
+			{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{ExpirationSeconds: ptr.To[int64](probeTokenLife), Path: "token"}},
+			{ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "kube-root-ca.crt"},
+				Items: []corev1.KeyToPath{{Key: "ca.crt", Path: "ca.crt"}}}},
+		}},
+	}})
+	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "kube-api-token", MountPath: kubeAPITokenDir, ReadOnly: true})
+}
+
+// kubeAPITokenDir is where in-cluster configuration (rest.InClusterConfig)
+// reads the token and CA.
+const kubeAPITokenDir = "/var/run/secrets/kubernetes.io/serviceaccount"
 
 // SetupWithManager watches regions, their Deployments, and monitors (whose
 // region use decides whether a Deployment runs).

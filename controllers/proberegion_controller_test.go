@@ -76,6 +76,7 @@ func TestProbeRegionDeployments(t *testing.T) {
 		t.Errorf("trusted CA bundle not passed: volumes %+v mounts %+v args %v", ps.Volumes, ctr.VolumeMounts, ctr.Args)
 	}
 	checkProbeCredentials(t, ps, ctr, code)
+	checkSecureMetrics(t, ps, ctr)
 	if ctr.SecurityContext == nil || *ctr.SecurityContext.AllowPrivilegeEscalation {
 		t.Errorf("pod identity/security: sa %q security %+v", ps.ServiceAccountName, ctr.SecurityContext)
 	}

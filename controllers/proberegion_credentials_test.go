@@ -45,3 +45,28 @@ func argFollows(args []string, flag, value string) bool {
 	i := slices.Index(args, flag)
 	return i >= 0 && i+1 < len(args) && args[i+1] == value
 }
+
+// checkSecureMetrics checks a probe pod whose agent serves /metrics as the
+// manager's --metrics-secure does: --metrics-listen :8443 as the "metrics"
+// port (the health port 8081 apart), and a kube-apiserver token with the
+// cluster's CA where in-cluster configuration reads them, to review the
+// scrapes with (the token is not automounted).
+func checkSecureMetrics(t *testing.T, ps corev1.PodSpec, ctr corev1.Container) {
+	t.Helper()
+	if !argFollows(ctr.Args, "--metrics-listen", ":8443") {
+		t.Errorf("args %v; want --metrics-listen :8443", ctr.Args)
+	}
+	want := []corev1.ContainerPort{{Name: "health", ContainerPort: 8081}, {Name: "metrics", ContainerPort: 8443}}
+	if !slices.EqualFunc(ctr.Ports, want, func(a, b corev1.ContainerPort) bool { return a.Name == b.Name && a.ContainerPort == b.ContainerPort }) {
+		t.Errorf("ports %+v, want %+v", ctr.Ports, want)
+	}
+	tok := volumeNamed(ps.Volumes, "kube-api-token")
+	if tok == nil || tok.Projected == nil || len(tok.Projected.Sources) != 2 || tok.Projected.Sources[0].ServiceAccountToken == nil ||
+		tok.Projected.Sources[0].ServiceAccountToken.Audience != "" || tok.Projected.Sources[1].ConfigMap == nil ||
+		tok.Projected.Sources[1].ConfigMap.Name != "kube-root-ca.crt" {
+		t.Errorf("kube-apiserver token volume: %+v", tok)
+	}
+	if m := mountNamed(ctr.VolumeMounts, "kube-api-token"); m == nil || m.MountPath != "/var/run/secrets/kubernetes.io/serviceaccount" {
+		t.Errorf("kube-apiserver token mount: %+v", m)
+	}
+}

@@ -22,7 +22,7 @@ var env *testenv.Env
 
 // TestMain starts one control plane and the real manager for the package,
 // configured as an install with managed probe Deployments (image, trusted
-// CA bundle, pull secret, probe API CA), a direct listener and private
+// CA bundle, pull secret, probe API CA, agents' metrics behind authentication), a direct listener and private
 // targets allowed: what any of the tests needs.
 func TestMain(m *testing.M) {
 	testenv.Main(m, manager.Options{
@@ -31,6 +31,9 @@ func TestMain(m *testing.M) {
 		ProbeImagePullSecrets: []string{"registry-creds"},
 		ProbeServerCA:         &trust.BundleRef{Secret: "uptime-operator-api-cert"},
 		APIListen:             "127.0.0.1:0", AllowPrivateTargets: true,
+		// The agents serve /metrics as the manager's are (no manager
+		// metrics listener here: no MetricsAddr).
+		MetricsSecure: true,
 	}, func(e *testenv.Env) error {
 		env = e
 		return e.Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: probeNS}})

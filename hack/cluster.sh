@@ -295,7 +295,16 @@ start() {
   alive "$name" && return 0
   mkdir -p "$DIR/pids" "$DIR/logs"
   # setsid: the cluster outlives the shell (and the process group) that started it.
-  nsenter --net="/run/netns/$NETNS" -- setsid "$@" >>"$DIR/logs/$name.log" 2>&1 < /dev/null &
+  # The daemons keep no descriptor of their starter's beyond 0-2: under
+  # `flock /work/e2e.lock make e2e` they would otherwise inherit the lock's
+  # descriptor and hold the lock for as long as the cluster runs.
+  (
+    for fd in /proc/"$BASHPID"/fd/*; do
+      fd=${fd##*/}
+      if ((fd > 2)); then eval "exec $fd>&-"; fi
+    done
+    exec nsenter --net="/run/netns/$NETNS" -- setsid "$@" >>"$DIR/logs/$name.log" 2>&1 < /dev/null
+  ) &
   echo $! > "$DIR/pids/$name"
 }
 

@@ -2,6 +2,7 @@ package probes
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net/http"
@@ -37,9 +38,19 @@ type AgentOptions struct {
 	BrowserPath string
 	// BufferDir enables on-disk buffering of undelivered results (--buffer-dir).
 	BufferDir string
-	// Listen is the address of /healthz, /readyz and /metrics (--listen);
-	// empty disables the listener.
+	// Listen is the address of /healthz, /readyz and, unless MetricsListen
+	// is set, /metrics (--listen); empty disables the listener.
 	Listen string
+	// MetricsListen, when set, is where /metrics is served instead
+	// (--metrics-listen): over TLS with MetricsTLS, every scrape through
+	// MetricsAuth. The probe command makes them what the manager's
+	// --metrics-secure endpoint has: a self-signed certificate and
+	// controller-runtime's filter, which answers only callers kube-apiserver
+	// authenticates (TokenReview) and authorizes for get on the non-resource
+	// URL /metrics (SubjectAccessReview).
+	MetricsListen string
+	MetricsTLS    *tls.Config
+	MetricsAuth   func(http.Handler) (http.Handler, error)
 	// AgentID names this agent in result batches; defaults to the hostname.
 	AgentID string
 	// HTTPClient talks to the manager (set its TLS roots for a private CA).
@@ -94,6 +105,8 @@ type Agent struct {
 	// started is when this agent began: results checked before it were
 	// left on disk by an earlier run, and are replayed.
 	started time.Time
+	// metricsElsewhere: /metrics has a listener of its own, not Handler's.
+	metricsElsewhere bool
 }
 
 // NewAgent builds an agent from options.
@@ -124,6 +137,8 @@ func NewAgent(opts AgentOptions) (*Agent, error) {
 		flushNow:      make(chan struct{}, 1),
 		urgentNow:     make(chan struct{}, 1),
 		started:       time.Now(),
+
+		metricsElsewhere: opts.MetricsListen != "",
 	}
 	if a.batchSize <= 0 {
 		a.batchSize = 200
@@ -157,21 +172,44 @@ func RunAgent(ctx context.Context, opts AgentOptions) error {
 		return err
 	}
 	if opts.Listen != "" {
-		srv := httpserver.New(a.Handler(), httpserver.Limits{})
-		srv.Addr = opts.Listen
-		go func() {
-			<-ctx.Done()
-			shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			_ = srv.Shutdown(shutdown)
-		}()
-		go func() {
-			if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				a.log.Error(err, "serve agent metrics")
-			}
-		}()
+		a.serve(ctx, opts.Listen, a.Handler(), nil)
+	}
+	if opts.MetricsListen != "" {
+		if opts.MetricsTLS == nil || opts.MetricsAuth == nil {
+			return errors.New("metrics listen address without TLS and authentication")
+		}
+		h, err := opts.MetricsAuth(a.MetricsHandler())
+		if err != nil {
+			return fmt.Errorf("metrics authentication: %w", err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", h)
+		a.serve(ctx, opts.MetricsListen, mux, opts.MetricsTLS)
 	}
 	return a.Run(ctx)
+}
+
+// serve serves h on addr (over TLS when tlsConfig is set) until ctx ends.
+func (a *Agent) serve(ctx context.Context, addr string, h http.Handler, tlsConfig *tls.Config) {
+	srv := httpserver.New(h, httpserver.Limits{})
+	srv.Addr, srv.TLSConfig = addr, tlsConfig
+	go func() {
+		<-ctx.Done()
+		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shutdown)
+	}()
+	go func() {
+		var err error
+		if tlsConfig != nil {
+			err = srv.ListenAndServeTLS("", "")
+		} else {
+			err = srv.ListenAndServe()
+		}
+		if err != nil && !errors.Is(err, http.ErrServerClosed) {
+			a.log.Error(err, "serve agent endpoints", "address", addr)
+		}
+	}()
 }
 
 // Run pulls assignments, runs checks and delivers results until ctx ends,
@@ -197,7 +235,8 @@ func (a *Agent) Run(ctx context.Context) error {
 }
 
 // Handler serves /healthz (the process is alive), /readyz (assignments were
-// received) and /metrics.
+// received) and, unless they are served on a listener of their own
+// (AgentOptions.MetricsListen), /metrics.
 func (a *Agent) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
@@ -210,8 +249,16 @@ func (a *Agent) Handler() http.Handler {
 		}
 		_, _ = w.Write([]byte("ok\n"))
 	})
-	mux.Handle("GET /metrics", promhttp.HandlerFor(a.metrics.registry, promhttp.HandlerOpts{}))
+	if !a.metricsElsewhere {
+		mux.Handle("GET /metrics", a.MetricsHandler())
+	}
 	return mux
+}
+
+// MetricsHandler serves the agent's metrics, uptime_probe_* and the Go
+// and process collectors.
+func (a *Agent) MetricsHandler() http.Handler {
+	return promhttp.HandlerFor(a.metrics.registry, promhttp.HandlerOpts{})
 }
 
 // pollBackoff spaces the polls after failures, 1 s doubling to 30 s, with

@@ -318,8 +318,8 @@ func (w *wiring) setupControllers() error {
 			Client: mgr.GetClient(), Agents: agentsAnywhere{w.eng},
 			Probe: controllers.ProbeDeploymentOptions{
 				Namespace: opts.Namespace, Image: opts.ProbeImage, ServerURL: opts.ProbeServerURL,
-				AllowPrivate: opts.AllowPrivateTargets,
-				TrustedCA:    opts.ProbeTrustedCA, ServerCA: opts.ProbeServerCA,
+				AllowPrivate: opts.AllowPrivateTargets, MetricsSecure: opts.MetricsSecure,
+				TrustedCA: opts.ProbeTrustedCA, ServerCA: opts.ProbeServerCA,
 				ImagePullSecrets: localObjectReferences(opts.ProbeImagePullSecrets),
 			},
 		}},

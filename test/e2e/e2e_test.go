@@ -16,6 +16,7 @@ package e2e
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -103,12 +104,22 @@ func prepareAndEnter() error {
 		"-file", "bin/e2e/testserver:/testserver:0755", "-entrypoint", "/testserver", "-user", "65532:65532"); err != nil {
 		return err
 	}
+	// The previous release, which the upgrade spec installs first: built
+	// once per pinned commit and cached outside the clone. Without it (a
+	// shallow clone lacks the commit) the spec fails with the reason; the
+	// other specs run.
+	say("building the previous release (hack/previous-release.sh; cached by commit)")
+	images := []string{imageTar, testImageTar}
+	previous, prevErr := previousRelease()
+	if prevErr == nil {
+		images = append(images, previous.image)
+	}
 	promBin, err := prom.wait()
 	if err != nil {
 		return err
 	}
 	say("loading the images into the node")
-	if _, err := run("hack/cluster.sh", "load", imageTar, testImageTar); err != nil {
+	if _, err := run("hack/cluster.sh", append([]string{"load"}, images...)...); err != nil {
 		return err
 	}
 	envOut, err := run("hack/cluster.sh", "env")
@@ -130,7 +141,10 @@ func prepareAndEnter() error {
 		env = append(env, k+"="+v)
 	}
 	env = append(env, envInside+"=1", envChart+"="+filepath.Join(releaseDir, "uptime-operator-"+version+".tgz"),
-		envPrometheus+"="+strings.TrimSpace(promBin))
+		envPrometheus+"="+strings.TrimSpace(promBin), envPrevious+"="+previous.dir)
+	if prevErr != nil {
+		env = append(env, envPreviousError+"="+prevErr.Error())
+	}
 	netns := "uptime-k8s"
 	for _, kv := range env {
 		if v, ok := strings.CutPrefix(kv, "UPTIME_CLUSTER_NETNS="); ok {
@@ -148,6 +162,30 @@ func prepareAndEnter() error {
 	say("entering network namespace %s", netns)
 	args := append([]string{"nsenter", "--net=/run/netns/" + netns, "--", self}, os.Args[1:]...)
 	return syscall.Exec(nsenter, args, env)
+}
+
+// previousBuild is the previous release hack/previous-release.sh built:
+// its directory and image archive.
+type previousBuild struct{ dir, image string }
+
+// previousRelease builds (or finds in its cache) the previous release; the
+// error carries the script's own words (a shallow clone lacks the commit).
+func previousRelease() (previousBuild, error) {
+	var stderr strings.Builder
+	cmd := exec.Command("hack/previous-release.sh")
+	cmd.Dir = repoRoot
+	cmd.Stderr = io.MultiWriter(os.Stderr, &stderr)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	out, err := cmd.Output()
+	if err != nil {
+		return previousBuild{}, fmt.Errorf("hack/previous-release.sh: %w: %s", err, lastLine(stderr.String()))
+	}
+	dir := strings.TrimSpace(string(out))
+	tars, _ := filepath.Glob(filepath.Join(dir, "uptime-operator-image-*.tar"))
+	if len(tars) != 1 {
+		return previousBuild{}, fmt.Errorf("hack/previous-release.sh: %s holds %d image archives, want 1", dir, len(tars))
+	}
+	return previousBuild{dir: dir, image: tars[0]}, nil
 }
 
 // build is a command run beside the preparation; wait returns its output.

@@ -116,7 +116,9 @@ func httpDo(method, url string, body []byte) (int, []byte, error) {
 type delivery struct {
 	ID       string `json:"id"`
 	Verified bool   `json:"verified"`
-	Body     struct {
+	// Refused: the receiver was holding deliveries and answered 503.
+	Refused bool `json:"refused"`
+	Body    struct {
 		Event      string  `json:"event"`
 		IncidentID string  `json:"incident_id"`
 		Resolution *string `json:"resolution"`
@@ -236,9 +238,17 @@ func setTarget(targetIP, action string) {
 // incident confirmed by both regions, and returns the incident's id.
 func expectIncidentOpen() string {
 	GinkgoHelper()
+	return expectNamedIncidentOpen(monName)
+}
+
+// expectNamedIncidentOpen waits for the Monitor name of the work namespace
+// to be down with an open incident confirmed by both regions, and returns
+// the incident's id.
+func expectNamedIncidentOpen(name string) string {
+	GinkgoHelper()
 	var id string
 	Eventually(func(g Gomega) {
-		m, err := getMonitor(workNS, monName)
+		m, err := getMonitor(workNS, name)
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(string(m.Status.CurrentStatus)).To(Equal("down"))
 		g.Expect(m.Status.OpenIncident).NotTo(BeNil())

@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -53,7 +54,7 @@ func startPrometheus(dir string) *prometheus {
 		scrape = append(scrape, serviceMonitorJobs(sm, tokenFile)...)
 	}
 	for _, pm := range listObjects("podmonitors") {
-		scrape = append(scrape, podMonitorJobs(pm)...)
+		scrape = append(scrape, podMonitorJobs(pm, dir)...)
 	}
 	Expect(scrape).To(HaveLen(2), "one job for the manager's ServiceMonitor, one for the agents' PodMonitor")
 	var groups []any
@@ -306,7 +307,7 @@ func serviceMonitorJobs(sm map[string]any, tokenFile string) []map[string]any {
 }
 
 // podMonitorJobs is one scrape job per PodMonitor endpoint.
-func podMonitorJobs(pm map[string]any) []map[string]any {
+func podMonitorJobs(pm map[string]any, dir string) []map[string]any {
 	var jobs []map[string]any
 	name := str(pm, "metadata", "namespace") + "/" + str(pm, "metadata", "name")
 	for i, e := range asSlice(dig(pm, "spec", "podMetricsEndpoints")) {
@@ -335,6 +336,20 @@ func podMonitorJobs(pm map[string]any) []map[string]any {
 		}
 		if e["path"] == nil {
 			job["metrics_path"] = "/metrics"
+		}
+		if skip, _ := dig(e, "tlsConfig", "insecureSkipVerify").(bool); skip {
+			job["tls_config"] = map[string]any{"insecure_skip_verify": true}
+		}
+		// A token from a Secret, as the Prometheus Operator reads it.
+		if secret := str(e, "authorization", "credentials", "name"); secret != "" {
+			key := str(e, "authorization", "credentials", "key")
+			token := mustKubectl("-n", str(pm, "metadata", "namespace"), "get", "secret", secret,
+				"-o", "jsonpath={.data."+key+"}")
+			raw, err := base64.StdEncoding.DecodeString(token)
+			Expect(err).NotTo(HaveOccurred())
+			file := filepath.Join(dir, "podmonitor-"+secret)
+			Expect(os.WriteFile(file, raw, 0o600)).To(Succeed())
+			job["authorization"] = map[string]any{"type": "Bearer", "credentials_file": file}
 		}
 		jobs = append(jobs, job)
 	}

@@ -9,6 +9,9 @@
 //     timestamp + "." + body, with WEBHOOK_SECRET, within 5 minutes).
 //     GET /deliveries lists what arrived, with the check's verdict, so the
 //     suite can tell that a signed monitor.down reached a Pod in the cluster.
+//     Between POST /hooks/hold and POST /hooks/release every delivery is
+//     answered 503 with Retry-After: 30 (and listed with refused true), so
+//     the suite can keep deliveries in flight across an upgrade.
 //   - With TLS_CERT_FILE and TLS_KEY_FILE set, the same handlers are also
 //     served over HTTPS on TLS_LISTEN (default :8443): webhook channels
 //     accept https:// URLs only, so the receiver serves a certificate from
@@ -60,6 +63,7 @@ func verified(r *http.Request, body, secret []byte) bool {
 type Delivery struct {
 	ID       string          `json:"id"`
 	Verified bool            `json:"verified"`
+	Refused  bool            `json:"refused,omitempty"`
 	Body     json.RawMessage `json:"body"`
 	Received time.Time       `json:"received"`
 }
@@ -70,7 +74,7 @@ func main() {
 	if listen == "" {
 		listen = ":8080"
 	}
-	var failing atomic.Bool
+	var failing, holding atomic.Bool
 	var mu sync.Mutex
 	var deliveries []Delivery
 
@@ -147,7 +151,7 @@ func main() {
 			return
 		}
 		ok := len(secret) > 0 && verified(r, body, secret)
-		d := Delivery{ID: r.Header.Get("X-Service-Delivery"), Verified: ok, Received: time.Now().UTC()}
+		d := Delivery{ID: r.Header.Get("X-Service-Delivery"), Verified: ok, Refused: ok && holding.Load(), Received: time.Now().UTC()}
 		if json.Valid(body) {
 			d.Body = body
 		}
@@ -159,6 +163,21 @@ func main() {
 			http.Error(w, "bad signature", http.StatusUnauthorized)
 			return
 		}
+		if d.Refused {
+			w.Header().Set("Retry-After", "30")
+			http.Error(w, "holding deliveries", http.StatusServiceUnavailable)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+	mux.HandleFunc("POST /hooks/hold", func(w http.ResponseWriter, r *http.Request) {
+		holding.Store(true)
+		log.Print("testserver: holding deliveries")
+		w.WriteHeader(http.StatusNoContent)
+	})
+	mux.HandleFunc("POST /hooks/release", func(w http.ResponseWriter, r *http.Request) {
+		holding.Store(false)
+		log.Print("testserver: accepting deliveries")
 		w.WriteHeader(http.StatusNoContent)
 	})
 	mux.HandleFunc("GET /deliveries", func(w http.ResponseWriter, r *http.Request) {
