@@ -46,15 +46,15 @@ func Join(page *monv1.StatusPage, joined []monv1.Monitor) (entries []monv1.Statu
 			leftOff++
 			continue
 		}
-		entries = append(entries, JoinedEntry(m))
+		entries = append(entries, joinedEntry(m))
 	}
 	return entries, leftOff
 }
 
-// JoinedEntry is the entry of a Monitor that joins a page by label: its
+// joinedEntry is the entry of a Monitor that joins a page by label: its
 // name and the section its annotation names (cut to the 100 characters a
 // section has).
-func JoinedEntry(m *monv1.Monitor) monv1.StatusPageMonitor {
+func joinedEntry(m *monv1.Monitor) monv1.StatusPageMonitor {
 	section := m.Annotations[monv1.StatusPageSectionAnnotation]
 	if len(section) > 100 {
 		section = section[:100]
@@ -62,8 +62,8 @@ func JoinedEntry(m *monv1.Monitor) monv1.StatusPageMonitor {
 	return monv1.StatusPageMonitor{MonitorRef: monv1.LocalObjectReference{Name: m.Name}, Section: section}
 }
 
-// Joined lists the Monitors of the page's namespace that join it by label.
-func Joined(ctx context.Context, r client.Reader, page *monv1.StatusPage) ([]monv1.Monitor, error) {
+// listJoined lists the Monitors of the page's namespace that join it by label.
+func listJoined(ctx context.Context, r client.Reader, page *monv1.StatusPage) ([]monv1.Monitor, error) {
 	var list monv1.MonitorList
 	if err := r.List(ctx, &list, client.InNamespace(page.Namespace), client.MatchingLabels{monv1.StatusPageLabel: page.Name}); err != nil {
 		return nil, fmt.Errorf("list the monitors of status page %s: %w", page.Name, err)
@@ -89,7 +89,7 @@ type Resolved struct {
 
 // ResolveMonitors reads the monitors a page shows (see Join), in order.
 func ResolveMonitors(ctx context.Context, r client.Reader, page *monv1.StatusPage) (Resolved, error) {
-	joined, err := Joined(ctx, r, page)
+	joined, err := listJoined(ctx, r, page)
 	if err != nil {
 		return Resolved{}, err
 	}
@@ -149,12 +149,12 @@ func PagesOf(ctx context.Context, r client.Reader, m *monv1.Monitor) ([]monv1.St
 	if err != nil {
 		return nil, nil, fmt.Errorf("get status page %s: %w", name, err)
 	}
-	joined, err := Joined(ctx, r, &page)
+	joined, err := listJoined(ctx, r, &page)
 	if err != nil {
 		return nil, nil, err
 	}
 	if entries, _ := Join(&page, joined); !slices.ContainsFunc(entries, func(e monv1.StatusPageMonitor) bool { return e.MonitorRef.Name == m.Name }) {
 		return out, refs, nil // the label is not (yet) in the cache, or the bound leaves m off
 	}
-	return append(out, page), append(refs, JoinedEntry(m)), nil
+	return append(out, page), append(refs, joinedEntry(m)), nil
 }
