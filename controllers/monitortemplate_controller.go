@@ -18,7 +18,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/csaupgrade"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -266,8 +268,20 @@ func (r *MonitorTemplateReconciler) gateways(ctx context.Context) discovery.Gate
 
 // applyMonitor creates or updates the Monitor p (see applyOwned).
 func (r *MonitorTemplateReconciler) applyMonitor(ctx context.Context, tpl *monv1.MonitorTemplate, src *discovery.Source, p discovery.Planned) (reason, msg string, err error) {
+	var hashed any = p.Spec
+	if p.StatusPage != nil {
+		hashed = []any{p.Spec, p.StatusPage}
+	}
 	want := &monv1.Monitor{TypeMeta: metav1.TypeMeta{APIVersion: monv1.GroupVersion.String(), Kind: "Monitor"},
-		ObjectMeta: ownedMeta(tpl, src, p.Name, p.Spec), Spec: p.Spec}
+		ObjectMeta: ownedMeta(tpl, src, p.Name, hashed), Spec: p.Spec}
+	if p.StatusPage != nil {
+		// The page shows the Monitor by this label (statuspage.Join); the
+		// page's own spec is its owner's, never written here.
+		want.Labels[monv1.StatusPageLabel] = p.StatusPage.Name
+		if p.StatusPage.Section != "" {
+			want.Annotations[monv1.StatusPageSectionAnnotation] = p.StatusPage.Section
+		}
+	}
 	var cur monv1.Monitor
 	return r.applyOwned(ctx, tpl, want, &cur, func() bool { return equality.Semantic.DeepDerivative(want.Spec, cur.Spec) })
 }
@@ -334,9 +348,10 @@ func apiMessage(err error) string {
 }
 
 // ownedMeta is the metadata of an object tpl writes for src: owned by
-// tpl, labelled with it, its source and the hash of spec annotated.
-func ownedMeta(tpl *monv1.MonitorTemplate, src *discovery.Source, name string, spec any) metav1.ObjectMeta {
-	raw, _ := json.Marshal(spec)
+// tpl, labelled with it, its source and the hash of hashed (its spec and
+// whatever else the template decides of it) annotated.
+func ownedMeta(tpl *monv1.MonitorTemplate, src *discovery.Source, name string, hashed any) metav1.ObjectMeta {
+	raw, _ := json.Marshal(hashed)
 	sum := sha256.Sum256(raw)
 	return metav1.ObjectMeta{
 		Namespace: tpl.Namespace, Name: name,
@@ -357,15 +372,46 @@ func ownedMeta(tpl *monv1.MonitorTemplate, src *discovery.Source, name string, s
 // apply server-side applies want (an object tpl controls) as
 // DiscoveryFieldOwner, forcing: the fields it sets are the template's,
 // and one it no longer sets is removed.
+//
+// A field is removed only when the apply entry of DiscoveryFieldOwner
+// owns it, but the object was made by Create, whose fields belong to an
+// Update entry of the same manager that an apply neither uses nor clears
+// (a statusPage dropped from the template would leave the Monitor's label).
+// So when the answer shows such an entry, it is merged into the apply
+// entry (csaupgrade, as kubectl does on moving to server-side apply) and
+// the apply is sent again, now removing what the template no longer sets.
 func (r *MonitorTemplateReconciler) apply(ctx context.Context, want client.Object) error {
+	u, err := applyConfig(want)
+	if err != nil {
+		return err
+	}
+	if err := r.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(DiscoveryFieldOwner), client.ForceOwnership); err != nil {
+		return err
+	}
+	patch, err := csaupgrade.UpgradeManagedFieldsPatch(u, sets.New(DiscoveryFieldOwner), DiscoveryFieldOwner)
+	if err != nil || patch == nil {
+		return err
+	}
+	if err := r.Patch(ctx, u, client.RawPatch(types.JSONPatchType, patch)); err != nil {
+		return fmt.Errorf("move the fields of %s to server-side apply: %w", want.GetName(), err)
+	}
+	if u, err = applyConfig(want); err != nil {
+		return err
+	}
+	return r.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(DiscoveryFieldOwner), client.ForceOwnership)
+}
+
+// applyConfig is want as an apply configuration: without status and
+// creation time.
+func applyConfig(want client.Object) (*unstructured.Unstructured, error) {
 	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(want)
 	if err != nil {
-		return fmt.Errorf("convert %s: %w", want.GetName(), err)
+		return nil, fmt.Errorf("convert %s: %w", want.GetName(), err)
 	}
 	u := &unstructured.Unstructured{Object: obj}
 	delete(u.Object, "status")
 	unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
-	return r.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(DiscoveryFieldOwner), client.ForceOwnership)
+	return u, nil
 }
 
 // prune lists the objects of list labelled with tpl, deletes those tpl

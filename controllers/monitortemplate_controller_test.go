@@ -204,6 +204,65 @@ func TestMonitorTemplateDiscovery(t *testing.T) {
 		}
 	})
 
+	// The status page the template's Monitors join: its own list names
+	// the hand-made Monitor only, and is never written by discovery.
+	must(c.Create(ctx, &monv1.StatusPage{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "shop-status"}, Spec: monv1.StatusPageSpec{
+		Title: "Shop", Monitors: []monv1.StatusPageMonitor{{MonitorRef: monv1.LocalObjectReference{Name: handMade}, Section: "Hand"}}}}))
+	// onPage waits until the page shows exactly want (by Monitor name, in
+	// order) and checks that its spec still holds the one hand entry.
+	onPage := func(t *testing.T, what string, want ...string) {
+		t.Helper()
+		settle(t, what, time.Minute, func() error {
+			var page monv1.StatusPage
+			if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "shop-status"}, &page); err != nil {
+				return err
+			}
+			if len(page.Spec.Monitors) != 1 || page.Generation != 1 {
+				return fmt.Errorf("the page's spec was written: generation %d, %v", page.Generation, page.Spec.Monitors)
+			}
+			var got []string
+			for _, m := range page.Status.Monitors {
+				got = append(got, m.Name)
+			}
+			if !slices.Equal(got, want) {
+				return fmt.Errorf("page shows %v, want %v", got, want)
+			}
+			return nil
+		})
+	}
+	onPage(t, "the page with its hand entry", handMade)
+
+	t.Run("the Monitors join the template's status page", func(t *testing.T) {
+		tpl := template("shop")
+		tpl.Spec.StatusPage = &monv1.DiscoveredStatusPage{Name: "shop-status", Section: "Web"}
+		must(c.Update(ctx, tpl))
+		onPage(t, "the discovered Monitors on the page", handMade, aRoot, aAPI)
+		m, err := getMonitor(aAPI)
+		must(err)
+		if m.Labels[monv1.StatusPageLabel] != "shop-status" || m.Annotations[monv1.StatusPageSectionAnnotation] != "Web" {
+			t.Errorf("monitor %s: labels %v annotations %v", m.Name, m.Labels, m.Annotations)
+		}
+		if hm, _ := getMonitor(handMade); hm.Labels[monv1.StatusPageLabel] != "" {
+			t.Errorf("the hand-made Monitor was labelled: %v", hm.Labels)
+		}
+
+		// Without statusPage in the template they leave the page (and
+		// keep their history: the Monitors stay).
+		tpl = template("shop")
+		tpl.Spec.StatusPage = nil
+		must(c.Update(ctx, tpl))
+		onPage(t, "the Monitors to leave the page", handMade)
+		m, err = getMonitor(aAPI)
+		must(err)
+		if _, ok := m.Annotations[monv1.StatusPageSectionAnnotation]; ok || m.Labels[monv1.StatusPageLabel] != "" {
+			t.Errorf("monitor %s off the page: labels %v annotations %v", m.Name, m.Labels, m.Annotations)
+		}
+		tpl = template("shop")
+		tpl.Spec.StatusPage = &monv1.DiscoveredStatusPage{Name: "shop-status"}
+		must(c.Update(ctx, tpl))
+		onPage(t, "the discovered Monitors back on the page", handMade, aRoot, aAPI)
+	})
+
 	t.Run("an object neither selected nor opted in is left alone", func(t *testing.T) {
 		var mons monv1.MonitorList
 		must(c.List(ctx, &mons, client.InNamespace(ns)))
@@ -240,6 +299,7 @@ func TestMonitorTemplateDiscovery(t *testing.T) {
 			}
 			return wantURL(aRoot, "http://a.example.com/") // same Monitor, scheme updated
 		})
+		onPage(t, "the page to follow the paths", handMade, aRoot, aV2)
 	})
 
 	t.Run("a bad annotation is reported, never blocks the object", func(t *testing.T) {
@@ -291,11 +351,13 @@ func TestMonitorTemplateDiscovery(t *testing.T) {
 		if _, err := getMonitor(handMade); err != nil {
 			t.Errorf("the hand-made Monitor went too: %v", err)
 		}
+		onPage(t, "the page to keep its hand entry alone", handMade)
 	})
 
 	t.Run("an annotation alone opts in; deleting the object deletes its Monitors", func(t *testing.T) {
 		solo := &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "solo",
-			Annotations: map[string]string{monv1.MonitorAnnotation: "true", monv1.MonitorPathAnnotation: "/healthz"}},
+			Annotations: map[string]string{monv1.MonitorAnnotation: "true", monv1.MonitorPathAnnotation: "/healthz",
+				monv1.MonitorStatusPageAnnotation: "shop-status"}},
 			Spec: networkingv1.IngressSpec{Rules: []networkingv1.IngressRule{rule("solo.example.com", "/", "/app")}}}
 		must(c.Create(ctx, solo))
 		n := name(monv1.KindIngress, "solo", "solo.example.com", "/healthz")
@@ -313,7 +375,22 @@ func TestMonitorTemplateDiscovery(t *testing.T) {
 			}
 			return nil
 		})
+		onPage(t, "the annotated Ingress's Monitor on the page it names", handMade, n)
+		// Without the annotation the Monitor stays, off the page.
+		var ing networkingv1.Ingress
+		must(c.Get(ctx, client.ObjectKeyFromObject(solo), &ing))
+		delete(ing.Annotations, monv1.MonitorStatusPageAnnotation)
+		must(c.Update(ctx, &ing))
+		onPage(t, "the Monitor to leave the page with the annotation", handMade)
+		if _, err := getMonitor(n); err != nil {
+			t.Errorf("the Monitor went with the page annotation: %v", err)
+		}
+		must(c.Get(ctx, client.ObjectKeyFromObject(solo), &ing))
+		ing.Annotations[monv1.MonitorStatusPageAnnotation] = "shop-status"
+		must(c.Update(ctx, &ing))
+		onPage(t, "the Monitor back on the page", handMade, n)
 		must(c.Delete(ctx, solo))
+		onPage(t, "the deleted Ingress's Monitor to leave the page", handMade)
 		settle(t, "the Monitor and the implicit template to go", time.Minute, func() error {
 			if err := gone(n); err != nil {
 				return err
@@ -364,6 +441,73 @@ func TestMonitorTemplateDiscovery(t *testing.T) {
 		settle(t, "the deleted route's Monitors to go", time.Minute, func() error { return gone(v1) })
 	})
 
+	t.Run("GRPCRoutes become grpc Monitors that follow their listeners", func(t *testing.T) {
+		// The Gateway API CRDs and Gateway gw (HTTPS on 443 for
+		// *.example.com) are there from the HTTPRoute test; gw-h2c serves
+		// plaintext HTTP/2 on 8080 for any host.
+		must(c.Create(ctx, &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "gw-h2c"}, Spec: gatewayv1.GatewaySpec{
+			GatewayClassName: "example",
+			Listeners:        []gatewayv1.Listener{{Name: "h2c", Port: 8080, Protocol: gatewayv1.HTTPProtocolType}},
+		}}))
+		route := &gatewayv1.GRPCRoute{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "orders", Labels: map[string]string{"team": "shop"}},
+			Spec: gatewayv1.GRPCRouteSpec{
+				CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{{Name: "gw"}}},
+				Hostnames:       []gatewayv1.Hostname{"grpc.example.com", "*.example.com"},
+				Rules: []gatewayv1.GRPCRouteRule{{Matches: []gatewayv1.GRPCRouteMatch{
+					{Method: &gatewayv1.GRPCMethodMatch{Service: ptr.To("shop.Orders")}}}}},
+			}}
+		settle(t, "the GRPCRoute to be accepted", time.Minute, func() error { return c.Create(ctx, route.DeepCopy()) })
+		n := name(monv1.KindGRPCRoute, "orders", "grpc.example.com", "")
+		wantGRPC := func(target string, plaintext bool) func() error {
+			return func() error {
+				m, err := getMonitor(n)
+				if err != nil {
+					return err
+				}
+				if m.Spec.Type != monv1.MonitorGRPC || m.Spec.GRPC == nil || m.Spec.GRPC.Target != target || m.Spec.GRPC.Plaintext != plaintext ||
+					m.Spec.URL != "" || m.Spec.HTTP != nil {
+					return fmt.Errorf("monitor %s: type %s url %q grpc %+v", n, m.Spec.Type, m.Spec.URL, m.Spec.GRPC)
+				}
+				return nil
+			}
+		}
+		settle(t, "the grpc Monitor with TLS on 443", 2*time.Minute, wantGRPC("grpc.example.com:443", false))
+		settle(t, "the wildcard hostname skipped in status", time.Minute, func() error {
+			o := objectStatus(template("shop"), monv1.KindGRPCRoute, "orders")
+			if o == nil || !slices.Equal(o.Monitors, []string{n}) || len(o.Skipped) != 1 || o.Skipped[0].Endpoint != "*.example.com" {
+				return fmt.Errorf("status of orders: %+v", o)
+			}
+			return nil
+		})
+
+		// Moved to the plaintext listener: the same Monitor (its name is
+		// the host's) follows, and keeps its history.
+		m, err := getMonitor(n)
+		must(err)
+		uid := m.UID
+		var r gatewayv1.GRPCRoute
+		must(c.Get(ctx, client.ObjectKeyFromObject(route), &r))
+		r.Spec.ParentRefs = []gatewayv1.ParentReference{{Name: "gw-h2c"}}
+		must(c.Update(ctx, &r))
+		settle(t, "the grpc Monitor to follow the listener", time.Minute, wantGRPC("grpc.example.com:8080", true))
+		if m, _ := getMonitor(n); m.UID != uid {
+			t.Errorf("the Monitor was replaced (uid %s, was %s)", m.UID, uid)
+		}
+
+		// A listener change alone (the Gateway, not the route) is followed too.
+		var gw gatewayv1.Gateway
+		must(c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "gw-h2c"}, &gw))
+		gw.Spec.Listeners[0].Port = 9090
+		must(c.Update(ctx, &gw))
+		settle(t, "the grpc Monitor to follow the Gateway", time.Minute, wantGRPC("grpc.example.com:9090", true))
+
+		must(c.Get(ctx, client.ObjectKeyFromObject(route), &r))
+		r.Labels = nil
+		must(c.Update(ctx, &r))
+		settle(t, "the unselected GRPCRoute's Monitor to go", time.Minute, func() error { return gone(n) })
+		must(c.Delete(ctx, &r))
+	})
+
 	t.Run("the samples work as documented", func(t *testing.T) {
 		samples := env.Namespace(t, map[string]string{monv1.PlanLabel: "discovery"})
 		for _, f := range []struct {
@@ -383,8 +527,9 @@ func TestMonitorTemplateDiscovery(t *testing.T) {
 				if err := c.Get(ctx, client.ObjectKey{Namespace: samples, Name: n}, &m); err != nil {
 					return err
 				}
-				if m.Spec.URL != url || m.Spec.IntervalSeconds != 120 || m.Spec.GroupRef == nil || m.Spec.GroupRef.Name != "storefront" {
-					return fmt.Errorf("monitor %s: %+v", n, m.Spec)
+				if m.Spec.URL != url || m.Spec.IntervalSeconds != 120 || m.Spec.GroupRef == nil || m.Spec.GroupRef.Name != "storefront" ||
+					m.Labels[monv1.StatusPageLabel] != "shop-status" || m.Annotations[monv1.StatusPageSectionAnnotation] != "Storefront" {
+					return fmt.Errorf("monitor %s: %+v labels %v", n, m.Spec, m.Labels)
 				}
 				var slo monv1.SLO
 				if err := c.Get(ctx, client.ObjectKey{Namespace: samples, Name: n}, &slo); err != nil {

@@ -55,7 +55,7 @@ func (r *StatusPageReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 		return ctrl.Result{}, nil // nothing to clean up: the page owns no other object
 	}
 
-	missing, err := r.reconcileMonitors(ctx, &page)
+	res, err := r.reconcileMonitors(ctx, &page)
 	if err != nil {
 		conditions.Set(&page.Status.Conditions, page.Generation, monv1.ConditionReady, false,
 			monv1.ReasonReconcileError, err.Error())
@@ -66,35 +66,35 @@ func (r *StatusPageReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 		return ctrl.Result{}, err
 	}
 	page.Status.URL = r.BaseURL + "/s/" + statuspage.Slug(&page)
-	ok, reason, msg := StatusPageReady(&page, missing, slugOwner)
+	ok, reason, msg := StatusPageReady(&page, res.Missing, res.LeftOff, slugOwner)
 	conditions.Set(&page.Status.Conditions, page.Generation, monv1.ConditionReady, ok, reason, msg)
 	page.Status.ObservedGeneration = page.Generation
 	return ctrl.Result{}, nil
 }
 
-// reconcileMonitors records each listed monitor's state and the overall
-// status, and returns the names of missing monitors.
-func (r *StatusPageReconciler) reconcileMonitors(ctx context.Context, page *monv1.StatusPage) ([]string, error) {
-	mons, missing, err := statuspage.ResolveMonitors(ctx, r.Client, page)
+// reconcileMonitors records the state of each monitor the page shows
+// (listed or joined by label) and the overall status.
+func (r *StatusPageReconciler) reconcileMonitors(ctx context.Context, page *monv1.StatusPage) (statuspage.Resolved, error) {
+	res, err := statuspage.ResolveMonitors(ctx, r.Client, page)
 	if err != nil {
-		return nil, err
+		return res, err
 	}
-	states := make([]monv1.StatusPageMonitorState, 0, len(mons))
-	values := make([]string, 0, len(mons))
-	for i, m := range mons {
+	states := make([]monv1.StatusPageMonitorState, 0, len(res.Entries))
+	values := make([]string, 0, len(res.Entries))
+	for _, e := range res.Entries {
 		s := statuspage.MonitorMissing
-		if m != nil {
-			s = string(m.Status.CurrentStatus)
+		if e.Monitor != nil {
+			s = string(e.Monitor.Status.CurrentStatus)
 			if s == "" {
 				s = string(monv1.StatusPending)
 			}
 		}
-		states = append(states, monv1.StatusPageMonitorState{Name: page.Spec.Monitors[i].MonitorRef.Name, Status: s})
+		states = append(states, monv1.StatusPageMonitorState{Name: e.Ref.MonitorRef.Name, Status: s})
 		values = append(values, s)
 	}
 	page.Status.Monitors = states
 	page.Status.OverallStatus = string(statuspage.OverallStatus(values))
-	return missing, nil
+	return res, nil
 }
 
 // slugOwner returns the page that owns this page's slug ("namespace/name"),
@@ -113,13 +113,19 @@ func (r *StatusPageReconciler) slugOwner(ctx context.Context, page *monv1.Status
 
 // StatusPageReady computes the Ready condition: False with SlugTaken when
 // another (older) page owns the slug, False with ReferenceNotFound when listed
-// monitors are missing, True otherwise.
-func StatusPageReady(page *monv1.StatusPage, missing []string, slugOwner string) (bool, string, string) {
+// monitors are missing, False with TooManyMonitors when the bound of
+// monv1.MaxStatusPageMonitors left Monitors joining by label off, True
+// otherwise.
+func StatusPageReady(page *monv1.StatusPage, missing []string, leftOff int, slugOwner string) (bool, string, string) {
 	if self := page.Namespace + "/" + page.Name; slugOwner != "" && slugOwner != self {
 		return false, monv1.ReasonSlugTaken, fmt.Sprintf("slug %q is used by status page %s", statuspage.Slug(page), slugOwner)
 	}
 	if len(missing) > 0 {
 		return false, monv1.ReasonReferenceNotFound, "monitors not found: " + strings.Join(missing, ", ")
+	}
+	if leftOff > 0 {
+		return false, monv1.ReasonTooManyMonitors, fmt.Sprintf("%d monitors labelled %s=%s left off: a page shows at most %d",
+			leftOff, monv1.StatusPageLabel, page.Name, monv1.MaxStatusPageMonitors)
 	}
 	return true, monv1.ReasonReconciled, "the page is reconciled"
 }
@@ -144,14 +150,20 @@ func (r *StatusPageReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Complete(r)
 }
 
-// pagesOfMonitor maps a Monitor to the pages of its namespace that list it.
+// pagesOfMonitor maps a Monitor to the pages of its namespace that list it
+// and the page its StatusPageLabel names (for an update, the old object's
+// label is mapped too, so the page it leaves is reconciled).
 func (r *StatusPageReconciler) pagesOfMonitor(ctx context.Context, o client.Object) []reconcile.Request {
 	pages, err := statuspage.ListBy(ctx, r.Client, statuspage.IndexMonitor, o.GetName(), client.InNamespace(o.GetNamespace()))
 	if err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "unable to map monitor to status pages", "monitor", o.GetName())
 		return nil
 	}
-	return requests(pages)
+	out := requests(pages)
+	if name, ok := o.GetLabels()[monv1.StatusPageLabel]; ok && name != "" {
+		out = append(out, reconcile.Request{NamespacedName: client.ObjectKey{Namespace: o.GetNamespace(), Name: name}})
+	}
+	return out
 }
 
 // pagesWithSlug maps a page to every other page with the same slug, so a
@@ -184,14 +196,18 @@ func requests(pages []monv1.StatusPage) []reconcile.Request {
 }
 
 // monitorStateChanged passes Monitor creations, deletions and updates that
-// change currentStatus, so the many other status writes of a monitor do not
-// reconcile its pages.
+// change currentStatus or how the Monitor joins a page (StatusPageLabel,
+// StatusPageSectionAnnotation, spec.name on a page that sorts by it), so
+// the many other status writes of a monitor do not reconcile its pages.
 func monitorStateChanged() predicate.Funcs {
 	return predicate.Funcs{
 		UpdateFunc: func(e event.UpdateEvent) bool {
 			o, ok1 := e.ObjectOld.(*monv1.Monitor)
 			n, ok2 := e.ObjectNew.(*monv1.Monitor)
-			return !ok1 || !ok2 || o.Status.CurrentStatus != n.Status.CurrentStatus
+			return !ok1 || !ok2 || o.Status.CurrentStatus != n.Status.CurrentStatus ||
+				o.Labels[monv1.StatusPageLabel] != n.Labels[monv1.StatusPageLabel] ||
+				(n.Labels[monv1.StatusPageLabel] != "" && (o.Spec.Name != n.Spec.Name ||
+					o.Annotations[monv1.StatusPageSectionAnnotation] != n.Annotations[monv1.StatusPageSectionAnnotation]))
 		},
 		GenericFunc: func(event.GenericEvent) bool { return false },
 	}

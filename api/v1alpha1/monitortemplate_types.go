@@ -43,6 +43,10 @@ const (
 	// MonitorPortAnnotation is the Service port checked (a port number or
 	// a port name); Services only.
 	MonitorPortAnnotation = "uptime-operator.io/monitor-port"
+	// MonitorStatusPageAnnotation names the StatusPage of the namespace
+	// the object's Monitors join; overrides the template's
+	// statusPage.name.
+	MonitorStatusPageAnnotation = "uptime-operator.io/monitor-status-page"
 
 	// DiscoveredFromLabel on a Monitor names the MonitorTemplate that made
 	// it; with ManagedByLabel it marks a Monitor the discovery controller
@@ -105,11 +109,36 @@ type MonitorTemplateSpec struct {
 	// the url (or grpc target) and the display name come from the object.
 	// +optional
 	Monitor DiscoveredMonitorSpec `json:"monitor,omitempty"`
+	// statusPage, when set, puts every Monitor the template makes on a
+	// StatusPage of the namespace: the Monitors carry the label
+	// monitoring.uptime-operator.io/status-page (StatusPageLabel), which
+	// the page shows after its own list, so they join and leave the page
+	// with the app while the page's spec stays untouched. The annotation
+	// uptime-operator.io/monitor-status-page overrides the name per object.
+	// +optional
+	StatusPage *DiscoveredStatusPage `json:"statusPage,omitempty"`
 	// slo, when set, gives every Monitor the template makes an SLO of the
 	// same name with these settings, owned by the template like the
 	// Monitor (the namespace's plan must allow SLOs).
 	// +optional
 	SLO *DiscoveredSLOSpec `json:"slo,omitempty"`
+}
+
+// DiscoveredStatusPage is the StatusPage discovered Monitors join.
+type DiscoveredStatusPage struct {
+	// name is the StatusPage's metadata.name, in the template's namespace
+	// (a page that does not exist yet shows the Monitors once it is
+	// created). It is a label value: at most 63 characters.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	Name string `json:"name"`
+	// section is the heading the Monitors are shown under (up to 100
+	// characters); empty shows them without one.
+	// +optional
+	// +kubebuilder:validation:MaxLength=100
+	Section string `json:"section,omitempty"`
 }
 
 // DiscoveredSLOSpec is the part of an SLOSpec a template sets: each field

@@ -57,7 +57,11 @@ type StatusPageSpec struct {
 	// showResponseTimes shows response-time sparklines.
 	// +optional
 	ShowResponseTimes bool `json:"showResponseTimes,omitempty"`
-	// monitors are shown on the page in order (up to 500).
+	// monitors are shown on the page in order (up to 500). Monitors of the
+	// namespace labelled monitoring.uptime-operator.io/status-page: <this
+	// page's name> are shown after them unless listed here (discovered
+	// Monitors join that way; docs/status-pages.md); a page shows at most
+	// 500 monitors in all.
 	// +optional
 	// +kubebuilder:validation:MaxItems=500
 	// +listType=atomic
@@ -74,6 +78,27 @@ type StatusPageSpec struct {
 	// +kubebuilder:validation:Pattern=`^([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$`
 	CustomDomain string `json:"customDomain,omitempty"`
 }
+
+// A Monitor joins a status page by label, without an entry in the page's
+// spec: the way discovered Monitors (MonitorTemplate spec.statusPage) follow
+// the app onto a page and off it again, while the page's own list stays
+// the page owner's (or their GitOps tool's) alone.
+const (
+	// StatusPageLabel on a Monitor names a StatusPage of its namespace
+	// that shows it, after the monitors the page lists in spec.monitors
+	// (a monitor listed there keeps its place, section and display name).
+	// Removing the label, or the Monitor, takes it off the page.
+	StatusPageLabel = "monitoring.uptime-operator.io/status-page"
+	// StatusPageSectionAnnotation on a Monitor joining a page by
+	// StatusPageLabel is the section it is shown under (up to 100
+	// characters; longer is cut).
+	StatusPageSectionAnnotation = "monitoring.uptime-operator.io/status-page-section"
+
+	// MaxStatusPageMonitors is the most monitors a page shows: listed and
+	// joined by label together; joined ones beyond it are left off (and
+	// reported in the page's Ready condition).
+	MaxStatusPageMonitors = 500
+)
 
 // StatusPageMonitor is one monitor shown on a page.
 type StatusPageMonitor struct {
@@ -187,6 +212,9 @@ type StatusPageTranslation struct {
 const (
 	// ReasonSlugTaken means another page in the cluster has the slug.
 	ReasonSlugTaken = "SlugTaken"
+	// ReasonTooManyMonitors means Monitors joining the page by label were
+	// left off: the page would show more than MaxStatusPageMonitors.
+	ReasonTooManyMonitors = "TooManyMonitors"
 )
 
 // StatusPageStatus is the observed state of a StatusPage.

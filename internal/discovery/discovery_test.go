@@ -258,6 +258,16 @@ func TestParseOverrides(t *testing.T) {
 	if o != (Overrides{}) || len(w) != 2 {
 		t.Errorf("bad overrides: %+v %v", o, w)
 	}
+	o, w = ParseOverrides(map[string]string{monv1.MonitorStatusPageAnnotation: "shop-status"})
+	if o.StatusPage != "shop-status" || len(w) != 0 {
+		t.Errorf("status page override: %+v %v", o, w)
+	}
+	for _, bad := range []string{"Shop", "shop.example", "-shop", "", strings.Repeat("a", 64)} {
+		o, w = ParseOverrides(map[string]string{monv1.MonitorStatusPageAnnotation: bad})
+		if o.StatusPage != "" || len(w) != 1 || !strings.Contains(w[0], monv1.MonitorStatusPageAnnotation) {
+			t.Errorf("status page %q: %+v %v", bad, o, w)
+		}
+	}
 }
 
 var dnsLabel = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
@@ -319,6 +329,25 @@ func TestPlan(t *testing.T) {
 	}
 	if !slices.Equal(urls, []string{"https://a.example.com/healthz", "http://b.example.com/healthz"}) || len(r.Warnings) != 1 {
 		t.Errorf("override: %v warnings %v", urls, r.Warnings)
+	}
+	if r.Monitors[0].StatusPage != nil {
+		t.Errorf("a Monitor joins status page %+v without template or annotation naming one", r.Monitors[0].StatusPage)
+	}
+
+	// The template's status page, its name overridden per object (the
+	// section stays the template's).
+	tpl.Spec.StatusPage = &monv1.DiscoveredStatusPage{Name: "shop", Section: "Storefront"}
+	if p := Plan(tpl, &src).Monitors[0].StatusPage; p == nil || *p != *tpl.Spec.StatusPage {
+		t.Errorf("the template's page: %+v", p)
+	}
+	src.Annotations = map[string]string{monv1.MonitorStatusPageAnnotation: "status"}
+	r = Plan(tpl, &src)
+	if p := r.Monitors[0].StatusPage; p == nil || p.Name != "status" || p.Section != "Storefront" || tpl.Spec.StatusPage.Name != "shop" {
+		t.Errorf("the annotation's page: %+v (template %+v)", p, tpl.Spec.StatusPage)
+	}
+	tpl.Spec.StatusPage = nil
+	if p := Plan(tpl, &src).Monitors[0].StatusPage; p == nil || p.Name != "status" || p.Section != "" {
+		t.Errorf("the annotation's page without one in the template: %+v", p)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -96,6 +97,9 @@ type Overrides struct {
 	Path string
 	// IntervalSeconds replaces the template's interval (0 keeps it).
 	IntervalSeconds int32
+	// StatusPage replaces the name of the StatusPage the Monitors join
+	// ("" keeps the template's).
+	StatusPage string
 }
 
 // ParseOverrides reads the override annotations; a value that cannot be
@@ -119,8 +123,19 @@ func ParseOverrides(ann map[string]string) (Overrides, []string) {
 			warnings = append(warnings, fmt.Sprintf("annotation %s: %q is not a number of seconds between 15 and 900; ignored", monv1.MonitorIntervalAnnotation, v))
 		}
 	}
+	if v, ok := ann[monv1.MonitorStatusPageAnnotation]; ok {
+		if len(v) <= 63 && pageName.MatchString(v) {
+			o.StatusPage = v
+		} else {
+			warnings = append(warnings, fmt.Sprintf("annotation %s: %q is not the name of a StatusPage (a DNS label of at most 63 characters); ignored", monv1.MonitorStatusPageAnnotation, v))
+		}
+	}
 	return o, warnings
 }
+
+// pageName matches the StatusPage names a Monitor can join: label values
+// that are DNS labels (DiscoveredStatusPage.name).
+var pageName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
 
 // Planned is one Monitor a template wants.
 type Planned struct {
@@ -130,6 +145,8 @@ type Planned struct {
 	Endpoint Endpoint
 	// Spec is its spec.
 	Spec monv1.MonitorSpec
+	// StatusPage is the StatusPage it joins, nil for none.
+	StatusPage *monv1.DiscoveredStatusPage
 }
 
 // Result is what a template makes of one object.
@@ -153,6 +170,13 @@ func Plan(t *monv1.MonitorTemplate, src *Source) Result {
 	if limit <= 0 || limit > monv1.MaxMonitorsPerObject {
 		limit = monv1.MaxMonitorsPerObject
 	}
+	page := t.Spec.StatusPage.DeepCopy()
+	if over.StatusPage != "" {
+		if page == nil {
+			page = &monv1.DiscoveredStatusPage{}
+		}
+		page.Name = over.StatusPage
+	}
 	seen := map[string]bool{}
 	for _, e := range src.Endpoints {
 		if path != "" && !e.GRPC {
@@ -168,7 +192,7 @@ func Plan(t *monv1.MonitorTemplate, src *Source) Result {
 				Reason: fmt.Sprintf("over the bound of %d Monitors per object", limit)})
 			continue
 		}
-		r.Monitors = append(r.Monitors, Planned{Name: name, Endpoint: e, Spec: MonitorSpec(&t.Spec.Monitor, e, over.IntervalSeconds)})
+		r.Monitors = append(r.Monitors, Planned{Name: name, Endpoint: e, Spec: MonitorSpec(&t.Spec.Monitor, e, over.IntervalSeconds), StatusPage: page})
 	}
 	return r
 }

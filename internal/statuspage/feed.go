@@ -240,7 +240,7 @@ func (p *Public) completedMaintenance(ctx context.Context, page *monv1.StatusPag
 		if snap.builtAt.Sub(end) > 30*24*time.Hour {
 			continue
 		}
-		if w.Spec.Scope != "all" && !coversAny(w, page) {
+		if w.Spec.Scope != "all" && !coversAny(w, snap.shown) {
 			continue
 		}
 		start := w.Spec.StartsAt.Time
@@ -259,14 +259,13 @@ func (p *Public) completedMaintenance(ctx context.Context, page *monv1.StatusPag
 }
 
 // coversAny reports whether a monitors-scoped window names a monitor of the
-// page. Group-scoped windows are left out of the completed list: resolving
-// groups needs the monitors, and the live view already shows current ones.
-func coversAny(w *monv1.MaintenanceWindow, page *monv1.StatusPage) bool {
+// page (shown: the names of the monitors it shows). Group-scoped windows are
+// left out of the completed list: resolving groups needs the monitors, and
+// the live view already shows current ones.
+func coversAny(w *monv1.MaintenanceWindow, shown map[string]bool) bool {
 	for _, r := range w.Spec.Monitors {
-		for _, m := range page.Spec.Monitors {
-			if m.MonitorRef.Name == r.Name {
-				return true
-			}
+		if shown[r.Name] {
+			return true
 		}
 	}
 	return false

@@ -480,22 +480,16 @@ func (n *Notifier) monitorPages(ctx context.Context, ns, monitorUID string) ([]m
 	if err != nil || mon == nil {
 		return nil, nil, err
 	}
-	pages, err := ListBy(ctx, n.Reader, IndexMonitor, mon.Name, client.InNamespace(ns))
+	pages, refs, err := PagesOf(ctx, n.Reader, mon)
 	if err != nil {
 		return nil, nil, err
 	}
 	var out []monv1.StatusPage
 	var names []string
-	for _, p := range pages {
-		if !p.Spec.IsPublic || !p.DeletionTimestamp.IsZero() {
-			continue
-		}
-		for _, ref := range p.Spec.Monitors {
-			if ref.MonitorRef.Name == mon.Name {
-				out = append(out, p)
-				names = append(names, displayName(ref, mon))
-				break
-			}
+	for i, p := range pages {
+		if p.Spec.IsPublic && p.DeletionTimestamp.IsZero() {
+			out = append(out, p)
+			names = append(names, displayName(refs[i], mon))
 		}
 	}
 	return out, names, nil
@@ -565,15 +559,14 @@ func (n *Notifier) Maintenance(ctx context.Context, window *monv1.MaintenanceWin
 		if !page.Spec.IsPublic || !page.DeletionTimestamp.IsZero() {
 			continue
 		}
-		mons, _, err := ResolveMonitors(ctx, n.Reader, page)
+		res, err := ResolveMonitors(ctx, n.Reader, page)
 		if err != nil {
 			return err
 		}
 		var entries []*pageMonitor
-		for j, m := range mons {
-			if m != nil {
-				ref := page.Spec.Monitors[j]
-				entries = append(entries, &pageMonitor{ref: ref, mon: m, pub: PublicMonitor{Name: displayName(ref, m)}})
+		for _, e := range res.Entries {
+			if e.Monitor != nil {
+				entries = append(entries, &pageMonitor{ref: e.Ref, mon: e.Monitor, pub: PublicMonitor{Name: displayName(e.Ref, e.Monitor)}})
 			}
 		}
 		affected := affectedMonitors(window, entries)

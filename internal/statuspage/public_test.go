@@ -691,6 +691,58 @@ var _ = Describe("Public status pages", Ordered, func() {
 				g.Expect(page.Status.OverallStatus).To(Equal("degraded"))
 			}).Should(Succeed())
 		})
+
+		It("shows the Monitors that join it by label after its list, and lets them leave", func() {
+			label := func(m *monv1.Monitor, page, section string) {
+				Expect(k8s.Get(ctx, client.ObjectKeyFromObject(m), m)).To(Succeed())
+				before := m.DeepCopy()
+				if page == "" {
+					delete(m.Labels, monv1.StatusPageLabel)
+					delete(m.Annotations, monv1.StatusPageSectionAnnotation)
+				} else {
+					m.Labels = map[string]string{monv1.StatusPageLabel: page}
+					if m.Annotations == nil {
+						m.Annotations = map[string]string{}
+					}
+					m.Annotations[monv1.StatusPageSectionAnnotation] = section
+				}
+				Expect(k8s.Patch(ctx, m, client.MergeFrom(before))).To(Succeed())
+			}
+			search := createMonitor("search", "Search", "https://search.example.com/")
+			label(search, "shop", "Discovered")
+			label(api, "shop", "Discovered") // listed by hand too: shown once, where the list puts it
+			other := createMonitor("other", "Other", "https://other.example.com/")
+			label(other, "hidden", "") // another page's
+			names := func(d statuspage.Document) map[string][]string {
+				out := map[string][]string{}
+				for _, s := range d.Sections {
+					for _, m := range s.Monitors {
+						out[s.Name] = append(out[s.Name], m.Name)
+					}
+				}
+				return out
+			}
+			Eventually(func(g Gomega) {
+				var page monv1.StatusPage
+				g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "shop"}, &page)).To(Succeed())
+				g.Expect(page.Status.Monitors).To(HaveLen(5))
+				g.Expect(page.Status.Monitors[4]).To(Equal(monv1.StatusPageMonitorState{Name: "search", Status: "pending"}))
+				g.Expect(page.Spec.Monitors).To(HaveLen(4), "the page's own list is not written")
+				expire()
+				d := decode[statuspage.Document](serveStatus(request(http.MethodGet, "/status/shop"), "shop", "").Body)
+				g.Expect(names(d)).To(Equal(map[string][]string{"Backend": {"API", "Database"}, "Frontend": {"Storefront", "Gone"}, "Discovered": {"Search"}}))
+			}).Should(Succeed())
+
+			label(search, "", "")
+			Eventually(func(g Gomega) {
+				var page monv1.StatusPage
+				g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "shop"}, &page)).To(Succeed())
+				g.Expect(page.Status.Monitors).To(HaveLen(4))
+				expire()
+				d := decode[statuspage.Document](serveStatus(request(http.MethodGet, "/status/shop"), "shop", "").Body)
+				g.Expect(names(d)).NotTo(HaveKey("Discovered"))
+			}).Should(Succeed())
+		})
 	})
 })
 

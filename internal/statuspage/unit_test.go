@@ -21,6 +21,52 @@ import (
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 )
 
+func TestJoin(t *testing.T) {
+	page := &monv1.StatusPage{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "status"}, Spec: monv1.StatusPageSpec{
+		Monitors: []monv1.StatusPageMonitor{{MonitorRef: monv1.LocalObjectReference{Name: "api"}, Section: "Backend", DisplayName: "API"}}}}
+	mon := func(ns, name, display, page, section string) monv1.Monitor {
+		m := monv1.Monitor{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{}, Annotations: map[string]string{}}}
+		m.Spec.Name = display
+		if page != "" {
+			m.Labels[monv1.StatusPageLabel] = page
+		}
+		if section != "" {
+			m.Annotations[monv1.StatusPageSectionAnnotation] = section
+		}
+		return m
+	}
+	deleting := mon("shop", "old", "a old", "status", "")
+	deleting.DeletionTimestamp = &metav1.Time{Time: time.Now()}
+	joined := []monv1.Monitor{
+		mon("shop", "web-b", "b.example.com/", "status", "Web"),
+		mon("shop", "web-a", "a.example.com/", "status", strings.Repeat("s", 120)),
+		mon("shop", "api", "api", "status", "Joined"), // listed: keeps its entry
+		mon("shop", "else", "else", "other", ""),      // another page's
+		mon("other", "web-c", "c", "status", ""),      // another namespace's
+		mon("shop", "plain", "plain", "", ""),         // not joining
+		deleting,
+	}
+	got, leftOff := Join(page, joined)
+	want := []monv1.StatusPageMonitor{page.Spec.Monitors[0],
+		{MonitorRef: monv1.LocalObjectReference{Name: "web-a"}, Section: strings.Repeat("s", 100)},
+		{MonitorRef: monv1.LocalObjectReference{Name: "web-b"}, Section: "Web"}}
+	if leftOff != 0 || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("Join = %v, %d; want %v", got, leftOff, want)
+	}
+	if len(page.Spec.Monitors) != 1 {
+		t.Error("Join wrote the page's list")
+	}
+
+	// The bound counts listed and joined monitors together.
+	for i := range monv1.MaxStatusPageMonitors - 2 {
+		page.Spec.Monitors = append(page.Spec.Monitors, monv1.StatusPageMonitor{MonitorRef: monv1.LocalObjectReference{Name: fmt.Sprintf("m%d", i)}})
+	}
+	got, leftOff = Join(page, joined)
+	if len(got) != monv1.MaxStatusPageMonitors || leftOff != 1 || got[len(got)-1].MonitorRef.Name != "web-a" {
+		t.Errorf("at the bound: %d entries, last %v, %d left off", len(got), got[len(got)-1], leftOff)
+	}
+}
+
 func TestOverallStatus(t *testing.T) {
 	for _, tc := range []struct {
 		name   string

@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
@@ -155,6 +154,8 @@ type snapshot struct {
 	// monitors maps a store monitor id (UID) to its display name; feed.go
 	// uses it.
 	monitors map[string]string
+	// shown holds the metadata.name of each monitor the page shows.
+	shown map[string]bool
 	// badge and badgeETag are the page's SVG badge.
 	badge     []byte
 	badgeETag string
@@ -239,38 +240,19 @@ type pageMonitor struct {
 	pub PublicMonitor
 }
 
-// ResolveMonitors reads the monitors a page lists, in order; missing names the
-// ones that do not exist.
-func ResolveMonitors(ctx context.Context, r client.Reader, page *monv1.StatusPage) (found []*monv1.Monitor, missing []string, err error) {
-	for _, ref := range page.Spec.Monitors {
-		var m monv1.Monitor
-		err := r.Get(ctx, client.ObjectKey{Namespace: page.Namespace, Name: ref.MonitorRef.Name}, &m)
-		if apierrors.IsNotFound(err) {
-			found = append(found, nil)
-			missing = append(missing, ref.MonitorRef.Name)
-			continue
-		}
-		if err != nil {
-			return nil, nil, fmt.Errorf("get monitor %s: %w", ref.MonitorRef.Name, err)
-		}
-		found = append(found, &m)
-	}
-	return found, missing, nil
-}
-
 // build reads the page's monitors, history, incidents and maintenance.
 func (p *Public) build(ctx context.Context, page *monv1.StatusPage) (*snapshot, error) {
 	now := p.now().UTC()
-	mons, _, err := ResolveMonitors(ctx, p.Reader, page)
+	res, err := ResolveMonitors(ctx, p.Reader, page)
 	if err != nil {
 		return nil, err
 	}
 	var entries []*pageMonitor
-	for i, m := range mons {
+	for _, pe := range res.Entries {
+		m, ref := pe.Monitor, pe.Ref
 		if m == nil {
 			continue // missing monitors are not shown; the controller reports them
 		}
-		ref := page.Spec.Monitors[i]
 		e := &pageMonitor{ref: ref, mon: m}
 		e.pub = PublicMonitor{
 			ID:     publicID(m),
@@ -283,7 +265,7 @@ func (p *Public) build(ctx context.Context, page *monv1.StatusPage) (*snapshot, 
 		entries = append(entries, e)
 	}
 
-	snap := &snapshot{builtAt: now, daily: map[string][]DayUptime{}, monitors: map[string]string{}}
+	snap := &snapshot{builtAt: now, daily: map[string][]DayUptime{}, monitors: map[string]string{}, shown: map[string]bool{}}
 	daily, err := p.history(ctx, page, entries, now)
 	if err != nil {
 		return nil, err
@@ -311,6 +293,7 @@ func (p *Public) build(ctx context.Context, page *monv1.StatusPage) (*snapshot, 
 	for i, e := range entries {
 		snap.daily[e.pub.ID] = daily[i]
 		snap.monitors[string(e.mon.UID)] = e.pub.Name
+		snap.shown[e.mon.Name] = true
 		idx, ok := sectionIdx[e.ref.Section]
 		if !ok {
 			idx = len(doc.Sections)

@@ -3,6 +3,7 @@ package statuspages
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"regexp"
 	"slices"
@@ -19,6 +20,7 @@ import (
 	"github.com/uptime-operator/uptime-operator/internal/httpjson"
 	"github.com/uptime-operator/uptime-operator/internal/plans"
 	"github.com/uptime-operator/uptime-operator/internal/restapi"
+	"github.com/uptime-operator/uptime-operator/internal/statuspage"
 )
 
 // Status page REST endpoints (/status/pages/...) map onto StatusPage CRs.
@@ -36,7 +38,8 @@ func (h *Handlers) pageObject(p *monv1.StatusPage, monitors []monv1.Monitor) res
 	for i := range monitors {
 		byName[monitors[i].Name] = &monitors[i]
 	}
-	for _, pm := range p.Spec.Monitors {
+	entries, _ := statuspage.Join(p, monitors)
+	for _, pm := range entries {
 		m := byName[pm.MonitorRef.Name]
 		if m == nil {
 			continue
@@ -431,15 +434,21 @@ func (h *Handlers) removePageMonitor(w http.ResponseWriter, r *http.Request) {
 		core.WriteNotFound(w, "Monitor")
 		return
 	}
-	found := false
 	err = h.d.Mutate(ctx, p, func() error {
 		n := len(p.Spec.Monitors)
 		p.Spec.Monitors = slices.DeleteFunc(p.Spec.Monitors, func(e monv1.StatusPageMonitor) bool { return e.MonitorRef.Name == m.Name })
-		if found = n != len(p.Spec.Monitors); !found {
+		if n == len(p.Spec.Monitors) {
 			return core.ErrNotFound
 		}
 		return nil
 	})
+	if errors.Is(err, core.ErrNotFound) && m.Labels[monv1.StatusPageLabel] == p.Name {
+		// Shown because the Monitor joins the page by label: the label is
+		// the Monitor's (or its MonitorTemplate's) to remove, not the page's.
+		core.WriteError(w, http.StatusConflict, core.CodeConflict, fmt.Sprintf(
+			"monitor %s joins this page by its label %s; remove the label (or the MonitorTemplate's statusPage) to take it off", m.Name, monv1.StatusPageLabel))
+		return
+	}
 	if errors.Is(err, core.ErrNotFound) {
 		core.WriteNotFound(w, "Monitor on this page")
 		return

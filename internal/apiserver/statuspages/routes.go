@@ -25,7 +25,12 @@ func (h *Handlers) Routes(rt *core.Router) {
 		Entitlement: true,
 	}))
 	rt.Handle(http.MethodGet, "/status/pages/monitor/{monitorId}", h.listPages, core.Doc(apidoc.Op{Tag: "Status pages", Summary: "The pages a monitor is on", Resp: []restapi.StatusPage{}}))
-	rt.Handle(http.MethodGet, "/status/pages/{id}", h.getPage, core.Doc(apidoc.Op{Tag: "Status pages", Summary: "A status page with its monitors", Resp: restapi.StatusPage{}}))
+	rt.Handle(http.MethodGet, "/status/pages/{id}", h.getPage, core.Doc(apidoc.Op{
+		Tag:     "Status pages",
+		Summary: "A status page with its monitors",
+		Desc:    "Extension: `monitors` lists the page's own entries, then the monitors that join it by their label `monitoring.uptime-operator.io/status-page` (docs/discovery.md).",
+		Resp:    restapi.StatusPage{},
+	}))
 	rt.Handle(http.MethodPatch, "/status/pages/{id}", h.updatePage, pages, core.Doc(apidoc.Op{
 		Tag:     "Status pages",
 		Summary: "Update a status page",
@@ -46,7 +51,13 @@ func (h *Handlers) Routes(rt *core.Router) {
 		Body:    restapi.PageMonitorAdd{},
 		Resp:    restapi.StatusPage{},
 	}))
-	rt.Handle(http.MethodDelete, "/status/pages/{id}/monitors/{monitorId}", h.removePageMonitor, core.Doc(apidoc.Op{Tag: "Status pages", Summary: "Remove a monitor from the page", Status: 204}))
+	rt.Handle(http.MethodDelete, "/status/pages/{id}/monitors/{monitorId}", h.removePageMonitor, core.Doc(apidoc.Op{
+		Tag:     "Status pages",
+		Summary: "Remove a monitor from the page",
+		Desc:    "Extension: a monitor shown because it joins the page by its label `monitoring.uptime-operator.io/status-page` (a discovered monitor, docs/discovery.md) is taken off by removing that label; removing it here answers 409 CONFLICT.",
+		Status:  204,
+		Extra:   []int{409},
+	}))
 	rt.Handle(http.MethodGet, "/status/pages/{id}/access", h.getPageAccess, core.Doc(apidoc.Op{Tag: "Status pages", Summary: "Who can view the page", Resp: restapi.PageAccessState{}}))
 	rt.Handle(http.MethodPut, "/status/pages/{id}/access", h.putPageAccess, owner, core.Doc(apidoc.Op{
 		Tag:     "Status pages",

@@ -164,6 +164,40 @@ func TestPageMonitors(t *testing.T) {
 	}
 }
 
+// TestJoinedPageMonitors: a Monitor labelled with the page's name is shown
+// after the page's list, and only its label takes it off (409 here).
+func TestJoinedPageMonitors(t *testing.T) {
+	f, _ := newFixture(t)
+	ctx := context.Background()
+	var db monv1.Monitor
+	if err := f.K8s.Get(ctx, client.ObjectKey{Namespace: "team", Name: "db"}, &db); err != nil {
+		t.Fatal(err)
+	}
+	db.Labels = map[string]string{monv1.StatusPageLabel: "status"}
+	db.Annotations = map[string]string{monv1.StatusPageSectionAnnotation: "Discovered"}
+	if err := f.K8s.Update(ctx, &db); err != nil {
+		t.Fatal(err)
+	}
+	path := "/status/pages/" + pageID + "/monitors"
+	coretest.Expect(t, f.Call("team", apikeys.Standard, "PUT", path, map[string]any{"monitors": []any{map[string]any{"monitor_id": apiID}}}), 200, "put")
+	got := coretest.Expect(t, f.Call("team", apikeys.ReadOnly, "GET", "/status/pages/"+pageID, nil), 200, "get")
+	ms := got["monitors"].([]any)
+	if len(ms) != 2 || ms[0].(map[string]any)["monitor_id"] != apiID || ms[1].(map[string]any)["monitor_id"] != dbID || ms[1].(map[string]any)["section"] != "Discovered" {
+		t.Fatalf("page monitors = %v", ms)
+	}
+	var list []map[string]any
+	if rec := f.Call("team", apikeys.ReadOnly, "GET", "/status/pages/monitor/"+dbID, nil); coretest.DecodeList(t, rec, &list) != 1 || list[0]["id"] != pageID {
+		t.Fatalf("pages of db: %s", rec.Body)
+	}
+	if body := coretest.Expect(t, f.Call("team", apikeys.Standard, "DELETE", path+"/"+dbID, nil), 409, "remove a joined monitor"); body["code"] != core.CodeConflict ||
+		!strings.Contains(fmt.Sprint(body["error"]), monv1.StatusPageLabel) {
+		t.Fatalf("remove a joined monitor = %v", body)
+	}
+	if got := storedPage(t, f).Spec.Monitors; len(got) != 1 || got[0].MonitorRef.Name != "api" {
+		t.Fatalf("stored monitors = %v", got)
+	}
+}
+
 // TestAccessAndDomain: access and domain are the owner's; a password lives
 // in the page's own Secret, and leaving password mode deletes it and signs
 // visitors out.
