@@ -44,11 +44,13 @@ func Build(api API) ([]byte, error) {
 
 // document assembles the OpenAPI object.
 func document(api API) (M, error) {
-	r := newReflector(api.Names)
+	r := newComponents(api.Names)
 	// The listed types first: of two types of the same name, the first
-	// reflected keeps the bare name.
-	if err := r.add(api.Types...); err != nil {
-		return nil, err
+	// reached keeps the bare name.
+	for _, v := range api.Types {
+		if _, err := r.ref(v); err != nil {
+			return nil, err
+		}
 	}
 	paths := M{}
 	ids := map[string]bool{}
@@ -167,8 +169,11 @@ func tags() []any {
 
 // components are the document's components.schemas: those derived from Go
 // types and the hand-written ones (handSchemas).
-func (r *reflector) components(derived M) (M, error) {
-	out := r.schemas
+func (r *components) components(derived M) (M, error) {
+	out, err := r.schemas()
+	if err != nil {
+		return nil, err
+	}
 	hand := handSchemas()
 	for name, s := range derived {
 		hand[name] = s

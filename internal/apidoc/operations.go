@@ -2,7 +2,6 @@ package apidoc
 
 import (
 	"fmt"
-	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -79,26 +78,15 @@ type Op struct {
 }
 
 // schema is the schema of a Body or Resp: a hand-written M as it is, a Go
-// value by reflection.
-func (r *reflector) schema(v any) (M, error) {
+// value's from its type.
+func (c *components) schema(v any) (M, error) {
 	switch v := v.(type) {
 	case nil:
 		return nil, nil
 	case M:
 		return v, nil
 	}
-	t := reflect.TypeOf(v)
-	if t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Struct {
-		item, err := r.named(t.Elem())
-		if err != nil {
-			return nil, err
-		}
-		return ListOf(item), nil
-	}
-	if t.Kind() != reflect.Struct || t.Name() == "" {
-		return nil, fmt.Errorf("body or answer of type %s: want a named struct, a slice of them or a schema", t)
-	}
-	return r.named(t)
+	return c.ref(v)
 }
 
 var pathParamRE = regexp.MustCompile(`\{([^}]+)\}`)
@@ -158,7 +146,7 @@ func content(typ string, schema M) M { return M{typ: M{"schema": schema}} }
 func respRef(name string) M { return M{"$ref": "#/components/responses/" + name} }
 
 // build turns o into an OpenAPI operation object.
-func (r *reflector) build(o Op) (M, error) {
+func (r *components) build(o Op) (M, error) {
 	body, err := r.schema(o.Body)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", o.Method, o.Path, err)

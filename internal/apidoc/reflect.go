@@ -9,90 +9,59 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // The schemas of the answers and request bodies are not written by hand:
-// they are derived from the Go wire types that the server encodes and
-// decodes (internal/restapi), so a field is declared once, in Go, and the
-// document follows it. The REST tests validate every answer they provoke
-// against the document (core/coretest.CheckAnswer), which keeps the two
-// honest where an answer is still written by hand.
+// jsonschema-go (the library the MCP server's tool schemas come from)
+// derives them from the Go wire types the server encodes and decodes
+// (internal/restapi), so a field is declared once, in Go. The REST tests
+// validate every answer they provoke against the document
+// (core/coretest.CheckAnswer).
 //
-// A struct becomes an object schema named after the Go type
-// (#/components/schemas/<Name>). Each field is a property under its json
-// name; a field without omitempty is required (encoding/json always writes
-// it); a pointer may be null; an embedded struct becomes allOf. The doc
-// comments of the type and of each field (or the comment at the end of its
-// line) are the descriptions. What Go types do not say comes from the
+// Every named struct a route reaches is a component
+// (#/components/schemas/<Name>) and is referred to by $ref. Each field is a
+// property under its json name; a field without omitempty is required
+// (encoding/json always writes it); a pointer may be null; an embedded
+// struct's fields are the object's own, as encoding/json flattens them. The
+// doc comments of the type and of each field (or the comment at the end of
+// its line) are the descriptions. What Go types do not say comes from the
 // field's `openapi` tag, comma-separated:
 //
 //	format=uuid          the string format (uuid, date-time, uri, email, date)
-//	enum=up|down         the allowed values
+//	enum=up|down         the allowed values (@name: a list of namedEnums)
 //	min=1, max=255       minimum/maximum (length for strings, items for arrays)
-//	ref=MonitorConfig    the property is that component (for json.RawMessage)
-//	itemref=MonitorSpec  the property is an array of that component (for
-//	                     []json.RawMessage)
-//	any                  any JSON value (a type that decodes from several)
-//	orstring=a|b         the type's schema, or one of these strings (a type
-//	                     whose UnmarshalJSON also accepts a string)
-//	inline               on an embedded struct: its fields (and those of the
-//	                     structs it embeds) are the object's own, not allOf
-//	object               a json.RawMessage that holds a JSON object of any
-//	                     properties (the handler checks it is one, to answer
-//	                     a field error rather than a decoding error)
-//	itemformat=email     the format of an array's items
-//	nonnull              a pointer or restapi.Nullable that may be absent but
-//	                     not null (a request field whose absence the handler
-//	                     tells apart)
-//	required             a restapi.Nullable the handler requires all the same
-//	                     (a body shared by create, which requires it, and
-//	                     update, which does not)
 //	itemmin=1,itemmax=32 the bounds of an array's items
+//	itemformat=email     the format of an array's items
+//	ref=MonitorConfig    the property is that component (for json.RawMessage)
+//	itemref=MonitorSpec  an array of that component (for []json.RawMessage)
+//	any                  any JSON value (a type that decodes from several)
+//	object               a json.RawMessage holding an object of any properties
+//	orstring=a|b         the type's schema, or one of these strings
+//	nonnull              a pointer or restapi.Nullable that may be absent but
+//	                     not null
+//	required             a restapi.Nullable the handler requires all the same
 //	-                    a field the handler decodes but the document does
-//	                     not offer (a field a body refuses with a field
-//	                     error, or one honoured outside the contract)
+//	                     not offer
 //
 // A restapi.Nullable[T] field is a T that may be null and is never required.
-//
 // A blank field `_ struct{}` tagged `openapi:"strict"` makes the object
-// refuse unknown properties (additionalProperties: false), as a handler
-// decoding the body strictly does; tagged `openapi:"requires=name|url"` it
-// requires those properties, also ones of embedded structs (a body that
-// shares its fields with one that does not require them); maxprops=50
-// bounds the number of properties.
-//
-// A field's `for` tag (probeapi.Config: the monitor types a config key
-// applies to) starts its description ("http, api: …").
-//
-// A named string type with constants of that type (restapi.Fault) is an
-// enum of the constants' values.
-//
-// A few answers are domain records sent unchanged; they are reflected the
-// same way. Their storage fields show on the wire as they do in the
-// document, which is the point: the document cannot promise less or more
-// than the server sends. Moving them to internal/restapi types is the next
-// step.
-
-// modulePath is the module whose packages the reflector reads doc comments
-// from; the module's directory is found from the working directory up.
-const modulePath = "github.com/uptime-operator/uptime-operator/"
-
-// reflector turns Go types into component schemas.
-type reflector struct {
-	names   map[reflect.Type]string // component names other than the type's
-	root    string                  // the module's directory
-	schemas M                       // components.schemas derived so far
-	owner   map[string]reflect.Type // component name → the Go type it came from
-	docs    map[string]*pkgDocs     // package path → its doc comments
-}
+// refuse unknown properties, as a handler decoding strictly does;
+// `requires=name|url` requires those properties; maxprops=50 bounds their
+// number. A field's `for` tag (the monitor types a config key applies to)
+// starts its description. A named string type with constants of that type
+// (restapi.Fault) is an enum of the constants' values.
 
 // pkgDocs are the doc comments of one package.
 type pkgDocs struct {
@@ -101,219 +70,344 @@ type pkgDocs struct {
 	consts map[string][]string          // type name → values of its constants
 }
 
-func newReflector(names map[reflect.Type]string) *reflector {
-	return &reflector{names: names, schemas: M{}, owner: map[string]reflect.Type{}, docs: map[string]*pkgDocs{}}
+// modulePath is the module whose packages doc comments are read from; the
+// module's directory is found from the working directory up.
+const modulePath = "github.com/uptime-operator/uptime-operator/"
+
+// components are the component schemas of the Go types a document reaches.
+type components struct {
+	names  map[reflect.Type]string // component names other than the type's
+	byType map[reflect.Type]string // struct type → its component name
+	owner  map[string]reflect.Type // component name → its type
+	order  []reflect.Type          // the structs in the order reached
+	// known are the library's schemas of the types it cannot derive by
+	// itself: components as $refs, Nullable[T] as T, time, raw JSON, enums.
+	known map[reflect.Type]*jsonschema.Schema
+	docs  map[string]*pkgDocs // package path → its doc comments
+	root  string              // the module's directory
 }
 
-// moduleRoot is the directory of go.mod, from the working directory up: the
-// generator runs from the repository root, tests from their package.
-func moduleRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
+func newComponents(names map[reflect.Type]string) *components {
+	sized := []any{int8(0), int16(0), int32(0), uint(0), uint8(0), uint16(0), uint32(0), uint64(0)}
+	known := map[reflect.Type]*jsonschema.Schema{
+		timeType: {Type: "string", Format: "date-time"},
+		rawType:  {},
+		anyType:  {},
 	}
+	for _, v := range sized { // plain integers, as the handlers check their own bounds
+		known[reflect.TypeOf(v)] = &jsonschema.Schema{Type: "integer"}
+	}
+	return &components{names: names, byType: map[reflect.Type]string{}, owner: map[string]reflect.Type{},
+		known: known, docs: map[string]*pkgDocs{}}
+}
+
+var (
+	timeType = reflect.TypeFor[time.Time]()
+	rawType  = reflect.TypeFor[json.RawMessage]()
+	anyType  = reflect.TypeFor[any]()
+)
+
+// ref is the $ref of the component of a Go value's type (a named struct, or
+// a slice of them: an array of its $ref), registering the types it reaches.
+func (c *components) ref(v any) (M, error) {
+	t := reflect.TypeOf(v)
+	if t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Struct && t.Elem().Name() != "" {
+		item, err := c.ref(reflect.Zero(t.Elem()).Interface())
+		return ListOf(item), err
+	}
+	if t.Kind() != reflect.Struct || t.Name() == "" {
+		return nil, fmt.Errorf("body or answer of type %s: want a named struct, a slice of them or a schema", t)
+	}
+	if err := c.reach(t); err != nil {
+		return nil, err
+	}
+	return Ref(c.byType[t]), nil
+}
+
+// reach registers the named structs t reaches as components, depth first
+// in field order (of two types of the same name, the first keeps the bare
+// name; the second is qualified by its package: SitehealthCheck).
+func (c *components) reach(t reflect.Type) error {
 	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
+		if v, ok := optional(t); ok {
+			c.known[t] = nil // derived once the components are known
+			t = v
+			continue
 		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.mod above the working directory")
+		if k := t.Kind(); k != reflect.Pointer && k != reflect.Slice && k != reflect.Array && k != reflect.Map {
+			break
 		}
-		dir = parent
+		t = t.Elem()
 	}
-}
-
-// add derives the schemas of the types of the given values and of every
-// named struct they reach.
-func (r *reflector) add(values ...any) error {
-	for _, v := range values {
-		if _, err := r.named(reflect.TypeOf(v)); err != nil {
+	if t.Kind() == reflect.String && t.Name() != "" {
+		if vals := c.pkg(t.PkgPath()).consts[t.Name()]; len(vals) > 0 {
+			c.known[t] = &jsonschema.Schema{Type: "string", Enum: toAny(vals)}
+		}
+	}
+	if t.Kind() != reflect.Struct || t == timeType {
+		return nil
+	}
+	if t.Name() != "" {
+		if _, ok := c.byType[t]; ok {
+			return nil
+		}
+		name := t.Name()
+		if n, ok := c.names[t]; ok {
+			name = n
+		}
+		if _, ok := c.owner[name]; ok {
+			pkg := path.Base(t.PkgPath())
+			name = strings.ToUpper(pkg[:1]) + pkg[1:] + name
+			if prev, ok := c.owner[name]; ok {
+				return fmt.Errorf("schema %s: both %s and %s", name, prev, t)
+			}
+		}
+		c.byType[t], c.owner[name] = name, t
+		c.order = append(c.order, t)
+	}
+	for _, f := range reflect.VisibleFields(t) {
+		if f.Anonymous || !f.IsExported() || f.Tag.Get("openapi") == "-" {
+			continue
+		}
+		if err := c.reach(f.Type); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// named registers a named struct type as a component and returns its $ref.
-// The component is named after the type; a second type of the same name
-// from another package is qualified by its package (sitehealth.Check
-// becomes SitehealthCheck next to restapi.Check).
-func (r *reflector) named(t reflect.Type) (M, error) {
-	name := t.Name()
-	if n, ok := r.names[t]; ok {
-		name = n
+// schemas derives the schema of every component reached.
+func (c *components) schemas() (M, error) {
+	for t, name := range c.byType {
+		c.known[t] = &jsonschema.Schema{Ref: "#/components/schemas/" + name}
 	}
-	if prev, ok := r.owner[name]; ok && prev != t {
-		pkg := path.Base(t.PkgPath())
-		name = strings.ToUpper(pkg[:1]) + pkg[1:] + name
-		if prev, ok := r.owner[name]; ok && prev != t {
-			return nil, fmt.Errorf("schema %s: both %s and %s", name, prev, t)
+	for t := range c.known {
+		if v, ok := optional(t); ok {
+			s, err := jsonschema.ForType(v, &jsonschema.ForOptions{TypeSchemas: c.known})
+			if err != nil {
+				return nil, err
+			}
+			c.known[t] = s
 		}
 	}
-	if _, ok := r.owner[name]; ok {
-		return Ref(name), nil
+	out := M{}
+	for _, t := range c.order {
+		s, err := c.object(t)
+		if err != nil {
+			return nil, err
+		}
+		out[c.byType[t]] = s
 	}
-	r.owner[name] = t
-	r.schemas[name] = M{} // a placeholder against recursion
-	s, err := r.object(t)
+	return out, nil
+}
+
+// object is the schema of a named struct.
+func (c *components) object(t reflect.Type) (M, error) {
+	// The type itself and the structs it embeds are derived, not referred to.
+	known := maps.Clone(c.known)
+	delete(known, t)
+	for _, f := range reflect.VisibleFields(t) {
+		if f.Anonymous {
+			delete(known, f.Type)
+		}
+	}
+	js, err := jsonschema.ForType(t, &jsonschema.ForOptions{TypeSchemas: known})
 	if err != nil {
 		return nil, err
 	}
-	if d := r.typeDoc(t); d != "" {
-		s["description"] = d
-	}
-	r.schemas[name] = s
-	return Ref(name), nil
-}
-
-// object is the schema of a struct: its own fields, allOf its embedded
-// structs (or, for an embedded struct tagged inline, its fields among the
-// own ones).
-func (r *reflector) object(t reflect.Type) (M, error) {
-	o := objectParts{props: M{}}
-	if err := r.fields(t, &o, false); err != nil {
+	s, err := toM(js)
+	if err != nil {
 		return nil, err
 	}
-	own := Obj("", o.props, o.required...)
-	delete(own, "description")
-	if o.strict {
-		own = Strict(own)
+	if err := c.fields(t, s); err != nil {
+		return nil, err
 	}
-	if o.maxProps != nil {
-		own["maxProperties"] = o.maxProps
+	if d := c.pkg(t.PkgPath()).types[t.Name()]; d != "" {
+		s["description"] = d
 	}
-	if len(o.embedded) == 0 {
-		return own, nil
-	}
-	if len(o.props) > 0 || len(o.required) > 0 {
-		o.embedded = append(o.embedded, own)
-	}
-	return M{"allOf": o.embedded}, nil
+	return s, nil
 }
 
-// objectParts are what the fields of a struct make of its schema.
-type objectParts struct {
-	props    M
-	required []string
-	embedded []any // $refs of embedded structs, for allOf
-	strict   bool
-	maxProps any
+// toM is s as a JSON object of the document, nulls in the form the
+// document writes them (nullable).
+func toM(s *jsonschema.Schema) (M, error) {
+	b, err := json.Marshal(s)
+	if err != nil {
+		return nil, err
+	}
+	var m M
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	return fixNull(m), nil
 }
 
-// fields adds the fields of t to o; inline (an embedded struct tagged
-// inline, and everything it embeds) adds embedded structs' fields as own.
-func (r *reflector) fields(t reflect.Type, o *objectParts, inline bool) error {
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
+// fixNull rewrites the library's nulls: it makes every slice nullable (a
+// nil slice encodes as null), where the document promises an array, and
+// puts null after the type (a pointer's ["null", "string"] is Null of the
+// string).
+func fixNull(v any) M {
+	s, ok := v.(M)
+	if !ok { // the library writes the empty schema {} (any value) as true
+		return AnyValue("")
+	}
+	for _, k := range []string{"items", "additionalProperties"} {
+		if v, ok := s[k]; ok && v != false {
+			s[k] = fixNull(v)
+		}
+	}
+	if props, ok := s["properties"].(M); ok {
+		for k, v := range props {
+			props[k] = fixNull(v)
+		}
+	}
+	types, _ := s["type"].([]any)
+	if len(types) == 0 || types[0] != "null" {
+		return s
+	}
+	delete(s, "type")
+	switch {
+	case len(types) == 2 && types[1] == "array":
+		s["type"] = "array"
+		return s
+	case len(types) == 2:
+		s["type"] = types[1]
+	case s["anyOf"] != nil:
+		return s // AnyValue already allows null
+	}
+	return Null(s)
+}
+
+// fields applies the fields' tags and doc comments to the object schema s
+// of struct t.
+func (c *components) fields(t reflect.Type, s M) error {
+	props, _ := s["properties"].(M)
+	var required, requires []string
+	for _, r := range asList(s["required"]) {
+		required = append(required, r.(string))
+	}
+	delete(s, "additionalProperties")
+	for _, f := range reflect.VisibleFields(t) {
 		tag := parseTag(f.Tag.Get("openapi"))
-		if f.Name == "_" {
+		if f.Name == "_" && len(f.Index) == 1 {
 			if _, ok := tag["strict"]; ok {
-				o.strict = true
+				s["additionalProperties"] = false
 			}
 			if names, ok := tag["requires"]; ok {
-				o.required = append(o.required, strings.Split(names, "|")...)
+				requires = strings.Split(names, "|")
 			}
 			if n, ok := tag["maxprops"]; ok {
-				o.maxProps, _ = strconv.Atoi(n)
+				s["maxProperties"], _ = strconv.Atoi(n)
 			}
-			continue
 		}
-		if !f.IsExported() || f.Tag.Get("openapi") == "-" {
-			continue
-		}
-		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if name == "-" {
-			continue
-		}
-		if f.Anonymous && name == "" {
-			if _, ok := tag["inline"]; ok || inline {
-				if err := r.fields(f.Type, o, true); err != nil {
-					return err
-				}
-				continue
-			}
-			e, err := r.named(f.Type)
-			if err != nil {
-				return err
-			}
-			o.embedded = append(o.embedded, e)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if f.Anonymous || !f.IsExported() || name == "-" {
 			continue
 		}
 		if name == "" {
 			name = f.Name
 		}
-		s, err := r.field(f)
+		_, opt := optional(f.Type)
+		if _, must := tag["required"]; opt && !must || f.Tag.Get("openapi") == "-" {
+			required = slices.DeleteFunc(required, func(r string) bool { return r == name })
+		}
+		if f.Tag.Get("openapi") == "-" {
+			delete(props, name)
+			continue
+		}
+		p, err := c.field(declaring(t, f.Index), f, props[name].(M), tag)
 		if err != nil {
 			return fmt.Errorf("%s.%s: %w", t.Name(), f.Name, err)
 		}
-		d := r.fieldDoc(t, f.Name)
-		if types := strings.Fields(f.Tag.Get("for")); len(types) > 0 {
-			if d == "" {
-				d = strings.Join(types, ", ") + "."
-			} else {
-				d = strings.Join(types, ", ") + ": " + d
-			}
+		if _, must := tag["required"]; must {
+			requires = append(requires, name)
 		}
-		if d != "" {
-			s = describe(s, d)
-		}
-		o.props[name] = s
-		_, opt := optional(f.Type)
-		_, must := tag["required"]
-		if must || !opt && !strings.Contains(","+opts+",", ",omitempty,") {
-			o.required = append(o.required, name)
-		}
+		props[name] = p
+	}
+	if props == nil {
+		s["properties"] = M{}
+	}
+	s["type"] = "object"
+	delete(s, "required")
+	if required = append(required, requires...); len(required) > 0 {
+		slices.Sort(required)
+		s["required"] = toAny(slices.Compact(required))
 	}
 	return nil
 }
 
-// field is the schema of one struct field: its type's schema with the
-// field's `openapi` tag applied.
-func (r *reflector) field(f reflect.StructField) (M, error) {
-	tag := parseTag(f.Tag.Get("openapi"))
+// field is the schema of one struct field: the library's schema of its
+// type with the field's tag, nullability and description applied.
+func (c *components) field(owner reflect.Type, f reflect.StructField, s M, tag map[string]string) (M, error) {
 	t := f.Type
-	nullable := false
-	if v, ok := optional(t); ok {
-		nullable = true
-		t = v
-	} else if t.Kind() == reflect.Pointer {
-		nullable = true
-		t = t.Elem()
+	_, nullable := optional(t)
+	if t.Kind() == reflect.Pointer {
+		nullable, t = true, t.Elem()
 	}
-	var s M
-	if name, ok := tag["ref"]; ok {
-		s = Ref(name)
-	} else if name, ok := tag["itemref"]; ok {
-		s = Arr(Ref(name), "")
-	} else if _, ok := tag["object"]; ok {
-		s = Freeform("")
-	} else if _, ok := tag["any"]; ok {
-		s = AnyValue("")
-	} else {
-		var err error
-		if s, err = r.typeSchema(t); err != nil {
+	s = notNull(s)
+	if v, ok := optional(t); ok {
+		t = v
+	}
+	if t.Kind() == reflect.Struct && t.Name() == "" && t != timeType {
+		if err := c.fields(t, s); err != nil {
 			return nil, err
 		}
 	}
+	switch {
+	case tag["ref"] != "":
+		s = Ref(tag["ref"])
+	case tag["itemref"] != "":
+		s = Arr(Ref(tag["itemref"]), "")
+	case has(tag, "object"):
+		s = Freeform("")
+	case has(tag, "any") || t == rawType || t == anyType:
+		s = AnyValue("")
+	}
 	s = applyTag(s, tag)
-	_, nonnull := tag["nonnull"]
+	nullable = nullable && !has(tag, "nonnull")
 	if alt, ok := tag["orstring"]; ok {
 		alts := []any{s, Enum("", strings.Split(alt, "|")...)}
-		if nullable && !nonnull {
+		if nullable {
 			alts = append(alts, M{"type": "null"})
 		}
-		return M{"anyOf": alts}, nil
-	}
-	if nullable && !nonnull {
+		s = M{"anyOf": alts}
+	} else if nullable {
 		s = Null(s)
+	}
+	d := c.pkg(owner.PkgPath()).fields[owner.Name()][f.Name]
+	if types := strings.Join(strings.Fields(f.Tag.Get("for")), ", "); types != "" && d == "" {
+		d = types + "."
+	} else if types != "" {
+		d = types + ": " + d
+	}
+	if d != "" {
+		s = With(s, "description", d)
 	}
 	return s, nil
 }
 
+// notNull is s without the null the library allows for a pointer: the
+// field's own rules say whether it may be null.
+func notNull(s M) M {
+	if alts := asList(s["anyOf"]); len(alts) == 2 && alts[1].(M)["type"] == "null" && len(alts[0].(M)) > 0 {
+		return alts[0].(M)
+	}
+	if types := asList(s["type"]); len(types) == 2 && types[1] == "null" {
+		s = With(s, "type", types[0])
+		if e := asList(s["enum"]); len(e) > 0 && e[len(e)-1] == nil {
+			s["enum"] = e[:len(e)-1]
+		}
+	}
+	return s
+}
+
+func has(tag map[string]string, k string) bool { _, ok := tag[k]; return ok }
+
+func asList(v any) []any { l, _ := v.([]any); return l }
+
 // optionalType is implemented by a request field that may be absent or
 // null (restapi.Nullable): OptionalValue is a zero value of its type.
-var optionalType = reflect.TypeOf((*interface{ OptionalValue() any })(nil)).Elem()
+var optionalType = reflect.TypeFor[interface{ OptionalValue() any }]()
 
 // optional reports whether t is such a field, and the type of its value.
 func optional(t reflect.Type) (reflect.Type, bool) {
@@ -324,69 +418,15 @@ func optional(t reflect.Type) (reflect.Type, bool) {
 	return reflect.TypeOf(v), true
 }
 
-var (
-	timeType = reflect.TypeOf(time.Time{})
-	rawType  = reflect.TypeOf(json.RawMessage{})
-)
-
-// typeSchema is the schema of a Go type (not a field).
-func (r *reflector) typeSchema(t reflect.Type) (M, error) {
-	switch {
-	case t == timeType:
-		return DateTime(""), nil
-	case t == rawType:
-		return AnyValue(""), nil
+// declaring is the struct that declares the field of t at index (an
+// embedded struct's, for a promoted field).
+func declaring(t reflect.Type, index []int) reflect.Type {
+	for _, i := range index[:len(index)-1] {
+		if t = t.Field(i).Type; t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
 	}
-	switch t.Kind() {
-	case reflect.String:
-		s := Str("")
-		if vals := r.enumOf(t); len(vals) > 0 {
-			s["enum"] = toAny(vals)
-		}
-		return s, nil
-	case reflect.Bool:
-		return Boolean(""), nil
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return Integer(""), nil
-	case reflect.Float32, reflect.Float64:
-		return Number(""), nil
-	case reflect.Slice, reflect.Array:
-		items, err := r.elem(t.Elem())
-		if err != nil {
-			return nil, err
-		}
-		return Arr(items, ""), nil
-	case reflect.Map:
-		if t.Key().Kind() != reflect.String {
-			return nil, fmt.Errorf("map key %s is not a string", t.Key())
-		}
-		v, err := r.elem(t.Elem())
-		if err != nil {
-			return nil, err
-		}
-		return With(typed("object", ""), "additionalProperties", v), nil
-	case reflect.Struct:
-		if t.Name() == "" {
-			return r.object(t)
-		}
-		return r.named(t)
-	case reflect.Interface:
-		return AnyValue(""), nil
-	}
-	return nil, fmt.Errorf("no schema for %s", t)
-}
-
-// elem is the schema of an array item or map value.
-func (r *reflector) elem(t reflect.Type) (M, error) {
-	if t.Kind() == reflect.Pointer {
-		s, err := r.typeSchema(t.Elem())
-		if err != nil {
-			return nil, err
-		}
-		return Null(s), nil
-	}
-	return r.typeSchema(t)
+	return t
 }
 
 // parseTag reads an `openapi` tag: key=value pairs separated by commas.
@@ -448,56 +488,25 @@ func applyTag(s M, tag map[string]string) M {
 	return s
 }
 
-// describe sets the description of a schema; a $ref gets it as a sibling
-// (OpenAPI 3.1 allows it).
-func describe(s M, d string) M { return With(s, "description", d) }
-
-func (r *reflector) typeDoc(t reflect.Type) string {
-	d := r.pkg(t.PkgPath())
-	if d == nil {
-		return ""
-	}
-	return d.types[t.Name()]
-}
-
-func (r *reflector) fieldDoc(t reflect.Type, field string) string {
-	d := r.pkg(t.PkgPath())
-	if d == nil {
-		return ""
-	}
-	return d.fields[t.Name()][field]
-}
-
-func (r *reflector) enumOf(t reflect.Type) []string {
-	if t.Name() == "" || t.PkgPath() == "" {
-		return nil
-	}
-	d := r.pkg(t.PkgPath())
-	if d == nil {
-		return nil
-	}
-	return d.consts[t.Name()]
-}
-
 // pkg parses the doc comments of a package of this module once; other
 // packages (the standard library) have none to give.
-func (r *reflector) pkg(path string) *pkgDocs {
-	if d, ok := r.docs[path]; ok {
+func (c *components) pkg(path string) *pkgDocs {
+	if d, ok := c.docs[path]; ok {
 		return d
 	}
-	var d *pkgDocs
+	d := &pkgDocs{}
 	if rel, ok := strings.CutPrefix(path, modulePath); ok {
 		var err error
-		if r.root == "" {
-			if r.root, err = moduleRoot(); err != nil {
+		if c.root == "" {
+			if c.root, err = moduleRoot(); err != nil {
 				panic(fmt.Sprintf("doc comments of %s: %v", path, err))
 			}
 		}
-		if d, err = parseDocs(filepath.Join(r.root, filepath.FromSlash(rel))); err != nil {
+		if d, err = parseDocs(filepath.Join(c.root, filepath.FromSlash(rel))); err != nil {
 			panic(fmt.Sprintf("doc comments of %s: %v", path, err))
 		}
 	}
-	r.docs[path] = d
+	c.docs[path] = d
 	return d
 }
 
@@ -563,4 +572,23 @@ func unname(c, name string) string {
 		return strings.ToUpper(rest[:1]) + rest[1:]
 	}
 	return c
+}
+
+// moduleRoot is the directory of go.mod, from the working directory up: the
+// generator runs from the repository root, tests from their package.
+func moduleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("no go.mod above the working directory")
+		}
+		dir = parent
+	}
 }
