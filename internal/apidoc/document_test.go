@@ -136,7 +136,7 @@ type Inner struct {
 
 // config embeds Keys: one strict object with one more key.
 type config struct {
-	_      struct{} `openapi:"strict,maxprops=5"`
+	_ struct{} `openapi:"strict,maxprops=5"`
 	Keys
 	Emails []string `json:"emails,omitempty"`
 }

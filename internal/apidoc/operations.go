@@ -41,8 +41,8 @@ func IntQ(name string, min, max, def int, desc string) Param {
 func ListOf(item M) M { return Arr(item, "") }
 
 // Op documents one route: what the route table of the REST core does not
-// know by itself. Method, Path, Access and Feature are filled in by the
-// router from the registration, so they are written once, there.
+// know by itself. Method, Path, Access, Feature and Limit are filled in by
+// the router from the registration, so they are written once, there.
 //
 // Body and Resp are either a Go value whose type is the wire type (a
 // struct, or a slice of structs: its schema is derived by reflection and
@@ -58,7 +58,7 @@ type Op struct {
 	Desc         string
 	Access       Access
 	Feature      string  // plan feature (x-plan-feature; 403 FEATURE_NOT_AVAILABLE)
-	Limit        string  // route rate limit (x-rate-limit)
+	Limit        string  // route rate limit (x-rate-limit), said by the route's limiters
 	Query        []Param // query parameters
 	Body         any     // JSON request body; nil: none
 	BodyOptional bool

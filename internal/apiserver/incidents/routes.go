@@ -36,7 +36,6 @@ func (h *Handlers) Routes(rt *core.Router) {
 	rt.Handle(http.MethodGet, "/incidents/export", h.exportIncidents, export, core.Doc(apidoc.Op{
 		Tag:         "Incidents",
 		Summary:     "Incidents as CSV, or JSON with format=json",
-		Limit:       "20 per 15 minutes per workspace (plain-text 429)",
 		Query:       append(incidentFilters(false), apidoc.Q("format", apidoc.Enum("", "csv", "json"), "Default csv.")),
 		Resp:        apidoc.Str("CSV: one row per incident, a header row first."),
 		RespType:    "text/csv",
