@@ -16,7 +16,7 @@ type answer struct {
 func TestBuild(t *testing.T) {
 	b, err := Build(API{Ops: []Op{
 		{Method: "GET", Path: "/things", Tag: "Things", Summary: "All things", Access: AnyKey, Resp: []answer{}},
-		{Method: "POST", Path: "/things", Tag: "Things", Summary: "Add a thing", Access: AnyKey, Body: StrictObj("", M{"note": Str("")}), Status: 201, Resp: answer{}},
+		{Method: "POST", Path: "/things", Tag: "Things", Summary: "Add a thing", Access: AnyKey, Body: Strict(Obj("", M{"note": Str("")})), Status: 201, Resp: answer{}},
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -71,7 +71,7 @@ type body struct {
 // derive returns the component schemas of v's type and the types it reaches.
 func derive(t *testing.T, v any) M {
 	t.Helper()
-	c := newComponents(nil)
+	c := newComponents(nil, nil)
 	if _, err := c.ref(v); err != nil {
 		t.Fatal(err)
 	}
@@ -125,13 +125,13 @@ func TestSharedBodySchema(t *testing.T) {
 
 // Keys are config keys of the test, each for some monitor types.
 type Keys struct {
-	Host string `json:"host,omitempty" for:"ping port"`
+	Host string `json:"host,omitempty"`
 	Inner
 }
 
 // Inner is embedded in Keys.
 type Inner struct {
-	Target string `json:"target,omitempty" for:"dns" openapi:"any"`
+	Target string `json:"target,omitempty" openapi:"any"`
 }
 
 // config embeds Keys: one strict object with one more key.
@@ -146,8 +146,8 @@ func TestInlineConfigSchema(t *testing.T) {
 	got, _ := json.Marshal(schemas["config"])
 	want := `{"additionalProperties":false,"maxProperties":5,"properties":{` +
 		`"emails":{"items":{"type":"string"},"type":"array"},` +
-		`"host":{"description":"ping, port.","type":"string"},` +
-		`"target":{"anyOf":[{},{"type":"null"}],"description":"dns."}},"type":"object"}`
+		`"host":{"type":"string"},` +
+		`"target":{"anyOf":[{},{"type":"null"}]}},"type":"object"}`
 	if string(got) != want {
 		t.Errorf("schema of config =\n%s\nwant\n%s", got, want)
 	}

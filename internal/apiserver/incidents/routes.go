@@ -201,7 +201,7 @@ func New(d *core.Deps, st Store, engine Engine, escalations EscalationReporter, 
 // its export.
 func incidentFilters(paged bool) []apidoc.Param {
 	ps := []apidoc.Param{
-		apidoc.Q("status", apidoc.Enum("Omit for all.", apidoc.IncidentStates...), ""),
+		apidoc.Q("status", apidoc.Enum("Omit for all.", restapi.IncidentStates...), ""),
 		apidoc.Q("monitor_id", apidoc.UUID(""), ""),
 		apidoc.Q("from", apidoc.DateTime(""), "Lower bound on the start time."),
 		apidoc.Q("to", apidoc.DateTime(""), "Upper bound on the start time."),

@@ -104,14 +104,14 @@ func (h *Handlers) Routes(rt *core.Router) {
 		Query: []apidoc.Param{
 			apidoc.IntQ("limit", 1, 500, 50, ""),
 			apidoc.Q("before", apidoc.Str(""), "UTC timestamp YYYY-MM-DDTHH:MM:SS[.ffffff][Z]; returns older checks. Pass next_before unchanged."),
-			apidoc.Q("region", apidoc.Str(""), "Probe region code."), apidoc.Q("status", apidoc.Enum("", append(slices.Clone(apidoc.CheckStates), "problem")...), "problem = anything not up."),
+			apidoc.Q("region", apidoc.Str(""), "Probe region code."), apidoc.Q("status", apidoc.Enum("", append(slices.Clone(restapi.CheckStates), "problem")...), "problem = anything not up."),
 		},
 		Resp: restapi.CheckPage{},
 	}))
 	rt.Handle(http.MethodGet, "/monitors/{id}/checks.csv", h.checksCSV, core.WithLimit(l.Export), core.Doc(apidoc.Op{
 		Tag:         "Monitors",
 		Summary:     "Check history as CSV (at most 50,000 rows)",
-		Query:       []apidoc.Param{apidoc.Q("from", apidoc.DateTime(""), ""), apidoc.Q("to", apidoc.DateTime(""), ""), apidoc.Q("region", apidoc.Str(""), "Probe region code."), apidoc.Q("status", apidoc.Enum("", append(slices.Clone(apidoc.CheckStates), "problem")...), "")},
+		Query:       []apidoc.Param{apidoc.Q("from", apidoc.DateTime(""), ""), apidoc.Q("to", apidoc.DateTime(""), ""), apidoc.Q("region", apidoc.Str(""), "Probe region code."), apidoc.Q("status", apidoc.Enum("", append(slices.Clone(restapi.CheckStates), "problem")...), "")},
 		Resp:        apidoc.With(apidoc.Str("CSV with a header row."), "contentMediaType", "text/csv"),
 		RespType:    "text/csv",
 		RespHeaders: apidoc.M{"X-Export-Truncated": apidoc.M{"description": "true when the 50,000-row cap cut the export (the newest rows are returned).", "schema": apidoc.Enum("", "true")}},

@@ -77,13 +77,12 @@ func (h *Handlers) Routes(rt *core.Router) {
 		Resp:    apidoc.Freeform("The published page: title, monitors with status, incidents, maintenance."),
 	}, rt.Limits.Public)
 	rt.Public(http.MethodGet, "/status/{slug}/{rest}", h.publicStatus, apidoc.Op{
-		Tag:             "Public",
-		Summary:         "Status page history, badge or feed",
-		Desc:            "`history`: daily uptime per monitor (JSON; `days` up to 90). `badge.svg`: status badge (image/svg+xml). `feed.xml`: Atom feed of incidents and maintenance (application/atom+xml; unavailable for private pages).",
-		PathParamSchema: apidoc.M{"rest": apidoc.Enum("", "history", "badge.svg", "feed.xml")},
-		Query:           []apidoc.Param{apidoc.Q("days", apidoc.Bounds(apidoc.Integer(""), 1, 90), "history only.")},
-		Resp:            apidoc.Freeform("history: daily uptime per monitor."),
-		MoreContent:     apidoc.M{"image/svg+xml": apidoc.Str("badge.svg: the status badge."), "application/atom+xml": apidoc.Str("feed.xml: the Atom feed.")},
+		Tag:         "Public",
+		Summary:     "Status page history, badge or feed",
+		Desc:        "`history`: daily uptime per monitor (JSON; `days` up to 90). `badge.svg`: status badge (image/svg+xml). `feed.xml`: Atom feed of incidents and maintenance (application/atom+xml; unavailable for private pages).",
+		Query:       []apidoc.Param{apidoc.Q("days", apidoc.Bounds(apidoc.Integer(""), 1, 90), "history only.")},
+		Resp:        apidoc.Freeform("history: daily uptime per monitor."),
+		MoreContent: apidoc.M{"image/svg+xml": apidoc.Str("badge.svg: the status badge."), "application/atom+xml": apidoc.Str("feed.xml: the Atom feed.")},
 	}, rt.Limits.Public)
 	rt.Public(http.MethodGet, "/s/{slug}", h.publicHTML, apidoc.Op{
 		Tag:      "Public",
