@@ -19,9 +19,8 @@ import (
 
 // pkgDocs are the doc comments of one package.
 type pkgDocs struct {
-	types  map[string]string            // type name → doc
-	fields map[string]map[string]string // type name → field name → doc
-	consts map[string][]string          // type name → values of its constants
+	docs   map[string]string   // "Type" and "Type.Field" → doc
+	consts map[string][]string // type name → values of its constants
 }
 
 // modulePath is the module whose packages doc comments are read from, in
@@ -58,11 +57,11 @@ func parseDocs(dir string) (*pkgDocs, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &pkgDocs{types: map[string]string{}, fields: map[string]map[string]string{}, consts: map[string][]string{}}
+	out := &pkgDocs{docs: map[string]string{}, consts: map[string][]string{}}
 	for _, p := range pkgs {
 		dp := doc.New(p, dir, doc.AllDecls)
 		for _, t := range dp.Types {
-			out.types[t.Name] = describe(t.Doc, t.Name)
+			out.docs[t.Name] = describe(t.Doc, t.Name)
 			for _, c := range t.Consts {
 				for _, spec := range c.Decl.Specs {
 					for _, v := range spec.(*ast.ValueSpec).Values {
@@ -78,17 +77,15 @@ func parseDocs(dir string) (*pkgDocs, error) {
 			if !ok {
 				continue
 			}
-			fields := map[string]string{}
 			for _, f := range st.Fields.List {
 				text := f.Doc.Text()
 				if text == "" {
 					text = f.Comment.Text()
 				}
 				for _, n := range f.Names {
-					fields[n.Name] = describe(text, n.Name)
+					out.docs[t.Name+"."+n.Name] = describe(text, n.Name)
 				}
 			}
-			out.fields[t.Name] = fields
 		}
 	}
 	return out, nil

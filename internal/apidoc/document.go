@@ -56,21 +56,20 @@ func document(api API) (M, error) {
 	// The listed types first: of two types of the same name, the first
 	// reached keeps the bare name.
 	for _, v := range api.Types {
-		if _, err := r.ref(v); err != nil {
+		if _, err := r.schema(v); err != nil {
 			return nil, err
 		}
 	}
-	paths := M{}
+	paths := map[string]M{}
 	ids := map[string]bool{}
 	for _, o := range api.Ops {
 		if o.Summary == "" || o.Tag == "" {
 			return nil, fmt.Errorf("%s %s is not documented: declare its tag and summary where it is registered", o.Method, o.Path)
 		}
-		item, _ := paths[o.Path].(M)
-		if item == nil {
-			item = M{}
-			paths[o.Path] = item
+		if paths[o.Path] == nil {
+			paths[o.Path] = M{}
 		}
+		item := paths[o.Path]
 		m := strings.ToLower(o.Method)
 		if _, dup := item[m]; dup {
 			return nil, fmt.Errorf("%s %s described twice", o.Method, o.Path)

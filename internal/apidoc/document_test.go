@@ -72,7 +72,7 @@ type body struct {
 func derive(t *testing.T, v any) M {
 	t.Helper()
 	c := newComponents(nil, nil)
-	if _, err := c.ref(v); err != nil {
+	if _, err := c.schema(v); err != nil {
 		t.Fatal(err)
 	}
 	schemas, err := c.schemas()

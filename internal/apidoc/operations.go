@@ -1,6 +1,7 @@
 package apidoc
 
 import (
+	"cmp"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -76,18 +77,6 @@ type Op struct {
 	NoNotFound   bool  // a path parameter that cannot be 404
 }
 
-// schema is the schema of a Body or Resp: a hand-written M as it is, a Go
-// value's from its type.
-func (c *components) schema(v any) (M, error) {
-	switch v := v.(type) {
-	case nil:
-		return nil, nil
-	case M:
-		return v, nil
-	}
-	return c.ref(v)
-}
-
 var pathParamRE = regexp.MustCompile(`\{([^}]+)\}`)
 
 // operationID is the method and the words of the path in camel case:
@@ -142,11 +131,11 @@ func (r *components) build(o Op, pathParams map[string]Param) (M, error) {
 	var params []any
 	names := pathParamRE.FindAllStringSubmatch(o.Path, -1)
 	for _, n := range names {
-		s, d := Str(""), ""
-		if p, ok := pathParams[n[1]]; ok {
-			s, d = p.Schema, p.Desc
+		p := pathParams[n[1]]
+		if p.Schema == nil {
+			p.Schema = Str("")
 		}
-		params = append(params, param(n[1], "path", true, s, d))
+		params = append(params, param(n[1], "path", true, p.Schema, p.Desc))
 	}
 	for _, p := range o.Query {
 		params = append(params, param(p.Name, "query", p.Required, p.Schema, p.Desc))
@@ -162,20 +151,14 @@ func (r *components) build(o Op, pathParams map[string]Param) (M, error) {
 	}
 
 	responses := M{}
-	status := o.Status
-	if status == 0 {
-		status = 200
-	}
+	status := cmp.Or(o.Status, 200)
 	switch {
 	case o.Access == SessionOnly:
 		// No success: API keys are always refused.
 	case status == 204:
 		responses["204"] = M{"description": "Done; no body."}
 	default:
-		typ := o.RespType
-		if typ == "" {
-			typ = "application/json"
-		}
+		typ := cmp.Or(o.RespType, "application/json")
 		success := M{"description": o.Summary + "."}
 		if resp != nil {
 			success["content"] = content(typ, resp)

@@ -1,6 +1,7 @@
 package apidoc
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -71,12 +72,20 @@ func newComponents(names map[reflect.Type]string, enums map[string][]string) *co
 		owner: map[string]reflect.Type{}, known: known, docs: map[string]*pkgDocs{}}
 }
 
-// ref is the $ref of the component of a Go value's type (a named struct, or
-// a slice of them: an array of its $ref), registering the types it reaches.
-func (c *components) ref(v any) (M, error) {
+// schema is the schema of a Body or Resp: a written M as it is, nil for
+// none, else the $ref of the component of a Go value's type (a named struct,
+// or a slice of them: an array of its $ref), registering the types it
+// reaches.
+func (c *components) schema(v any) (M, error) {
+	switch v := v.(type) {
+	case nil:
+		return nil, nil
+	case M:
+		return v, nil
+	}
 	t := reflect.TypeOf(v)
 	if t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Struct && t.Elem().Name() != "" {
-		item, err := c.ref(reflect.Zero(t.Elem()).Interface())
+		item, err := c.schema(reflect.Zero(t.Elem()).Interface())
 		return ListOf(item), err
 	}
 	if t.Kind() != reflect.Struct || t.Name() == "" {
@@ -106,10 +115,7 @@ func (c *components) reach(t reflect.Type) error {
 		return nil
 	}
 	if t.Name() != "" {
-		name := t.Name()
-		if n, ok := c.names[t]; ok {
-			name = n
-		}
+		name := cmp.Or(c.names[t], t.Name())
 		if _, ok := c.owner[name]; ok {
 			pkg := path.Base(t.PkgPath())
 			name = strings.ToUpper(pkg[:1]) + pkg[1:] + name
@@ -169,7 +175,7 @@ func (c *components) schemas() (M, error) {
 		if s, err = c.fields(t, s); err != nil {
 			return nil, err
 		}
-		if d := c.pkg(t.PkgPath()).types[t.Name()]; d != "" {
+		if d := c.pkg(t.PkgPath()).docs[t.Name()]; d != "" {
 			s["description"] = d
 		}
 		out[c.byType[t]] = s
@@ -319,7 +325,7 @@ func (c *components) field(owner reflect.Type, f reflect.StructField, lib any, t
 	} else if nullable {
 		s = Null(s)
 	}
-	if d := c.pkg(owner.PkgPath()).fields[owner.Name()][f.Name]; d != "" {
+	if d := c.pkg(owner.PkgPath()).docs[owner.Name()+"."+f.Name]; d != "" {
 		s = With(s, "description", d)
 	}
 	return s, nil
