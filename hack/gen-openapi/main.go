@@ -1,8 +1,8 @@
 // Command gen-openapi writes the OpenAPI 3.1 document of the REST API
 // (internal/apiserver/openapi.json, embedded and served at GET
 // /openapi.json, and its copy docs/openapi.json) and the reference
-// docs/api-reference.md rendered from it, and the config keys table of
-// docs/rest-api.md (configkeys.go). The document is built from the
+// docs/api-reference.md rendered from it (markdown.go), and the config
+// keys table of docs/rest-api.md (configkeys.go). The document is built from the
 // routes as they are declared where they are registered (core.Doc in each
 // resource package's Routes): see apiserver.BuildOpenAPI and
 // internal/apidoc. Run it from the repository root after changing a route
@@ -21,7 +21,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/uptime-operator/uptime-operator/internal/apidoc"
 	"github.com/uptime-operator/uptime-operator/internal/apiserver"
 )
 
@@ -54,7 +53,7 @@ func run(outs []string, mdOut, keysDoc string) error {
 	if mdOut == "" {
 		return nil
 	}
-	md, err := apidoc.Markdown(doc)
+	md, err := Markdown(doc)
 	if err != nil {
 		return err
 	}

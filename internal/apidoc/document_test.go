@@ -2,7 +2,6 @@ package apidoc
 
 import (
 	"encoding/json"
-	"reflect"
 	"strings"
 	"testing"
 )
@@ -17,7 +16,7 @@ type answer struct {
 func TestBuild(t *testing.T) {
 	b, err := Build(API{Ops: []Op{
 		{Method: "GET", Path: "/things", Tag: "Things", Summary: "All things", Access: AnyKey, Resp: []answer{}},
-		{Method: "POST", Path: "/things", Tag: "Things", Summary: "Add a thing", Access: AnyKey, Body: StrictObj("", M{"note": Str("")}), Status: 201, Resp: answer{}},
+		{Method: "POST", Path: "/things", Tag: "Things", Summary: "Add a thing", Access: AnyKey, Body: Strict(Obj("", M{"note": Str("")})), Status: 201, Resp: answer{}},
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -69,12 +68,23 @@ type body struct {
 	Count  int           `json:"count"`
 }
 
-func TestRequestBodySchema(t *testing.T) {
-	r := newReflector(nil)
-	if _, err := r.named(reflect.TypeOf(body{})); err != nil {
+// derive returns the component schemas of v's type and the types it reaches.
+func derive(t *testing.T, v any) M {
+	t.Helper()
+	c := newComponents(nil, nil)
+	if _, err := c.schema(v); err != nil {
 		t.Fatal(err)
 	}
-	got, _ := json.Marshal(r.schemas["body"])
+	schemas, err := c.schemas()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return schemas
+}
+
+func TestRequestBodySchema(t *testing.T) {
+	schemas := derive(t, body{})
+	got, _ := json.Marshal(schemas["body"])
 	want := `{"additionalProperties":false,"properties":{"count":{"type":"integer"},` +
 		`"emails":{"items":{"format":"email","type":"string"},"type":"array"},` +
 		`"name":{"maxLength":10,"type":"string"},"note":{"type":["string","null"]},` +
@@ -90,7 +100,8 @@ type Shared struct {
 	Tags opt[[]string] `json:"tags" openapi:"nonnull,max=3,itemmin=1,itemmax=8"`
 }
 
-// create shares Shared, requires its name and decodes a field it does not
+// create shares Shared (its fields become create's own, as encoding/json
+// flattens them), requires its name and decodes a field it does not
 // document.
 type create struct {
 	_ struct{} `openapi:"requires=name"`
@@ -99,54 +110,48 @@ type create struct {
 }
 
 func TestSharedBodySchema(t *testing.T) {
-	r := newReflector(nil)
-	if _, err := r.named(reflect.TypeOf(create{})); err != nil {
-		t.Fatal(err)
-	}
-	got, _ := json.Marshal(r.schemas["create"])
-	want := `{"allOf":[{"$ref":"#/components/schemas/Shared"},{"properties":{},"required":["name"],"type":"object"}]}`
+	schemas := derive(t, create{})
+	got, _ := json.Marshal(schemas["create"])
+	want := `{"properties":{"name":{"type":"string"},` +
+		`"tags":{"items":{"maxLength":8,"minLength":1,"type":"string"},"maxItems":3,"type":"array"}},` +
+		`"required":["name"],"type":"object"}`
 	if string(got) != want {
 		t.Errorf("schema of create =\n%s\nwant\n%s", got, want)
 	}
-	got, _ = json.Marshal(r.schemas["Shared"].(M)["properties"].(M)["tags"])
-	want = `{"items":{"maxLength":8,"minLength":1,"type":"string"},"maxItems":3,"type":"array"}`
-	if string(got) != want {
-		t.Errorf("schema of Shared.tags = %s, want %s", got, want)
+	if _, ok := schemas["Shared"]; ok {
+		t.Error("an embedded struct became a component")
 	}
 }
 
 // Keys are config keys of the test, each for some monitor types.
 type Keys struct {
-	Host string `json:"host,omitempty" for:"ping port"`
+	Host string `json:"host,omitempty"`
 	Inner
 }
 
 // Inner is embedded in Keys.
 type Inner struct {
-	Target string `json:"target,omitempty" for:"dns" openapi:"any"`
+	Target string `json:"target,omitempty" openapi:"any"`
 }
 
-// config flattens Keys into one strict object with one more key.
+// config embeds Keys: one strict object with one more key.
 type config struct {
-	_      struct{} `openapi:"strict,maxprops=5"`
-	Keys   `openapi:"inline"`
+	_ struct{} `openapi:"strict,maxprops=5"`
+	Keys
 	Emails []string `json:"emails,omitempty"`
 }
 
 func TestInlineConfigSchema(t *testing.T) {
-	r := newReflector(nil)
-	if _, err := r.named(reflect.TypeOf(config{})); err != nil {
-		t.Fatal(err)
-	}
-	got, _ := json.Marshal(r.schemas["config"])
+	schemas := derive(t, config{})
+	got, _ := json.Marshal(schemas["config"])
 	want := `{"additionalProperties":false,"maxProperties":5,"properties":{` +
 		`"emails":{"items":{"type":"string"},"type":"array"},` +
-		`"host":{"description":"ping, port.","type":"string"},` +
-		`"target":{"anyOf":[{},{"type":"null"}],"description":"dns."}},"type":"object"}`
+		`"host":{"type":"string"},` +
+		`"target":{"anyOf":[{},{"type":"null"}]}},"type":"object"}`
 	if string(got) != want {
 		t.Errorf("schema of config =\n%s\nwant\n%s", got, want)
 	}
-	if _, ok := r.schemas["Keys"]; ok {
+	if _, ok := schemas["Keys"]; ok {
 		t.Error("an inlined struct became a component")
 	}
 }
@@ -162,11 +167,8 @@ type withRec struct {
 }
 
 func TestOrStringSchema(t *testing.T) {
-	r := newReflector(nil)
-	if _, err := r.named(reflect.TypeOf(withRec{})); err != nil {
-		t.Fatal(err)
-	}
-	got, _ := json.Marshal(r.schemas["withRec"].(M)["properties"].(M)["rec"])
+	schemas := derive(t, withRec{})
+	got, _ := json.Marshal(schemas["withRec"].(M)["properties"].(M)["rec"])
 	want := `{"anyOf":[{"$ref":"#/components/schemas/Rec"},{"enum":["a","b"],"type":"string"},{"type":"null"}]}`
 	if string(got) != want {
 		t.Errorf("schema of withRec.rec = %s, want %s", got, want)

@@ -1,11 +1,12 @@
 package apidoc
 
 import (
+	"cmp"
 	"fmt"
-	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // Access is who may call an operation (x-access).
@@ -42,8 +43,8 @@ func IntQ(name string, min, max, def int, desc string) Param {
 func ListOf(item M) M { return Arr(item, "") }
 
 // Op documents one route: what the route table of the REST core does not
-// know by itself. Method, Path, Access and Feature are filled in by the
-// router from the registration, so they are written once, there.
+// know by itself. Method, Path, Access, Feature and Limit are filled in by
+// the router from the registration, so they are written once, there.
 //
 // Body and Resp are either a Go value whose type is the wire type (a
 // struct, or a slice of structs: its schema is derived by reflection and
@@ -59,7 +60,7 @@ type Op struct {
 	Desc         string
 	Access       Access
 	Feature      string  // plan feature (x-plan-feature; 403 FEATURE_NOT_AVAILABLE)
-	Limit        string  // route rate limit (x-rate-limit)
+	Limit        string  // route rate limit (x-rate-limit), said by the route's limiters
 	Query        []Param // query parameters
 	Body         any     // JSON request body; nil: none
 	BodyOptional bool
@@ -74,83 +75,32 @@ type Op struct {
 	Extra        []int // further error statuses: 409, 428, 501, 503
 	Entitlement  bool  // plan limits (403 ENTITLEMENT_LIMIT_REACHED)
 	NoNotFound   bool  // a path parameter that cannot be 404
-	// PathParamSchema overrides the schemas of path parameters by name.
-	PathParamSchema M
-}
-
-// schema is the schema of a Body or Resp: a hand-written M as it is, a Go
-// value by reflection.
-func (r *reflector) schema(v any) (M, error) {
-	switch v := v.(type) {
-	case nil:
-		return nil, nil
-	case M:
-		return v, nil
-	}
-	t := reflect.TypeOf(v)
-	if t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Struct {
-		item, err := r.named(t.Elem())
-		if err != nil {
-			return nil, err
-		}
-		return ListOf(item), nil
-	}
-	if t.Kind() != reflect.Struct || t.Name() == "" {
-		return nil, fmt.Errorf("body or answer of type %s: want a named struct, a slice of them or a schema", t)
-	}
-	return r.named(t)
 }
 
 var pathParamRE = regexp.MustCompile(`\{([^}]+)\}`)
 
-// pathParam returns the schema of a path parameter by its name.
-func pathParam(name string) (M, string) {
-	switch name {
-	case "id", "monitorId", "connectionId", "runbookId", "noteId", "draftId":
-		return UUID(""), ""
-	case "key":
-		return Ref("MonitorKey"), "Monitor key, URL-encoded (may contain `/`, also sent unencoded: the key is the rest of the path)."
-	case "slug":
-		return Str(""), "Status page slug."
-	case "token":
-		return Str(""), "Token of the URL: the credential of a heartbeat URL, or the single-use token of a confirmation link."
-	case "type":
-		return Str(""), "Channel type: the lower-case channel product name, or webhook, sms, voice, whatsapp."
-	case "stepId":
-		return Str(""), "Runbook step id."
-	case "path":
-		return Str(""), "Rest of the path."
-	case "email":
-		return Email(""), "The recipient's email address (URL-encoded or not)."
-	case "runId":
-		return UUID(""), "Website health run id."
-	case "providerId":
-		return Str(""), "Third-party provider id from the catalog."
-	case "statusPageId":
-		return UUID(""), "Status page id."
-	case "rest":
-		return Enum("", "history", "badge.svg", "feed.xml"), "What of the page: its 90-day history (JSON), its SVG badge or its Atom feed."
+// operationID is the method and the words of the path in camel case:
+// GET /monitors/{id}/checks is getMonitorsIdChecks.
+func (o Op) operationID() string {
+	id := strings.ToLower(o.Method)
+	for _, w := range strings.FieldsFunc(o.Path, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		id += strings.ToUpper(w[:1]) + w[1:]
 	}
-	return Str(""), ""
+	return id
 }
 
-func (o Op) operationID() string {
-	var b strings.Builder
-	b.WriteString(strings.ToLower(o.Method))
-	up := true
-	for _, r := range o.Path {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
-			if up && r >= 'a' && r <= 'z' {
-				r -= 'a' - 'A'
-			}
-			b.WriteRune(r)
-			up = false
-		default:
-			up = true
-		}
+// setIf sets m[k] to a value that is not empty.
+func setIf(m M, k, v string) {
+	if v != "" {
+		m[k] = v
 	}
-	return b.String()
+}
+
+// param is a path or query parameter object.
+func param(name, in string, required bool, schema M, desc string) M {
+	p := M{"name": name, "in": in, "required": required, "schema": schema}
+	setIf(p, "description", desc)
+	return p
 }
 
 func content(typ string, schema M) M { return M{typ: M{"schema": schema}} }
@@ -158,57 +108,37 @@ func content(typ string, schema M) M { return M{typ: M{"schema": schema}} }
 func respRef(name string) M { return M{"$ref": "#/components/responses/" + name} }
 
 // build turns o into an OpenAPI operation object.
-func (r *reflector) build(o Op) (M, error) {
-	body, err := r.schema(o.Body)
-	if err != nil {
-		return nil, fmt.Errorf("%s %s: %w", o.Method, o.Path, err)
+func (r *components) build(o Op, pathParams map[string]Param) (M, error) {
+	var schemas [3]M // of the body, the answer and the JSON answer
+	for i, v := range []any{o.Body, o.Resp, o.JSONResp} {
+		var err error
+		if schemas[i], err = r.schema(v); err != nil {
+			return nil, fmt.Errorf("%s %s: %w", o.Method, o.Path, err)
+		}
 	}
-	resp, err := r.schema(o.Resp)
-	if err != nil {
-		return nil, fmt.Errorf("%s %s: %w", o.Method, o.Path, err)
-	}
-	jsonResp, err := r.schema(o.JSONResp)
-	if err != nil {
-		return nil, fmt.Errorf("%s %s: %w", o.Method, o.Path, err)
-	}
+	body, resp, jsonResp := schemas[0], schemas[1], schemas[2]
 	out := M{
 		"operationId": o.operationID(),
 		"summary":     o.Summary,
 		"tags":        []any{o.Tag},
 		"x-access":    string(o.Access),
 	}
-	if o.Desc != "" {
-		out["description"] = o.Desc
-	}
-	if o.Feature != "" {
-		out["x-plan-feature"] = o.Feature
-	}
-	if o.Limit != "" {
-		out["x-rate-limit"] = o.Limit
-	}
+	setIf(out, "description", o.Desc)
+	setIf(out, "x-plan-feature", o.Feature)
+	setIf(out, "x-rate-limit", o.Limit)
 	write := o.Method != "GET" && o.Method != "HEAD"
 
 	var params []any
 	names := pathParamRE.FindAllStringSubmatch(o.Path, -1)
 	for _, n := range names {
-		s, d := pathParam(n[1])
-		if o.PathParamSchema != nil {
-			if v, ok := o.PathParamSchema[n[1]].(M); ok {
-				s = v
-			}
+		p := pathParams[n[1]]
+		if p.Schema == nil {
+			p.Schema = Str("")
 		}
-		p := M{"name": n[1], "in": "path", "required": true, "schema": s}
-		if d != "" {
-			p["description"] = d
-		}
-		params = append(params, p)
+		params = append(params, param(n[1], "path", true, p.Schema, p.Desc))
 	}
 	for _, p := range o.Query {
-		m := M{"name": p.Name, "in": "query", "required": p.Required, "schema": p.Schema}
-		if p.Desc != "" {
-			m["description"] = p.Desc
-		}
-		params = append(params, m)
+		params = append(params, param(p.Name, "query", p.Required, p.Schema, p.Desc))
 	}
 	if o.Access != Public {
 		params = append(params, M{"$ref": "#/components/parameters/X-Workspace-Id"})
@@ -221,20 +151,14 @@ func (r *reflector) build(o Op) (M, error) {
 	}
 
 	responses := M{}
-	status := o.Status
-	if status == 0 {
-		status = 200
-	}
+	status := cmp.Or(o.Status, 200)
 	switch {
 	case o.Access == SessionOnly:
 		// No success: API keys are always refused.
 	case status == 204:
 		responses["204"] = M{"description": "Done; no body."}
 	default:
-		typ := o.RespType
-		if typ == "" {
-			typ = "application/json"
-		}
+		typ := cmp.Or(o.RespType, "application/json")
 		success := M{"description": o.Summary + "."}
 		if resp != nil {
 			success["content"] = content(typ, resp)
@@ -275,7 +199,7 @@ func (r *reflector) build(o Op) (M, error) {
 
 	responses["401"] = respRef("Unauthorized")
 	codes := []string{"WORKSPACE_ACCESS_DENIED (X-Workspace-Id names another workspace)", "CORS_REJECTED (browser origin not allowed)"}
-	schemas := []any{Ref("ErrorBody")}
+	shapes := []any{Ref("ErrorBody")}
 	switch o.Access {
 	case AnyKey:
 		if write {
@@ -290,19 +214,17 @@ func (r *reflector) build(o Op) (M, error) {
 	}
 	if o.Feature != "" {
 		codes = append(codes, "FEATURE_NOT_AVAILABLE (the plan lacks "+o.Feature+")")
-		schemas = append(schemas, Ref("FeatureError"))
+		shapes = append(shapes, Ref("FeatureError"))
 	}
 	if o.Entitlement {
 		codes = append(codes, "ENTITLEMENT_LIMIT_REACHED (plan limit)")
-		schemas = append(schemas, Ref("EntitlementLimitError"))
+		shapes = append(shapes, Ref("EntitlementLimitError"))
 	}
-	forbidden := M{"description": "Forbidden: " + strings.Join(codes, "; ") + "."}
-	if len(schemas) == 1 {
-		forbidden["content"] = content("application/json", schemas[0].(M))
-	} else {
-		forbidden["content"] = content("application/json", M{"anyOf": schemas})
+	shape := M{"anyOf": shapes}
+	if len(shapes) == 1 {
+		shape = shapes[0].(M)
 	}
-	responses["403"] = forbidden
+	responses["403"] = M{"description": "Forbidden: " + strings.Join(codes, "; ") + ".", "content": content("application/json", shape)}
 	responses["429"] = respRef("TooManyRequests")
 	responses["500"] = respRef("InternalError")
 	if o.Access != SessionOnly {

@@ -45,11 +45,11 @@ func BuildOpenAPI() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return apidoc.Build(apidoc.API{Ops: s.rt.Ops(), Types: openAPITypes, Names: openAPINames, Schemas: config})
+	return apidoc.Build(apidoc.API{Base: openAPIBase(config), Ops: s.rt.Ops(), Types: openAPITypes, Names: openAPINames, Enums: restapi.Enums, PathParams: openAPIPathParams})
 }
 
 // openAPITypes are the wire types that no declaration reaches but
-// hand-written schemas of internal/apidoc refer to by name: the error body
+// written schemas (openapi_base.go) refer to by name: the error body
 // of the shared error answers. Every other component is a type a route's
 // Body or Resp reaches, or the monitor config, derived from the Monitor
 // CRD (monitorconfig/schema; the bodies and the answer hold it raw, to

@@ -9,7 +9,7 @@
 //
 // The types are also the declaration of the answers and request bodies in
 // the OpenAPI document (docs/openapi.json): a route names them in its
-// core.Doc and internal/apidoc derives their schemas by reflection. A field
+// core.Doc and internal/apidoc derives their schemas with jsonschema-go. A field
 // is a required property unless omitempty, nullable when a pointer (unless
 // tagged nonnull); its doc comment (or the comment at the end of its line)
 // is its description, and its `openapi` tag adds what Go types do not say:

@@ -20,7 +20,6 @@ func (code *Handlers) Routes(rt *core.Router) {
 	rt.Handle(http.MethodPost, "/automation/monitors/plan", code.planMonitors, core.WithAccess(core.ReadOnlyWrite), core.WithLimit(l.Plan), codeBody, core.Doc(apidoc.Op{
 		Tag:     "Monitoring as code",
 		Summary: "Preview an apply; writes nothing",
-		Limit:   "120 per 15 minutes per workspace; body up to 2 MB",
 		Body:    restapi.PlanRequest{},
 		Resp:    restapi.Plan{},
 	}))
@@ -28,7 +27,6 @@ func (code *Handlers) Routes(rt *core.Router) {
 		Tag:         "Monitoring as code",
 		Summary:     "Apply monitor specs",
 		Desc:        "200 when every change applied, 207 when some failed. A spec setting config.notification_emails needs an Automation key (403 ALERT_ROUTING_NOT_ALLOWED).",
-		Limit:       "30 per 15 minutes per workspace; body up to 2 MB",
 		Body:        restapi.PlanRequest{},
 		Resp:        restapi.ApplyResult{},
 		AlsoStatus:  []int{207},
@@ -38,7 +36,6 @@ func (code *Handlers) Routes(rt *core.Router) {
 	rt.Handle(http.MethodPut, "/automation/monitors/by-id/{id}/key", code.putMonitorKey, keyed, core.Doc(apidoc.Op{
 		Tag:     "Monitoring as code",
 		Summary: "Assign or remove a monitor's key",
-		Limit:   "600 per 15 minutes per workspace",
 		Body:    restapi.MonitorKeyBody{},
 		Resp:    restapi.Monitor{},
 		Extra:   []int{409},
@@ -53,7 +50,6 @@ func (code *Handlers) Routes(rt *core.Router) {
 		Path:        "/automation/monitors/{key}",
 		Tag:         "Monitoring as code",
 		Summary:     "Create or update a monitor by key",
-		Limit:       "600 per 15 minutes per workspace",
 		Desc:        "201 when created, 200 when updated (also when a changed type replaced the monitor). config.notification_emails needs an Automation key (403 ALERT_ROUTING_NOT_ALLOWED).",
 		Body:        restapi.MonitorSpec{},
 		Resp:        restapi.Monitor{},
@@ -65,7 +61,6 @@ func (code *Handlers) Routes(rt *core.Router) {
 		Path:    "/automation/monitors/{key}",
 		Tag:     "Monitoring as code",
 		Summary: "Delete a monitor by key, with its history",
-		Limit:   "600 per 15 minutes per workspace",
 		Status:  204,
 	}))
 }

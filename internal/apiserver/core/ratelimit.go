@@ -1,7 +1,11 @@
 package core
 
 import (
+	"fmt"
 	"net/http"
+	"reflect"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/uptime-operator/uptime-operator/internal/ratelimit"
@@ -32,9 +36,10 @@ const (
 // shared ratelimit package, what it counts per and the body of its 429.
 type Limiter struct {
 	*ratelimit.Limiter
-	name  string
-	scope Scope
-	body  ratelimit.Body
+	name   string
+	scope  Scope
+	body   ratelimit.Body
+	counts string // what is counted when not every request ("failed requests")
 }
 
 // NewLimiter makes a limiter of limit requests per window.
@@ -71,8 +76,8 @@ func NewLimits() *Limits {
 	const plain, json = ratelimit.Plain, ratelimit.JSON
 	return &Limits{
 		PerKey:           NewLimiter("api-key", 1200, time.Minute, PerKey, json),
-		InvalidKey:       NewLimiter("invalid-key", 100, 15*time.Minute, PerClient, json),
-		MonitorWrite:     NewLimiter("monitor-write", 120, 15*time.Minute, PerClient, plain),
+		InvalidKey:       NewLimiter("invalid-key", 100, 15*time.Minute, PerClient, json).counting("invalid keys"),
+		MonitorWrite:     NewLimiter("monitor-write", 120, 15*time.Minute, PerClient, plain).counting("monitor writes"),
 		RunCheck:         NewLimiter("run-check", 30, 5*time.Minute, PerWorkspace, plain),
 		TestNotify:       NewLimiter("test-notification", 10, 15*time.Minute, PerWorkspace, plain),
 		Export:           NewLimiter("export", 20, 15*time.Minute, PerWorkspace, plain),
@@ -84,10 +89,61 @@ func NewLimits() *Limits {
 		Plan:             NewLimiter("plan", 120, 15*time.Minute, PerWorkspace, json),
 		KeyedWrite:       NewLimiter("keyed-write", 600, 15*time.Minute, PerWorkspace, json),
 		HeartbeatToken:   NewLimiter("heartbeat", 60, time.Minute, PerPath, plain),
-		HeartbeatFail:    NewLimiter("heartbeat-failures", 600, time.Minute, PerClient, plain),
+		HeartbeatFail:    NewLimiter("heartbeat-failures", 600, time.Minute, PerClient, plain).counting("failed requests"),
 		Public:           NewLimiter("public-status", 60, time.Minute, PerClient, json),
 		RecipientConfirm: NewLimiter("recipient-confirm", 30, 15*time.Minute, PerClient, plain),
 	}
+}
+
+func (l *Limiter) counting(what string) *Limiter {
+	l.counts = what
+	return l
+}
+
+// scopeWords are the words the documentation counts a limit per.
+var scopeWords = map[Scope]string{PerKey: "key", PerClient: "IP", PerWorkspace: "workspace", PerPath: "URL"}
+
+// String is the limit as the API's document and the docs write it: "20 per
+// 15 minutes per workspace", "600 failed requests per minute per IP".
+// docs_limits_test.go holds every such sentence in docs/ to a limiter.
+func (l *Limiter) String() string {
+	n := strconv.Itoa(l.Limit())
+	if l.counts != "" {
+		n += " " + l.counts
+	}
+	w := l.Window()
+	window := map[time.Duration]string{time.Minute: "minute", time.Hour: "hour"}[w]
+	if window == "" {
+		window = fmt.Sprintf("%d minutes", int(w/time.Minute))
+	}
+	return n + " per " + window + " per " + scopeWords[l.scope]
+}
+
+// Scope is what l counts per.
+func (l *Limiter) Scope() Scope { return l.scope }
+
+// limitText is the x-rate-limit of a route counted against ls.
+func limitText(ls []*Limiter) string {
+	var parts []string
+	plain := false
+	for _, l := range ls {
+		parts = append(parts, l.String())
+		plain = plain || l.body == ratelimit.Plain
+	}
+	if plain {
+		parts[len(parts)-1] += " (plain-text 429)"
+	}
+	return strings.Join(parts, " and ")
+}
+
+// all are the limiters of the table.
+func (l *Limits) all() []*Limiter {
+	var out []*Limiter
+	v := reflect.ValueOf(l).Elem()
+	for i := range v.NumField() {
+		out = append(out, v.Field(i).Interface().(*Limiter))
+	}
+	return out
 }
 
 // Refuse answers the 429 of l for decision d.

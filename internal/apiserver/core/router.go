@@ -72,6 +72,9 @@ func WithLimit(ls ...*Limiter) RouteOpt {
 // a route without Doc fails the document's build (openapi_test.go).
 func Doc(op apidoc.Op) RouteOpt { return func(r *route) { r.doc = op } }
 
+// defaultMaxBody is the largest request body of a route without WithMaxBody.
+const defaultMaxBody = 100 << 10
+
 // WithMaxBody sets the largest request body (100 KB when not given).
 func WithMaxBody(n int64) RouteOpt { return func(r *route) { r.maxBody = n } }
 
@@ -110,6 +113,8 @@ type Router struct {
 	keyUse keyUse
 	// ops are the routes as declared, for the API's document.
 	ops []apidoc.Op
+	// limiters are the limiters routes declared.
+	limiters []*Limiter
 	// undocumented are the routes whose documentation lacks what the
 	// registration says (Undocumented).
 	undocumented []string
@@ -124,14 +129,11 @@ func NewRouter(deps *Deps, opts RouterOptions) *Router {
 // authentication and the route's access level, feature, limits and body
 // limit. A nil h answers 501 (or 403 to callers the route refuses).
 func (rt *Router) Handle(method, pattern string, h http.HandlerFunc, opts ...RouteOpt) {
-	r := route{maxBody: 100 << 10}
+	r := route{maxBody: defaultMaxBody}
 	for _, o := range opts {
 		o(&r)
 	}
-	rt.declare(method, pattern, r.access, r.feature, r.doc)
-	if len(r.limits) > 0 && r.doc.Limit == "" {
-		rt.undocumented = append(rt.undocumented, method+" "+pattern+": rate limited, but its Doc has no Limit")
-	}
+	rt.declare(method, pattern, r.access, r.feature, r.doc, r.limits, r.maxBody)
 	if method != http.MethodGet && method != http.MethodHead {
 		h = rt.touching(h)
 	}
@@ -140,9 +142,9 @@ func (rt *Router) Handle(method, pattern string, h http.HandlerFunc, opts ...Rou
 
 // Public registers an endpoint that needs no key (heartbeat URLs, public
 // status pages), straight on chi: no authentication, no CORS rule; its
-// handler applies its own limits.
-func (rt *Router) Public(method, pattern string, h http.HandlerFunc, doc apidoc.Op) {
-	rt.declare(method, pattern, publicAccess, "", doc)
+// handler applies its own limits, the limits given here (for the document).
+func (rt *Router) Public(method, pattern string, h http.HandlerFunc, doc apidoc.Op, limits ...*Limiter) {
+	rt.declare(method, pattern, publicAccess, "", doc, limits, defaultMaxBody)
 	rt.Mux.Method(method, pattern, h)
 }
 
@@ -150,7 +152,7 @@ func (rt *Router) Public(method, pattern string, h http.HandlerFunc, doc apidoc.
 // 403 SESSION_AUTH_REQUIRED: endpoints of the human account.
 func (rt *Router) SessionOnly(pattern string) {
 	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
-		rt.declare(m, pattern, SessionOnly, "", apidoc.Op{Tag: "Account", Summary: "Human account endpoint (" + m + "); dashboard session only"})
+		rt.declare(m, pattern, SessionOnly, "", apidoc.Op{Tag: "Account", Summary: "Human account endpoint (" + m + "); dashboard session only"}, nil, defaultMaxBody)
 	}
 	rt.Mux.Handle(pattern, rt.cors(rt.Authenticated(rt.guard(route{access: SessionOnly}, nil))))
 }
@@ -172,9 +174,20 @@ var docAccess = map[Access]apidoc.Access{
 // declare records a route in the table the API's document is built from.
 // The path is the chi pattern; a pattern ending in the catch-all * keeps the
 // path doc names (the parameter of the rest of the path), "{path}" when it
-// names none.
-func (rt *Router) declare(method, pattern string, a Access, f monv1.Feature, doc apidoc.Op) {
+// names none. The route's rate limit (x-rate-limit) is written from its
+// limiters, never by hand, so it cannot drift from them.
+func (rt *Router) declare(method, pattern string, a Access, f monv1.Feature, doc apidoc.Op, limits []*Limiter, maxBody int64) {
 	doc.Method, doc.Access, doc.Feature = method, docAccess[a], string(f)
+	if doc.Limit != "" {
+		rt.undocumented = append(rt.undocumented, method+" "+pattern+": a rate limit in prose; declare its limiters (WithLimit, Public)")
+	}
+	if len(limits) > 0 {
+		doc.Limit = limitText(limits)
+		if maxBody != defaultMaxBody {
+			doc.Limit += fmt.Sprintf("; body up to %d MB", maxBody>>20)
+		}
+		rt.limiters = append(rt.limiters, limits...)
+	}
 	if rest, ok := strings.CutSuffix(pattern, "*"); !ok || doc.Path == "" {
 		doc.Path = pattern
 		if ok {
@@ -191,6 +204,18 @@ func (rt *Router) declare(method, pattern string, a Access, f monv1.Feature, doc
 // API's document needs: no tag or summary, or a rate limit the document
 // does not state. openapi_test.go fails on any.
 func (rt *Router) Undocumented() []string { return slices.Clone(rt.undocumented) }
+
+// Limiters are the limiters of the Limits table and those the routes
+// declared: every rate limit of the API.
+func (rt *Router) Limiters() []*Limiter {
+	out := rt.Limits.all()
+	for _, l := range rt.limiters {
+		if !slices.Contains(out, l) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
 
 // Ops are the routes registered so far, as the API's document describes
 // them.

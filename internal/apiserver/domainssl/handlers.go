@@ -41,7 +41,6 @@ func (h *Handlers) Routes(rt *core.Router) {
 	rt.Handle(http.MethodPost, "/monitors/{id}/domain-ssl/refresh", h.refresh, core.WithLimit(refresh), core.Doc(apidoc.Op{
 		Tag:     "Domain and DNS",
 		Summary: "Re-check certificate and domain expiry now",
-		Limit:   "20 per 15 minutes per workspace (plain-text 429)",
 		Resp:    apidoc.M{"allOf": []any{apidoc.Ref("ExpiryDetails"), apidoc.Obj("", apidoc.M{"refresh_error": apidoc.Null(apidoc.Str("Why fetching the certificate failed."))}, "refresh_error")}},
 		Extra:   []int{503},
 	}))

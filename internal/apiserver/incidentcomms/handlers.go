@@ -81,14 +81,12 @@ func (h *Handlers) Routes(rt *core.Router) {
 	rt.Handle(post, "/incident-comms/incidents/{id}/summary", h.summary(a), feature, drafts, core.Doc(apidoc.Op{
 		Tag:     "AI incident assist",
 		Summary: "Generate a summary",
-		Limit:   "30 per 10 minutes per workspace",
 		Resp:    store.AIContent{},
 		Extra:   []int{503},
 	}))
 	rt.Handle(post, "/incident-comms/incidents/{id}/postmortem/generate", h.postmortem(a), feature, drafts, core.Doc(apidoc.Op{
 		Tag:          "AI incident assist",
 		Summary:      "Generate a postmortem",
-		Limit:        "30 per 10 minutes per workspace",
 		Body:         restapi.Overwrite{},
 		BodyOptional: true,
 		Resp:         store.AIContent{},
@@ -97,7 +95,6 @@ func (h *Handlers) Routes(rt *core.Router) {
 	rt.Handle(post, "/incident-comms/incidents/{id}/status-updates", h.statusUpdate(a), feature, drafts, core.Doc(apidoc.Op{
 		Tag:          "AI incident assist",
 		Summary:      "Draft a status update",
-		Limit:        "30 per 10 minutes per workspace",
 		Body:         restapi.DraftRequest{},
 		BodyOptional: true,
 		Status:       201,

@@ -36,7 +36,6 @@ func (h *Handlers) Routes(rt *core.Router) {
 	rt.Handle(http.MethodGet, "/incidents/export", h.exportIncidents, export, core.Doc(apidoc.Op{
 		Tag:         "Incidents",
 		Summary:     "Incidents as CSV, or JSON with format=json",
-		Limit:       "20 per 15 minutes per workspace (plain-text 429)",
 		Query:       append(incidentFilters(false), apidoc.Q("format", apidoc.Enum("", "csv", "json"), "Default csv.")),
 		Resp:        apidoc.Str("CSV: one row per incident, a header row first."),
 		RespType:    "text/csv",
@@ -202,7 +201,7 @@ func New(d *core.Deps, st Store, engine Engine, escalations EscalationReporter, 
 // its export.
 func incidentFilters(paged bool) []apidoc.Param {
 	ps := []apidoc.Param{
-		apidoc.Q("status", apidoc.Enum("Omit for all.", apidoc.IncidentStates...), ""),
+		apidoc.Q("status", apidoc.Enum("Omit for all.", restapi.IncidentStates...), ""),
 		apidoc.Q("monitor_id", apidoc.UUID(""), ""),
 		apidoc.Q("from", apidoc.DateTime(""), "Lower bound on the start time."),
 		apidoc.Q("to", apidoc.DateTime(""), "Upper bound on the start time."),

@@ -25,14 +25,13 @@ func (h *Handlers) Routes(rt *core.Router) {
 	rt.Public(http.MethodPost, recipients.ConfirmPath+"{token}", h.confirmRecipient, apidoc.Op{
 		Tag:        "Public",
 		Summary:    "Confirm an alert recipient",
-		Limit:      "30 per 15 minutes per IP (plain-text 429)",
 		Desc:       "Confirms the address the link was sent to. A used, replaced or expired (7 days) link answers 404. Browsers get HTML pages (the 404 and 503 included); a request that accepts application/json (or sends a JSON body) gets {\"status\":\"confirmed\",\"email\"} and the JSON error shape.",
 		Resp:       apidoc.Str("HTML page."),
 		RespType:   "text/html",
 		JSONResp:   restapi.RecipientConfirmed{},
 		Extra:      []int{404, 503},
 		HTMLErrors: true,
-	})
+	}, rt.Limits.RecipientConfirm)
 	h.confirmLimit = rt.Limits.RecipientConfirm
 	l := rt.Limits
 	automation := core.WithAccess(core.AutomationKey)
@@ -52,7 +51,6 @@ func (h *Handlers) Routes(rt *core.Router) {
 	rt.Handle(http.MethodPost, "/monitors/{id}/test-notification", h.testNotification, core.WithLimit(l.TestNotify), core.Doc(apidoc.Op{
 		Tag:          "Monitors",
 		Summary:      "Send a test alert email",
-		Limit:        "10 per 15 minutes per workspace (plain-text 429)",
 		Desc:         "The email must be a recipient of the monitor or a workspace member; default is the first recipient.",
 		Body:         restapi.TestEmail{},
 		BodyOptional: true,
@@ -94,7 +92,6 @@ func (h *Handlers) Routes(rt *core.Router) {
 	rt.Handle(http.MethodPost, "/integrations/connections/{connectionId}/test", h.testConnection, core.WithLimit(l.ChannelTestWS, l.ChannelTestIP), core.Doc(apidoc.Op{
 		Tag:     "Alert channels",
 		Summary: "Send a test alert",
-		Limit:   "30 per hour per workspace and 60 per hour per IP",
 		Resp:    restapi.Success{},
 		Extra:   []int{503},
 	}))

@@ -36,7 +36,6 @@ func (h *Handlers) Routes(rt *core.Router) {
 	rt.Handle(http.MethodPost, "/monitors", h.createMonitor, monitorWrite, core.Doc(apidoc.Op{
 		Tag:         "Monitors",
 		Summary:     "Create a monitor",
-		Limit:       "monitor writes: 120 per 15 minutes per IP (plain-text 429)",
 		Desc:        "config.notification_emails is ignored when sent with an API key.",
 		Body:        restapi.MonitorCreate{},
 		Status:      201,
@@ -46,14 +45,12 @@ func (h *Handlers) Routes(rt *core.Router) {
 	rt.Handle(http.MethodPost, "/monitors/bulk", h.bulkMonitors, monitorWrite, core.Doc(apidoc.Op{
 		Tag:     "Monitors",
 		Summary: "Bulk pause, resume, delete, tag or move monitors",
-		Limit:   "monitor writes: 120 per 15 minutes per IP (plain-text 429)",
 		Body:    restapi.BulkRequest{},
 		Resp:    restapi.BulkResult{},
 	}))
 	rt.Handle(http.MethodPost, "/monitors/test", h.testMonitor, core.WithLimit(l.RunCheck), core.Doc(apidoc.Op{
 		Tag:     "Monitors",
 		Summary: "One-off check of a definition; nothing saved",
-		Limit:   "30 per 5 minutes per workspace (plain-text 429)",
 		Query:   []apidoc.Param{apidoc.Q("region", apidoc.Str(""), "Probe region code.")},
 		Body:    restapi.MonitorCreate{},
 		Resp:    restapi.CheckResult{},
@@ -61,7 +58,6 @@ func (h *Handlers) Routes(rt *core.Router) {
 	rt.Handle(http.MethodGet, "/monitors/discover-subdomains", h.discoverSubdomains, core.WithLimit(core.NewLimiter("discover-subdomains", 20, 15*time.Minute, core.PerWorkspace, ratelimit.Plain)), core.Doc(apidoc.Op{
 		Tag:     "Monitors",
 		Summary: "Subdomains that could be monitored",
-		Limit:   "20 per 15 minutes per workspace (plain-text 429)",
 		Desc:    "Resolves a fixed list of common names under the domain with the operator's resolver (certificate-transparency logs are not used) and returns those resolving to addresses a monitor may target.",
 		Query:   []apidoc.Param{{Name: "domain", Schema: apidoc.Str("Hostname of at least two labels."), Required: true}},
 		Resp:    restapi.Subdomains{},
@@ -70,38 +66,32 @@ func (h *Handlers) Routes(rt *core.Router) {
 	rt.Handle(http.MethodPut, "/monitors/{id}", h.updateMonitor, monitorWrite, core.Doc(apidoc.Op{
 		Tag:     "Monitors",
 		Summary: "Update a monitor (only sent fields change)",
-		Limit:   "monitor writes: 120 per 15 minutes per IP (plain-text 429)",
 		Body:    restapi.MonitorUpdate{},
 		Resp:    restapi.Monitor{},
 	}))
 	rt.Handle(http.MethodDelete, "/monitors/{id}", h.deleteMonitor, monitorWrite, core.Doc(apidoc.Op{
 		Tag:     "Monitors",
 		Summary: "Delete a monitor and its history",
-		Limit:   "monitor writes: 120 per 15 minutes per IP (plain-text 429)",
 		Status:  204,
 	}))
 	rt.Handle(http.MethodPost, "/monitors/{id}/pause", h.setPaused(true), monitorWrite, core.Doc(apidoc.Op{
 		Tag:     "Monitors",
 		Summary: "Pause a monitor",
-		Limit:   "monitor writes: 120 per 15 minutes per IP (plain-text 429)",
 		Resp:    restapi.Monitor{},
 	}))
 	rt.Handle(http.MethodPost, "/monitors/{id}/resume", h.setPaused(false), monitorWrite, core.Doc(apidoc.Op{
 		Tag:     "Monitors",
 		Summary: "Resume a monitor (checked right away)",
-		Limit:   "monitor writes: 120 per 15 minutes per IP (plain-text 429)",
 		Resp:    restapi.Monitor{},
 	}))
 	rt.Handle(http.MethodPost, "/monitors/{id}/reset-stats", h.resetStats, monitorWrite, core.Doc(apidoc.Op{
 		Tag:     "Monitors",
 		Summary: "Clear a monitor's statistics",
-		Limit:   "monitor writes: 120 per 15 minutes per IP (plain-text 429)",
 		Resp:    restapi.Success{},
 	}))
 	rt.Handle(http.MethodPost, "/monitors/{id}/run-check", h.runCheckSaved, core.WithLimit(l.RunCheck), core.Doc(apidoc.Op{
 		Tag:          "Monitors",
 		Summary:      "Run a check of a saved monitor now",
-		Limit:        "30 per 5 minutes per workspace (plain-text 429)",
 		Query:        []apidoc.Param{apidoc.Q("region", apidoc.Str(""), "Probe region code.")},
 		Body:         restapi.RunCheckBody{},
 		BodyOptional: true,
@@ -114,15 +104,14 @@ func (h *Handlers) Routes(rt *core.Router) {
 		Query: []apidoc.Param{
 			apidoc.IntQ("limit", 1, 500, 50, ""),
 			apidoc.Q("before", apidoc.Str(""), "UTC timestamp YYYY-MM-DDTHH:MM:SS[.ffffff][Z]; returns older checks. Pass next_before unchanged."),
-			apidoc.Q("region", apidoc.Str(""), "Probe region code."), apidoc.Q("status", apidoc.Enum("", append(slices.Clone(apidoc.CheckStates), "problem")...), "problem = anything not up."),
+			apidoc.Q("region", apidoc.Str(""), "Probe region code."), apidoc.Q("status", apidoc.Enum("", append(slices.Clone(restapi.CheckStates), "problem")...), "problem = anything not up."),
 		},
 		Resp: restapi.CheckPage{},
 	}))
 	rt.Handle(http.MethodGet, "/monitors/{id}/checks.csv", h.checksCSV, core.WithLimit(l.Export), core.Doc(apidoc.Op{
 		Tag:         "Monitors",
 		Summary:     "Check history as CSV (at most 50,000 rows)",
-		Limit:       "20 per 15 minutes per workspace (plain-text 429)",
-		Query:       []apidoc.Param{apidoc.Q("from", apidoc.DateTime(""), ""), apidoc.Q("to", apidoc.DateTime(""), ""), apidoc.Q("region", apidoc.Str(""), "Probe region code."), apidoc.Q("status", apidoc.Enum("", append(slices.Clone(apidoc.CheckStates), "problem")...), "")},
+		Query:       []apidoc.Param{apidoc.Q("from", apidoc.DateTime(""), ""), apidoc.Q("to", apidoc.DateTime(""), ""), apidoc.Q("region", apidoc.Str(""), "Probe region code."), apidoc.Q("status", apidoc.Enum("", append(slices.Clone(restapi.CheckStates), "problem")...), "")},
 		Resp:        apidoc.With(apidoc.Str("CSV with a header row."), "contentMediaType", "text/csv"),
 		RespType:    "text/csv",
 		RespHeaders: apidoc.M{"X-Export-Truncated": apidoc.M{"description": "true when the 50,000-row cap cut the export (the newest rows are returned).", "schema": apidoc.Enum("", "true")}},
@@ -138,7 +127,6 @@ func (h *Handlers) Routes(rt *core.Router) {
 	rt.Handle(http.MethodPut, "/monitors/{id}/regions", h.putRegions, monitorWrite, core.Doc(apidoc.Op{
 		Tag:         "Monitors",
 		Summary:     "Set the monitor's probe regions",
-		Limit:       "monitor writes: 120 per 15 minutes per IP (plain-text 429)",
 		Body:        restapi.RegionsBody{},
 		Resp:        restapi.Regions{},
 		Entitlement: true,
@@ -151,7 +139,6 @@ func (h *Handlers) Routes(rt *core.Router) {
 	rt.Handle(http.MethodPost, "/monitors/{id}/heartbeat/rotate", h.rotateHeartbeat, monitorWrite, core.Doc(apidoc.Op{
 		Tag:     "Monitors",
 		Summary: "New heartbeat URL for a cron monitor; the old one stops at once",
-		Limit:   "monitor writes: 120 per 15 minutes per IP (plain-text 429)",
 		Resp:    restapi.HeartbeatURL{},
 	}))
 	rt.Handle(http.MethodPost, "/monitors/{id}/cron-heartbeat", h.cronHeartbeat, core.Doc(apidoc.Op{
@@ -170,7 +157,6 @@ func (h *Handlers) Routes(rt *core.Router) {
 	rt.Handle(http.MethodPost, "/monitors/{id}/dns-records/accept", h.acceptDNSRecords, core.WithLimit(l.DNSAccept), core.Doc(apidoc.Op{
 		Tag:     "Domain and DNS",
 		Summary: "Accept the current DNS answer as the new expected value",
-		Limit:   "120 per 15 minutes per IP",
 		// No body: the latest observed answer is accepted.
 		Resp:  restapi.DNSAccepted{},
 		Extra: []int{409},

@@ -17,28 +17,24 @@ func (h *Handlers) Routes(rt *core.Router) {
 	rt.Handle(http.MethodGet, "/stats/{id}/stats", h.statsSummary, stats, core.Doc(apidoc.Op{
 		Tag:     "Stats",
 		Summary: "Uptime summary",
-		Limit:   "1000 per minute per IP (plain-text 429)",
 		Query:   []apidoc.Param{apidoc.Q("days", apidoc.With(apidoc.Bounds(apidoc.Integer("Up to the plan's history."), 1, 730), "default", 30), "")},
 		Resp:    restapi.Stats{},
 	}))
 	rt.Handle(http.MethodGet, "/stats/{id}/checks", h.statsChecks, stats, core.Doc(apidoc.Op{
 		Tag:     "Stats",
 		Summary: "Recent checks",
-		Limit:   "1000 per minute per IP (plain-text 429)",
 		Query:   []apidoc.Param{apidoc.IntQ("limit", 1, 5000, 100, ""), apidoc.Q("region", apidoc.Str(""), "Probe region code.")},
 		Resp:    restapi.CheckList{},
 	}))
 	rt.Handle(http.MethodGet, "/stats/{id}/incidents", h.statsIncidents, stats, core.Doc(apidoc.Op{
 		Tag:     "Stats",
 		Summary: "Incident history",
-		Limit:   "1000 per minute per IP (plain-text 429)",
 		Query:   []apidoc.Param{apidoc.IntQ("limit", 1, 500, 50, "")},
 		Resp:    restapi.IncidentList{},
 	}))
 	rt.Handle(http.MethodGet, "/stats/{id}/response-time-chart", h.responseTimeChart, stats, core.Doc(apidoc.Op{
 		Tag:     "Stats",
 		Summary: "Response times over time",
-		Limit:   "1000 per minute per IP (plain-text 429)",
 		Query: append([]apidoc.Param{apidoc.IntQ("days", 1, 730, 7, ""), apidoc.Q("region", apidoc.Str(""), "Probe region code.")}, []apidoc.Param{
 			apidoc.Q("tzOffsetMinutes", apidoc.Bounds(apidoc.Integer(""), -840, 840), "Offset of the local time zone from UTC in minutes."),
 			apidoc.Q("timeZone", apidoc.Str(""), "IANA time zone (instead of tzOffsetMinutes)."),
@@ -48,14 +44,12 @@ func (h *Handlers) Routes(rt *core.Router) {
 	rt.Handle(http.MethodGet, "/stats/{id}/response-series", h.responseSeries, stats, core.Doc(apidoc.Op{
 		Tag:     "Stats",
 		Summary: "Response time series",
-		Limit:   "1000 per minute per IP (plain-text 429)",
 		Query:   []apidoc.Param{apidoc.Q("range", apidoc.With(apidoc.Enum("", "1h", "6h", "24h", "7d", "30d"), "default", "24h"), ""), apidoc.Q("region", apidoc.Str(""), "Probe region code.")},
 		Resp:    restapi.ResponseSeries{},
 	}))
 	rt.Handle(http.MethodGet, "/stats/{id}/uptime-history", h.uptimeHistory, stats, core.Doc(apidoc.Op{
 		Tag:     "Stats",
 		Summary: "Daily uptime",
-		Limit:   "1000 per minute per IP (plain-text 429)",
 		Query: append([]apidoc.Param{apidoc.IntQ("days", 1, 730, 90, "Up to the plan's history.")}, []apidoc.Param{
 			apidoc.Q("tzOffsetMinutes", apidoc.Bounds(apidoc.Integer(""), -840, 840), "Offset of the local time zone from UTC in minutes."),
 			apidoc.Q("timeZone", apidoc.Str(""), "IANA time zone (instead of tzOffsetMinutes)."),
@@ -65,7 +59,6 @@ func (h *Handlers) Routes(rt *core.Router) {
 	rt.Handle(http.MethodGet, "/stats/{id}/24h-bars", h.dailyBars, stats, core.Doc(apidoc.Op{
 		Tag:     "Stats",
 		Summary: "Daily status bars",
-		Limit:   "1000 per minute per IP (plain-text 429)",
 		Query: append([]apidoc.Param{apidoc.IntQ("days", 1, 730, 90, ""), apidoc.Q("endDate", apidoc.With(apidoc.Str(""), "format", "date"), "Last day (YYYY-MM-DD).")}, []apidoc.Param{
 			apidoc.Q("tzOffsetMinutes", apidoc.Bounds(apidoc.Integer(""), -840, 840), "Offset of the local time zone from UTC in minutes."),
 			apidoc.Q("timeZone", apidoc.Str(""), "IANA time zone (instead of tzOffsetMinutes)."),
@@ -75,13 +68,11 @@ func (h *Handlers) Routes(rt *core.Router) {
 	rt.Handle(http.MethodGet, "/stats/{id}/region-statuses", h.regionStatuses, stats, core.Doc(apidoc.Op{
 		Tag:     "Stats",
 		Summary: "Latest status per region",
-		Limit:   "1000 per minute per IP (plain-text 429)",
 		Resp:    restapi.RegionStatuses{},
 	}))
 	rt.Handle(http.MethodGet, "/stats/{id}/pause-windows", h.pauseWindows, stats, core.Doc(apidoc.Op{
 		Tag:     "Stats",
 		Summary: "When the monitor was paused",
-		Limit:   "1000 per minute per IP (plain-text 429)",
 		Query:   []apidoc.Param{apidoc.IntQ("hours", 1, 8760, 720, "")},
 		Resp:    restapi.PauseWindows{},
 	}))

@@ -60,8 +60,7 @@ func New(st Store, clk clock.PassiveClock, o *otelexport.Exporter) *Handlers {
 }
 
 // Routes registers the telemetry export endpoints: Automation key and the
-// telemetry-export plan feature; the test span 10 per 15 minutes per
-// workspace.
+// telemetry-export plan feature; the test span has its own limit.
 func (h *Handlers) Routes(rt *core.Router) {
 	opts := []core.RouteOpt{core.WithAccess(core.AutomationKey), core.WithFeature(monv1.FeatureTelemetryExport)}
 	test := core.WithLimit(core.NewLimiter("otel-test", 10, 15*time.Minute, core.PerWorkspace, ratelimit.JSON))
@@ -83,7 +82,6 @@ func (h *Handlers) Routes(rt *core.Router) {
 	rt.Handle(http.MethodPost, "/automation/otel/test", h.test(), append(opts, test, core.Doc(apidoc.Op{
 		Tag:     "Telemetry export",
 		Summary: "Send one test span",
-		Limit:   "10 per 15 minutes per workspace",
 		Resp:    restapi.TestResult{},
 		Extra:   []int{503},
 	}))...)

@@ -93,7 +93,6 @@ func (h *Handlers) Routes(rt *core.Router) {
 	rt.Handle(post, "/website-health/sites/{id}/run", h.runSite, feature, runs, core.Doc(apidoc.Op{
 		Tag:     "Website health",
 		Summary: "Crawl now",
-		Limit:   "20 per hour per workspace",
 		Status:  202,
 		Resp:    SiteRun{},
 		Extra:   []int{409, 503},

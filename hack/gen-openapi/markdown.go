@@ -1,4 +1,4 @@
-package apidoc
+package main
 
 // markdown.go renders docs/api-reference.md, a human-readable reference of
 // the REST API, from the encoded OpenAPI document (the bytes written to
