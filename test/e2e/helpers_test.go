@@ -270,3 +270,36 @@ func expectDelivery(receiverIP, event, id string) {
 		g.Expect(got[0].Verified).To(BeTrue())
 	}, 2*time.Minute, 2*time.Second).Should(Succeed())
 }
+
+// twoRegions is the values' regions block of the suite's two managed
+// regions, each with one probe Pod.
+const twoRegions = `regions:
+- name: e2e-a
+  displayName: Region A
+  city: Aville
+  country: DE
+  continent: europe
+  placement: {mode: managed, replicas: 1}
+- name: e2e-b
+  displayName: Region B
+  city: Beetown
+  country: US
+  continent: north-america
+  placement: {mode: managed, replicas: 1}
+`
+
+// receiverChannel is the AlertChannel of the suite's webhook receiver Pod,
+// signed with the Secret named secret, followed by a document separator.
+func receiverChannel(secret string) string {
+	return fmt.Sprintf(`apiVersion: monitoring.uptime-operator.io/v1alpha1
+kind: AlertChannel
+metadata: {name: e2e-receiver, namespace: default}
+spec:
+  type: webhook
+  name: e2e receiver
+  webhookURL: https://e2e-receiver.default.svc.cluster.local:8443/hooks/uptime
+  signingSecretRef: {name: %s, key: secret}
+  routing: {scope: all, minSeverity: down}
+---
+`, secret)
+}

@@ -474,17 +474,7 @@ spec:
 		siteUp()
 		siteInstall(siteToken, caFile, serverURL)
 
-		apply(fmt.Sprintf(`apiVersion: monitoring.uptime-operator.io/v1alpha1
-kind: AlertChannel
-metadata: {name: e2e-receiver, namespace: default}
-spec:
-  type: webhook
-  name: e2e receiver
-  webhookURL: https://e2e-receiver.default.svc.cluster.local:8443/hooks/uptime
-  signingSecretRef: {name: %s, key: secret}
-  routing: {scope: all, minSeverity: down}
----
-apiVersion: monitoring.uptime-operator.io/v1alpha1
+		apply(receiverChannel(webSecret) + fmt.Sprintf(`apiVersion: monitoring.uptime-operator.io/v1alpha1
 kind: Monitor
 metadata: {name: %s, namespace: default}
 spec:
@@ -494,7 +484,7 @@ spec:
   intervalSeconds: %d
   regions: [%s, %s, %s]
   http: {timeoutMs: 3000}
-`, webSecret, remoteMon, targetIP, checkInterval, localRegion, siteRegion, bareRegion))
+`, remoteMon, targetIP, checkInterval, localRegion, siteRegion, bareRegion))
 		Eventually(func() string {
 			out, _ := kubectl("-n", workNS, "get", "monitor", remoteMon, "-o", "jsonpath={.metadata.uid}")
 			return out

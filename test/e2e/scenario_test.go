@@ -47,20 +47,7 @@ metrics:
 serviceMonitor: {enabled: true, interval: 10s}
 podMonitor: {enabled: true, interval: 10s}
 prometheusRule: {enabled: true, monitorDown: {for: 15s}}
-regions:
-- name: e2e-a
-  displayName: Region A
-  city: Aville
-  country: DE
-  continent: europe
-  placement: {mode: managed, replicas: 1}
-- name: e2e-b
-  displayName: Region B
-  city: Beetown
-  country: US
-  continent: north-america
-  placement: {mode: managed, replicas: 1}
-`
+` + twoRegions
 
 var _ = Describe("uptime-operator on a real cluster", Ordered, func() {
 	var (
@@ -137,17 +124,7 @@ spec:
 	})
 
 	It("checks a Monitor from both regions' probe Pods: up everywhere", func() {
-		apply(fmt.Sprintf(`apiVersion: monitoring.uptime-operator.io/v1alpha1
-kind: AlertChannel
-metadata: {name: e2e-receiver, namespace: default}
-spec:
-  type: webhook
-  name: e2e receiver
-  webhookURL: https://e2e-receiver.default.svc.cluster.local:8443/hooks/uptime
-  signingSecretRef: {name: %s, key: secret}
-  routing: {scope: all, minSeverity: down}
----
-apiVersion: monitoring.uptime-operator.io/v1alpha1
+		apply(receiverChannel(webSecret) + fmt.Sprintf(`apiVersion: monitoring.uptime-operator.io/v1alpha1
 kind: Monitor
 metadata: {name: %s, namespace: default}
 spec:
@@ -158,7 +135,7 @@ spec:
   regions: [e2e-a, e2e-b]
   confirmation: {regions: 2}
   http: {timeoutMs: 3000}
-`, webSecret, monName, checkInterval))
+`, monName, checkInterval))
 
 		waitRegionsOnline()
 		// The probe Pods were admitted under enforce=restricted.

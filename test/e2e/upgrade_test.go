@@ -36,20 +36,7 @@ const upgradeValues = `
 allowPrivateTargets: true
 aggregatedAPI: {enabled: true}
 trustedCA: {configMap: e2e-trusted-ca, key: ca.crt}
-regions:
-- name: e2e-a
-  displayName: Region A
-  city: Aville
-  country: DE
-  continent: europe
-  placement: {mode: managed, replicas: 1}
-- name: e2e-b
-  displayName: Region B
-  city: Beetown
-  country: US
-  continent: north-america
-  placement: {mode: managed, replicas: 1}
-`
+` + twoRegions
 
 // maxUpgradeGap bounds how long the admission webhook and the APIService may
 // stop answering while one SQLite replica is replaced (a Recreate: the old
@@ -108,8 +95,7 @@ var _ = Describe("upgrade from the previous release with data in place, and roll
 		targetIP, receiverIP = deployTargetAndReceiver()
 		apiIP = clusterIP(ns, "uptime-operator-api")
 		monitor := func(name, url string) string {
-			return fmt.Sprintf(`---
-apiVersion: monitoring.uptime-operator.io/v1alpha1
+			return fmt.Sprintf(`apiVersion: monitoring.uptime-operator.io/v1alpha1
 kind: Monitor
 metadata: {name: %s, namespace: default}
 spec:
@@ -120,24 +106,15 @@ spec:
   regions: [e2e-a, e2e-b]
   confirmation: {regions: 2}
   http: {timeoutMs: 3000}
+---
 `, name, name, url, checkInterval)
 		}
-		apply(fmt.Sprintf(`apiVersion: monitoring.uptime-operator.io/v1alpha1
-kind: AlertChannel
-metadata: {name: e2e-receiver, namespace: default}
-spec:
-  type: webhook
-  name: e2e receiver
-  webhookURL: https://e2e-receiver.default.svc.cluster.local:8443/hooks/uptime
-  signingSecretRef: {name: %s, key: secret}
-  routing: {scope: all, minSeverity: down}
-`, webSecret) +
+		apply(receiverChannel(webSecret) +
 			// Up throughout (the receiver's own list), down when the target
 			// fails, and down from the start (nothing listens on 8089).
 			monitor("upg-steady", "http://e2e-receiver.default.svc.cluster.local:8080/deliveries") +
 			monitor("upg-target", "http://e2e-target.default.svc.cluster.local:8080/") +
-			monitor("upg-refused", "http://e2e-target.default.svc.cluster.local:8089/") + `---
-apiVersion: monitoring.uptime-operator.io/v1alpha1
+			monitor("upg-refused", "http://e2e-target.default.svc.cluster.local:8089/") + `apiVersion: monitoring.uptime-operator.io/v1alpha1
 kind: StatusPage
 metadata: {name: upg-status, namespace: default}
 spec:
