@@ -2,6 +2,7 @@ package controllers_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -19,6 +20,7 @@ import (
 
 	monv1 "github.com/uptime-operator/uptime-operator/api/v1alpha1"
 	"github.com/uptime-operator/uptime-operator/internal/metrics"
+	"github.com/uptime-operator/uptime-operator/internal/monitor"
 	"github.com/uptime-operator/uptime-operator/internal/podsecurity"
 	"github.com/uptime-operator/uptime-operator/internal/testenv"
 )
@@ -102,6 +104,16 @@ func TestProbeRegionDeployments(t *testing.T) {
 	var region monv1.ProbeRegion
 	waitFor(t, "the region's monitor count", func() bool {
 		return c.Get(ctx, client.ObjectKey{Name: code}, &region) == nil && region.Status.Monitors == 1
+	}, func() string {
+		var list monv1.MonitorList
+		_ = c.List(ctx, &list)
+		var using []string
+		for _, m := range list.Items {
+			if slices.Contains(monitor.Regions(&m), code) {
+				using = append(using, m.Namespace+"/"+m.Name)
+			}
+		}
+		return fmt.Sprintf("status.monitors=%d, monitors using the region now: %v", region.Status.Monitors, using)
 	})
 	// The chart's offline alert joins on this gauge to skip idle regions.
 	regionMonitors := metrics.RegionMonitors.WithLabelValues(code)
@@ -143,11 +155,16 @@ func TestProbeRegionDeployments(t *testing.T) {
 	})
 }
 
-func waitFor(t *testing.T, what string, ok func() bool) {
+// waitFor waits up to a minute for ok; state, when given, says what was
+// seen instead.
+func waitFor(t *testing.T, what string, ok func() bool, state ...func() string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for !ok() {
 		if time.Now().After(deadline) {
+			for _, s := range state {
+				what += " (" + s() + ")"
+			}
 			t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(200 * time.Millisecond)
