@@ -194,15 +194,7 @@ spec:
 		By("scaling the app's Pods to zero")
 		mustKubectl("-n", workNS, "scale", "deploy/"+app, "--replicas=0")
 		scaled := time.Now()
-		var incident string
-		Eventually(func(g Gomega) {
-			m, err := getMonitor(workNS, name)
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(string(m.Status.CurrentStatus)).To(Equal("down"))
-			g.Expect(m.Status.OpenIncident).NotTo(BeNil())
-			g.Expect(m.Status.OpenIncident.ConfirmingRegions).To(ConsistOf("e2e-a", "e2e-b"))
-			incident = m.Status.OpenIncident.ID
-		}, 3*time.Minute, 2*time.Second).Should(Succeed())
+		incident := expectNamedIncidentOpen(name)
 		opened := time.Since(scaled)
 		var stop map[string]any
 		Eventually(func(g Gomega) {
